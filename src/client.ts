@@ -1,0 +1,24 @@
+/** The client the runner sends requests through: an `Anthropic` instance or anything shaped like one. */
+import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import type Anthropic from '@anthropic-ai/sdk';
+
+/** Options for each request (headers, timeout, maxRetries, signal, ...), as the SDK takes them. */
+export type RequestOptions = NonNullable<Parameters<Anthropic['messages']['countTokens']>[1]>;
+
+/** The two calls the runner makes on `client.beta.messages` (or `client.messages`). */
+export interface MessagesApi {
+  create(body: any, options?: any): PromiseLike<any>;
+  stream(body: any, options?: any): BetaMessageStream;
+}
+
+/** `Anthropic`, `AnthropicBedrock`, `AnthropicVertex`, ...: any client with `beta.messages` or `messages`. */
+export type ClientLike = { beta: { messages: MessagesApi } } | { messages: MessagesApi };
+
+/** `client.beta.messages`, or `client.messages` for clients without `beta`. */
+export function messagesApi(client: ClientLike): MessagesApi {
+  const beta = (client as { beta?: { messages?: MessagesApi } }).beta?.messages;
+  if (beta) return beta;
+  const messages = (client as { messages?: MessagesApi }).messages;
+  if (messages) return messages;
+  throw new TypeError('toolRunner: the client has neither `beta.messages` nor `messages`; pass an Anthropic client');
+}

@@ -1,0 +1,113 @@
+/**
+ * The history's validity invariant: every `tool_use` of an assistant message is answered by
+ * exactly one `tool_result` in the very next user message. Helpers to read and keep it.
+ */
+import type {
+  BetaContentBlockParam,
+  BetaMessage,
+  BetaMessageParam,
+  BetaToolResultBlockParam,
+  BetaToolUseBlock,
+  ToolResultContent,
+  ToolResultMessage,
+} from './types.js';
+
+type AnyMessage = BetaMessageParam | BetaMessage;
+
+/** The `tool_use` blocks of a message (none for a user message or string content). */
+export function toolUsesOf(message: AnyMessage | undefined): BetaToolUseBlock[] {
+  if (!message || message.role !== 'assistant' || typeof message.content === 'string') return [];
+  return (message.content as BetaContentBlockParam[]).filter(
+    (block): block is BetaToolUseBlock => block.type === 'tool_use',
+  );
+}
+
+/** The ids answered by the `tool_result` blocks of a user message. */
+export function answeredIds(message: AnyMessage | undefined): Set<string> {
+  const ids = new Set<string>();
+  if (!message || message.role !== 'user' || typeof message.content === 'string') return ids;
+  for (const block of message.content as BetaContentBlockParam[]) {
+    if (block.type === 'tool_result') ids.add(block.tool_use_id);
+  }
+  return ids;
+}
+
+/** An `is_error` tool result. */
+export function errorResult(toolUseId: string, content: ToolResultContent): BetaToolResultBlockParam {
+  return { type: 'tool_result', tool_use_id: toolUseId, content, is_error: true };
+}
+
+export const cutOffText = (name: string) =>
+  `Error: the call to '${name}' was cut off (the reply reached max_tokens), so it was not run.`;
+export const notRunText = (name: string) =>
+  `Error: the call to '${name}' was not answered before the conversation went on, so it was not run.`;
+
+/**
+ * Answers the calls of every assistant message but the last that the next message does not answer,
+ * with `is_error` results in a user message right after it, so the API accepts the history.
+ * Returns the same array when nothing is missing.
+ */
+export function answerDanglingCalls(messages: BetaMessageParam[], cutOff: ReadonlySet<string>): BetaMessageParam[] {
+  let repaired: BetaMessageParam[] | undefined;
+  for (let i = messages.length - 2; i >= 0; i--) {
+    const uses = toolUsesOf(messages[i]);
+    if (uses.length === 0) continue;
+    const answered = answeredIds(messages[i + 1]);
+    const missing = uses.filter((use) => !answered.has(use.id));
+    if (missing.length === 0) continue;
+    const results = missing.map((use) =>
+      errorResult(use.id, cutOff.has(use.id) ? cutOffText(use.name) : notRunText(use.name)),
+    );
+    repaired ??= [...messages];
+    repaired.splice(i + 1, 0, { role: 'user', content: results });
+  }
+  return repaired ?? messages;
+}
+
+/** Puts `results` right after the last assistant message: the API takes results only there. */
+export function insertToolResults(messages: BetaMessageParam[], results: ToolResultMessage): void {
+  let at = messages.length;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === 'assistant') {
+      at = i + 1;
+      break;
+    }
+  }
+  messages.splice(at, 0, results);
+}
+
+/**
+ * The rules the API applies to a history, as a list of problems (empty when valid): every
+ * `tool_use` answered exactly once in the very next user message and nowhere else, no result
+ * without its call, no empty content.
+ */
+export function historyProblems(messages: readonly BetaMessageParam[]): string[] {
+  const problems: string[] = [];
+  messages.forEach((message, i) => {
+    if (Array.isArray(message.content) ? message.content.length === 0 : message.content === '') {
+      if (!(i === messages.length - 1 && message.role === 'assistant')) problems.push(`message ${i} has empty content`);
+    }
+    if (message.role === 'user') {
+      const previousUses = new Set(toolUsesOf(messages[i - 1]).map((use) => use.id));
+      const seen = new Set<string>();
+      if (typeof message.content !== 'string') {
+        for (const block of message.content) {
+          if (block.type !== 'tool_result') continue;
+          if (!previousUses.has(block.tool_use_id)) {
+            problems.push(`message ${i}: tool_result ${block.tool_use_id} answers no tool_use of message ${i - 1}`);
+          }
+          if (seen.has(block.tool_use_id)) problems.push(`message ${i}: tool_use ${block.tool_use_id} answered twice`);
+          seen.add(block.tool_use_id);
+        }
+      }
+    }
+    const uses = toolUsesOf(message);
+    if (uses.length > 0 && i < messages.length - 1) {
+      const answered = answeredIds(messages[i + 1]);
+      for (const use of uses) {
+        if (!answered.has(use.id)) problems.push(`message ${i}: tool_use ${use.id} (${use.name}) has no tool_result in message ${i + 1}`);
+      }
+    }
+  });
+  return problems;
+}

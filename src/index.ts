@@ -1,0 +1,49 @@
+/**
+ * tool-runner: the agentic loop around the Anthropic Messages API.
+ *
+ * @example
+ * ```ts
+ * const runner = toolRunner(new Anthropic(), { model, max_tokens: 1024, messages, tools: [getWeather] });
+ * for await (const message of runner) console.log(message.content);
+ * ```
+ */
+import type { ClientLike } from './client.js';
+import type { RunnerParams } from './params.js';
+import { ToolRunner, type ToolRunnerOptions } from './runner.js';
+
+/**
+ * Starts the agentic loop: a `ToolRunner` to iterate (each assistant message, or its stream with
+ * `stream: true`) or to `await` (the last message). Nothing is sent until you do either.
+ *
+ * @example
+ * ```ts
+ * const final = await toolRunner(client, { model: 'claude-sonnet-4-5', max_tokens: 1024, messages, tools });
+ * ```
+ */
+export function toolRunner(
+  client: ClientLike,
+  params: RunnerParams & { stream: true },
+  options?: ToolRunnerOptions,
+): ToolRunner<true>;
+export function toolRunner(
+  client: ClientLike,
+  params: RunnerParams & { stream?: false | undefined },
+  options?: ToolRunnerOptions,
+): ToolRunner<false>;
+export function toolRunner(client: ClientLike, params: RunnerParams, options?: ToolRunnerOptions): ToolRunner<boolean>;
+export function toolRunner(client: ClientLike, params: RunnerParams, options?: ToolRunnerOptions): ToolRunner<boolean> {
+  return new ToolRunner(client, params, options);
+}
+
+export { ToolRunner } from './runner.js';
+export type { RunnerItem, ToolRunnerOptions } from './runner.js';
+export { tool, isRunnableTool } from './tool.js';
+export type { AnyTool, InferInput, NeedsApproval, RunnableTool, ToolContext, ToolOptions } from './tool.js';
+export { ToolError } from './tool-error.js';
+export { historyProblems } from './history.js';
+export type { RunnerParams, RunnerSettings } from './params.js';
+export type { ClientLike, MessagesApi, RequestOptions } from './client.js';
+export type { Logger, LogLevel } from './log.js';
+export type { Usage } from './usage.js';
+export type { JsonObjectSchema, ValidationIssue } from './schema.js';
+export type { ToolResultContent, ToolResultContentBlock, ToolResultMessage } from './types.js';

@@ -1,0 +1,81 @@
+/** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
+import type { AnyTool, RunnableTool } from './tool.js';
+import { isRunnableTool, toolDefinition } from './tool.js';
+import type { BetaMessageParam, BetaToolUnion, MessageCreateParamsBase } from './types.js';
+
+/** Keys that configure the loop and are never sent to the API. */
+export interface RunnerSettings {
+  /** Stop after this many requests that returned a reply. */
+  max_iterations?: number;
+  /** Yield the SDK's `MessageStream` for each iteration instead of the whole message. */
+  stream?: boolean;
+  /** Start each tool as soon as its `tool_use` block is complete in the stream (works without `stream: true` too). */
+  runToolsEagerly?: boolean;
+}
+
+/** `toolRunner`'s params: what `messages.create` takes, with runnable tools, plus the runner's settings. */
+export type RunnerParams = Omit<MessageCreateParamsBase, 'tools' | 'stream' | 'thread' | 'messages'> &
+  RunnerSettings & {
+    messages: BetaMessageParam[];
+    /** Runnable tools (`tool()`, `betaZodTool`, ...) and plain tool definitions (server tools, ...). */
+    tools?: AnyTool[];
+    /** Accepted for drop-in compatibility: the runner always sends the whole history. */
+    thread?: false;
+  };
+
+const SETTING_KEYS = ['max_iterations', 'stream', 'runToolsEagerly'] as const;
+
+export interface SplitParams {
+  api: Record<string, unknown>;
+  settings: RunnerSettings;
+  messages: BetaMessageParam[];
+  tools: AnyTool[] | undefined;
+}
+
+/** Checks the params and splits them into what is sent and what configures the runner. */
+export function splitParams(params: RunnerParams): SplitParams {
+  if (typeof params !== 'object' || params === null) throw new TypeError('toolRunner: params must be an object');
+  const { messages, tools, thread, ...rest } = params;
+  if (!Array.isArray(messages)) throw new TypeError('toolRunner: params.messages must be an array of messages');
+  if (thread !== undefined && thread !== false) {
+    throw new TypeError('toolRunner: `thread` may only be `false`; the runner always sends the whole history');
+  }
+  if (tools !== undefined && !Array.isArray(tools)) throw new TypeError('toolRunner: params.tools must be an array');
+  const api: Record<string, unknown> = { ...rest };
+  const settings: RunnerSettings = {};
+  for (const key of SETTING_KEYS) {
+    if (api[key] !== undefined) (settings as Record<string, unknown>)[key] = api[key];
+    delete api[key];
+  }
+  const max = settings.max_iterations;
+  if (max !== undefined && !(Number.isInteger(max) && max > 0)) {
+    throw new RangeError(`toolRunner: max_iterations must be a positive integer, got ${String(max)}`);
+  }
+  return { api, settings, messages, tools };
+}
+
+/** The runnable tools by name and the definitions sent to the API. */
+export function toolMaps(tools: AnyTool[] | undefined): {
+  runnable: Map<string, RunnableTool>;
+  definitions: BetaToolUnion[] | undefined;
+} {
+  const runnable = new Map<string, RunnableTool>();
+  if (!tools) return { runnable, definitions: undefined };
+  const names = new Set<string>();
+  for (const entry of tools) {
+    const name = toolName(entry);
+    if (name !== undefined) {
+      if (names.has(name)) throw new TypeError(`toolRunner: two tools are named '${name}'; tool names must be unique`);
+      names.add(name);
+    }
+    if (isRunnableTool(entry)) runnable.set(entry.name, entry);
+  }
+  return { runnable, definitions: tools.map(toolDefinition) };
+}
+
+function toolName(entry: AnyTool): string | undefined {
+  if (typeof entry !== 'object' || entry === null) throw new TypeError('toolRunner: every entry of tools must be an object');
+  const named = entry as { name?: unknown; mcp_server_name?: unknown };
+  if (typeof named.name === 'string') return named.name;
+  return typeof named.mcp_server_name === 'string' ? named.mcp_server_name : undefined;
+}

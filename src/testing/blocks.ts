@@ -1,0 +1,55 @@
+/** Small helpers that make the content blocks of a scripted reply, with ids like the API's. */
+import { randomBytes } from 'node:crypto';
+import type { BetaContentBlock } from '../types.js';
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** An id like the API's: `prefix_01` and 22 base62 characters. */
+export function apiId(prefix: 'msg' | 'toolu' | 'srvtoolu' | 'req'): string {
+  const bytes = randomBytes(22);
+  let id = `${prefix}_01`;
+  for (const byte of bytes) id += ALPHABET[byte % ALPHABET.length];
+  return id;
+}
+
+/** A text block. */
+export function text(value: string): BetaContentBlock {
+  return { type: 'text', text: value, citations: null };
+}
+
+/** A client tool call; the id is generated unless given. */
+export function toolUse(name: string, input: unknown, id: string = apiId('toolu')): BetaContentBlock {
+  return { type: 'tool_use', id, name, input };
+}
+
+/** A server tool call (web search, code execution, ...): never run by the client. */
+export function serverToolUse(
+  name: 'web_search' | 'web_fetch' | 'code_execution' | (string & {}),
+  input: unknown,
+  id: string = apiId('srvtoolu'),
+): BetaContentBlock {
+  return { type: 'server_tool_use', id, name, input } as BetaContentBlock;
+}
+
+/** The result of a `web_search` server tool call. */
+export function webSearchResult(
+  toolUseId: string,
+  results: Array<{ url: string; title: string; content?: string }>,
+): BetaContentBlock {
+  return {
+    type: 'web_search_tool_result',
+    tool_use_id: toolUseId,
+    content: results.map((result) => ({
+      type: 'web_search_result',
+      url: result.url,
+      title: result.title,
+      encrypted_content: Buffer.from(result.content ?? result.title).toString('base64'),
+      page_age: null,
+    })),
+  } as BetaContentBlock;
+}
+
+/** A thinking block (extended thinking). */
+export function thinking(value: string, signature = 'c2lnbmF0dXJl'): BetaContentBlock {
+  return { type: 'thinking', thinking: value, signature };
+}

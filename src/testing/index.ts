@@ -1,0 +1,8 @@
+/**
+ * tool-runner/testing: test agents offline against a local Messages API server driven by a
+ * scripted model, with the real SDK client over real HTTP.
+ */
+export { createMockServer } from './server.js';
+export type { MockServer, MockServerOptions, RecordedRequest, ScriptedError, ScriptedReply, Step } from './server.js';
+export { apiId, serverToolUse, text, thinking, toolUse, webSearchResult } from './blocks.js';
+export { historyProblems } from '../history.js';

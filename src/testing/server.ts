@@ -1,0 +1,286 @@
+/**
+ * A local Messages API server driven by a scripted model: the real SDK client talks to it over
+ * HTTP (JSON and SSE), so its retries, timeouts and stream parser run exactly as in production.
+ */
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
+import type { BetaContentBlock, BetaMessage, BetaUsage } from '../types.js';
+import { apiId } from './blocks.js';
+import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
+
+/** An API error to answer with instead of a reply. */
+export interface ScriptedError {
+  /** HTTP status: 400, 401, 403, 404, 413, 429, 500, 529, ... */
+  status: number;
+  /** The API's error type; derived from the status when left out (`overloaded_error` for 529, ...). */
+  type?: string;
+  message?: string;
+  /** Seconds, sent as the `retry-after` header (fractions allowed: the SDK honours them). */
+  retryAfter?: number;
+  /** For a streamed request: answer 200, send this many events, then an SSE `error` event. */
+  afterEvents?: number;
+}
+
+/** One scripted reply of the model, and how the server delivers it. */
+export interface ScriptedReply {
+  content?: BetaContentBlock[];
+  /** Inferred when left out: `tool_use` when the content has a tool_use block, else `end_turn`. */
+  stop_reason?: BetaMessage['stop_reason'];
+  stop_sequence?: string | null;
+  /** Merged over usage derived from the request (about 4 characters a token). */
+  usage?: Partial<BetaUsage>;
+  /** The container the server tool ran in: `{ id }` is sent back as the message's container. */
+  container?: { id: string; expires_at?: string };
+  /** Milliseconds before the first byte. */
+  delayMs?: number;
+  /** Milliseconds between two SSE events. */
+  eventDelayMs?: number;
+  /** Characters per delta event (text, thinking, partial JSON). Default 16. */
+  chunkSize?: number;
+  /** Answer with this error instead. The step is consumed, so a client retry meets the next step. */
+  error?: ScriptedError;
+  /** Drop the connection after this many SSE events (or before the JSON body). */
+  disconnectAfterEvents?: number;
+  /** Send a body (JSON) or an event (SSE) that is not valid JSON. */
+  malformed?: boolean;
+  /** Stop sending after this many SSE events (or before the JSON body) and hold the connection open. */
+  stallAfterEvents?: number;
+}
+
+/** A request the server received. */
+export interface RecordedRequest {
+  /** 0-based position among all requests. */
+  index: number;
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  /** `performance.now()` when the request arrived. */
+  time: number;
+}
+
+/** A step: a reply, or a function of the request that makes one. */
+export type Step = ScriptedReply | ((request: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>);
+
+export interface MockServerOptions {
+  steps: Step[];
+  /** Characters per delta event unless a reply says otherwise. Default 16. */
+  chunkSize?: number;
+  /** Milliseconds between SSE events unless a reply says otherwise. Default 0. */
+  eventDelayMs?: number;
+}
+
+export interface MockServer {
+  /** Base URL, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  /** An `Anthropic` client pointed at the server (API key `test-key` unless given). */
+  client(options?: ClientOptions): Anthropic;
+  /** Every request received, in order. */
+  requests: RecordedRequest[];
+  /** Throws when steps are left over or a request came after the last step. */
+  assertComplete(): void;
+  /** Stops the server and drops open connections. */
+  close(): Promise<void>;
+}
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
+};
+
+/**
+ * Starts the server on 127.0.0.1 with a free port.
+ *
+ * @example
+ * ```ts
+ * const server = await createMockServer({ steps: [
+ *   { content: [toolUse('get_weather', { location: 'Paris' })] },
+ *   { content: [text('It is 21°C in Paris.')] },
+ * ] });
+ * const final = await toolRunner(server.client(), { model: 'claude-sonnet-4-5', max_tokens: 1024, messages, tools });
+ * server.assertComplete();
+ * await server.close();
+ * ```
+ */
+export async function createMockServer(options: MockServerOptions): Promise<MockServer> {
+  const steps = [...options.steps];
+  const requests: RecordedRequest[] = [];
+  const unexpected: string[] = [];
+  let next = 0;
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendError(res, { status: 500, message: `Mock server failure: ${String(error)}` });
+      else res.destroy();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const path = (req.url ?? '/').split('?')[0]!;
+    const request: RecordedRequest = {
+      index: requests.length,
+      method: req.method ?? 'GET',
+      path,
+      headers: req.headers,
+      body: safeParse(raw),
+      time: performance.now(),
+    };
+    requests.push(request);
+    if (request.method !== 'POST' || !path.endsWith('/v1/messages')) {
+      return sendError(res, { status: 404, message: `Mock server: no route for ${request.method} ${path}` });
+    }
+    const step = steps[next];
+    if (step === undefined) {
+      const message =
+        `Mock server: request #${request.index} came after the last step (${steps.length} steps scripted). ` +
+        `Its last message: ${describeLastMessage(request.body)}`;
+      unexpected.push(message);
+      return sendError(res, { status: 400, message });
+    }
+    next++;
+    const reply = typeof step === 'function' ? await step(request) : step;
+    await sleep(reply.delayMs);
+    if (reply.error && !(request.body?.stream && reply.error.afterEvents !== undefined)) {
+      return sendError(res, reply.error);
+    }
+    const message = buildMessage(reply, request.body);
+    if (request.body?.stream) await sendStream(res, reply, message);
+    else sendJson(res, reply, message);
+  }
+
+  async function sendStream(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): Promise<void> {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'request-id': apiId('req'),
+    });
+    const events: SseEvent[] = messageEvents(message, reply.chunkSize ?? options.chunkSize ?? 16);
+    const errorAt = reply.error?.afterEvents;
+    const eventDelay = reply.eventDelayMs ?? options.eventDelayMs ?? 0;
+    for (let sent = 0; sent <= events.length; sent++) {
+      if (res.destroyed) return;
+      if (sent === reply.disconnectAfterEvents) return void res.socket?.destroy();
+      if (sent === reply.stallAfterEvents) return;
+      if (sent === errorAt && reply.error) {
+        const { type, message: text } = errorBody(reply.error).error;
+        res.end(encodeEvent({ event: 'error', data: { type: 'error', error: { type, message: text } } }));
+        return;
+      }
+      if (reply.malformed && sent === 2) res.write('event: content_block_start\ndata: {"type":"content_block_st\n\n');
+      const event = events[sent];
+      if (!event) break;
+      if (sent > 0) await sleep(eventDelay);
+      res.write(encodeEvent(event));
+    }
+    res.end();
+  }
+
+  function sendJson(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): void {
+    if (reply.disconnectAfterEvents !== undefined) return void res.socket?.destroy();
+    if (reply.stallAfterEvents !== undefined) return;
+    const body = reply.malformed ? JSON.stringify(message).slice(0, 40) : JSON.stringify(message);
+    res.writeHead(200, { 'content-type': 'application/json', 'request-id': apiId('req') });
+    res.end(body);
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    requests,
+    client: (clientOptions = {}) => new Anthropic({ apiKey: 'test-key', baseURL: url, ...clientOptions }),
+    assertComplete() {
+      const problems = [...unexpected];
+      if (next < steps.length) {
+        problems.push(`${steps.length - next} of ${steps.length} steps were never requested (the first is step #${next})`);
+      }
+      if (problems.length > 0) throw new Error(`Mock server script not complete:\n- ${problems.join('\n- ')}`);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function buildMessage(reply: ScriptedReply, body: any): BetaMessage {
+  const content = reply.content ?? [];
+  const stop_reason = reply.stop_reason ?? (content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn');
+  return {
+    id: apiId('msg'),
+    type: 'message',
+    role: 'assistant',
+    model: typeof body?.model === 'string' ? body.model : 'mock-model',
+    content,
+    stop_reason,
+    stop_sequence: reply.stop_sequence ?? null,
+    container: reply.container ? { expires_at: new Date(Date.now() + 3_600_000).toISOString(), ...reply.container } : null,
+    usage: { ...derivedUsage(body, content), ...reply.usage },
+    context_management: null,
+  } as unknown as BetaMessage;
+}
+
+/** About 4 characters a token, as a rough tokenizer would count. */
+function derivedUsage(body: any, content: unknown[]): BetaUsage {
+  const inputChars = JSON.stringify([body?.system ?? '', body?.tools ?? [], body?.messages ?? []]).length;
+  return {
+    input_tokens: Math.ceil(inputChars / 4),
+    output_tokens: Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    server_tool_use: null,
+  } as unknown as BetaUsage;
+}
+
+function errorBody(error: ScriptedError) {
+  const type = error.type ?? ERROR_TYPES[error.status] ?? 'api_error';
+  return {
+    type: 'error' as const,
+    error: { type, message: error.message ?? `Mock ${type} (${error.status})` },
+    request_id: apiId('req'),
+  };
+}
+
+function sendError(res: ServerResponse, error: ScriptedError): void {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'request-id': apiId('req') };
+  if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
+  res.writeHead(error.status, headers);
+  res.end(JSON.stringify(errorBody(error)));
+}
+
+function describeLastMessage(body: any): string {
+  const last = Array.isArray(body?.messages) ? body.messages.at(-1) : undefined;
+  const text = JSON.stringify(last) ?? 'none';
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (piece: Buffer) => chunks.push(piece));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function safeParse(raw: string): unknown {
+  try {
+    return raw ? JSON.parse(raw) : undefined;
+  } catch {
+    return raw;
+  }
+}
+
+function sleep(ms: number | undefined): Promise<void> {
+  return ms ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}

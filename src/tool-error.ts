@@ -1,0 +1,55 @@
+import type { ToolResultContent } from './types.js';
+
+/**
+ * Throw it from a tool's `run` to choose exactly what the model reads as the error result
+ * (`is_error: true`): a string or content blocks.
+ *
+ * @example
+ * ```ts
+ * run: async ({ id }) => {
+ *   const row = await db.find(id);
+ *   if (!row) throw new ToolError(`No order ${id}. Ask the user for the order number.`);
+ *   return JSON.stringify(row);
+ * }
+ * ```
+ */
+export class ToolError extends Error {
+  /** What the model receives as the `tool_result` content, with `is_error: true`. */
+  readonly content: ToolResultContent;
+
+  constructor(content: ToolResultContent, options?: { cause?: unknown }) {
+    super(typeof content === 'string' ? content : describeBlocks(content), options);
+    this.name = 'ToolError';
+    this.content = content;
+  }
+}
+
+function describeBlocks(content: Exclude<ToolResultContent, string>): string {
+  return content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join(' ');
+}
+
+/** A `ToolError`, ours or the SDK's (same shape: `name` and `content`). */
+function isToolError(value: unknown): value is { content: ToolResultContent } {
+  return (
+    value instanceof ToolError ||
+    (value instanceof Error && value.name === 'ToolError' && 'content' in value)
+  );
+}
+
+/**
+ * What the model reads for a thrown value: a `ToolError`'s own content, an Error as
+ * `${name}: ${message}` (never the stack), anything else as `Error: ${String(value)}`.
+ */
+export function thrownValueToContent(thrown: unknown): ToolResultContent {
+  if (isToolError(thrown)) return thrown.content;
+  if (thrown instanceof Error) return `${thrown.name}: ${thrown.message}`;
+  return `Error: ${safeString(thrown)}`;
+}
+
+function safeString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}

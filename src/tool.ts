@@ -1,0 +1,122 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import type { BetaTool } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { type AnySchema, type JsonObjectSchema, type ValidationResult, compileSchema } from './schema.js';
+import type { BetaToolUnion, BetaToolUseBlock, Promisable, ToolResultContent } from './types.js';
+import type { ToolRunner } from './runner.js';
+
+/** What a tool's `run` receives besides its input. */
+export interface ToolContext {
+  /** The model's `tool_use` block being answered. */
+  toolUse: BetaToolUseBlock;
+  /** @deprecated The SDK's older name for `toolUse`, kept so SDK-made tools run unchanged. */
+  toolUseBlock: BetaToolUseBlock;
+  /** Aborts when the runner is aborted or the tool's timeout passes. Pass it to fetch, child processes, ... */
+  signal: AbortSignal;
+  /** The number of requests sent so far (the request whose reply asked for this call included). */
+  iteration: number;
+  /** The runner running the tool. */
+  runner: ToolRunner<boolean>;
+}
+
+/** The input type `run` receives for a schema: inferred from zod / Standard Schema / `as const` JSON Schema. */
+export type InferInput<S> =
+  S extends StandardSchemaV1<unknown, infer Output>
+    ? Output
+    : S extends JSONSchema
+      ? FromSchema<S>
+      : unknown;
+
+/** Decides whether a call needs a human's approval (see the approval docs). */
+export type NeedsApproval<Input> = boolean | ((input: Input, context: ToolContext) => Promisable<boolean>);
+
+/** The API's tool fields other than those `tool()` sets itself (cache_control, strict, input_examples, ...). */
+type ExtraToolFields = Omit<BetaTool, 'name' | 'description' | 'input_schema' | 'type'>;
+
+/** The argument of {@link tool}. */
+export type ToolOptions<S extends AnySchema> = ExtraToolFields & {
+  name: string;
+  description?: string;
+  /** A zod v4 schema, a Standard Schema that exports JSON Schema, or a JSON Schema object (`as const` types it). */
+  inputSchema: S;
+  run: (input: InferInput<S>, context: ToolContext) => Promisable<ToolResultContent>;
+  needsApproval?: NeedsApproval<InferInput<S>>;
+  /** Abort the call (its `context.signal`) and answer with a timeout error after this many ms. */
+  timeoutMs?: number;
+};
+
+/** A tool the runner can execute: the API definition plus `run`. */
+export type RunnableTool<Input = any> = ExtraToolFields & {
+  name: string;
+  description?: string;
+  input_schema: JsonObjectSchema;
+  run: (input: Input, context: ToolContext) => Promisable<ToolResultContent>;
+  /** Run-time validation of the model's input (tools made by `tool()`). */
+  validateInput?: (input: unknown) => ValidationResult<Input> | Promise<ValidationResult<Input>>;
+  /** Parsing of the model's input, as the SDK's helpers (`betaZodTool`, `betaTool`) provide it. */
+  parse?: (input: unknown) => Input;
+  needsApproval?: NeedsApproval<Input>;
+  timeoutMs?: number;
+};
+
+/** Anything `tools` may hold: runnable tools (ours or the SDK's) and plain API tool definitions. */
+export type AnyTool = RunnableTool<any> | BetaToolUnion;
+
+/**
+ * Defines a tool the runner can execute. The input is validated against `inputSchema` before
+ * `run` is called; the model gets the validation issues instead when it is invalid.
+ *
+ * @example
+ * ```ts
+ * const getWeather = tool({
+ *   name: 'get_weather',
+ *   description: 'Current weather for a city',
+ *   inputSchema: z.object({ location: z.string() }),
+ *   run: async ({ location }) => JSON.stringify({ location, temperature: 21 }),
+ * });
+ * ```
+ */
+export function tool<const S extends AnySchema>(options: ToolOptions<S>): RunnableTool<InferInput<S>> {
+  if (typeof options !== 'object' || options === null) throw new TypeError('tool() takes an options object');
+  const { name, inputSchema, run, ...rest } = options;
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new TypeError('tool(): `name` must be a non-empty string');
+  }
+  if (typeof run !== 'function') {
+    throw new TypeError(`Tool '${name}': \`run\` must be a function, got ${typeof run}`);
+  }
+  if (inputSchema === undefined) throw new TypeError(`Tool '${name}': \`inputSchema\` is required`);
+  const schema = compileSchema<InferInput<S>>(name, inputSchema);
+  return { ...rest, name, input_schema: schema.jsonSchema, run, validateInput: schema.validate } as RunnableTool<
+    InferInput<S>
+  >;
+}
+
+/** Whether a `tools` entry can be executed by the runner. */
+export function isRunnableTool(value: unknown): value is RunnableTool {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { run?: unknown }).run === 'function' &&
+    typeof (value as { name?: unknown }).name === 'string'
+  );
+}
+
+/** Keys that configure the runner and are never sent to the API. */
+const RUNNER_ONLY_KEYS = new Set(['needsApproval', 'timeoutMs']);
+const definitions = new WeakMap<object, BetaToolUnion>();
+
+/** The API definition of a `tools` entry: its data fields, without functions or runner-only keys. */
+export function toolDefinition(entry: AnyTool): BetaToolUnion {
+  if (!isRunnableTool(entry)) return entry as BetaToolUnion;
+  let definition = definitions.get(entry);
+  if (!definition) {
+    const fields: object =
+      typeof (entry as { toJSON?: unknown }).toJSON === 'function' ? (entry as unknown as { toJSON(): object }).toJSON() : entry;
+    definition = Object.fromEntries(
+      Object.entries(fields).filter(([key, value]) => typeof value !== 'function' && !RUNNER_ONLY_KEYS.has(key)),
+    ) as BetaToolUnion;
+    definitions.set(entry, definition);
+  }
+  return definition;
+}

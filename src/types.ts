@@ -1,0 +1,39 @@
+/** The SDK types the runner speaks in, gathered in one place. */
+import type {
+  BetaContentBlock,
+  BetaContentBlockParam,
+  BetaMessage,
+  BetaMessageParam,
+  BetaToolResultBlockParam,
+  BetaToolUnion,
+  BetaToolUseBlock,
+  BetaUsage,
+  MessageCreateParamsBase,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
+
+export type {
+  BetaContentBlock,
+  BetaContentBlockParam,
+  BetaMessage,
+  BetaMessageParam,
+  BetaToolResultBlockParam,
+  BetaToolUnion,
+  BetaToolUseBlock,
+  BetaUsage,
+  MessageCreateParamsBase,
+};
+
+/** What a tool result may hold: a string, or content blocks (text, image, document, search_result). */
+export type ToolResultContent = Exclude<BetaToolResultBlockParam['content'], undefined>;
+
+/** One content block of a tool result. */
+export type ToolResultContentBlock = Exclude<ToolResultContent, string>[number];
+
+/** A value or a promise of it. */
+export type Promisable<T> = T | Promise<T>;
+
+/** The user message that answers the tool calls of one assistant message. */
+export interface ToolResultMessage {
+  role: 'user';
+  content: BetaToolResultBlockParam[];
+}

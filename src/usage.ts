@@ -1,0 +1,36 @@
+/** The summed token usage of every request of a run, with the API's field names. */
+import type { BetaUsage } from './types.js';
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  server_tool_use: { web_search_requests: number; web_fetch_requests: number };
+}
+
+export function emptyUsage(): Usage {
+  return {
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
+  };
+}
+
+/** `total` plus one reply's usage (missing or null fields count as 0). */
+export function addUsage(total: Usage, usage: Partial<BetaUsage> | null | undefined): Usage {
+  if (!usage) return total;
+  const server = usage.server_tool_use;
+  return {
+    input_tokens: total.input_tokens + (usage.input_tokens ?? 0),
+    output_tokens: total.output_tokens + (usage.output_tokens ?? 0),
+    cache_creation_input_tokens: total.cache_creation_input_tokens + (usage.cache_creation_input_tokens ?? 0),
+    cache_read_input_tokens: total.cache_read_input_tokens + (usage.cache_read_input_tokens ?? 0),
+    server_tool_use: {
+      web_search_requests: total.server_tool_use.web_search_requests + (server?.web_search_requests ?? 0),
+      web_fetch_requests: total.server_tool_use.web_fetch_requests + (server?.web_fetch_requests ?? 0),
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { afterEach } from 'vitest';
+import { z } from 'zod';
+import { tool } from 'tool-runner';
+import { type MockServer, type MockServerOptions, createMockServer } from 'tool-runner/testing';
+
+const open: MockServer[] = [];
+
+/** A mock server closed after the test. */
+export async function mockServer(options: MockServerOptions | MockServerOptions['steps']): Promise<MockServer> {
+  const server = await createMockServer(Array.isArray(options) ? { steps: options } : options);
+  open.push(server);
+  return server;
+}
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((server) => server.close()));
+});
+
+export const baseParams = {
+  model: 'claude-sonnet-5-5',
+  max_tokens: 1024,
+  messages: [{ role: 'user' as const, content: 'Weather in Paris?' }],
+};
+
+export function weatherTool(calls: string[] = []) {
+  return tool({
+    name: 'get_weather',
+    description: 'Current weather for a city',
+    inputSchema: z.object({ location: z.string(), unit: z.enum(['celsius', 'fahrenheit']).default('celsius') }),
+    run: async ({ location, unit }) => {
+      calls.push(location);
+      return JSON.stringify({ location, unit, temperature: 21 });
+    },
+  });
+}
+
+/** A logger that keeps every line, by level. */
+export function captureLogger() {
+  const lines: Array<{ level: string; message: string }> = [];
+  const at = (level: string) => (message: string, ...rest: unknown[]) =>
+    lines.push({ level, message: [message, ...rest.map(String)].join(' ') });
+  return { lines, logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
