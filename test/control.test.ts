@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { toolRunner } from 'tool-runner';
+import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { baseParams, mockServer, weatherTool } from './helpers.js';
+
+describe('reading and changing the state (SPEC §4)', () => {
+  it('params is a read-only copy; in the loop body it does not hold the message just yielded', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' })] },
+      { content: [text('ok')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()], max_iterations: 5 });
+    const lengths: number[] = [];
+    for await (const _ of runner) {
+      lengths.push(runner.params.messages.length);
+      runner.params.messages.push({ role: 'user', content: 'not kept' });
+    }
+    expect(lengths).toEqual([1, 3]);
+    expect(runner.params.messages).toHaveLength(4);
+    expect(runner.params.max_iterations).toBe(5);
+    expect(runner.params.model).toBe(baseParams.model);
+  });
+
+  it('never mutates the caller’s messages', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' })] },
+      { content: [text('ok')] },
+    ]);
+    const messages = [{ role: 'user' as const, content: 'Weather?' }];
+    const snapshot = structuredClone(messages);
+    await toolRunner(server.client(), { ...baseParams, messages, tools: [weatherTool()] });
+    expect(messages).toEqual(snapshot);
+  });
+
+  it('pushMessages in the loop body takes control: the reply is not appended, the next request is exactly the state set', async () => {
+    const server = await mockServer([{ content: [text('First answer')] }, { content: [text('Second answer')] }]);
+    const runner = toolRunner(server.client(), baseParams);
+    let turns = 0;
+    for await (const message of runner) {
+      if (turns++ === 0) {
+        runner.pushMessages({ role: 'assistant', content: message.content }, { role: 'user', content: 'And Berlin?' });
+      }
+    }
+    expect(server.requests[1]!.body.messages).toEqual([
+      baseParams.messages[0],
+      { role: 'assistant', content: [{ type: 'text', text: 'First answer', citations: null }] },
+      { role: 'user', content: 'And Berlin?' },
+    ]);
+    expect(runner.params.messages).toHaveLength(4);
+  });
+
+  it('setMessagesParams can drop the reply and resend (retry a turn) and change other params', async () => {
+    const server = await mockServer([{ content: [text('bad answer')] }, { content: [text('good answer')] }]);
+    const runner = toolRunner(server.client(), baseParams);
+    let retried = false;
+    for await (const message of runner) {
+      if (!retried && message.content.some((block) => block.type === 'text' && block.text.includes('bad'))) {
+        retried = true;
+        runner.setMessagesParams((params) => ({ ...params, max_tokens: 2048 }));
+      }
+    }
+    expect(server.requests[1]!.body.messages).toEqual(baseParams.messages);
+    expect(server.requests[1]!.body.max_tokens).toBe(2048);
+    expect(runner.params.messages.at(-1)).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'good answer', citations: null }],
+    });
+  });
+
+  it('answers the tool calls of a state the caller set that ends with an assistant tool_use', async () => {
+    const server = await mockServer([{ content: [text('Hi')] }, { content: [text('It is 21°C.')] }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)] });
+    let turns = 0;
+    for await (const _ of runner) {
+      if (turns++ === 0) {
+        runner.pushMessages({
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_manual', name: 'get_weather', input: { location: 'Oslo' } }],
+        });
+      }
+    }
+    expect(calls).toEqual(['Oslo']);
+    const sent = server.requests[1]!.body.messages;
+    expect(sent.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_manual' }] });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('generateToolResponse runs the tools once per iteration; mutating its message changes what is sent', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' })] },
+      { content: [text('ok')] },
+    ]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)] });
+    for await (const _ of runner) {
+      const response = await runner.generateToolResponse();
+      const again = await runner.generateToolResponse();
+      expect(again).toBe(response);
+      if (response) {
+        const result = response.content[0]!;
+        result.cache_control = { type: 'ephemeral' };
+        result.content = [{ type: 'text', text: 'rewritten' }];
+      }
+    }
+    expect(calls).toEqual(['Paris']);
+    expect(server.requests[1]!.body.messages[2].content[0]).toMatchObject({
+      cache_control: { type: 'ephemeral' },
+      content: [{ type: 'text', text: 'rewritten' }],
+    });
+  });
+
+  it('generateToolResponse lets the caller intercept tool errors and stop', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 42 })] },
+      { content: [text('never requested')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] });
+    let sawError = false;
+    for await (const _ of runner) {
+      const response = await runner.generateToolResponse();
+      if (response?.content.some((result) => result.is_error)) {
+        sawError = true;
+        break;
+      }
+    }
+    expect(sawError).toBe(true);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('generateToolResponse returns null when the message calls no tool', async () => {
+    const server = await mockServer([{ content: [text('Hi')] }]);
+    const runner = toolRunner(server.client(), baseParams);
+    for await (const _ of runner) expect(await runner.generateToolResponse()).toBeNull();
+  });
+
+  it('setRequestOptions changes the headers of the next requests', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' })] },
+      { content: [text('ok')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] }, {
+      requestOptions: { headers: { 'x-run': 'one' } },
+    });
+    for await (const _ of runner) runner.setRequestOptions({ headers: { 'x-run': 'two' } });
+    expect(server.requests.map((request) => request.headers['x-run'])).toEqual(['one', 'two']);
+  });
+});

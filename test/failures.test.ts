@@ -1,0 +1,101 @@
+import { APIUserAbortError, RateLimitError } from '@anthropic-ai/sdk';
+import { describe, expect, it } from 'vitest';
+import { tool, toolRunner } from 'tool-runner';
+import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { baseParams, mockServer, sleep, weatherTool } from './helpers.js';
+
+describe('API errors', () => {
+  it('an error that escapes leaves the state as it was: iterating again retries the same request', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' })] },
+      { error: { status: 400, message: 'bad request' } },
+      { content: [text('ok')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] });
+    const firstAttempt = runner.done();
+    await expect(runner.runUntilDone()).rejects.toMatchObject({ status: 400 });
+    await expect(firstAttempt).rejects.toMatchObject({ status: 400 });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    const final = await runner;
+    expect(final.content[0]).toMatchObject({ text: 'ok' });
+    expect(server.requests[2]!.body).toEqual(server.requests[1]!.body);
+    expect(runner.iteration).toBe(2);
+  });
+
+  it('the client’s retries apply (429 with retry-after), and a retried request is counted once', async () => {
+    const server = await mockServer([{ error: { status: 429, retryAfter: 0.01 } }, { content: [text('ok')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 2 }), baseParams);
+    await runner;
+    expect(server.requests).toHaveLength(2);
+    expect(runner.iteration).toBe(1);
+  });
+
+  it('a rate limit beyond the retries reaches the caller as the SDK’s typed error', async () => {
+    const server = await mockServer([{ error: { status: 429, retryAfter: 0.01 } }]);
+    await expect(toolRunner(server.client({ maxRetries: 0 }), baseParams).runUntilDone()).rejects.toBeInstanceOf(RateLimitError);
+  });
+
+  it('a stream broken mid-reply is never half-appended; iterating again sends the same request', async () => {
+    const server = await mockServer([
+      { content: [text('partial answer that breaks'), toolUse('get_weather', { location: 'Paris' })], disconnectAfterEvents: 5 },
+      { content: [text('ok')] },
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true, tools: [weatherTool()] });
+    await expect(runner.runUntilDone()).rejects.toThrow();
+    expect(runner.params.messages).toEqual(baseParams.messages);
+    expect(runner.iteration).toBe(0);
+    await runner;
+    expect(server.requests[1]!.body).toEqual(server.requests[0]!.body);
+  });
+});
+
+describe('abort (options.signal)', () => {
+  it('aborts a request in flight', async () => {
+    const server = await mockServer([{ content: [text('late')], delayMs: 2_000 }]);
+    const controller = new AbortController();
+    const runner = toolRunner(server.client(), baseParams, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    const started = performance.now();
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(performance.now() - started).toBeLessThan(1_500);
+  });
+
+  it('aborts running tools: their signals fire, unfinished calls get an aborted result, the history stays valid', async () => {
+    const controller = new AbortController();
+    let toolSignal: AbortSignal | undefined;
+    const hanging = tool({
+      name: 'hang',
+      inputSchema: { type: 'object' },
+      run: (_input, context) => {
+        toolSignal = context.signal;
+        return new Promise<string>(() => {});
+      },
+    });
+    const quick = tool({ name: 'quick', inputSchema: { type: 'object' }, run: () => 'done' });
+    const server = await mockServer([
+      { content: [toolUse('quick', {}, 'toolu_q'), toolUse('hang', {}, 'toolu_h')] },
+      { content: [text('never requested')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [quick, hanging] }, { signal: controller.signal });
+    const run = runner.runUntilDone();
+    await sleep(100);
+    controller.abort();
+    await expect(run).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(toolSignal?.aborted).toBe(true);
+    const messages = runner.params.messages;
+    expect(historyProblems(messages)).toEqual([]);
+    expect(messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_q', content: [{ type: 'text', text: 'done' }] },
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_h',
+          is_error: true,
+          content: "Error: the call to 'hang' was aborted before it finished.",
+        },
+      ],
+    });
+    expect(server.requests).toHaveLength(1);
+  });
+});

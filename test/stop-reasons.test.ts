@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { toolRunner } from 'tool-runner';
+import { historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
+import { baseParams, mockServer, weatherTool } from './helpers.js';
+
+describe('stop_reason table (SPEC §3)', () => {
+  for (const stop_reason of ['end_turn', 'stop_sequence', 'refusal', 'model_context_window_exceeded'] as const) {
+    it(`${stop_reason} stops the loop without running tools`, async () => {
+      const server = await mockServer([{ content: [text('…'), toolUse('get_weather', { location: 'Paris' })], stop_reason }]);
+      const calls: string[] = [];
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)] });
+      const final = await runner;
+      expect(final.stop_reason).toBe(stop_reason);
+      expect(calls).toEqual([]);
+      expect(server.requests).toHaveLength(1);
+    });
+  }
+
+  it('pause_turn sends the history back so the server continues; server tool blocks are never run locally', async () => {
+    const search = serverToolUse('web_search', { query: 'paris weather' });
+    const searchId = (search as { id: string }).id;
+    const server = await mockServer([
+      { content: [search, webSearchResult(searchId, [{ url: 'https://example.com', title: 'Paris' }])], stop_reason: 'pause_turn' },
+      { content: [text('Sunny in Paris.')] },
+    ]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), {
+      ...baseParams,
+      tools: [weatherTool(calls), { type: 'web_search_20250305', name: 'web_search' }],
+    });
+    const final = await runner;
+    expect(final.content[0]).toMatchObject({ text: 'Sunny in Paris.' });
+    expect(calls).toEqual([]);
+    const resent = server.requests[1]!.body.messages;
+    expect(resent).toHaveLength(2);
+    expect(resent[1].role).toBe('assistant');
+    expect(resent[1].content.map((block: { type: string }) => block.type)).toEqual(['server_tool_use', 'web_search_tool_result']);
+    expect(runner.params.messages).toHaveLength(3);
+  });
+
+  it('a tool_use cut off by max_tokens is never run and stays the last message', async () => {
+    const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Pa' })], stop_reason: 'max_tokens' }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)] });
+    const final = await runner;
+    expect(final.stop_reason).toBe('max_tokens');
+    expect(calls).toEqual([]);
+    expect(runner.params.messages.at(-1)).toEqual({ role: 'assistant', content: final.content });
+  });
+
+  it('when the caller continues after max_tokens, the cut-off calls are answered with an error first', async () => {
+    const cut = toolUse('get_weather', { location: 'Pa' }, 'toolu_cut');
+    const server = await mockServer([{ content: [cut], stop_reason: 'max_tokens' }, { content: [text('Sorry, go on.')] }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)] });
+    for await (const message of runner) {
+      if (message.stop_reason === 'max_tokens') {
+        expect(await runner.generateToolResponse()).toMatchObject({ content: [{ tool_use_id: 'toolu_cut', is_error: true }] });
+        runner.pushMessages({ role: 'assistant', content: message.content }, { role: 'user', content: 'Please go on.' });
+      }
+    }
+    expect(calls).toEqual([]);
+    const sent = server.requests[1]!.body.messages;
+    expect(sent).toHaveLength(4);
+    expect(sent[2]).toEqual({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_cut',
+          is_error: true,
+          content: "Error: the call to 'get_weather' was cut off (the reply reached max_tokens), so it was not run.",
+        },
+      ],
+    });
+    expect(sent[3]).toEqual({ role: 'user', content: 'Please go on.' });
+    expect(historyProblems(sent)).toEqual([]);
+  });
+
+  it('forwards the container id the API returned to the next request', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' })], container: { id: 'container_abc' } },
+      { content: [text('ok')] },
+    ]);
+    await toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] });
+    expect(server.requests[0]!.body.container).toBeUndefined();
+    expect(server.requests[1]!.body.container).toBe('container_abc');
+  });
+});

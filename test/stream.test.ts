@@ -1,0 +1,92 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import { tool, toolRunner } from 'tool-runner';
+import { text, toolUse } from 'tool-runner/testing';
+import { baseParams, mockServer, sleep, weatherTool } from './helpers.js';
+
+describe('stream: true', () => {
+  it('yields the SDK’s MessageStream per iteration; events reach the caller as they arrive', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' })] },
+      { content: [text('It is twenty-one degrees in Paris today.')], chunkSize: 4, eventDelayMs: 15 },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [weatherTool()] });
+    const arrivals: number[] = [];
+    const finals = [];
+    for await (const stream of runner) {
+      expectTypeOf(stream).toEqualTypeOf<BetaMessageStream>();
+      for await (const event of stream) {
+        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') arrivals.push(performance.now());
+      }
+      finals.push(await stream.finalMessage());
+    }
+    expect(finals.map((message) => message.stop_reason)).toEqual(['tool_use', 'end_turn']);
+    // 10 deltas sent 15 ms apart: unbuffered delivery spreads them over time.
+    expect(arrivals).toHaveLength(10);
+    expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(100);
+    expect(server.requests[0]!.body.stream).toBe(true);
+    expect(runner.params.messages).toHaveLength(4);
+  });
+
+  it('consumes a stream the loop body did not read', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' })] },
+      { content: [text('ok')] },
+    ]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [weatherTool(calls)] });
+    let iterations = 0;
+    for await (const _stream of runner) iterations++;
+    expect(iterations).toBe(2);
+    expect(calls).toEqual(['Paris']);
+    expect((await runner.done()).content[0]).toMatchObject({ text: 'ok' });
+  });
+});
+
+describe('runToolsEagerly', () => {
+  function timedTool(log: Array<[string, number]>) {
+    return tool({
+      name: 'lookup',
+      inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+      run: async () => {
+        log.push(['tool start', performance.now()]);
+        await sleep(20);
+        return 'found';
+      },
+    });
+  }
+  const steps = () => [
+    { content: [toolUse('lookup', { q: 'x' }), text('Now some long text while the tool runs. '.repeat(3))], chunkSize: 8, eventDelayMs: 10 },
+    { content: [text('done')] },
+  ];
+
+  it('starts a tool as soon as its block is complete, while the reply still streams', async () => {
+    const server = await mockServer(steps());
+    const log: Array<[string, number]> = [];
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, runToolsEagerly: true, tools: [timedTool(log)] });
+    for await (const stream of runner) {
+      await stream.finalMessage();
+      log.push(['reply end', performance.now()]);
+    }
+    expect(log.map(([what]) => what)).toEqual(['tool start', 'reply end', 'reply end']);
+    expect(server.requests[1]!.body.messages[2].content[0]).toMatchObject({ content: [{ type: 'text', text: 'found' }] });
+  });
+
+  it('works without stream: true: the caller gets whole messages, the tool still starts early', async () => {
+    const server = await mockServer(steps());
+    const log: Array<[string, number]> = [];
+    const runner = toolRunner(server.client(), { ...baseParams, runToolsEagerly: true, tools: [timedTool(log)] });
+    for await (const message of runner) {
+      expectTypeOf(message.stop_reason).toEqualTypeOf<typeof message.stop_reason>();
+      log.push(['reply end', performance.now()]);
+    }
+    expect(log.map(([what]) => what)).toEqual(['tool start', 'reply end', 'reply end']);
+  });
+
+  it('never starts a tool whose block was cut off by max_tokens', async () => {
+    const server = await mockServer([{ content: [text('thinking aloud'), toolUse('lookup', { q: 'x' })], stop_reason: 'max_tokens' }]);
+    const log: Array<[string, number]> = [];
+    await toolRunner(server.client(), { ...baseParams, stream: true, runToolsEagerly: true, tools: [timedTool(log)] });
+    expect(log).toEqual([]);
+  });
+});

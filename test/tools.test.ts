@@ -1,0 +1,252 @@
+import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
+import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ToolError, tool, toolRunner } from 'tool-runner';
+import { text, toolUse } from 'tool-runner/testing';
+import { baseParams, captureLogger, mockServer } from './helpers.js';
+
+/** Runs one model turn that calls `name` with `input`, and returns the tool_result the runner sent back. */
+async function resultFor(tools: Parameters<typeof toolRunner>[1]['tools'], name: string, input: unknown, clientOptions = {}) {
+  const call = toolUse(name, input, 'toolu_x');
+  const server = await mockServer([{ content: [call] }, { content: [text('ok')] }]);
+  await toolRunner(server.client(clientOptions), { ...baseParams, tools });
+  return server.requests[1]!.body.messages[2].content[0];
+}
+
+const positive = {
+  type: 'object',
+  properties: { n: { type: 'integer', minimum: 1 }, label: { type: 'string', default: 'none' } },
+  required: ['n'],
+  additionalProperties: false,
+} as const;
+
+/** A Standard Schema that is not zod: checks `{ n: positive integer }`. */
+const standardPositive: StandardSchemaV1<{ n: number }> & StandardJSONSchemaV1<{ n: number }> = {
+  '~standard': {
+    version: 1,
+    vendor: 'hand-made',
+    validate(value) {
+      const n = (value as { n?: unknown })?.n;
+      if (typeof n === 'number' && Number.isInteger(n) && n > 0) return { value: { n } };
+      return { issues: [{ message: 'must be a positive integer', path: ['n'] }] };
+    },
+    jsonSchema: {
+      input: () => ({ type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] }),
+      output: () => ({ type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] }),
+    },
+  },
+};
+
+describe('tool() schemas are all validated at run time', () => {
+  const cases = [
+    ['zod', z.object({ n: z.number().int().positive(), label: z.string().default('none') })],
+    ['Standard Schema', standardPositive],
+    ['JSON Schema', positive],
+  ] as const;
+
+  for (const [kind, inputSchema] of cases) {
+    it(`${kind}: valid input reaches run, invalid input is answered with the issues and run is not called`, async () => {
+      const seen: unknown[] = [];
+      const make = () =>
+        tool({ name: 'count', inputSchema: inputSchema as typeof positive, run: (input) => (seen.push(input), 'counted') });
+      const ok = await resultFor([make()], 'count', { n: 3 });
+      expect(ok).toMatchObject({ content: [{ type: 'text', text: 'counted' }] });
+      expect(ok.is_error).toBeUndefined();
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ n: 3 });
+      const bad = await resultFor([make()], 'count', { n: -1 });
+      expect(bad.is_error).toBe(true);
+      expect(bad.content).toMatch(/Invalid input for tool 'count'/);
+      expect(bad.content).toMatch(/- n: /);
+      expect(seen).toHaveLength(1);
+    });
+  }
+
+  it('zod and JSON Schema defaults are applied to the input run receives, not to the history', async () => {
+    const seen: unknown[] = [];
+    const call = toolUse('count', { n: 1 });
+    const server = await mockServer([{ content: [call] }, { content: [text('ok')] }]);
+    await toolRunner(server.client(), {
+      ...baseParams,
+      tools: [tool({ name: 'count', inputSchema: positive, run: (input) => (seen.push(input), 'ok') })],
+    });
+    expect(seen).toEqual([{ n: 1, label: 'none' }]);
+    expect(server.requests[1]!.body.messages[1].content[0].input).toEqual({ n: 1 });
+  });
+
+  it('lists missing, extra and mistyped fields with their paths', async () => {
+    const result = await resultFor([tool({ name: 'count', inputSchema: positive, run: () => 'never' })], 'count', {
+      label: 5,
+      extra: true,
+    });
+    expect(result.content).toContain('- n: is required');
+    expect(result.content).toContain('- extra: is not allowed');
+    expect(result.content).toContain('- label: must be string');
+  });
+
+  it('sends the JSON Schema of each kind to the API, with extra tool fields passed through', async () => {
+    const server = await mockServer([{ content: [text('ok')] }]);
+    await toolRunner(server.client(), {
+      ...baseParams,
+      tools: [
+        tool({ name: 'a', inputSchema: z.object({ q: z.string() }), run: () => '', cache_control: { type: 'ephemeral' } }),
+        tool({ name: 'b', description: 'B', inputSchema: positive, run: () => '', strict: true, needsApproval: false }),
+        tool({ name: 'c', inputSchema: standardPositive, run: () => '' }),
+      ],
+    });
+    const tools = server.requests[0]!.body.tools;
+    expect(tools[0]).toMatchObject({ name: 'a', cache_control: { type: 'ephemeral' }, input_schema: { type: 'object', required: ['q'] } });
+    expect(tools[1]).toEqual({ name: 'b', description: 'B', strict: true, input_schema: positive });
+    expect(tools[2]).toEqual({ name: 'c', input_schema: standardPositive['~standard'].jsonSchema.input({ target: 'draft-2020-12' }) });
+  });
+
+  it('rejects a schema that is not an object at the top level, and a run that is not a function', () => {
+    expect(() => tool({ name: 'x', inputSchema: z.string() as never, run: () => '' })).toThrow(/must describe an object/);
+    expect(() => tool({ name: 'x', inputSchema: { type: 'array' } as never, run: () => '' })).toThrow(/must describe an object/);
+    expect(() => tool({ name: 'x', inputSchema: positive, run: 'nope' as never })).toThrow(/`run` must be a function/);
+  });
+});
+
+describe('SDK-made tools and plain definitions work unchanged', () => {
+  it('betaZodTool (validated by its parse) and betaTool run; a plain server tool is sent and never run', async () => {
+    const seen: unknown[] = [];
+    const zodTool = betaZodTool({
+      name: 'zod_tool',
+      description: 'z',
+      inputSchema: z.object({ q: z.string() }),
+      run: (input) => (seen.push(input), 'zod ok'),
+    });
+    const jsonTool = betaTool({
+      name: 'json_tool',
+      description: 'j',
+      inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+      run: (input) => (seen.push(input), 'json ok'),
+    });
+    const webSearch = { type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 2 };
+    const server = await mockServer([
+      { content: [toolUse('zod_tool', { q: 'a' }, 'toolu_1'), toolUse('json_tool', { q: 'b' }, 'toolu_2'), toolUse('zod_tool', { q: 3 }, 'toolu_3')] },
+      { content: [text('ok')] },
+    ]);
+    await toolRunner(server.client(), { ...baseParams, tools: [zodTool, jsonTool, webSearch] });
+    expect(seen).toEqual([{ q: 'a' }, { q: 'b' }]);
+    const [first, second, third] = server.requests[1]!.body.messages[2].content;
+    expect(first).toMatchObject({ content: [{ type: 'text', text: 'zod ok' }] });
+    expect(second).toMatchObject({ content: [{ type: 'text', text: 'json ok' }] });
+    expect(third).toMatchObject({ is_error: true, content: expect.stringContaining("Invalid input for tool 'zod_tool'") });
+    expect(server.requests[0]!.body.tools.map((entry: { name: string }) => entry.name)).toEqual(['zod_tool', 'json_tool', 'web_search']);
+    expect(server.requests[0]!.body.tools[2]).toEqual(webSearch);
+  });
+});
+
+describe('tool results', () => {
+  it('a string becomes one text block; content blocks pass through', async () => {
+    const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } } as const;
+    const document = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'doc' } } as const;
+    const blocks = await resultFor(
+      [tool({ name: 'b', inputSchema: { type: 'object' }, run: () => [{ type: 'text', text: 'see' }, image, document] })],
+      'b',
+      {},
+    );
+    expect(blocks.content).toEqual([{ type: 'text', text: 'see' }, image, document]);
+    const str = await resultFor([tool({ name: 's', inputSchema: { type: 'object' }, run: () => 'plain' })], 's', {});
+    expect(str.content).toEqual([{ type: 'text', text: 'plain' }]);
+  });
+});
+
+describe('errors (SPEC §5)', () => {
+  const throwing = (value: () => unknown) =>
+    tool({
+      name: 'boom',
+      inputSchema: { type: 'object' },
+      run: () => {
+        throw value();
+      },
+    });
+
+  it('a thrown Error gives is_error with `${name}: ${message}` and never the stack', async () => {
+    const result = await resultFor([throwing(() => new Error('boom'))], 'boom', {});
+    expect(result).toEqual({ type: 'tool_result', tool_use_id: 'toolu_x', content: 'Error: boom', is_error: true });
+    const typeError = await resultFor([throwing(() => new TypeError('x is not a function'))], 'boom', {});
+    expect(typeError.content).toBe('TypeError: x is not a function');
+  });
+
+  it('a thrown non-Error value gives `Error: ${String(value)}`', async () => {
+    expect((await resultFor([throwing(() => 'oops')], 'boom', {})).content).toBe('Error: oops');
+    expect((await resultFor([throwing(() => 42)], 'boom', {})).content).toBe('Error: 42');
+    expect((await resultFor([throwing(() => undefined)], 'boom', {})).content).toBe('Error: undefined');
+  });
+
+  it('a rejected promise is handled like a throw', async () => {
+    const rejecting = tool({ name: 'boom', inputSchema: { type: 'object' }, run: async () => Promise.reject(new RangeError('far')) });
+    expect((await resultFor([rejecting], 'boom', {})).content).toBe('RangeError: far');
+  });
+
+  it('ToolError sends its own content, string or blocks', async () => {
+    expect((await resultFor([throwing(() => new ToolError('Ask for the order number.'))], 'boom', {})).content).toBe(
+      'Ask for the order number.',
+    );
+    const blocks = [{ type: 'text' as const, text: 'details' }];
+    expect((await resultFor([throwing(() => new ToolError(blocks))], 'boom', {})).content).toEqual(blocks);
+  });
+
+  it('an unknown tool, or a plain definition without run, gets "not found"', async () => {
+    const result = await resultFor([], 'nope', {});
+    expect(result).toEqual({ type: 'tool_result', tool_use_id: 'toolu_x', content: "Error: Tool 'nope' not found", is_error: true });
+    const plain = { name: 'client_side', input_schema: { type: 'object' as const } };
+    expect((await resultFor([plain], 'client_side', {})).content).toBe("Error: Tool 'client_side' not found");
+  });
+
+  it('a tool returning something that is not a string or blocks is an error result', async () => {
+    const result = await resultFor([tool({ name: 'bad', inputSchema: { type: 'object' }, run: () => ({ a: 1 }) as never })], 'bad', {});
+    expect(result.is_error).toBe(true);
+    expect(result.content).toMatch(/returned object; return a string/);
+  });
+});
+
+describe('logging', () => {
+  const saved = process.env['ANTHROPIC_LOG'];
+  afterEach(() => {
+    if (saved === undefined) delete process.env['ANTHROPIC_LOG'];
+    else process.env['ANTHROPIC_LOG'] = saved;
+  });
+  const failing = tool({
+    name: 'boom',
+    inputSchema: { type: 'object' },
+    run: function explode() {
+      throw new Error('kaboom');
+    },
+  });
+
+  it('a failing tool is logged through the client logger with its name, id and stack', async () => {
+    const { lines, logger } = captureLogger();
+    await resultFor([failing], 'boom', {}, { logger, logLevel: 'warn' });
+    const line = lines.find((entry) => entry.message.includes('kaboom'));
+    expect(line?.level).toBe('warn');
+    expect(line?.message).toContain("Tool 'boom' (toolu_x) failed");
+    expect(line?.message).toMatch(/\n\s+at .*explode/);
+  });
+
+  it('ANTHROPIC_LOG sets the level: off logs nothing, debug logs inputs and results', async () => {
+    process.env['ANTHROPIC_LOG'] = 'off';
+    const quiet = captureLogger();
+    await resultFor([failing], 'boom', {}, { logger: quiet.logger });
+    expect(quiet.lines.filter((line) => line.message.includes('boom'))).toEqual([]);
+
+    process.env['ANTHROPIC_LOG'] = 'debug';
+    const verbose = captureLogger();
+    const echo = tool({ name: 'echo', inputSchema: { type: 'object' }, run: () => 'secret-result' });
+    await resultFor([echo], 'echo', { q: 'secret-input' }, { logger: verbose.logger });
+    const debug = verbose.lines.filter((line) => line.level === 'debug').map((line) => line.message);
+    expect(debug.some((line) => line.includes('secret-input'))).toBe(true);
+    expect(debug.some((line) => line.includes('secret-result'))).toBe(true);
+  });
+
+  it('inputs and results are not logged above debug', async () => {
+    const { lines, logger } = captureLogger();
+    const echo = tool({ name: 'echo', inputSchema: { type: 'object' }, run: () => 'secret-result' });
+    await resultFor([echo], 'echo', { q: 'secret-input' }, { logger, logLevel: 'info' });
+    expect(lines.some((line) => /secret-(input|result)/.test(line.message))).toBe(false);
+  });
+});
