@@ -13,6 +13,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
+    // Tool failures are logged at warn by design; tests that check logging set their own level.
+    env: { ANTHROPIC_LOG: 'off' },
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
   },
 });

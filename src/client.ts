@@ -8,7 +8,14 @@ export type RequestOptions = NonNullable<Parameters<Anthropic['messages']['count
 /** The two calls the runner makes on `client.beta.messages` (or `client.messages`). */
 export interface MessagesApi {
   create(body: any, options?: any): PromiseLike<any>;
-  stream(body: any, options?: any): BetaMessageStream;
+  stream(body: any, options?: any): MessageStreamLike;
+}
+
+/** What the runner uses of the SDK's `BetaMessageStream` (or `MessageStream` for clients without beta). */
+export interface MessageStreamLike {
+  finalMessage(): Promise<unknown>;
+  abort(): void;
+  on(event: any, listener: (...args: any[]) => void): unknown;
 }
 
 /** `Anthropic`, `AnthropicBedrock`, `AnthropicVertex`, ...: any client with `beta.messages` or `messages`. */

@@ -6,11 +6,11 @@ import type { BetaMessageParam, BetaToolUnion, MessageCreateParamsBase } from '.
 /** Keys that configure the loop and are never sent to the API. */
 export interface RunnerSettings {
   /** Stop after this many requests that returned a reply. */
-  max_iterations?: number;
+  max_iterations?: number | undefined;
   /** Yield the SDK's `MessageStream` for each iteration instead of the whole message. */
-  stream?: boolean;
+  stream?: boolean | undefined;
   /** Start each tool as soon as its `tool_use` block is complete in the stream (works without `stream: true` too). */
-  runToolsEagerly?: boolean;
+  runToolsEagerly?: boolean | undefined;
 }
 
 /** `toolRunner`'s params: what `messages.create` takes, with runnable tools, plus the runner's settings. */
@@ -18,9 +18,9 @@ export type RunnerParams = Omit<MessageCreateParamsBase, 'tools' | 'stream' | 't
   RunnerSettings & {
     messages: BetaMessageParam[];
     /** Runnable tools (`tool()`, `betaZodTool`, ...) and plain tool definitions (server tools, ...). */
-    tools?: AnyTool[];
+    tools?: AnyTool[] | undefined;
     /** Accepted for drop-in compatibility: the runner always sends the whole history. */
-    thread?: false;
+    thread?: false | undefined;
   };
 
 const SETTING_KEYS = ['max_iterations', 'stream', 'runToolsEagerly'] as const;

@@ -25,11 +25,11 @@ import type {
 /** The runner's own options (beyond the SDK): the third argument of `toolRunner`. */
 export interface ToolRunnerOptions {
   /** Aborts the request in flight and the running tools. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Options for every request: headers, timeout, maxRetries, ... */
-  requestOptions?: RequestOptions;
+  requestOptions?: RequestOptions | undefined;
   /** Where the runner logs (tool failures at `warn`, inputs and results at `debug`). Default: the client's logger. */
-  logger?: Logger;
+  logger?: Logger | undefined;
 }
 
 /** What one iteration yields: the message, or its `MessageStream` when `stream: true`. */
@@ -144,12 +144,12 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     let message: Promise<BetaMessage>;
     if (this.#settings.stream || this.#settings.runToolsEagerly) {
       // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
-      const stream = api.stream(body, options);
+      const stream = api.stream(body, options) as BetaMessageStream;
       if (this.#settings.runToolsEagerly) startToolsEagerly(stream, (toolUse) => this.#startCall(turn, toolUse));
       turn.stream = stream;
       message = stream.finalMessage();
     } else {
-      message = Promise.resolve(api.create(body, options) as PromiseLike<BetaMessage>);
+      message = Promise.resolve(api.create({ ...body, stream: false }, options) as PromiseLike<BetaMessage>);
     }
     turn.message = message.then((reply) => this.#received(reply));
     // The error reaches the caller through the iteration; never as an unhandled rejection.

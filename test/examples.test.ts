@@ -1,0 +1,34 @@
+/** Every example runs offline as a user would run it, so the docs cannot rot. */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const env = { ...process.env, ANTHROPIC_API_KEY: '', ANTHROPIC_LOG: 'warn' };
+delete (env as Record<string, string | undefined>)['ANTHROPIC_API_KEY'];
+
+async function example(name: string) {
+  const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', `examples/${name}.ts`], { env, timeout: 30_000 });
+  return { stdout, stderr };
+}
+
+describe('examples run offline', () => {
+  const expectations: Record<string, RegExp[]> = {
+    demo: [/offline scripted model/, /calls get_weather \{"city":"Paris"\}/, /result: 6/, /Tokyo is 6°C warmer than Paris/, /3 requests/],
+    basic: [/It is 21°C in Paris\./],
+    iterate: [/turn 1: \[tool_use\]/, /turn 2: \[end_turn\]/, /done after 2 requests; 4 messages/],
+    'take-control': [/Berlin is cloudy/, /user → assistant → user → assistant/],
+    'intercept-errors': [/stopping: 1 tool call\(s\) failed: "Error: ENOENT/],
+    'modify-results': [/marked for prompt caching/, /answer: Prompt caching/],
+    streaming: [/\[calling get_weather\]/, /21°C and pleasant/],
+    debugging: [/the model reads: "RangeError: division by zero"/],
+    testing: [/agent test passed/],
+  };
+  for (const [name, patterns] of Object.entries(expectations)) {
+    it(name, async () => {
+      const { stdout, stderr } = await example(name);
+      for (const pattern of patterns) expect(stdout).toMatch(pattern);
+      if (name === 'debugging') expect(stderr).toMatch(/Tool 'divide' \(toolu_\w+\) failed: RangeError: division by zero\n\s+at /);
+    });
+  }
+});

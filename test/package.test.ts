@@ -1,0 +1,28 @@
+/** The built package (npm test builds it first) loads as ESM and CJS through its exports map. */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+
+describe('the built package', () => {
+  it('loads with import and require, with the same named exports', async () => {
+    const script = (kind: 'esm' | 'cjs') =>
+      kind === 'esm'
+        ? `const m = await import('tool-runner'); const t = await import('tool-runner/testing'); console.log(JSON.stringify([Object.keys(m).sort(), Object.keys(t).sort()]))`
+        : `const m = require('tool-runner'); const t = require('tool-runner/testing'); console.log(JSON.stringify([Object.keys(m).sort(), Object.keys(t).sort()]))`;
+    const esm = await run(process.execPath, ['--input-type=module', '-e', script('esm')]);
+    const cjs = await run(process.execPath, ['-e', script('cjs')]);
+    const [core, testing] = JSON.parse(esm.stdout) as [string[], string[]];
+    expect(core).toEqual(expect.arrayContaining(['ToolError', 'ToolRunner', 'tool', 'toolRunner']));
+    expect(testing).toEqual(expect.arrayContaining(['createMockServer', 'text', 'toolUse', 'serverToolUse', 'thinking']));
+    expect(JSON.parse(cjs.stdout)).toEqual([core, testing]);
+  });
+
+  it('the core bundle imports neither zod nor the testing kit', () => {
+    const bundle = readFileSync('dist/index.js', 'utf8');
+    const imports = [...bundle.matchAll(/^import .* from ['"]([^'"]+)['"];$/gm)].map((match) => match[1]);
+    expect(imports.sort()).toEqual(['@anthropic-ai/sdk', 'ajv', 'ajv/dist/2020.js']);
+  });
+});

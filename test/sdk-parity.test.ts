@@ -1,0 +1,205 @@
+/**
+ * The same program on the SDK's `client.beta.messages.toolRunner({ ...params, thread: false })`
+ * and on `toolRunner(client, params)`: the same requests and the same yielded messages.
+ *
+ * Documented differences, normalised here: a tool's string result goes out as one text block
+ * (SPEC §2), and a thrown Error reads `${name}: ${message}` (SPEC §5; the same text for `Error`).
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { toolRunner } from 'tool-runner';
+import { type Step, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
+import { mockServer } from './helpers.js';
+
+type Runner = AsyncIterable<any> & {
+  params: { messages: unknown[] };
+  pushMessages(...messages: any[]): void;
+  setMessagesParams(params: any): void;
+  generateToolResponse(): Promise<any>;
+  done(): Promise<any>;
+};
+type Program = (start: (params: any) => Runner) => Promise<unknown[]>;
+
+const weather = betaZodTool({
+  name: 'get_weather',
+  description: 'Current weather',
+  inputSchema: z.object({ location: z.string() }),
+  run: async ({ location }) => {
+    if (location === 'Atlantis') throw new Error('no such city');
+    return `21°C in ${location}`;
+  },
+});
+const params = {
+  model: 'claude-sonnet-5-5',
+  max_tokens: 1024,
+  messages: [{ role: 'user' as const, content: 'Weather?' }],
+  tools: [weather],
+};
+
+/** String results as one text block, so both runners' requests compare equal. */
+function normalise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalise);
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).map(([key, inner]) => [key, normalise(inner)]);
+    const object = Object.fromEntries(entries);
+    if (object.type === 'tool_result' && typeof object.content === 'string' && !object.is_error) {
+      object.content = [{ type: 'text', text: object.content }];
+    }
+    return object;
+  }
+  return value;
+}
+
+function comparable(message: any) {
+  const { id: _id, ...rest } = message;
+  return rest;
+}
+
+async function runBoth(steps: () => Step[], program: Program) {
+  // Scripted usage: the derived one counts request characters, which the string/text-block difference changes.
+  const scripted = () => steps().map((step) => ({ usage: { input_tokens: 100, output_tokens: 10 }, ...step }));
+  const sdkServer = await mockServer(scripted());
+  const ourServer = await mockServer(scripted());
+  const sdkClient: Anthropic = sdkServer.client();
+  const sdkYielded = await program((p) => sdkClient.beta.messages.toolRunner({ ...p, thread: false }) as unknown as Runner);
+  const ourYielded = await program((p) => toolRunner(ourServer.client(), p) as unknown as Runner);
+  expect(ourServer.requests.map((request) => normalise(request.body))).toEqual(
+    sdkServer.requests.map((request) => normalise(request.body)),
+  );
+  expect(ourYielded.map(comparable)).toEqual(sdkYielded.map(comparable));
+  return { sdkServer, ourServer };
+}
+
+const collect: Program = async (start) => {
+  const seen = [];
+  for await (const message of start(params)) seen.push(message);
+  return seen;
+};
+
+describe('side by side with the SDK’s toolRunner (thread: false)', () => {
+  it('basic loop with parallel calls, a failing call and an unknown tool', async () => {
+    const { ourServer } = await runBoth(
+      () => [
+        {
+          content: [
+            text('Checking.'),
+            toolUse('get_weather', { location: 'Paris' }, 'toolu_1'),
+            toolUse('get_weather', { location: 'Atlantis' }, 'toolu_2'),
+            toolUse('unknown_tool', {}, 'toolu_3'),
+          ],
+        },
+        { content: [toolUse('get_weather', { location: 'Rome' }, 'toolu_4')] },
+        { content: [text('Paris 21°C, Rome 21°C.')] },
+      ],
+      collect,
+    );
+    expect(ourServer.requests).toHaveLength(3);
+  });
+
+  it('pause_turn continuation with server tool blocks', async () => {
+    await runBoth(
+      () => [
+        {
+          content: [serverToolUse('web_search', { query: 'x' }, 'srvtoolu_1'), webSearchResult('srvtoolu_1', [{ url: 'https://a.example', title: 'A' }])],
+          stop_reason: 'pause_turn',
+        },
+        { content: [text('Found it.')] },
+      ],
+      collect,
+    );
+  });
+
+  it('max_iterations', async () => {
+    await runBoth(
+      () => [
+        { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+        { content: [toolUse('get_weather', { location: 'Rome' }, 'toolu_2')] },
+      ],
+      async (start) => {
+        const seen = [];
+        for await (const message of start({ ...params, max_iterations: 2 })) seen.push(message);
+        return seen;
+      },
+    );
+  });
+
+  it('pushMessages in the loop body (follow-up question)', async () => {
+    await runBoth(
+      () => [{ content: [text('Paris is sunny.')] }, { content: [text('Berlin is cloudy.')] }],
+      async (start) => {
+        const runner = start(params);
+        const seen = [];
+        for await (const message of runner) {
+          seen.push(message);
+          if (seen.length === 1) runner.pushMessages({ role: 'assistant', content: message.content }, { role: 'user', content: 'And Berlin?' });
+        }
+        return seen;
+      },
+    );
+  });
+
+  it('setMessagesParams to retry a turn', async () => {
+    await runBoth(
+      () => [{ content: [text('draft')] }, { content: [text('final')] }],
+      async (start) => {
+        const runner = start(params);
+        const seen = [];
+        for await (const message of runner) {
+          seen.push(message);
+          if (seen.length === 1) runner.setMessagesParams({ ...runner.params, max_tokens: 512 });
+        }
+        return seen;
+      },
+    );
+  });
+
+  it('generateToolResponse: modifying the results', async () => {
+    await runBoth(
+      () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] }, { content: [text('ok')] }],
+      async (start) => {
+        const runner = start(params);
+        const seen = [];
+        for await (const message of runner) {
+          seen.push(message);
+          const response = await runner.generateToolResponse();
+          if (response) response.content[0].cache_control = { type: 'ephemeral' };
+        }
+        return seen;
+      },
+    );
+  });
+
+  it('stream: true, reading every event', async () => {
+    await runBoth(
+      () => [
+        { content: [text('Let me look.'), toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+        { content: [text('21°C.')] },
+      ],
+      async (start) => {
+        const seen = [];
+        for await (const stream of start({ ...params, stream: true })) {
+          const events = [];
+          for await (const event of stream) events.push(event.type);
+          seen.push({ events, message: await stream.finalMessage() });
+        }
+        return seen.map(({ events, message }) => ({ events, ...message }));
+      },
+    );
+  });
+
+  it('max_tokens with a cut-off tool_use ends the run with it as the last message', async () => {
+    const { ourServer } = await runBoth(
+      () => [{ content: [text('…'), toolUse('get_weather', { location: 'Pa' }, 'toolu_1')], stop_reason: 'max_tokens' }],
+      async (start) => {
+        const runner = start(params);
+        const seen = [];
+        for await (const message of runner) seen.push(message);
+        seen.push({ history: runner.params.messages });
+        return seen;
+      },
+    );
+    expect(ourServer.requests).toHaveLength(1);
+  });
+});

@@ -1,0 +1,60 @@
+import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import type { BetaMessage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { describe, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { type ToolContext, type ToolRunner, tool, toolRunner } from 'tool-runner';
+import { createMockServer } from 'tool-runner/testing';
+
+describe('types guide the user', () => {
+  it('infers the input of run from a zod schema (output type, defaults applied)', () => {
+    tool({
+      name: 'w',
+      inputSchema: z.object({ location: z.string(), unit: z.enum(['c', 'f']).default('c'), days: z.number().optional() }),
+      run: (input, context) => {
+        expectTypeOf(input).toEqualTypeOf<{ location: string; unit: 'c' | 'f'; days?: number | undefined }>();
+        expectTypeOf(context).toEqualTypeOf<ToolContext>();
+        return '';
+      },
+    });
+  });
+
+  it('infers the input of run from an `as const` JSON Schema', () => {
+    tool({
+      name: 'j',
+      inputSchema: {
+        type: 'object',
+        properties: { q: { type: 'string' }, n: { type: 'integer' } },
+        required: ['q'],
+        additionalProperties: false,
+      },
+      run: (input) => {
+        expectTypeOf(input).toEqualTypeOf<{ q: string; n?: number }>();
+        return '';
+      },
+    });
+  });
+
+  it('rejects a run that returns something other than a string or content blocks', () => {
+    tool({
+      name: 'bad',
+      inputSchema: z.object({}),
+      // @ts-expect-error a number is not a tool result
+      run: () => 42,
+    });
+  });
+
+  it('stream: true changes what the runner yields', async () => {
+    const server = await createMockServer({ steps: [] });
+    const base = { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [{ role: 'user' as const, content: 'x' }] };
+    expectTypeOf(toolRunner(server.client(), base)).toEqualTypeOf<ToolRunner<false>>();
+    expectTypeOf(toolRunner(server.client(), { ...base, stream: true })).toEqualTypeOf<ToolRunner<true>>();
+    for await (const item of toolRunner(server.client(), { ...base, stream: true })) {
+      expectTypeOf(item).toEqualTypeOf<BetaMessageStream>();
+    }
+    for await (const item of toolRunner(server.client(), base)) {
+      expectTypeOf(item).toEqualTypeOf<BetaMessage>();
+    }
+    expectTypeOf(await toolRunner(server.client(), base)).toEqualTypeOf<BetaMessage>();
+    await server.close();
+  });
+});
