@@ -1,15 +1,5 @@
 /** The SDK types the runner speaks in, gathered in one place. */
-import type {
-  BetaContentBlock,
-  BetaContentBlockParam,
-  BetaMessage,
-  BetaMessageParam,
-  BetaToolResultBlockParam,
-  BetaToolUnion,
-  BetaToolUseBlock,
-  BetaUsage,
-  MessageCreateParamsBase,
-} from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { BetaToolResultBlockParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 
 export type {
   BetaContentBlock,
@@ -21,7 +11,7 @@ export type {
   BetaToolUseBlock,
   BetaUsage,
   MessageCreateParamsBase,
-};
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
 
 /** What a tool result may hold: a string, or content blocks (text, image, document, search_result). */
 export type ToolResultContent = Exclude<BetaToolResultBlockParam['content'], undefined>;
