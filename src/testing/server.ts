@@ -178,7 +178,9 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       const event = events[sent];
       if (!event) break;
       if (sent > 0) await sleep(eventDelay);
-      res.write(encodeEvent(event));
+      // Before a scripted drop, each event is flushed, so the client sees exactly the events sent.
+      if (reply.disconnectAfterEvents !== undefined) await new Promise((resolve) => res.write(encodeEvent(event), resolve));
+      else res.write(encodeEvent(event));
     }
     res.end();
   }

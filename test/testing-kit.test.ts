@@ -1,0 +1,246 @@
+/** What the real SDK client makes of every response form and fault the local server produces. */
+import {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  AuthenticationError,
+  BadRequestError,
+  InternalServerError,
+  RateLimitError,
+} from '@anthropic-ai/sdk';
+import { describe, expect, it } from 'vitest';
+import { serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
+import { mockServer } from './helpers.js';
+
+const body = { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hello there' }] };
+
+describe('JSON replies', () => {
+  it('parses into a message with API-like ids, an inferred stop_reason, derived usage and a request id', async () => {
+    const server = await mockServer([{ content: [text('Hi'), toolUse('get_weather', { city: 'Paris' })] }, { content: [text('Bye')] }]);
+    const client = server.client();
+    const first = await client.beta.messages.create(body);
+    expect(first.id).toMatch(/^msg_01[0-9A-Za-z]{22}$/);
+    expect(first.content[1]).toMatchObject({ type: 'tool_use', id: expect.stringMatching(/^toolu_01[0-9A-Za-z]{22}$/), input: { city: 'Paris' } });
+    expect(first.stop_reason).toBe('tool_use');
+    expect(first.model).toBe('claude-sonnet-5-5');
+    const requestChars = JSON.stringify(['', [], body.messages]).length;
+    expect(first.usage.input_tokens).toBe(Math.ceil(requestChars / 4));
+    expect(first.usage.output_tokens).toBeGreaterThan(0);
+    expect(first._request_id).toMatch(/^req_01/);
+    const second = await client.beta.messages.create(body);
+    expect(second.stop_reason).toBe('end_turn');
+    server.assertComplete();
+  });
+
+  it('scripted usage, stop_reason, stop_sequence and container are kept', async () => {
+    const server = await mockServer([
+      {
+        content: [text('x')],
+        stop_reason: 'stop_sequence',
+        stop_sequence: 'END',
+        usage: { input_tokens: 7, cache_read_input_tokens: 3 },
+        container: { id: 'container_1' },
+      },
+    ]);
+    const message = await server.client().beta.messages.create(body);
+    expect(message).toMatchObject({
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'END',
+      usage: { input_tokens: 7, cache_read_input_tokens: 3 },
+      container: { id: 'container_1' },
+    });
+  });
+
+  it('a step function gets the recorded request; every request is recorded with body, headers and time', async () => {
+    const server = await mockServer([
+      async (request) => ({ content: [text(`you said: ${request.body.messages[0].content}`)] }),
+    ]);
+    const before = performance.now();
+    const message = await server.client().beta.messages.create(body, { headers: { 'x-trace': 't1' } });
+    expect(message.content[0]).toMatchObject({ text: 'you said: Hello there' });
+    const [request] = server.requests;
+    expect(request).toMatchObject({ index: 0, method: 'POST', path: '/v1/messages', body });
+    expect(request!.headers['x-trace']).toBe('t1');
+    expect(request!.headers['authorization']).toBe('Bearer test-key');
+    expect(request!.time).toBeGreaterThanOrEqual(before);
+  });
+
+  it('delayMs holds the first byte', async () => {
+    const server = await mockServer([{ content: [text('late')], delayMs: 150 }]);
+    const started = performance.now();
+    await server.client().beta.messages.create(body);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(145);
+  });
+});
+
+describe('SSE replies', () => {
+  it('streams message_start, ping, block start/delta/stop, message_delta and message_stop in order', async () => {
+    const server = await mockServer([
+      {
+        content: [thinking('Let me think about it.'), text('The answer is 42.'), toolUse('calc', { expression: '6 * 7', note: 'long enough to split' })],
+        chunkSize: 5,
+      },
+    ]);
+    const stream = server.client().beta.messages.stream(body);
+    const events: string[] = [];
+    const deltas: Record<string, number> = {};
+    for await (const event of stream) {
+      events.push(event.type);
+      if (event.type === 'content_block_delta') deltas[event.delta.type] = (deltas[event.delta.type] ?? 0) + 1;
+    }
+    const message = await stream.finalMessage();
+    expect(events[0]).toBe('message_start');
+    expect(events.slice(-2)).toEqual(['message_delta', 'message_stop']);
+    expect(events.filter((type) => type === 'content_block_start')).toHaveLength(3);
+    expect(events.filter((type) => type === 'content_block_stop')).toHaveLength(3);
+    expect(deltas['thinking_delta']).toBeGreaterThan(1);
+    expect(deltas['signature_delta']).toBe(1);
+    expect(deltas['text_delta']).toBe(Math.ceil('The answer is 42.'.length / 5));
+    expect(deltas['input_json_delta']).toBeGreaterThanOrEqual(3);
+    expect(message.content).toEqual([
+      { type: 'thinking', thinking: 'Let me think about it.', signature: 'c2lnbmF0dXJl' },
+      { type: 'text', text: 'The answer is 42.', citations: null },
+      expect.objectContaining({ type: 'tool_use', name: 'calc', input: { expression: '6 * 7', note: 'long enough to split' } }),
+    ]);
+    expect(message.stop_reason).toBe('tool_use');
+    expect(server.requests[0]!.body.stream).toBe(true);
+  });
+
+  it('server tool blocks stream as the API sends them', async () => {
+    const call = serverToolUse('web_search', { query: 'tool runners' }, 'srvtoolu_1');
+    const result = webSearchResult('srvtoolu_1', [{ url: 'https://example.com', title: 'Example' }]);
+    const server = await mockServer([{ content: [call, result, text('Found.')] }]);
+    const message = await server.client().beta.messages.stream(body).finalMessage();
+    expect(message.content[0]).toEqual(call);
+    expect(message.content[1]).toEqual(result);
+  });
+
+  it('eventDelayMs spaces the events out', async () => {
+    const server = await mockServer([{ content: [text('abcdefghij')], chunkSize: 2, eventDelayMs: 20 }]);
+    const times: number[] = [];
+    const stream = server.client().beta.messages.stream(body);
+    stream.on('text', () => times.push(performance.now()));
+    await stream.finalMessage();
+    expect(times).toHaveLength(5);
+    expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(70);
+  });
+});
+
+describe('API errors', () => {
+  const cases = [
+    [400, BadRequestError, 'invalid_request_error'],
+    [401, AuthenticationError, 'authentication_error'],
+  ] as const;
+  for (const [status, ErrorClass, type] of cases) {
+    it(`${status} answers with the API's error body and is not retried`, async () => {
+      const server = await mockServer([{ error: { status, message: 'nope' } }]);
+      const error = await server.client().beta.messages.create(body).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ErrorClass);
+      expect(error).toMatchObject({ status, error: { type: 'error', error: { type, message: 'nope' } } });
+      expect((error as APIError).requestID).toMatch(/^req_01/);
+      expect(server.requests).toHaveLength(1);
+    });
+  }
+
+  it('429 sends retry-after; the client retries and meets the next step', async () => {
+    const server = await mockServer([{ error: { status: 429, retryAfter: 0.05 } }, { content: [text('ok')] }]);
+    const started = performance.now();
+    const message = await server.client({ maxRetries: 1 }).beta.messages.create(body);
+    expect(message.content[0]).toMatchObject({ text: 'ok' });
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]!.time - server.requests[0]!.time).toBeGreaterThanOrEqual(45);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(45);
+  });
+
+  it('500 and 529 overloaded_error are retried up to maxRetries, then typed errors', async () => {
+    const retryFast = { retryAfter: 0.01 };
+    const server = await mockServer([
+      { error: { status: 500, ...retryFast } },
+      { error: { status: 529, ...retryFast } },
+      { error: { status: 529, ...retryFast } },
+    ]);
+    const error = await server.client({ maxRetries: 2 }).beta.messages.create(body).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect(error).toMatchObject({ status: 529, error: { error: { type: 'overloaded_error' } } });
+    expect(server.requests).toHaveLength(3);
+    expect(server.requests.map((request) => request.headers['x-stainless-retry-count'])).toEqual(['0', '1', '2']);
+  });
+
+  it('a rate limit with no retries left is a RateLimitError', async () => {
+    const server = await mockServer([{ error: { status: 429 } }]);
+    await expect(server.client({ maxRetries: 0 }).beta.messages.create(body)).rejects.toBeInstanceOf(RateLimitError);
+  });
+
+  it('an SSE error event mid-stream reaches the stream as an APIError with the error type', async () => {
+    const server = await mockServer([{ content: [text('partial text here')], error: { status: 529, afterEvents: 4 } }]);
+    const stream = server.client().beta.messages.stream(body);
+    const error = await stream.finalMessage().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(APIError);
+    expect(String((error as Error).message)).toContain('overloaded_error');
+  });
+});
+
+describe('faults', () => {
+  it('a connection dropped mid-stream fails the stream with a connection error', async () => {
+    const server = await mockServer([{ content: [text('a fairly long reply that will break')], disconnectAfterEvents: 4 }]);
+    const stream = server.client({ maxRetries: 0 }).beta.messages.stream(body);
+    const seen: string[] = [];
+    stream.on('streamEvent', (event) => seen.push(event.type));
+    const error = await stream.finalMessage().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(seen.length).toBeLessThanOrEqual(4);
+    expect(seen[0]).toBe('message_start');
+  });
+
+  it('a connection dropped before a JSON reply is a connection error the client retries', async () => {
+    const server = await mockServer([{ disconnectAfterEvents: 0 }, { content: [text('second try')] }]);
+    const message = await server.client({ maxRetries: 1 }).beta.messages.create(body);
+    expect(message.content[0]).toMatchObject({ text: 'second try' });
+    expect(server.requests).toHaveLength(2);
+    const failing = await mockServer([{ disconnectAfterEvents: 0 }]);
+    await expect(failing.client({ maxRetries: 0 }).beta.messages.create(body)).rejects.toBeInstanceOf(APIConnectionError);
+  });
+
+  it('malformed JSON fails the request; a malformed SSE event fails the stream', async () => {
+    const server = await mockServer([{ content: [text('x')], malformed: true }, { content: [text('y')], malformed: true }]);
+    const client = server.client({ maxRetries: 0 });
+    await expect(client.beta.messages.create(body)).rejects.toThrow();
+    await expect(client.beta.messages.stream(body).finalMessage()).rejects.toThrow();
+  });
+
+  it('a stalled reply runs into the client timeout (and each retry meets the next step)', async () => {
+    const server = await mockServer([{ content: [text('x')], stallAfterEvents: 0 }, { content: [text('y')], stallAfterEvents: 3 }]);
+    const client = server.client({ maxRetries: 0, timeout: 200 });
+    await expect(client.beta.messages.create(body)).rejects.toBeInstanceOf(APIConnectionTimeoutError);
+    const stream = client.beta.messages.stream(body);
+    const error = await Promise.race([stream.finalMessage().catch((e: unknown) => e), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000))]);
+    // The SDK's timeout covers the wait for the response headers, not the body of a stream: a stream
+    // that stalls after its first events waits until the caller aborts it.
+    expect(error).toBe('still waiting');
+    stream.abort();
+  });
+});
+
+describe('the script', () => {
+  it('a request after the last step fails with a message naming the request; assertComplete reports it', async () => {
+    const server = await mockServer([{ content: [text('only one')] }]);
+    const client = server.client({ maxRetries: 0 });
+    await client.beta.messages.create(body);
+    const error = await client.beta.messages.create({ ...body, messages: [{ role: 'user', content: 'one more' }] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect((error as Error).message).toMatch(/request #1 came after the last step \(1 steps scripted\).*one more/);
+    expect(() => server.assertComplete()).toThrow(/request #1 came after the last step/);
+  });
+
+  it('assertComplete throws when steps are left over', async () => {
+    const server = await mockServer([{ content: [text('a')] }, { content: [text('b')] }, { content: [text('c')] }]);
+    await server.client().beta.messages.create(body);
+    expect(() => server.assertComplete()).toThrow(/2 of 3 steps were never requested \(the first is step #1\)/);
+  });
+
+  it('answers an unknown route with 404', async () => {
+    const server = await mockServer([]);
+    const response = await fetch(`${server.url}/v1/models`);
+    expect(response.status).toBe(404);
+  });
+});
