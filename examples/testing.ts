@@ -29,7 +29,7 @@ const server = await createMockServer({
     { content: [toolUse('lookup_order', { id: 'A-17' })] },
     (request) => {
       const result = request.body.messages.at(-1).content[0];
-      return { content: [text(`Order A-17: ${JSON.parse(result.content[0].text).status}.`)] };
+      return { content: [text(`Order A-17: ${JSON.parse(result.content).status}.`)] };
     },
   ],
 });

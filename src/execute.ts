@@ -1,5 +1,5 @@
 /** Runs the tool calls of one assistant message into `tool_result` blocks, in the model's order. */
-import type { Logger } from './log.js';
+import type { LeveledLogger } from './log.js';
 import { formatIssues } from './schema.js';
 import { type RunnableTool, type ToolContext } from './tool.js';
 import { thrownValueToContent } from './tool-error.js';
@@ -10,7 +10,7 @@ import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } fr
 /** What running one call needs from the runner. */
 export interface ExecutionContext {
   tools: ReadonlyMap<string, RunnableTool>;
-  logger: Logger;
+  logger: LeveledLogger;
   signal: AbortSignal | undefined;
   iteration: number;
   runner: ToolRunner<boolean>;
@@ -32,12 +32,11 @@ export async function executeToolCall(
   const validated = await validateInput(tool, toolUse.input);
   if (!validated.ok) {
     logger.warn(`Tool '${tool.name}' (${toolUse.id}) got invalid input`);
-    logger.debug(`Invalid input for '${tool.name}' (${toolUse.id}): ${validated.message}`);
+    if (logger.enabled('debug')) logger.debug(`Invalid input for '${tool.name}' (${toolUse.id}): ${validated.message}`);
     return errorResult(toolUse.id, validated.message);
   }
 
-  const controller = new AbortController();
-  const signal = context.signal ? AbortSignal.any([context.signal, controller.signal]) : controller.signal;
+  const signal = context.signal ?? NEVER_ABORTED;
   const toolContext: ToolContext = {
     toolUse,
     toolUseBlock: toolUse,
@@ -45,17 +44,17 @@ export async function executeToolCall(
     iteration: context.iteration,
     runner: context.runner,
   };
-  logger.debug(`Running tool '${tool.name}' (${toolUse.id}) with input ${safeJson(validated.value)}`);
+  if (logger.enabled('debug')) logger.debug(`Running tool '${tool.name}' (${toolUse.id}) with input ${safeJson(validated.value)}`);
   try {
     const running = Promise.resolve().then(() => tool.run(validated.value, toolContext));
-    const outcome = await untilAborted(running, signal);
+    const outcome = signal === NEVER_ABORTED ? { aborted: false as const, value: await running } : await untilAborted(running, signal);
     if (outcome.aborted) {
       running.catch(() => {});
       logger.warn(`Tool '${tool.name}' (${toolUse.id}) was aborted before it finished`);
       return errorResult(toolUse.id, abortedText(tool.name));
     }
     const content = resultContent(tool.name, outcome.value);
-    logger.debug(`Tool '${tool.name}' (${toolUse.id}) returned ${safeJson(content)}`);
+    if (logger.enabled('debug')) logger.debug(`Tool '${tool.name}' (${toolUse.id}) returned ${safeJson(content)}`);
     return content === undefined
       ? { type: 'tool_result', tool_use_id: toolUse.id }
       : { type: 'tool_result', tool_use_id: toolUse.id, content };
@@ -63,10 +62,11 @@ export async function executeToolCall(
     const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
     logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);
     return errorResult(toolUse.id, thrownValueToContent(thrown));
-  } finally {
-    controller.abort();
   }
 }
+
+/** The signal of tools in a run that cannot be aborted: one shared signal that never fires. */
+const NEVER_ABORTED = new AbortController().signal;
 
 type Validated = { ok: true; value: unknown } | { ok: false; message: string };
 
@@ -84,9 +84,12 @@ async function validateInput(tool: RunnableTool, input: unknown): Promise<Valida
   }
 }
 
-/** A string becomes one text block; content blocks pass through; anything else is the tool's bug. */
+/**
+ * A string is sent as the result's content, which the API reads as one text block (as the SDK
+ * sends it); content blocks pass through; anything else is the tool's bug.
+ */
 function resultContent(toolName: string, value: unknown): ToolResultContent | undefined {
-  if (typeof value === 'string') return value === '' ? undefined : [{ type: 'text', text: value }];
+  if (typeof value === 'string') return value === '' ? undefined : value;
   if (Array.isArray(value)) return value as ToolResultContent;
   throw new TypeError(
     `Tool '${toolName}' returned ${value === null ? 'null' : typeof value}; return a string (JSON.stringify structured data) or an array of content blocks`,

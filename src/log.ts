@@ -16,22 +16,43 @@ function parseLevel(value: unknown): LogLevel | undefined {
   return typeof value === 'string' && value in RANK ? (value as LogLevel) : undefined;
 }
 
-/** A logger that drops lines below `level`. */
-export function leveledLogger(logger: Logger, level: LogLevel): Logger {
-  const at =
-    (name: Exclude<LogLevel, 'off'>) =>
-    (message: string, ...rest: unknown[]) => {
-      if (RANK[name] >= RANK[level]) logger[name](message, ...rest);
-    };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+/** A logger that drops lines below its level, and tells whether a level is on (to skip building a line). */
+export class LeveledLogger implements Logger {
+  readonly #logger: Logger;
+  readonly #rank: number;
+
+  constructor(logger: Logger, level: LogLevel) {
+    this.#logger = logger;
+    this.#rank = RANK[level];
+  }
+
+  enabled(level: Exclude<LogLevel, 'off'>): boolean {
+    return RANK[level] >= this.#rank;
+  }
+
+  debug(message: string, ...rest: unknown[]): void {
+    if (this.enabled('debug')) this.#logger.debug(message, ...rest);
+  }
+
+  info(message: string, ...rest: unknown[]): void {
+    if (this.enabled('info')) this.#logger.info(message, ...rest);
+  }
+
+  warn(message: string, ...rest: unknown[]): void {
+    if (this.enabled('warn')) this.#logger.warn(message, ...rest);
+  }
+
+  error(message: string, ...rest: unknown[]): void {
+    if (this.enabled('error')) this.#logger.error(message, ...rest);
+  }
 }
 
 /**
  * The logger for a run: `options.logger` or the client's, at the client's `logLevel`
  * (which the SDK reads from `ANTHROPIC_LOG`), else `ANTHROPIC_LOG`, else `warn`.
  */
-export function runnerLogger(client: unknown, logger?: Logger): Logger {
+export function runnerLogger(client: unknown, logger?: Logger): LeveledLogger {
   const fromClient = client as { logger?: Logger; logLevel?: unknown };
   const level = parseLevel(fromClient.logLevel) ?? parseLevel(process.env['ANTHROPIC_LOG']) ?? 'warn';
-  return leveledLogger(logger ?? fromClient.logger ?? console, level);
+  return new LeveledLogger(logger ?? fromClient.logger ?? console, level);
 }

@@ -8,7 +8,7 @@ import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream'
 import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
 import { executeToolCall } from './execute.js';
 import { answerDanglingCalls, cutOffText, errorResult, insertToolResults, toolUsesOf } from './history.js';
-import { type Logger, runnerLogger } from './log.js';
+import { type LeveledLogger, type Logger, runnerLogger } from './log.js';
 import { type RunnerParams, type RunnerSettings, splitParams, toolMaps } from './params.js';
 import { startToolsEagerly } from './stream.js';
 import type { RunnableTool } from './tool.js';
@@ -57,14 +57,15 @@ interface Turn {
   /** The loop body called setMessagesParams / pushMessages. */
   tookControl: boolean;
   /** Tool calls started this turn (eagerly, or by generateToolResponse), by tool_use id. */
-  calls: Map<string, Promise<BetaToolResultBlockParam>>;
+  calls: Map<string, Promise<BetaToolResultBlockParam>> | undefined;
   /** generateToolResponse's answer, by the ids it answers: mutating it changes what is sent. */
   response: { key: string; message: Promise<ToolResultMessage | null> } | undefined;
 }
 
 export class ToolRunner<Stream extends boolean = false> implements AsyncIterable<RunnerItem<Stream>> {
   readonly #client: ClientLike;
-  readonly #logger: Logger;
+  readonly #loggerOption: Logger | undefined;
+  #logger: LeveledLogger | undefined;
   readonly #signal: AbortSignal | undefined;
   #requestOptions: RequestOptions;
   #apiParams: Record<string, unknown>;
@@ -73,17 +74,20 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   #runnable: Map<string, RunnableTool>;
   #definitions: BetaToolUnion[] | undefined;
   #messages: BetaMessageParam[];
+  /** The caller set the history since the last request: check it before sending. */
+  #historySetByCaller = true;
   #turn: Turn | undefined;
   #lastMessage: BetaMessage | undefined;
-  #cutOff = new Set<string>();
+  /** Ids of tool calls cut off by max_tokens (never run). */
+  #cutOff: Set<string> | undefined;
   #consumed = false;
   #iteration = 0;
   #usage: Usage = emptyUsage();
-  #completion = settleable<BetaMessage>();
+  #completion: Settleable<BetaMessage> | undefined;
 
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = {}) {
     this.#client = client;
-    this.#logger = runnerLogger(client, options.logger);
+    this.#loggerOption = options.logger;
     this.#signal = options.signal;
     this.#requestOptions = { ...options.requestOptions };
     const { api, settings, messages, tools } = splitParams(params);
@@ -115,8 +119,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       failed = true;
       // The state is what it was before the failed request: iterating again retries it.
       this.#consumed = false;
-      this.#completion.reject(error);
-      this.#completion = settleable();
+      this.#settle().reject(error);
+      this.#completion = undefined;
       throw error;
     } finally {
       // A `break` in the loop body ends the run too: it resolves to the last reply.
@@ -125,8 +129,17 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   }
 
   #finish(): void {
-    if (this.#lastMessage) this.#completion.resolve(this.#lastMessage);
-    else this.#completion.reject(new AnthropicError('The tool runner ended without a message from the model'));
+    if (this.#lastMessage) this.#settle().resolve(this.#lastMessage);
+    else this.#settle().reject(new AnthropicError('The tool runner ended without a message from the model'));
+  }
+
+  /** The completion of the current attempt, made when first needed. */
+  #settle(): Settleable<BetaMessage> {
+    return (this.#completion ??= settleable());
+  }
+
+  #log(): LeveledLogger {
+    return (this.#logger ??= runnerLogger(this.#client, this.#loggerOption));
   }
 
   #reachedMaxIterations(): boolean {
@@ -136,11 +149,15 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
 
   /** Sends the current state; the reply is counted once it has fully arrived. */
   #send(): Turn {
-    this.#messages = answerDanglingCalls(this.#messages, this.#cutOff);
+    if (this.#historySetByCaller) {
+      // The runner's own appends keep the history valid; what the caller set is checked once.
+      this.#messages = answerDanglingCalls(this.#messages, this.#cutOff ?? EMPTY);
+      this.#historySetByCaller = false;
+    }
     const body = { ...this.#apiParams, messages: this.#messages, ...(this.#definitions && { tools: this.#definitions }) };
     const options = { ...this.#requestOptions, ...(this.#signal && { signal: this.#signal }) };
     const api = messagesApi(this.#client);
-    const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, calls: new Map(), response: undefined };
+    const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, calls: undefined, response: undefined };
     let message: Promise<BetaMessage>;
     if (this.#settings.stream || this.#settings.runToolsEagerly) {
       // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
@@ -161,7 +178,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     this.#iteration++;
     this.#usage = addUsage(this.#usage, reply.usage);
     this.#lastMessage = reply;
-    if (reply.stop_reason === 'max_tokens') for (const use of toolUsesOf(reply)) this.#cutOff.add(use.id);
+    if (reply.stop_reason === 'max_tokens') for (const use of toolUsesOf(reply)) (this.#cutOff ??= new Set()).add(use.id);
     const containerId = reply.container?.id;
     if (containerId) this.#adoptContainer(containerId);
     return reply;
@@ -203,8 +220,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     if (uses.length === 0) return Promise.resolve(null);
     const key = uses.map((use) => use.id).join('\n');
     if (turn?.response?.key === key) return turn.response.message;
-    const calls = turn?.calls ?? new Map<string, Promise<BetaToolResultBlockParam>>();
-    const results = uses.map((use) => this.#startCall(turn, use, signal, calls));
+    const results = uses.map((use) => this.#startCall(turn, use, signal));
     const response = Promise.all(results).then((content): ToolResultMessage => ({ role: 'user', content }));
     if (turn) turn.response = { key, message: response };
     return response;
@@ -215,15 +231,15 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     turn: Turn | undefined,
     toolUse: BetaToolUseBlock,
     signal: AbortSignal | undefined = this.#signal,
-    calls: Map<string, Promise<BetaToolResultBlockParam>> = turn?.calls ?? new Map(),
   ): Promise<BetaToolResultBlockParam> {
+    const calls = turn ? (turn.calls ??= new Map()) : new Map<string, Promise<BetaToolResultBlockParam>>();
     let call = calls.get(toolUse.id);
     if (!call) {
-      call = this.#cutOff.has(toolUse.id)
+      call = this.#cutOff?.has(toolUse.id)
         ? Promise.resolve(errorResult(toolUse.id, cutOffText(toolUse.name)))
         : executeToolCall(toolUse, {
             tools: this.#runnable,
-            logger: this.#logger,
+            logger: this.#log(),
             signal,
             iteration: this.#iteration,
             runner: this as ToolRunner<boolean>,
@@ -271,6 +287,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       ({ runnable: this.#runnable, definitions: this.#definitions } = toolMaps(tools));
     }
     this.#messages = [...messages];
+    this.#historySetByCaller = true;
     if (this.#turn) {
       this.#turn.tookControl = true;
       this.#turn.response = undefined;
@@ -318,7 +335,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
 
   /** Resolves to the last message when the loop ends; does not drive it. */
   done(): Promise<BetaMessage> {
-    return this.#completion.promise;
+    return this.#settle().promise;
   }
 
   /** Drives the loop to its end and resolves to the last message. */
@@ -339,6 +356,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     return this.runUntilDone().then(onfulfilled, onrejected);
   }
 }
+
+const EMPTY: ReadonlySet<string> = new Set();
 
 interface Settleable<T> {
   promise: Promise<T>;

@@ -87,7 +87,7 @@ describe('abort (options.signal)', () => {
     expect(messages.at(-1)).toEqual({
       role: 'user',
       content: [
-        { type: 'tool_result', tool_use_id: 'toolu_q', content: [{ type: 'text', text: 'done' }] },
+        { type: 'tool_result', tool_use_id: 'toolu_q', content: 'done' },
         {
           type: 'tool_result',
           tool_use_id: 'toolu_h',

@@ -24,7 +24,7 @@ describe('the loop', () => {
           {
             type: 'tool_result',
             tool_use_id: (call as { id: string }).id,
-            content: [{ type: 'text', text: '{"location":"Paris","unit":"celsius","temperature":21}' }],
+            content: '{"location":"Paris","unit":"celsius","temperature":21}',
           },
         ],
       },
@@ -133,7 +133,7 @@ describe('driving and ending the loop', () => {
     expect(maxRunning).toBe(3);
     const results = server.requests[1]!.body.messages[2].content;
     expect(results.map((result: { tool_use_id: string }) => result.tool_use_id)).toEqual(['toolu_a', 'toolu_b', 'toolu_c']);
-    expect(results.map((result: { content: Array<{ text: string }> }) => result.content[0]!.text)).toEqual([
+    expect(results.map((result: { content: string }) => result.content)).toEqual([
       'slow',
       'fast',
       'slow',

@@ -52,7 +52,7 @@ describe('tool() schemas are all validated at run time', () => {
       const make = () =>
         tool({ name: 'count', inputSchema: inputSchema as typeof positive, run: (input) => (seen.push(input), 'counted') });
       const ok = await resultFor([make()], 'count', { n: 3 });
-      expect(ok).toMatchObject({ content: [{ type: 'text', text: 'counted' }] });
+      expect(ok).toMatchObject({ content: 'counted' });
       expect(ok.is_error).toBeUndefined();
       expect(seen).toHaveLength(1);
       expect(seen[0]).toMatchObject({ n: 3 });
@@ -132,8 +132,8 @@ describe('SDK-made tools and plain definitions work unchanged', () => {
     await toolRunner(server.client(), { ...baseParams, tools: [zodTool, jsonTool, webSearch] });
     expect(seen).toEqual([{ q: 'a' }, { q: 'b' }]);
     const [first, second, third] = server.requests[1]!.body.messages[2].content;
-    expect(first).toMatchObject({ content: [{ type: 'text', text: 'zod ok' }] });
-    expect(second).toMatchObject({ content: [{ type: 'text', text: 'json ok' }] });
+    expect(first).toMatchObject({ content: 'zod ok' });
+    expect(second).toMatchObject({ content: 'json ok' });
     expect(third).toMatchObject({ is_error: true, content: expect.stringContaining("Invalid input for tool 'zod_tool'") });
     expect(server.requests[0]!.body.tools.map((entry: { name: string }) => entry.name)).toEqual(['zod_tool', 'json_tool', 'web_search']);
     expect(server.requests[0]!.body.tools[2]).toEqual(webSearch);
@@ -141,7 +141,7 @@ describe('SDK-made tools and plain definitions work unchanged', () => {
 });
 
 describe('tool results', () => {
-  it('a string becomes one text block; content blocks pass through', async () => {
+  it('a string is sent as the content (the API reads it as one text block, as the SDK sends it); content blocks pass through', async () => {
     const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } } as const;
     const document = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'doc' } } as const;
     const blocks = await resultFor(
@@ -151,7 +151,7 @@ describe('tool results', () => {
     );
     expect(blocks.content).toEqual([{ type: 'text', text: 'see' }, image, document]);
     const str = await resultFor([tool({ name: 's', inputSchema: { type: 'object' }, run: () => 'plain' })], 's', {});
-    expect(str.content).toEqual([{ type: 'text', text: 'plain' }]);
+    expect(str.content).toBe('plain');
   });
 });
 

@@ -1,0 +1,222 @@
+/**
+ * `npm run bench`: this runner against the SDK's runner and a hand-written loop, in one run.
+ * Targets are interleaved round by round; ratios are computed per round, then summarised as
+ * median (min–max). Writes a markdown table to stdout, bench/results.json and bench/chart.svg.
+ * `--smoke` runs every scenario at tiny sizes (the test suite does) and writes nothing.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { createInterface } from 'node:readline';
+import { barChart } from './chart.js';
+import { FULL, SMOKE, concurrent, eager, long, parallel, throughput } from './scenarios.js';
+import { handWritten, ours, sdk, targets } from './targets.js';
+
+const smoke = process.argv.includes('--smoke');
+const sizes = smoke ? SMOKE : FULL;
+const rounds = (full: number) => (smoke ? 1 : full);
+
+if (!globalThis.gc) throw new Error('Run the bench with node --expose-gc (npm run bench does).');
+
+/** Figures of one measure over the rounds. */
+type Series = number[];
+const summary = (values: Series) => {
+  const sorted = [...values].filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { median, min: sorted[0]!, max: sorted.at(-1)! };
+};
+const fmt = (values: Series, digits = 2) => {
+  const { median, min, max } = summary(values);
+  return `${median.toFixed(digits)} (${min.toFixed(digits)}–${max.toFixed(digits)})`;
+};
+
+interface Row {
+  scenario: string;
+  measure: string;
+  figures: Record<string, Series>;
+}
+interface Goal {
+  name: string;
+  ratios: Series;
+  limit: number;
+  description: string;
+  /** Goals in KB are left out of the ratio chart. */
+  unit?: 'KB';
+}
+const rows: Row[] = [];
+const goals: Goal[] = [];
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+async function startServer(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./server.ts', import.meta.url).pathname], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+  return { url: (JSON.parse(line) as { url: string }).url, child };
+}
+
+const ratio = (a: Series, b: Series) => a.map((value, i) => value / b[i]!);
+
+async function main() {
+  const { url, child } = await startServer();
+  const started = performance.now();
+  try {
+    log('warm-up');
+    for (const target of targets) await long(url, target, 30);
+
+    for (const turns of sizes.longTurns) {
+      const perTurn: Record<string, Series> = {};
+      const first: Record<string, Series> = {};
+      const last: Record<string, Series> = {};
+      for (let round = 0; round < rounds(3); round++) {
+        for (const target of rotate(targets, round)) {
+          log(`long ${turns}: ${target.name}, round ${round + 1}`);
+          const figures = await long(url, target, turns);
+          (perTurn[target.name] ??= []).push(figures.perTurnMs);
+          (first[target.name] ??= []).push(figures.firstTenthMs);
+          (last[target.name] ??= []).push(figures.lastTenthMs);
+        }
+      }
+      rows.push({ scenario: `long ${turns} turns`, measure: 'client CPU ms per turn', figures: perTurn });
+      rows.push({ scenario: `long ${turns} turns`, measure: 'CPU ms per turn, first 10% of turns', figures: first });
+      rows.push({ scenario: `long ${turns} turns`, measure: 'CPU ms per turn, last 10% of turns', figures: last });
+      const hand = perTurn[handWritten.name]!;
+      goals.push({ name: `long ${turns}: CPU/turn vs hand-written`, ratios: ratio(perTurn[ours.name]!, hand), limit: 1.1, description: '≤ 1.10×' });
+      goals.push({
+        name: `long ${turns}: last-10% vs first-10% ratio to hand-written`,
+        ratios: ratio(ratio(last[ours.name]!, last[handWritten.name]!), ratio(first[ours.name]!, first[handWritten.name]!)),
+        limit: 1.1,
+        description: 'flat (≤ 1.10)',
+      });
+      goals.push({ name: `long ${turns}: SDK runner CPU/turn vs hand-written`, ratios: ratio(perTurn[sdk.name]!, hand), limit: Number.NaN, description: 'reference' });
+    }
+
+    const phase: Record<string, Series> = {};
+    for (let round = 0; round < rounds(5); round++) {
+      for (const target of rotate(targets, round)) {
+        log(`parallel: ${target.name}, round ${round + 1}`);
+        (phase[target.name] ??= []).push((await parallel(url, target, sizes)).toolPhaseMs);
+      }
+    }
+    rows.push({ scenario: `parallel ${sizes.parallelCalls} × ${sizes.toolMs} ms`, measure: 'tool-phase wall ms', figures: phase });
+    goals.push({
+      name: `parallel: tool phase vs ${sizes.toolMs} ms`,
+      ratios: phase[ours.name]!.map((ms) => ms / sizes.toolMs),
+      limit: 1.15,
+      description: '≤ 1.15×',
+    });
+
+    const eagerTargets = [
+      { label: 'tool-runner, stream + eager', target: ours, stream: true, eager: true },
+      { label: 'tool-runner, eager without stream', target: ours, stream: false, eager: true },
+      { label: 'tool-runner, stream, not eager', target: ours, stream: true, eager: false },
+      { label: 'sdk toolRunner, stream + eager', target: sdk, stream: true, eager: true },
+      { label: 'hand-written, stream', target: handWritten, stream: true, eager: false },
+    ];
+    const total: Record<string, Series> = {};
+    const bounds: Series = [];
+    const eagerRatios: Record<string, Series> = {};
+    for (let round = 0; round < rounds(3); round++) {
+      const figures: Record<string, Awaited<ReturnType<typeof eager>>> = {};
+      for (const variant of rotate(eagerTargets, round)) {
+        log(`eager: ${variant.label}, round ${round + 1}`);
+        figures[variant.label] = await eager(url, variant.target, sizes, variant);
+        (total[variant.label] ??= []).push(figures[variant.label]!.totalMs);
+      }
+      const baseline = figures['hand-written, stream']!;
+      const bound = 1.05 * Math.max(baseline.streamMs, sizes.eagerToolMs) + baseline.finalTurnMs;
+      bounds.push(bound);
+      for (const label of ['tool-runner, stream + eager', 'tool-runner, eager without stream']) {
+        (eagerRatios[label] ??= []).push(figures[label]!.totalMs / bound);
+      }
+    }
+    rows.push({ scenario: `eager (~${sizes.eagerTextChunks * sizes.eagerChunkDelayMs} ms stream, ${sizes.eagerToolMs} ms tool)`, measure: 'end-to-end wall ms', figures: { ...total, 'goal bound': bounds } });
+    for (const [label, values] of Object.entries(eagerRatios)) {
+      goals.push({ name: `eager: ${label} vs 1.05 × max(stream, tool) + final turn`, ratios: values, limit: 1, description: '≤ 1.00 of the bound' });
+    }
+
+    const heap: Record<string, Series> = {};
+    for (let round = 0; round < rounds(3); round++) {
+      for (const target of rotate(targets, round)) {
+        log(`concurrent: ${target.name}, round ${round + 1}`);
+        (heap[target.name] ??= []).push((await concurrent(url, target, sizes)).heapPerRunKB);
+      }
+    }
+    rows.push({ scenario: `concurrent ${sizes.concurrentRuns} runs`, measure: 'heap KB per in-flight run', figures: heap });
+    goals.push({
+      name: 'concurrent: heap per run minus hand-written (KB)',
+      ratios: heap[ours.name]!.map((kb, i) => kb - heap[handWritten.name]![i]!),
+      limit: 3,
+      description: '≤ +3 KB',
+      unit: 'KB',
+    });
+
+    const streamTargets = [
+      { label: 'tool-runner', target: ours, eagerStart: false },
+      { label: 'tool-runner, eager on', target: ours, eagerStart: true },
+      { label: 'sdk toolRunner', target: sdk, eagerStart: false },
+      { label: 'hand-written', target: handWritten, eagerStart: false },
+    ];
+    const streamCpu: Record<string, Series> = {};
+    let events = 0;
+    for (let round = 0; round < rounds(5); round++) {
+      for (const variant of rotate(streamTargets, round)) {
+        log(`throughput: ${variant.label}, round ${round + 1}`);
+        const figures = await throughput(url, variant.target, sizes, variant.eagerStart);
+        events = figures.events;
+        (streamCpu[variant.label] ??= []).push(figures.cpuMs);
+      }
+    }
+    rows.push({ scenario: `stream ${sizes.throughputChars / 1000} KB in ${events} events`, measure: 'client CPU ms', figures: streamCpu });
+    for (const label of ['tool-runner', 'tool-runner, eager on', 'sdk toolRunner']) {
+      goals.push({
+        name: `stream throughput: ${label} vs hand-written`,
+        ratios: ratio(streamCpu[label]!, streamCpu['hand-written']!),
+        limit: label.startsWith('sdk') ? Number.NaN : 1.05,
+        description: label.startsWith('sdk') ? 'reference' : '≤ 1.05×',
+      });
+    }
+  } finally {
+    child.kill('SIGTERM');
+  }
+  report((performance.now() - started) / 1000);
+}
+
+function rotate<T>(list: T[], by: number): T[] {
+  const shift = by % list.length;
+  return [...list.slice(shift), ...list.slice(0, shift)];
+}
+
+function report(seconds: number) {
+  const lines = [
+    `# tool-runner bench (${smoke ? 'smoke sizes' : 'full sizes'})`,
+    '',
+    `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}; ${seconds.toFixed(0)} s. Median (min–max) over the rounds.`,
+    '',
+    '| scenario | measure | target | figure |',
+    '|---|---|---|---|',
+  ];
+  for (const row of rows) {
+    for (const [target, values] of Object.entries(row.figures)) lines.push(`| ${row.scenario} | ${row.measure} | ${target} | ${fmt(values)} |`);
+  }
+  lines.push('', '| goal | ratio, median (min–max) | limit | met |', '|---|---|---|---|');
+  for (const goal of goals) {
+    const met = Number.isNaN(goal.limit) ? '—' : summary(goal.ratios).median <= goal.limit ? 'yes' : '**no**';
+    lines.push(`| ${goal.name} | ${fmt(goal.ratios)} | ${goal.description} | ${met} |`);
+  }
+  console.log(lines.join('\n'));
+  if (smoke) return;
+  const results = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    seconds,
+    rows: rows.map((row) => ({ ...row, figures: Object.fromEntries(Object.entries(row.figures).map(([k, v]) => [k, { ...summary(v), values: v }])) })),
+    goals: goals.map((goal) => ({ ...goal, ...summary(goal.ratios), met: Number.isNaN(goal.limit) ? null : summary(goal.ratios).median <= goal.limit })),
+  };
+  writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(new URL('./chart.svg', import.meta.url), barChart(goals.filter((goal) => !goal.unit).map((goal) => ({ label: goal.name, ...summary(goal.ratios), limit: goal.limit }))));
+}
+
+await main();

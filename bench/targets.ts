@@ -1,0 +1,98 @@
+/**
+ * The three loops the bench compares, each given the same job: this runner, the SDK's runner
+ * (`thread: false`, so both send the whole history) and a hand-written `while` loop.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
+import type { BetaMessage, BetaMessageParam, BetaRawMessageStreamEvent } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { z } from 'zod';
+import { tool, toolRunner } from '../src/index.js';
+
+/** One job: the request params, the one tool the model calls, and how the loop reads each reply. */
+export interface Job {
+  client: Anthropic;
+  params: { model: string; max_tokens: number; messages: BetaMessageParam[] };
+  tool: { name: string; run: (input: { n?: number | undefined; q?: string | undefined }) => Promise<string> | string };
+  stream: boolean;
+  /** Start tools while the reply streams (ours and the SDK's runner; the hand-written loop cannot). */
+  eager: boolean;
+  /** Called with every stream event the loop body sees (stream jobs only). */
+  onEvent?: (event: BetaRawMessageStreamEvent) => void;
+}
+
+export interface Target {
+  name: string;
+  run(job: Job): Promise<BetaMessage>;
+}
+
+const inputSchema = z.object({ n: z.number().optional(), q: z.string().optional() });
+const description = 'A bench tool';
+
+export const ours: Target = {
+  name: 'tool-runner',
+  async run(job) {
+    const runnable = tool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) });
+    const runner = toolRunner(job.client, {
+      ...job.params,
+      tools: [runnable],
+      stream: job.stream,
+      runToolsEagerly: job.eager,
+    });
+    for await (const item of runner) {
+      if (job.stream) {
+        for await (const event of item as AsyncIterable<BetaRawMessageStreamEvent>) job.onEvent?.(event);
+      }
+    }
+    return runner.done();
+  },
+};
+
+export const sdk: Target = {
+  name: 'sdk toolRunner',
+  async run(job) {
+    const runnable = betaZodTool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) });
+    const runner = job.client.beta.messages.toolRunner({
+      ...job.params,
+      tools: [runnable],
+      thread: false,
+      stream: job.stream as true,
+      ...(job.eager ? { runToolsEagerly: true } : {}),
+    });
+    for await (const item of runner) {
+      if (job.stream) for await (const event of item) job.onEvent?.(event);
+    }
+    return runner.done();
+  },
+};
+
+export const handWritten: Target = {
+  name: 'hand-written',
+  async run(job) {
+    const definition = { name: job.tool.name, description, input_schema: z.toJSONSchema(inputSchema) as { type: 'object' } };
+    const messages = [...job.params.messages];
+    for (;;) {
+      const body = { ...job.params, messages, tools: [definition] };
+      let message: BetaMessage;
+      if (job.stream) {
+        const stream = job.client.beta.messages.stream(body);
+        for await (const event of stream) job.onEvent?.(event);
+        message = await stream.finalMessage();
+      } else {
+        message = await job.client.beta.messages.create(body);
+      }
+      messages.push({ role: 'assistant', content: message.content });
+      const calls = message.content.filter((block) => block.type === 'tool_use');
+      if (message.stop_reason !== 'tool_use' || calls.length === 0) return message;
+      const results = await Promise.all(
+        calls.map(async (call) => ({
+          type: 'tool_result' as const,
+          tool_use_id: call.id,
+          content: await job.tool.run(inputSchema.parse(call.input)),
+        })),
+      );
+      messages.push({ role: 'user', content: results });
+    }
+  },
+};
+
+export const targets = [ours, sdk, handWritten];
