@@ -28,13 +28,31 @@ export interface Target {
 const inputSchema = z.object({ n: z.number().optional(), q: z.string().optional() });
 const description = 'A bench tool';
 
+/** Tools are defined once per job, as an application defines them once for all its runs. */
+function once<T>(make: (job: Job) => T): (job: Job) => T {
+  const made = new WeakMap<Job, T>();
+  return (job) => {
+    let value = made.get(job);
+    if (value === undefined) made.set(job, (value = make(job)));
+    return value;
+  };
+}
+const ourTool = once((job) => tool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) }));
+const sdkTool = once((job) =>
+  betaZodTool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) }),
+);
+const handWrittenDefinition = once((job) => ({
+  name: job.tool.name,
+  description,
+  input_schema: z.toJSONSchema(inputSchema) as { type: 'object' },
+}));
+
 export const ours: Target = {
   name: 'tool-runner',
   async run(job) {
-    const runnable = tool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) });
     const runner = toolRunner(job.client, {
       ...job.params,
-      tools: [runnable],
+      tools: [ourTool(job)],
       stream: job.stream,
       runToolsEagerly: job.eager,
     });
@@ -50,10 +68,9 @@ export const ours: Target = {
 export const sdk: Target = {
   name: 'sdk toolRunner',
   async run(job) {
-    const runnable = betaZodTool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) });
     const runner = job.client.beta.messages.toolRunner({
       ...job.params,
-      tools: [runnable],
+      tools: [sdkTool(job)],
       thread: false,
       stream: job.stream as true,
       ...(job.eager ? { runToolsEagerly: true } : {}),
@@ -68,7 +85,7 @@ export const sdk: Target = {
 export const handWritten: Target = {
   name: 'hand-written',
   async run(job) {
-    const definition = { name: job.tool.name, description, input_schema: z.toJSONSchema(inputSchema) as { type: 'object' } };
+    const definition = handWrittenDefinition(job);
     const messages = [...job.params.messages];
     for (;;) {
       const body = { ...job.params, messages, tools: [definition] };

@@ -154,21 +154,24 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       this.#messages = answerDanglingCalls(this.#messages, this.#cutOff ?? EMPTY);
       this.#historySetByCaller = false;
     }
-    const body = { ...this.#apiParams, messages: this.#messages, ...(this.#definitions && { tools: this.#definitions }) };
-    const options = { ...this.#requestOptions, ...(this.#signal && { signal: this.#signal }) };
+    // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
+    const streaming = this.#settings.stream || this.#settings.runToolsEagerly;
+    const body: Record<string, unknown> = { ...this.#apiParams, messages: this.#messages };
+    if (this.#definitions) body['tools'] = this.#definitions;
+    if (!streaming) body['stream'] = false;
+    const options = this.#signal ? { ...this.#requestOptions, signal: this.#signal } : this.#requestOptions;
     const api = messagesApi(this.#client);
     const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, calls: undefined, response: undefined };
-    let message: Promise<BetaMessage>;
-    if (this.#settings.stream || this.#settings.runToolsEagerly) {
-      // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
+    let message: PromiseLike<BetaMessage>;
+    if (streaming) {
       const stream = api.stream(body, options) as BetaMessageStream;
       if (this.#settings.runToolsEagerly) startToolsEagerly(stream, (toolUse) => this.#startCall(turn, toolUse));
       turn.stream = stream;
       message = stream.finalMessage();
     } else {
-      message = Promise.resolve(api.create({ ...body, stream: false }, options) as PromiseLike<BetaMessage>);
+      message = api.create(body, options) as PromiseLike<BetaMessage>;
     }
-    turn.message = message.then((reply) => this.#received(reply));
+    turn.message = Promise.resolve(message.then((reply) => this.#received(reply)));
     // The error reaches the caller through the iteration; never as an unhandled rejection.
     turn.message.catch(() => {});
     return turn;
