@@ -1,10 +1,17 @@
-/** Runs the tool calls of one assistant message into `tool_result` blocks, in the model's order. */
-import type { LeveledLogger } from './log.js';
-import { formatIssues } from './schema.js';
-import { type RunnableTool, type ToolContext } from './tool.js';
-import { thrownValueToContent } from './tool-error.js';
+/**
+ * Runs one tool call into a `tool_result` block: find the tool, validate the input, let the
+ * hooks and the approval have their say, run it under its guards (abort, timeout, concurrency),
+ * and turn any failure into an `is_error` result the model can act on.
+ */
+import { type ApprovalDecision, type Approver, type PendingApproval, checkDecision, deniedText } from './approval.js';
+import { type Limiter, truncateResult } from './guards.js';
+import { type Hooks, HookError, type ToolCall, callHook } from './hooks.js';
 import { errorResult } from './history.js';
+import type { LeveledLogger } from './log.js';
 import type { ToolRunner } from './runner.js';
+import { formatIssues } from './schema.js';
+import type { RunnableTool, ToolContext } from './tool.js';
+import { thrownValueToContent } from './tool-error.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
 
 /** What running one call needs from the runner. */
@@ -14,59 +21,161 @@ export interface ExecutionContext {
   signal: AbortSignal | undefined;
   iteration: number;
   runner: ToolRunner<boolean>;
+  hooks: Hooks | undefined;
+  approve: Approver | undefined;
+  /** Decisions taken with runner.approve / runner.deny, by tool_use id. */
+  decisions: ReadonlyMap<string, ApprovalDecision>;
+  toolTimeoutMs: number | undefined;
+  maxToolResultChars: number;
+  limiter: Limiter | undefined;
 }
 
-/** Runs one call: find the tool, validate the input, run it, and turn any failure into an `is_error` result. */
+/** A call ends with its result, or waits for a decision (no `options.approve`). */
+export type CallOutcome = { result: BetaToolResultBlockParam } | { pending: PendingApproval };
+
+/**
+ * Runs one call. `held` is a call that waited for approval: its input was validated and its
+ * `onToolCall` hook called then, so only the decision is applied now.
+ */
 export async function executeToolCall(
   toolUse: BetaToolUseBlock,
   context: ExecutionContext,
-): Promise<BetaToolResultBlockParam> {
+  held?: PendingApproval,
+): Promise<CallOutcome> {
   const { logger } = context;
+  const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
+  const finish = async (result: BetaToolResultBlockParam): Promise<CallOutcome> => {
+    if (result.content !== undefined) result.content = truncateResult(result.content, context.maxToolResultChars);
+    if (logger.enabled('debug')) logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
+    await callHook(context.hooks, 'onToolResult', result, call);
+    return { result };
+  };
+  const fail = (content: ToolResultContent) => finish(errorResult(toolUse.id, content));
+
   const tool = context.tools.get(toolUse.name);
   if (!tool) {
     logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) not found`);
-    return errorResult(toolUse.id, `Error: Tool '${toolUse.name}' not found`);
+    return fail(`Error: Tool '${toolUse.name}' not found`);
   }
-  if (context.signal?.aborted) return errorResult(toolUse.id, abortedText(tool.name));
+  if (context.signal?.aborted) return fail(abortedText(tool.name));
 
-  const validated = await validateInput(tool, toolUse.input);
-  if (!validated.ok) {
-    logger.warn(`Tool '${tool.name}' (${toolUse.id}) got invalid input`);
-    if (logger.enabled('debug')) logger.debug(`Invalid input for '${tool.name}' (${toolUse.id}): ${validated.message}`);
-    return errorResult(toolUse.id, validated.message);
-  }
-
-  const signal = context.signal ?? NEVER_ABORTED;
-  const toolContext: ToolContext = {
-    toolUse,
-    toolUseBlock: toolUse,
-    signal,
-    iteration: context.iteration,
-    runner: context.runner,
-  };
-  if (logger.enabled('debug')) logger.debug(`Running tool '${tool.name}' (${toolUse.id}) with input ${safeJson(validated.value)}`);
-  try {
-    const running = Promise.resolve().then(() => tool.run(validated.value, toolContext));
-    const outcome = signal === NEVER_ABORTED ? { aborted: false as const, value: await running } : await untilAborted(running, signal);
-    if (outcome.aborted) {
-      running.catch(() => {});
-      logger.warn(`Tool '${tool.name}' (${toolUse.id}) was aborted before it finished`);
-      return errorResult(toolUse.id, abortedText(tool.name));
+  let decision: ApprovalDecision | undefined;
+  if (held) {
+    call.input = held.input;
+    decision = context.decisions.get(toolUse.id);
+  } else {
+    const validated = await validateInput(tool, toolUse.input);
+    if (!validated.ok) return invalid(validated.message);
+    call.input = validated.value;
+    const override = await callHook(context.hooks, 'onToolCall', { ...call });
+    if (override && 'result' in override) {
+      const result: BetaToolResultBlockParam = { type: 'tool_result', tool_use_id: toolUse.id, content: override.result };
+      return finish(override.isError ? { ...result, is_error: true } : result);
     }
-    const content = resultContent(tool.name, outcome.value);
-    if (logger.enabled('debug')) logger.debug(`Tool '${tool.name}' (${toolUse.id}) returned ${safeJson(content)}`);
-    return content === undefined
-      ? { type: 'tool_result', tool_use_id: toolUse.id }
-      : { type: 'tool_result', tool_use_id: toolUse.id, content };
-  } catch (thrown) {
+    if (override && 'input' in override) {
+      const replaced = await validateInput(tool, override.input);
+      if (!replaced.ok) return invalid(replaced.message);
+      call.input = replaced.value;
+    }
+    if (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED))) {
+      decision = context.decisions.get(toolUse.id) ?? (await ask(context.approve, call));
+      if (!decision) return { pending: { id: toolUse.id, name: tool.name, input: call.input, toolUse } };
+    }
+  }
+  if (decision?.decision === 'deny') {
+    logger.info(`Tool '${tool.name}' (${toolUse.id}) denied${decision.reason ? `: ${decision.reason}` : ''}`);
+    return fail(deniedText(tool.name, decision.reason));
+  }
+  if (decision?.input !== undefined) {
+    const edited = await validateInput(tool, decision.input);
+    if (!edited.ok) return invalid(edited.message);
+    call.input = edited.value;
+  }
+
+  const running = () => runGuarded(tool, call, context);
+  const outcome = context.limiter ? await context.limiter.run(running) : await running();
+  if (outcome.ok) {
+    const { value } = outcome;
+    // A string is sent as the content, which the API reads as one text block (as the SDK sends it).
+    if (typeof value === 'string') {
+      return finish(value === '' ? { type: 'tool_result', tool_use_id: toolUse.id } : { type: 'tool_result', tool_use_id: toolUse.id, content: value });
+    }
+    if (Array.isArray(value)) return finish({ type: 'tool_result', tool_use_id: toolUse.id, content: value as ToolResultContent });
+    const kind = value === null ? 'null' : typeof value;
+    logger.warn(`Tool '${tool.name}' (${toolUse.id}) returned ${kind} instead of a string or content blocks`);
+    return fail(`Error: tool '${tool.name}' returned ${kind}; a tool must return a string (JSON.stringify structured data) or an array of content blocks`);
+  }
+  if ('thrown' in outcome) {
+    const { thrown } = outcome;
     const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
     logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);
-    return errorResult(toolUse.id, thrownValueToContent(thrown));
+    await callHook(context.hooks, 'onToolError', thrown, call);
+    return fail(thrownValueToContent(thrown));
+  }
+  logger.warn(`Tool '${tool.name}' (${toolUse.id}) ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : 'was aborted'}`);
+  return fail(outcome.timedOut ? timedOutText(tool.name, outcome.timedOut) : abortedText(tool.name));
+
+  function invalid(message: string): Promise<CallOutcome> {
+    logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) got invalid input`);
+    return fail(message);
   }
 }
 
-/** The signal of tools in a run that cannot be aborted: one shared signal that never fires. */
-const NEVER_ABORTED = new AbortController().signal;
+type RunOutcome = { ok: true; value: unknown } | { ok: false; thrown: unknown } | { ok: false; timedOut: number | undefined };
+
+/** Runs the tool with its signal: aborted by the runner, or by its timeout (which starts now). */
+async function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContext): Promise<RunOutcome> {
+  const timeoutMs = tool.timeoutMs ?? context.toolTimeoutMs;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let signal = context.signal ?? NEVER_ABORTED;
+  let timeout: AbortController | undefined;
+  if (timeoutMs !== undefined) {
+    timeout = new AbortController();
+    const controller = timeout;
+    timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    signal = context.signal ? AbortSignal.any([context.signal, timeout.signal]) : timeout.signal;
+  }
+  if (context.logger.enabled('debug')) {
+    context.logger.debug(`Running tool '${call.name}' (${call.id}) with input ${safeJson(call.input)}`);
+  }
+  try {
+    const running = Promise.resolve().then(() => tool.run(call.input, toolContextFor(call.toolUse, context, signal)));
+    if (signal === NEVER_ABORTED) return { ok: true, value: await running };
+    const settled = await untilAborted(running, signal);
+    if (!settled.aborted) return { ok: true, value: settled.value };
+    running.catch(() => {});
+    return { ok: false, timedOut: timeout?.signal.aborted && !context.signal?.aborted ? timeoutMs : undefined };
+  } catch (thrown) {
+    return { ok: false, thrown };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function toolContextFor(toolUse: BetaToolUseBlock, context: ExecutionContext, signal: AbortSignal): ToolContext {
+  return { toolUse, toolUseBlock: toolUse, signal, iteration: context.iteration, runner: context.runner };
+}
+
+async function needsApproval(tool: RunnableTool, input: unknown, context: ToolContext): Promise<boolean> {
+  const rule = tool.needsApproval;
+  if (typeof rule !== 'function') return rule === true;
+  try {
+    return (await rule(input, context)) === true;
+  } catch (error) {
+    throw new HookError(`needsApproval of '${tool.name}'`, error);
+  }
+}
+
+async function ask(approve: Approver | undefined, call: ToolCall): Promise<ApprovalDecision | undefined> {
+  if (!approve) return undefined;
+  let decision: unknown;
+  try {
+    decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse });
+  } catch (error) {
+    throw new HookError('approve', error);
+  }
+  return checkDecision(decision, call.name);
+}
 
 type Validated = { ok: true; value: unknown } | { ok: false; message: string };
 
@@ -84,24 +193,16 @@ async function validateInput(tool: RunnableTool, input: unknown): Promise<Valida
   }
 }
 
-/**
- * A string is sent as the result's content, which the API reads as one text block (as the SDK
- * sends it); content blocks pass through; anything else is the tool's bug.
- */
-function resultContent(toolName: string, value: unknown): ToolResultContent | undefined {
-  if (typeof value === 'string') return value === '' ? undefined : value;
-  if (Array.isArray(value)) return value as ToolResultContent;
-  throw new TypeError(
-    `Tool '${toolName}' returned ${value === null ? 'null' : typeof value}; return a string (JSON.stringify structured data) or an array of content blocks`,
-  );
-}
-
 const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;
+const timedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms and was stopped.`;
 
-type Outcome<T> = { aborted: true } | { aborted: false; value: T };
+/** The signal of tools in a run that cannot be aborted: one shared signal that never fires. */
+const NEVER_ABORTED = new AbortController().signal;
+
+type Settled<T> = { aborted: true } | { aborted: false; value: T };
 
 /** Settles with the promise, or with `aborted` as soon as the signal aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<Outcome<T>> {
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<Settled<T>> {
   if (signal.aborted) return Promise.resolve({ aborted: true });
   return new Promise((resolve, reject) => {
     const onAbort = () => resolve({ aborted: true });

@@ -9,7 +9,8 @@
  */
 import type { ClientLike } from './client.js';
 import type { RunnerParams } from './params.js';
-import { ToolRunner, type ToolRunnerOptions } from './runner.js';
+import type { ToolRunnerOptions } from './options.js';
+import { ToolRunner } from './runner.js';
 
 /**
  * Starts the agentic loop: a `ToolRunner` to iterate (each assistant message, or its stream with
@@ -36,7 +37,13 @@ export function toolRunner(client: ClientLike, params: RunnerParams, options?: T
 }
 
 export { ToolRunner } from './runner.js';
-export type { RunnerItem, ToolRunnerOptions } from './runner.js';
+export type { RunnerItem } from './runner.js';
+export type { ToolRunnerOptions } from './options.js';
+export { resumeToolRunner } from './snapshot.js';
+export type { RunnerSnapshot } from './snapshot.js';
+export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
+export { HookError } from './hooks.js';
+export type { Hooks, ToolCall, ToolCallOverride } from './hooks.js';
 export { tool, isRunnableTool } from './tool.js';
 export type { AnyTool, InferInput, NeedsApproval, RunnableTool, ToolContext, ToolOptions } from './tool.js';
 export { ToolError } from './tool-error.js';

@@ -1,44 +1,34 @@
 /**
- * ToolRunner: the agentic loop. Each iteration sends the request, yields the assistant message
- * (or its stream), lets the loop body look at it, then appends the reply and the answers to its
- * tool calls — unless the body took control of the history — and goes on.
+ * ToolRunner: the agentic loop. Each iteration answers the calls the history ends with, sends the
+ * request, yields the assistant message (or its stream), lets the loop body look at it, then
+ * appends the reply and the answers to its tool calls — unless the body took control of the
+ * history — and goes on.
  */
 import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import type { ApprovalDecision, PendingApproval } from './approval.js';
 import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
-import { executeToolCall } from './execute.js';
+import { type CallOutcome, type ExecutionContext, executeToolCall } from './execute.js';
+import { Limiter } from './guards.js';
+import { callHook } from './hooks.js';
 import { answerDanglingCalls, cutOffText, errorResult, insertToolResults, toolUsesOf } from './history.js';
-import { type LeveledLogger, type Logger, runnerLogger } from './log.js';
+import { type LeveledLogger, runnerLogger } from './log.js';
+import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunnerParams, type RunnerSettings, splitParams, toolMaps } from './params.js';
+import { type RunnerSnapshot, SNAPSHOT_VERSION } from './snapshot.js';
 import { startToolsEagerly } from './stream.js';
 import type { RunnableTool } from './tool.js';
+import { ToolCalls } from './tool-calls.js';
 import { type Usage, addUsage, emptyUsage } from './usage.js';
-import type {
-  BetaMessage,
-  BetaMessageParam,
-  BetaToolResultBlockParam,
-  BetaToolUnion,
-  BetaToolUseBlock,
-  ToolResultMessage,
-} from './types.js';
+import type { BetaMessage, BetaMessageParam, BetaToolUnion, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
-/** The runner's own options (beyond the SDK): the third argument of `toolRunner`. */
-export interface ToolRunnerOptions {
-  /** Aborts the request in flight and the running tools. */
-  signal?: AbortSignal | undefined;
-  /** Options for every request: headers, timeout, maxRetries, ... */
-  requestOptions?: RequestOptions | undefined;
-  /** Where the runner logs (tool failures at `warn`, inputs and results at `debug`). Default: the client's logger. */
-  logger?: Logger | undefined;
-}
+export type { ToolRunnerOptions } from './options.js';
 
 /** What one iteration yields: the message, or its `MessageStream` when `stream: true`. */
 export type RunnerItem<Stream extends boolean> = Stream extends true ? BetaMessageStream : BetaMessage;
 
-type NextStep = 'run_tools' | 'resume' | 'stop';
-
 /** What to do after a reply with this stop reason (SPEC §3). */
-function nextStepFor(stopReason: string | null): NextStep {
+function nextStepFor(stopReason: string | null): 'run_tools' | 'resume' | 'stop' {
   switch (stopReason) {
     case 'tool_use':
       return 'run_tools';
@@ -56,17 +46,22 @@ interface Turn {
   stream: BetaMessageStream | undefined;
   /** The loop body called setMessagesParams / pushMessages. */
   tookControl: boolean;
-  /** Tool calls started this turn (eagerly, or by generateToolResponse), by tool_use id. */
-  calls: Map<string, Promise<BetaToolResultBlockParam>> | undefined;
-  /** generateToolResponse's answer, by the ids it answers: mutating it changes what is sent. */
-  response: { key: string; message: Promise<ToolResultMessage | null> } | undefined;
+  /** The answer to the calls of a message, by the ids it answers: mutating it changes what is sent. */
+  response: { key: string; answer: Promise<Answer> } | undefined;
+}
+
+/** The user message of results, and the calls still waiting for approval (not in the message). */
+interface Answer {
+  message: ToolResultMessage;
+  pending: PendingApproval[];
 }
 
 export class ToolRunner<Stream extends boolean = false> implements AsyncIterable<RunnerItem<Stream>> {
   readonly #client: ClientLike;
-  readonly #loggerOption: Logger | undefined;
+  readonly #options: ToolRunnerOptions;
+  readonly #maxToolResultChars: number;
+  readonly #limiter: Limiter | undefined;
   #logger: LeveledLogger | undefined;
-  readonly #signal: AbortSignal | undefined;
   #requestOptions: RequestOptions;
   #apiParams: Record<string, unknown>;
   #settings: RunnerSettings;
@@ -80,15 +75,18 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   #lastMessage: BetaMessage | undefined;
   /** Ids of tool calls cut off by max_tokens (never run). */
   #cutOff: Set<string> | undefined;
+  readonly #calls = new ToolCalls();
   #consumed = false;
   #iteration = 0;
   #usage: Usage = emptyUsage();
   #completion: Settleable<BetaMessage> | undefined;
 
-  constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = {}) {
+  /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. */
+  constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = {}, snapshot?: RunnerSnapshot) {
     this.#client = client;
-    this.#loggerOption = options.logger;
-    this.#signal = options.signal;
+    ({ maxToolResultChars: this.#maxToolResultChars } = checkOptions(options));
+    this.#options = options;
+    this.#limiter = options.concurrency ? new Limiter(options.concurrency) : undefined;
     this.#requestOptions = { ...options.requestOptions };
     const { api, settings, messages, tools } = splitParams(params);
     this.#apiParams = api;
@@ -97,19 +95,35 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     ({ runnable: this.#runnable, definitions: this.#definitions } = toolMaps(tools));
     // A copy, so later edits of the caller's objects never change what the runner sends.
     this.#messages = structuredClone(messages);
+    if (snapshot) {
+      this.#iteration = snapshot.iteration;
+      this.#usage = snapshot.usage;
+      if (snapshot.cutOff.length > 0) this.#cutOff = new Set(snapshot.cutOff);
+      this.#calls.restore(snapshot.calls);
+    }
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<RunnerItem<Stream>> {
     if (this.#consumed) throw new AnthropicError('Cannot iterate over a consumed tool runner');
     this.#consumed = true;
+    if (this.#completion?.settled) this.#completion = undefined;
     let failed = false;
+    let stoppedForApproval = false;
     try {
-      while (!this.#reachedMaxIterations()) {
-        const turn = this.#send();
+      for (;;) {
+        // Calls the history ends with: a state the caller set, or a run stopped for approval.
+        if ((await this.#answerLastMessage(undefined)) === 'pending') {
+          stoppedForApproval = true;
+          break;
+        }
+        if (this.#reachedMaxIterations()) break;
+        const turn = await this.#send();
         this.#turn = turn;
         try {
           yield (this.#settings.stream ? turn.stream : await turn.message) as RunnerItem<Stream>;
-          if ((await this.#finishTurn(turn)) === 'stop') break;
+          const next = await this.#finishTurn(turn);
+          stoppedForApproval = next === 'pending';
+          if (next !== 'continue') break;
         } finally {
           turn.stream?.abort();
           this.#turn = undefined;
@@ -117,7 +131,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       }
     } catch (error) {
       failed = true;
-      // The state is what it was before the failed request: iterating again retries it.
+      // The state is what it was before the failed step: iterating again retries it.
       this.#consumed = false;
       this.#settle().reject(error);
       this.#completion = undefined;
@@ -125,6 +139,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     } finally {
       // A `break` in the loop body ends the run too: it resolves to the last reply.
       if (!failed) this.#finish();
+      // A run stopped for approval goes on when iterated (or awaited) again.
+      if (stoppedForApproval) this.#consumed = false;
     }
   }
 
@@ -139,7 +155,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   }
 
   #log(): LeveledLogger {
-    return (this.#logger ??= runnerLogger(this.#client, this.#loggerOption));
+    return (this.#logger ??= runnerLogger(this.#client, this.#options.logger));
   }
 
   #reachedMaxIterations(): boolean {
@@ -148,7 +164,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   }
 
   /** Sends the current state; the reply is counted once it has fully arrived. */
-  #send(): Turn {
+  async #send(): Promise<Turn> {
     if (this.#historySetByCaller) {
       // The runner's own appends keep the history valid; what the caller set is checked once.
       this.#messages = answerDanglingCalls(this.#messages, this.#cutOff ?? EMPTY);
@@ -159,13 +175,15 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const body: Record<string, unknown> = { ...this.#apiParams, messages: this.#messages };
     if (this.#definitions) body['tools'] = this.#definitions;
     if (!streaming) body['stream'] = false;
-    const options = this.#signal ? { ...this.#requestOptions, signal: this.#signal } : this.#requestOptions;
+    await callHook(this.#options.hooks, 'onRequest', body);
+    const signal = this.#options.signal;
+    const options = signal ? { ...this.#requestOptions, signal } : this.#requestOptions;
     const api = messagesApi(this.#client);
-    const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, calls: undefined, response: undefined };
+    const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined };
     let message: PromiseLike<BetaMessage>;
     if (streaming) {
       const stream = api.stream(body, options) as BetaMessageStream;
-      if (this.#settings.runToolsEagerly) startToolsEagerly(stream, (toolUse) => this.#startCall(turn, toolUse));
+      if (this.#settings.runToolsEagerly) startToolsEagerly(stream, (toolUse) => void this.#startCall(toolUse, signal));
       turn.stream = stream;
       message = stream.finalMessage();
     } else {
@@ -177,7 +195,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     return turn;
   }
 
-  #received(reply: BetaMessage): BetaMessage {
+  async #received(reply: BetaMessage): Promise<BetaMessage> {
+    await callHook(this.#options.hooks, 'onMessage', reply);
     this.#iteration++;
     this.#usage = addUsage(this.#usage, reply.usage);
     this.#lastMessage = reply;
@@ -197,7 +216,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   }
 
   /** After the loop body: append the reply and its tool results (unless the body took control). */
-  async #finishTurn(turn: Turn): Promise<'continue' | 'stop'> {
+  async #finishTurn(turn: Turn): Promise<'continue' | 'stop' | 'pending'> {
     if (!turn.tookControl) {
       const reply = await turn.message;
       this.#messages.push({ role: reply.role, content: reply.content });
@@ -205,57 +224,77 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       if (step === 'stop') return 'stop';
       if (step === 'resume') return 'continue';
     }
-    const response = await this.#respond(turn, this.#messages.at(-1), this.#signal);
-    if (response) insertToolResults(this.#messages, response);
-    else if (!turn.tookControl) return 'stop';
-    // The results are in the history, so an aborted run stays valid and resumable.
-    if (this.#signal?.aborted) throw new APIUserAbortError();
-    return 'continue';
+    const answered = await this.#answerLastMessage(turn);
+    if (answered === 'none' && !turn.tookControl) return 'stop';
+    return answered === 'pending' ? 'pending' : 'continue';
   }
 
-  /** The user message answering the calls of `message` (cached for the turn), or null if it makes none. */
-  #respond(
-    turn: Turn | undefined,
-    message: BetaMessage | BetaMessageParam | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<ToolResultMessage | null> {
-    const uses = toolUsesOf(message);
-    if (uses.length === 0) return Promise.resolve(null);
-    const key = uses.map((use) => use.id).join('\n');
-    if (turn?.response?.key === key) return turn.response.message;
-    const results = uses.map((use) => this.#startCall(turn, use, signal));
-    const response = Promise.all(results).then((content): ToolResultMessage => ({ role: 'user', content }));
-    if (turn) turn.response = { key, message: response };
-    return response;
-  }
-
-  /** Starts a call once per turn; a call cut off by max_tokens is answered without running. */
-  #startCall(
-    turn: Turn | undefined,
-    toolUse: BetaToolUseBlock,
-    signal: AbortSignal | undefined = this.#signal,
-  ): Promise<BetaToolResultBlockParam> {
-    const calls = turn ? (turn.calls ??= new Map()) : new Map<string, Promise<BetaToolResultBlockParam>>();
-    let call = calls.get(toolUse.id);
-    if (!call) {
-      call = this.#cutOff?.has(toolUse.id)
-        ? Promise.resolve(errorResult(toolUse.id, cutOffText(toolUse.name)))
-        : executeToolCall(toolUse, {
-            tools: this.#runnable,
-            logger: this.#log(),
-            signal,
-            iteration: this.#iteration,
-            runner: this as ToolRunner<boolean>,
-          });
-      calls.set(toolUse.id, call);
+  /**
+   * Answers the calls of the history's last message, if it is an assistant message that makes
+   * some: the results go right after it. With calls waiting for approval nothing is appended.
+   */
+  async #answerLastMessage(turn: Turn | undefined): Promise<'none' | 'answered' | 'pending'> {
+    const last = this.#messages.at(-1);
+    const uses = toolUsesOf(last);
+    if (uses.length === 0) return 'none';
+    const answer = await this.#answer(turn, uses, this.#options.signal);
+    if (answer.pending.length > 0) {
+      this.#calls.hold(answer.pending);
+      return 'pending';
     }
-    return call;
+    insertToolResults(this.#messages, answer.message);
+    this.#calls.clear();
+    // The results are in the history, so an aborted run stays valid and resumable.
+    if (this.#options.signal?.aborted) throw new APIUserAbortError();
+    return 'answered';
+  }
+
+  /** Runs (or reuses) the calls of one message; the answer is cached for the turn. */
+  #answer(turn: Turn | undefined, uses: BetaToolUseBlock[], signal: AbortSignal | undefined): Promise<Answer> {
+    const key = uses.map((use) => use.id).join('\n');
+    if (turn?.response?.key === key) return turn.response.answer;
+    const answer = Promise.all(uses.map((use) => this.#startCall(use, signal))).then((outcomes) => {
+      const message: ToolResultMessage = { role: 'user', content: [] };
+      const pending: PendingApproval[] = [];
+      for (const outcome of outcomes) {
+        if ('result' in outcome) message.content.push(outcome.result);
+        else pending.push(outcome.pending);
+      }
+      return { message, pending };
+    });
+    if (turn) turn.response = { key, answer };
+    return answer;
+  }
+
+  /** Starts a call once until its message is answered; a call cut off by max_tokens is answered without running. */
+  #startCall(toolUse: BetaToolUseBlock, signal: AbortSignal | undefined): Promise<CallOutcome> {
+    return this.#calls.start(toolUse, (held) =>
+      this.#cutOff?.has(toolUse.id)
+        ? Promise.resolve({ result: errorResult(toolUse.id, cutOffText(toolUse.name)) })
+        : executeToolCall(toolUse, this.#executionContext(signal), held),
+    );
+  }
+
+  #executionContext(signal: AbortSignal | undefined): ExecutionContext {
+    return {
+      tools: this.#runnable,
+      logger: this.#log(),
+      signal,
+      iteration: this.#iteration,
+      runner: this as ToolRunner<boolean>,
+      hooks: this.#options.hooks,
+      approve: this.#options.approve,
+      decisions: this.#calls.decisions,
+      toolTimeoutMs: this.#options.toolTimeoutMs,
+      maxToolResultChars: this.#maxToolResultChars,
+      limiter: this.#limiter,
+    };
   }
 
   /**
    * Runs the tools of the current message (at most once per iteration) and returns the user
    * message of `tool_result` blocks, or null when there is nothing to run. Mutate the returned
-   * message to change what is sent.
+   * message to change what is sent. Calls waiting for approval are not in it (see `pendingApprovals`).
    *
    * @example
    * ```ts
@@ -265,10 +304,37 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
    * }
    * ```
    */
-  async generateToolResponse(signal: AbortSignal | undefined = this.#signal): Promise<ToolResultMessage | null> {
+  async generateToolResponse(signal: AbortSignal | undefined = this.#options.signal): Promise<ToolResultMessage | null> {
     const turn = this.#turn;
-    const message = turn ? await turn.message : this.#messages.at(-1);
-    return this.#respond(turn, message, signal);
+    const uses = toolUsesOf(turn ? await turn.message : this.#messages.at(-1));
+    if (uses.length === 0) return null;
+    return (await this.#answer(turn, uses, signal)).message;
+  }
+
+  /** The calls the run stopped for, waiting for `approve(id)` or `deny(id, reason)`. */
+  get pendingApprovals(): PendingApproval[] {
+    return this.#calls.pending.map((call) => ({ ...call }));
+  }
+
+  /**
+   * Approves a waiting call (optionally with edited input, validated again); iterate or `await`
+   * the runner again to go on.
+   *
+   * @example
+   * ```ts
+   * await runner; // stops with runner.pendingApprovals
+   * for (const call of runner.pendingApprovals) runner.approve(call.id);
+   * const final = await runner;
+   * ```
+   */
+  approve(id: string, options: { input?: unknown } = {}): void {
+    const decision: ApprovalDecision = options.input === undefined ? { decision: 'allow' } : { decision: 'allow', input: options.input };
+    this.#calls.decide(id, decision);
+  }
+
+  /** Denies a waiting call: the model gets an `is_error` result saying it was denied, with the reason. */
+  deny(id: string, reason?: string): void {
+    this.#calls.decide(id, { decision: 'deny', reason });
   }
 
   /**
@@ -336,12 +402,32 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     return structuredClone(this.#usage);
   }
 
+  /**
+   * A JSON snapshot of the run (params, history, calls waiting for approval and their finished
+   * neighbours, iteration, usage) that `resumeToolRunner` continues, in this process or another.
+   */
+  toJSON(): RunnerSnapshot {
+    return structuredClone({
+      version: SNAPSHOT_VERSION,
+      params: { ...this.#apiParams, ...this.#settings, messages: this.#messages } as RunnerSnapshot['params'],
+      tools: (this.#toolEntries ?? []).map((entry) =>
+        this.#runnable.get((entry as { name?: string }).name ?? '') === entry
+          ? { runnable: (entry as RunnableTool).name }
+          : { definition: entry as BetaToolUnion },
+      ),
+      iteration: this.#iteration,
+      usage: this.#usage,
+      cutOff: [...(this.#cutOff ?? [])],
+      calls: this.#calls.toJSON(),
+    });
+  }
+
   /** Resolves to the last message when the loop ends; does not drive it. */
   done(): Promise<BetaMessage> {
     return this.#settle().promise;
   }
 
-  /** Drives the loop to its end and resolves to the last message. */
+  /** Drives the loop to its end (or to a stop for approval) and resolves to the last message. */
   async runUntilDone(): Promise<BetaMessage> {
     if (!this.#consumed) {
       for await (const _ of this) {
@@ -364,6 +450,7 @@ const EMPTY: ReadonlySet<string> = new Set();
 
 interface Settleable<T> {
   promise: Promise<T>;
+  settled: boolean;
   resolve(value: T): void;
   reject(reason: unknown): void;
 }
@@ -376,5 +463,17 @@ function settleable<T>(): Settleable<T> {
     reject = rej;
   });
   promise.catch(() => {});
-  return { promise, resolve, reject };
+  const handle: Settleable<T> = {
+    promise,
+    settled: false,
+    resolve: (value) => {
+      handle.settled = true;
+      resolve(value);
+    },
+    reject: (reason) => {
+      handle.settled = true;
+      reject(reason);
+    },
+  };
+  return handle;
 }

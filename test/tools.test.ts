@@ -201,7 +201,7 @@ describe('errors (SPEC §5)', () => {
   it('a tool returning something that is not a string or blocks is an error result', async () => {
     const result = await resultFor([tool({ name: 'bad', inputSchema: { type: 'object' }, run: () => ({ a: 1 }) as never })], 'bad', {});
     expect(result.is_error).toBe(true);
-    expect(result.content).toMatch(/returned object; return a string/);
+    expect(result.content).toMatch(/returned object; a tool must return a string/);
   });
 });
 

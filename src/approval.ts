@@ -1,0 +1,38 @@
+/** Human in the loop: which calls need approval, and the decisions about them. */
+import type { BetaToolUseBlock, Promisable } from './types.js';
+
+/** A tool call waiting for (or asking for) a decision. */
+export interface ApprovalRequest {
+  name: string;
+  /** The validated input the tool would run with. */
+  input: unknown;
+  toolUse: BetaToolUseBlock;
+}
+
+/** A call the run stopped for: approve or deny it with `runner.approve(id)` / `runner.deny(id, reason)`. */
+export interface PendingApproval extends ApprovalRequest {
+  /** The tool_use id. */
+  id: string;
+}
+
+/** What `options.approve` decides: run it, run it with edited input (validated again), or deny it. */
+export type ApprovalDecision =
+  | { decision: 'allow'; input?: unknown }
+  | { decision: 'deny'; reason?: string | undefined };
+
+/** Asked for each call whose tool needs approval; without it, the run stops with `pendingApprovals`. */
+export type Approver = (call: ApprovalRequest) => Promisable<ApprovalDecision>;
+
+/** The result text of a denied call: says "denied" and gives the reason. */
+export function deniedText(name: string, reason: string | undefined): string {
+  return `Error: the call to '${name}' was denied by the user${reason ? `: ${reason}` : '.'} It was not run.`;
+}
+
+/** Checks a decision returned by `options.approve`, so a typo fails clearly instead of running the tool. */
+export function checkDecision(value: unknown, name: string): ApprovalDecision {
+  const decision = (value as { decision?: unknown } | null | undefined)?.decision;
+  if (decision === 'allow' || decision === 'deny') return value as ApprovalDecision;
+  throw new TypeError(
+    `options.approve returned ${JSON.stringify(value)} for '${name}'; return { decision: 'allow' }, { decision: 'allow', input } or { decision: 'deny', reason }`,
+  );
+}

@@ -1,0 +1,61 @@
+/** Lifecycle hooks: typed, awaited, and a hook that throws surfaces as a HookError (never swallowed). */
+import type { BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, Promisable, ToolResultContent } from './types.js';
+
+/** A tool call as hooks see it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+  toolUse: BetaToolUseBlock;
+}
+
+/** What `onToolCall` may return: skip the call with a given result, or replace its input (validated again). */
+export type ToolCallOverride = { result: ToolResultContent; isError?: boolean } | { input: unknown };
+
+export interface Hooks {
+  /** Before each request, with the body about to be sent. */
+  onRequest?: (params: Record<string, unknown>) => Promisable<void>;
+  /** For each reply, when it has fully arrived. */
+  onMessage?: (message: BetaMessage) => Promisable<void>;
+  /** Before each tool call runs (after its input is validated); may skip or replace it. */
+  onToolCall?: (call: ToolCall) => Promisable<ToolCallOverride | void>;
+  /** For each tool result, before it is sent. */
+  onToolResult?: (result: BetaToolResultBlockParam, call: ToolCall) => Promisable<void>;
+  /** For each tool that throws (or rejects). */
+  onToolError?: (error: unknown, call: ToolCall) => Promisable<void>;
+}
+
+/** A hook threw: the run stops with this error; `cause` is what the hook threw. */
+export class HookError extends Error {
+  /** Which callback threw: a hook name, `approve`, or a tool's `needsApproval`. */
+  readonly hook: string;
+
+  constructor(hook: string, cause: unknown) {
+    super(`${hook in HOOK_NAMES ? `hooks.${hook}` : hook} threw: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause });
+    this.name = 'HookError';
+    this.hook = hook;
+  }
+}
+
+const HOOK_NAMES: Record<keyof Hooks, true> = {
+  onRequest: true,
+  onMessage: true,
+  onToolCall: true,
+  onToolResult: true,
+  onToolError: true,
+};
+
+/** Calls a hook (if set) and turns anything it throws into a HookError. */
+export async function callHook<K extends keyof Hooks>(
+  hooks: Hooks | undefined,
+  name: K,
+  ...args: Parameters<NonNullable<Hooks[K]>>
+): Promise<Awaited<ReturnType<NonNullable<Hooks[K]>>> | undefined> {
+  const hook = hooks?.[name] as ((...a: unknown[]) => unknown) | undefined;
+  if (!hook) return undefined;
+  try {
+    return (await hook(...args)) as Awaited<ReturnType<NonNullable<Hooks[K]>>>;
+  } catch (error) {
+    throw new HookError(name, error);
+  }
+}

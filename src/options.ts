@@ -1,0 +1,60 @@
+/** The runner's own options (the third argument of `toolRunner`), checked at construction. */
+import type { Approver } from './approval.js';
+import type { RequestOptions } from './client.js';
+import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './guards.js';
+import type { Hooks } from './hooks.js';
+import type { Logger } from './log.js';
+
+export interface ToolRunnerOptions {
+  /** Aborts the request in flight and the running tools. */
+  signal?: AbortSignal | undefined;
+  /** Options for every request: headers, timeout, maxRetries, ... */
+  requestOptions?: RequestOptions | undefined;
+  /** Where the runner logs (tool failures at `warn`, inputs and results at `debug`). Default: the client's logger. */
+  logger?: Logger | undefined;
+  /** The most tools running at once (default: no limit). */
+  concurrency?: number | undefined;
+  /** Abort a tool (its `context.signal`) and answer with a timeout error after this many ms; a tool's own `timeoutMs` wins. */
+  toolTimeoutMs?: number | undefined;
+  /** Cut longer tool results to this many characters, with a note to the model. Default 100,000. */
+  maxToolResultChars?: number | undefined;
+  /** Lifecycle hooks: onRequest, onMessage, onToolCall, onToolResult, onToolError. */
+  hooks?: Hooks | undefined;
+  /** Decides the calls of tools with `needsApproval`; without it the run stops with `runner.pendingApprovals`. */
+  approve?: Approver | undefined;
+}
+
+const KNOWN: ReadonlySet<string> = new Set([
+  'signal',
+  'requestOptions',
+  'logger',
+  'concurrency',
+  'toolTimeoutMs',
+  'maxToolResultChars',
+  'hooks',
+  'approve',
+]);
+
+/** Throws a clear error for an unknown option or a value out of range; returns the limits to use. */
+export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: number } {
+  if (typeof options !== 'object' || options === null) throw new TypeError('toolRunner: options must be an object');
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) {
+      throw new TypeError(`toolRunner: unknown option '${key}'; the options are ${[...KNOWN].join(', ')}`);
+    }
+  }
+  positive('concurrency', options.concurrency, true);
+  positive('toolTimeoutMs', options.toolTimeoutMs, false);
+  positive('maxToolResultChars', options.maxToolResultChars, true);
+  if (options.approve !== undefined && typeof options.approve !== 'function') {
+    throw new TypeError('toolRunner: options.approve must be a function');
+  }
+  return { maxToolResultChars: options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS };
+}
+
+function positive(name: string, value: number | undefined, integer: boolean): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !(value > 0) || (integer && !Number.isInteger(value))) {
+    throw new RangeError(`toolRunner: options.${name} must be a positive ${integer ? 'integer' : 'number'}, got ${String(value)}`);
+  }
+}

@@ -1,0 +1,63 @@
+/** Pause and resume: a JSON snapshot of a run, and `resumeToolRunner` to continue it anywhere. */
+import type { ClientLike } from './client.js';
+import type { ToolRunnerOptions } from './options.js';
+import type { RunnerParams } from './params.js';
+import { ToolRunner } from './runner.js';
+import { type AnyTool, isRunnableTool } from './tool.js';
+import type { ToolCallsJSON } from './tool-calls.js';
+import type { BetaToolUnion } from './types.js';
+import type { Usage } from './usage.js';
+
+export const SNAPSHOT_VERSION = 1;
+
+/** What `runner.toJSON()` returns: plain JSON, safe to store and send to another process. */
+export interface RunnerSnapshot {
+  version: typeof SNAPSHOT_VERSION;
+  /** The params without tools: API params, runner settings and the history. */
+  params: Omit<RunnerParams, 'tools'>;
+  /** Runnable tools by name (supplied again on resume), plain definitions as they are. */
+  tools: Array<{ runnable: string } | { definition: BetaToolUnion }>;
+  iteration: number;
+  usage: Usage;
+  /** Ids of tool calls cut off by max_tokens. */
+  cutOff: string[];
+  calls: ToolCallsJSON;
+}
+
+/**
+ * Continues a run from `runner.toJSON()`, in this process or another: also a run stopped for
+ * approval (approve or deny its `pendingApprovals`, then iterate or `await`). The runnable tools
+ * are supplied again by name; `iteration` and `usage` carry on.
+ *
+ * @example
+ * ```ts
+ * const runner = resumeToolRunner(client, JSON.parse(saved), { tools: [getWeather, sendEmail] });
+ * for (const call of runner.pendingApprovals) runner.approve(call.id);
+ * const final = await runner;
+ * ```
+ */
+export function resumeToolRunner(
+  client: ClientLike,
+  snapshot: RunnerSnapshot,
+  resume: { tools?: AnyTool[]; options?: ToolRunnerOptions } = {},
+): ToolRunner<boolean> {
+  if (typeof snapshot !== 'object' || snapshot === null) throw new TypeError('resumeToolRunner: the snapshot must be an object');
+  if (snapshot.version !== SNAPSHOT_VERSION) {
+    throw new TypeError(
+      `resumeToolRunner: snapshot version ${JSON.stringify(snapshot.version)} is not supported (this version of tool-runner reads version ${SNAPSHOT_VERSION})`,
+    );
+  }
+  const supplied = new Map<string, AnyTool>();
+  for (const entry of resume.tools ?? []) if (isRunnableTool(entry)) supplied.set(entry.name, entry);
+  const tools = snapshot.tools.map((entry) => {
+    if ('definition' in entry) return entry.definition;
+    const runnable = supplied.get(entry.runnable);
+    if (!runnable) {
+      const given = [...supplied.keys()].join(', ') || 'none';
+      throw new TypeError(`resumeToolRunner: the snapshot uses tool '${entry.runnable}', which was not supplied (supplied: ${given})`);
+    }
+    return runnable;
+  });
+  const params = { ...snapshot.params, ...(tools.length > 0 && { tools }) } as RunnerParams;
+  return new ToolRunner(client, params, resume.options, snapshot);
+}

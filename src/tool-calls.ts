@@ -1,0 +1,102 @@
+/**
+ * The tool calls of the assistant message being answered. They live until their results are in
+ * the history — across iterations when the run stops for approval — so that no finished call
+ * runs twice.
+ */
+import type { ApprovalDecision, PendingApproval } from './approval.js';
+import type { CallOutcome } from './execute.js';
+import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
+
+/** What a snapshot keeps of the calls. */
+export interface ToolCallsJSON {
+  /** Results of calls that finished, by tool_use id. */
+  settled: Record<string, BetaToolResultBlockParam>;
+  /** Calls that waited for approval (decided or not), as they were held. */
+  held: PendingApproval[];
+  /** Ids of the held calls still waiting. */
+  pending: string[];
+  decisions: Record<string, ApprovalDecision>;
+}
+
+export class ToolCalls {
+  readonly #calls = new Map<string, Promise<CallOutcome>>();
+  readonly #settled = new Map<string, BetaToolResultBlockParam>();
+  readonly #held = new Map<string, PendingApproval>();
+  readonly #decisions = new Map<string, ApprovalDecision>();
+  #pending: PendingApproval[] = [];
+
+  /** Starts a call once: a call that started (or finished) is not run again. */
+  start(toolUse: BetaToolUseBlock, run: (held: PendingApproval | undefined) => Promise<CallOutcome>): Promise<CallOutcome> {
+    let call = this.#calls.get(toolUse.id);
+    if (!call) {
+      call = run(this.#held.get(toolUse.id));
+      this.#calls.set(toolUse.id, call);
+      call.then(
+        (outcome) => {
+          if ('result' in outcome) this.#settled.set(toolUse.id, outcome.result);
+        },
+        // A call that failed (a hook threw) runs again when the run is retried.
+        () => this.#calls.delete(toolUse.id),
+      );
+    }
+    return call;
+  }
+
+  get pending(): readonly PendingApproval[] {
+    return this.#pending;
+  }
+
+  get decisions(): ReadonlyMap<string, ApprovalDecision> {
+    return this.#decisions;
+  }
+
+  /** The run stops with these calls waiting for a decision. */
+  hold(pending: PendingApproval[]): void {
+    this.#pending = pending;
+    for (const call of pending) {
+      this.#held.set(call.id, call);
+      this.#calls.delete(call.id);
+    }
+  }
+
+  /** Records a decision about a waiting call; throws for an id that is not waiting. */
+  decide(id: string, decision: ApprovalDecision): void {
+    const index = this.#pending.findIndex((call) => call.id === id);
+    if (index === -1) {
+      const state = this.#decisions.has(id) ? 'was already decided' : 'is not waiting for approval';
+      const waiting = this.#pending.map((call) => `${call.id} (${call.name})`).join(', ') || 'none';
+      throw new Error(`Tool call '${id}' ${state}. Calls waiting for approval: ${waiting}`);
+    }
+    this.#decisions.set(id, decision);
+    this.#pending = this.#pending.filter((_, i) => i !== index);
+  }
+
+  /** The message is answered: forget its calls. */
+  clear(): void {
+    this.#calls.clear();
+    this.#settled.clear();
+    this.#held.clear();
+    this.#decisions.clear();
+    this.#pending = [];
+  }
+
+  toJSON(): ToolCallsJSON {
+    return {
+      settled: Object.fromEntries(this.#settled),
+      held: [...this.#held.values()],
+      pending: this.#pending.map((call) => call.id),
+      decisions: Object.fromEntries(this.#decisions),
+    };
+  }
+
+  /** Restores the calls of a snapshot: finished ones keep their results and are not run again. */
+  restore(json: ToolCallsJSON): void {
+    for (const [id, result] of Object.entries(json.settled)) {
+      this.#settled.set(id, result);
+      this.#calls.set(id, Promise.resolve({ result }));
+    }
+    for (const [id, decision] of Object.entries(json.decisions)) this.#decisions.set(id, decision);
+    for (const call of json.held) this.#held.set(call.id, call);
+    this.#pending = json.held.filter((call) => json.pending.includes(call.id));
+  }
+}
