@@ -22,7 +22,8 @@ export interface ExecutionContext {
   iteration: number;
   runner: ToolRunner<boolean>;
   hooks: Hooks | undefined;
-  approve: Approver | undefined;
+  /** Asks `options.approve` (one question at a time), or resolves to undefined without it. */
+  askApproval: (call: ToolCall) => Promise<ApprovalDecision | undefined>;
   /** Decisions taken with runner.approve / runner.deny, by tool_use id. */
   decisions: ReadonlyMap<string, ApprovalDecision>;
   toolTimeoutMs: number | undefined;
@@ -63,6 +64,7 @@ export async function executeToolCall(
   if (held) {
     call.input = held.input;
     decision = context.decisions.get(toolUse.id);
+    if (!decision) return { pending: held };
   } else {
     const validated = await validateInput(tool, toolUse.input);
     if (!validated.ok) return invalid(validated.message);
@@ -78,7 +80,7 @@ export async function executeToolCall(
       call.input = replaced.value;
     }
     if (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED))) {
-      decision = context.decisions.get(toolUse.id) ?? (await ask(context.approve, call));
+      decision = context.decisions.get(toolUse.id) ?? (await context.askApproval(call));
       if (!decision) return { pending: { id: toolUse.id, name: tool.name, input: call.input, toolUse } };
     }
   }
@@ -166,15 +168,26 @@ async function needsApproval(tool: RunnableTool, input: unknown, context: ToolCo
   }
 }
 
-async function ask(approve: Approver | undefined, call: ToolCall): Promise<ApprovalDecision | undefined> {
-  if (!approve) return undefined;
-  let decision: unknown;
-  try {
-    decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse });
-  } catch (error) {
-    throw new HookError('approve', error);
-  }
-  return checkDecision(decision, call.name);
+/**
+ * Asks `approve` about one call at a time (a person answers one question after another), or
+ * resolves to undefined when there is no approver.
+ */
+export function approvalAsker(approve: Approver | undefined): (call: ToolCall) => Promise<ApprovalDecision | undefined> {
+  let queue: Promise<unknown> = Promise.resolve();
+  return (call) => {
+    if (!approve) return Promise.resolve(undefined);
+    const asked = queue.then(async () => {
+      let decision: unknown;
+      try {
+        decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse });
+      } catch (error) {
+        throw new HookError('approve', error);
+      }
+      return checkDecision(decision, call.name);
+    });
+    queue = asked.catch(() => {});
+    return asked;
+  };
 }
 
 type Validated = { ok: true; value: unknown } | { ok: false; message: string };

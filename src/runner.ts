@@ -8,7 +8,7 @@ import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { ApprovalDecision, PendingApproval } from './approval.js';
 import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
-import { type CallOutcome, type ExecutionContext, executeToolCall } from './execute.js';
+import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall } from './execute.js';
 import { Limiter } from './guards.js';
 import { callHook } from './hooks.js';
 import { answerDanglingCalls, cutOffText, errorResult, insertToolResults, toolUsesOf } from './history.js';
@@ -61,6 +61,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   readonly #options: ToolRunnerOptions;
   readonly #maxToolResultChars: number;
   readonly #limiter: Limiter | undefined;
+  readonly #askApproval: ExecutionContext['askApproval'];
   #logger: LeveledLogger | undefined;
   #requestOptions: RequestOptions;
   #apiParams: Record<string, unknown>;
@@ -87,6 +88,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     ({ maxToolResultChars: this.#maxToolResultChars } = checkOptions(options));
     this.#options = options;
     this.#limiter = options.concurrency ? new Limiter(options.concurrency) : undefined;
+    this.#askApproval = approvalAsker(options.approve);
     this.#requestOptions = { ...options.requestOptions };
     const { api, settings, messages, tools } = splitParams(params);
     this.#apiParams = api;
@@ -283,7 +285,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       iteration: this.#iteration,
       runner: this as ToolRunner<boolean>,
       hooks: this.#options.hooks,
-      approve: this.#options.approve,
+      askApproval: this.#askApproval,
       decisions: this.#calls.decisions,
       toolTimeoutMs: this.#options.toolTimeoutMs,
       maxToolResultChars: this.#maxToolResultChars,

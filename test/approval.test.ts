@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type ApprovalRequest, HookError, tool, toolRunner } from 'tool-runner';
+import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { baseParams, mockServer } from './helpers.js';
+
+function tools(log: string[]) {
+  const transfer = tool({
+    name: 'transfer',
+    description: 'Moves money',
+    inputSchema: z.object({ amount: z.number().positive(), to: z.string() }),
+    needsApproval: (input) => input.amount > 100,
+    run: ({ amount, to }) => (log.push(`transfer ${amount} to ${to}`), `sent ${amount} to ${to}`),
+  });
+  const balance = tool({
+    name: 'balance',
+    inputSchema: z.object({}),
+    run: () => (log.push('balance'), '1000'),
+  });
+  const remove = tool({
+    name: 'delete_account',
+    inputSchema: z.object({}),
+    needsApproval: true,
+    run: () => (log.push('deleted'), 'deleted'),
+  });
+  return [transfer, balance, remove];
+}
+
+const script = () => [
+  {
+    content: [
+      toolUse('balance', {}, 'toolu_balance'),
+      toolUse('transfer', { amount: 50, to: 'ann' }, 'toolu_small'),
+      toolUse('transfer', { amount: 500, to: 'bob' }, 'toolu_big'),
+      toolUse('delete_account', {}, 'toolu_delete'),
+    ],
+  },
+  { content: [text('Done.')] },
+];
+
+describe('approval with options.approve', () => {
+  it('asks for each call that needs it: allow, deny with a reason, allow with edited input (validated again)', async () => {
+    const log: string[] = [];
+    const asked: ApprovalRequest[] = [];
+    const server = await mockServer(script());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: tools(log) }, {
+      approve: (call) => {
+        asked.push(call);
+        if (call.name === 'delete_account') return { decision: 'deny', reason: 'never delete accounts' };
+        return { decision: 'allow', input: { amount: 200, to: 'bob' } };
+      },
+    });
+    await runner;
+    expect(asked.map((call) => [call.name, call.input, call.toolUse.id]).sort()).toEqual([
+      ['delete_account', {}, 'toolu_delete'],
+      ['transfer', { amount: 500, to: 'bob' }, 'toolu_big'],
+    ]);
+    expect(log.sort()).toEqual(['balance', 'transfer 200 to bob', 'transfer 50 to ann']);
+    const results = server.requests[1]!.body.messages[2].content;
+    expect(results.map((result: { tool_use_id: string }) => result.tool_use_id)).toEqual(['toolu_balance', 'toolu_small', 'toolu_big', 'toolu_delete']);
+    expect(results[2]).toMatchObject({ content: 'sent 200 to bob' });
+    expect(results[3]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_delete',
+      is_error: true,
+      content: "Error: the call to 'delete_account' was denied by the user: never delete accounts It was not run.",
+    });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('edited input that fails validation is answered with the issues and not run', async () => {
+    const log: string[] = [];
+    const server = await mockServer([{ content: [toolUse('transfer', { amount: 500, to: 'bob' })] }, { content: [text('ok')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: tools(log) }, { approve: () => ({ decision: 'allow', input: { amount: -1 } }) });
+    expect(log).toEqual([]);
+    expect(server.requests[1]!.body.messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('- amount:') });
+  });
+
+  it('an approver that throws or answers nonsense stops the run with a clear error', async () => {
+    const server = await mockServer([{ content: [toolUse('delete_account', {})] }, { content: [toolUse('delete_account', {})] }]);
+    const throwing = toolRunner(server.client(), { ...baseParams, tools: tools([]) }, {
+      approve: () => {
+        throw new Error('approval service down');
+      },
+    });
+    await expect(throwing.runUntilDone()).rejects.toThrow(new HookError('approve', new Error('approval service down')).message);
+    const nonsense = toolRunner(server.client(), { ...baseParams, tools: tools([]) }, { approve: () => ({ decision: 'yes' }) as never });
+    await expect(nonsense.runUntilDone()).rejects.toThrow(/options.approve returned \{"decision":"yes"\}/);
+  });
+});
+
+describe('approval without options.approve: the run stops with pendingApprovals', () => {
+  it('runs the calls that need no approval, stops, and goes on after approve / deny', async () => {
+    const log: string[] = [];
+    const server = await mockServer(script());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: tools(log) });
+    const stopped = await runner;
+    expect(stopped.stop_reason).toBe('tool_use');
+    expect(log.sort()).toEqual(['balance', 'transfer 50 to ann']);
+    expect(runner.pendingApprovals.map(({ id, name, input }) => ({ id, name, input }))).toEqual([
+      { id: 'toolu_big', name: 'transfer', input: { amount: 500, to: 'bob' } },
+      { id: 'toolu_delete', name: 'delete_account', input: {} },
+    ]);
+    expect(server.requests).toHaveLength(1);
+    // The history holds the reply, its calls not yet answered: a state the runner answers first when it goes on.
+    expect(runner.params.messages.at(-1)?.role).toBe('assistant');
+
+    runner.approve('toolu_big', { input: { amount: 150, to: 'bob' } });
+    runner.deny('toolu_delete', 'not today');
+    expect(() => runner.approve('toolu_big')).toThrow(/'toolu_big' was already decided/);
+    expect(() => runner.deny('toolu_unknown')).toThrow(/'toolu_unknown' is not waiting for approval/);
+    const final = await runner;
+    expect(final.content[0]).toMatchObject({ text: 'Done.' });
+    expect(log.sort()).toEqual(['balance', 'transfer 150 to bob', 'transfer 50 to ann']);
+    const results = server.requests[1]!.body.messages[2].content;
+    expect(results.map((result: { tool_use_id: string; is_error?: boolean }) => [result.tool_use_id, result.is_error ?? false])).toEqual([
+      ['toolu_balance', false],
+      ['toolu_small', false],
+      ['toolu_big', false],
+      ['toolu_delete', true],
+    ]);
+    expect(results[3].content).toMatch(/denied by the user: not today/);
+    expect(runner.pendingApprovals).toEqual([]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('iterating again without deciding stops again at once, sending nothing', async () => {
+    const server = await mockServer(script());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: tools([]) });
+    await runner;
+    runner.approve('toolu_big');
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_delete']);
+    await runner;
+    expect(server.requests).toHaveLength(1);
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_delete']);
+  });
+});
