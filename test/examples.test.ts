@@ -23,6 +23,10 @@ describe('examples run offline', () => {
     streaming: [/\[calling get_weather\]/, /21°C and pleasant/],
     debugging: [/the model reads: "RangeError: division by zero"/],
     testing: [/agent test passed/],
+    approval: [/waiting for approval: refund \{"order":"B-2","amount":400\}/, /answer: A-1 was refunded/],
+    resume: [/saved a snapshot of \d+ bytes, waiting for: deploy/, /answer: billing is live\. \(2 requests in all\)/],
+    guards: [/result \(\d+ chars\): .*<\/html>/, /error  \(\d+ chars\): Error: the call to 'fetch_page' timed out after 200 ms/, /\[truncated: the result had 600013 characters; only the first 2000 are shown\]/],
+    hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };
   for (const [name, patterns] of Object.entries(expectations)) {
     it(name, async () => {

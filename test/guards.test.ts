@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { tool, toolRunner } from 'tool-runner';
+import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { baseParams, mockServer, sleep } from './helpers.js';
+
+const hanging = (name: string, seen: AbortSignal[], timeoutMs?: number) =>
+  tool({
+    name,
+    inputSchema: z.object({}),
+    ...(timeoutMs !== undefined && { timeoutMs }),
+    run: (_input, context) => {
+      seen.push(context.signal);
+      return new Promise<string>(() => {});
+    },
+  });
+
+describe('timeouts', () => {
+  it('a tool past its own timeoutMs: its signal aborts and the model gets a timeout error', async () => {
+    const signals: AbortSignal[] = [];
+    const server = await mockServer([{ content: [toolUse('slow', {}, 'toolu_s')] }, { content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [hanging('slow', signals, 50)] });
+    await runner;
+    expect(signals[0]?.aborted).toBe(true);
+    expect(server.requests[1]!.body.messages[2].content[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_s',
+      is_error: true,
+      content: "Error: the call to 'slow' timed out after 50 ms and was stopped.",
+    });
+  });
+
+  it('options.toolTimeoutMs applies to tools without their own; a tool’s own timeoutMs wins', async () => {
+    const signals: AbortSignal[] = [];
+    const server = await mockServer([
+      { content: [toolUse('a', {}, 'toolu_a'), toolUse('b', {}, 'toolu_b')] },
+      { content: [text('ok')] },
+    ]);
+    const started = performance.now();
+    await toolRunner(server.client(), { ...baseParams, tools: [hanging('a', signals), hanging('b', signals, 30)] }, { toolTimeoutMs: 80 });
+    const [a, b] = server.requests[1]!.body.messages[2].content;
+    expect(a.content).toMatch(/timed out after 80 ms/);
+    expect(b.content).toMatch(/timed out after 30 ms/);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('a tool that rejects when its signal aborts is still answered as timed out', async () => {
+    const server = await mockServer([{ content: [toolUse('polite', {}, 'toolu_p')] }, { content: [text('ok')] }]);
+    const polite = tool({
+      name: 'polite',
+      inputSchema: z.object({}),
+      timeoutMs: 30,
+      run: (_input, { signal }) =>
+        new Promise<string>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+    });
+    await toolRunner(server.client(), { ...baseParams, tools: [polite] });
+    expect(server.requests[1]!.body.messages[2].content[0].content).toMatch(/timed out after 30 ms/);
+  });
+});
+
+describe('concurrency', () => {
+  it('options.concurrency bounds the tools running at once; results keep the model order', async () => {
+    let running = 0;
+    let most = 0;
+    const work = tool({
+      name: 'work',
+      inputSchema: z.object({ n: z.number() }),
+      run: async ({ n }) => {
+        running++;
+        most = Math.max(most, running);
+        await sleep(20);
+        running--;
+        return `done ${n}`;
+      },
+    });
+    const calls = Array.from({ length: 7 }, (_, n) => toolUse('work', { n }, `toolu_${n}`));
+    const server = await mockServer([{ content: calls }, { content: [text('ok')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [work] }, { concurrency: 2 });
+    expect(most).toBe(2);
+    expect(server.requests[1]!.body.messages[2].content.map((result: { content: string }) => result.content)).toEqual(
+      Array.from({ length: 7 }, (_, n) => `done ${n}`),
+    );
+  });
+});
+
+describe('result size', () => {
+  const big = (size: number) => tool({ name: 'big', inputSchema: z.object({}), run: () => 'x'.repeat(size) });
+
+  it('maxToolResultChars truncates an oversized result with a visible note', async () => {
+    const server = await mockServer([{ content: [toolUse('big', {})] }, { content: [text('ok')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [big(5_000)] }, { maxToolResultChars: 1_000 });
+    const content = server.requests[1]!.body.messages[2].content[0].content as string;
+    expect(content.startsWith('x'.repeat(1_000))).toBe(true);
+    expect(content).toContain('[truncated: the result had 5000 characters; only the first 1000 are shown]');
+    expect(content.length).toBeLessThan(1_100);
+  });
+
+  it('the default keeps one runaway tool from filling the request: 100,000 characters', async () => {
+    const server = await mockServer([{ content: [toolUse('big', {})] }, { content: [text('ok')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [big(3_000_000)] });
+    const content = server.requests[1]!.body.messages[2].content[0].content as string;
+    expect(content.length).toBeLessThan(100_200);
+    expect(content).toContain('the result had 3000000 characters');
+  });
+
+  it('text blocks are cut together, other blocks kept', async () => {
+    const image = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: 'AAAA' } };
+    const blocks = tool({
+      name: 'blocks',
+      inputSchema: z.object({}),
+      run: () => [{ type: 'text' as const, text: 'a'.repeat(60) }, image, { type: 'text' as const, text: 'b'.repeat(60) }],
+    });
+    const server = await mockServer([{ content: [toolUse('blocks', {})] }, { content: [text('ok')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [blocks] }, { maxToolResultChars: 100 });
+    const content = server.requests[1]!.body.messages[2].content[0].content;
+    expect(content).toEqual([
+      { type: 'text', text: 'a'.repeat(60) },
+      image,
+      { type: 'text', text: 'b'.repeat(40) },
+      { type: 'text', text: '[truncated: the result had 120 characters; only the first 100 are shown]' },
+    ]);
+  });
+});
+
+describe('options are checked at construction', () => {
+  it('rejects unknown option names and values out of range before any request', async () => {
+    const server = await mockServer([]);
+    const client = server.client();
+    expect(() => toolRunner(client, baseParams, { concurency: 2 } as never)).toThrow(/unknown option 'concurency'; the options are signal, requestOptions/);
+    expect(() => toolRunner(client, baseParams, { concurrency: 0 })).toThrow(/concurrency must be a positive integer/);
+    expect(() => toolRunner(client, baseParams, { toolTimeoutMs: -5 })).toThrow(/toolTimeoutMs must be a positive number/);
+    expect(() => toolRunner(client, baseParams, { maxToolResultChars: 1.5 })).toThrow(/maxToolResultChars must be a positive integer/);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('a history left valid after a timeout', async () => {
+    const server = await mockServer([{ content: [toolUse('slow', {})] }, { content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [hanging('slow', [], 20)] });
+    await runner;
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+});

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { HookError, type Hooks, tool, toolRunner } from 'tool-runner';
+import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { baseParams, mockServer, sleep } from './helpers.js';
+
+const echo = (log: string[]) =>
+  tool({ name: 'echo', inputSchema: z.object({ say: z.string() }), run: ({ say }) => (log.push(say), `echo: ${say}`) });
+const boom = tool({
+  name: 'boom',
+  inputSchema: z.object({}),
+  run: () => {
+    throw new Error('kaboom');
+  },
+});
+
+describe('hooks', () => {
+  it('are called once per request, message, tool call, result and throwing tool, and awaited', async () => {
+    const events: string[] = [];
+    const hooks: Hooks = {
+      onRequest: async (params) => {
+        await sleep(5);
+        events.push(`request ${(params.messages as unknown[]).length}`);
+      },
+      onMessage: (message) => void events.push(`message ${message.stop_reason}`),
+      onToolCall: (call) => void events.push(`call ${call.name} ${JSON.stringify(call.input)}`),
+      onToolResult: (result) => void events.push(`result ${result.tool_use_id} ${result.is_error ? 'error' : 'ok'}`),
+      onToolError: (error, call) => void events.push(`error ${call.name} ${(error as Error).message}`),
+    };
+    const server = await mockServer([
+      { content: [toolUse('echo', { say: 'hi' }, 'toolu_e'), toolUse('boom', {}, 'toolu_b')] },
+      { content: [text('ok')] },
+    ]);
+    await toolRunner(server.client(), { ...baseParams, tools: [echo([]), boom] }, { hooks });
+    expect(events.slice(0, 2)).toEqual(['request 1', 'message tool_use']);
+    expect(events.slice(2, 7).sort()).toEqual(
+      ['call echo {"say":"hi"}', 'call boom {}', 'result toolu_e ok', 'result toolu_b error', 'error boom kaboom'].sort(),
+    );
+    expect(events.slice(7)).toEqual(['request 3', 'message end_turn']);
+  });
+
+  it('onToolCall may skip a call with a given result, or replace its input (validated again)', async () => {
+    const log: string[] = [];
+    const server = await mockServer([
+      {
+        content: [
+          toolUse('echo', { say: 'skip me' }, 'toolu_1'),
+          toolUse('echo', { say: 'replace me' }, 'toolu_2'),
+          toolUse('echo', { say: 'bad' }, 'toolu_3'),
+        ],
+      },
+      { content: [text('ok')] },
+    ]);
+    await toolRunner(server.client(), { ...baseParams, tools: [echo(log)] }, {
+      hooks: {
+        onToolCall: (call) => {
+          const { say } = call.input as { say: string };
+          if (say === 'skip me') return { result: 'cached answer' };
+          if (say === 'replace me') return { input: { say: 'replaced' } };
+          return { input: { say: 42 } };
+        },
+      },
+    });
+    expect(log).toEqual(['replaced']);
+    const [first, second, third] = server.requests[1]!.body.messages[2].content;
+    expect(first).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: 'cached answer' });
+    expect(second).toEqual({ type: 'tool_result', tool_use_id: 'toolu_2', content: 'echo: replaced' });
+    expect(third).toMatchObject({ is_error: true, content: expect.stringContaining("Invalid input for tool 'echo'") });
+  });
+
+  it('a hook that throws stops the run with a HookError naming the hook; the history stays valid', async () => {
+    const server = await mockServer([{ content: [toolUse('echo', { say: 'x' })] }, { content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [echo([])] }, {
+      hooks: {
+        onToolResult: () => {
+          throw new TypeError('bad hook');
+        },
+      },
+    });
+    const error = await runner.runUntilDone().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HookError);
+    expect(error).toMatchObject({ hook: 'onToolResult', message: 'hooks.onToolResult threw: TypeError: bad hook' });
+    expect((error as Error).cause).toBeInstanceOf(TypeError);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('a throwing onRequest stops the run before the request is sent', async () => {
+    const server = await mockServer([{ content: [text('never')] }]);
+    const runner = toolRunner(server.client(), baseParams, {
+      hooks: {
+        onRequest: () => {
+          throw new Error('no network today');
+        },
+      },
+    });
+    await expect(runner.runUntilDone()).rejects.toThrow('hooks.onRequest threw: Error: no network today');
+    expect(server.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,100 @@
+import { execFile } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type RunnerSnapshot, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { bankTools } from './fixtures/bank-tools.js';
+import { baseParams, mockServer } from './helpers.js';
+
+const webSearch = { type: 'web_search_20250305' as const, name: 'web_search' as const };
+
+describe('pause and resume', () => {
+  it('a snapshot is JSON-safe and versioned', async () => {
+    const server = await mockServer([{ content: [toolUse('balance', {})], usage: { input_tokens: 11, output_tokens: 3 } }, { content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [...bankTools([]), webSearch], max_iterations: 1 });
+    await runner;
+    const snapshot = runner.toJSON();
+    expect(JSON.parse(JSON.stringify(snapshot))).toEqual(snapshot);
+    expect(snapshot).toMatchObject({
+      version: 1,
+      iteration: 1,
+      usage: { input_tokens: 11, output_tokens: 3 },
+      tools: [{ runnable: 'transfer' }, { runnable: 'balance' }, { definition: webSearch }],
+      params: { model: baseParams.model, max_iterations: 1 },
+    });
+    expect(snapshot.params.messages).toHaveLength(3);
+  });
+
+  it('a run stopped for approval resumes in another process: approved there, finished, no call run twice', async () => {
+    const server = await mockServer([
+      {
+        content: [toolUse('balance', {}, 'toolu_b'), toolUse('transfer', { amount: 500, to: 'bob' }, 'toolu_t')],
+        usage: { input_tokens: 10, output_tokens: 5 },
+      },
+      { content: [text('Sent.')], usage: { input_tokens: 20, output_tokens: 2 } },
+    ]);
+    const log: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools(log) });
+    await runner;
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_t']);
+    expect(log).toEqual(['balance']);
+    const saved = JSON.stringify(runner.toJSON());
+
+    const child = await new Promise<string>((resolve, reject) => {
+      const process_ = execFile(
+        process.execPath,
+        ['--import', 'tsx', 'test/fixtures/resume-child.ts'],
+        { env: { ...process.env, MOCK_URL: server.url } },
+        (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
+      );
+      process_.stdin!.end(saved);
+    });
+    const result = JSON.parse(child);
+    expect(result.waiting).toEqual(['toolu_t']);
+    // Only the approved call ran in the child; the balance call's result came from the snapshot.
+    expect(result.log).toEqual(['transfer 500 to bob']);
+    expect(result.final).toEqual([{ type: 'text', text: 'Sent.', citations: null }]);
+    expect(result.iteration).toBe(2);
+    expect(result.usage).toMatchObject({ input_tokens: 30, output_tokens: 7 });
+    expect(result.problems).toEqual([]);
+    const results = server.requests[1]!.body.messages[2].content;
+    expect(results).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_b', content: '1000' },
+      { type: 'tool_result', tool_use_id: 'toolu_t', content: 'sent 500 to bob' },
+    ]);
+  });
+
+  it('resumes in the same process, keeping decisions taken before the snapshot', async () => {
+    const server = await mockServer([
+      { content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1'), toolUse('transfer', { amount: 700, to: 'b' }, 'toolu_2')] },
+      { content: [text('ok')] },
+    ]);
+    const log: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools(log) });
+    await runner;
+    runner.deny('toolu_1', 'too much');
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot, {
+      tools: bankTools(log),
+    });
+    expect(resumed.pendingApprovals.map((call) => call.id)).toEqual(['toolu_2']);
+    resumed.approve('toolu_2');
+    await resumed;
+    expect(log).toEqual(['transfer 700 to b']);
+    expect(server.requests[1]!.body.messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('too much') });
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
+  it('fails before any request for an unknown version or a tool that is not supplied', async () => {
+    const server = await mockServer([{ content: [text('never')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools([]) });
+    const snapshot = runner.toJSON();
+    expect(() => resumeToolRunner(server.client(), { ...snapshot, version: 2 as never }, { tools: bankTools([]) })).toThrow(
+      /snapshot version 2 is not supported/,
+    );
+    const other = tool({ name: 'other', inputSchema: z.object({}), run: () => '' });
+    expect(() => resumeToolRunner(server.client(), snapshot, { tools: [other] })).toThrow(
+      /uses tool 'transfer', which was not supplied \(supplied: other\)/,
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+});
