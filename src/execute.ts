@@ -56,7 +56,7 @@ export async function executeToolCall(
   const tool = context.tools.get(toolUse.name);
   if (!tool) {
     logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) not found`);
-    return fail(`Error: Tool '${toolUse.name}' not found`);
+    return fail(`Error: Tool '${toolUse.name}' not found${suggestion(toolUse.name, context.tools)}`);
   }
   if (context.signal?.aborted) return fail(abortedText(tool.name));
 
@@ -121,6 +121,13 @@ export async function executeToolCall(
     logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) got invalid input`);
     return fail(message);
   }
+}
+
+/** ". Did you mean 'x'?" for a name that differs from a tool's only in case or separators. */
+function suggestion(name: string, tools: ReadonlyMap<string, RunnableTool>): string {
+  const plain = (value: string) => value.toLowerCase().replace(/[-_\s]/g, '');
+  for (const known of tools.keys()) if (plain(known) === plain(name)) return `. Did you mean '${known}'?`;
+  return '';
 }
 
 type RunOutcome = { ok: true; value: unknown } | { ok: false; thrown: unknown } | { ok: false; timedOut: number | undefined };

@@ -39,6 +39,8 @@ export function errorResult(toolUseId: string, content: ToolResultContent): Beta
 
 export const cutOffText = (name: string) =>
   `Error: the call to '${name}' was cut off (the reply reached max_tokens), so it was not run.`;
+export const duplicateIdText = (id: string) =>
+  `Error: this call repeats the id '${id}' of an earlier call in the same message, so it was not run. Give each call its own id.`;
 export const notRunText = (name: string) =>
   `Error: the call to '${name}' was not answered before the conversation went on, so it was not run.`;
 
@@ -47,7 +49,7 @@ export const notRunText = (name: string) =>
  * with `is_error` results in a user message right after it, so the API accepts the history.
  * Returns the same array when nothing is missing.
  */
-export function answerDanglingCalls(messages: BetaMessageParam[], cutOff: ReadonlySet<string>): BetaMessageParam[] {
+export function answerDanglingCalls(messages: BetaMessageParam[], notRun: ReadonlyMap<string, string>): BetaMessageParam[] {
   let repaired: BetaMessageParam[] | undefined;
   for (let i = messages.length - 2; i >= 0; i--) {
     const uses = toolUsesOf(messages[i]);
@@ -56,12 +58,37 @@ export function answerDanglingCalls(messages: BetaMessageParam[], cutOff: Readon
     const missing = uses.filter((use) => !answered.has(use.id));
     if (missing.length === 0) continue;
     const results = missing.map((use) =>
-      errorResult(use.id, cutOff.has(use.id) ? cutOffText(use.name) : notRunText(use.name)),
+      errorResult(use.id, notRun.get(use.id) ?? notRunText(use.name)),
     );
     repaired ??= [...messages];
     repaired.splice(i + 1, 0, { role: 'user', content: results });
   }
   return repaired ?? messages;
+}
+
+/**
+ * A reply whose tool_use ids repeat within it: the repeats get ids of their own (`<id>_dup<n>`),
+ * so each call can be answered exactly once; `renamed` lists them (they are answered, not run).
+ */
+export function uniqueToolUseIds(content: BetaMessage['content']): { content: BetaMessage['content']; renamed: Map<string, string> } {
+  const seen = new Set<string>();
+  const renamed = new Map<string, string>();
+  let changed: BetaMessage['content'] | undefined;
+  content.forEach((block, i) => {
+    if (block.type !== 'tool_use') return;
+    if (!seen.has(block.id)) {
+      seen.add(block.id);
+      return;
+    }
+    let n = 1;
+    while (seen.has(`${block.id}_dup${n}`)) n++;
+    const id = `${block.id}_dup${n}`;
+    seen.add(id);
+    renamed.set(id, duplicateIdText(block.id));
+    changed ??= [...content];
+    changed[i] = { ...block, id };
+  });
+  return { content: changed ?? content, renamed };
 }
 
 /** Puts `results` right after the last assistant message: the API takes results only there. */

@@ -37,6 +37,16 @@ export function splitParams(params: RunnerParams): SplitParams {
   if (typeof params !== 'object' || params === null) throw new TypeError('toolRunner: params must be an object');
   const { messages, tools, thread, ...rest } = params;
   if (!Array.isArray(messages)) throw new TypeError('toolRunner: params.messages must be an array of messages');
+  if (messages.length === 0) throw new TypeError('toolRunner: params.messages is empty; give at least one user message');
+  messages.forEach((message, i) => {
+    const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown };
+    if (role !== 'user' && role !== 'assistant' && role !== 'system') {
+      throw new TypeError(`toolRunner: params.messages[${i}].role must be 'user' or 'assistant', got ${JSON.stringify(role)}`);
+    }
+    if (typeof content !== 'string' && !Array.isArray(content)) {
+      throw new TypeError(`toolRunner: params.messages[${i}].content must be a string or an array of content blocks`);
+    }
+  });
   if (thread !== undefined && thread !== false) {
     throw new TypeError('toolRunner: `thread` may only be `false`; the runner always sends the whole history');
   }
@@ -67,6 +77,9 @@ export function toolMaps(tools: AnyTool[] | undefined): {
     if (name !== undefined) {
       if (names.has(name)) throw new TypeError(`toolRunner: two tools are named '${name}'; tool names must be unique`);
       names.add(name);
+    }
+    if ('run' in entry && typeof (entry as { run?: unknown }).run !== 'function') {
+      throw new TypeError(`toolRunner: tool '${name}' has a \`run\` that is not a function`);
     }
     if (isRunnableTool(entry)) runnable.set(entry.name, entry);
   }

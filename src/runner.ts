@@ -11,7 +11,7 @@ import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
 import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall } from './execute.js';
 import { Limiter } from './guards.js';
 import { callHook } from './hooks.js';
-import { answerDanglingCalls, cutOffText, errorResult, insertToolResults, toolUsesOf } from './history.js';
+import { answerDanglingCalls, cutOffText, errorResult, insertToolResults, toolUsesOf, uniqueToolUseIds } from './history.js';
 import { type LeveledLogger, runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunnerParams, type RunnerSettings, splitParams, toolMaps } from './params.js';
@@ -74,8 +74,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   #historySetByCaller = true;
   #turn: Turn | undefined;
   #lastMessage: BetaMessage | undefined;
-  /** Ids of tool calls cut off by max_tokens (never run). */
-  #cutOff: Set<string> | undefined;
+  /** Tool calls never run, by id, with the error that answers them (cut off by max_tokens, repeated ids). */
+  #notRun: Map<string, string> | undefined;
   readonly #calls = new ToolCalls();
   #consumed = false;
   #iteration = 0;
@@ -100,7 +100,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     if (snapshot) {
       this.#iteration = snapshot.iteration;
       this.#usage = snapshot.usage;
-      if (snapshot.cutOff.length > 0) this.#cutOff = new Set(snapshot.cutOff);
+      const notRun = Object.entries(snapshot.notRun);
+      if (notRun.length > 0) this.#notRun = new Map(notRun);
       this.#calls.restore(snapshot.calls);
     }
   }
@@ -169,7 +170,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   async #send(): Promise<Turn> {
     if (this.#historySetByCaller) {
       // The runner's own appends keep the history valid; what the caller set is checked once.
-      this.#messages = answerDanglingCalls(this.#messages, this.#cutOff ?? EMPTY);
+      this.#messages = answerDanglingCalls(this.#messages, this.#notRun ?? EMPTY);
       this.#historySetByCaller = false;
     }
     // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
@@ -191,7 +192,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     } else {
       message = api.create(body, options) as PromiseLike<BetaMessage>;
     }
-    turn.message = Promise.resolve(message.then((reply) => this.#received(reply)));
+    turn.message = Promise.resolve(message.then((reply) => this.#received(reply), readableError));
     // The error reaches the caller through the iteration; never as an unhandled rejection.
     turn.message.catch(() => {});
     return turn;
@@ -202,7 +203,9 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     this.#iteration++;
     this.#usage = addUsage(this.#usage, reply.usage);
     this.#lastMessage = reply;
-    if (reply.stop_reason === 'max_tokens') for (const use of toolUsesOf(reply)) (this.#cutOff ??= new Set()).add(use.id);
+    if (reply.stop_reason === 'max_tokens') {
+      for (const use of toolUsesOf(reply)) (this.#notRun ??= new Map()).set(use.id, cutOffText(use.name));
+    }
     const containerId = reply.container?.id;
     if (containerId) this.#adoptContainer(containerId);
     return reply;
@@ -221,7 +224,9 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   async #finishTurn(turn: Turn): Promise<'continue' | 'stop' | 'pending'> {
     if (!turn.tookControl) {
       const reply = await turn.message;
-      this.#messages.push({ role: reply.role, content: reply.content });
+      const { content, renamed } = uniqueToolUseIds(reply.content);
+      for (const [id, text] of renamed) (this.#notRun ??= new Map()).set(id, text);
+      this.#messages.push({ role: reply.role, content });
       const step = nextStepFor(reply.stop_reason);
       if (step === 'stop') return 'stop';
       if (step === 'resume') return 'continue';
@@ -270,11 +275,12 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
 
   /** Starts a call once until its message is answered; a call cut off by max_tokens is answered without running. */
   #startCall(toolUse: BetaToolUseBlock, signal: AbortSignal | undefined): Promise<CallOutcome> {
-    return this.#calls.start(toolUse, (held) =>
-      this.#cutOff?.has(toolUse.id)
-        ? Promise.resolve({ result: errorResult(toolUse.id, cutOffText(toolUse.name)) })
-        : executeToolCall(toolUse, this.#executionContext(signal), held),
-    );
+    return this.#calls.start(toolUse, (held) => {
+      const notRun = this.#notRun?.get(toolUse.id);
+      return notRun !== undefined
+        ? Promise.resolve({ result: errorResult(toolUse.id, notRun) })
+        : executeToolCall(toolUse, this.#executionContext(signal), held);
+    });
   }
 
   #executionContext(signal: AbortSignal | undefined): ExecutionContext {
@@ -419,7 +425,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       ),
       iteration: this.#iteration,
       usage: this.#usage,
-      cutOff: [...(this.#cutOff ?? [])],
+      notRun: Object.fromEntries(this.#notRun ?? []),
       calls: this.#calls.toJSON(),
     });
   }
@@ -448,7 +454,14 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   }
 }
 
-const EMPTY: ReadonlySet<string> = new Set();
+/** Errors from the request are the SDK's typed errors; anything else (an unreadable reply) is wrapped in one. */
+function readableError(error: unknown): never {
+  if (error instanceof AnthropicError) throw error;
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  throw new AnthropicError(`The request failed: the API's reply could not be read (${detail})`, { cause: error });
+}
+
+const EMPTY: ReadonlyMap<string, string> = new Map();
 
 interface Settleable<T> {
   promise: Promise<T>;

@@ -19,8 +19,8 @@ export interface RunnerSnapshot {
   tools: Array<{ runnable: string } | { definition: BetaToolUnion }>;
   iteration: number;
   usage: Usage;
-  /** Ids of tool calls cut off by max_tokens. */
-  cutOff: string[];
+  /** Tool calls never to run (cut off by max_tokens, repeated ids), with the error that answers them. */
+  notRun: Record<string, string>;
   calls: ToolCallsJSON;
 }
 

@@ -37,8 +37,17 @@ export function weatherTool(calls: string[] = []) {
 /** A logger that keeps every line, by level. */
 export function captureLogger() {
   const lines: Array<{ level: string; message: string }> = [];
+  const show = (value: unknown) => {
+    if (typeof value === 'string') return value;
+    try {
+      return JSON.stringify(value, (_key, inner) => (inner instanceof Headers ? Object.fromEntries(inner) : inner));
+    } catch {
+      return String(value);
+    }
+  };
+  // Every argument in full, objects as JSON, so a test sees all that a logger would print.
   const at = (level: string) => (message: string, ...rest: unknown[]) =>
-    lines.push({ level, message: [message, ...rest.map(String)].join(' ') });
+    lines.push({ level, message: [message, ...rest.map(show)].join(' ') });
   return { lines, logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } };
 }
 

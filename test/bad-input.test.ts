@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { tool, toolRunner } from 'tool-runner';
+import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { baseParams, captureLogger, mockServer } from './helpers.js';
+
+const order = (log: string[] = []) =>
+  tool({
+    name: 'get_order',
+    inputSchema: z.object({ id: z.string().max(64), expand: z.boolean().optional() }).strict(),
+    run: ({ id }) => (log.push(id), `order ${id}`),
+  });
+
+async function answers(calls: ReturnType<typeof toolUse>[], log: string[] = []) {
+  const server = await mockServer([{ content: calls }, { content: [text('ok')] }]);
+  const runner = toolRunner(server.client(), { ...baseParams, tools: [order(log)] });
+  await runner;
+  expect(historyProblems(runner.params.messages)).toEqual([]);
+  return { results: runner.params.messages[2]!.content as Array<{ tool_use_id: string; content: string; is_error?: boolean }>, runner };
+}
+
+describe('bad input from the model gets an is_error result it can act on', () => {
+  it('input that is not a JSON object (unparsable partial JSON arrives as a string)', async () => {
+    const { results } = await answers([toolUse('get_order', '{"id": "A-1', 'toolu_1')]);
+    expect(results[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/Invalid input for tool 'get_order':\n- \(root\): /) });
+  });
+
+  it('missing, extra and mistyped fields, each with its path', async () => {
+    const { results } = await answers([
+      toolUse('get_order', {}, 'toolu_missing'),
+      toolUse('get_order', { id: 'A', colour: 'red' }, 'toolu_extra'),
+      toolUse('get_order', { id: 7, expand: 'yes' }, 'toolu_typed'),
+    ]);
+    expect(results.map((result) => result.is_error)).toEqual([true, true, true]);
+    expect(results[0]!.content).toMatch(/- id: /);
+    expect(results[1]!.content).toMatch(/colour/);
+    expect(results[2]!.content).toMatch(/- id: .*\n- expand: /);
+  });
+
+  it('a huge input is rejected without echoing it back', async () => {
+    const { results } = await answers([toolUse('get_order', { id: 'x'.repeat(500_000) })]);
+    expect(results[0]!.is_error).toBe(true);
+    expect(results[0]!.content.length).toBeLessThan(500);
+  });
+
+  it('a tool name that does not exist, or differs only in case, is "not found" with a hint', async () => {
+    const { results } = await answers([toolUse('Get_Order', { id: 'A' }, 'toolu_case'), toolUse('cancel_order', {}, 'toolu_none')]);
+    expect(results[0]!.content).toBe("Error: Tool 'Get_Order' not found. Did you mean 'get_order'?");
+    expect(results[1]!.content).toBe("Error: Tool 'cancel_order' not found");
+  });
+
+  it('duplicate tool_use ids: the repeat gets an id of its own and an error; the first runs once', async () => {
+    const log: string[] = [];
+    const { results, runner } = await answers([toolUse('get_order', { id: 'A' }, 'toolu_same'), toolUse('get_order', { id: 'B' }, 'toolu_same')], log);
+    expect(log).toEqual(['A']);
+    expect(results.map((result) => result.tool_use_id)).toEqual(['toolu_same', 'toolu_same_dup1']);
+    expect(results[1]).toMatchObject({ is_error: true, content: expect.stringContaining("repeats the id 'toolu_same'") });
+    const assistant = runner.params.messages[1]!.content as Array<{ id: string }>;
+    expect(assistant.map((block) => block.id)).toEqual(['toolu_same', 'toolu_same_dup1']);
+  });
+});
+
+describe('bad input from the user is a clear error at construction, before any request', () => {
+  it('each case', async () => {
+    const server = await mockServer([]);
+    const client = server.client();
+    const make = (params: object, options?: object) => () => toolRunner(client, { ...baseParams, ...params } as never, options as never);
+    expect(make({ messages: [] })).toThrow(/params.messages is empty/);
+    expect(make({ messages: undefined })).toThrow(/params.messages must be an array/);
+    expect(make({ messages: [{ role: 'bot', content: 'x' }] })).toThrow(/messages\[0\].role must be 'user' or 'assistant'/);
+    expect(make({ tools: [order(), order()] })).toThrow(/two tools are named 'get_order'/);
+    expect(make({ max_iterations: 0 })).toThrow(/max_iterations must be a positive integer, got 0/);
+    expect(make({ max_iterations: -3 })).toThrow(/max_iterations must be a positive integer/);
+    expect(make({ tools: [{ name: 'x', input_schema: { type: 'object' }, run: 'not a function' }] })).toThrow(/tool 'x' has a `run` that is not a function/);
+    expect(make({}, { timeout: 5 })).toThrow(/unknown option 'timeout'/);
+    expect(() => tool({ name: 'x', inputSchema: z.array(z.string()) as never, run: () => '' })).toThrow(/must describe an object/);
+    expect(() => tool({ name: 'x', inputSchema: z.object({}), run: undefined as never })).toThrow(/`run` must be a function/);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('security', () => {
+  it('the API key never appears in any log line, at any level', async () => {
+    const secret = 'sk-ant-api03-SECRET-KEY-do-not-log-0123456789';
+    const { lines, logger } = captureLogger();
+    const boom = tool({
+      name: 'boom',
+      inputSchema: z.object({}),
+      run: () => {
+        throw new Error('failed');
+      },
+    });
+    const server = await mockServer([
+      { error: { status: 429, retryAfter: 0.001 } },
+      { content: [toolUse('boom', {}), toolUse('get_order', { id: 'A' }), toolUse('nope', {})] },
+      { content: [text('ok')] },
+    ]);
+    await toolRunner(server.client({ apiKey: secret, logLevel: 'debug', logger }), { ...baseParams, tools: [boom, order()] });
+    expect(lines.length).toBeGreaterThan(5);
+    expect(lines.some((line) => line.level === 'debug')).toBe(true);
+    // The SDK's debug lines carry the request with its headers; the key must be redacted there too.
+    expect(lines.some((line) => /sending request/.test(line.message) && /authorization/i.test(line.message))).toBe(true);
+    for (const line of lines) expect(line.message).not.toContain('SECRET-KEY');
+  });
+});
