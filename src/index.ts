@@ -43,6 +43,7 @@ export { resumeToolRunner } from './snapshot.js';
 export type { RunnerSnapshot } from './snapshot.js';
 export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
 export { HookError } from './hooks.js';
+export { ReplyError } from './errors.js';
 export type { Hooks, ToolCall, ToolCallOverride } from './hooks.js';
 export { tool, isRunnableTool } from './tool.js';
 export type { AnyTool, InferInput, NeedsApproval, RunnableTool, ToolContext, ToolOptions } from './tool.js';

@@ -8,6 +8,7 @@ import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { ApprovalDecision, PendingApproval } from './approval.js';
 import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
+import { ReplyError } from './errors.js';
 import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall } from './execute.js';
 import { Limiter } from './guards.js';
 import { callHook } from './hooks.js';
@@ -192,7 +193,14 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     } else {
       message = api.create(body, options) as PromiseLike<BetaMessage>;
     }
-    turn.message = Promise.resolve(message.then((reply) => this.#received(reply), readableError));
+    turn.message = Promise.resolve(
+      message.then(
+        (reply) => this.#received(reply),
+        (error: unknown) => {
+          throw ReplyError.from(error, streaming === true);
+        },
+      ),
+    );
     // The error reaches the caller through the iteration; never as an unhandled rejection.
     turn.message.catch(() => {});
     return turn;
@@ -452,13 +460,6 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   ): Promise<Result1 | Result2> {
     return this.runUntilDone().then(onfulfilled, onrejected);
   }
-}
-
-/** Errors from the request are the SDK's typed errors; anything else (an unreadable reply) is wrapped in one. */
-function readableError(error: unknown): never {
-  if (error instanceof AnthropicError) throw error;
-  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  throw new AnthropicError(`The request failed: the API's reply could not be read (${detail})`, { cause: error });
 }
 
 const EMPTY: ReadonlyMap<string, string> = new Map();

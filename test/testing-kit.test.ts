@@ -238,6 +238,16 @@ describe('the script', () => {
     expect(() => server.assertComplete()).toThrow(/2 of 3 steps were never requested \(the first is step #1\)/);
   });
 
+  it('setSteps replaces the steps not yet used; step numbers count on', async () => {
+    const server = await mockServer([{ content: [text('a')] }, { content: [text('never')] }]);
+    const client = server.client();
+    await client.beta.messages.create(body);
+    server.setSteps([{ content: [text('b')] }, { content: [text('c')] }]);
+    const second = await client.beta.messages.create(body);
+    expect(second.content[0]).toMatchObject({ text: 'b' });
+    expect(() => server.assertComplete()).toThrow(/1 of 3 steps were never requested \(the first is step #2\)/);
+  });
+
   it('answers an unknown route with 404', async () => {
     const server = await mockServer([]);
     const response = await fetch(`${server.url}/v1/models`);

@@ -78,6 +78,8 @@ export interface MockServer {
   client(options?: ClientOptions): Anthropic;
   /** Every request received, in order. */
   requests: RecordedRequest[];
+  /** Replaces the steps not yet used with these (to script the next part of a conversation, or reuse the server). */
+  setSteps(steps: Step[]): void;
   /** Throws when steps are left over or a request came after the last step. */
   assertComplete(): void;
   /** Stops the server and drops open connections. */
@@ -110,10 +112,12 @@ const ERROR_TYPES: Record<number, string> = {
  * ```
  */
 export async function createMockServer(options: MockServerOptions): Promise<MockServer> {
-  const steps = [...options.steps];
+  let steps = [...options.steps];
   const requests: RecordedRequest[] = [];
   const unexpected: string[] = [];
+  /** Index of the next step in `steps`; `used` counts the steps of earlier scripts (`setSteps`). */
   let next = 0;
+  let used = 0;
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -140,7 +144,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     const step = steps[next];
     if (step === undefined) {
       const message =
-        `Mock server: request #${request.index} came after the last step (${steps.length} steps scripted). ` +
+        `Mock server: request #${request.index} came after the last step (${used + steps.length} steps scripted). ` +
         `Its last message: ${describeLastMessage(request.body)}`;
       unexpected.push(message);
       return sendError(res, { status: 400, message });
@@ -200,10 +204,18 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     url,
     requests,
     client: (clientOptions = {}) => new Anthropic({ apiKey: 'test-key', baseURL: url, ...clientOptions }),
+    setSteps(replacement) {
+      // Steps already used are dropped, not kept: a long-lived server does not grow.
+      used += next;
+      steps = [...replacement];
+      next = 0;
+    },
     assertComplete() {
       const problems = [...unexpected];
       if (next < steps.length) {
-        problems.push(`${steps.length - next} of ${steps.length} steps were never requested (the first is step #${next})`);
+        problems.push(
+          `${steps.length - next} of ${used + steps.length} steps were never requested (the first is step #${used + next})`,
+        );
       }
       if (problems.length > 0) throw new Error(`Mock server script not complete:\n- ${problems.join('\n- ')}`);
     },
