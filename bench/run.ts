@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { barChart } from './chart.js';
+import { compactionTokens } from './compaction.js';
 import { FULL, SMOKE, concurrent, eager, long, parallel, throughput } from './scenarios.js';
 import { handWritten, ours, sdk, targets } from './targets.js';
 
@@ -186,8 +187,27 @@ async function main() {
   } finally {
     child.kill('SIGTERM');
   }
+  await compaction();
   soak();
   report((performance.now() - started) / 1000);
+}
+
+/** Scenario 6: input tokens of a long run with big tool results, with and without client-side compaction. */
+async function compaction() {
+  const [turns, threshold] = smoke ? [20, 5_000] : [200, 20_000];
+  log(`compaction: ${turns} turns`);
+  const without = await compactionTokens(turns, threshold, false);
+  const compacted = await compactionTokens(turns, threshold, true);
+  const scenario = `compaction, ${turns} turns of ~2,000-token results, threshold ${threshold}`;
+  rows.push({ scenario, measure: 'input tokens sent (all requests)', figures: { 'without compaction': [without.inputTokens], 'with compaction': [compacted.inputTokens] } });
+  rows.push({ scenario, measure: 'largest request, tokens', figures: { 'without compaction': [without.largestRequestTokens], 'with compaction': [compacted.largestRequestTokens] } });
+  rows.push({ scenario, measure: 'completed (1 = yes) / summary requests', figures: { 'with compaction': [compacted.completed ? 1 : 0], summaries: [compacted.summaries] } });
+  goals.push({
+    name: 'compaction: input tokens with ÷ without',
+    ratios: [compacted.inputTokens / without.inputTokens],
+    limit: 0.2,
+    description: '≤ 0.20 (80% fewer)',
+  });
 }
 
 /** The reliability soak, in a process of its own (its heap is the measure): random runs with random faults. */

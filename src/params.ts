@@ -1,4 +1,5 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
+import { type CompactionControl, checkCompactionControl } from './compaction.js';
 import type { AnyTool, RunnableTool } from './tool.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
 import type { BetaMessageParam, BetaToolUnion, MessageCreateParamsBase } from './types.js';
@@ -11,6 +12,8 @@ export interface RunnerSettings {
   stream?: boolean | undefined;
   /** Start each tool as soon as its `tool_use` block is complete in the stream (works without `stream: true` too). */
   runToolsEagerly?: boolean | undefined;
+  /** Client-side compaction: summarise the conversation when a reply's tokens pass a threshold. */
+  compactionControl?: CompactionControl | undefined;
 }
 
 /** `toolRunner`'s params: what `messages.create` takes, with runnable tools, plus the runner's settings. */
@@ -23,7 +26,7 @@ export type RunnerParams = Omit<MessageCreateParamsBase, 'tools' | 'stream' | 't
     thread?: false | undefined;
   };
 
-const SETTING_KEYS = ['max_iterations', 'stream', 'runToolsEagerly'] as const;
+const SETTING_KEYS = ['max_iterations', 'stream', 'runToolsEagerly', 'compactionControl'] as const;
 
 export interface SplitParams {
   api: Record<string, unknown>;
@@ -57,6 +60,7 @@ export function splitParams(params: RunnerParams): SplitParams {
     if (api[key] !== undefined) (settings as Record<string, unknown>)[key] = api[key];
     delete api[key];
   }
+  checkCompactionControl(settings.compactionControl);
   const max = settings.max_iterations;
   if (max !== undefined && !(Number.isInteger(max) && max > 0)) {
     throw new RangeError(`toolRunner: max_iterations must be a positive integer, got ${String(max)}`);

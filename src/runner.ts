@@ -7,7 +7,17 @@
 import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { ApprovalDecision, PendingApproval } from './approval.js';
+import type { BetaCompactionConfig } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
+import {
+  type CompactionControl,
+  DEFAULT_CONTEXT_TOKEN_THRESHOLD,
+  DEFAULT_SUMMARY_PROMPT,
+  canCompact,
+  compactedHistory,
+  summaryText,
+  totalTokens,
+} from './compaction.js';
 import { ReplyError } from './errors.js';
 import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall } from './execute.js';
 import { Limiter } from './guards.js';
@@ -49,6 +59,8 @@ interface Turn {
   tookControl: boolean;
   /** The answer to the calls of a message, by the ids it answers: mutating it changes what is sent. */
   response: { key: string; answer: Promise<Answer> } | undefined;
+  /** This request was a server-side compaction (compactBeforeNextTurn). */
+  compaction: boolean;
 }
 
 /** The user message of results, and the calls still waiting for approval (not in the message). */
@@ -82,6 +94,10 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   #iteration = 0;
   #usage: Usage = emptyUsage();
   #completion: Settleable<BetaMessage> | undefined;
+  /** Client-side compaction: 'armed', 'just-compacted' (the next reply tells whether it helped), or 'off'. */
+  #compaction: 'armed' | 'just-compacted' | 'off' = 'armed';
+  /** A server-side compaction scheduled with compactBeforeNextTurn(). */
+  #scheduledCompaction: BetaCompactionConfig | undefined;
 
   /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. */
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = {}, snapshot?: RunnerSnapshot) {
@@ -121,7 +137,10 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
           break;
         }
         if (this.#reachedMaxIterations()) break;
-        const turn = await this.#send();
+        // A scheduled server-side compaction goes out as this iteration's request (not in the middle of a paused turn).
+        const compaction = this.#messages.at(-1)?.role === 'assistant' ? undefined : this.#scheduledCompaction;
+        this.#scheduledCompaction = undefined;
+        const turn = await this.#send(compaction);
         this.#turn = turn;
         try {
           yield (this.#settings.stream ? turn.stream : await turn.message) as RunnerItem<Stream>;
@@ -168,7 +187,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   }
 
   /** Sends the current state; the reply is counted once it has fully arrived. */
-  async #send(): Promise<Turn> {
+  async #send(compaction?: BetaCompactionConfig): Promise<Turn> {
     if (this.#historySetByCaller) {
       // The runner's own appends keep the history valid; what the caller set is checked once.
       this.#messages = answerDanglingCalls(this.#messages, this.#notRun ?? EMPTY);
@@ -179,11 +198,12 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const body: Record<string, unknown> = { ...this.#apiParams, messages: this.#messages };
     if (this.#definitions) body['tools'] = this.#definitions;
     if (!streaming) body['stream'] = false;
+    if (compaction) body['compaction'] = compaction;
     await callHook(this.#options.hooks, 'onRequest', body);
     const signal = this.#options.signal;
     const options = signal ? { ...this.#requestOptions, signal } : this.#requestOptions;
     const api = messagesApi(this.#client);
-    const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined };
+    const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined };
     let message: PromiseLike<BetaMessage>;
     if (streaming) {
       const stream = api.stream(body, options) as BetaMessageStream;
@@ -230,6 +250,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
 
   /** After the loop body: append the reply and its tool results (unless the body took control). */
   async #finishTurn(turn: Turn): Promise<'continue' | 'stop' | 'pending'> {
+    if (turn.compaction && !turn.tookControl) return this.#adoptServerCompaction(await turn.message);
     if (!turn.tookControl) {
       const reply = await turn.message;
       const { content, renamed } = uniqueToolUseIds(reply.content);
@@ -241,7 +262,91 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     }
     const answered = await this.#answerLastMessage(turn);
     if (answered === 'none' && !turn.tookControl) return 'stop';
-    return answered === 'pending' ? 'pending' : 'continue';
+    if (answered === 'pending') return 'pending';
+    if (!turn.tookControl) await this.#compactIfNeeded(await turn.message);
+    return 'continue';
+  }
+
+  /**
+   * Client-side compaction after a turn whose reply passed the threshold: ask for a summary (same
+   * client, request options and hooks), go on from it. If the first reply after a compaction is
+   * still over the threshold, warn once and stop compacting instead of compacting in a loop.
+   */
+  async #compactIfNeeded(reply: BetaMessage): Promise<void> {
+    const control = this.#settings.compactionControl;
+    if (!control?.enabled || this.#compaction === 'off') return;
+    const total = totalTokens(reply.usage);
+    const threshold = control.contextTokenThreshold ?? DEFAULT_CONTEXT_TOKEN_THRESHOLD;
+    if (total <= threshold) {
+      this.#compaction = 'armed';
+      return;
+    }
+    if (this.#compaction === 'just-compacted') {
+      this.#compaction = 'off';
+      this.#log().warn(
+        `Compaction: the context is still ${total} tokens after compacting (threshold ${threshold}); compaction is off for the rest of this run to avoid a loop. Raise contextTokenThreshold or shorten the system prompt and tools.`,
+      );
+      return;
+    }
+    if (!canCompact(this.#messages)) return;
+    await this.#compact(control, total, threshold);
+  }
+
+  async #compact(control: CompactionControl, total: number, threshold: number): Promise<void> {
+    const { output_format: _format, tool_choice: _choice, context_management: _edits, ...fields } = this.#apiParams;
+    const body: Record<string, unknown> = {
+      ...fields,
+      model: control.model ?? this.#apiParams['model'],
+      messages: [...this.#messages, { role: 'user', content: control.summaryPrompt ?? DEFAULT_SUMMARY_PROMPT }],
+      stream: false,
+    };
+    if (this.#definitions) {
+      body['tools'] = this.#definitions;
+      body['tool_choice'] = { type: 'none' };
+    }
+    this.#log().info(`Compaction: ${total} tokens > ${threshold}; summarising ${this.#messages.length} messages`);
+    await callHook(this.#options.hooks, 'onRequest', body);
+    const signal = this.#options.signal;
+    const options = signal ? { ...this.#requestOptions, signal } : this.#requestOptions;
+    const summaryReply = (await messagesApi(this.#client).create(body, options)) as BetaMessage;
+    await callHook(this.#options.hooks, 'onMessage', summaryReply);
+    this.#usage = addUsage(this.#usage, summaryReply.usage);
+    const summary = summaryText(summaryReply.content);
+    if (!summary) {
+      this.#log().warn('Compaction: the summary request returned no text; the conversation is kept as it is');
+      return;
+    }
+    this.#messages = compactedHistory(this.#messages, summary, control.keepTurns ?? 0);
+    this.#historySetByCaller = true;
+    this.#compaction = 'just-compacted';
+  }
+
+  /** After a server-side compaction request: the compaction block replaces the history. */
+  async #adoptServerCompaction(reply: BetaMessage): Promise<'continue'> {
+    const compacted = reply.content.some((block) => block.type === 'compaction' && block.content);
+    if (compacted) {
+      this.#messages = [{ role: 'assistant', content: reply.content }];
+      this.#historySetByCaller = true;
+    } else {
+      this.#log().warn('Compaction produced no summary; keeping the conversation as it is.');
+    }
+    return 'continue';
+  }
+
+  /**
+   * Schedules a server-side compaction (the `compact` beta): once the current turn is done, the
+   * next request asks the API to compact (`compaction: config`, default `{ type: 'summarize' }`);
+   * its reply is yielded like any other message and its compaction block replaces the history.
+   *
+   * @example
+   * ```ts
+   * for await (const message of runner) {
+   *   if (message.usage.input_tokens > 100_000) runner.compactBeforeNextTurn();
+   * }
+   * ```
+   */
+  compactBeforeNextTurn(config: BetaCompactionConfig = { type: 'summarize' } as BetaCompactionConfig): void {
+    this.#scheduledCompaction = config;
   }
 
   /**

@@ -7,7 +7,7 @@ const run = promisify(execFile);
 
 it('npm run bench runs every scenario against the three targets (smoke sizes)', async () => {
   const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/run.ts', '--smoke'], { timeout: 60_000 });
-  for (const scenario of ['long 20 turns', 'parallel 4 × 20 ms', 'eager', 'concurrent 20 runs', 'stream 2 KB']) {
+  for (const scenario of ['long 20 turns', 'parallel 4 × 20 ms', 'eager', 'concurrent 20 runs', 'stream 2 KB', 'compaction, 20 turns', 'soak ']) {
     expect(stdout).toContain(`| ${scenario}`);
   }
   for (const target of ['tool-runner', 'sdk toolRunner', 'hand-written']) expect(stdout).toContain(`| ${target} |`);

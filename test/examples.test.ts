@@ -23,6 +23,7 @@ describe('examples run offline', () => {
     streaming: [/\[calling get_weather\]/, /21°C and pleasant/],
     debugging: [/the model reads: "RangeError: division by zero"/],
     testing: [/agent test passed/],
+    compaction: [/request with 12 messages\nrequest with 3 messages/, /answer: The book is about a storm\./],
     approval: [/waiting for approval: refund \{"order":"B-2","amount":400\}/, /answer: A-1 was refunded/],
     resume: [/saved a snapshot of \d+ bytes, waiting for: deploy/, /answer: billing is live\. \(2 requests in all\)/],
     guards: [/result \(\d+ chars\): .*<\/html>/, /error  \(\d+ chars\): Error: the call to 'fetch_page' timed out after 200 ms/, /\[truncated: the result had 600013 characters; only the first 2000 are shown\]/],

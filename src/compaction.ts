@@ -1,0 +1,114 @@
+/**
+ * Client-side compaction: when a reply's token total passes the threshold, the runner asks the
+ * model for a summary and goes on from it, keeping the last turns verbatim if asked.
+ */
+import { toolUsesOf } from './history.js';
+import type { BetaMessageParam, BetaUsage } from './types.js';
+
+/** `compactionControl` in the params (the SDK's name and defaults, plus `keepTurns`). */
+export interface CompactionControl {
+  enabled: boolean;
+  /** Compact after a reply whose input + cache creation + cache read + output tokens pass this. Default 100,000. */
+  contextTokenThreshold?: number | undefined;
+  /** The model that writes the summary (default: the run's model). */
+  model?: string | undefined;
+  /** Sent verbatim as the last user message of the summary request. */
+  summaryPrompt?: string | undefined;
+  /**
+   * Turns (an assistant message and the user message that answers it) kept verbatim after the
+   * summary. Default 0: everything is summarised — the smallest context, but the model loses the
+   * exact wording of the latest tool results. A few turns keep recent detail at the cost of tokens.
+   */
+  keepTurns?: number | undefined;
+}
+
+export const DEFAULT_CONTEXT_TOKEN_THRESHOLD = 100_000;
+
+export const DEFAULT_SUMMARY_PROMPT = `You have been working on the task above but have not finished it yet. Write a summary that lets you continue the work in a fresh context, where the conversation so far will be replaced by it. Include:
+1. The task: what the user asked for, with every requirement and constraint.
+2. Progress: what has been done, with the results of tool calls that still matter (exact values, names, ids, paths).
+3. Current state: what you were doing when the conversation was interrupted.
+4. Next steps: what remains to be done, in order.
+Be concise but complete: anything you leave out is lost. Wrap the summary in <summary></summary> tags.`;
+
+/** The reply's token total, as the threshold compares it. */
+export function totalTokens(usage: Partial<BetaUsage> | null | undefined): number {
+  if (!usage) return 0;
+  return (
+    (usage.input_tokens ?? 0) +
+    (usage.cache_creation_input_tokens ?? 0) +
+    (usage.cache_read_input_tokens ?? 0) +
+    (usage.output_tokens ?? 0)
+  );
+}
+
+/** Checks `compactionControl` at construction. */
+export function checkCompactionControl(control: CompactionControl | undefined): void {
+  if (control === undefined) return;
+  if (typeof control !== 'object' || control === null || typeof control.enabled !== 'boolean') {
+    throw new TypeError('toolRunner: compactionControl must be an object with `enabled: boolean`');
+  }
+  const { contextTokenThreshold: threshold, keepTurns } = control;
+  if (threshold !== undefined && !(Number.isFinite(threshold) && threshold > 0)) {
+    throw new RangeError(`toolRunner: compactionControl.contextTokenThreshold must be a positive number, got ${String(threshold)}`);
+  }
+  if (keepTurns !== undefined && !(Number.isInteger(keepTurns) && keepTurns >= 0)) {
+    throw new RangeError(`toolRunner: compactionControl.keepTurns must be a whole number, got ${String(keepTurns)}`);
+  }
+}
+
+/**
+ * The history can be compacted when it ends a turn: its last message answers the calls before it
+ * (or is the caller's), so no `tool_use` is cut from its `tool_result`.
+ */
+export function canCompact(messages: readonly BetaMessageParam[]): boolean {
+  const last = messages.at(-1);
+  return last?.role === 'user' && messages.length >= 2;
+}
+
+/** Where the verbatim tail starts: at the assistant message that begins the `keepTurns`-th last turn. */
+export function tailStart(messages: readonly BetaMessageParam[], keepTurns: number): number {
+  if (keepTurns === 0) return messages.length;
+  let turns = 0;
+  for (let i = messages.length - 1; i > 0; i--) {
+    // A turn begins at an assistant message that follows a user message.
+    if (messages[i]!.role === 'assistant' && messages[i - 1]!.role === 'user') {
+      turns++;
+      if (turns === keepTurns) return i;
+    }
+  }
+  return 1;
+}
+
+/** The history after compaction: the summary as the first user message, then the kept turns. */
+export function compactedHistory(
+  messages: readonly BetaMessageParam[],
+  summary: string,
+  keepTurns: number,
+): BetaMessageParam[] {
+  const tail = messages.slice(tailStart(messages, keepTurns));
+  const intro: BetaMessageParam = {
+    role: 'user',
+    content: [
+      {
+        type: 'text',
+        text: `This session continues from an earlier conversation that was compacted to save context. Its summary:\n\n${summary}${
+          tail.length > 0 ? '\n\nThe most recent turns follow verbatim.' : '\n\nContinue the work from here.'
+        }`,
+      },
+    ],
+  };
+  // The tail starts at an assistant message whose calls are answered inside the tail.
+  if (tail.length > 0 && toolUsesOf(tail.at(-1)).length > 0) return [intro, ...tail.slice(0, -1)];
+  return [intro, ...tail];
+}
+
+/** The summary text of a reply: inside <summary> tags if it used them, else all its text. */
+export function summaryText(content: ReadonlyArray<{ type: string; text?: string }>): string {
+  const text = content
+    .filter((block) => block.type === 'text' && typeof block.text === 'string')
+    .map((block) => block.text)
+    .join('\n');
+  const tagged = /<summary>([\s\S]*?)<\/summary>/.exec(text);
+  return (tagged ? tagged[1]! : text).trim();
+}

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { tool, toolRunner } from 'tool-runner';
+import { type RecordedRequest, historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
+import { baseParams, captureLogger, mockServer } from './helpers.js';
+
+const lookup = tool({ name: 'lookup', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `row ${n}: ${'data '.repeat(20)}` });
+const PROMPT = 'Summarise the work so far in <summary> tags.';
+const isSummaryRequest = (request: RecordedRequest) => request.body.messages.at(-1)?.content === PROMPT;
+const big = { input_tokens: 30_000, output_tokens: 50 };
+
+describe('client-side compaction (compactionControl)', () => {
+  it('summarises after a reply over the threshold and goes on from the summary', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: { input_tokens: 1_000, output_tokens: 10 } },
+      { content: [toolUse('lookup', { n: 2 }, 'toolu_2')], usage: big },
+      { content: [text('<summary>Looked up rows 1 and 2.</summary>')], usage: { input_tokens: 500, output_tokens: 20 } },
+      { content: [text('All done.')], usage: { input_tokens: 300, output_tokens: 5 } },
+    ]);
+    const messages = [{ role: 'user' as const, content: 'Look up rows.' }];
+    const seen: string[] = [];
+    const runner = toolRunner(
+      server.client(),
+      { ...baseParams, messages, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } },
+      { requestOptions: { headers: { 'x-team': 'blue' } }, hooks: { onRequest: (body) => void seen.push(String((body.messages as Array<{ content: unknown }>).at(-1)?.content)) } },
+    );
+    const final = await runner;
+    expect(final.content[0]).toMatchObject({ text: 'All done.' });
+    const summary = server.requests[2]!;
+    expect(isSummaryRequest(summary)).toBe(true);
+    expect(summary.headers['x-team']).toBe('blue');
+    expect(summary.body.tool_choice).toEqual({ type: 'none' });
+    expect(summary.body.messages).toHaveLength(6);
+    expect(summary.body).not.toHaveProperty('compactionControl');
+    const after = server.requests[3]!.body.messages;
+    expect(after).toHaveLength(1);
+    expect(after[0].content[0].text).toMatch(/continues from an earlier conversation.*\n\nLooked up rows 1 and 2\.\n\nContinue the work from here\./s);
+    expect(seen).toContain(PROMPT);
+    expect(runner.usage.input_tokens).toBe(1_000 + 30_000 + 500 + 300);
+    expect(runner.iteration).toBe(3);
+    expect(messages).toEqual([{ role: 'user', content: 'Look up rows.' }]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('keepTurns keeps the last turns verbatim; a server-tool turn in the compacted range leaves no orphan', async () => {
+    const search = serverToolUse('web_search', { query: 'x' }, 'srvtoolu_1');
+    const server = await mockServer([
+      { content: [search, webSearchResult('srvtoolu_1', [{ url: 'https://a.example', title: 'A' }]), toolUse('lookup', { n: 1 }, 'toolu_1')], usage: { input_tokens: 100, output_tokens: 10 } },
+      { content: [toolUse('lookup', { n: 2 }, 'toolu_2')], usage: { input_tokens: 100, output_tokens: 10 } },
+      { content: [toolUse('lookup', { n: 3 }, 'toolu_3')], usage: big },
+      (request) => {
+        expect(isSummaryRequest(request)).toBe(true);
+        return { content: [text('<summary>S</summary>')] };
+      },
+      { content: [text('done')] },
+    ]);
+    const runner = toolRunner(server.client(), {
+      ...baseParams,
+      tools: [lookup, { type: 'web_search_20250305', name: 'web_search' }],
+      compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT, keepTurns: 2 },
+    });
+    await runner;
+    const after = server.requests[4]!.body.messages;
+    // The summary, then the last two turns: (assistant toolu_2, results), (assistant toolu_3, results).
+    expect(after.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    expect(after[1].content[0].id).toBe('toolu_2');
+    expect(after[0].content[0].text).toMatch(/The most recent turns follow verbatim\./);
+    expect(historyProblems(after)).toEqual([]);
+    expect(JSON.stringify(after)).not.toContain('srvtoolu_1');
+  });
+
+  it('a summary that leaves the context over the threshold: one warning, no compaction loop', async () => {
+    const { lines, logger } = captureLogger();
+    const summaryCalls: number[] = [];
+    const step = (n: number) => (request: RecordedRequest) => {
+      if (isSummaryRequest(request)) {
+        summaryCalls.push(n);
+        return { content: [text('<summary>still huge</summary>')] };
+      }
+      return { content: [toolUse('lookup', { n })], usage: big };
+    };
+    const server = await mockServer([step(1), step(2), step(3), step(4), step(5), { content: [text('done')], usage: big }]);
+    const runner = toolRunner(
+      server.client({ logger, logLevel: 'warn' }),
+      { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } },
+    );
+    await runner;
+    expect(summaryCalls).toHaveLength(1);
+    const warnings = lines.filter((line) => line.level === 'warn' && line.message.includes('Compaction'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.message).toMatch(/still \d+ tokens after compacting.*compaction is off/);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('is checked at construction', async () => {
+    const server = await mockServer([]);
+    expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: 'yes' } as never })).toThrow(/enabled: boolean/);
+    expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: true, contextTokenThreshold: 0 } })).toThrow(/positive number/);
+  });
+});
+
+describe('server-side context management', () => {
+  it('context_management and its beta pass through untouched; stop_reason compaction continues the loop', async () => {
+    const contextManagement = { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: 30_000 } }] };
+    const server = await mockServer([
+      { content: [text('compacting')], stop_reason: 'compaction' as never },
+      { content: [text('done')] },
+    ]);
+    const runner = toolRunner(server.client(), {
+      ...baseParams,
+      betas: ['context-management-2025-06-27'],
+      context_management: contextManagement as never,
+    });
+    await runner;
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[0]!.body.context_management).toEqual(contextManagement);
+    expect(server.requests[0]!.headers['anthropic-beta']).toContain('context-management-2025-06-27');
+    expect(server.requests[1]!.body.messages).toHaveLength(2);
+  });
+
+  it('compactBeforeNextTurn sends a compaction request after the turn; its block replaces the history', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')] },
+      { content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null } as never] },
+      { content: [text('done')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] });
+    const yielded: string[] = [];
+    for await (const message of runner) {
+      yielded.push(message.content[0]!.type);
+      if (yielded.length === 1) runner.compactBeforeNextTurn();
+    }
+    expect(yielded).toEqual(['tool_use', 'compaction', 'text']);
+    expect(server.requests[1]!.body.compaction).toEqual({ type: 'summarize' });
+    expect(server.requests[1]!.body.messages).toHaveLength(3);
+    expect(server.requests[2]!.body.messages).toEqual([
+      { role: 'assistant', content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null }] },
+    ]);
+    expect(server.requests[2]!.body).not.toHaveProperty('compaction');
+  });
+});
