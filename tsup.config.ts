@@ -1,12 +1,17 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
+  entry: {
+    index: 'src/index.ts',
+    'testing/index': 'src/testing/index.ts',
+    'mcp/index': 'src/mcp/index.ts',
+    'otel/index': 'src/otel/index.ts',
+  },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,
   sourcemap: true,
   target: 'node20',
   splitting: false,
-  external: ['@anthropic-ai/sdk', 'zod'],
+  external: ['@anthropic-ai/sdk', 'zod', '@modelcontextprotocol/sdk', '@opentelemetry/api'],
 });

@@ -7,6 +7,8 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^tool-runner\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^tool-runner\/mcp$/, replacement: src('mcp/index.ts') },
+      { find: /^tool-runner\/otel$/, replacement: src('otel/index.ts') },
       { find: /^tool-runner$/, replacement: src('index.ts') },
     ],
   },

@@ -7,6 +7,7 @@ import { type ApprovalDecision, type Approver, type PendingApproval, checkDecisi
 import { type Limiter, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, callHook } from './hooks.js';
 import { errorResult } from './history.js';
+import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import type { ToolRunner } from './runner.js';
 import { formatIssues } from './schema.js';
@@ -22,6 +23,8 @@ export interface ExecutionContext {
   iteration: number;
   runner: ToolRunner<boolean>;
   hooks: Hooks | undefined;
+  /** Emits lifecycle events, when something listens. */
+  emit: ((event: RunnerEvent) => void) | undefined;
   /** Asks `options.approve` (one question at a time), or resolves to undefined without it. */
   askApproval: (call: ToolCall) => Promise<ApprovalDecision | undefined>;
   /** Decisions taken with runner.approve / runner.deny, by tool_use id. */
@@ -45,10 +48,14 @@ export async function executeToolCall(
 ): Promise<CallOutcome> {
   const { logger } = context;
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
+  const { emit } = context;
+  emit?.({ type: 'tool.start', runner: context.runner, call });
   const finish = async (result: BetaToolResultBlockParam): Promise<CallOutcome> => {
+    emit?.({ type: 'tool.end', runner: context.runner, call, result });
     if (result.content !== undefined) result.content = truncateResult(result.content, context.maxToolResultChars);
     if (logger.enabled('debug')) logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
-    await callHook(context.hooks, 'onToolResult', result, call);
+    const observed = callHook(context.hooks, 'onToolResult', result, call);
+    if (observed) await observed;
     return { result };
   };
   const fail = (content: ToolResultContent) => finish(errorResult(toolUse.id, content));
@@ -64,12 +71,15 @@ export async function executeToolCall(
   if (held) {
     call.input = held.input;
     decision = context.decisions.get(toolUse.id);
-    if (!decision) return { pending: held };
+    if (!decision) {
+      emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
+      return { pending: held };
+    }
   } else {
     const validated = await validateInput(tool, toolUse.input);
     if (!validated.ok) return invalid(validated.message);
     call.input = validated.value;
-    const override = await callHook(context.hooks, 'onToolCall', { ...call });
+    const override = context.hooks?.onToolCall ? await callHook(context.hooks, 'onToolCall', { ...call }) : undefined;
     if (override && 'result' in override) {
       const result: BetaToolResultBlockParam = { type: 'tool_result', tool_use_id: toolUse.id, content: override.result };
       return finish(override.isError ? { ...result, is_error: true } : result);
@@ -79,9 +89,12 @@ export async function executeToolCall(
       if (!replaced.ok) return invalid(replaced.message);
       call.input = replaced.value;
     }
-    if (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED))) {
+    if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
       decision = context.decisions.get(toolUse.id) ?? (await context.askApproval(call));
-      if (!decision) return { pending: { id: toolUse.id, name: tool.name, input: call.input, toolUse } };
+      if (!decision) {
+        emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
+        return { pending: { id: toolUse.id, name: tool.name, input: call.input, toolUse } };
+      }
     }
   }
   if (decision?.decision === 'deny') {
@@ -111,7 +124,8 @@ export async function executeToolCall(
     const { thrown } = outcome;
     const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
     logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);
-    await callHook(context.hooks, 'onToolError', thrown, call);
+    const observed = callHook(context.hooks, 'onToolError', thrown, call);
+    if (observed) await observed;
     return fail(thrownValueToContent(thrown));
   }
   logger.warn(`Tool '${tool.name}' (${toolUse.id}) ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : 'was aborted'}`);

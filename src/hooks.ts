@@ -46,16 +46,20 @@ const HOOK_NAMES: Record<keyof Hooks, true> = {
 };
 
 /** Calls a hook (if set) and turns anything it throws into a HookError. */
-export async function callHook<K extends keyof Hooks>(
+export function callHook<K extends keyof Hooks>(
   hooks: Hooks | undefined,
   name: K,
   ...args: Parameters<NonNullable<Hooks[K]>>
-): Promise<Awaited<ReturnType<NonNullable<Hooks[K]>>> | undefined> {
+): Promise<Awaited<ReturnType<NonNullable<Hooks[K]>>> | undefined> | undefined {
   const hook = hooks?.[name] as ((...a: unknown[]) => unknown) | undefined;
+  // No hook: nothing to wait for (the hot path of a run without hooks).
   if (!hook) return undefined;
-  try {
-    return (await hook(...args)) as Awaited<ReturnType<NonNullable<Hooks[K]>>>;
-  } catch (error) {
-    throw new HookError(name, error);
-  }
+  const run = async (): Promise<Awaited<ReturnType<NonNullable<Hooks[K]>>> | undefined> => {
+    try {
+      return (await hook(...args)) as Awaited<ReturnType<NonNullable<Hooks[K]>>>;
+    } catch (error) {
+      throw new HookError(name, error);
+    }
+  };
+  return run();
 }

@@ -44,6 +44,8 @@ export type { RunnerSnapshot } from './snapshot.js';
 export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
 export { HookError } from './hooks.js';
 export { ReplyError } from './errors.js';
+export type { RunnerEvent, RunnerListener } from './events.js';
+export type { ToolEntry, ToolSource } from './tool-set.js';
 export type { Hooks, ToolCall, ToolCallOverride } from './hooks.js';
 export { tool, isRunnableTool } from './tool.js';
 export type { AnyTool, InferInput, NeedsApproval, RunnableTool, ToolContext, ToolOptions } from './tool.js';

@@ -3,6 +3,7 @@ import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './guards.js';
 import type { Hooks } from './hooks.js';
+import type { RunnerListener } from './events.js';
 import type { Logger } from './log.js';
 
 export interface ToolRunnerOptions {
@@ -22,6 +23,8 @@ export interface ToolRunnerOptions {
   hooks?: Hooks | undefined;
   /** Decides the calls of tools with `needsApproval`; without it the run stops with `runner.pendingApprovals`. */
   approve?: Approver | undefined;
+  /** Typed lifecycle events (run, request, tool call) for observers such as `tool-runner/otel`. */
+  onEvent?: RunnerListener | RunnerListener[] | undefined;
 }
 
 const KNOWN: ReadonlySet<string> = new Set([
@@ -33,6 +36,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   'maxToolResultChars',
   'hooks',
   'approve',
+  'onEvent',
 ]);
 
 /** Throws a clear error for an unknown option or a value out of range; returns the limits to use. */

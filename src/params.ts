@@ -1,6 +1,7 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
 import { type CompactionControl, checkCompactionControl } from './compaction.js';
 import type { AnyTool, RunnableTool } from './tool.js';
+import type { ToolEntry } from './tool-set.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
 import type { BetaMessageParam, BetaToolUnion, MessageCreateParamsBase } from './types.js';
 
@@ -20,8 +21,8 @@ export interface RunnerSettings {
 export type RunnerParams = Omit<MessageCreateParamsBase, 'tools' | 'stream' | 'thread' | 'messages'> &
   RunnerSettings & {
     messages: BetaMessageParam[];
-    /** Runnable tools (`tool()`, `betaZodTool`, ...) and plain tool definitions (server tools, ...). */
-    tools?: AnyTool[] | undefined;
+    /** Runnable tools (`tool()`, `betaZodTool`, ...), plain tool definitions (server tools, ...) and tool sources (MCP). */
+    tools?: ToolEntry[] | undefined;
     /** Accepted for drop-in compatibility: the runner always sends the whole history. */
     thread?: false | undefined;
   };
@@ -32,7 +33,7 @@ export interface SplitParams {
   api: Record<string, unknown>;
   settings: RunnerSettings;
   messages: BetaMessageParam[];
-  tools: AnyTool[] | undefined;
+  tools: ToolEntry[] | undefined;
 }
 
 /** Checks the params and splits them into what is sent and what configures the runner. */

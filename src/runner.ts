@@ -19,17 +19,19 @@ import {
   totalTokens,
 } from './compaction.js';
 import { ReplyError } from './errors.js';
+import { type RunnerEvent, emitter } from './events.js';
 import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall } from './execute.js';
 import { Limiter } from './guards.js';
 import { callHook } from './hooks.js';
 import { answerDanglingCalls, cutOffText, errorResult, insertToolResults, toolUsesOf, uniqueToolUseIds } from './history.js';
 import { type LeveledLogger, runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
-import { type RunnerParams, type RunnerSettings, splitParams, toolMaps } from './params.js';
+import { type RunnerParams, type RunnerSettings, splitParams } from './params.js';
 import { type RunnerSnapshot, SNAPSHOT_VERSION } from './snapshot.js';
 import { startToolsEagerly } from './stream.js';
 import type { RunnableTool } from './tool.js';
 import { ToolCalls } from './tool-calls.js';
+import { ToolSet, isToolSource } from './tool-set.js';
 import { type Usage, addUsage, emptyUsage } from './usage.js';
 import type { BetaMessage, BetaMessageParam, BetaToolUnion, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
@@ -74,14 +76,14 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   readonly #options: ToolRunnerOptions;
   readonly #maxToolResultChars: number;
   readonly #limiter: Limiter | undefined;
-  readonly #askApproval: ExecutionContext['askApproval'];
+  #askApproval: ExecutionContext['askApproval'] | undefined;
+  readonly #emit: ((event: RunnerEvent) => void) | undefined;
+  #requests = 0;
   #logger: LeveledLogger | undefined;
   #requestOptions: RequestOptions;
   #apiParams: Record<string, unknown>;
   #settings: RunnerSettings;
-  #toolEntries: RunnerParams['tools'];
-  #runnable: Map<string, RunnableTool>;
-  #definitions: BetaToolUnion[] | undefined;
+  #tools: ToolSet;
   #messages: BetaMessageParam[];
   /** The caller set the history since the last request: check it before sending. */
   #historySetByCaller = true;
@@ -89,7 +91,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   #lastMessage: BetaMessage | undefined;
   /** Tool calls never run, by id, with the error that answers them (cut off by max_tokens, repeated ids). */
   #notRun: Map<string, string> | undefined;
-  readonly #calls = new ToolCalls();
+  /** The calls of the message being answered; made when the first tool call comes. */
+  #callState: ToolCalls | undefined;
   #consumed = false;
   #iteration = 0;
   #usage: Usage = emptyUsage();
@@ -105,13 +108,12 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     ({ maxToolResultChars: this.#maxToolResultChars } = checkOptions(options));
     this.#options = options;
     this.#limiter = options.concurrency ? new Limiter(options.concurrency) : undefined;
-    this.#askApproval = approvalAsker(options.approve);
+    this.#emit = emitter(options.onEvent, () => this.#log());
     this.#requestOptions = { ...options.requestOptions };
     const { api, settings, messages, tools } = splitParams(params);
     this.#apiParams = api;
     this.#settings = settings;
-    this.#toolEntries = tools;
-    ({ runnable: this.#runnable, definitions: this.#definitions } = toolMaps(tools));
+    this.#tools = new ToolSet(tools);
     // A copy, so later edits of the caller's objects never change what the runner sends.
     this.#messages = structuredClone(messages);
     if (snapshot) {
@@ -119,7 +121,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       this.#usage = snapshot.usage;
       const notRun = Object.entries(snapshot.notRun);
       if (notRun.length > 0) this.#notRun = new Map(notRun);
-      this.#calls.restore(snapshot.calls);
+      this.#calls().restore(snapshot.calls);
     }
   }
 
@@ -127,6 +129,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     if (this.#consumed) throw new AnthropicError('Cannot iterate over a consumed tool runner');
     this.#consumed = true;
     if (this.#completion?.settled) this.#completion = undefined;
+    this.#emit?.({ type: 'run.start', runner: this as ToolRunner<boolean>, model: this.#apiParams['model'] });
     let failed = false;
     let stoppedForApproval = false;
     try {
@@ -158,10 +161,14 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       this.#consumed = false;
       this.#settle().reject(error);
       this.#completion = undefined;
+      this.#emit?.({ type: 'run.end', runner: this as ToolRunner<boolean>, message: this.#lastMessage, error });
       throw error;
     } finally {
       // A `break` in the loop body ends the run too: it resolves to the last reply.
-      if (!failed) this.#finish();
+      if (!failed) {
+        this.#finish();
+        this.#emit?.({ type: 'run.end', runner: this as ToolRunner<boolean>, message: this.#lastMessage });
+      }
       // A run stopped for approval goes on when iterated (or awaited) again.
       if (stoppedForApproval) this.#consumed = false;
     }
@@ -195,11 +202,13 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     }
     // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
     const streaming = this.#settings.stream || this.#settings.runToolsEagerly;
+    if (this.#tools.hasSources) await this.#tools.refresh();
     const body: Record<string, unknown> = { ...this.#apiParams, messages: this.#messages };
-    if (this.#definitions) body['tools'] = this.#definitions;
+    if (this.#tools.definitions) body['tools'] = this.#tools.definitions;
     if (!streaming) body['stream'] = false;
     if (compaction) body['compaction'] = compaction;
-    await callHook(this.#options.hooks, 'onRequest', body);
+    const hooked = callHook(this.#options.hooks, 'onRequest', body);
+    if (hooked) await hooked;
     const signal = this.#options.signal;
     const options = signal ? { ...this.#requestOptions, signal } : this.#requestOptions;
     const api = messagesApi(this.#client);
@@ -207,17 +216,22 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     let message: PromiseLike<BetaMessage>;
     if (streaming) {
       const stream = api.stream(body, options) as BetaMessageStream;
-      if (this.#settings.runToolsEagerly) startToolsEagerly(stream, (toolUse) => void this.#startCall(toolUse, signal));
+      if (this.#settings.runToolsEagerly) {
+        startToolsEagerly(stream, (toolUse) => void this.#startCall(toolUse, this.#executionContext(signal)));
+      }
       turn.stream = stream;
       message = stream.finalMessage();
     } else {
       message = api.create(body, options) as PromiseLike<BetaMessage>;
     }
+    const requestId = this.#started(body, 'turn');
     turn.message = Promise.resolve(
       message.then(
-        (reply) => this.#received(reply),
-        (error: unknown) => {
-          throw ReplyError.from(error, streaming === true);
+        (reply) => (this.#emit?.({ type: 'request.end', runner: this as ToolRunner<boolean>, requestId, message: reply }), this.#received(reply)),
+        (failure: unknown) => {
+          const error = ReplyError.from(failure, streaming === true);
+          this.#emit?.({ type: 'request.end', runner: this as ToolRunner<boolean>, requestId, error });
+          throw error;
         },
       ),
     );
@@ -226,8 +240,19 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     return turn;
   }
 
-  async #received(reply: BetaMessage): Promise<BetaMessage> {
-    await callHook(this.#options.hooks, 'onMessage', reply);
+  /** Numbers a request and tells the observers it left. */
+  #started(body: Record<string, unknown>, purpose: 'turn' | 'compaction'): number {
+    const requestId = ++this.#requests;
+    this.#emit?.({ type: 'request.start', runner: this as ToolRunner<boolean>, requestId, purpose, body });
+    return requestId;
+  }
+
+  #received(reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
+    const hooked = callHook(this.#options.hooks, 'onMessage', reply);
+    return hooked ? hooked.then(() => this.#count(reply)) : this.#count(reply);
+  }
+
+  #count(reply: BetaMessage): BetaMessage {
     this.#iteration++;
     this.#usage = addUsage(this.#usage, reply.usage);
     this.#lastMessage = reply;
@@ -300,15 +325,23 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       messages: [...this.#messages, { role: 'user', content: control.summaryPrompt ?? DEFAULT_SUMMARY_PROMPT }],
       stream: false,
     };
-    if (this.#definitions) {
-      body['tools'] = this.#definitions;
+    if (this.#tools.definitions) {
+      body['tools'] = this.#tools.definitions;
       body['tool_choice'] = { type: 'none' };
     }
     this.#log().info(`Compaction: ${total} tokens > ${threshold}; summarising ${this.#messages.length} messages`);
     await callHook(this.#options.hooks, 'onRequest', body);
     const signal = this.#options.signal;
     const options = signal ? { ...this.#requestOptions, signal } : this.#requestOptions;
-    const summaryReply = (await messagesApi(this.#client).create(body, options)) as BetaMessage;
+    const requestId = this.#started(body, 'compaction');
+    let summaryReply: BetaMessage;
+    try {
+      summaryReply = (await messagesApi(this.#client).create(body, options)) as BetaMessage;
+    } catch (error) {
+      this.#emit?.({ type: 'request.end', runner: this as ToolRunner<boolean>, requestId, error });
+      throw error;
+    }
+    this.#emit?.({ type: 'request.end', runner: this as ToolRunner<boolean>, requestId, message: summaryReply });
     await callHook(this.#options.hooks, 'onMessage', summaryReply);
     this.#usage = addUsage(this.#usage, summaryReply.usage);
     const summary = summaryText(summaryReply.content);
@@ -359,11 +392,11 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     if (uses.length === 0) return 'none';
     const answer = await this.#answer(turn, uses, this.#options.signal);
     if (answer.pending.length > 0) {
-      this.#calls.hold(answer.pending);
+      this.#calls().hold(answer.pending);
       return 'pending';
     }
     insertToolResults(this.#messages, answer.message);
-    this.#calls.clear();
+    this.#callState?.clear();
     // The results are in the history, so an aborted run stays valid and resumable.
     if (this.#options.signal?.aborted) throw new APIUserAbortError();
     return 'answered';
@@ -373,7 +406,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   #answer(turn: Turn | undefined, uses: BetaToolUseBlock[], signal: AbortSignal | undefined): Promise<Answer> {
     const key = uses.map((use) => use.id).join('\n');
     if (turn?.response?.key === key) return turn.response.answer;
-    const answer = Promise.all(uses.map((use) => this.#startCall(use, signal))).then((outcomes) => {
+    const context = this.#executionContext(signal);
+    const answer = Promise.all(uses.map((use) => this.#startCall(use, context))).then((outcomes) => {
       const message: ToolResultMessage = { role: 'user', content: [] };
       const pending: PendingApproval[] = [];
       for (const outcome of outcomes) {
@@ -387,25 +421,30 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   }
 
   /** Starts a call once until its message is answered; a call cut off by max_tokens is answered without running. */
-  #startCall(toolUse: BetaToolUseBlock, signal: AbortSignal | undefined): Promise<CallOutcome> {
-    return this.#calls.start(toolUse, (held) => {
+  #startCall(toolUse: BetaToolUseBlock, context: ExecutionContext): Promise<CallOutcome> {
+    return this.#calls().start(toolUse, (held) => {
       const notRun = this.#notRun?.get(toolUse.id);
       return notRun !== undefined
         ? Promise.resolve({ result: errorResult(toolUse.id, notRun) })
-        : executeToolCall(toolUse, this.#executionContext(signal), held);
+        : executeToolCall(toolUse, context, held);
     });
+  }
+
+  #calls(): ToolCalls {
+    return (this.#callState ??= new ToolCalls());
   }
 
   #executionContext(signal: AbortSignal | undefined): ExecutionContext {
     return {
-      tools: this.#runnable,
+      tools: this.#tools.runnable,
       logger: this.#log(),
       signal,
       iteration: this.#iteration,
       runner: this as ToolRunner<boolean>,
       hooks: this.#options.hooks,
-      askApproval: this.#askApproval,
-      decisions: this.#calls.decisions,
+      emit: this.#emit,
+      askApproval: (this.#askApproval ??= approvalAsker(this.#options.approve)),
+      decisions: this.#calls().decisions,
       toolTimeoutMs: this.#options.toolTimeoutMs,
       maxToolResultChars: this.#maxToolResultChars,
       limiter: this.#limiter,
@@ -434,7 +473,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
 
   /** The calls the run stopped for, waiting for `approve(id)` or `deny(id, reason)`. */
   get pendingApprovals(): PendingApproval[] {
-    return this.#calls.pending.map((call) => ({ ...call }));
+    return (this.#callState?.pending ?? []).map((call) => ({ ...call }));
   }
 
   /**
@@ -450,12 +489,12 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
    */
   approve(id: string, options: { input?: unknown } = {}): void {
     const decision: ApprovalDecision = options.input === undefined ? { decision: 'allow' } : { decision: 'allow', input: options.input };
-    this.#calls.decide(id, decision);
+    this.#calls().decide(id, decision);
   }
 
   /** Denies a waiting call: the model gets an `is_error` result saying it was denied, with the reason. */
   deny(id: string, reason?: string): void {
-    this.#calls.decide(id, { decision: 'deny', reason });
+    this.#calls().decide(id, { decision: 'deny', reason });
   }
 
   /**
@@ -472,10 +511,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const { api, settings, messages, tools } = splitParams(next);
     this.#apiParams = api;
     this.#settings = settings;
-    if (tools !== this.#toolEntries) {
-      this.#toolEntries = tools;
-      ({ runnable: this.#runnable, definitions: this.#definitions } = toolMaps(tools));
-    }
+    if (tools !== this.#tools.entries) this.#tools = new ToolSet(tools);
     this.#messages = [...messages];
     this.#historySetByCaller = true;
     if (this.#turn) {
@@ -508,7 +544,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     return {
       ...this.#apiParams,
       ...this.#settings,
-      ...(this.#toolEntries && { tools: this.#toolEntries }),
+      ...(this.#tools.entries && { tools: this.#tools.entries }),
       messages: [...this.#messages],
     } as RunnerParams;
   }
@@ -531,15 +567,16 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     return structuredClone({
       version: SNAPSHOT_VERSION,
       params: { ...this.#apiParams, ...this.#settings, messages: this.#messages } as RunnerSnapshot['params'],
-      tools: (this.#toolEntries ?? []).map((entry) =>
-        this.#runnable.get((entry as { name?: string }).name ?? '') === entry
+      tools: (this.#tools.entries ?? []).map((entry) => {
+        if (isToolSource(entry)) return { source: true as const };
+        return this.#tools.runnable.get((entry as { name?: string }).name ?? '') === entry
           ? { runnable: (entry as RunnableTool).name }
-          : { definition: entry as BetaToolUnion },
-      ),
+          : { definition: entry as BetaToolUnion };
+      }),
       iteration: this.#iteration,
       usage: this.#usage,
       notRun: Object.fromEntries(this.#notRun ?? []),
-      calls: this.#calls.toJSON(),
+      calls: this.#calls().toJSON(),
     });
   }
 

@@ -4,6 +4,7 @@ import type { ToolRunnerOptions } from './options.js';
 import type { RunnerParams } from './params.js';
 import { ToolRunner } from './runner.js';
 import { type AnyTool, isRunnableTool } from './tool.js';
+import { type ToolEntry, isToolSource } from './tool-set.js';
 import type { ToolCallsJSON } from './tool-calls.js';
 import type { BetaToolUnion } from './types.js';
 import type { Usage } from './usage.js';
@@ -16,7 +17,7 @@ export interface RunnerSnapshot {
   /** The params without tools: API params, runner settings and the history. */
   params: Omit<RunnerParams, 'tools'>;
   /** Runnable tools by name (supplied again on resume), plain definitions as they are. */
-  tools: Array<{ runnable: string } | { definition: BetaToolUnion }>;
+  tools: Array<{ runnable: string } | { definition: BetaToolUnion } | { source: true }>;
   iteration: number;
   usage: Usage;
   /** Tool calls never to run (cut off by max_tokens, repeated ids), with the error that answers them. */
@@ -39,7 +40,7 @@ export interface RunnerSnapshot {
 export function resumeToolRunner(
   client: ClientLike,
   snapshot: RunnerSnapshot,
-  resume: { tools?: AnyTool[]; options?: ToolRunnerOptions } = {},
+  resume: { tools?: ToolEntry[]; options?: ToolRunnerOptions } = {},
 ): ToolRunner<boolean> {
   if (typeof snapshot !== 'object' || snapshot === null) throw new TypeError('resumeToolRunner: the snapshot must be an object');
   if (snapshot.version !== SNAPSHOT_VERSION) {
@@ -49,8 +50,15 @@ export function resumeToolRunner(
   }
   const supplied = new Map<string, AnyTool>();
   for (const entry of resume.tools ?? []) if (isRunnableTool(entry)) supplied.set(entry.name, entry);
-  const tools = snapshot.tools.map((entry) => {
+  // Tool sources (MCP servers) are supplied again, in the order they had.
+  const sources = (resume.tools ?? []).filter(isToolSource);
+  const tools = snapshot.tools.map((entry): ToolEntry => {
     if ('definition' in entry) return entry.definition;
+    if ('source' in entry) {
+      const source = sources.shift();
+      if (!source) throw new TypeError('resumeToolRunner: the snapshot uses a tool source (an MCP server); supply it again in tools');
+      return source;
+    }
     const runnable = supplied.get(entry.runnable);
     if (!runnable) {
       const given = [...supplied.keys()].join(', ') || 'none';

@@ -20,6 +20,19 @@ describe('the built package', () => {
     expect(JSON.parse(cjs.stdout)).toEqual([core, testing]);
   });
 
+  it('the mcp and otel subpaths load, and import their optional peers only there', async () => {
+    const esm = await run(process.execPath, [
+      '--input-type=module',
+      '-e',
+      `const m = await import('tool-runner/mcp'); const o = await import('tool-runner/otel'); console.log(JSON.stringify([Object.keys(m), Object.keys(o)]))`,
+    ]);
+    expect(JSON.parse(esm.stdout)).toEqual([expect.arrayContaining(['mcpToolset', 'McpToolset']), ['openTelemetry']]);
+    const core = readFileSync('dist/index.js', 'utf8');
+    expect(core).not.toMatch(/@opentelemetry|@modelcontextprotocol/);
+    expect(readFileSync('dist/mcp/index.js', 'utf8')).toMatch(/from "@modelcontextprotocol\/sdk\/types.js"/);
+    expect(readFileSync('dist/otel/index.js', 'utf8')).toMatch(/from "@opentelemetry\/api"/);
+  });
+
   it('the core bundle imports neither zod nor the testing kit', () => {
     const bundle = readFileSync('dist/index.js', 'utf8');
     const imports = [...bundle.matchAll(/^import .* from ['"]([^'"]+)['"];$/gm)].map((match) => match[1]);

@@ -1,0 +1,157 @@
+/**
+ * tool-runner/otel: OpenTelemetry spans for a run, each request and each tool call, following the
+ * GenAI semantic conventions. It listens to the runner's lifecycle events (`options.onEvent`), so
+ * the core never imports `@opentelemetry/api`.
+ */
+import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
+import type { RunnerEvent, RunnerListener } from '../events.js';
+import type { ToolRunner } from '../runner.js';
+
+export interface OpenTelemetryOptions {
+  /** Default: `trace.getTracer('tool-runner')` from the global provider. */
+  tracer?: Tracer;
+  /** Record message contents, tool arguments and results on the spans (off by default: they may hold personal data). */
+  captureContent?: boolean;
+  /** The agent's name, in the run span's name and `gen_ai.agent.name`. */
+  agentName?: string;
+}
+
+/**
+ * A listener for `options.onEvent` that records spans: `invoke_agent` for the run, `chat {model}`
+ * for each request, `execute_tool {name}` for each tool call (error status when it fails).
+ *
+ * @example
+ * ```ts
+ * const runner = toolRunner(client, params, { onEvent: openTelemetry({ agentName: 'support-bot' }) });
+ * ```
+ */
+export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListener {
+  const tracer = options.tracer ?? trace.getTracer('tool-runner');
+  const capture = options.captureContent === true;
+  const agent = options.agentName ?? 'tool-runner';
+  const runs = new WeakMap<ToolRunner<boolean>, { span: Span; context: Context }>();
+  const requests = new Map<string, Span>();
+  const tools = new Map<string, Span>();
+  const parent = (runner: ToolRunner<boolean>) => runs.get(runner)?.context ?? context.active();
+  const key = (runner: ToolRunner<boolean>, id: number | string) => `${runIds.get(runner) ?? 0}:${id}`;
+  const runIds = new WeakMap<ToolRunner<boolean>, number>();
+  let nextRunId = 0;
+
+  return (event: RunnerEvent) => {
+    switch (event.type) {
+      case 'run.start': {
+        runIds.set(event.runner, ++nextRunId);
+        const span = tracer.startSpan(`invoke_agent ${agent}`, {
+          kind: SpanKind.INTERNAL,
+          attributes: {
+            'gen_ai.operation.name': 'invoke_agent',
+            'gen_ai.provider.name': 'anthropic',
+            'gen_ai.system': 'anthropic',
+            'gen_ai.agent.name': agent,
+            ...(typeof event.model === 'string' && { 'gen_ai.request.model': event.model }),
+          },
+        });
+        runs.set(event.runner, { span, context: trace.setSpan(context.active(), span) });
+        break;
+      }
+      case 'run.end': {
+        const run = runs.get(event.runner);
+        if (!run) break;
+        if (event.error !== undefined) failed(run.span, event.error);
+        else run.span.setStatus({ code: SpanStatusCode.OK });
+        run.span.end();
+        runs.delete(event.runner);
+        break;
+      }
+      case 'request.start': {
+        const body = event.body;
+        const model = String(body['model'] ?? '');
+        const span = tracer.startSpan(
+          `chat ${model}`,
+          {
+            kind: SpanKind.CLIENT,
+            attributes: {
+              'gen_ai.operation.name': 'chat',
+              'gen_ai.provider.name': 'anthropic',
+              'gen_ai.system': 'anthropic',
+              'gen_ai.request.model': model,
+              ...(typeof body['max_tokens'] === 'number' && { 'gen_ai.request.max_tokens': body['max_tokens'] }),
+              ...(typeof body['temperature'] === 'number' && { 'gen_ai.request.temperature': body['temperature'] }),
+              'tool_runner.request.purpose': event.purpose,
+              ...(capture && { 'gen_ai.input.messages': JSON.stringify(body['messages']) }),
+              ...(capture && body['system'] !== undefined && { 'gen_ai.system_instructions': JSON.stringify(body['system']) }),
+            },
+          },
+          parent(event.runner),
+        );
+        requests.set(key(event.runner, event.requestId), span);
+        break;
+      }
+      case 'request.end': {
+        const id = key(event.runner, event.requestId);
+        const span = requests.get(id);
+        if (!span) break;
+        requests.delete(id);
+        const message = event.message;
+        if (message) {
+          span.setAttributes({
+            'gen_ai.response.id': message.id,
+            'gen_ai.response.model': message.model,
+            'gen_ai.response.finish_reasons': message.stop_reason ? [message.stop_reason] : [],
+            'gen_ai.usage.input_tokens': message.usage.input_tokens,
+            'gen_ai.usage.output_tokens': message.usage.output_tokens,
+            ...(message.usage.cache_read_input_tokens != null && { 'gen_ai.usage.cache_read.input_tokens': message.usage.cache_read_input_tokens }),
+            ...(message.usage.cache_creation_input_tokens != null && {
+              'gen_ai.usage.cache_creation.input_tokens': message.usage.cache_creation_input_tokens,
+            }),
+            ...(capture && { 'gen_ai.output.messages': JSON.stringify([{ role: message.role, content: message.content }]) }),
+          });
+        }
+        if (event.error !== undefined) failed(span, event.error);
+        span.end();
+        break;
+      }
+      case 'tool.start': {
+        const span = tracer.startSpan(
+          `execute_tool ${event.call.name}`,
+          {
+            kind: SpanKind.INTERNAL,
+            attributes: {
+              'gen_ai.operation.name': 'execute_tool',
+              'gen_ai.tool.name': event.call.name,
+              'gen_ai.tool.call.id': event.call.id,
+              'gen_ai.tool.type': 'function',
+              ...(capture && { 'gen_ai.tool.call.arguments': JSON.stringify(event.call.input) }),
+            },
+          },
+          parent(event.runner),
+        );
+        tools.set(key(event.runner, event.call.id), span);
+        break;
+      }
+      case 'tool.end': {
+        const id = key(event.runner, event.call.id);
+        const span = tools.get(id);
+        if (!span) break;
+        tools.delete(id);
+        const result = event.result;
+        if (event.pending) span.setAttribute('tool_runner.tool.pending_approval', true);
+        if (result && capture) span.setAttribute('gen_ai.tool.call.result', JSON.stringify(result.content ?? ''));
+        if (result?.is_error) {
+          const text = typeof result.content === 'string' ? result.content : JSON.stringify(result.content ?? '');
+          span.setAttribute('error.type', 'tool_error');
+          span.setStatus({ code: SpanStatusCode.ERROR, message: text.slice(0, 500) });
+        }
+        span.end();
+        break;
+      }
+    }
+  };
+}
+
+function failed(span: Span, error: unknown): void {
+  const name = error instanceof Error ? error.constructor.name : 'Error';
+  span.setAttribute('error.type', name);
+  if (error instanceof Error) span.recordException(error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+}

@@ -1,0 +1,104 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { toolRunner } from 'tool-runner';
+import { mcpToolset } from 'tool-runner/mcp';
+import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { buildServer } from './fixtures/mcp-server.js';
+import { baseParams, mockServer } from './helpers.js';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function stdioClient() {
+  const client = new Client({ name: 'tool-runner-test', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mcp-server.ts'] }));
+  cleanups.push(() => client.close());
+  return client;
+}
+
+describe('MCP tools over stdio (a real MCP server in a child process)', () => {
+  it('runs them: validated input, results as content blocks, isError as is_error, unsupported kinds as clear errors', async () => {
+    const toolset = await mcpToolset(await stdioClient());
+    const server = await mockServer([
+      {
+        content: [
+          toolUse('add', { a: 2, b: 3 }, 'toolu_add'),
+          toolUse('add', { a: 'two' }, 'toolu_bad'),
+          toolUse('picture', {}, 'toolu_pic'),
+          toolUse('readme', {}, 'toolu_readme'),
+          toolUse('fails', {}, 'toolu_fails'),
+          toolUse('sound', {}, 'toolu_sound'),
+        ],
+      },
+      { content: [text('done')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset] });
+    await runner;
+    const sentTools = server.requests[0]!.body.tools;
+    expect(sentTools.map((entry: { name: string }) => entry.name).sort()).toEqual(['add', 'fails', 'grow', 'picture', 'readme', 'sound']);
+    expect(sentTools.find((entry: { name: string }) => entry.name === 'add')).toMatchObject({
+      description: 'Adds two numbers',
+      input_schema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+    });
+    const results = Object.fromEntries(
+      server.requests[1]!.body.messages[2].content.map((result: { tool_use_id: string }) => [result.tool_use_id, result]),
+    );
+    expect(results.toolu_add).toEqual({ type: 'tool_result', tool_use_id: 'toolu_add', content: [{ type: 'text', text: '5' }] });
+    expect(results.toolu_bad).toMatchObject({ is_error: true, content: expect.stringMatching(/Invalid input for tool 'add'/) });
+    expect(results.toolu_pic.content).toEqual([
+      { type: 'text', text: 'Here it is:' },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+    ]);
+    expect(results.toolu_readme.content).toEqual([{ type: 'text', text: 'Resource file:///readme.md:\n# Hello' }]);
+    expect(results.toolu_fails).toMatchObject({ is_error: true, content: [{ type: 'text', text: 'disk full' }] });
+    expect(results.toolu_sound).toMatchObject({ is_error: true, content: expect.stringMatching(/returned audio content, which a tool result cannot hold/) });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('picks up tools/list_changed before the next request', async () => {
+    const toolset = await mcpToolset(await stdioClient());
+    const server = await mockServer([
+      { content: [toolUse('grow', {}, 'toolu_grow')] },
+      { content: [toolUse('later_tool', { word: 'hi' }, 'toolu_later')] },
+      { content: [text('done')] },
+    ]);
+    await toolRunner(server.client(), { ...baseParams, tools: [toolset] });
+    const names = (index: number) => server.requests[index]!.body.tools.map((entry: { name: string }) => entry.name);
+    expect(names(0)).not.toContain('later_tool');
+    expect(names(1)).toContain('later_tool');
+    expect(server.requests[2]!.body.messages[4].content[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_later',
+      content: [{ type: 'text', text: 'later: hi' }],
+    });
+  });
+});
+
+describe('MCP tools over streamable HTTP on 127.0.0.1', () => {
+  it('lists and runs them', async () => {
+    const http = createServer(async (req, res) => {
+      // Stateless: a server and a transport per request.
+      const mcp = buildServer();
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined } as never);
+      res.on('close', () => void transport.close());
+      await mcp.connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => http.close(resolve)));
+    const client = new Client({ name: 'tool-runner-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`)));
+    cleanups.push(() => client.close());
+    const toolset = await mcpToolset(client, { prefix: 'calc_' });
+    const server = await mockServer([{ content: [toolUse('calc_add', { a: 20, b: 22 }, 'toolu_1')] }, { content: [text('42')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [toolset] });
+    expect(server.requests[1]!.body.messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '42' }] });
+  });
+});
