@@ -70,7 +70,11 @@ export function answerDanglingCalls(messages: BetaMessageParam[], notRun: Readon
  * A reply whose tool_use ids repeat within it: the repeats get ids of their own (`<id>_dup<n>`),
  * so each call can be answered exactly once; `renamed` lists them (they are answered, not run).
  */
-export function uniqueToolUseIds(content: BetaMessage['content']): { content: BetaMessage['content']; renamed: Map<string, string> } {
+export function uniqueToolUseIds(content: BetaMessage['content']): { content: BetaMessage['content']; renamed: ReadonlyMap<string, string> } {
+  let calls = 0;
+  for (const block of content) if (block.type === 'tool_use') calls++;
+  // The usual reply: no two calls, nothing to check.
+  if (calls < 2) return { content, renamed: NONE };
   const seen = new Set<string>();
   const renamed = new Map<string, string>();
   let changed: BetaMessage['content'] | undefined;
@@ -90,6 +94,8 @@ export function uniqueToolUseIds(content: BetaMessage['content']): { content: Be
   });
   return { content: changed ?? content, renamed };
 }
+
+const NONE: ReadonlyMap<string, string> = new Map();
 
 /** Puts `results` right after the last assistant message: the API takes results only there. */
 export function insertToolResults(messages: BetaMessageParam[], results: ToolResultMessage): void {

@@ -69,11 +69,32 @@ export function splitParams(params: RunnerParams): SplitParams {
   return { api, settings, messages, tools };
 }
 
-/** The runnable tools by name and the definitions sent to the API. */
-export function toolMaps(tools: AnyTool[] | undefined): {
+interface ToolMaps {
   runnable: Map<string, RunnableTool>;
   definitions: BetaToolUnion[] | undefined;
-} {
+}
+
+/**
+ * Runs given the same tools (the same objects, in the same order) share one read-only set of maps:
+ * many runs in flight then hold no copy of their own.
+ */
+const shared = new WeakMap<object, Array<{ tools: AnyTool[]; maps: ToolMaps }>>();
+
+/** The runnable tools by name and the definitions sent to the API (read-only: they may be shared). */
+export function toolMaps(tools: AnyTool[] | undefined): ToolMaps {
+  const first = tools?.[0];
+  if (!tools || typeof first !== 'object' || first === null) return buildToolMaps(tools);
+  const bucket = shared.get(first) ?? [];
+  const hit = bucket.find((entry) => entry.tools.length === tools.length && entry.tools.every((tool, i) => tool === tools[i]));
+  if (hit) return hit.maps;
+  const maps = buildToolMaps(tools);
+  bucket.unshift({ tools: [...tools], maps });
+  if (bucket.length > 8) bucket.pop();
+  shared.set(first, bucket);
+  return maps;
+}
+
+function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
   const runnable = new Map<string, RunnableTool>();
   if (!tools) return { runnable, definitions: undefined };
   const names = new Set<string>();

@@ -109,7 +109,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     this.#options = options;
     this.#limiter = options.concurrency ? new Limiter(options.concurrency) : undefined;
     this.#emit = emitter(options.onEvent, () => this.#log());
-    this.#requestOptions = { ...options.requestOptions };
+    this.#requestOptions = options.requestOptions ? { ...options.requestOptions } : NO_OPTIONS;
     const { api, settings, messages, tools } = splitParams(params);
     this.#apiParams = api;
     this.#settings = settings;
@@ -603,6 +603,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     return this.runUntilDone().then(onfulfilled, onrejected);
   }
 }
+
+const NO_OPTIONS: RequestOptions = Object.freeze({});
 
 const EMPTY: ReadonlyMap<string, string> = new Map();
 

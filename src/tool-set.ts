@@ -20,6 +20,8 @@ export function isToolSource(value: unknown): value is ToolSource {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'tool-source';
 }
 
+const NO_LISTS: AnyTool[][] = [];
+
 export class ToolSet {
   readonly entries: ToolEntry[] | undefined;
   runnable: Map<string, RunnableTool>;
@@ -29,7 +31,7 @@ export class ToolSet {
 
   constructor(entries: ToolEntry[] | undefined) {
     this.entries = entries;
-    this.#lists = (entries ?? []).filter(isToolSource).map(() => []);
+    this.#lists = entries?.some(isToolSource) ? entries.filter(isToolSource).map(() => []) : NO_LISTS;
     ({ runnable: this.runnable, definitions: this.definitions } = toolMaps(this.#expanded()));
   }
 
