@@ -10,7 +10,7 @@ import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { barChart } from './chart.js';
 import { compactionTokens } from './compaction.js';
-import { FULL, SMOKE, concurrent, eager, long, parallel, throughput } from './scenarios.js';
+import { FULL, SMOKE, concurrent, eager, long, median, parallel, throughput } from './scenarios.js';
 import { handWritten, ours, sdk, targets } from './targets.js';
 
 const smoke = process.argv.includes('--smoke');
@@ -22,10 +22,8 @@ if (!globalThis.gc) throw new Error('Run the bench with node --expose-gc (npm ru
 /** Figures of one measure over the rounds. */
 type Series = number[];
 const summary = (values: Series) => {
-  const sorted = [...values].filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  return { median, min: sorted[0]!, max: sorted.at(-1)! };
+  const finite = values.filter((value) => Number.isFinite(value));
+  return { median: median(finite), min: Math.min(...finite), max: Math.max(...finite) };
 };
 const fmt = (values: Series, digits = 2) => {
   const { median, min, max } = summary(values);

@@ -1,5 +1,4 @@
 /** The client the runner sends requests through: an `Anthropic` instance or anything shaped like one. */
-import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type Anthropic from '@anthropic-ai/sdk';
 
 /** Options for each request (headers, timeout, maxRetries, signal, ...), as the SDK takes them. */
