@@ -108,6 +108,10 @@ describe('driving and ending the loop', () => {
         // never reached
       }
     }).rejects.toThrow(/consumed/);
+    // The failed attempt leaves the finished run as it was.
+    expect((await runner.done()).content[0]).toMatchObject({ text: 'Hi' });
+    await expect(runner.runUntilDone()).resolves.toMatchObject({ content: [{ text: 'Hi' }] });
+    expect(server.requests).toHaveLength(1);
   });
 
   it('runs the tools of one message concurrently and keeps the model order in the results', async () => {
