@@ -125,81 +125,53 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     }
   }
 
-  /**
-   * The loop, as an explicit iterator (lighter than an async generator for the many runs a server
-   * keeps in flight): each `next()` finishes the previous turn, then sends the next request.
-   */
-  [Symbol.asyncIterator](): AsyncIterator<RunnerItem<Stream>> {
-    let started = false;
-    let ended = false;
-    let turn: Turn | undefined;
-    const runner = this as ToolRunner<boolean>;
-    const done = { done: true, value: undefined } as const;
-    const closeTurn = () => {
-      turn?.stream?.abort();
-      turn = undefined;
-      this.#turn = undefined;
-    };
-    /** The loop ends without error (done, max_iterations, a stop for approval, or the caller's `break`). */
-    const end = (stoppedForApproval: boolean) => {
-      closeTurn();
-      if (ended) return done;
-      ended = true;
-      this.#finish();
-      this.#emit?.({ type: 'run.end', runner, message: this.#lastMessage });
-      // A run stopped for approval goes on when iterated (or awaited) again.
-      if (stoppedForApproval) this.#consumed = false;
-      return done;
-    };
-    const fail = (error: unknown): never => {
-      closeTurn();
-      ended = true;
+  async *[Symbol.asyncIterator](): AsyncIterator<RunnerItem<Stream>> {
+    if (this.#consumed) throw new AnthropicError('Cannot iterate over a consumed tool runner');
+    this.#consumed = true;
+    if (this.#completion?.settled) this.#completion = undefined;
+    this.#emit?.({ type: 'run.start', runner: this as ToolRunner<boolean>, model: this.#apiParams['model'] });
+    let failed = false;
+    let stoppedForApproval = false;
+    try {
+      for (;;) {
+        // Calls the history ends with: a state the caller set, or a run stopped for approval.
+        if ((await this.#answerLastMessage(undefined)) === 'pending') {
+          stoppedForApproval = true;
+          break;
+        }
+        if (this.#reachedMaxIterations()) break;
+        // A scheduled server-side compaction goes out as this iteration's request (not in the middle of a paused turn).
+        const compaction = this.#messages.at(-1)?.role === 'assistant' ? undefined : this.#scheduledCompaction;
+        this.#scheduledCompaction = undefined;
+        const turn = await this.#send(compaction);
+        this.#turn = turn;
+        try {
+          yield (this.#settings.stream ? turn.stream : await turn.message) as RunnerItem<Stream>;
+          const next = await this.#finishTurn(turn);
+          stoppedForApproval = next === 'pending';
+          if (next !== 'continue') break;
+        } finally {
+          turn.stream?.abort();
+          this.#turn = undefined;
+        }
+      }
+    } catch (error) {
+      failed = true;
       // The state is what it was before the failed step: iterating again retries it.
       this.#consumed = false;
       this.#settle().reject(error);
       this.#completion = undefined;
-      this.#emit?.({ type: 'run.end', runner, message: this.#lastMessage, error });
+      this.#emit?.({ type: 'run.end', runner: this as ToolRunner<boolean>, message: this.#lastMessage, error });
       throw error;
-    };
-    const next = async (): Promise<IteratorResult<RunnerItem<Stream>>> => {
-      if (ended) return done;
-      if (!started && this.#consumed) {
-        // Another iteration owns (or finished) this run: leave its state alone.
-        ended = true;
-        throw new AnthropicError('Cannot iterate over a consumed tool runner');
+    } finally {
+      // A `break` in the loop body ends the run too: it resolves to the last reply.
+      if (!failed) {
+        this.#finish();
+        this.#emit?.({ type: 'run.end', runner: this as ToolRunner<boolean>, message: this.#lastMessage });
       }
-      try {
-        if (!started) {
-          started = true;
-          this.#consumed = true;
-          if (this.#completion?.settled) this.#completion = undefined;
-          this.#emit?.({ type: 'run.start', runner, model: this.#apiParams['model'] });
-        }
-        if (turn) {
-          // The loop body is done with the last item: append the turn and answer its calls.
-          const step = await this.#finishTurn(turn);
-          closeTurn();
-          if (step !== 'continue') return end(step === 'pending');
-        }
-        // Calls the history ends with: a state the caller set, or a run stopped for approval.
-        if ((await this.#answerLastMessage(undefined)) === 'pending') return end(true);
-        if (this.#reachedMaxIterations()) return end(false);
-        // A scheduled server-side compaction goes out as this iteration's request (not in the middle of a paused turn).
-        const compaction = this.#messages.at(-1)?.role === 'assistant' ? undefined : this.#scheduledCompaction;
-        this.#scheduledCompaction = undefined;
-        turn = await this.#send(compaction);
-        this.#turn = turn;
-        const value = (this.#settings.stream ? turn.stream : await turn.message) as RunnerItem<Stream>;
-        return { done: false, value };
-      } catch (error) {
-        return fail(error);
-      }
-    };
-    return {
-      next,
-      // `break` (or an error) in the caller's loop body: the run ends with the last reply.
-      return: async () => (started ? end(false) : ((ended = true), done)),
-    };
+      // A run stopped for approval goes on when iterated (or awaited) again.
+      if (stoppedForApproval) this.#consumed = false;
+    }
   }
 
   #finish(): void {
