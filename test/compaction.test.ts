@@ -19,8 +19,9 @@ describe('client-side compaction (compactionControl)', () => {
     ]);
     const messages = [{ role: 'user' as const, content: 'Look up rows.' }];
     const seen: string[] = [];
+    const { lines, logger } = captureLogger();
     const runner = toolRunner(
-      server.client(),
+      server.client({ logger, logLevel: 'info' }),
       { ...baseParams, messages, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } },
       { requestOptions: { headers: { 'x-team': 'blue' } }, hooks: { onRequest: (body) => void seen.push(String((body.messages as Array<{ content: unknown }>).at(-1)?.content)) } },
     );
@@ -36,6 +37,7 @@ describe('client-side compaction (compactionControl)', () => {
     expect(after).toHaveLength(1);
     expect(after[0].content[0].text).toMatch(/continues from an earlier conversation.*\n\nLooked up rows 1 and 2\.\n\nContinue the work from here\./s);
     expect(seen).toContain(PROMPT);
+    expect(lines).toContainEqual({ level: 'info', message: expect.stringMatching(/^Compaction: 30050 tokens > 20000; summarising 5 messages$/) });
     expect(runner.usage.input_tokens).toBe(1_000 + 30_000 + 500 + 300);
     expect(runner.iteration).toBe(3);
     expect(messages).toEqual([{ role: 'user', content: 'Look up rows.' }]);

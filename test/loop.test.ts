@@ -147,7 +147,10 @@ describe('driving and ending the loop', () => {
   it('sums usage and counts iterations', async () => {
     const server = await mockServer([
       { content: [toolUse('get_weather', { location: 'Paris' })], usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 3 } },
-      { content: [text('ok')], usage: { input_tokens: 20, output_tokens: 7, cache_creation_input_tokens: 4 } },
+      {
+        content: [text('ok')],
+        usage: { input_tokens: 20, output_tokens: 7, cache_creation_input_tokens: 4, server_tool_use: { web_search_requests: 2, web_fetch_requests: 1 } },
+      },
     ]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] });
     await runner;
@@ -157,6 +160,7 @@ describe('driving and ending the loop', () => {
       output_tokens: 12,
       cache_read_input_tokens: 3,
       cache_creation_input_tokens: 4,
+      server_tool_use: { web_search_requests: 2, web_fetch_requests: 1 },
     });
   });
 
