@@ -51,14 +51,19 @@ export async function executeToolCall(
   const { emit } = context;
   emit?.({ type: 'tool.start', runner: context.runner, call });
   const finish = async (result: BetaToolResultBlockParam): Promise<CallOutcome> => {
-    emit?.({ type: 'tool.end', runner: context.runner, call, result });
     if (result.content !== undefined) result.content = truncateResult(result.content, context.maxToolResultChars);
+    // Observers see the result as it is sent.
+    emit?.({ type: 'tool.end', runner: context.runner, call, result });
     if (logger.enabled('debug')) logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
     const observed = callHook(context.hooks, 'onToolResult', result, call);
     if (observed) await observed;
     return { result };
   };
   const fail = (content: ToolResultContent) => finish(errorResult(toolUse.id, content));
+  const wait = (pending: PendingApproval): CallOutcome => {
+    emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
+    return { pending };
+  };
 
   const tool = context.tools.get(toolUse.name);
   if (!tool) {
@@ -71,10 +76,7 @@ export async function executeToolCall(
   if (held) {
     call.input = held.input;
     decision = context.decisions.get(toolUse.id);
-    if (!decision) {
-      emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
-      return { pending: held };
-    }
+    if (!decision) return wait(held);
   } else {
     const validated = await validateInput(tool, toolUse.input);
     if (!validated.ok) return invalid(validated.message);
@@ -91,10 +93,7 @@ export async function executeToolCall(
     }
     if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
       decision = context.decisions.get(toolUse.id) ?? (await context.askApproval(call));
-      if (!decision) {
-        emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
-        return { pending: { id: toolUse.id, name: tool.name, input: call.input, toolUse } };
-      }
+      if (!decision) return wait({ id: toolUse.id, name: tool.name, input: call.input, toolUse });
     }
   }
   if (decision?.decision === 'deny') {

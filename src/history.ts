@@ -49,7 +49,10 @@ export const notRunText = (name: string) =>
  * with `is_error` results in a user message right after it, so the API accepts the history.
  * Returns the same array when nothing is missing.
  */
-export function answerDanglingCalls(messages: BetaMessageParam[], notRun: ReadonlyMap<string, string>): BetaMessageParam[] {
+export function answerDanglingCalls(
+  messages: BetaMessageParam[],
+  notRun: ReadonlyMap<string, string> = NONE,
+): BetaMessageParam[] {
   let repaired: BetaMessageParam[] | undefined;
   for (let i = messages.length - 2; i >= 0; i--) {
     const uses = toolUsesOf(messages[i]);

@@ -197,7 +197,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   async #send(compaction?: BetaCompactionConfig): Promise<Turn> {
     if (this.#historySetByCaller) {
       // The runner's own appends keep the history valid; what the caller set is checked once.
-      this.#messages = answerDanglingCalls(this.#messages, this.#notRun ?? EMPTY);
+      this.#messages = answerDanglingCalls(this.#messages, this.#notRun);
       this.#historySetByCaller = false;
     }
     // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
@@ -209,15 +209,14 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     if (compaction) body['compaction'] = compaction;
     const hooked = callHook(this.#options.hooks, 'onRequest', body);
     if (hooked) await hooked;
-    const signal = this.#options.signal;
-    const options = signal ? { ...this.#requestOptions, signal } : this.#requestOptions;
+    const options = this.#requestOptionsWithSignal();
     const api = messagesApi(this.#client);
     const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined };
     let message: PromiseLike<BetaMessage>;
     if (streaming) {
       const stream = api.stream(body, options) as BetaMessageStream;
       if (this.#settings.runToolsEagerly) {
-        startToolsEagerly(stream, (toolUse) => void this.#startCall(toolUse, this.#executionContext(signal)));
+        startToolsEagerly(stream, (toolUse) => void this.#startCall(toolUse, this.#executionContext(this.#options.signal)));
       }
       turn.stream = stream;
       message = stream.finalMessage();
@@ -245,6 +244,12 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const requestId = ++this.#requests;
     this.#emit?.({ type: 'request.start', runner: this as ToolRunner<boolean>, requestId, purpose, body });
     return requestId;
+  }
+
+  /** The request options of the next request, with the run's signal. */
+  #requestOptionsWithSignal(): RequestOptions {
+    const signal = this.#options.signal;
+    return signal ? { ...this.#requestOptions, signal } : this.#requestOptions;
   }
 
   #received(reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
@@ -331,8 +336,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     }
     this.#log().info(`Compaction: ${total} tokens > ${threshold}; summarising ${this.#messages.length} messages`);
     await callHook(this.#options.hooks, 'onRequest', body);
-    const signal = this.#options.signal;
-    const options = signal ? { ...this.#requestOptions, signal } : this.#requestOptions;
+    const options = this.#requestOptionsWithSignal();
     const requestId = this.#started(body, 'compaction');
     let summaryReply: BetaMessage;
     try {
@@ -606,7 +610,6 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
 
 const NO_OPTIONS: RequestOptions = Object.freeze({});
 
-const EMPTY: ReadonlyMap<string, string> = new Map();
 
 interface Settleable<T> {
   promise: Promise<T>;
