@@ -6,6 +6,7 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'mcp/index': 'src/mcp/index.ts',
     'otel/index': 'src/otel/index.ts',
+    'dbos/index': 'src/dbos/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,
@@ -13,5 +14,5 @@ export default defineConfig({
   sourcemap: true,
   target: 'node20',
   splitting: false,
-  external: ['@anthropic-ai/sdk', 'zod', '@modelcontextprotocol/sdk', '@opentelemetry/api'],
+  external: ['@anthropic-ai/sdk', 'zod', '@modelcontextprotocol/sdk', '@opentelemetry/api', '@dbos-inc/dbos-sdk'],
 });

@@ -186,6 +186,7 @@ async function main() {
     child.kill('SIGTERM');
   }
   await compaction();
+  durable();
   soak();
   report((performance.now() - started) / 1000);
 }
@@ -206,6 +207,26 @@ async function compaction() {
     limit: 0.2,
     description: '≤ 0.20 (80% fewer)',
   });
+}
+
+/** The cost of a durable run (tool-runner/dbos) on PostgreSQL, in a process of its own (it launches DBOS). */
+function durable() {
+  const [turns, durableRounds] = smoke ? [5, 1] : [100, 5];
+  log(`durable: ${turns} turns × ${durableRounds} rounds`);
+  // Not pinned: the PostgreSQL it starts would inherit the core it runs on.
+  const result = spawnSync(process.execPath, ['--import', 'tsx', new URL('./durable.ts', import.meta.url).pathname, String(turns), String(durableRounds)], {
+    encoding: 'utf8',
+  });
+  const figures = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as
+    | { skipped: string }
+    | { plainMsPerTurn: number; durableMsPerTurn: number; extraMsPerStep: number[] };
+  const scenario = `durable ${turns} turns of one tool call (PostgreSQL, fsync on)`;
+  if ('skipped' in figures) {
+    log(`durable: skipped (${figures.skipped})`);
+    return;
+  }
+  rows.push({ scenario, measure: 'wall ms per turn', figures: { 'tool-runner': [figures.plainMsPerTurn], 'durable (DBOS)': [figures.durableMsPerTurn] } });
+  rows.push({ scenario, measure: 'extra wall ms per step (request or tool call)', figures: { 'durable (DBOS)': figures.extraMsPerStep } });
 }
 
 /** The reliability soak, in a process of its own (its heap is the measure): random runs with random faults. */

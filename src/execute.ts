@@ -4,7 +4,7 @@
  * and turn any failure into an `is_error` result the model can act on.
  */
 import { type ApprovalDecision, type Approver, type PendingApproval, checkDecision, deniedText } from './approval.js';
-import { type Limiter, truncateResult } from './guards.js';
+import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, callHook } from './hooks.js';
 import { errorResult } from './history.js';
 import type { RunnerEvent } from './events.js';
@@ -143,39 +143,17 @@ function suggestion(name: string, tools: ReadonlyMap<string, RunnableTool>): str
   return '';
 }
 
-type RunOutcome = { ok: true; value: unknown } | { ok: false; thrown: unknown } | { ok: false; timedOut: number | undefined };
-
 /** Runs the tool with its signal: aborted by the runner, or by its timeout (which starts now). */
-async function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContext): Promise<RunOutcome> {
-  const timeoutMs = tool.timeoutMs ?? context.toolTimeoutMs;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let signal = context.signal ?? NEVER_ABORTED;
-  let timeout: AbortController | undefined;
-  if (timeoutMs !== undefined) {
-    timeout = new AbortController();
-    const controller = timeout;
-    timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
-    signal = context.signal ? AbortSignal.any([context.signal, timeout.signal]) : timeout.signal;
-  }
+function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContext): Promise<RunOutcome> {
   if (context.logger.enabled('debug')) {
     context.logger.debug(`Running tool '${call.name}' (${call.id}) with input ${safeJson(call.input)}`);
   }
-  try {
-    const running = Promise.resolve().then(() => tool.run(call.input, toolContextFor(call.toolUse, context, signal)));
-    if (signal === NEVER_ABORTED) return { ok: true, value: await running };
-    const settled = await untilAborted(running, signal);
-    if (!settled.aborted) return { ok: true, value: settled.value };
-    running.catch(() => {});
-    return { ok: false, timedOut: timeout?.signal.aborted && !context.signal?.aborted ? timeoutMs : undefined };
-  } catch (thrown) {
-    return { ok: false, thrown };
-  } finally {
-    clearTimeout(timer);
-  }
+  const timeoutMs = tool.timeoutMs ?? context.toolTimeoutMs;
+  return runWithGuards((signal) => tool.run(call.input, toolContextFor(call.toolUse, context, signal)), context.signal, timeoutMs);
 }
 
 function toolContextFor(toolUse: BetaToolUseBlock, context: ExecutionContext, signal: AbortSignal): ToolContext {
-  return { toolUse, toolUseBlock: toolUse, signal, iteration: context.iteration, runner: context.runner };
+  return { toolUse, toolUseBlock: toolUse, signal, iteration: context.iteration, runner: context.runner, idempotencyKey: toolUse.id };
 }
 
 async function needsApproval(tool: RunnableTool, input: unknown, context: ToolContext): Promise<boolean> {
@@ -226,32 +204,8 @@ async function validateInput(tool: RunnableTool, input: unknown): Promise<Valida
   }
 }
 
-const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;
-const timedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms and was stopped.`;
-
-/** The signal of tools in a run that cannot be aborted: one shared signal that never fires. */
-const NEVER_ABORTED = new AbortController().signal;
-
-type Settled<T> = { aborted: true } | { aborted: false; value: T };
-
-/** Settles with the promise, or with `aborted` as soon as the signal aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<Settled<T>> {
-  if (signal.aborted) return Promise.resolve({ aborted: true });
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve({ aborted: true });
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve({ aborted: false, value });
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
+export const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;
+export const timedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms and was stopped.`;
 
 function safeJson(value: unknown): string {
   try {

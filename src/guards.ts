@@ -51,3 +51,62 @@ export class Limiter {
     }
   }
 }
+
+/** How a guarded run ended: its value, what it threw, or stopped by its timeout (`timedOut`) or the run's abort. */
+export type RunOutcome = { ok: true; value: unknown } | { ok: false; thrown: unknown } | { ok: false; timedOut: number | undefined };
+
+/** The signal of tools in a run that cannot be aborted: one shared signal that never fires. */
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
+/**
+ * Starts `run` with a signal that aborts with `signal` or after `timeoutMs` (from now), and
+ * settles as soon as either fires: a run that ignores its signal is left behind, not awaited.
+ */
+export async function runWithGuards(
+  run: (signal: AbortSignal) => unknown,
+  outer: AbortSignal | undefined,
+  timeoutMs: number | undefined,
+): Promise<RunOutcome> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let signal = outer ?? NEVER_ABORTED;
+  let timeout: AbortController | undefined;
+  if (timeoutMs !== undefined) {
+    timeout = new AbortController();
+    const controller = timeout;
+    timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
+  }
+  try {
+    const running = Promise.resolve().then(() => run(signal));
+    if (signal === NEVER_ABORTED) return { ok: true, value: await running };
+    const settled = await untilAborted(running, signal);
+    if (!settled.aborted) return { ok: true, value: settled.value };
+    running.catch(() => {});
+    return { ok: false, timedOut: timeout?.signal.aborted && !outer?.aborted ? timeoutMs : undefined };
+  } catch (thrown) {
+    return { ok: false, thrown };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+type Settled<T> = { aborted: true } | { aborted: false; value: T };
+
+/** Settles with the promise, or with `aborted` as soon as the signal aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<Settled<T>> {
+  if (signal.aborted) return Promise.resolve({ aborted: true });
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve({ aborted: true });
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve({ aborted: false, value });
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -17,6 +17,12 @@ export interface ToolContext {
   iteration: number;
   /** The runner running the tool. */
   runner: ToolRunner<boolean>;
+  /**
+   * A key that names this call and stays the same if the call runs again: pass it to payment
+   * APIs and the like. The tool_use id here; the workflow id and the tool_use id in a durable
+   * run (`tool-runner/dbos`), whatever worker runs it.
+   */
+  idempotencyKey: string;
 }
 
 /** The input type `run` receives for a schema: inferred from zod / Standard Schema / `as const` JSON Schema. */

@@ -20,15 +20,16 @@ describe('the built package', () => {
     expect(JSON.parse(cjs.stdout)).toEqual([core, testing]);
   });
 
-  it('the mcp and otel subpaths load, and import their optional peers only there', async () => {
+  it('the mcp, otel and dbos subpaths load, and import their optional peers only there', async () => {
     const esm = await run(process.execPath, [
       '--input-type=module',
       '-e',
-      `const m = await import('tool-runner/mcp'); const o = await import('tool-runner/otel'); console.log(JSON.stringify([Object.keys(m), Object.keys(o)]))`,
+      `const m = await import('tool-runner/mcp'); const o = await import('tool-runner/otel'); const d = await import('tool-runner/dbos'); console.log(JSON.stringify([Object.keys(m), Object.keys(o), Object.keys(d).sort()]))`,
     ]);
-    expect(JSON.parse(esm.stdout)).toEqual([expect.arrayContaining(['mcpToolset', 'McpToolset']), ['openTelemetry']]);
+    expect(JSON.parse(esm.stdout)).toEqual([expect.arrayContaining(['mcpToolset', 'McpToolset']), ['openTelemetry'], ['durableApprovals', 'durableToolRunner']]);
     const core = readFileSync('dist/index.js', 'utf8');
-    expect(core).not.toMatch(/@opentelemetry|@modelcontextprotocol/);
+    expect(core).not.toMatch(/@opentelemetry|@modelcontextprotocol|@dbos-inc/);
+    expect(readFileSync('dist/dbos/index.js', 'utf8')).toMatch(/from "@dbos-inc\/dbos-sdk"/);
     expect(readFileSync('dist/mcp/index.js', 'utf8')).toMatch(/from "@modelcontextprotocol\/sdk\/types.js"/);
     expect(readFileSync('dist/otel/index.js', 'utf8')).toMatch(/from "@opentelemetry\/api"/);
   });

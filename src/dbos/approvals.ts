@@ -1,0 +1,61 @@
+/**
+ * Durable approvals: a run publishes the calls it waits for as a DBOS event and waits for each
+ * decision as a DBOS message, so it can wait for days, across restarts, on any worker; any
+ * process with `DBOS` launched or a `DBOSClient` on the same database decides.
+ */
+import type { ApprovalDecision, PendingApproval } from '../approval.js';
+
+/** The event that holds the calls a run waits for (empty when it waits for none). */
+export const PENDING_EVENT = 'tool-runner.pending-approvals';
+
+/** The topic a decision about one call is sent on. */
+export function decisionTopic(toolUseId: string): string {
+  return `tool-runner.decision.${toolUseId}`;
+}
+
+/** What deciding needs: `DBOS` (in a launched process) or a `DBOSClient`. */
+export interface DurableMessenger {
+  send<T>(destinationID: string, message: T, topic?: string, idempotencyKey?: string): Promise<void>;
+  getEvent<T>(workflowID: string, key: string, options?: number | { timeoutSeconds?: number }): Promise<T | null>;
+}
+
+/** The approvals of one durable run. */
+export interface DurableApprovals {
+  /**
+   * The calls the run waits for now; waits up to `timeoutSeconds` (default 0: look once) for
+   * the run to publish some.
+   */
+  pending(options?: { timeoutSeconds?: number }): Promise<PendingApproval[]>;
+  /** Lets the call run, with `input` in place of the model's (validated again). Sending it twice is harmless. */
+  approve(toolUseId: string, options?: { input?: unknown }): Promise<void>;
+  /** Denies the call: the model reads that it was denied, with the reason. */
+  deny(toolUseId: string, reason?: string): Promise<void>;
+}
+
+/**
+ * Approve or deny the calls a durable run waits for, from any process.
+ *
+ * @example
+ * ```ts
+ * const client = await DBOSClient.create({ systemDatabaseUrl });
+ * const approvals = durableApprovals(client, 'refund-42');
+ * for (const call of await approvals.pending({ timeoutSeconds: 10 })) await approvals.approve(call.id);
+ * ```
+ */
+export function durableApprovals(dbos: DurableMessenger, workflowId: string): DurableApprovals {
+  const decide = (toolUseId: string, decision: ApprovalDecision) =>
+    dbos.send(workflowId, decision, decisionTopic(toolUseId), `${workflowId}:${toolUseId}:decision`);
+  return {
+    async pending({ timeoutSeconds = 0 } = {}) {
+      const deadline = Date.now() + timeoutSeconds * 1000;
+      for (;;) {
+        const calls = (await dbos.getEvent<PendingApproval[]>(workflowId, PENDING_EVENT, { timeoutSeconds: 0 })) ?? [];
+        if (calls.length > 0 || Date.now() >= deadline) return calls;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    },
+    approve: (toolUseId, { input } = {}) =>
+      decide(toolUseId, input === undefined ? { decision: 'allow' } : { decision: 'allow', input }),
+    deny: (toolUseId, reason) => decide(toolUseId, reason === undefined ? { decision: 'deny' } : { decision: 'deny', reason }),
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * A run as a DBOS workflow: each model request and each tool call is a step, so after a crash any
+ * worker resumes the run from its last finished step, and no finished tool call runs again.
+ */
+import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
+import type { ApprovalDecision } from '../approval.js';
+import type { ClientLike } from '../client.js';
+import type { ToolRunnerOptions } from '../options.js';
+import type { RunnerParams } from '../params.js';
+import { ToolRunner } from '../runner.js';
+import { type ToolEntry, isToolSource } from '../tool-set.js';
+import type { BetaMessage, BetaMessageParam } from '../types.js';
+import type { Usage } from '../usage.js';
+import { PENDING_EVENT, decisionTopic } from './approvals.js';
+import { durableTool, stepClient } from './steps.js';
+
+/** The runner options a durable run takes: all but `approve` and `signal` (decisions come as DBOS messages). */
+export type DurableRunnerOptions = Omit<ToolRunnerOptions, 'approve' | 'signal'>;
+
+export interface DurableToolRunnerConfig {
+  /** The workflow's name: the same in every worker, so any of them can recover the run. */
+  name: string;
+  /** The client of every model request, or a function that makes it (called once per run). */
+  client: ClientLike | (() => ClientLike);
+  /** The tools, defined in code that every worker loads. MCP tool sources are not supported yet. */
+  tools?: ToolEntry[];
+  options?: DurableRunnerOptions;
+  /** How long a call may wait for a decision before it is denied. Default: 7 days. */
+  approvalTimeoutSeconds?: number;
+}
+
+/** A run's params: those of `toolRunner` but `tools` (from the config) and `runToolsEagerly`. JSON only: DBOS stores them. */
+export type DurableRunParams = Omit<RunnerParams, 'tools' | 'runToolsEagerly'>;
+
+/** What a finished run returns (and DBOS stores). */
+export interface DurableRunResult {
+  /** The last message. */
+  message: BetaMessage;
+  /** The whole history, the last message included. */
+  messages: BetaMessageParam[];
+  usage: Usage;
+  /** The number of model requests. */
+  iterations: number;
+}
+
+export interface DurableStartOptions {
+  /** Run it through a DBOS queue (registered with `DBOS.registerQueue`), which sets how many run at once. */
+  queueName?: string;
+}
+
+export interface DurableToolRunner {
+  readonly name: string;
+  /** Starts the run `workflowId` (or returns the handle of the one already started with that id). */
+  start(workflowId: string, params: DurableRunParams, options?: DurableStartOptions): Promise<WorkflowHandle<DurableRunResult>>;
+  /** Starts the run and resolves to its result. */
+  run(workflowId: string, params: DurableRunParams, options?: DurableStartOptions): Promise<DurableRunResult>;
+}
+
+const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
+
+/**
+ * Registers a durable agent: call it at module level in every worker, before `DBOS.launch()`.
+ *
+ * @example
+ * ```ts
+ * const agent = durableToolRunner({ name: 'refunds', client: () => new Anthropic(), tools: [refund] });
+ * DBOS.setConfig({ name: 'support', systemDatabaseUrl: process.env.DBOS_SYSTEM_DATABASE_URL });
+ * await DBOS.launch(); // recovers the runs a crashed worker left
+ * const result = await agent.run('refund-42', { model, max_tokens: 1024, messages });
+ * ```
+ */
+export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolRunner {
+  const { name, approvalTimeoutSeconds = DEFAULT_APPROVAL_TIMEOUT_SECONDS } = config;
+  checkConfig(config, approvalTimeoutSeconds);
+  const { toolTimeoutMs, ...options } = config.options ?? {};
+  const tools = (config.tools ?? []).map((entry) => durableTool(entry as Exclude<ToolEntry, { kind: 'tool-source' }>, toolTimeoutMs));
+  const client = () => (typeof config.client === 'function' ? config.client() : config.client);
+  const runnerFor = (params: DurableRunParams, stream: boolean) => {
+    const { stream: _stream, ...rest } = params;
+    return new ToolRunner(stepClient(client(), stream), { ...rest, tools }, options);
+  };
+
+  const workflow = DBOS.registerWorkflow(
+    async (params: DurableRunParams): Promise<DurableRunResult> => {
+      const runner = runnerFor(params, params.stream === true);
+      for (;;) {
+        const message = await runner.runUntilDone();
+        const pending = runner.pendingApprovals;
+        if (pending.length === 0) {
+          return { message, messages: runner.params.messages, usage: runner.usage, iterations: runner.iteration };
+        }
+        await DBOS.setEvent(PENDING_EVENT, pending);
+        for (const call of pending) {
+          const decision = await DBOS.recv<ApprovalDecision>(decisionTopic(call.id), { timeoutSeconds: approvalTimeoutSeconds });
+          if (decision?.decision === 'allow') runner.approve(call.id, decision.input === undefined ? {} : { input: decision.input });
+          else runner.deny(call.id, decision ? decision.reason : `no decision within ${approvalTimeoutSeconds} seconds`);
+        }
+        await DBOS.setEvent(PENDING_EVENT, []);
+      }
+    },
+    { name },
+  );
+
+  const start = (workflowId: string, params: DurableRunParams, { queueName }: DurableStartOptions = {}) => {
+    if (typeof workflowId !== 'string' || workflowId === '') throw new TypeError('durableToolRunner: the workflow id must be a non-empty string');
+    // Bad params fail here, in the caller's process, not in a worker.
+    runnerFor(params, false);
+    return DBOS.startWorkflow(workflow, queueName === undefined ? { workflowID: workflowId } : { workflowID: workflowId, queueName })(params);
+  };
+  return {
+    name,
+    start,
+    run: async (workflowId, params, options) => (await start(workflowId, params, options)).getResult(),
+  };
+}
+
+function checkConfig(config: DurableToolRunnerConfig, approvalTimeoutSeconds: number): void {
+  if (typeof config !== 'object' || config === null) throw new TypeError('durableToolRunner: pass { name, client, tools }');
+  if (typeof config.name !== 'string' || config.name === '') throw new TypeError('durableToolRunner: `name` must be a non-empty string (the workflow name)');
+  if (typeof config.client !== 'function' && (typeof config.client !== 'object' || config.client === null)) {
+    throw new TypeError('durableToolRunner: `client` must be an Anthropic client or a function that returns one');
+  }
+  if (config.tools !== undefined && !Array.isArray(config.tools)) throw new TypeError('durableToolRunner: `tools` must be an array');
+  if (config.tools?.some(isToolSource)) {
+    throw new TypeError('durableToolRunner: tool sources (MCP) are not supported in durable runs yet; pass their tools as plain tools');
+  }
+  for (const key of ['approve', 'signal'] as const) {
+    if (config.options && key in config.options) {
+      throw new TypeError(`durableToolRunner: options.${key} is not available in a durable run; decide calls with durableApprovals()`);
+    }
+  }
+  if (!(approvalTimeoutSeconds > 0)) throw new RangeError('durableToolRunner: approvalTimeoutSeconds must be a positive number');
+  if (DBOS.isInitialized()) {
+    throw new Error(`durableToolRunner: register '${config.name}' before DBOS.launch(), at module level in every worker`);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The two kinds of DBOS steps of a durable run: a model request, and a tool call. A finished step
+ * is never run again: on recovery DBOS hands back the result it recorded.
+ */
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
+import { abortedText, timedOutText } from '../execute.js';
+import { runWithGuards } from '../guards.js';
+import { type AnyTool, type RunnableTool, isRunnableTool } from '../tool.js';
+import { ToolError, thrownValueToContent } from '../tool-error.js';
+import type { ToolResultContent } from '../types.js';
+
+/**
+ * A client whose `create` is a DBOS step. With `stream`, the step streams the reply (the request
+ * is a streamed one on the wire) and records the whole message.
+ */
+export function stepClient(client: ClientLike, stream: boolean): ClientLike {
+  const api = messagesApi(client);
+  const request = (body: unknown, options: unknown): Promise<unknown> =>
+    stream ? api.stream(body, options).finalMessage() : Promise.resolve(api.create(body, options));
+  const steps: MessagesApi = {
+    create: (body, options) => DBOS.runStep(() => request(body, options), { name: 'model request' }),
+    stream: () => {
+      throw new Error('tool-runner/dbos: a durable run streams inside its model request steps');
+    },
+  };
+  return { beta: { messages: steps } };
+}
+
+/** What a tool step records: the tool's result, or the content of the error result. */
+type StepResult = { value: ToolResultContent } | { error: ToolResultContent };
+
+/**
+ * The tool as a DBOS step. The step holds the whole call, timeout included, so a call that timed
+ * out is recorded as timed out; its `context.idempotencyKey` is the workflow id and the tool_use
+ * id. Plain definitions (server tools) are returned as they are.
+ */
+export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): AnyTool {
+  if (!isRunnableTool(entry)) return entry;
+  const tool: RunnableTool = entry;
+  const timeoutMs = tool.timeoutMs ?? toolTimeoutMs;
+  const run: RunnableTool['run'] = async (input, context) => {
+    const idempotencyKey = `${DBOS.workflowID ?? 'no-workflow'}:${context.toolUse.id}`;
+    const recorded = await DBOS.runStep(
+      async (): Promise<StepResult> => {
+        const outcome = await runWithGuards((signal) => tool.run(input, { ...context, signal, idempotencyKey }), context.signal, timeoutMs);
+        if (outcome.ok) return { value: outcome.value as ToolResultContent };
+        if ('thrown' in outcome) return { error: thrownValueToContent(outcome.thrown) };
+        return { error: outcome.timedOut === undefined ? abortedText(tool.name) : timedOutText(tool.name, outcome.timedOut) };
+      },
+      { name: `tool ${tool.name}` },
+    );
+    if ('error' in recorded) throw new ToolError(recorded.error);
+    return recorded.value;
+  };
+  const { timeoutMs: _ownTimeout, ...rest } = tool;
+  return { ...rest, run };
+}

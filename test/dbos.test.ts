@@ -1,0 +1,175 @@
+/**
+ * Durable runs (tool-runner/dbos) against a real PostgreSQL: workers are child processes killed
+ * with SIGKILL mid-tool and mid-stream; a new worker finishes each run; counters kept in the
+ * database show that no finished tool call ran twice. Approvals wait across processes.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { DBOSClient } from '@dbos-inc/dbos-sdk';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { durableApprovals, durableToolRunner } from 'tool-runner/dbos';
+import { text, toolUse } from 'tool-runner/testing';
+import { mockServer } from './helpers.js';
+
+const serverUrl = inject('databaseUrl');
+if (!serverUrl) console.warn('test/dbos.test.ts: skipped — no PostgreSQL binaries (initdb, pg_ctl) on this machine');
+
+describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () => {
+  let databaseUrl = '';
+  let pool: pg.Pool;
+  let dbos: DBOSClient;
+
+  beforeAll(async () => {
+    // A database of its own, so reruns and other files never see this file's workflows.
+    const name = `tool_runner_dbos_${randomUUID().slice(0, 8)}`;
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    databaseUrl = serverUrl.replace(/\/[^/]*$/, `/${name}`);
+    pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    dbos = await DBOSClient.create({ systemDatabaseUrl: databaseUrl });
+    await pool.query('CREATE TABLE tool_counts (run_id text, tool text, started int DEFAULT 0, finished int DEFAULT 0, PRIMARY KEY (run_id, tool))');
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await dbos?.destroy();
+  });
+
+  /** Whether the run has recorded the step `name` as finished (a crash before that runs it again). */
+  async function recorded(runId: string, name: string): Promise<boolean> {
+    const steps = (await dbos.listWorkflowSteps(runId)) ?? [];
+    return steps.some((step) => step.name === name && step.completedAtEpochMs !== undefined && step.completedAtEpochMs !== null);
+  }
+
+  async function counts(runId: string): Promise<Record<string, { started: number; finished: number }>> {
+    const { rows } = await pool.query('SELECT tool, started, finished FROM tool_counts WHERE run_id = $1', [runId]);
+    return Object.fromEntries(rows.map((row) => [row.tool, { started: row.started, finished: row.finished }]));
+  }
+
+  it('a worker killed during a tool call: another finishes the run, the finished call is not run again', async () => {
+    const server = await mockServer([
+      { content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] },
+      { content: [text('Done.')] },
+    ]);
+    const id = `tool-crash-${randomUUID()}`;
+    const first = worker('start', id, server.url);
+    await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
+    await kill(first);
+
+    const second = worker('recover', id, server.url);
+    const result = await resultOf(second);
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 2, finished: 1 } });
+    // The first model request was a finished step: not sent again.
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]!.body.messages[2].content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_rec', content: 'recorded 42' },
+      { type: 'tool_result', tool_use_id: 'toolu_chg', content: `charged 500 with key ${id}:toolu_chg` },
+    ]);
+    expect(result.iterations).toBe(2);
+    expect(result.messages).toHaveLength(4);
+  });
+
+  it('a worker killed during a streamed model request (a run from a queue): another sends it again and finishes the run', async () => {
+    const reply = { content: [toolUse('record', { order: '7' }, 'toolu_rec')] };
+    const server = await mockServer([{ ...reply, stallAfterEvents: 3 }, reply, { content: [text('All set.')] }]);
+    const id = `stream-crash-${randomUUID()}`;
+    const first = worker('start', id, server.url, { STREAM: '1', QUEUE: '1' });
+    await until(async () => server.requests.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await kill(first);
+    expect(await counts(id)).toEqual({});
+
+    const result = await resultOf(worker('recover', id, server.url, { QUEUE: '1' }));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'All set.', citations: null }]);
+    expect(server.requests).toHaveLength(3);
+    expect(server.requests.every((request) => request.body.stream === true)).toBe(true);
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 } });
+  });
+
+  it('an approval waits durably: the worker dies while it waits, another process approves, a new worker completes the run', async () => {
+    const server = await mockServer([
+      { content: [toolUse('refund', { order: '42' }, 'toolu_ref'), toolUse('record', { order: '42' }, 'toolu_rec')] },
+      { content: [text('Refunded.')] },
+    ]);
+    const id = `approval-${randomUUID()}`;
+    const first = worker('start', id, server.url);
+    // The neighbour that needs no approval has run; the refund waits.
+    await until(async () => recorded(id, 'tool record'));
+    await until(async () => (await approvalsOf(id)).length === 1);
+    expect((await counts(id)).refund).toBeUndefined();
+    await kill(first);
+
+    const approver = await output(spawnFixture('durable-approver.ts', { WORKFLOW_ID: id }));
+    expect(approver).toContain('approved refund');
+    const result = await resultOf(worker('recover', id, server.url));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Refunded.', citations: null }]);
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, refund: { started: 1, finished: 1 } });
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]!.body.messages[2].content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_ref', content: 'refunded 42' },
+      { type: 'tool_result', tool_use_id: 'toolu_rec', content: 'recorded 42' },
+    ]);
+  });
+
+  const approvalsOf = (runId: string) => durableApprovals(dbos, runId).pending();
+
+  function spawnFixture(file: string, env: Record<string, string>): ChildProcess {
+    return spawn(process.execPath, ['--import', 'tsx', `test/fixtures/${file}`], {
+      env: { ...process.env, DATABASE_URL: databaseUrl, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  }
+
+  function worker(mode: 'start' | 'recover', id: string, mockUrl: string, env: Record<string, string> = {}): ChildProcess {
+    return spawnFixture('durable-worker.ts', { MODE: mode, WORKFLOW_ID: id, MOCK_URL: mockUrl, ...env });
+  }
+}, 60_000);
+
+describe('durableToolRunner: bad config', () => {
+  it('says what is wrong before anything runs', () => {
+    const client = { beta: { messages: { create: async () => ({}), stream: () => ({}) as never } } };
+    expect(() => durableToolRunner({ name: '', client })).toThrow(/`name` must be a non-empty string/);
+    expect(() => durableToolRunner({ name: 'x', client: null as never })).toThrow(/`client` must be an Anthropic client/);
+    expect(() => durableToolRunner({ name: 'x', client, options: { approve: async () => ({ decision: 'allow' }) } as never })).toThrow(
+      /options.approve is not available in a durable run/,
+    );
+    expect(() => durableToolRunner({ name: 'x', client, tools: [{ kind: 'tool-source', tools: () => [] }] })).toThrow(/tool sources/);
+    expect(() => durableToolRunner({ name: 'x', client, approvalTimeoutSeconds: 0 })).toThrow(/approvalTimeoutSeconds/);
+  });
+});
+
+/** Polls `check` until it holds (20 s at most). */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the worker');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function kill(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+/** Everything the process printed, once it exits 0. */
+function output(child: ChildProcess): Promise<string> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}\n${stdout}\n${stderr}`))));
+  });
+}
+
+async function resultOf(child: ChildProcess) {
+  const line = (await output(child)).split('\n').find((entry) => entry.startsWith('result '));
+  if (!line) throw new Error('the worker printed no result');
+  return JSON.parse(line.slice('result '.length));
+}
