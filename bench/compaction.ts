@@ -18,7 +18,7 @@ export async function compactionTokens(turns: number, threshold: number, compact
   });
   let modelTurns = 0;
   const step = (request: RecordedRequest) => {
-    if (request.body.messages.at(-1)?.content === SUMMARY_PROMPT) {
+    if (request.messages.at(-1)?.content === SUMMARY_PROMPT) {
       return { content: [text(`<summary>Fetched records 1 to ${modelTurns}; the task goes on.</summary>`)] };
     }
     modelTurns++;
@@ -35,12 +35,12 @@ export async function compactionTokens(turns: number, threshold: number, compact
       ...(compact && { compactionControl: { enabled: true, contextTokenThreshold: threshold, summaryPrompt: SUMMARY_PROMPT } }),
     });
     const final = await runner;
-    const sizes = server.requests.map((request) => Math.ceil(JSON.stringify([request.body.system ?? '', request.body.tools ?? [], request.body.messages]).length / 4));
+    const sizes = server.requests.map((request) => Math.ceil(JSON.stringify([request.body.system ?? '', request.body.tools ?? [], request.messages]).length / 4));
     return {
       completed: final.content[0]?.type === 'text' && final.content[0].text === 'All records fetched.',
       modelTurns,
       requests: server.requests.length,
-      summaries: server.requests.filter((request) => request.body.messages.at(-1)?.content === SUMMARY_PROMPT).length,
+      summaries: server.requests.filter((request) => request.messages.at(-1)?.content === SUMMARY_PROMPT).length,
       inputTokens: runner.usage.input_tokens,
       largestRequestTokens: Math.max(...sizes),
     };

@@ -73,7 +73,7 @@ export const median = (values: number[]) => {
 };
 
 /** Long run: client CPU per turn over the whole run, and over its first and last 10% of turns. */
-export async function long(url: string, target: Target, turns: number) {
+export async function long(url: string, target: Target, turns: number, thread = false) {
   const { client } = clientFor(url, { kind: 'long', turns });
   const marks: number[] = [];
   const job: Job = {
@@ -82,6 +82,7 @@ export async function long(url: string, target: Target, turns: number) {
     stream: false,
     eager: false,
     tool: { name: 'step', run: ({ n }) => (marks.push(cpuMs()), `ok ${n}`) },
+    thread,
   };
   globalThis.gc?.();
   const start = cpuMs();

@@ -22,8 +22,22 @@ interface Reply {
   chunkSize?: number;
 }
 
-function reply(scenario: Scenario, body: { messages: Array<{ role: string }> }): Reply {
-  const turn = body.messages.filter((message) => message.role === 'assistant').length;
+/** Threads: the number of replies in the conversation each reply ends, by its id (dropped once continued). */
+const threadTurns = new Map<string, number>();
+
+type Body = { messages: Array<{ role: string }>; thread?: { type: string; previous_message_id?: string } };
+
+/** How many replies the conversation already has: counted in the messages, or kept with the thread. */
+function turnOf(body: Body): number {
+  const sent = body.messages.filter((message) => message.role === 'assistant').length;
+  if (body.thread?.type !== 'continue') return sent;
+  const id = body.thread.previous_message_id ?? '';
+  const held = threadTurns.get(id) ?? 0;
+  threadTurns.delete(id);
+  return held + sent;
+}
+
+function reply(scenario: Scenario, turn: number): Reply {
   switch (scenario.kind) {
     case 'long':
       return { content: turn < scenario.turns - 1 ? [toolUse('step', { n: turn })] : [text('done')] };
@@ -68,9 +82,11 @@ const server = createServer(async (req, res) => {
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   const scenario = JSON.parse(String(req.headers['x-bench'])) as Scenario;
-  const planned = reply(scenario, body);
+  const turn = turnOf(body);
+  const planned = reply(scenario, turn);
   if (planned.delayMs) await sleep(planned.delayMs);
   const built = message(planned.content, body.model);
+  if (body.thread) threadTurns.set(built.id, turn + 1);
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json', 'request-id': apiId('req') });
     res.end(JSON.stringify(built));

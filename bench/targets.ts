@@ -1,6 +1,7 @@
 /**
- * The three loops the bench compares, each given the same job: this runner, the SDK's runner
- * (`thread: false`, so both send the whole history) and a hand-written `while` loop.
+ * The three loops the bench compares, each given the same job: this runner, the SDK's runner and
+ * a hand-written `while` loop — all sending the whole history (`thread: false`), or all over a
+ * message thread (only the new messages each turn).
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
@@ -18,7 +19,11 @@ export interface Job {
   eager: boolean;
   /** Called with every stream event the loop body sees (stream jobs only). */
   onEvent?: (event: BetaRawMessageStreamEvent) => void;
+  /** Over a message thread (each request sends only the new messages). */
+  thread?: boolean;
 }
+
+const MESSAGE_THREADS_BETA = 'message-threads-2026-08-12';
 
 export interface Target {
   name: string;
@@ -55,6 +60,7 @@ export const ours: Target = {
       tools: [ourTool(job)],
       stream: job.stream,
       runToolsEagerly: job.eager,
+      ...(job.thread ? {} : { thread: false }),
     });
     for await (const item of runner) {
       if (job.stream) {
@@ -71,7 +77,7 @@ export const sdk: Target = {
     const runner = job.client.beta.messages.toolRunner({
       ...job.params,
       tools: [sdkTool(job)],
-      thread: false,
+      ...(job.thread ? {} : { thread: false as const }),
       stream: job.stream as true,
       ...(job.eager ? { runToolsEagerly: true } : {}),
     });
@@ -87,8 +93,14 @@ export const handWritten: Target = {
   async run(job) {
     const definition = handWrittenDefinition(job);
     const messages = [...job.params.messages];
+    let previous: BetaMessage | undefined;
     for (;;) {
-      const body = { ...job.params, messages, tools: [definition] };
+      // Over a thread: the whole history once, then only the tool results, continuing from the last reply.
+      const body = !job.thread
+        ? { ...job.params, messages, tools: [definition] }
+        : previous
+          ? { model: job.params.model, max_tokens: job.params.max_tokens, messages: messages.slice(-1), betas: [MESSAGE_THREADS_BETA], thread: { type: 'continue' as const, previous_message_id: previous.id } }
+          : { ...job.params, messages, tools: [definition], betas: [MESSAGE_THREADS_BETA], thread: { type: 'create' as const } };
       let message: BetaMessage;
       if (job.stream) {
         const stream = job.client.beta.messages.stream(body);
@@ -97,6 +109,7 @@ export const handWritten: Target = {
       } else {
         message = await job.client.beta.messages.create(body);
       }
+      previous = message;
       messages.push({ role: 'assistant', content: message.content });
       const calls = message.content.filter((block) => block.type === 'tool_use');
       if (message.stop_reason !== 'tool_use' || calls.length === 0) return message;

@@ -17,7 +17,7 @@ const readChapter = tool({
 // Offline, a scripted model reads six chapters and writes a summary when asked for one.
 let chapter = 0;
 const model = (request: RecordedRequest) => {
-  const last = request.body.messages.at(-1);
+  const last = request.messages.at(-1);
   if (typeof last.content === 'string' && last.content.startsWith('You have been working')) {
     return { content: [text(`<summary>Read chapters 1 to ${chapter}: a storm, every night.</summary>`)] };
   }

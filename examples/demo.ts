@@ -61,7 +61,7 @@ const offlineModel = [
 
 /** The text of the tool results in the request's user message `back` messages from the end. */
 function toolResults(request: RecordedRequest, back = 1): string[] {
-  const message = request.body.messages.at(-back);
+  const message = request.messages.at(-back);
   return message.content.map((result: { content: string }) => result.content);
 }
 

@@ -14,7 +14,7 @@ const words = await mcpToolset(mcp); // listed again when the server announces t
 
 const { client, model, close } = await exampleClient([
   { content: [toolUse('count_words', { text: 'the quick brown fox jumps' })] },
-  (request) => ({ content: [text(`That sentence has ${request.body.messages.at(-1).content[0].content[0].text} words.`)] }),
+  (request) => ({ content: [text(`That sentence has ${request.messages.at(-1).content[0].content[0].text} words.`)] }),
 ]);
 const final = await toolRunner(client, {
   model,

@@ -28,7 +28,7 @@ const server = await createMockServer({
     { error: { status: 429, retryAfter: 0.01 } },
     { content: [toolUse('lookup_order', { id: 'A-17' })] },
     (request) => {
-      const result = request.body.messages.at(-1).content[0];
+      const result = request.messages.at(-1).content[0];
       return { content: [text(`Order A-17: ${JSON.parse(result.content).status}.`)] };
     },
   ],

@@ -41,6 +41,7 @@ export type { RunnerItem } from './runner.js';
 export type { ToolRunnerOptions } from './options.js';
 export { resumeToolRunner } from './snapshot.js';
 export type { RunnerSnapshot } from './snapshot.js';
+export type { ThreadSnapshot } from './thread.js';
 export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
 export { HookError } from './hooks.js';
 export { ReplyError } from './errors.js';

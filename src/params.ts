@@ -15,6 +15,12 @@ export interface RunnerSettings {
   runToolsEagerly?: boolean | undefined;
   /** Client-side compaction: summarise the conversation when a reply's tokens pass a threshold. */
   compactionControl?: CompactionControl | undefined;
+  /**
+   * `false`: send the whole history with every request. By default a run on an `Anthropic` client
+   * goes over a message thread (the server holds the conversation; each request sends only the new
+   * messages), as the SDK's runner does.
+   */
+  thread?: false | undefined;
 }
 
 /** `toolRunner`'s params: what `messages.create` takes, with runnable tools, plus the runner's settings. */
@@ -23,11 +29,9 @@ export type RunnerParams = Omit<MessageCreateParamsBase, 'tools' | 'stream' | 't
     messages: BetaMessageParam[];
     /** Runnable tools (`tool()`, `betaZodTool`, ...), plain tool definitions (server tools, ...) and tool sources (MCP). */
     tools?: ToolEntry[] | undefined;
-    /** Accepted for drop-in compatibility: the runner always sends the whole history. */
-    thread?: false | undefined;
   };
 
-const SETTING_KEYS = ['max_iterations', 'stream', 'runToolsEagerly', 'compactionControl'] as const;
+const SETTING_KEYS = ['max_iterations', 'stream', 'runToolsEagerly', 'compactionControl', 'thread'] as const;
 
 export interface SplitParams {
   api: Record<string, unknown>;
@@ -39,7 +43,7 @@ export interface SplitParams {
 /** Checks the params and splits them into what is sent and what configures the runner. */
 export function splitParams(params: RunnerParams): SplitParams {
   if (typeof params !== 'object' || params === null) throw new TypeError('toolRunner: params must be an object');
-  const { messages, tools, thread, ...rest } = params;
+  const { messages, tools, ...rest } = params;
   if (!Array.isArray(messages)) throw new TypeError('toolRunner: params.messages must be an array of messages');
   if (messages.length === 0) throw new TypeError('toolRunner: params.messages is empty; give at least one user message');
   messages.forEach((message, i) => {
@@ -51,8 +55,9 @@ export function splitParams(params: RunnerParams): SplitParams {
       throw new TypeError(`toolRunner: params.messages[${i}].content must be a string or an array of content blocks`);
     }
   });
+  const { thread } = params as { thread?: unknown };
   if (thread !== undefined && thread !== false) {
-    throw new TypeError('toolRunner: `thread` may only be `false`; the runner always sends the whole history');
+    throw new TypeError('toolRunner: `thread` may only be `false` (send the whole history every turn); the runner sets each request\'s thread itself');
   }
   if (tools !== undefined && !Array.isArray(tools)) throw new TypeError('toolRunner: params.tools must be an array');
   const api: Record<string, unknown> = { ...rest };

@@ -5,7 +5,7 @@
  * history — and goes on.
  */
 import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
-import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { ApprovalDecision, PendingApproval } from './approval.js';
 import type { BetaCompactionConfig } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
@@ -29,6 +29,7 @@ import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunnerParams, type RunnerSettings, splitParams } from './params.js';
 import { type RunnerSnapshot, SNAPSHOT_VERSION } from './snapshot.js';
 import { startToolsEagerly } from './stream.js';
+import { MessageThread, threadsAvailable } from './thread.js';
 import type { RunnableTool } from './tool.js';
 import { ToolCalls } from './tool-calls.js';
 import { ToolSet, isToolSource } from './tool-set.js';
@@ -101,6 +102,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   #compaction: 'armed' | 'just-compacted' | 'off' = 'armed';
   /** A server-side compaction scheduled with compactBeforeNextTurn(). */
   #scheduledCompaction: BetaCompactionConfig | undefined;
+  /** The message thread the requests go over (or not). */
+  readonly #thread: MessageThread;
 
   /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. */
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = {}, snapshot?: RunnerSnapshot) {
@@ -116,6 +119,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     this.#tools = new ToolSet(tools);
     // A copy, so later edits of the caller's objects never change what the runner sends.
     this.#messages = structuredClone(messages);
+    this.#thread = new MessageThread(threadsAvailable(client, settings.thread), snapshot?.thread);
     if (snapshot) {
       this.#iteration = snapshot.iteration;
       this.#usage = snapshot.usage;
@@ -195,6 +199,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
 
   /** Sends the current state; the reply is counted once it has fully arrived. */
   async #send(compaction?: BetaCompactionConfig): Promise<Turn> {
+    // Whether the history changed only by the runner's own appends since the last request.
+    const appendsOnly = !this.#historySetByCaller;
     if (this.#historySetByCaller) {
       // The runner's own appends keep the history valid; what the caller set is checked once.
       this.#messages = answerDanglingCalls(this.#messages, this.#notRun);
@@ -206,28 +212,36 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const body: Record<string, unknown> = { ...this.#apiParams, messages: this.#messages };
     if (this.#tools.definitions) body['tools'] = this.#tools.definitions;
     if (!streaming) body['stream'] = false;
-    if (compaction) body['compaction'] = compaction;
+    if (compaction) {
+      body['compaction'] = compaction;
+      // A compaction request replays the whole conversation under a thread of its own.
+      this.#thread.restart();
+    }
     const hooked = callHook(this.#options.hooks, 'onRequest', body);
     if (hooked) await hooked;
     const options = this.#requestOptionsWithSignal();
-    const api = messagesApi(this.#client);
     const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined };
     let message: PromiseLike<BetaMessage>;
     if (streaming) {
-      const stream = api.stream(body, options) as BetaMessageStream;
+      const stream = this.#stream(body, appendsOnly, options);
       if (this.#settings.runToolsEagerly) {
         startToolsEagerly(stream, (toolUse) => void this.#startCall(toolUse, this.#executionContext(this.#options.signal)));
       }
       turn.stream = stream;
       message = stream.finalMessage();
     } else {
-      message = api.create(body, options) as PromiseLike<BetaMessage>;
+      message = this.#create(body, appendsOnly, options);
     }
     const requestId = this.#started(body, 'turn');
     turn.message = Promise.resolve(
       message.then(
-        (reply) => (this.#emit?.({ type: 'request.end', runner: this as ToolRunner<boolean>, requestId, message: reply }), this.#received(reply)),
+        (reply) => {
+          this.#thread.received(reply);
+          this.#emit?.({ type: 'request.end', runner: this as ToolRunner<boolean>, requestId, message: reply });
+          return this.#received(reply);
+        },
         (failure: unknown) => {
+          this.#thread.failed();
           const error = ReplyError.from(failure, streaming === true);
           this.#emit?.({ type: 'request.end', runner: this as ToolRunner<boolean>, requestId, error });
           throw error;
@@ -237,6 +251,39 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     // The error reaches the caller through the iteration; never as an unhandled rejection.
     turn.message.catch(() => {});
     return turn;
+  }
+
+  /** The request, over the thread when there is one: sent again while a thread rejection can be recovered from. */
+  #create(body: Record<string, unknown>, appendsOnly: boolean, options: RequestOptions): PromiseLike<BetaMessage> {
+    const api = messagesApi(this.#client);
+    if (!this.#thread.threading) return api.create(body, options) as PromiseLike<BetaMessage>;
+    return this.#recovering((wire) => api.create(wire, options) as PromiseLike<BetaMessage>, body, appendsOnly);
+  }
+
+  /** The request's stream; over a thread, the stream's request is sent again as `#create` does. */
+  #stream(body: Record<string, unknown>, appendsOnly: boolean, options: RequestOptions): BetaMessageStream {
+    const api = messagesApi(this.#client);
+    if (!this.#thread.threading) return api.stream(body, options) as BetaMessageStream;
+    type Sent = { withResponse(): Promise<unknown> };
+    // The stream makes its request through `create`, with the options (its abort signal) it passes.
+    const recovering = {
+      create: (_body: unknown, streamOptions: RequestOptions) => ({
+        withResponse: () =>
+          this.#recovering((wire) => (api.create({ ...wire, stream: true }, streamOptions) as unknown as Sent).withResponse(), body, appendsOnly),
+      }),
+    };
+    return BetaMessageStream.createMessage(recovering as never, { ...body, stream: true } as never, options, { client: this.#client as never });
+  }
+
+  /** Sends the thread's wire body for `body`; on a rejection the thread recovers from, sends the new one (3 times at most). */
+  async #recovering<T>(send: (wire: Record<string, unknown>) => PromiseLike<T>, body: Record<string, unknown>, appendsOnly: boolean): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await send(this.#thread.wireBody(body, appendsOnly));
+      } catch (error) {
+        if (attempt >= 3 || !this.#thread.recovers(error, this.#log())) throw error;
+      }
+    }
   }
 
   /** Numbers a request and tells the observers it left. */
@@ -568,6 +615,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
    * neighbours, iteration, usage) that `resumeToolRunner` continues, in this process or another.
    */
   toJSON(): RunnerSnapshot {
+    const thread = this.#thread.toJSON();
     return structuredClone({
       version: SNAPSHOT_VERSION,
       params: { ...this.#apiParams, ...this.#settings, messages: this.#messages } as RunnerSnapshot['params'],
@@ -581,6 +629,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       usage: this.#usage,
       notRun: Object.fromEntries(this.#notRun ?? []),
       calls: this.#calls().toJSON(),
+      ...(thread && { thread }),
     });
   }
 

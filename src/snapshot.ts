@@ -6,6 +6,7 @@ import { ToolRunner } from './runner.js';
 import { type AnyTool, isRunnableTool } from './tool.js';
 import { type ToolEntry, isToolSource } from './tool-set.js';
 import type { ToolCallsJSON } from './tool-calls.js';
+import type { ThreadSnapshot } from './thread.js';
 import type { BetaToolUnion } from './types.js';
 import type { Usage } from './usage.js';
 
@@ -23,6 +24,8 @@ export interface RunnerSnapshot {
   /** Tool calls never to run (cut off by max_tokens, repeated ids), with the error that answers them. */
   notRun: Record<string, string>;
   calls: ToolCallsJSON;
+  /** The message thread the run continues, if it runs over one (a resumed run continues it). */
+  thread?: ThreadSnapshot;
 }
 
 /**

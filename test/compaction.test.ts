@@ -6,7 +6,7 @@ import { baseParams, captureLogger, mockServer } from './helpers.js';
 
 const lookup = tool({ name: 'lookup', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `row ${n}: ${'data '.repeat(20)}` });
 const PROMPT = 'Summarise the work so far in <summary> tags.';
-const isSummaryRequest = (request: RecordedRequest) => request.body.messages.at(-1)?.content === PROMPT;
+const isSummaryRequest = (request: RecordedRequest) => request.messages.at(-1)?.content === PROMPT;
 const big = { input_tokens: 30_000, output_tokens: 50 };
 
 describe('client-side compaction (compactionControl)', () => {
@@ -31,9 +31,9 @@ describe('client-side compaction (compactionControl)', () => {
     expect(isSummaryRequest(summary)).toBe(true);
     expect(summary.headers['x-team']).toBe('blue');
     expect(summary.body.tool_choice).toEqual({ type: 'none' });
-    expect(summary.body.messages).toHaveLength(6);
+    expect(summary.messages).toHaveLength(6);
     expect(summary.body).not.toHaveProperty('compactionControl');
-    const after = server.requests[3]!.body.messages;
+    const after = server.requests[3]!.messages;
     expect(after).toHaveLength(1);
     expect(after[0].content[0].text).toMatch(/continues from an earlier conversation.*\n\nLooked up rows 1 and 2\.\n\nContinue the work from here\./s);
     expect(seen).toContain(PROMPT);
@@ -62,7 +62,7 @@ describe('client-side compaction (compactionControl)', () => {
       compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT, keepTurns: 2 },
     });
     await runner;
-    const after = server.requests[4]!.body.messages;
+    const after = server.requests[4]!.messages;
     // The summary, then the last two turns: (assistant toolu_2, results), (assistant toolu_3, results).
     expect(after.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
     expect(after[1].content[0].id).toBe('toolu_2');
@@ -102,7 +102,7 @@ describe('client-side compaction (compactionControl)', () => {
 });
 
 describe('server-side context management', () => {
-  it('context_management and its beta pass through untouched; stop_reason compaction continues the loop', async () => {
+  it('context_management and its beta pass through untouched (without a thread, which cannot carry it); stop_reason compaction continues the loop', async () => {
     const contextManagement = { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: 30_000 } }] };
     const server = await mockServer([
       { content: [text('compacting')], stop_reason: 'compaction' as never },
@@ -114,10 +114,13 @@ describe('server-side context management', () => {
       context_management: contextManagement as never,
     });
     await runner;
-    expect(server.requests).toHaveLength(2);
-    expect(server.requests[0]!.body.context_management).toEqual(contextManagement);
-    expect(server.requests[0]!.headers['anthropic-beta']).toContain('context-management-2025-06-27');
-    expect(server.requests[1]!.body.messages).toHaveLength(2);
+    // The thread is rejected as thread_unsupported_request; the run goes on with the whole history.
+    expect(server.requests).toHaveLength(3);
+    expect(server.requests[0]!.body.thread).toEqual({ type: 'create' });
+    expect(server.requests.slice(1).map((request) => request.body.thread)).toEqual([undefined, undefined]);
+    expect(server.requests[1]!.body.context_management).toEqual(contextManagement);
+    expect(server.requests[1]!.headers['anthropic-beta']).toContain('context-management-2025-06-27');
+    expect(server.requests[2]!.body.messages).toHaveLength(2);
   });
 
   it('compactBeforeNextTurn sends a compaction request after the turn; its block replaces the history', async () => {
@@ -134,8 +137,8 @@ describe('server-side context management', () => {
     }
     expect(yielded).toEqual(['tool_use', 'compaction', 'text']);
     expect(server.requests[1]!.body.compaction).toEqual({ type: 'summarize' });
-    expect(server.requests[1]!.body.messages).toHaveLength(3);
-    expect(server.requests[2]!.body.messages).toEqual([
+    expect(server.requests[1]!.messages).toHaveLength(3);
+    expect(server.requests[2]!.messages).toEqual([
       { role: 'assistant', content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null }] },
     ]);
     expect(server.requests[2]!.body).not.toHaveProperty('compaction');

@@ -41,7 +41,7 @@ describe('reading and changing the state (SPEC §4)', () => {
         runner.pushMessages({ role: 'assistant', content: message.content }, { role: 'user', content: 'And Berlin?' });
       }
     }
-    expect(server.requests[1]!.body.messages).toEqual([
+    expect(server.requests[1]!.messages).toEqual([
       baseParams.messages[0],
       { role: 'assistant', content: [{ type: 'text', text: 'First answer', citations: null }] },
       { role: 'user', content: 'And Berlin?' },
@@ -59,7 +59,7 @@ describe('reading and changing the state (SPEC §4)', () => {
         runner.setMessagesParams((params) => ({ ...params, max_tokens: 2048 }));
       }
     }
-    expect(server.requests[1]!.body.messages).toEqual(baseParams.messages);
+    expect(server.requests[1]!.messages).toEqual(baseParams.messages);
     expect(server.requests[1]!.body.max_tokens).toBe(2048);
     expect(runner.params.messages.at(-1)).toEqual({
       role: 'assistant',
@@ -81,7 +81,7 @@ describe('reading and changing the state (SPEC §4)', () => {
       }
     }
     expect(calls).toEqual(['Oslo']);
-    const sent = server.requests[1]!.body.messages;
+    const sent = server.requests[1]!.messages;
     expect(sent.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_manual' }] });
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
@@ -104,7 +104,7 @@ describe('reading and changing the state (SPEC §4)', () => {
       }
     }
     expect(calls).toEqual(['Paris']);
-    expect(server.requests[1]!.body.messages[2].content[0]).toMatchObject({
+    expect(server.requests[1]!.messages[2].content[0]).toMatchObject({
       cache_control: { type: 'ephemeral' },
       content: [{ type: 'text', text: 'rewritten' }],
     });

@@ -64,7 +64,7 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 2, finished: 1 } });
     // The first model request was a finished step: not sent again.
     expect(server.requests).toHaveLength(2);
-    expect(server.requests[1]!.body.messages[2].content).toEqual([
+    expect(server.requests[1]!.messages[2].content).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_rec', content: 'recorded 42' },
       { type: 'tool_result', tool_use_id: 'toolu_chg', content: `charged 500 with key ${id}:toolu_chg` },
     ]);
@@ -108,7 +108,7 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(result.message.content).toEqual([{ type: 'text', text: 'Refunded.', citations: null }]);
     expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, refund: { started: 1, finished: 1 } });
     expect(server.requests).toHaveLength(2);
-    expect(server.requests[1]!.body.messages[2].content).toEqual([
+    expect(server.requests[1]!.messages[2].content).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_ref', content: 'refunded 42' },
       { type: 'tool_result', tool_use_id: 'toolu_rec', content: 'recorded 42' },
     ]);

@@ -31,6 +31,7 @@ describe('examples run offline', () => {
     resume: [/saved a snapshot of \d+ bytes, waiting for: deploy/, /answer: billing is live\. \(2 requests in all\)/],
     guards: [/result \(\d+ chars\): .*<\/html>/, /error  \(\d+ chars\): Error: the call to 'fetch_page' timed out after 200 ms/, /\[truncated: the result had 600013 characters; only the first 2000 are shown\]/],
     durable: [/worker 1 exited: SIGKILL/, /finished after 3 requests: Order 42 is shipped/, /"ship 42": tool ran 1 time\(s\)/, /"email about 42": tool ran 2 time\(s\)/],
+    threads: [/request: thread create, 1 message\(s\) sent\nrequest: thread continue, 1 message\(s\) sent\nrequest: thread continue, 1 message\(s\) sent/, /the runner holds all 6 messages/],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };
   for (const [name, patterns] of Object.entries(expectations)) {

@@ -62,7 +62,7 @@ describe('hooks', () => {
       },
     });
     expect(log).toEqual(['replaced']);
-    const [first, second, third] = server.requests[1]!.body.messages[2].content;
+    const [first, second, third] = server.requests[1]!.messages[2].content;
     expect(first).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: 'cached answer' });
     expect(second).toEqual({ type: 'tool_result', tool_use_id: 'toolu_2', content: 'echo: replaced' });
     expect(third).toMatchObject({ is_error: true, content: expect.stringContaining("Invalid input for tool 'echo'") });

@@ -14,8 +14,8 @@ describe('the loop', () => {
 
     expect(seen.map((message) => message.stop_reason)).toEqual(['tool_use', 'end_turn']);
     expect(calls).toEqual(['Paris']);
-    const second = server.requests[1]!.body;
-    expect(second.messages).toEqual([
+    // The model sees the whole conversation; over the thread (the default) only the results are sent.
+    expect(server.requests[1]!.messages).toEqual([
       baseParams.messages[0],
       { role: 'assistant', content: [{ type: 'text', text: 'Let me check.', citations: null }, call] },
       {
@@ -29,13 +29,18 @@ describe('the loop', () => {
         ],
       },
     ]);
-    expect(second.tools).toEqual([
+    const [first, second] = server.requests.map((request) => request.body);
+    expect(first.thread).toEqual({ type: 'create' });
+    expect(first.tools).toEqual([
       {
         name: 'get_weather',
         description: 'Current weather for a city',
         input_schema: expect.objectContaining({ type: 'object', required: ['location'] }),
       },
     ]);
+    expect(second.thread).toEqual({ type: 'continue', previous_message_id: seen[0]!.id });
+    expect(second.messages).toEqual([server.requests[1]!.messages[2]]);
+    expect(second).not.toHaveProperty('tools');
     expect(second).not.toHaveProperty('max_iterations');
     expect(historyProblems(runner.params.messages)).toEqual([]);
     expect(await runner.done()).toBe(seen[1]);
@@ -135,7 +140,7 @@ describe('driving and ending the loop', () => {
     ]);
     await toolRunner(server.client(), { ...baseParams, tools: [slow('slow', 60), slow('fast', 5)] });
     expect(maxRunning).toBe(3);
-    const results = server.requests[1]!.body.messages[2].content;
+    const results = server.requests[1]!.messages[2].content;
     expect(results.map((result: { tool_use_id: string }) => result.tool_use_id)).toEqual(['toolu_a', 'toolu_b', 'toolu_c']);
     expect(results.map((result: { content: string }) => result.content)).toEqual([
       'slow',

@@ -57,7 +57,7 @@ describe('pause and resume', () => {
     expect(result.iteration).toBe(2);
     expect(result.usage).toMatchObject({ input_tokens: 30, output_tokens: 7 });
     expect(result.problems).toEqual([]);
-    const results = server.requests[1]!.body.messages[2].content;
+    const results = server.requests[1]!.messages[2].content;
     expect(results).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_b', content: '1000' },
       { type: 'tool_result', tool_use_id: 'toolu_t', content: 'sent 500 to bob' },
@@ -80,7 +80,7 @@ describe('pause and resume', () => {
     resumed.approve('toolu_2');
     await resumed;
     expect(log).toEqual(['transfer 700 to b']);
-    expect(server.requests[1]!.body.messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('too much') });
+    expect(server.requests[1]!.messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('too much') });
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 

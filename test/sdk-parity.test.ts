@@ -1,13 +1,14 @@
 /**
- * The same program on the SDK's `client.beta.messages.toolRunner({ ...params, thread: false })`
- * and on `toolRunner(client, params)`: the same requests and the same yielded messages.
+ * The same program on the SDK's `client.beta.messages.toolRunner(params)` and on
+ * `toolRunner(client, params)`, over a message thread (both runners' default on an `Anthropic`
+ * client) and with `thread: false`: the same requests and the same yielded messages.
  *
  * A thrown Error reads `${name}: ${message}` here (SPEC §5), which is the SDK's text for a plain
  * `Error`, so the programs below send byte-identical requests.
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { toolRunner } from 'tool-runner';
 import { type Step, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
@@ -43,15 +44,31 @@ function comparable(message: any) {
   return rest;
 }
 
+/** The request bodies, with the reply ids a thread continues from numbered in order (each server makes its own). */
+function bodies(requests: Array<{ body: any }>) {
+  const ids = new Map<string, string>();
+  return requests.map(({ body }) => {
+    const previous = body.thread?.previous_message_id;
+    if (previous === undefined) return body;
+    if (!ids.has(previous)) ids.set(previous, `reply ${ids.size + 1}`);
+    return { ...body, thread: { ...body.thread, previous_message_id: ids.get(previous) } };
+  });
+}
+
+/** `thread: false` for the runs of the `thread: false` block, nothing over threads. */
+let mode: { thread?: false } = {};
+
 async function runBoth(steps: () => Step[], program: Program) {
   const sdkServer = await mockServer(steps());
   const ourServer = await mockServer(steps());
   const sdkClient: Anthropic = sdkServer.client();
-  const sdkYielded = await program((p) => sdkClient.beta.messages.toolRunner({ ...p, thread: false }) as unknown as Runner);
-  const ourYielded = await program((p) => toolRunner(ourServer.client(), p) as unknown as Runner);
-  expect(ourServer.requests.map((request) => request.body)).toEqual(
-    sdkServer.requests.map((request) => request.body),
-  );
+  const sdkYielded = await program((p) => sdkClient.beta.messages.toolRunner({ ...p, ...mode }) as unknown as Runner);
+  const ourYielded = await program((p) => toolRunner(ourServer.client(), { ...p, ...mode }) as unknown as Runner);
+  expect(bodies(ourServer.requests)).toEqual(bodies(sdkServer.requests));
+  // Over a thread the requests continue one; the model sees the same whole conversation either way.
+  const threaded = ourServer.requests.map((request) => request.body.thread !== undefined);
+  expect(threaded.every(Boolean)).toBe(mode.thread === undefined);
+  expect(ourServer.requests.map((request) => request.messages)).toEqual(sdkServer.requests.map((request) => request.messages));
   expect(ourYielded.map(comparable)).toEqual(sdkYielded.map(comparable));
   return { sdkServer, ourServer };
 }
@@ -62,7 +79,13 @@ const collect: Program = async (start) => {
   return seen;
 };
 
-describe('side by side with the SDK’s toolRunner (thread: false)', () => {
+describe.each([{ label: 'over a message thread', thread: undefined }, { label: 'thread: false', thread: false as const }])(
+  'side by side with the SDK’s toolRunner ($label)',
+  ({ thread }) => {
+  beforeEach(() => {
+    mode = thread === false ? { thread } : {};
+  });
+
   it('basic loop with parallel calls, a failing call and an unknown tool', async () => {
     const { ourServer } = await runBoth(
       () => [
@@ -186,4 +209,5 @@ describe('side by side with the SDK’s toolRunner (thread: false)', () => {
     );
     expect(ourServer.requests).toHaveLength(1);
   });
-});
+  },
+);

@@ -31,7 +31,7 @@ describe('stop_reason table (SPEC §3)', () => {
     const final = await runner;
     expect(final.content[0]).toMatchObject({ text: 'Sunny in Paris.' });
     expect(calls).toEqual([]);
-    const resent = server.requests[1]!.body.messages;
+    const resent = server.requests[1]!.messages;
     expect(resent).toHaveLength(2);
     expect(resent[1].role).toBe('assistant');
     expect(resent[1].content.map((block: { type: string }) => block.type)).toEqual(['server_tool_use', 'web_search_tool_result']);
@@ -60,7 +60,7 @@ describe('stop_reason table (SPEC §3)', () => {
       }
     }
     expect(calls).toEqual([]);
-    const sent = server.requests[1]!.body.messages;
+    const sent = server.requests[1]!.messages;
     expect(sent).toHaveLength(4);
     expect(sent[2]).toEqual({
       role: 'user',

@@ -69,7 +69,7 @@ describe('runToolsEagerly', () => {
       log.push(['reply end', performance.now()]);
     }
     expect(log.map(([what]) => what)).toEqual(['tool start', 'reply end', 'reply end']);
-    expect(server.requests[1]!.body.messages[2].content[0]).toMatchObject({ content: 'found' });
+    expect(server.requests[1]!.messages[2].content[0]).toMatchObject({ content: 'found' });
   });
 
   it('works without stream: true: the caller gets whole messages, the tool still starts early', async () => {

@@ -53,7 +53,7 @@ describe('JSON replies', () => {
 
   it('a step function gets the recorded request; every request is recorded with body, headers and time', async () => {
     const server = await mockServer([
-      async (request) => ({ content: [text(`you said: ${request.body.messages[0].content}`)] }),
+      async (request) => ({ content: [text(`you said: ${request.messages[0].content}`)] }),
     ]);
     const before = performance.now();
     const message = await server.client().beta.messages.create(body, { headers: { 'x-trace': 't1' } });

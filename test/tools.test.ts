@@ -12,7 +12,7 @@ async function resultFor(tools: Parameters<typeof toolRunner>[1]['tools'], name:
   const call = toolUse(name, input, 'toolu_x');
   const server = await mockServer([{ content: [call] }, { content: [text('ok')] }]);
   await toolRunner(server.client(clientOptions), { ...baseParams, tools });
-  return server.requests[1]!.body.messages[2].content[0];
+  return server.requests[1]!.messages[2].content[0];
 }
 
 const positive = {
@@ -73,7 +73,7 @@ describe('tool() schemas are all validated at run time', () => {
       tools: [tool({ name: 'count', inputSchema: positive, run: (input) => (seen.push(input), 'ok') })],
     });
     expect(seen).toEqual([{ n: 1, label: 'none' }]);
-    expect(server.requests[1]!.body.messages[1].content[0].input).toEqual({ n: 1 });
+    expect(server.requests[1]!.messages[1].content[0].input).toEqual({ n: 1 });
   });
 
   it('lists missing, extra and mistyped fields with their paths', async () => {
@@ -131,7 +131,7 @@ describe('SDK-made tools and plain definitions work unchanged', () => {
     ]);
     await toolRunner(server.client(), { ...baseParams, tools: [zodTool, jsonTool, webSearch] });
     expect(seen).toEqual([{ q: 'a' }, { q: 'b' }]);
-    const [first, second, third] = server.requests[1]!.body.messages[2].content;
+    const [first, second, third] = server.requests[1]!.messages[2].content;
     expect(first).toMatchObject({ content: 'zod ok' });
     expect(second).toMatchObject({ content: 'json ok' });
     expect(third).toMatchObject({ is_error: true, content: expect.stringContaining("Invalid input for tool 'zod_tool'") });

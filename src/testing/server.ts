@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import type { BetaContentBlock, BetaMessage, BetaUsage } from '../types.js';
 import { apiId } from './blocks.js';
+import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
 
 /** An API error to answer with instead of a reply. */
@@ -20,6 +21,8 @@ export interface ScriptedError {
   retryAfter?: number;
   /** For a streamed request: answer 200, send this many events, then an SSE `error` event. */
   afterEvents?: number;
+  /** The error's `details` (e.g. `{ error_code: 'thread_not_found' }`), as the API sends them. */
+  details?: Record<string, unknown>;
 }
 
 /** One scripted reply of the model, and how the server delivers it. */
@@ -55,7 +58,13 @@ export interface RecordedRequest {
   method: string;
   path: string;
   headers: Record<string, string | string[] | undefined>;
+  /** The request body as sent: on a thread `continue`, only the new messages. */
   body: any;
+  /**
+   * The whole conversation the model sees: `body.messages`, after the messages the thread holds
+   * when the request continues one.
+   */
+  messages: any[];
   /** `performance.now()` when the request arrived. */
   time: number;
 }
@@ -69,6 +78,11 @@ export interface MockServerOptions {
   chunkSize?: number;
   /** Milliseconds between SSE events unless a reply says otherwise. Default 0. */
   eventDelayMs?: number;
+  /**
+   * Message threads (beta `message-threads-2026-08-12`): `hold` (default) keeps each conversation
+   * under its last reply's id, as the API does; `unsupported` rejects every thread request.
+   */
+  threads?: ThreadSupport;
 }
 
 export interface MockServer {
@@ -82,6 +96,8 @@ export interface MockServer {
   setSteps(steps: Step[]): void;
   /** Throws when steps are left over or a request came after the last step. */
   assertComplete(): void;
+  /** Forgets every message thread, as a server that lost its state: continuing one gets `thread_not_found`. */
+  forgetThreads(): void;
   /** Stops the server and drops open connections. */
   close(): Promise<void>;
 }
@@ -118,6 +134,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   /** Index of the next step in `steps`; `used` counts the steps of earlier scripts (`setSteps`). */
   let next = 0;
   let used = 0;
+  const threads = new ThreadStore(options.threads ?? 'hold');
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -129,18 +146,24 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const path = (req.url ?? '/').split('?')[0]!;
+    const body = safeParse(raw) as any;
+    const opened: OpenedThread | undefined = body?.thread ? threads.open(body, req.headers['anthropic-beta']) : undefined;
     const request: RecordedRequest = {
       index: requests.length,
       method: req.method ?? 'GET',
       path,
       headers: req.headers,
-      body: safeParse(raw),
+      body,
+      messages: opened && 'conversation' in opened ? opened.conversation : Array.isArray(body?.messages) ? body.messages : [],
       time: performance.now(),
     };
     requests.push(request);
     if (request.method !== 'POST' || !path.endsWith('/v1/messages')) {
       return sendError(res, { status: 404, message: `Mock server: no route for ${request.method} ${path}` });
     }
+    // A rejected thread consumes no step: the model never saw the request.
+    if (opened && 'error' in opened) return sendError(res, opened.error);
+    const thread = opened;
     const step = steps[next];
     if (step === undefined) {
       const message =
@@ -153,14 +176,23 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     const reply = typeof step === 'function' ? await step(request) : step;
     await sleep(reply.delayMs);
     if (reply.error && !(request.body?.stream && reply.error.afterEvents !== undefined)) {
+      if (thread) threads.release(thread);
       return sendError(res, reply.error);
     }
-    const message = buildMessage(reply, request.body);
-    if (request.body?.stream) await sendStream(res, reply, message);
-    else sendJson(res, reply, message);
+    const message = buildMessage(reply, request.body, request.messages);
+    if (request.body?.stream) {
+      // A stream that ends before message_stop leaves the server holding none of the reply.
+      const whole = await sendStream(res, reply, message);
+      if (thread) (whole ? threads.hold(thread, message.id, message.content) : threads.release(thread));
+    } else {
+      // The server has computed the reply, whether or not it reaches the client.
+      if (thread && reply.stallAfterEvents === undefined) threads.hold(thread, message.id, message.content);
+      sendJson(res, reply, message);
+    }
   }
 
-  async function sendStream(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): Promise<void> {
+  /** Sends the events; resolves to whether the whole reply went out. */
+  async function sendStream(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): Promise<boolean> {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -170,13 +202,13 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     const errorAt = reply.error?.afterEvents;
     const eventDelay = reply.eventDelayMs ?? options.eventDelayMs ?? 0;
     for (let sent = 0; sent <= events.length; sent++) {
-      if (res.destroyed) return;
-      if (sent === reply.disconnectAfterEvents) return void res.socket?.destroy();
-      if (sent === reply.stallAfterEvents) return;
+      if (res.destroyed) return false;
+      if (sent === reply.disconnectAfterEvents) return void res.socket?.destroy(), false;
+      if (sent === reply.stallAfterEvents) return false;
       if (sent === errorAt && reply.error) {
         const { type, message: text } = errorBody(reply.error).error;
         res.end(encodeEvent({ event: 'error', data: { type: 'error', error: { type, message: text } } }));
-        return;
+        return false;
       }
       if (reply.malformed && sent === 2) res.write('event: content_block_start\ndata: {"type":"content_block_st\n\n');
       const event = events[sent];
@@ -187,6 +219,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       else res.write(encodeEvent(event));
     }
     res.end();
+    return true;
   }
 
   function sendJson(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): void {
@@ -219,6 +252,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       }
       if (problems.length > 0) throw new Error(`Mock server script not complete:\n- ${problems.join('\n- ')}`);
     },
+    forgetThreads: () => threads.forget(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -227,7 +261,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   };
 }
 
-function buildMessage(reply: ScriptedReply, body: any): BetaMessage {
+function buildMessage(reply: ScriptedReply, body: any, conversation: unknown[]): BetaMessage {
   const content = reply.content ?? [];
   const stop_reason = reply.stop_reason ?? (content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn');
   return {
@@ -239,14 +273,14 @@ function buildMessage(reply: ScriptedReply, body: any): BetaMessage {
     stop_reason,
     stop_sequence: reply.stop_sequence ?? null,
     container: reply.container ? { expires_at: new Date(Date.now() + 3_600_000).toISOString(), ...reply.container } : null,
-    usage: { ...derivedUsage(body, content), ...reply.usage },
+    usage: { ...derivedUsage(body, conversation, content), ...reply.usage },
     context_management: null,
   } as unknown as BetaMessage;
 }
 
-/** About 4 characters a token, as a rough tokenizer would count. */
-function derivedUsage(body: any, content: unknown[]): BetaUsage {
-  const inputChars = JSON.stringify([body?.system ?? '', body?.tools ?? [], body?.messages ?? []]).length;
+/** About 4 characters a token, as a rough tokenizer would count (over the whole conversation, as the model sees it). */
+function derivedUsage(body: any, conversation: unknown[], content: unknown[]): BetaUsage {
+  const inputChars = JSON.stringify([body?.system ?? '', body?.tools ?? [], conversation]).length;
   return {
     input_tokens: Math.ceil(inputChars / 4),
     output_tokens: Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
@@ -260,7 +294,7 @@ function errorBody(error: ScriptedError) {
   const type = error.type ?? ERROR_TYPES[error.status] ?? 'api_error';
   return {
     type: 'error' as const,
-    error: { type, message: error.message ?? `Mock ${type} (${error.status})` },
+    error: { type, message: error.message ?? `Mock ${type} (${error.status})`, ...(error.details && { details: error.details }) },
     request_id: apiId('req'),
   };
 }

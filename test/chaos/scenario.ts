@@ -120,10 +120,12 @@ export async function runScenario(scenario: Scenario, shared?: MockServer): Prom
   // The model always ends, whatever the run asks next.
   for (let i = 0; i < 4; i++) steps.push({ content: [text('the end')] });
 
-  // A shared server (the soak) is re-scripted; its request log is emptied so that it does not grow.
+  // A shared server (the soak) is re-scripted; its request log and the threads of earlier runs
+  // (never continued again) are dropped so that the server does not grow.
   const server = shared ?? (await createMockServer({ steps }));
   if (shared) {
     shared.requests.length = 0;
+    shared.forgetThreads();
     shared.setSteps(steps);
   }
   const controller = new AbortController();

@@ -1,0 +1,202 @@
+/**
+ * Message threads (beta `message-threads-2026-08-12`): the server holds the conversation between
+ * turns, so each request sends only the new messages. The runner keeps the whole history either
+ * way; this decides, per request, whether it goes out as a `create` (the whole history), as a
+ * `continue` from the last reply (only what the server lacks), or without a thread at all, and
+ * how to recover when the server rejects a thread.
+ */
+import { APIError } from '@anthropic-ai/sdk';
+import type { ClientLike } from './client.js';
+import type { LeveledLogger } from './log.js';
+import type { BetaMessage, BetaMessageParam } from './types.js';
+
+export const MESSAGE_THREADS_BETA = 'message-threads-2026-08-12';
+
+/** Rejections a full replay under a new thread recovers from. */
+const REPLAY_CODES = ['thread_not_found', 'thread_already_continued', 'thread_continue_in_flight', 'thread_fingerprint_mismatch'];
+
+/** What the next request builds on: the reply it continues from, and what the server holds with it. */
+interface Anchor {
+  previousMessageId: string;
+  /** How many messages of the history the server holds: those sent so far and the reply. */
+  held: number;
+  /**
+   * The history array sent (the runner only appends to it) and how many of its messages went out,
+   * to check that a history the caller set still starts with them.
+   */
+  sent: readonly BetaMessageParam[] | undefined;
+  sentCount: number;
+  /** The reply's content as received, to check the history holds it right after `sent`. */
+  replyContent: unknown;
+  system: unknown;
+  tools: unknown;
+  model: unknown;
+}
+
+/** The part of a snapshot that lets a resumed run continue its thread. */
+export interface ThreadSnapshot {
+  previous_message_id: string;
+  held: number;
+  system?: unknown;
+  tools?: unknown;
+  model?: unknown;
+}
+
+/** Whether a run on this client with these params goes over a thread (the SDK's rule). */
+export function threadsAvailable(client: ClientLike, thread: false | undefined): boolean {
+  return thread !== false && (client as { _supportsMessageThreads?: boolean })._supportsMessageThreads === true;
+}
+
+export class MessageThread {
+  /** `off`: no thread field; `on`: threading; `stopped`: the server cannot thread this run. */
+  #mode: 'off' | 'on' | 'stopped';
+  #anchor: Anchor | undefined;
+  /** The request in flight: what the reply will be anchored on. */
+  #pending: Omit<Anchor, 'previousMessageId' | 'replyContent'> | undefined;
+  /** A thread was held before: a new one replays messages already sent. */
+  #replays = false;
+
+  constructor(enabled: boolean, snapshot?: ThreadSnapshot) {
+    this.#mode = enabled ? 'on' : 'off';
+    if (enabled && snapshot) {
+      const { previous_message_id, held, system, tools, model } = snapshot;
+      this.#anchor = { previousMessageId: previous_message_id, held, sent: undefined, sentCount: 0, replyContent: undefined, system, tools, model };
+      this.#replays = true;
+    }
+  }
+
+  get threading(): boolean {
+    return this.#mode === 'on';
+  }
+
+  /** Forget the thread: the next request replays the whole history under a new one. */
+  restart(): void {
+    this.#anchor = undefined;
+  }
+
+  /**
+   * The wire body for `body` (the whole history in `body.messages`): unchanged without threads,
+   * else with `thread`, the beta, and on a `continue` only the messages the server lacks (no
+   * `system` or `tools`: the server keeps those of the thread). `checked` says the runner made
+   * every change to the history since the last request itself (appends only).
+   */
+  wireBody(body: Record<string, unknown>, appendsOnly: boolean): Record<string, unknown> {
+    if (this.#mode !== 'on') return body;
+    const messages = body['messages'] as BetaMessageParam[];
+    const anchor = this.#anchor;
+    this.#pending = { held: messages.length, sent: messages, sentCount: messages.length, system: body['system'], tools: body['tools'], model: body['model'] };
+    const wire: Record<string, unknown> = { ...body, betas: withBeta(body['betas']) };
+    if (anchor && this.#continues(anchor, body, messages, appendsOnly)) {
+      delete wire['system'];
+      delete wire['tools'];
+      wire['messages'] = messages.slice(anchor.held);
+      wire['thread'] = { type: 'continue', previous_message_id: anchor.previousMessageId };
+    } else {
+      if (this.#replays) wire['messages'] = withoutAnsweredCacheControl(messages);
+      wire['thread'] = { type: 'create' };
+    }
+    return wire;
+  }
+
+  /** Whether the history is what the server holds plus new messages, with the thread's system, tools and model. */
+  #continues(anchor: Anchor, body: Record<string, unknown>, messages: BetaMessageParam[], appendsOnly: boolean): boolean {
+    if (messages.length < anchor.held) return false;
+    if (!same(body['system'], anchor.system) || !same(body['tools'], anchor.tools) || !same(body['model'], anchor.model)) return false;
+    if (appendsOnly || !anchor.sent) return true;
+    const replyIndex = anchor.sentCount;
+    for (let i = 0; i < replyIndex; i++) if (!same(messages[i], anchor.sent[i])) return false;
+    const reply = messages[replyIndex];
+    return reply?.role === 'assistant' && same(reply.content, anchor.replyContent);
+  }
+
+  /**
+   * The reply arrived whole: the next request continues from it. A refusal, or a reply a fallback
+   * model wrote, is not held by the server: the next request replays the history.
+   */
+  received(reply: BetaMessage): void {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    if (this.#mode !== 'on' || !pending) return;
+    const fallback = (reply.usage as { iterations?: Array<{ type?: string }> | null }).iterations?.some((it) => it.type === 'fallback_message');
+    if (reply.stop_reason === 'refusal' || fallback) {
+      this.#anchor = undefined;
+      return;
+    }
+    this.#anchor = { ...pending, previousMessageId: reply.id, held: pending.held + 1, replyContent: reply.content };
+    this.#replays = true;
+  }
+
+  /**
+   * The request failed without a reply (a broken stream included): the next one continues from the
+   * same reply. If the server did hold a reply after all, it answers `thread_already_continued`,
+   * and the history is replayed.
+   */
+  failed(): void {
+    this.#pending = undefined;
+  }
+
+  /**
+   * Whether `error` is a thread rejection the next attempt recovers from: a replay of the whole
+   * history under a new thread, or no thread for the rest of the run.
+   */
+  recovers(error: unknown, logger: LeveledLogger): boolean {
+    if (this.#mode !== 'on' || !(error instanceof APIError)) return false;
+    const details = (error.error as { error?: { details?: { error_code?: unknown; unsupported?: unknown } } } | undefined)?.error?.details;
+    const code = details?.error_code;
+    if (typeof code !== 'string') return false;
+    if (code === 'thread_unsupported_request') {
+      const unsupported = Array.isArray(details?.unsupported) ? details.unsupported.join(',') : 'unknown';
+      logger.info(`The server cannot thread this run (unsupported: ${unsupported}); sending the whole history from now on`);
+      this.#mode = 'stopped';
+      this.#anchor = undefined;
+      return true;
+    }
+    if (!REPLAY_CODES.includes(code) || !this.#anchor) return false;
+    logger.info(`Thread rejected (${code}, previous_message_id ${this.#anchor.previousMessageId}); replaying the history under a new thread`);
+    this.#anchor = undefined;
+    return true;
+  }
+
+  toJSON(): ThreadSnapshot | undefined {
+    const anchor = this.#anchor;
+    if (this.#mode !== 'on' || !anchor) return undefined;
+    return { previous_message_id: anchor.previousMessageId, held: anchor.held, system: anchor.system, tools: anchor.tools, model: anchor.model };
+  }
+}
+
+function withBeta(betas: unknown): unknown {
+  if (!Array.isArray(betas)) return [MESSAGE_THREADS_BETA];
+  return betas.includes(MESSAGE_THREADS_BETA) ? betas : [...betas, MESSAGE_THREADS_BETA];
+}
+
+/** The same object, or equal as JSON. */
+function same(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * A replay sends every message again; the cache markers of messages already answered were meant
+ * for the request that first sent them, and all of them at once can exceed what a request may
+ * hold. Messages after the last reply go as given.
+ */
+function withoutAnsweredCacheControl(messages: BetaMessageParam[]): BetaMessageParam[] {
+  let lastReply = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === 'assistant') {
+      lastReply = i;
+      break;
+    }
+  }
+  return messages.map((message, i) => (i <= lastReply ? withoutCacheControl(message) : message));
+}
+
+function withoutCacheControl<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const { cache_control: _marker, ...copy } = value as Record<string, unknown>;
+  for (const key of ['content', 'source']) {
+    const nested = copy[key];
+    if (Array.isArray(nested)) copy[key] = nested.map(withoutCacheControl);
+    else if (typeof nested === 'object' && nested !== null) copy[key] = withoutCacheControl(nested);
+  }
+  return copy as T;
+}

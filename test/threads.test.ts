@@ -1,0 +1,196 @@
+/**
+ * Message threads: on an `Anthropic` client a run goes over a thread (the server holds the
+ * conversation; each request sends only what it lacks), and every thread error the API defines is
+ * handled without losing the run. The testing kit's server holds threads as the API does.
+ */
+import { describe, expect, it } from 'vitest';
+import { type RunnerSnapshot, resumeToolRunner, toolRunner } from 'tool-runner';
+import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runner/testing';
+import { z } from 'zod';
+import { tool } from 'tool-runner';
+import { baseParams, captureLogger, mockServer } from './helpers.js';
+
+const lookupOptions = {
+  name: 'lookup',
+  description: 'Looks a row up',
+  inputSchema: z.object({ n: z.number() }),
+  run: ({ n }: { n: number }) => `row ${n}`,
+};
+const lookup = tool(lookupOptions);
+
+const threadOf = (request: RecordedRequest) => request.body.thread as { type: string; previous_message_id?: string } | undefined;
+const kinds = (requests: RecordedRequest[]) => requests.map((request) => threadOf(request)?.type ?? 'none');
+
+/** Three turns: two lookups, then an answer. */
+const threeTurns = () => [
+  { content: [toolUse('lookup', { n: 1 }, 'toolu_1')] },
+  { content: [toolUse('lookup', { n: 2 }, 'toolu_2')] },
+  { content: [text('Rows 1 and 2.')] },
+];
+
+describe('a run over a message thread', () => {
+  it('creates the thread with the whole history, then sends only the new messages; the caller sees the whole history', async () => {
+    const server = await mockServer(threeTurns());
+    const runner = toolRunner(server.client(), { ...baseParams, system: 'Be brief.', tools: [lookup] });
+    const replies = [];
+    for await (const message of runner) replies.push(message);
+    expect(kinds(server.requests)).toEqual(['create', 'continue', 'continue']);
+    const [create, second, third] = server.requests.map((request) => request.body);
+    expect(create.messages).toEqual(baseParams.messages);
+    expect(create.system).toBe('Be brief.');
+    expect(server.requests[0]!.headers['anthropic-beta']).toContain('message-threads-2026-08-12');
+    expect(second.thread.previous_message_id).toBe(replies[0]!.id);
+    expect(third.thread.previous_message_id).toBe(replies[1]!.id);
+    expect(second).not.toHaveProperty('system');
+    expect(second).not.toHaveProperty('tools');
+    expect(second.messages).toEqual([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'row 1' }] }]);
+    // The model saw the whole conversation; the caller holds it too.
+    expect(server.requests[2]!.messages).toHaveLength(5);
+    expect(runner.params.messages).toHaveLength(6);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('thread: false, or a client without threads, sends the whole history every turn', async () => {
+    const server = await mockServer([...threeTurns(), ...threeTurns()]);
+    await toolRunner(server.client(), { ...baseParams, tools: [lookup], thread: false });
+    const client = server.client();
+    const plain = { beta: { messages: client.beta.messages } };
+    await toolRunner(plain, { ...baseParams, tools: [lookup] });
+    expect(kinds(server.requests)).toEqual(['none', 'none', 'none', 'none', 'none', 'none']);
+    expect(server.requests[2]!.body.messages).toHaveLength(5);
+    expect(server.requests[5]!.body.messages).toHaveLength(5);
+  });
+
+  it('thread_not_found (the server lost the thread): replays the whole history under a new thread', async () => {
+    const server = await mockServer(threeTurns());
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ logger, logLevel: 'info' }), { ...baseParams, tools: [lookup] });
+    let turn = 0;
+    for await (const _message of runner) if (++turn === 1) server.forgetThreads();
+    expect(kinds(server.requests)).toEqual(['create', 'continue', 'create', 'continue']);
+    expect(server.requests[2]!.body.messages).toHaveLength(3);
+    expect(server.requests[2]!.body.tools).toHaveLength(1);
+    expect(lines).toContainEqual({ level: 'info', message: expect.stringMatching(/Thread rejected \(thread_not_found, previous_message_id msg_\w+\); replaying/) });
+    expect(runner.iteration).toBe(3);
+  });
+
+  it('thread_not_found on a streamed turn: the stream the caller holds carries the replayed request', async () => {
+    const server = await mockServer(threeTurns());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], stream: true });
+    const events: string[][] = [];
+    for await (const stream of runner) {
+      const types: string[] = [];
+      for await (const event of stream) types.push(event.type);
+      events.push(types);
+      if (events.length === 1) server.forgetThreads();
+    }
+    expect(kinds(server.requests)).toEqual(['create', 'continue', 'create', 'continue']);
+    expect(events.map((types) => [types[0], types.at(-1)])).toEqual([
+      ['message_start', 'message_stop'],
+      ['message_start', 'message_stop'],
+      ['message_start', 'message_stop'],
+    ]);
+    expect((await runner.done()).content).toEqual([{ type: 'text', text: 'Rows 1 and 2.', citations: null }]);
+  });
+
+  it('thread_fingerprint_mismatch: replays under a new thread', async () => {
+    const mismatch = { status: 400, message: 'Differs from the thread: system', details: { error_code: 'thread_fingerprint_mismatch' } };
+    const server = await mockServer([threeTurns()[0]!, { error: mismatch }, ...threeTurns().slice(1)]);
+    await toolRunner(server.client(), { ...baseParams, tools: [lookup] });
+    expect(kinds(server.requests)).toEqual(['create', 'continue', 'create', 'continue']);
+    expect(server.requests[2]!.body.messages).toHaveLength(3);
+  });
+
+  it('a changed system prompt, tools or model starts a new thread at once (no rejected request)', async () => {
+    const server = await mockServer(threeTurns());
+    const runner = toolRunner(server.client(), { ...baseParams, system: 'Be brief.', tools: [lookup] });
+    let turn = 0;
+    for await (const _message of runner) {
+      if (++turn === 1) runner.setMessagesParams((params) => ({ ...params, system: 'Be thorough.' }));
+    }
+    // The body took control at turn 1: it answers the call itself on the next iteration.
+    expect(kinds(server.requests)).toEqual(['create', 'create', 'continue']);
+    expect(server.requests[1]!.body.system).toBe('Be thorough.');
+  });
+
+  it('thread_already_continued (the reply was lost on the way, the client retried): replays', async () => {
+    const [first, second, third] = threeTurns();
+    // The server computes the second reply, then the connection drops; the SDK retries the same continue.
+    const server = await mockServer([first!, { ...second!, disconnectAfterEvents: 0 }, second!, third!]);
+    await toolRunner(server.client({ maxRetries: 1 }), { ...baseParams, tools: [lookup] });
+    expect(kinds(server.requests)).toEqual(['create', 'continue', 'continue', 'create', 'continue']);
+    expect(server.requests.slice(0, 3).map((request) => request.path)).toEqual(Array(3).fill('/v1/messages'));
+    expect(server.requests[3]!.body.messages).toHaveLength(3);
+  });
+
+  it('thread_continue_in_flight (a retry while the first attempt still runs): replays', async () => {
+    const [first, second, third] = threeTurns();
+    const server = await mockServer([first!, { ...second!, stallAfterEvents: 0 }, second!, third!]);
+    await toolRunner(server.client({ maxRetries: 1, timeout: 300 }), { ...baseParams, tools: [lookup] });
+    expect(kinds(server.requests)).toEqual(['create', 'continue', 'continue', 'create', 'continue']);
+  });
+
+  it('thread_unsupported_request: the run goes on with the whole history, without a thread', async () => {
+    const server = await mockServer({ steps: threeTurns(), threads: 'unsupported' });
+    const { lines, logger } = captureLogger();
+    const final = await toolRunner(server.client({ logger, logLevel: 'info' }), { ...baseParams, tools: [lookup] });
+    expect(final.content[0]).toMatchObject({ text: 'Rows 1 and 2.' });
+    expect(kinds(server.requests)).toEqual(['create', 'none', 'none', 'none']);
+    expect(server.requests[3]!.body.messages).toHaveLength(5);
+    expect(lines).toContainEqual({ level: 'info', message: expect.stringMatching(/cannot thread this run \(unsupported: hipaa\)/) });
+  });
+
+  it('a snapshot keeps the thread: the resumed run continues it, or replays if the server lost it', async () => {
+    const guarded = tool({ ...lookupOptions, needsApproval: true });
+    const server = await mockServer([threeTurns()[0]!, { content: [text('Done.')] }, { content: [text('Done again.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [guarded] });
+    await runner; // stops for approval
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+    expect(snapshot.thread).toMatchObject({ previous_message_id: expect.stringMatching(/^msg_/), held: 2 });
+
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: [guarded] });
+    resumed.approve('toolu_1');
+    expect((await resumed).content[0]).toMatchObject({ text: 'Done.' });
+    expect(kinds(server.requests)).toEqual(['create', 'continue']);
+    expect(server.requests[1]!.body.messages).toEqual([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'row 1' }] }]);
+
+    server.forgetThreads();
+    const again = resumeToolRunner(server.client(), snapshot, { tools: [guarded] });
+    again.approve('toolu_1');
+    expect((await again).content[0]).toMatchObject({ text: 'Done again.' });
+    expect(kinds(server.requests).slice(2)).toEqual(['continue', 'create']);
+    expect(server.requests[3]!.body.messages).toHaveLength(3);
+  });
+
+  it('client-side compaction: the compacted history starts a new thread', async () => {
+    const big = { input_tokens: 30_000, output_tokens: 50 };
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      { content: [text('<summary>Looked up row 1.</summary>')] },
+      { content: [text('Done.')] },
+    ]);
+    const runner = toolRunner(server.client(), {
+      ...baseParams,
+      tools: [lookup],
+      compactionControl: { enabled: true, contextTokenThreshold: 20_000 },
+    });
+    await runner;
+    // The summary request goes without a thread; the run then creates one from the summary.
+    expect(kinds(server.requests)).toEqual(['create', 'none', 'create']);
+    expect(server.requests[2]!.body.messages).toHaveLength(1);
+  });
+
+  it('server-side compaction (compactBeforeNextTurn) replays the history with `compaction` under a new thread', async () => {
+    const server = await mockServer([
+      threeTurns()[0]!,
+      { content: [{ type: 'compaction', content: 'Summary.', encrypted_content: null } as never] },
+      { content: [text('Done.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] });
+    for await (const _message of runner) if (runner.iteration === 1) runner.compactBeforeNextTurn();
+    expect(kinds(server.requests)).toEqual(['create', 'create', 'create']);
+    expect(server.requests[1]!.body.compaction).toEqual({ type: 'summarize' });
+    expect(server.requests[1]!.body.messages).toHaveLength(3);
+    expect(server.requests[2]!.body.messages).toEqual([{ role: 'assistant', content: [expect.objectContaining({ type: 'compaction' })] }]);
+  });
+});
