@@ -28,6 +28,7 @@ import { type LeveledLogger, runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunnerParams, type RunnerSettings, splitParams } from './params.js';
 import { type RunnerSnapshot, SNAPSHOT_VERSION } from './snapshot.js';
+import { withFields } from './copy.js';
 import { startToolsEagerly } from './stream.js';
 import { MessageThread, threadsAvailable } from './thread.js';
 import type { RunnableTool } from './tool.js';
@@ -209,7 +210,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
     const streaming = this.#settings.stream || this.#settings.runToolsEagerly;
     if (this.#tools.hasSources) await this.#tools.refresh();
-    const body: Record<string, unknown> = { ...this.#apiParams, messages: this.#messages };
+    const body: Record<string, unknown> = withFields(this.#apiParams, { messages: this.#messages });
     if (this.#tools.definitions) body['tools'] = this.#tools.definitions;
     if (!streaming) body['stream'] = false;
     if (compaction) {
@@ -269,10 +270,10 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const recovering = {
       create: (_body: unknown, streamOptions: RequestOptions) => ({
         withResponse: () =>
-          this.#recovering((wire) => (api.create({ ...wire, stream: true }, streamOptions) as unknown as Sent).withResponse(), body, appendsOnly),
+          this.#recovering((wire) => (api.create(withFields(wire, { stream: true }), streamOptions) as unknown as Sent).withResponse(), body, appendsOnly),
       }),
     };
-    return BetaMessageStream.createMessage(recovering as never, { ...body, stream: true } as never, options, { client: this.#client as never });
+    return BetaMessageStream.createMessage(recovering as never, withFields(body, { stream: true }) as never, options, { client: this.#client as never });
   }
 
   /** Sends the thread's wire body for `body`; on a rejection the thread recovers from, sends the new one (3 times at most). */
@@ -296,7 +297,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   /** The request options of the next request, with the run's signal. */
   #requestOptionsWithSignal(): RequestOptions {
     const signal = this.#options.signal;
-    return signal ? { ...this.#requestOptions, signal } : this.#requestOptions;
+    return signal ? withFields(this.#requestOptions, { signal }) : this.#requestOptions;
   }
 
   #received(reply: BetaMessage): BetaMessage | Promise<BetaMessage> {

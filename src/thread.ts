@@ -8,6 +8,7 @@
 import { APIError } from '@anthropic-ai/sdk';
 import type { ClientLike } from './client.js';
 import type { LeveledLogger } from './log.js';
+import { withFields } from './copy.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
 
 export const MESSAGE_THREADS_BETA = 'message-threads-2026-08-12';
@@ -85,16 +86,18 @@ export class MessageThread {
     const messages = body['messages'] as BetaMessageParam[];
     const anchor = this.#anchor;
     this.#pending = { held: messages.length, sent: messages, sentCount: messages.length, system: body['system'], tools: body['tools'], model: body['model'] };
-    const wire: Record<string, unknown> = { ...body, betas: withBeta(body['betas']) };
+    const betas = withBeta(body['betas']);
     if (anchor && this.#continues(anchor, body, messages, appendsOnly)) {
-      delete wire['system'];
-      delete wire['tools'];
+      // The server keeps `system` and `tools` of the thread: copied without them.
+      const wire: Record<string, unknown> = {};
+      for (const key in body) if (key !== 'system' && key !== 'tools') wire[key] = body[key];
       wire['messages'] = messages.slice(anchor.held);
+      wire['betas'] = betas;
       wire['thread'] = { type: 'continue', previous_message_id: anchor.previousMessageId };
-    } else {
-      if (this.#replays) wire['messages'] = withoutAnsweredCacheControl(messages);
-      wire['thread'] = { type: 'create' };
+      return wire;
     }
+    const wire = withFields(body, { betas, thread: { type: 'create' } });
+    if (this.#replays) wire['messages'] = withoutAnsweredCacheControl(messages);
     return wire;
   }
 
@@ -122,7 +125,7 @@ export class MessageThread {
       this.#anchor = undefined;
       return;
     }
-    this.#anchor = { ...pending, previousMessageId: reply.id, held: pending.held + 1, replyContent: reply.content };
+    this.#anchor = withFields(pending, { previousMessageId: reply.id, held: pending.held + 1, replyContent: reply.content as unknown });
     this.#replays = true;
   }
 
