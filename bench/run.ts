@@ -81,8 +81,7 @@ async function main() {
         const perTurn: Record<string, Series> = {};
         const first: Record<string, Series> = {};
         const last: Record<string, Series> = {};
-        // Six rounds: each of the three targets runs first in two of them (the first run of a round costs more).
-        for (let round = 0; round < rounds(6); round++) {
+        for (let round = 0; round < rounds(5); round++) {
           for (const target of rotate(targets, round)) {
             log(`${label} ${turns}: ${target.name}, round ${round + 1}`);
             const figures = await long(url, target, turns, thread);
@@ -150,7 +149,7 @@ async function main() {
 
     const heap: Record<string, Series> = {};
     for (const target of targets) await concurrent(url, target, { ...sizes, concurrentRuns: 50, holdMs: 200 });
-    for (let round = 0; round < rounds(5); round++) {
+    for (let round = 0; round < rounds(3); round++) {
       for (const target of rotate(targets, round)) {
         log(`concurrent: ${target.name}, round ${round + 1}`);
         (heap[target.name] ??= []).push((await concurrent(url, target, sizes)).heapPerRunKB);

@@ -120,7 +120,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     this.#tools = new ToolSet(tools);
     // A copy, so later edits of the caller's objects never change what the runner sends.
     this.#messages = structuredClone(messages);
-    this.#thread = new MessageThread(threadsAvailable(client, settings.thread), snapshot?.thread);
+    this.#thread = MessageThread.of(threadsAvailable(client, settings.thread), snapshot?.thread);
     if (snapshot) {
       this.#iteration = snapshot.iteration;
       this.#usage = snapshot.usage;

@@ -57,7 +57,15 @@ export class MessageThread {
   /** A thread was held before: a new one replays messages already sent. */
   #replays = false;
 
-  constructor(enabled: boolean, snapshot?: ThreadSnapshot) {
+  /** Without threads every method returns at once (or writes only `undefined`), so one instance serves all runs. */
+  static readonly #unthreaded = new MessageThread(false);
+
+  /** The thread of a run: the shared, stateless one for every run that sends the whole history. */
+  static of(enabled: boolean, snapshot?: ThreadSnapshot): MessageThread {
+    return enabled ? new MessageThread(true, snapshot) : MessageThread.#unthreaded;
+  }
+
+  private constructor(enabled: boolean, snapshot?: ThreadSnapshot) {
     this.#mode = enabled ? 'on' : 'off';
     if (enabled && snapshot) {
       const { previous_message_id, held, system, tools, model } = snapshot;
