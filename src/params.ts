@@ -31,7 +31,7 @@ export type RunnerParams = Omit<MessageCreateParamsBase, 'tools' | 'stream' | 't
     tools?: ToolEntry[] | undefined;
   };
 
-const SETTING_KEYS = ['max_iterations', 'stream', 'runToolsEagerly', 'compactionControl', 'thread'] as const;
+const SETTING_NAMES: ReadonlySet<string> = new Set(['max_iterations', 'stream', 'runToolsEagerly', 'compactionControl', 'thread']);
 
 export interface SplitParams {
   api: Record<string, unknown>;
@@ -60,18 +60,20 @@ export function splitParams(params: RunnerParams): SplitParams {
     throw new TypeError('toolRunner: `thread` may only be `false` (send the whole history every turn); the runner sets each request\'s thread itself');
   }
   if (tools !== undefined && !Array.isArray(tools)) throw new TypeError('toolRunner: params.tools must be an array');
-  const api: Record<string, unknown> = { ...rest };
-  const settings: RunnerSettings = {};
-  for (const key of SETTING_KEYS) {
-    if (api[key] !== undefined) (settings as Record<string, unknown>)[key] = api[key];
-    delete api[key];
+  // Copied key by key, not deleted from a copy: a deleted key leaves an object slow to copy and send.
+  const api: Record<string, unknown> = {};
+  const settings: Record<string, unknown> = {};
+  for (const key in rest) {
+    const value = (rest as Record<string, unknown>)[key];
+    if (!SETTING_NAMES.has(key)) api[key] = value;
+    else if (value !== undefined) settings[key] = value;
   }
-  checkCompactionControl(settings.compactionControl);
-  const max = settings.max_iterations;
+  checkCompactionControl(settings['compactionControl'] as CompactionControl | undefined);
+  const max = settings['max_iterations'] as number | undefined;
   if (max !== undefined && !(Number.isInteger(max) && max > 0)) {
     throw new RangeError(`toolRunner: max_iterations must be a positive integer, got ${String(max)}`);
   }
-  return { api, settings, messages, tools };
+  return { api, settings: settings as RunnerSettings, messages, tools };
 }
 
 interface ToolMaps {

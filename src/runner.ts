@@ -34,7 +34,7 @@ import { MessageThread, threadsAvailable } from './thread.js';
 import type { RunnableTool } from './tool.js';
 import { ToolCalls } from './tool-calls.js';
 import { ToolSet, isToolSource } from './tool-set.js';
-import { type Usage, addUsage, emptyUsage } from './usage.js';
+import { NO_USAGE, type Usage, addUsage } from './usage.js';
 import type { BetaMessage, BetaMessageParam, BetaToolUnion, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
 export type { ToolRunnerOptions } from './options.js';
@@ -97,7 +97,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   #callState: ToolCalls | undefined;
   #consumed = false;
   #iteration = 0;
-  #usage: Usage = emptyUsage();
+  #usage: Usage = NO_USAGE;
   #completion: Settleable<BetaMessage> | undefined;
   /** Client-side compaction: 'armed', 'just-compacted' (the next reply tells whether it helped), or 'off'. */
   #compaction: 'armed' | 'just-compacted' | 'off' = 'armed';
@@ -250,7 +250,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       ),
     );
     // The error reaches the caller through the iteration; never as an unhandled rejection.
-    turn.message.catch(() => {});
+    turn.message.catch(ignore);
     return turn;
   }
 
@@ -660,6 +660,9 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
 
 const NO_OPTIONS: RequestOptions = Object.freeze({});
 
+/** One shared handler for rejections observed elsewhere (no closure per promise). */
+const ignore = (): void => {};
+
 
 interface Settleable<T> {
   promise: Promise<T>;
@@ -675,7 +678,7 @@ function settleable<T>(): Settleable<T> {
     resolve = res;
     reject = rej;
   });
-  promise.catch(() => {});
+  promise.catch(ignore);
   const handle: Settleable<T> = {
     promise,
     settled: false,

@@ -9,15 +9,14 @@ export interface Usage {
   server_tool_use: { web_search_requests: number; web_fetch_requests: number };
 }
 
-export function emptyUsage(): Usage {
-  return {
-    input_tokens: 0,
-    output_tokens: 0,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
-    server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
-  };
-}
+/** The usage of a run before its first reply: one frozen object for every run (`addUsage` never mutates). */
+export const NO_USAGE: Usage = Object.freeze({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  server_tool_use: Object.freeze({ web_search_requests: 0, web_fetch_requests: 0 }),
+});
 
 /** `total` plus one reply's usage (missing or null fields count as 0). */
 export function addUsage(total: Usage, usage: Partial<BetaUsage> | null | undefined): Usage {
