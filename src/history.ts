@@ -109,7 +109,8 @@ export function insertToolResults(messages: BetaMessageParam[], results: ToolRes
       break;
     }
   }
-  messages.splice(at, 0, results);
+  if (at === messages.length) messages.push(results);
+  else messages.splice(at, 0, results);
 }
 
 /**

@@ -460,12 +460,11 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     if (turn?.response?.key === key) return turn.response.answer;
     const context = this.#executionContext(signal);
     const answer = Promise.all(uses.map((use) => this.#startCall(use, context))).then((outcomes) => {
-      const message: ToolResultMessage = { role: 'user', content: [] };
       const pending: PendingApproval[] = [];
-      for (const outcome of outcomes) {
-        if ('result' in outcome) message.content.push(outcome.result);
-        else pending.push(outcome.pending);
-      }
+      for (const outcome of outcomes) if ('pending' in outcome) pending.push(outcome.pending);
+      // An array of the exact size (one grown by push keeps spare room), since the history keeps it for the whole run.
+      const results = pending.length === 0 ? outcomes : outcomes.filter((outcome) => 'result' in outcome);
+      const message: ToolResultMessage = { role: 'user', content: results.map((outcome) => (outcome as { result: ToolResultMessage['content'][number] }).result) };
       return { message, pending };
     });
     if (turn) turn.response = { key, answer };
