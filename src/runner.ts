@@ -30,7 +30,7 @@ import { type RunnerParams, type RunnerSettings, splitParams } from './params.js
 import { type RunnerSnapshot, SNAPSHOT_VERSION } from './snapshot.js';
 import { withFields } from './copy.js';
 import { startToolsEagerly } from './stream.js';
-import { MessageThread, threadsAvailable } from './thread.js';
+import { MessageThread, threadsAvailable, withThreadsBetaHeader } from './thread.js';
 import type { RunnableTool } from './tool.js';
 import { ToolCalls } from './tool-calls.js';
 import { ToolSet, isToolSource } from './tool-set.js';
@@ -258,7 +258,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   #create(body: Record<string, unknown>, appendsOnly: boolean, options: RequestOptions): PromiseLike<BetaMessage> {
     const api = messagesApi(this.#client);
     if (!this.#thread.threading) return api.create(body, options) as PromiseLike<BetaMessage>;
-    return this.#recovering((wire) => api.create(wire, options) as PromiseLike<BetaMessage>, body, appendsOnly);
+    // The options are read on each attempt: a thread the server cannot hold sends no beta.
+    return this.#recovering((wire) => api.create(wire, this.#thread.threading ? withThreadsBetaHeader(options) : options) as PromiseLike<BetaMessage>, body, appendsOnly);
   }
 
   /** The request's stream; over a thread, the stream's request is sent again as `#create` does. */
@@ -270,7 +271,12 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const recovering = {
       create: (_body: unknown, streamOptions: RequestOptions) => ({
         withResponse: () =>
-          this.#recovering((wire) => (api.create(withFields(wire, { stream: true }), streamOptions) as unknown as Sent).withResponse(), body, appendsOnly),
+          this.#recovering(
+            (wire) =>
+              (api.create(withFields(wire, { stream: true }), this.#thread.threading ? withThreadsBetaHeader(streamOptions) : streamOptions) as unknown as Sent).withResponse(),
+            body,
+            appendsOnly,
+          ),
       }),
     };
     return BetaMessageStream.createMessage(recovering as never, withFields(body, { stream: true }) as never, options, { client: this.#client as never });

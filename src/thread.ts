@@ -175,6 +175,22 @@ export class MessageThread {
   }
 }
 
+/**
+ * Request options whose `anthropic-beta` header (set by the caller, it replaces the header the
+ * SDK builds from `betas`) also names the threads beta.
+ */
+export function withThreadsBetaHeader<O extends { headers?: unknown }>(options: O): O {
+  const headers = options.headers;
+  if (headers === undefined || headers === null || typeof headers !== 'object') return options;
+  const entries: Array<[string, unknown]> =
+    headers instanceof Headers ? [...headers.entries()] : Array.isArray(headers) ? (headers as Array<[string, unknown]>) : Object.entries(headers);
+  const beta = entries.find(([name]) => name.toLowerCase() === 'anthropic-beta');
+  if (!beta || typeof beta[1] !== 'string' || beta[1].split(',').map((value) => value.trim()).includes(MESSAGE_THREADS_BETA)) return options;
+  const merged = entries.filter(([name]) => name.toLowerCase() !== 'anthropic-beta');
+  merged.push(['anthropic-beta', `${beta[1]},${MESSAGE_THREADS_BETA}`]);
+  return withFields(options, { headers: Object.fromEntries(merged) }) as unknown as O;
+}
+
 function withBeta(betas: unknown): unknown {
   if (!Array.isArray(betas)) return [MESSAGE_THREADS_BETA];
   return betas.includes(MESSAGE_THREADS_BETA) ? betas : [...betas, MESSAGE_THREADS_BETA];

@@ -194,3 +194,15 @@ describe('a run over a message thread', () => {
     expect(server.requests[2]!.body.messages).toEqual([{ role: 'assistant', content: [expect.objectContaining({ type: 'compaction' })] }]);
   });
 });
+
+describe('a thread with the caller’s own anthropic-beta header', () => {
+  it('adds the threads beta to it (the header replaces the one the SDK builds from `betas`)', async () => {
+    const server = await mockServer(threeTurns());
+    const final = await toolRunner(server.client(), { ...baseParams, tools: [lookup] }, { requestOptions: { headers: { 'anthropic-beta': 'context-1m-2025-08-07' } } });
+    expect(final.content[0]).toMatchObject({ text: 'Rows 1 and 2.' });
+    expect(kinds(server.requests)).toEqual(['create', 'continue', 'continue']);
+    for (const request of server.requests) {
+      expect(String(request.headers['anthropic-beta']).split(',')).toEqual(['context-1m-2025-08-07', 'message-threads-2026-08-12']);
+    }
+  });
+});
