@@ -30,7 +30,7 @@ import { type RunnerParams, type RunnerSettings, splitParams } from './params.js
 import { type RunnerSnapshot, SNAPSHOT_VERSION } from './snapshot.js';
 import { withFields } from './copy.js';
 import { startToolsEagerly } from './stream.js';
-import { MessageThread, threadsAvailable, withThreadsBetaHeader } from './thread.js';
+import { MessageThread, threadsAvailable } from './thread.js';
 import type { RunnableTool } from './tool.js';
 import { ToolCalls } from './tool-calls.js';
 import { ToolSet, isToolSource } from './tool-set.js';
@@ -258,8 +258,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   #create(body: Record<string, unknown>, appendsOnly: boolean, options: RequestOptions): PromiseLike<BetaMessage> {
     const api = messagesApi(this.#client);
     if (!this.#thread.threading) return api.create(body, options) as PromiseLike<BetaMessage>;
-    // The options are read on each attempt: a thread the server cannot hold sends no beta.
-    return this.#recovering((wire) => api.create(wire, this.#thread.threading ? withThreadsBetaHeader(options) : options) as PromiseLike<BetaMessage>, body, appendsOnly);
+    return this.#recovering((wire, attemptOptions) => api.create(wire, attemptOptions) as PromiseLike<BetaMessage>, body, options, appendsOnly);
   }
 
   /** The request's stream; over a thread, the stream's request is sent again as `#create` does. */
@@ -272,9 +271,9 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       create: (_body: unknown, streamOptions: RequestOptions) => ({
         withResponse: () =>
           this.#recovering(
-            (wire) =>
-              (api.create(withFields(wire, { stream: true }), this.#thread.threading ? withThreadsBetaHeader(streamOptions) : streamOptions) as unknown as Sent).withResponse(),
+            (wire, attemptOptions) => (api.create(withFields(wire, { stream: true }), attemptOptions) as unknown as Sent).withResponse(),
             body,
+            streamOptions,
             appendsOnly,
           ),
       }),
@@ -282,11 +281,20 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     return BetaMessageStream.createMessage(recovering as never, withFields(body, { stream: true }) as never, options, { client: this.#client as never });
   }
 
-  /** Sends the thread's wire body for `body`; on a rejection the thread recovers from, sends the new one (3 times at most). */
-  async #recovering<T>(send: (wire: Record<string, unknown>) => PromiseLike<T>, body: Record<string, unknown>, appendsOnly: boolean): Promise<T> {
+  /**
+   * Sends the thread's wire body and request options for `body`; on a rejection the thread
+   * recovers from, sends the new ones (3 times at most: a thread it stops sends neither `thread`
+   * nor its beta).
+   */
+  async #recovering<T>(
+    send: (wire: Record<string, unknown>, options: RequestOptions) => PromiseLike<T>,
+    body: Record<string, unknown>,
+    options: RequestOptions,
+    appendsOnly: boolean,
+  ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await send(this.#thread.wireBody(body, appendsOnly));
+        return await send(this.#thread.wireBody(body, appendsOnly), this.#thread.requestOptions(options));
       } catch (error) {
         if (attempt >= 3 || !this.#thread.recovers(error, this.#log())) throw error;
       }

@@ -22,11 +22,10 @@ interface Anchor {
   /** How many messages of the history the server holds: those sent so far and the reply. */
   held: number;
   /**
-   * The history array sent (the runner only appends to it) and how many of its messages went out,
-   * to check that a history the caller set still starts with them.
+   * The history array sent (the runner only appends to it; its first `held - 1` messages went
+   * out), to check that a history the caller set still starts with them.
    */
   sent: readonly BetaMessageParam[] | undefined;
-  sentCount: number;
   /** The reply's content as received, to check the history holds it right after `sent`. */
   replyContent: unknown;
   system: unknown;
@@ -69,7 +68,7 @@ export class MessageThread {
     this.#mode = enabled ? 'on' : 'off';
     if (enabled && snapshot) {
       const { previous_message_id, held, system, tools, model } = snapshot;
-      this.#anchor = { previousMessageId: previous_message_id, held, sent: undefined, sentCount: 0, replyContent: undefined, system, tools, model };
+      this.#anchor = { previousMessageId: previous_message_id, held, sent: undefined, replyContent: undefined, system, tools, model };
       this.#replays = true;
     }
   }
@@ -86,14 +85,14 @@ export class MessageThread {
   /**
    * The wire body for `body` (the whole history in `body.messages`): unchanged without threads,
    * else with `thread`, the beta, and on a `continue` only the messages the server lacks (no
-   * `system` or `tools`: the server keeps those of the thread). `checked` says the runner made
-   * every change to the history since the last request itself (appends only).
+   * `system` or `tools`: the server keeps those of the thread). `appendsOnly` says the runner made
+   * every change to the history since the last request itself.
    */
   wireBody(body: Record<string, unknown>, appendsOnly: boolean): Record<string, unknown> {
     if (this.#mode !== 'on') return body;
     const messages = body['messages'] as BetaMessageParam[];
     const anchor = this.#anchor;
-    this.#pending = { held: messages.length, sent: messages, sentCount: messages.length, system: body['system'], tools: body['tools'], model: body['model'] };
+    this.#pending = { held: messages.length, sent: messages, system: body['system'], tools: body['tools'], model: body['model'] };
     const betas = withBeta(body['betas']);
     if (anchor && this.#continues(anchor, body, messages, appendsOnly)) {
       // The server keeps `system` and `tools` of the thread: copied without them.
@@ -114,10 +113,18 @@ export class MessageThread {
     if (messages.length < anchor.held) return false;
     if (!same(body['system'], anchor.system) || !same(body['tools'], anchor.tools) || !same(body['model'], anchor.model)) return false;
     if (appendsOnly || !anchor.sent) return true;
-    const replyIndex = anchor.sentCount;
+    const replyIndex = anchor.held - 1;
     for (let i = 0; i < replyIndex; i++) if (!same(messages[i], anchor.sent[i])) return false;
     const reply = messages[replyIndex];
     return reply?.role === 'assistant' && same(reply.content, anchor.replyContent);
+  }
+
+  /**
+   * The request options of an attempt: over a thread, an `anthropic-beta` header the caller set
+   * (it replaces the one the SDK builds from `betas`) also names the threads beta.
+   */
+  requestOptions<O extends { headers?: unknown }>(options: O): O {
+    return this.#mode === 'on' ? withThreadsBetaHeader(options) : options;
   }
 
   /**
@@ -175,11 +182,8 @@ export class MessageThread {
   }
 }
 
-/**
- * Request options whose `anthropic-beta` header (set by the caller, it replaces the header the
- * SDK builds from `betas`) also names the threads beta.
- */
-export function withThreadsBetaHeader<O extends { headers?: unknown }>(options: O): O {
+/** `options` with the threads beta added to an `anthropic-beta` header it sets. */
+function withThreadsBetaHeader<O extends { headers?: unknown }>(options: O): O {
   const headers = options.headers;
   if (headers === undefined || headers === null || typeof headers !== 'object') return options;
   const entries: Array<[string, unknown]> =
