@@ -8,6 +8,7 @@ import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import type { BetaMessage, BetaMessageParam, BetaRawMessageStreamEvent } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { z } from 'zod';
 import { tool, toolRunner } from '../src/index.js';
+import { MESSAGE_THREADS_BETA } from '../src/thread.js';
 
 /** One job: the request params, the one tool the model calls, and how the loop reads each reply. */
 export interface Job {
@@ -23,7 +24,6 @@ export interface Job {
   thread?: boolean;
 }
 
-const MESSAGE_THREADS_BETA = 'message-threads-2026-08-12';
 
 export interface Target {
   name: string;

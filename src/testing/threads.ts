@@ -2,9 +2,8 @@
  * The mock server's message threads: the conversations it holds between turns, by the id of the
  * reply that ends them, and the errors the API answers a thread request with.
  */
+import { MESSAGE_THREADS_BETA } from '../thread.js';
 import type { ScriptedError } from './server.js';
-
-export const MESSAGE_THREADS_BETA = 'message-threads-2026-08-12';
 
 /** What the request fields of a thread must keep: the server takes them from the thread. */
 interface Fingerprint {
