@@ -8,8 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DBOS } from '@dbos-inc/dbos-sdk';
-import pg from 'pg';
-import { startPostgres, stopPostgres } from '../scripts/postgres.js';
+import { createDatabase, startPostgres, stopPostgres } from '../scripts/postgres.js';
 import { durableToolRunner } from '../src/dbos/index.js';
 import { tool, toolRunner } from '../src/index.js';
 import { createMockServer, text, toolUse } from '../src/testing/index.js';
@@ -25,11 +24,8 @@ if (!serverUrl) {
   console.log(JSON.stringify({ skipped: 'no PostgreSQL binaries (initdb, pg_ctl) on this machine' }));
   process.exit(0);
 }
-const name = `tool_runner_bench_${randomUUID().slice(0, 8)}`;
-const admin = new pg.Client({ connectionString: serverUrl });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const databaseUrl = serverUrl.replace(/\/[^/]*$/, `/${name}`);
+const database = await createDatabase(serverUrl, 'tool_runner_bench');
+const databaseUrl = database.url;
 
 const server = await createMockServer({ steps: [] });
 const script = () => {
@@ -62,8 +58,7 @@ for (let round = 0; round < rounds; round++) {
 }
 await DBOS.shutdown();
 await server.close();
-await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
-await admin.end();
+await database.drop();
 if (started) stopPostgres(started.dir);
 
 // Each turn is a model request and a tool call; the final reply is one more request.

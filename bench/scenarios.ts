@@ -78,28 +78,20 @@ export const median = (values: number[]) => {
  * depending on which loop ran just before it (the heap it left), so each starts after its own.
  */
 export async function long(url: string, target: Target, turns: number, thread = false) {
-  const preRun = Math.max(10, Math.round(turns / 10));
-  await target.run({
-    client: clientFor(url, { kind: 'long', turns: preRun }).client,
+  const job = (runTurns: number, step: (n: number | undefined) => string): Job => ({
+    client: clientFor(url, { kind: 'long', turns: runTurns }).client,
     params,
     stream: false,
     eager: false,
-    tool: { name: 'step', run: ({ n }) => `ok ${n}` },
+    tool: { name: 'step', run: ({ n }) => step(n) },
     thread,
   });
-  const { client } = clientFor(url, { kind: 'long', turns });
+  await target.run(job(Math.max(10, Math.round(turns / 10)), (n) => `ok ${n}`));
   const marks: number[] = [];
-  const job: Job = {
-    client,
-    params,
-    stream: false,
-    eager: false,
-    tool: { name: 'step', run: ({ n }) => (marks.push(cpuMs()), `ok ${n}`) },
-    thread,
-  };
+  const measured = job(turns, (n) => (marks.push(cpuMs()), `ok ${n}`));
   globalThis.gc?.();
   const start = cpuMs();
-  await target.run(job);
+  await target.run(measured);
   const perTurn = (cpuMs() - start) / turns;
   const gaps = marks.slice(1).map((mark, i) => mark - marks[i]!);
   const tenth = Math.max(1, Math.floor(gaps.length / 10));

@@ -7,6 +7,7 @@
  *   tsx scripts/postgres.ts stop    # stops the server in $TOOL_RUNNER_PG_DIR and removes the folder
  */
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -61,6 +62,26 @@ export function stopPostgres(dir: string): void {
     while (existsSync(pidFile) && Date.now() < until) execFileSync('sleep', ['0.1']);
   }
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * A new, empty database on the server at `serverUrl` (named `<prefix>_<random>`, so reruns never
+ * meet earlier data): its URL, and `drop()` to remove it.
+ */
+export async function createDatabase(serverUrl: string, prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const name = `${prefix}_${randomUUID().slice(0, 8)}`;
+  const onServer = async (sql: string) => {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      await admin.query(sql);
+    } finally {
+      await admin.end();
+    }
+  };
+  await onServer(`CREATE DATABASE ${name}`);
+  return { url: serverUrl.replace(/\/[^/]*$/, `/${name}`), drop: () => onServer(`DROP DATABASE ${name} WITH (FORCE)`) };
 }
 
 function freePort(): Promise<number> {

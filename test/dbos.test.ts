@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { durableApprovals, durableToolRunner } from 'tool-runner/dbos';
 import { text, toolUse } from 'tool-runner/testing';
+import { createDatabase } from '../scripts/postgres.js';
 import { mockServer } from './helpers.js';
 
 const serverUrl = inject('databaseUrl');
@@ -22,12 +23,7 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
 
   beforeAll(async () => {
     // A database of its own, so reruns and other files never see this file's workflows.
-    const name = `tool_runner_dbos_${randomUUID().slice(0, 8)}`;
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    databaseUrl = serverUrl.replace(/\/[^/]*$/, `/${name}`);
+    databaseUrl = (await createDatabase(serverUrl, 'tool_runner_dbos')).url;
     pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     dbos = await DBOSClient.create({ systemDatabaseUrl: databaseUrl });
     await pool.query('CREATE TABLE tool_counts (run_id text, tool text, started int DEFAULT 0, finished int DEFAULT 0, PRIMARY KEY (run_id, tool))');
