@@ -58,6 +58,18 @@ export interface DurableToolRunner {
 
 const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
 
+/** The client of a runner built only to check a run's params: never called. */
+const NO_CLIENT: ClientLike = {
+  beta: {
+    messages: {
+      create: () => Promise.reject(new Error('tool-runner/dbos: a check runner sends nothing')),
+      stream: () => {
+        throw new Error('tool-runner/dbos: a check runner sends nothing');
+      },
+    },
+  },
+};
+
 /**
  * Registers a durable agent: call it at module level in every worker, before `DBOS.launch()`.
  *
@@ -75,14 +87,14 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
   const { toolTimeoutMs, ...options } = config.options ?? {};
   const tools = (config.tools ?? []).map((entry) => durableTool(entry as Exclude<ToolEntry, { kind: 'tool-source' }>, toolTimeoutMs));
   const client = () => (typeof config.client === 'function' ? config.client() : config.client);
-  const runnerFor = (params: DurableRunParams, stream: boolean) => {
-    const { stream: _stream, ...rest } = params;
-    return new ToolRunner(stepClient(client(), stream), { ...rest, tools }, options);
+  const runnerFor = (params: DurableRunParams, runClient: ClientLike) => {
+    const { stream, ...rest } = params;
+    return new ToolRunner(stepClient(runClient, stream === true), { ...rest, tools }, options);
   };
 
   const workflow = DBOS.registerWorkflow(
     async (params: DurableRunParams): Promise<DurableRunResult> => {
-      const runner = runnerFor(params, params.stream === true);
+      const runner = runnerFor(params, client());
       for (;;) {
         const message = await runner.runUntilDone();
         const pending = runner.pendingApprovals;
@@ -103,8 +115,9 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
 
   const start = (workflowId: string, params: DurableRunParams, { queueName }: DurableStartOptions = {}) => {
     if (typeof workflowId !== 'string' || workflowId === '') throw new TypeError('durableToolRunner: the workflow id must be a non-empty string');
-    // Bad params fail here, in the caller's process, not in a worker.
-    runnerFor(params, false);
+    // Bad params fail here, in the caller's process, not in a worker; that process may have no
+    // model client (or key), and building a runner sends nothing.
+    runnerFor(params, NO_CLIENT);
     return DBOS.startWorkflow(workflow, queueName === undefined ? { workflowID: workflowId } : { workflowID: workflowId, queueName })(params);
   };
   return {
