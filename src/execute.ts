@@ -10,7 +10,7 @@ import { errorResult } from './history.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import type { ToolRunner } from './runner.js';
-import { formatIssues } from './schema.js';
+import { type ValidationResult, formatIssues } from './schema.js';
 import type { RunnableTool, ToolContext } from './tool.js';
 import { thrownValueToContent } from './tool-error.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
@@ -48,76 +48,61 @@ export async function executeToolCall(
 ): Promise<CallOutcome> {
   const { logger } = context;
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
-  const { emit } = context;
-  emit?.({ type: 'tool.start', runner: context.runner, call });
-  const finish = async (result: BetaToolResultBlockParam): Promise<CallOutcome> => {
-    if (result.content !== undefined) result.content = truncateResult(result.content, context.maxToolResultChars);
-    // Observers see the result as it is sent.
-    emit?.({ type: 'tool.end', runner: context.runner, call, result });
-    if (logger.enabled('debug')) logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
-    const observed = callHook(context.hooks, 'onToolResult', result, call);
-    if (observed) await observed;
-    return { result };
-  };
-  const fail = (content: ToolResultContent) => finish(errorResult(toolUse.id, content));
-  const wait = (pending: PendingApproval): CallOutcome => {
-    emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
-    return { pending };
-  };
+  context.emit?.({ type: 'tool.start', runner: context.runner, call });
 
   const tool = context.tools.get(toolUse.name);
   if (!tool) {
     logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) not found`);
-    return fail(`Error: Tool '${toolUse.name}' not found${suggestion(toolUse.name, context.tools)}`);
+    return failed(`Error: Tool '${toolUse.name}' not found${suggestion(toolUse.name, context.tools)}`, call, context);
   }
-  if (context.signal?.aborted) return fail(abortedText(tool.name));
+  if (context.signal?.aborted) return failed(abortedText(tool.name), call, context);
 
   let decision: ApprovalDecision | undefined;
   if (held) {
     call.input = held.input;
     decision = context.decisions.get(toolUse.id);
-    if (!decision) return wait(held);
+    if (!decision) return waiting(held, call, context);
   } else {
-    const validated = await validateInput(tool, toolUse.input);
-    if (!validated.ok) return invalid(validated.message);
+    let validated = validateInput(tool, toolUse.input);
+    if (validated instanceof Promise) validated = await validated;
+    if (!validated.ok) return invalid(validated.message, call, context);
     call.input = validated.value;
     const override = context.hooks?.onToolCall ? await callHook(context.hooks, 'onToolCall', { ...call }) : undefined;
     if (override && 'result' in override) {
       const result: BetaToolResultBlockParam = { type: 'tool_result', tool_use_id: toolUse.id, content: override.result };
-      return finish(override.isError ? { ...result, is_error: true } : result);
+      return finished(override.isError ? { ...result, is_error: true } : result, call, context);
     }
     if (override && 'input' in override) {
       const replaced = await validateInput(tool, override.input);
-      if (!replaced.ok) return invalid(replaced.message);
+      if (!replaced.ok) return invalid(replaced.message, call, context);
       call.input = replaced.value;
     }
     if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
       decision = context.decisions.get(toolUse.id) ?? (await context.askApproval(call));
-      if (!decision) return wait({ id: toolUse.id, name: tool.name, input: call.input, toolUse });
+      if (!decision) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse }, call, context);
     }
   }
   if (decision?.decision === 'deny') {
     logger.info(`Tool '${tool.name}' (${toolUse.id}) denied${decision.reason ? `: ${decision.reason}` : ''}`);
-    return fail(deniedText(tool.name, decision.reason));
+    return failed(deniedText(tool.name, decision.reason), call, context);
   }
   if (decision?.input !== undefined) {
     const edited = await validateInput(tool, decision.input);
-    if (!edited.ok) return invalid(edited.message);
+    if (!edited.ok) return invalid(edited.message, call, context);
     call.input = edited.value;
   }
 
-  const running = () => runGuarded(tool, call, context);
-  const outcome = context.limiter ? await context.limiter.run(running) : await running();
+  const outcome = context.limiter ? await context.limiter.run(() => runGuarded(tool, call, context)) : await runGuarded(tool, call, context);
   if (outcome.ok) {
     const { value } = outcome;
     // A string is sent as the content, which the API reads as one text block (as the SDK sends it).
     if (typeof value === 'string') {
-      return finish(value === '' ? { type: 'tool_result', tool_use_id: toolUse.id } : { type: 'tool_result', tool_use_id: toolUse.id, content: value });
+      return finished(value === '' ? { type: 'tool_result', tool_use_id: toolUse.id } : { type: 'tool_result', tool_use_id: toolUse.id, content: value }, call, context);
     }
-    if (Array.isArray(value)) return finish({ type: 'tool_result', tool_use_id: toolUse.id, content: value as ToolResultContent });
+    if (Array.isArray(value)) return finished({ type: 'tool_result', tool_use_id: toolUse.id, content: value as ToolResultContent }, call, context);
     const kind = value === null ? 'null' : typeof value;
     logger.warn(`Tool '${tool.name}' (${toolUse.id}) returned ${kind} instead of a string or content blocks`);
-    return fail(`Error: tool '${tool.name}' returned ${kind}; a tool must return a string (JSON.stringify structured data) or an array of content blocks`);
+    return failed(`Error: tool '${tool.name}' returned ${kind}; a tool must return a string (JSON.stringify structured data) or an array of content blocks`, call, context);
   }
   if ('thrown' in outcome) {
     const { thrown } = outcome;
@@ -125,15 +110,33 @@ export async function executeToolCall(
     logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);
     const observed = callHook(context.hooks, 'onToolError', thrown, call);
     if (observed) await observed;
-    return fail(thrownValueToContent(thrown));
+    return failed(thrownValueToContent(thrown), call, context);
   }
   logger.warn(`Tool '${tool.name}' (${toolUse.id}) ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : 'was aborted'}`);
-  return fail(outcome.timedOut ? timedOutText(tool.name, outcome.timedOut) : abortedText(tool.name));
+  return failed(outcome.timedOut ? timedOutText(tool.name, outcome.timedOut) : abortedText(tool.name), call, context);
+}
 
-  function invalid(message: string): Promise<CallOutcome> {
-    logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) got invalid input`);
-    return fail(message);
-  }
+/** The call's result as it is sent: cut to size, shown to observers and the `onToolResult` hook. */
+function finished(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
+  if (result.content !== undefined) result.content = truncateResult(result.content, context.maxToolResultChars);
+  context.emit?.({ type: 'tool.end', runner: context.runner, call, result });
+  if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
+  const observed = callHook(context.hooks, 'onToolResult', result, call);
+  return observed ? observed.then(() => ({ result })) : { result };
+}
+
+function failed(content: ToolResultContent, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
+  return finished(errorResult(call.id, content), call, context);
+}
+
+function invalid(message: string, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
+  context.logger.warn(`Tool '${call.name}' (${call.id}) got invalid input`);
+  return failed(message, call, context);
+}
+
+function waiting(pending: PendingApproval, call: ToolCall, context: ExecutionContext): CallOutcome {
+  context.emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
+  return { pending };
 }
 
 /** ". Did you mean 'x'?" for a name that differs from a tool's only in case or separators. */
@@ -190,18 +193,31 @@ export function approvalAsker(approve: Approver | undefined): (call: ToolCall) =
 
 type Validated = { ok: true; value: unknown } | { ok: false; message: string };
 
-async function validateInput(tool: RunnableTool, input: unknown): Promise<Validated> {
+/** The validated input; a promise only when the tool's validator is asynchronous. */
+function validateInput(tool: RunnableTool, input: unknown): Validated | Promise<Validated> {
   try {
     if (tool.validateInput) {
-      const result = await tool.validateInput(input);
-      return result.ok ? result : { ok: false, message: formatIssues(tool.name, result.issues) };
+      const result = tool.validateInput(input);
+      return isThenable(result) ? Promise.resolve(result).then((settled) => validated(tool, settled), (thrown: unknown) => notValidated(tool, thrown)) : validated(tool, result);
     }
     if (tool.parse) return { ok: true, value: tool.parse(input) };
     return { ok: true, value: input };
   } catch (thrown) {
-    const reason = thrown instanceof Error ? thrown.message : String(thrown);
-    return { ok: false, message: `Invalid input for tool '${tool.name}': ${reason}` };
+    return notValidated(tool, thrown);
   }
+}
+
+function validated(tool: RunnableTool, result: ValidationResult<unknown>): Validated {
+  return result.ok ? result : { ok: false, message: formatIssues(tool.name, result.issues) };
+}
+
+function notValidated(tool: RunnableTool, thrown: unknown): Validated {
+  const reason = thrown instanceof Error ? thrown.message : String(thrown);
+  return { ok: false, message: `Invalid input for tool '${tool.name}': ${reason}` };
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
 export const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;

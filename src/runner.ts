@@ -140,7 +140,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     try {
       for (;;) {
         // Calls the history ends with: a state the caller set, or a run stopped for approval.
-        if ((await this.#answerLastMessage(undefined)) === 'pending') {
+        if (this.#endsWithCalls() && (await this.#answerLastMessage(undefined)) === 'pending') {
           stoppedForApproval = true;
           break;
         }
@@ -355,7 +355,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const answered = await this.#answerLastMessage(turn);
     if (answered === 'none' && !turn.tookControl) return 'stop';
     if (answered === 'pending') return 'pending';
-    if (!turn.tookControl) await this.#compactIfNeeded(await turn.message);
+    if (!turn.tookControl && this.#settings.compactionControl?.enabled) await this.#compactIfNeeded(await turn.message);
     return 'continue';
   }
 
@@ -452,6 +452,11 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
    * Answers the calls of the history's last message, if it is an assistant message that makes
    * some: the results go right after it. With calls waiting for approval nothing is appended.
    */
+  /** Whether the history ends with an assistant message that calls tools. */
+  #endsWithCalls(): boolean {
+    return toolUsesOf(this.#messages.at(-1)).length > 0;
+  }
+
   async #answerLastMessage(turn: Turn | undefined): Promise<'none' | 'answered' | 'pending'> {
     const last = this.#messages.at(-1);
     const uses = toolUsesOf(last);
@@ -473,7 +478,9 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const key = uses.map((use) => use.id).join('\n');
     if (turn?.response?.key === key) return turn.response.answer;
     const context = this.#executionContext(signal);
-    const answer = Promise.all(uses.map((use) => this.#startCall(use, context))).then((outcomes) => {
+    // One call (the usual turn) without the bookkeeping of Promise.all.
+    const started = uses.length === 1 ? this.#startCall(uses[0]!, context).then((outcome) => [outcome]) : Promise.all(uses.map((use) => this.#startCall(use, context)));
+    const answer = started.then((outcomes) => {
       const pending: PendingApproval[] = [];
       for (const outcome of outcomes) if ('pending' in outcome) pending.push(outcome.pending);
       // An array of the exact size (one grown by push keeps spare room), since the history keeps it for the whole run.

@@ -73,11 +73,12 @@ export class ToolCalls {
 
   /** The message is answered: forget its calls. */
   clear(): void {
-    this.#calls.clear();
-    this.#settled.clear();
-    this.#held.clear();
-    this.#decisions.clear();
-    this.#pending = [];
+    // Once per turn: a map is cleared only when it holds something (clearing allocates its table anew).
+    if (this.#calls.size > 0) this.#calls.clear();
+    if (this.#settled.size > 0) this.#settled.clear();
+    if (this.#held.size > 0) this.#held.clear();
+    if (this.#decisions.size > 0) this.#decisions.clear();
+    if (this.#pending.length > 0) this.#pending = [];
   }
 
   toJSON(): ToolCallsJSON {
