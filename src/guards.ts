@@ -67,6 +67,15 @@ export async function runWithGuards(
   outer: AbortSignal | undefined,
   timeoutMs: number | undefined,
 ): Promise<RunOutcome> {
+  if (outer === undefined && timeoutMs === undefined) {
+    // Nothing can stop it: the run's own outcome, started (as with a guard) after the current tick.
+    try {
+      await undefined;
+      return { ok: true, value: await run(NEVER_ABORTED) };
+    } catch (thrown) {
+      return { ok: false, thrown };
+    }
+  }
   let timer: ReturnType<typeof setTimeout> | undefined;
   let signal = outer ?? NEVER_ABORTED;
   let timeout: AbortController | undefined;

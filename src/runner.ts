@@ -65,6 +65,8 @@ interface Turn {
   response: { key: string; answer: Promise<Answer> } | undefined;
   /** This request was a server-side compaction (compactBeforeNextTurn). */
   compaction: boolean;
+  /** The reply, once counted (what `message` resolves to). */
+  reply: BetaMessage | undefined;
 }
 
 /** The user message of results, and the calls still waiting for approval (not in the message). */
@@ -148,7 +150,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
         // A scheduled server-side compaction goes out as this iteration's request (not in the middle of a paused turn).
         const compaction = this.#messages.at(-1)?.role === 'assistant' ? undefined : this.#scheduledCompaction;
         this.#scheduledCompaction = undefined;
-        const turn = await this.#send(compaction);
+        const sent = this.#send(compaction);
+        const turn = sent instanceof Promise ? await sent : sent;
         this.#turn = turn;
         try {
           yield (this.#settings.stream ? turn.stream : await turn.message) as RunnerItem<Stream>;
@@ -198,8 +201,15 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     return max !== undefined && this.#iteration >= max;
   }
 
-  /** Sends the current state; the reply is counted once it has fully arrived. */
-  async #send(compaction?: BetaCompactionConfig): Promise<Turn> {
+  /**
+   * Sends the current state; the reply is counted once it has fully arrived. A promise only when
+   * tool sources refresh or an `onRequest` hook returns one.
+   */
+  #send(compaction?: BetaCompactionConfig): Turn | Promise<Turn> {
+    return this.#tools.hasSources ? this.#tools.refresh().then(() => this.#sendBody(compaction)) : this.#sendBody(compaction);
+  }
+
+  #sendBody(compaction: BetaCompactionConfig | undefined): Turn | Promise<Turn> {
     // Whether the history changed only by the runner's own appends since the last request.
     const appendsOnly = !this.#historySetByCaller;
     if (this.#historySetByCaller) {
@@ -207,21 +217,24 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       this.#messages = answerDanglingCalls(this.#messages, this.#notRun);
       this.#historySetByCaller = false;
     }
-    // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
-    const streaming = this.#settings.stream || this.#settings.runToolsEagerly;
-    if (this.#tools.hasSources) await this.#tools.refresh();
     const body: Record<string, unknown> = withFields(this.#apiParams, { messages: this.#messages });
     if (this.#tools.definitions) body['tools'] = this.#tools.definitions;
-    if (!streaming) body['stream'] = false;
+    // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
+    if (!this.#settings.stream && !this.#settings.runToolsEagerly) body['stream'] = false;
     if (compaction) {
       body['compaction'] = compaction;
       // A compaction request replays the whole conversation under a thread of its own.
       this.#thread.restart();
     }
     const hooked = callHook(this.#options.hooks, 'onRequest', body);
-    if (hooked) await hooked;
+    return hooked ? hooked.then(() => this.#request(body, appendsOnly, compaction)) : this.#request(body, appendsOnly, compaction);
+  }
+
+  /** Sends `body` (as the `onRequest` hook left it) and makes the turn that waits for its reply. */
+  #request(body: Record<string, unknown>, appendsOnly: boolean, compaction: BetaCompactionConfig | undefined): Turn {
+    const streaming = this.#settings.stream || this.#settings.runToolsEagerly;
     const options = this.#requestOptionsWithSignal();
-    const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined };
+    const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined, reply: undefined };
     let message: PromiseLike<BetaMessage>;
     if (streaming) {
       const stream = this.#stream(body, appendsOnly, options);
@@ -239,7 +252,9 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
         (reply) => {
           this.#thread.received(reply);
           this.#emit?.({ type: 'request.end', runner: this as ToolRunner<boolean>, requestId, message: reply });
-          return this.#received(reply);
+          const counted = this.#received(reply);
+          if (!(counted instanceof Promise)) turn.reply = counted;
+          return counted;
         },
         (failure: unknown) => {
           this.#thread.failed();
@@ -344,7 +359,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   async #finishTurn(turn: Turn): Promise<'continue' | 'stop' | 'pending'> {
     if (turn.compaction && !turn.tookControl) return this.#adoptServerCompaction(await turn.message);
     if (!turn.tookControl) {
-      const reply = await turn.message;
+      const reply = turn.reply ?? (await turn.message);
       const { content, renamed } = uniqueToolUseIds(reply.content);
       for (const [id, text] of renamed) (this.#notRun ??= new Map()).set(id, text);
       this.#messages.push({ role: reply.role, content });

@@ -140,7 +140,8 @@ export class MessageThread {
       this.#anchor = undefined;
       return;
     }
-    this.#anchor = withFields(pending, { previousMessageId: reply.id, held: pending.held + 1, replyContent: reply.content as unknown });
+    const { held, sent, system, tools, model } = pending;
+    this.#anchor = { previousMessageId: reply.id, held: held + 1, sent, replyContent: reply.content, system, tools, model };
     this.#replays = true;
   }
 
