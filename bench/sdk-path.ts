@@ -1,14 +1,14 @@
 /**
  * The runner against the hand-written loop through the real SDK client, with an in-memory
- * `fetch` (no network, no server): CPU per turn of a 1,000-turn run over a message thread, the
+ * `fetch` (no network, no server): CPU per turn of a run over a message thread (1,000 turns unless given), the
  * median of 8 alternating pairs, each run after an unmeasured run of the same loop. It isolates
  * what driving the SDK costs each loop, which the HTTP bench hides in its noise.
- * Usage: node --expose-gc --import tsx bench/sdk-path.ts
+ * Usage: node --expose-gc --import tsx bench/sdk-path.ts [turns=1000]
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { handWritten, ours } from './targets.js';
 import { median } from './scenarios.js';
-const turns = 1000;
+const turns = Number(process.argv[2] ?? 1000);
 function fakeClient() {
   const held = new Map<string, number>(); let id = 0;
   return new Anthropic({ apiKey: 'x', baseURL: 'http://fake', maxRetries: 0, fetch: async (_url: any, init: any) => {
