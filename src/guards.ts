@@ -67,15 +67,6 @@ export async function runWithGuards(
   outer: AbortSignal | undefined,
   timeoutMs: number | undefined,
 ): Promise<RunOutcome> {
-  if (outer === undefined && timeoutMs === undefined) {
-    // Nothing can stop it: the run's own outcome, started (as with a guard) after the current tick.
-    try {
-      await undefined;
-      return { ok: true, value: await run(NEVER_ABORTED) };
-    } catch (thrown) {
-      return { ok: false, thrown };
-    }
-  }
   let timer: ReturnType<typeof setTimeout> | undefined;
   let signal = outer ?? NEVER_ABORTED;
   let timeout: AbortController | undefined;
@@ -86,8 +77,12 @@ export async function runWithGuards(
     signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
   }
   try {
+    if (signal === NEVER_ABORTED) {
+      // Nothing can stop it: its own outcome, started (as any guarded run) after the current tick.
+      await undefined;
+      return { ok: true, value: await run(signal) };
+    }
     const running = Promise.resolve().then(() => run(signal));
-    if (signal === NEVER_ABORTED) return { ok: true, value: await running };
     const settled = await untilAborted(running, signal);
     if (!settled.aborted) return { ok: true, value: settled.value };
     running.catch(() => {});
