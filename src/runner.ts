@@ -142,7 +142,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     try {
       for (;;) {
         // Calls the history ends with: a state the caller set, or a run stopped for approval.
-        if (this.#endsWithCalls() && (await this.#answerLastMessage(undefined)) === 'pending') {
+        const answered = this.#answerLastMessage(undefined);
+        if (answered !== 'none' && (await answered) === 'pending') {
           stoppedForApproval = true;
           break;
         }
@@ -466,16 +467,14 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   /**
    * Answers the calls of the history's last message, if it is an assistant message that makes
    * some: the results go right after it. With calls waiting for approval nothing is appended.
+   * `'none'` at once (no promise) when it makes none.
    */
-  /** Whether the history ends with an assistant message that calls tools. */
-  #endsWithCalls(): boolean {
-    return toolUsesOf(this.#messages.at(-1)).length > 0;
+  #answerLastMessage(turn: Turn | undefined): 'none' | Promise<'answered' | 'pending'> {
+    const uses = toolUsesOf(this.#messages.at(-1));
+    return uses.length === 0 ? 'none' : this.#answerCalls(turn, uses);
   }
 
-  async #answerLastMessage(turn: Turn | undefined): Promise<'none' | 'answered' | 'pending'> {
-    const last = this.#messages.at(-1);
-    const uses = toolUsesOf(last);
-    if (uses.length === 0) return 'none';
+  async #answerCalls(turn: Turn | undefined, uses: BetaToolUseBlock[]): Promise<'answered' | 'pending'> {
     const answer = await this.#answer(turn, uses, this.#options.signal);
     if (answer.pending.length > 0) {
       this.#calls().hold(answer.pending);
@@ -697,7 +696,6 @@ const NO_OPTIONS: RequestOptions = Object.freeze({});
 
 /** One shared handler for rejections observed elsewhere (no closure per promise). */
 const ignore = (): void => {};
-
 
 interface Settleable<T> {
   promise: Promise<T>;
