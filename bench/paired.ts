@@ -7,19 +7,14 @@
  * which weighs on the longer code path, so ratios here are, if anything, higher than alone.
  * Usage: node --import tsx bench/paired.ts [turns=1000] [thread|whole] [pairs=8] [a=tool-runner] [b=hand-written]
  */
-import { type ChildProcess, fork, spawn, spawnSync } from 'node:child_process';
-import { cpus } from 'node:os';
-import { createInterface } from 'node:readline';
+import { type ChildProcess, fork } from 'node:child_process';
 import type { LongFigures, LongRequest } from './long-worker.js';
 import { median } from './scenarios.js';
+import { pinToCoreZero, startServer } from './server-process.js';
 
 const [turns = 1000, mode = 'thread', pairs = 8, a = 'tool-runner', b = 'hand-written'] = process.argv.slice(2).map((arg, i) => (i === 0 || i === 2 ? Number(arg) : arg)) as [number?, string?, number?, string?, string?];
 const thread = mode !== 'whole';
-const pinned = cpus().length >= 2 && spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]).status === 0;
-
-const serverCommand = [process.execPath, '--import', 'tsx', new URL('./server.ts', import.meta.url).pathname];
-const server = spawn(...((pinned ? ['taskset', ['-c', '1', ...serverCommand]] : [serverCommand[0]!, serverCommand.slice(1)]) as [string, string[]]), { stdio: ['ignore', 'pipe', 'inherit'] });
-const url = (JSON.parse(await new Promise<string>((resolve) => createInterface({ input: server.stdout! }).once('line', resolve))) as { url: string }).url;
+const { url, child: server } = await startServer(pinToCoreZero());
 
 function worker(name: string): { run(request: LongRequest): Promise<LongFigures>; child: ChildProcess } {
   const child = fork(new URL('./long-worker.ts', import.meta.url).pathname, [name], { execArgv: ['--expose-gc', '--import', 'tsx'] });

@@ -4,12 +4,12 @@
  * median (min–max). Writes a markdown table to stdout, bench/results.json and bench/chart.svg.
  * `--smoke` runs every scenario at tiny sizes (the test suite does) and writes nothing.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { createInterface } from 'node:readline';
 import { barChart } from './chart.js';
 import { compactionTokens } from './compaction.js';
+import { pinToCoreZero, startServer } from './server-process.js';
 import { FULL, SMOKE, concurrent, eager, long, median, parallel, throughput } from './scenarios.js';
 import { handWritten, ours, sdk, targets } from './targets.js';
 
@@ -47,24 +47,13 @@ const rows: Row[] = [];
 const goals: Goal[] = [];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-/**
- * On a machine with taskset and two or more cores, the bench runs on core 0 and the server on
- * core 1, so the server's work does not steal the measured process's CPU time slices.
- */
-const pinned = cpus().length >= 2 && spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]).status === 0;
-
-async function startServer(): Promise<{ url: string; child: ChildProcess }> {
-  const server = [process.execPath, '--import', 'tsx', new URL('./server.ts', import.meta.url).pathname];
-  const [command, ...args] = pinned ? ['taskset', '-c', '1', ...server] : server;
-  const child = spawn(command!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
-  return { url: (JSON.parse(line) as { url: string }).url, child };
-}
+/** The bench runs on core 0 and the server on core 1, when the machine allows it. */
+const pinned = pinToCoreZero();
 
 const ratio = (a: Series, b: Series) => a.map((value, i) => value / b[i]!);
 
 async function main() {
-  const { url, child } = await startServer();
+  const { url, child } = await startServer(pinned);
   const started = performance.now();
   try {
     log('warm-up');
