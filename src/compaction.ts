@@ -3,6 +3,7 @@
  * model for a summary and goes on from it, keeping the last turns verbatim if asked.
  */
 import { toolUsesOf } from './history.js';
+import type { LeveledLogger } from './log.js';
 import type { BetaMessageParam, BetaUsage } from './types.js';
 
 /** `compactionControl` in the params (the SDK's name and defaults, plus `keepTurns`). */
@@ -111,4 +112,62 @@ export function summaryText(content: ReadonlyArray<{ type: string; text?: string
     .join('\n');
   const tagged = /<summary>([\s\S]*?)<\/summary>/.exec(text);
   return (tagged ? tagged[1]! : text).trim();
+}
+
+/**
+ * When to compact: after a reply past the threshold. If the first reply after a compaction is
+ * still past it, warn once and stop compacting for the run instead of compacting in a loop.
+ */
+export class CompactionTrigger {
+  #state: 'armed' | 'just-compacted' | 'off' = 'armed';
+
+  /** After a reply: its token total if a summary should follow now, else `undefined`. */
+  check(control: CompactionControl, usage: Partial<BetaUsage> | null | undefined, log: () => LeveledLogger): number | undefined {
+    if (this.#state === 'off') return undefined;
+    const total = totalTokens(usage);
+    const threshold = thresholdOf(control);
+    if (total <= threshold) {
+      this.#state = 'armed';
+      return undefined;
+    }
+    if (this.#state === 'just-compacted') {
+      this.#state = 'off';
+      log().warn(
+        `Compaction: the context is still ${total} tokens after compacting (threshold ${threshold}); compaction is off for the rest of this run to avoid a loop. Raise contextTokenThreshold or shorten the system prompt and tools.`,
+      );
+      return undefined;
+    }
+    return total;
+  }
+
+  /** The history was replaced by a summary: the next reply tells whether that helped. */
+  compacted(): void {
+    this.#state = 'just-compacted';
+  }
+}
+
+export const thresholdOf = (control: CompactionControl): number => control.contextTokenThreshold ?? DEFAULT_CONTEXT_TOKEN_THRESHOLD;
+
+/**
+ * The summary request: the run's params (less what would shape or edit the answer), the history
+ * and the summary prompt; the tools stay defined (the history refers to them) but cannot be called.
+ */
+export function summaryRequestBody(
+  apiParams: Record<string, unknown>,
+  messages: readonly BetaMessageParam[],
+  control: CompactionControl,
+  toolDefinitions: readonly unknown[] | undefined,
+): Record<string, unknown> {
+  const { output_format: _format, tool_choice: _choice, context_management: _edits, ...fields } = apiParams;
+  const body: Record<string, unknown> = {
+    ...fields,
+    model: control.model ?? apiParams['model'],
+    messages: [...messages, { role: 'user', content: control.summaryPrompt ?? DEFAULT_SUMMARY_PROMPT }],
+    stream: false,
+  };
+  if (toolDefinitions) {
+    body['tools'] = toolDefinitions;
+    body['tool_choice'] = { type: 'none' };
+  }
+  return body;
 }

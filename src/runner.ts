@@ -5,18 +5,18 @@
  * history — and goes on.
  */
 import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
-import { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { ApprovalDecision, PendingApproval } from './approval.js';
 import type { BetaCompactionConfig } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
 import {
   type CompactionControl,
-  DEFAULT_CONTEXT_TOKEN_THRESHOLD,
-  DEFAULT_SUMMARY_PROMPT,
+  CompactionTrigger,
   canCompact,
   compactedHistory,
+  summaryRequestBody,
   summaryText,
-  totalTokens,
+  thresholdOf,
 } from './compaction.js';
 import { ReplyError } from './errors.js';
 import { type RunnerEvent, emitter } from './events.js';
@@ -31,6 +31,7 @@ import { type RunnerSnapshot, SNAPSHOT_VERSION } from './snapshot.js';
 import { withFields } from './copy.js';
 import { startToolsEagerly } from './stream.js';
 import { MessageThread, threadsAvailable } from './thread.js';
+import { type ThreadRequest, createMessage, streamMessage } from './thread-requests.js';
 import type { RunnableTool } from './tool.js';
 import { ToolCalls } from './tool-calls.js';
 import { ToolSet, isToolSource } from './tool-set.js';
@@ -101,8 +102,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   #iteration = 0;
   #usage: Usage = NO_USAGE;
   #completion: Settleable<BetaMessage> | undefined;
-  /** Client-side compaction: 'armed', 'just-compacted' (the next reply tells whether it helped), or 'off'. */
-  #compaction: 'armed' | 'just-compacted' | 'off' = 'armed';
+  /** When client-side compaction summarises the history. */
+  readonly #compaction = new CompactionTrigger();
   /** A server-side compaction scheduled with compactBeforeNextTurn(). */
   #scheduledCompaction: BetaCompactionConfig | undefined;
   /** The message thread the requests go over (or not). */
@@ -237,15 +238,16 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const options = this.#requestOptionsWithSignal();
     const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined, reply: undefined };
     let message: PromiseLike<BetaMessage>;
+    const request: ThreadRequest = { client: this.#client, thread: this.#thread, appendsOnly, options, log: () => this.#log() };
     if (streaming) {
-      const stream = this.#stream(body, appendsOnly, options);
+      const stream = streamMessage(body, request);
       if (this.#settings.runToolsEagerly) {
         startToolsEagerly(stream, (toolUse) => void this.#startCall(toolUse, this.#executionContext(this.#options.signal)));
       }
       turn.stream = stream;
       message = stream.finalMessage();
     } else {
-      message = this.#create(body, appendsOnly, options);
+      message = createMessage(body, request);
     }
     const requestId = this.#started(body, 'turn');
     turn.message = Promise.resolve(
@@ -268,53 +270,6 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     // The error reaches the caller through the iteration; never as an unhandled rejection.
     turn.message.catch(ignore);
     return turn;
-  }
-
-  /** The request, over the thread when there is one: sent again while a thread rejection can be recovered from. */
-  #create(body: Record<string, unknown>, appendsOnly: boolean, options: RequestOptions): PromiseLike<BetaMessage> {
-    const api = messagesApi(this.#client);
-    if (!this.#thread.threading) return api.create(body, options) as PromiseLike<BetaMessage>;
-    return this.#recovering((wire, attemptOptions) => api.create(wire, attemptOptions) as PromiseLike<BetaMessage>, body, options, appendsOnly);
-  }
-
-  /** The request's stream; over a thread, the stream's request is sent again as `#create` does. */
-  #stream(body: Record<string, unknown>, appendsOnly: boolean, options: RequestOptions): BetaMessageStream {
-    const api = messagesApi(this.#client);
-    if (!this.#thread.threading) return api.stream(body, options) as BetaMessageStream;
-    type Sent = { withResponse(): Promise<unknown> };
-    // The stream makes its request through `create`, with the options (its abort signal) it passes.
-    const recovering = {
-      create: (_body: unknown, streamOptions: RequestOptions) => ({
-        withResponse: () =>
-          this.#recovering(
-            (wire, attemptOptions) => (api.create(withFields(wire, { stream: true }), attemptOptions) as unknown as Sent).withResponse(),
-            body,
-            streamOptions,
-            appendsOnly,
-          ),
-      }),
-    };
-    return BetaMessageStream.createMessage(recovering as never, withFields(body, { stream: true }) as never, options, { client: this.#client as never });
-  }
-
-  /**
-   * Sends the thread's wire body and request options for `body`; on a rejection the thread
-   * recovers from, sends the new ones (3 times at most: a thread it stops sends neither `thread`
-   * nor its beta).
-   */
-  async #recovering<T>(
-    send: (wire: Record<string, unknown>, options: RequestOptions) => PromiseLike<T>,
-    body: Record<string, unknown>,
-    options: RequestOptions,
-    appendsOnly: boolean,
-  ): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await send(this.#thread.wireBody(body, appendsOnly), this.#thread.requestOptions(options));
-      } catch (error) {
-        if (attempt >= 3 || !this.#thread.recovers(error, this.#log())) throw error;
-      }
-    }
   }
 
   /** Numbers a request and tells the observers it left. */
@@ -371,48 +326,20 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const answered = await this.#answerLastMessage(turn);
     if (answered === 'none' && !turn.tookControl) return 'stop';
     if (answered === 'pending') return 'pending';
-    if (!turn.tookControl && this.#settings.compactionControl?.enabled) await this.#compactIfNeeded(await turn.message);
+    const control = this.#settings.compactionControl;
+    if (!turn.tookControl && control?.enabled) await this.#compactIfNeeded(control, await turn.message);
     return 'continue';
   }
 
   /**
    * Client-side compaction after a turn whose reply passed the threshold: ask for a summary (same
-   * client, request options and hooks), go on from it. If the first reply after a compaction is
-   * still over the threshold, warn once and stop compacting instead of compacting in a loop.
+   * client, request options and hooks), go on from it.
    */
-  async #compactIfNeeded(reply: BetaMessage): Promise<void> {
-    const control = this.#settings.compactionControl;
-    if (!control?.enabled || this.#compaction === 'off') return;
-    const total = totalTokens(reply.usage);
-    const threshold = control.contextTokenThreshold ?? DEFAULT_CONTEXT_TOKEN_THRESHOLD;
-    if (total <= threshold) {
-      this.#compaction = 'armed';
-      return;
-    }
-    if (this.#compaction === 'just-compacted') {
-      this.#compaction = 'off';
-      this.#log().warn(
-        `Compaction: the context is still ${total} tokens after compacting (threshold ${threshold}); compaction is off for the rest of this run to avoid a loop. Raise contextTokenThreshold or shorten the system prompt and tools.`,
-      );
-      return;
-    }
-    if (!canCompact(this.#messages)) return;
-    await this.#compact(control, total, threshold);
-  }
-
-  async #compact(control: CompactionControl, total: number, threshold: number): Promise<void> {
-    const { output_format: _format, tool_choice: _choice, context_management: _edits, ...fields } = this.#apiParams;
-    const body: Record<string, unknown> = {
-      ...fields,
-      model: control.model ?? this.#apiParams['model'],
-      messages: [...this.#messages, { role: 'user', content: control.summaryPrompt ?? DEFAULT_SUMMARY_PROMPT }],
-      stream: false,
-    };
-    if (this.#tools.definitions) {
-      body['tools'] = this.#tools.definitions;
-      body['tool_choice'] = { type: 'none' };
-    }
-    this.#log().info(`Compaction: ${total} tokens > ${threshold}; summarising ${this.#messages.length} messages`);
+  async #compactIfNeeded(control: CompactionControl, reply: BetaMessage): Promise<void> {
+    const total = this.#compaction.check(control, reply.usage, () => this.#log());
+    if (total === undefined || !canCompact(this.#messages)) return;
+    const body = summaryRequestBody(this.#apiParams, this.#messages, control, this.#tools.definitions);
+    this.#log().info(`Compaction: ${total} tokens > ${thresholdOf(control)}; summarising ${this.#messages.length} messages`);
     await callHook(this.#options.hooks, 'onRequest', body);
     const options = this.#requestOptionsWithSignal();
     const requestId = this.#started(body, 'compaction');
@@ -433,7 +360,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     }
     this.#messages = compactedHistory(this.#messages, summary, control.keepTurns ?? 0);
     this.#historySetByCaller = true;
-    this.#compaction = 'just-compacted';
+    this.#compaction.compacted();
   }
 
   /** After a server-side compaction request: the compaction block replaces the history. */

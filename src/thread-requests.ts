@@ -1,0 +1,62 @@
+/**
+ * A turn's request when it may go over a message thread: the thread shapes each attempt's body
+ * and options, and a rejection it recovers from sends the request again (a replay, or no thread).
+ */
+import { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
+import { withFields } from './copy.js';
+import type { LeveledLogger } from './log.js';
+import type { MessageThread } from './thread.js';
+import type { BetaMessage } from './types.js';
+
+/** What a request over a thread needs beside its body. */
+export interface ThreadRequest {
+  client: ClientLike;
+  thread: MessageThread;
+  /** The runner made every change to the history since the last request itself. */
+  appendsOnly: boolean;
+  options: RequestOptions;
+  log: () => LeveledLogger;
+}
+
+/** `create`, over the thread when there is one. */
+export function createMessage(body: Record<string, unknown>, request: ThreadRequest): PromiseLike<BetaMessage> {
+  const api = messagesApi(request.client);
+  if (!request.thread.threading) return api.create(body, request.options) as PromiseLike<BetaMessage>;
+  return recovering((wire, options) => api.create(wire, options) as PromiseLike<BetaMessage>, body, request, request.options);
+}
+
+/** The request's stream; over a thread, the stream's request is sent again as `createMessage` does. */
+export function streamMessage(body: Record<string, unknown>, request: ThreadRequest): BetaMessageStream {
+  const api = messagesApi(request.client);
+  if (!request.thread.threading) return api.stream(body, request.options) as BetaMessageStream;
+  type Sent = { withResponse(): Promise<unknown> };
+  // The stream makes its request through `create`, with the options (its abort signal) it passes.
+  const through = {
+    create: (_body: unknown, streamOptions: RequestOptions) => ({
+      withResponse: () =>
+        recovering((wire, options) => (api.create(withFields(wire, { stream: true }), options) as unknown as Sent).withResponse(), body, request, streamOptions),
+    }),
+  };
+  return BetaMessageStream.createMessage(through as never, withFields(body, { stream: true }) as never, request.options, { client: request.client as never });
+}
+
+/**
+ * Sends the thread's wire body and request options for `body`; on a rejection the thread
+ * recovers from, sends the new ones (3 times at most: a thread it stops sends neither `thread`
+ * nor its beta).
+ */
+async function recovering<T>(
+  send: (wire: Record<string, unknown>, options: RequestOptions) => PromiseLike<T>,
+  body: Record<string, unknown>,
+  { thread, appendsOnly, log }: ThreadRequest,
+  options: RequestOptions,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send(thread.wireBody(body, appendsOnly), thread.requestOptions(options));
+    } catch (error) {
+      if (attempt >= 3 || !thread.recovers(error, log())) throw error;
+    }
+  }
+}
