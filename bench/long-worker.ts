@@ -3,7 +3,7 @@
  * the JIT's type feedback for the SDK's code and one heap: each then runs the SDK's code on
  * call sites the other loops made polymorphic, and a measured run costs more or less depending
  * on which loop ran before it. An application runs one loop; so does each of these processes.
- * The parent (bench/paired.ts) sends `{ url, turns, thread }`; the worker answers with the figures
+ * The parent (bench/long-workers.ts) sends `{ url, turns, thread }`; the worker answers with the figures
  * of `long()` for its loop.
  * Usage: node --expose-gc --import tsx bench/long-worker.ts <target name>   (with an IPC channel)
  */

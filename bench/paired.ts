@@ -1,14 +1,15 @@
 /**
  * Two loops measured in pairs that run at the same time, each in a process of its own
- * (bench/long-worker.ts), on one core (the server on another). This machine's CPU time drifts by
+ * (bench/long-workers.ts), on one core (the server on another). This machine's CPU time drifts by
  * ±20% from one run to the next; two runs that share the same seconds share that drift, so the
  * ratio of a pair is close to the loops' own difference (the hand-written loop paired with itself:
- * median 1.01 over 8 pairs of 1,000 turns over a thread; shorter runs spread more). A diagnostic beside `npm run bench`: under contention the caches are colder,
- * which weighs on the longer code path, so ratios here are, if anything, higher than alone.
+ * median 1.01 over 8 pairs of 1,000 turns over a thread; shorter runs spread more). `npm run bench`
+ * measures its long scenarios the same way, with its three loops at once; this runs any two, e.g.
+ * a loop against itself to see the method's spread.
  * Usage: node --import tsx bench/paired.ts [turns=1000] [thread|whole] [pairs=8] [a=tool-runner] [b=hand-written]
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import type { LongFigures, LongRequest } from './long-worker.js';
+import type { LongFigures } from './long-worker.js';
+import { longWorker, runTogether } from './long-workers.js';
 import { median } from './scenarios.js';
 import { pinToCoreZero, startServer } from './server-process.js';
 
@@ -16,28 +17,20 @@ const [turns = 1000, mode = 'thread', pairs = 8, a = 'tool-runner', b = 'hand-wr
 const thread = mode !== 'whole';
 const { url, child: server } = await startServer(pinToCoreZero());
 
-function worker(name: string): { run(request: LongRequest): Promise<LongFigures>; child: ChildProcess } {
-  const child = fork(new URL('./long-worker.ts', import.meta.url).pathname, [name], { execArgv: ['--expose-gc', '--import', 'tsx'] });
-  const run = (request: LongRequest) =>
-    new Promise<LongFigures>((resolve, reject) => {
-      child.once('message', (answer: { figures: LongFigures } | { error: string }) => ('error' in answer ? reject(new Error(answer.error)) : resolve(answer.figures)));
-      child.send(request);
-    });
-  return { run, child };
-}
-
-const [first, second] = [worker(a), worker(b)];
+const workers = [longWorker(a), longWorker(b)];
+const spread = (values: number[]) => `${median(values).toFixed(3)} (${Math.min(...values).toFixed(3)}–${Math.max(...values).toFixed(3)})`;
 try {
-  for (let i = 0; i < 3; i++) await Promise.all([first.run({ url, turns: 1000, thread }), second.run({ url, turns: 1000, thread })]);
+  for (let i = 0; i < 3; i++) await runTogether(workers, { url, turns: 1000, thread });
   const ratios: number[] = [];
+  const lastTenth: number[] = [];
   for (let pair = 0; pair < pairs; pair++) {
-    const [x, y] = await Promise.all([first.run({ url, turns, thread }), second.run({ url, turns, thread })]);
+    const [x, y] = (await runTogether(workers, { url, turns, thread })) as [LongFigures, LongFigures];
     ratios.push(x.perTurnMs / y.perTurnMs);
+    lastTenth.push(x.lastTenthMs / y.lastTenthMs);
     console.error(`pair ${pair + 1}: ${a} ${x.perTurnMs.toFixed(3)}, ${b} ${y.perTurnMs.toFixed(3)} ms per turn, ratio ${(x.perTurnMs / y.perTurnMs).toFixed(3)}`);
   }
-  console.log(`${turns} turns ${thread ? 'over a thread' : 'with the whole history'}: ${a} / ${b} CPU per turn, median of ${pairs} pairs ${median(ratios).toFixed(3)} (${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)})`);
+  console.log(`${turns} turns ${thread ? 'over a thread' : 'with the whole history'}: ${a} / ${b} CPU per turn, median of ${pairs} pairs ${spread(ratios)}; last 10% of turns ${spread(lastTenth)}`);
 } finally {
-  first.child.disconnect();
-  second.child.disconnect();
+  for (const worker of workers) worker.stop();
   server.kill();
 }

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: this runner against the SDK's runner and a hand-written loop, in one run.
- * Targets are interleaved round by round; ratios are computed per round, then summarised as
- * median (min–max). Writes a markdown table to stdout, bench/results.json and bench/chart.svg.
+ * Targets are interleaved round by round (the long scenarios run all three at once, each in a
+ * process of its own); ratios are computed per round, then summarised as median (min–max). Writes a markdown table to stdout, bench/results.json and bench/chart.svg.
  * `--smoke` runs every scenario at tiny sizes (the test suite does) and writes nothing.
  */
 import { spawnSync } from 'node:child_process';
@@ -10,7 +10,8 @@ import { cpus } from 'node:os';
 import { barChart } from './chart.js';
 import { compactionTokens } from './compaction.js';
 import { pinToCoreZero, startServer } from './server-process.js';
-import { FULL, SMOKE, concurrent, eager, long, median, parallel, throughput } from './scenarios.js';
+import { type LongWorker, longWorker, runTogether } from './long-workers.js';
+import { FULL, SMOKE, concurrent, eager, median, parallel, throughput } from './scenarios.js';
 import { handWritten, ours, sdk, targets } from './targets.js';
 
 const smoke = process.argv.includes('--smoke');
@@ -56,40 +57,18 @@ async function main() {
   const { url, child } = await startServer(pinned);
   const started = performance.now();
   try {
-    log('warm-up');
-    // Long enough for each loop's code to reach its optimised tier before the first measured round.
-    for (const target of targets) {
-      await long(url, target, smoke ? 10 : 300);
-      await long(url, target, smoke ? 10 : 300, true);
-    }
-
-    for (const thread of [false, true]) {
-      const label = thread ? 'long on a thread' : 'long';
-      const versus = thread ? 'hand-written thread loop' : 'hand-written';
-      for (const turns of sizes.longTurns) {
-        const perTurn: Record<string, Series> = {};
-        const first: Record<string, Series> = {};
-        const last: Record<string, Series> = {};
-        for (let round = 0; round < rounds(5); round++) {
-          for (const target of rotate(targets, round)) {
-            log(`${label} ${turns}: ${target.name}, round ${round + 1}`);
-            const figures = await long(url, target, turns, thread);
-            (perTurn[target.name] ??= []).push(figures.perTurnMs);
-            (first[target.name] ??= []).push(figures.firstTenthMs);
-            (last[target.name] ??= []).push(figures.lastTenthMs);
-          }
-        }
-        const scenario = `${label} ${turns} turns`;
-        rows.push({ scenario, measure: 'client CPU ms per turn', figures: perTurn });
-        rows.push({ scenario, measure: 'CPU ms per turn, first 10% of turns', figures: first });
-        rows.push({ scenario, measure: 'CPU ms per turn, last 10% of turns', figures: last });
-        const hand = perTurn[handWritten.name]!;
-        goals.push({ name: `${label} ${turns}: CPU/turn vs ${versus}`, ratios: ratio(perTurn[ours.name]!, hand), limit: 1.1, description: '≤ 1.10×' });
-        // The runner's extra cost does not grow with the history: it stays within the bound at the end of the run too.
-        goals.push({ name: `${label} ${turns}: first-10% turns CPU vs ${versus}`, ratios: ratio(first[ours.name]!, first[handWritten.name]!), limit: Number.NaN, description: 'reference' });
-        goals.push({ name: `${label} ${turns}: last-10% turns CPU vs ${versus}`, ratios: ratio(last[ours.name]!, last[handWritten.name]!), limit: 1.1, description: '≤ 1.10× (flat)' });
-        goals.push({ name: `${label} ${turns}: SDK runner CPU/turn vs ${versus}`, ratios: ratio(perTurn[sdk.name]!, hand), limit: Number.NaN, description: 'reference' });
+    // The long scenarios: each loop in a process of its own, all three running at the same time
+    // (bench/long-workers.ts), so that each round's ratios share the machine's drift.
+    const workers = targets.map((target) => longWorker(target.name));
+    try {
+      log('warm-up');
+      // Long enough for each loop's code to reach its optimised tier before the first measured round.
+      for (const thread of [false, true]) await runTogether(workers, { url, turns: smoke ? 10 : 300, thread });
+      for (const thread of [false, true]) {
+        for (const turns of sizes.longTurns) await longScenario(url, workers, turns, thread);
       }
+    } finally {
+      for (const worker of workers) worker.stop();
     }
 
     const phase: Record<string, Series> = {};
@@ -188,6 +167,34 @@ async function main() {
   durable();
   soak();
   report((performance.now() - started) / 1000);
+}
+
+/** One long scenario: CPU per turn of the three loops, round by round, and the goals on its ratios. */
+async function longScenario(url: string, workers: LongWorker[], turns: number, thread: boolean) {
+  const label = thread ? 'long on a thread' : 'long';
+  const versus = thread ? 'hand-written thread loop' : 'hand-written';
+  const perTurn: Record<string, Series> = {};
+  const first: Record<string, Series> = {};
+  const last: Record<string, Series> = {};
+  for (let round = 0; round < rounds(5); round++) {
+    log(`${label} ${turns}: round ${round + 1}`);
+    const figures = await runTogether(workers, { url, turns, thread });
+    workers.forEach((worker, i) => {
+      (perTurn[worker.name] ??= []).push(figures[i]!.perTurnMs);
+      (first[worker.name] ??= []).push(figures[i]!.firstTenthMs);
+      (last[worker.name] ??= []).push(figures[i]!.lastTenthMs);
+    });
+  }
+  const scenario = `${label} ${turns} turns`;
+  rows.push({ scenario, measure: 'client CPU ms per turn', figures: perTurn });
+  rows.push({ scenario, measure: 'CPU ms per turn, first 10% of turns', figures: first });
+  rows.push({ scenario, measure: 'CPU ms per turn, last 10% of turns', figures: last });
+  const hand = perTurn[handWritten.name]!;
+  goals.push({ name: `${label} ${turns}: CPU/turn vs ${versus}`, ratios: ratio(perTurn[ours.name]!, hand), limit: 1.1, description: '≤ 1.10×' });
+  // The runner's extra cost does not grow with the history: it stays within the bound at the end of the run too.
+  goals.push({ name: `${label} ${turns}: first-10% turns CPU vs ${versus}`, ratios: ratio(first[ours.name]!, first[handWritten.name]!), limit: Number.NaN, description: 'reference' });
+  goals.push({ name: `${label} ${turns}: last-10% turns CPU vs ${versus}`, ratios: ratio(last[ours.name]!, last[handWritten.name]!), limit: 1.1, description: '≤ 1.10× (flat)' });
+  goals.push({ name: `${label} ${turns}: SDK runner CPU/turn vs ${versus}`, ratios: ratio(perTurn[sdk.name]!, hand), limit: Number.NaN, description: 'reference' });
 }
 
 /** Scenario 6: input tokens of a long run with big tool results, with and without client-side compaction. */

@@ -74,8 +74,8 @@ export const median = (values: number[]) => {
 
 /**
  * Long run: client CPU per turn over the whole run, and over its first and last 10% of turns.
- * A short run of the same loop goes first, unmeasured: a measured run costs more or less
- * depending on which loop ran just before it (the heap it left), so each starts after its own.
+ * A short run of the same loop goes first, unmeasured, so that each measured run starts from the
+ * heap and code its own loop leaves (bench/run.ts runs each loop in a process of its own).
  */
 export async function long(url: string, target: Target, turns: number, thread = false) {
   const job = (runTurns: number, step: (n: number | undefined) => string): Job => ({
