@@ -238,7 +238,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const options = this.#requestOptionsWithSignal();
     const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined, reply: undefined };
     let message: PromiseLike<BetaMessage>;
-    const request: ThreadRequest = { client: this.#client, thread: this.#thread, appendsOnly, options, log: () => this.#log() };
+    const request: ThreadRequest = { client: this.#client, thread: this.#thread, appendsOnly, options, logger: this.#log() };
     if (streaming) {
       const stream = streamMessage(body, request);
       if (this.#settings.runToolsEagerly) {

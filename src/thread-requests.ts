@@ -16,7 +16,7 @@ export interface ThreadRequest {
   /** The runner made every change to the history since the last request itself. */
   appendsOnly: boolean;
   options: RequestOptions;
-  log: () => LeveledLogger;
+  logger: LeveledLogger;
 }
 
 /** `create`, over the thread when there is one. */
@@ -49,14 +49,14 @@ export function streamMessage(body: Record<string, unknown>, request: ThreadRequ
 async function recovering<T>(
   send: (wire: Record<string, unknown>, options: RequestOptions) => PromiseLike<T>,
   body: Record<string, unknown>,
-  { thread, appendsOnly, log }: ThreadRequest,
+  { thread, appendsOnly, logger }: ThreadRequest,
   options: RequestOptions,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await send(thread.wireBody(body, appendsOnly), thread.requestOptions(options));
     } catch (error) {
-      if (attempt >= 3 || !thread.recovers(error, log())) throw error;
+      if (attempt >= 3 || !thread.recovers(error, logger)) throw error;
     }
   }
 }
