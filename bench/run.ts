@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: this runner against the SDK's runner and a hand-written loop, in one run.
  * Targets are interleaved round by round (the long scenarios run all three at once, each in a
- * process of its own); ratios are computed per round, then summarised as median (min–max). Writes a markdown table to stdout, bench/results.json and bench/chart.svg.
+ * process of its own); ratios are computed per round, then summarised as median (min–max).
+ * Writes a markdown table to stdout, bench/results.json and bench/chart.svg.
  * `--smoke` runs every scenario at tiny sizes (the test suite does) and writes nothing.
  */
 import { spawnSync } from 'node:child_process';

@@ -24,7 +24,6 @@ export interface Job {
   thread?: boolean;
 }
 
-
 export interface Target {
   name: string;
   run(job: Job): Promise<BetaMessage>;
