@@ -3,7 +3,7 @@
  * the JIT's type feedback for the SDK's code and one heap: each then runs the SDK's code on
  * call sites the other loops made polymorphic, and a measured run costs more or less depending
  * on which loop ran before it. An application runs one loop; so does each of these processes.
- * The parent (bench/long-workers.ts) sends `{ url, turns, thread }`; the worker answers with the figures
+ * The parent (bench/long-workers.ts) sends `{ url, turns, thread, runs }`; the worker answers with the figures
  * of `long()` for its loop.
  * Usage: node --expose-gc --import tsx bench/long-worker.ts <target name>   (with an IPC channel)
  */
@@ -13,6 +13,8 @@ import { targets } from './targets.js';
 export interface LongRequest {
   url: string;
   turns: number;
+  /** Measured runs of `turns` turns, one after another (default 1). */
+  runs?: number;
   thread: boolean;
 }
 export type LongFigures = Awaited<ReturnType<typeof long>>;
@@ -23,7 +25,7 @@ if (!target || !process.send) throw new Error(`Usage: run with an IPC channel an
 const send = process.send.bind(process);
 
 process.on('message', (request: LongRequest) => {
-  long(request.url, target, request.turns, request.thread).then(
+  long(request.url, target, request.turns, request.thread, request.runs).then(
     (figures) => send({ figures }),
     (error: unknown) => send({ error: String((error as Error)?.stack ?? error) }),
   );

@@ -3,9 +3,9 @@
  * (bench/long-workers.ts), on one core (the server on another). This machine's CPU time drifts by
  * ±20% from one run to the next; two runs that share the same seconds share that drift, so the
  * ratio of a pair is close to the loops' own difference (the hand-written loop paired with itself:
- * median 1.01 over 8 pairs of 1,000 turns over a thread; shorter runs spread more). `npm run bench`
- * measures its long scenarios the same way, with its three loops at once; this runs any two, e.g.
- * a loop against itself to see the method's spread.
+ * median 0.99 over 8 pairs of 1,000 turns over a thread). `npm run bench`
+ * measures its long scenarios the same way (this runner with the hand-written loop, then the SDK's
+ * runner with it); this runs any two, e.g. a loop against itself to see the method's spread.
  * Usage: node --import tsx bench/paired.ts [turns=1000] [thread|whole] [pairs=8] [a=tool-runner] [b=hand-written]
  */
 import type { LongFigures } from './long-worker.js';
@@ -24,7 +24,8 @@ try {
   const ratios: number[] = [];
   const lastTenth: number[] = [];
   for (let pair = 0; pair < pairs; pair++) {
-    const [x, y] = (await runTogether(workers, { url, turns, thread })) as [LongFigures, LongFigures];
+    // As `npm run bench` does: a short run measured over at least 1,000 turns (several runs).
+    const [x, y] = (await runTogether(workers, { url, turns, thread, runs: Math.ceil(1000 / turns) })) as [LongFigures, LongFigures];
     ratios.push(x.perTurnMs / y.perTurnMs);
     lastTenth.push(x.lastTenthMs / y.lastTenthMs);
     console.error(`pair ${pair + 1}: ${a} ${x.perTurnMs.toFixed(3)}, ${b} ${y.perTurnMs.toFixed(3)} ms per turn, ratio ${(x.perTurnMs / y.perTurnMs).toFixed(3)}`);

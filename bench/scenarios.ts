@@ -73,11 +73,19 @@ export const median = (values: number[]) => {
 };
 
 /**
- * Long run: client CPU per turn over the whole run, and over its first and last 10% of turns.
- * A short run of the same loop goes first, unmeasured, so that each measured run starts from the
- * heap and code its own loop leaves (bench/run.ts runs each loop in a process of its own).
+ * Long runs: client CPU per turn over `runs` runs of `turns` turns, one after another, and over the
+ * first and last 10% of turns of each run (more runs measure a short run on as many turns as a long one).
+ * A full GC, then a shorter run of the same loop, unmeasured, so that each measured run starts on a
+ * clean heap with its loop's code optimised (bench/run.ts runs each loop in a process of its own).
+ * The GC goes before the short run, not after it: a full GC that finds no run alive lets V8 drop the
+ * shapes of the run's objects and deoptimise all code compiled for them ("weak objects" in
+ * `--trace-deopt`), so a GC after the short run threw away what it had warmed up, and each measured
+ * run paid for compiling its loop's code again: in both loops, more in the one with more code.
  */
-export async function long(url: string, target: Target, turns: number, thread = false) {
+/** Turns of the unmeasured run before each long run: enough for V8 to optimise each loop's per-turn code again after the GC. */
+const WARM_UP_TURNS = 200;
+
+export async function long(url: string, target: Target, turns: number, thread = false, runs = 1) {
   const job = (runTurns: number, step: (n: number | undefined) => string): Job => ({
     client: clientFor(url, { kind: 'long', turns: runTurns }).client,
     params,
@@ -86,16 +94,22 @@ export async function long(url: string, target: Target, turns: number, thread = 
     tool: { name: 'step', run: ({ n }) => step(n) },
     thread,
   });
-  await target.run(job(Math.max(10, Math.round(turns / 10)), (n) => `ok ${n}`));
-  const marks: number[] = [];
-  const measured = job(turns, (n) => (marks.push(cpuMs()), `ok ${n}`));
   globalThis.gc?.();
+  await target.run(job(Math.min(WARM_UP_TURNS, turns), (n) => `ok ${n}`));
+  const marks: number[][] = Array.from({ length: runs }, () => []);
+  const measured = marks.map((runMarks) => job(turns, (n) => (runMarks.push(cpuMs()), `ok ${n}`)));
   const start = cpuMs();
-  await target.run(measured);
-  const perTurn = (cpuMs() - start) / turns;
-  const gaps = marks.slice(1).map((mark, i) => mark - marks[i]!);
-  const tenth = Math.max(1, Math.floor(gaps.length / 10));
-  return { perTurnMs: perTurn, firstTenthMs: median(gaps.slice(0, tenth)), lastTenthMs: median(gaps.slice(-tenth)) };
+  for (const run of measured) await target.run(run);
+  const perTurn = (cpuMs() - start) / (turns * runs);
+  const first: number[] = [];
+  const last: number[] = [];
+  for (const runMarks of marks) {
+    const gaps = runMarks.slice(1).map((mark, i) => mark - runMarks[i]!);
+    const tenth = Math.max(1, Math.floor(gaps.length / 10));
+    first.push(...gaps.slice(0, tenth));
+    last.push(...gaps.slice(-tenth));
+  }
+  return { perTurnMs: perTurn, firstTenthMs: median(first), lastTenthMs: median(last) };
 }
 
 /** Parallel tools: wall time from the first tool start to the request carrying their results. */
@@ -187,10 +201,10 @@ export async function throughput(url: string, target: Target, sizes: Sizes, eage
       events++;
     },
   };
-  // One unmeasured reply of the same loop first (see `long`).
+  // A full GC, then one unmeasured reply of the same loop (see `long`).
+  globalThis.gc?.();
   await target.run(job);
   events = 0;
-  globalThis.gc?.();
   const start = cpuMs();
   for (let i = 0; i < repeats; i++) await target.run(job);
   return { cpuMs: (cpuMs() - start) / repeats, events: events / repeats };

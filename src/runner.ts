@@ -23,7 +23,7 @@ import { type RunnerEvent, emitter } from './events.js';
 import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall } from './execute.js';
 import { Limiter } from './guards.js';
 import { callHook } from './hooks.js';
-import { answerDanglingCalls, cutOffText, errorResult, insertToolResults, toolUsesOf, uniqueToolUseIds } from './history.js';
+import { answerDanglingCalls, copyHistory, cutOffText, errorResult, insertToolResults, toolUsesOf, uniqueToolUseIds } from './history.js';
 import { type LeveledLogger, runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunnerParams, type RunnerSettings, splitParams } from './params.js';
@@ -121,8 +121,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     this.#apiParams = api;
     this.#settings = settings;
     this.#tools = new ToolSet(tools);
-    // A copy, so later edits of the caller's objects never change what the runner sends.
-    this.#messages = structuredClone(messages);
+    this.#messages = copyHistory(messages);
     this.#thread = MessageThread.of(threadsAvailable(client, settings.thread), snapshot?.thread);
     if (snapshot) {
       this.#iteration = snapshot.iteration;

@@ -32,6 +32,23 @@ describe('reading and changing the state (SPEC §4)', () => {
     expect(messages).toEqual(snapshot);
   });
 
+  it('works on a deep copy of the caller’s messages, extra fields included: later edits of the caller’s objects change nothing it sends', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' })] },
+      { content: [text('ok')] },
+    ]);
+    const block = { type: 'text' as const, text: 'Weather in Paris?' };
+    const messages = [{ role: 'user' as const, content: [block], note: { kept: true } }];
+    const runner = toolRunner(server.client(), { ...baseParams, messages: messages as never, tools: [weatherTool()] });
+    block.text = 'changed';
+    messages[0]!.note.kept = false;
+    await runner;
+    const sent = { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }], note: { kept: true } };
+    expect(server.requests[0]!.messages[0]).toEqual(sent);
+    expect(server.requests[1]!.messages[0]).toEqual(sent);
+    expect(Object.keys(server.requests[0]!.messages[0])).toEqual(['role', 'content', 'note']);
+  });
+
   it('pushMessages in the loop body takes control: the reply is not appended, the next request is exactly the state set', async () => {
     const server = await mockServer([{ content: [text('First answer')] }, { content: [text('Second answer')] }]);
     const runner = toolRunner(server.client(), baseParams);
