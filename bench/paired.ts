@@ -10,7 +10,7 @@
  */
 import type { LongFigures } from './long-worker.js';
 import { longWorker, runTogether } from './long-workers.js';
-import { median } from './scenarios.js';
+import { measuredRuns, median } from './scenarios.js';
 import { pinToCoreZero, startServer } from './server-process.js';
 
 const [turns = 1000, mode = 'thread', pairs = 8, a = 'tool-runner', b = 'hand-written'] = process.argv.slice(2).map((arg, i) => (i === 0 || i === 2 ? Number(arg) : arg)) as [number?, string?, number?, string?, string?];
@@ -24,8 +24,7 @@ try {
   const ratios: number[] = [];
   const lastTenth: number[] = [];
   for (let pair = 0; pair < pairs; pair++) {
-    // As `npm run bench` does: a short run measured over at least 1,000 turns (several runs).
-    const [x, y] = (await runTogether(workers, { url, turns, thread, runs: Math.ceil(1000 / turns) })) as [LongFigures, LongFigures];
+    const [x, y] = (await runTogether(workers, { url, turns, thread, runs: measuredRuns(turns) })) as [LongFigures, LongFigures];
     ratios.push(x.perTurnMs / y.perTurnMs);
     lastTenth.push(x.lastTenthMs / y.lastTenthMs);
     console.error(`pair ${pair + 1}: ${a} ${x.perTurnMs.toFixed(3)}, ${b} ${y.perTurnMs.toFixed(3)} ms per turn, ratio ${(x.perTurnMs / y.perTurnMs).toFixed(3)}`);

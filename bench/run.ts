@@ -13,7 +13,7 @@ import { compactionTokens } from './compaction.js';
 import { pinToCoreZero, startServer } from './server-process.js';
 import type { LongFigures } from './long-worker.js';
 import { type LongWorker, longWorker, runTogether } from './long-workers.js';
-import { FULL, SMOKE, concurrent, eager, median, parallel, throughput } from './scenarios.js';
+import { FULL, SMOKE, concurrent, eager, measuredRuns, median, parallel, throughput } from './scenarios.js';
 import { handWritten, ours, sdk, targets } from './targets.js';
 
 const smoke = process.argv.includes('--smoke');
@@ -52,9 +52,6 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** The bench runs on core 0 and the server on core 1, when the machine allows it. */
 const pinned = pinToCoreZero();
-
-/** Turns measured per round in each long scenario, at least. */
-const MEASURED_TURNS = 1000;
 
 /** The long scenarios' worker processes, one per loop. */
 interface LongWorkers {
@@ -198,8 +195,7 @@ async function longScenario(url: string, workers: LongWorkers, turns: number, th
     (first[name] ??= []).push(figures.firstTenthMs);
     (last[name] ??= []).push(figures.lastTenthMs);
   };
-  // A short run is measured over as many turns as a long one (several runs in a round): its ratio spreads less.
-  const request = { url, turns, thread, runs: smoke ? 1 : Math.ceil(MEASURED_TURNS / turns) };
+  const request = { url, turns, thread, runs: smoke ? 1 : measuredRuns(turns) };
   for (let round = 0; round < rounds(7); round++) {
     log(`${label} ${turns}: round ${round + 1}`);
     const [mine, hand] = await runTogether([workers.ours, workers.handWritten], request);

@@ -72,9 +72,18 @@ export const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
+/** Turns of the unmeasured run before each long run: enough for V8 to optimise each loop's per-turn code again after the GC. */
+const WARM_UP_TURNS = 200;
+
+/** Turns measured per round of a long scenario, at least. */
+const MEASURED_TURNS = 1000;
+
+/** How many runs of `turns` turns a round measures: a short run over as many turns as a long one, so that its ratio spreads less. */
+export const measuredRuns = (turns: number) => Math.ceil(MEASURED_TURNS / turns);
+
 /**
  * Long runs: client CPU per turn over `runs` runs of `turns` turns, one after another, and over the
- * first and last 10% of turns of each run (more runs measure a short run on as many turns as a long one).
+ * first and last 10% of turns of each run (`measuredRuns`).
  * A full GC, then a shorter run of the same loop, unmeasured, so that each measured run starts on a
  * clean heap with its loop's code optimised (bench/run.ts runs each loop in a process of its own).
  * The GC goes before the short run, not after it: a full GC that finds no run alive lets V8 drop the
@@ -82,9 +91,6 @@ export const median = (values: number[]) => {
  * `--trace-deopt`), so a GC after the short run threw away what it had warmed up, and each measured
  * run paid for compiling its loop's code again: in both loops, more in the one with more code.
  */
-/** Turns of the unmeasured run before each long run: enough for V8 to optimise each loop's per-turn code again after the GC. */
-const WARM_UP_TURNS = 200;
-
 export async function long(url: string, target: Target, turns: number, thread = false, runs = 1) {
   const job = (runTurns: number, step: (n: number | undefined) => string): Job => ({
     client: clientFor(url, { kind: 'long', turns: runTurns }).client,
