@@ -1,9 +1,11 @@
 /**
  * Soak: random runs with random faults (the reliability scenarios) in one process until
- * `iterations` requests have returned a reply; heap after gc at the checkpoint and at the end.
+ * `iterations` requests have returned a reply; heap after gc at the checkpoint and at the end, and
+ * how much of it is compiled code (which grows while V8 still optimises, not with the runs).
  * Usage: node --expose-gc --import tsx bench/soak.ts [iterations=10000] [checkpoint=1000] [seed]
  * Prints one JSON line; exits 1 on a violation or an unhandled rejection.
  */
+import { getHeapSpaceStatistics } from 'node:v8';
 import fc from 'fast-check';
 import { createMockServer } from '../src/testing/index.js';
 import { runScenario, scenarios } from '../test/chaos/scenario.js';
@@ -16,18 +18,20 @@ if (!globalThis.gc) throw new Error('run with node --expose-gc');
 const unhandled: string[] = [];
 process.on('unhandledRejection', (reason) => unhandled.push(String(reason)));
 
+/** Heap used after gc, and how much of it is compiled code (bounded by the program, not by the iterations). */
 const heapAfterGc = async () => {
   for (let i = 0; i < 3; i++) {
     globalThis.gc!();
     await new Promise((resolve) => setImmediate(resolve));
   }
-  return process.memoryUsage().heapUsed;
+  const code = getHeapSpaceStatistics().find((space) => space.space_name === 'code_space')?.space_used_size ?? 0;
+  return { used: process.memoryUsage().heapUsed, code };
 };
 
 const started = performance.now();
 let iterations = 0;
 let runs = 0;
-let heapAtCheckpoint = 0;
+let heapAtCheckpoint: { used: number; code: number } | undefined;
 const violations: string[] = [];
 // Four runs at a time, each lane on a server of its own that it re-scripts for every run.
 const lanes = await Promise.all([0, 1, 2, 3].map(() => createMockServer({ steps: [] })));
@@ -40,7 +44,7 @@ const barrier = new Promise<void>((resolve) => {
 await Promise.all(
   lanes.map(async (server) => {
     while (iterations < target) {
-      if (iterations >= checkpoint && heapAtCheckpoint === 0) {
+      if (iterations >= checkpoint && heapAtCheckpoint === undefined) {
         if (++waiting === lanes.length) {
           heapAtCheckpoint = await heapAfterGc();
           release!();
@@ -55,16 +59,18 @@ await Promise.all(
   }),
 );
 // A lane that ended before the checkpoint never waits: measure then.
-if (heapAtCheckpoint === 0) heapAtCheckpoint = await heapAfterGc();
+heapAtCheckpoint ??= await heapAfterGc();
 const heapAtEnd = await heapAfterGc();
 await Promise.all(lanes.map((server) => server.close()));
 const result = {
   iterations,
   runs,
   seconds: (performance.now() - started) / 1000,
-  heapAtCheckpointMB: heapAtCheckpoint / 2 ** 20,
-  heapAtEndMB: heapAtEnd / 2 ** 20,
-  growth: heapAtEnd / heapAtCheckpoint - 1,
+  heapAtCheckpointMB: heapAtCheckpoint.used / 2 ** 20,
+  heapAtEndMB: heapAtEnd.used / 2 ** 20,
+  growth: heapAtEnd.used / heapAtCheckpoint.used - 1,
+  codeAtCheckpointMB: heapAtCheckpoint.code / 2 ** 20,
+  codeAtEndMB: heapAtEnd.code / 2 ** 20,
   violations: violations.slice(0, 5),
   unhandled: unhandled.slice(0, 5),
 };

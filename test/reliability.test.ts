@@ -19,11 +19,14 @@ it('random runs with faults, aborts and failing tools keep every invariant, and 
   expect(Object.keys(result.errors).sort()).toEqual(expect.arrayContaining(['APIUserAbortError', 'ReplyError']));
 }, 100_000);
 
-it('soak (short): 1,500 iterations with random faults in one process, heap after gc stays flat, no unhandled rejection', async () => {
-  const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/soak.ts', '1500', '300'], { timeout: 90_000 });
+// The heap is compared from iteration 1,000 on: before, V8 is still compiling the runs' code (from 300
+// to 1,500 it grew +5–9% here, +18% once in CI; from 1,000 to 3,000, +2–8% in six runs on a loaded machine).
+it('soak (short): 3,000 iterations with random faults in one process, heap after gc stays flat, no unhandled rejection', async () => {
+  const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/soak.ts', '3000', '1000'], { timeout: 150_000 });
   const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
   expect(result.violations).toEqual([]);
   expect(result.unhandled).toEqual([]);
-  expect(result.iterations).toBeGreaterThanOrEqual(1500);
-  expect(result.growth).toBeLessThan(0.15);
-}, 100_000);
+  expect(result.iterations).toBeGreaterThanOrEqual(3000);
+  // 15% of about 27 MB over 2,000 iterations: a leak of 4 KB per run (2.6 KB per iteration) fails it, tried by hand.
+  expect(result.growth, JSON.stringify(result)).toBeLessThan(0.15);
+}, 160_000);
