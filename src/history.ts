@@ -39,6 +39,8 @@ export function answeredIds(message: AnyMessage | undefined): Set<string> {
  * request (for its `x-stainless-helper` header), and a history whose messages come in one shape
  * more makes that look-up megamorphic, slower on every message of every request (with the whole
  * history, 1,000 turns: 1.04 → 1.01 × the hand-written loop's CPU per turn, `bench/paired.ts`).
+ * Extra fields are assigned one by one: a literal `{ role, content, ...extra }` gives its objects
+ * another hidden class than `{ role, content }` (V8's `%HaveSameMap`).
  */
 export function copyHistory(messages: readonly BetaMessageParam[]): BetaMessageParam[] {
   return messages.map((message) => {
