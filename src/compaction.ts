@@ -122,7 +122,7 @@ export class CompactionTrigger {
   #state: 'armed' | 'just-compacted' | 'off' = 'armed';
 
   /** After a reply: its token total if a summary should follow now, else `undefined`. */
-  check(control: CompactionControl, usage: Partial<BetaUsage> | null | undefined, log: () => LeveledLogger): number | undefined {
+  check(control: CompactionControl, usage: Partial<BetaUsage> | null | undefined, logger: LeveledLogger): number | undefined {
     if (this.#state === 'off') return undefined;
     const total = totalTokens(usage);
     const threshold = thresholdOf(control);
@@ -132,7 +132,7 @@ export class CompactionTrigger {
     }
     if (this.#state === 'just-compacted') {
       this.#state = 'off';
-      log().warn(
+      logger.warn(
         `Compaction: the context is still ${total} tokens after compacting (threshold ${threshold}); compaction is off for the rest of this run to avoid a loop. Raise contextTokenThreshold or shorten the system prompt and tools.`,
       );
       return undefined;

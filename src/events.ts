@@ -4,26 +4,26 @@
  */
 import type { ToolCall } from './hooks.js';
 import type { Logger } from './log.js';
-import type { ToolRunner } from './runner.js';
+import type { Runner } from './surface.js';
 import type { BetaMessage, BetaToolResultBlockParam } from './types.js';
 
 export type RunnerEvent =
   /** The runner starts (or resumes) iterating. */
-  | { type: 'run.start'; runner: ToolRunner<boolean>; model: unknown }
+  | { type: 'run.start'; runner: Runner; model: unknown }
   /** The iteration ended: with the last message, or with the error the caller sees. */
-  | { type: 'run.end'; runner: ToolRunner<boolean>; message: BetaMessage | undefined; error?: unknown }
+  | { type: 'run.end'; runner: Runner; message: BetaMessage | undefined; error?: unknown }
   /** A request leaves: a turn of the loop, or a compaction summary. */
-  | { type: 'request.start'; runner: ToolRunner<boolean>; requestId: number; purpose: 'turn' | 'compaction'; body: Record<string, unknown> }
-  | { type: 'request.end'; runner: ToolRunner<boolean>; requestId: number; message?: BetaMessage; error?: unknown }
+  | { type: 'request.start'; runner: Runner; requestId: number; purpose: 'turn' | 'compaction'; body: Record<string, unknown> }
+  | { type: 'request.end'; runner: Runner; requestId: number; message?: BetaMessage; error?: unknown }
   /** A tool call starts being handled (looked up, validated, approved, run). */
-  | { type: 'tool.start'; runner: ToolRunner<boolean>; call: ToolCall }
+  | { type: 'tool.start'; runner: Runner; call: ToolCall }
   /** The call's result (an error result too), or `pending` when it waits for approval. */
-  | { type: 'tool.end'; runner: ToolRunner<boolean>; call: ToolCall; result?: BetaToolResultBlockParam; pending?: boolean };
+  | { type: 'tool.end'; runner: Runner; call: ToolCall; result?: BetaToolResultBlockParam; pending?: boolean };
 
 export type RunnerListener = (event: RunnerEvent) => void;
 
 /** Calls every listener; one that throws is logged and the run goes on (observers never break a run). */
-export function emitter(listeners: RunnerListener | RunnerListener[] | undefined, logger: () => Logger): ((event: RunnerEvent) => void) | undefined {
+export function emitter(listeners: RunnerListener | RunnerListener[] | undefined, logger: Logger): ((event: RunnerEvent) => void) | undefined {
   if (!listeners) return undefined;
   const all = Array.isArray(listeners) ? listeners : [listeners];
   if (all.length === 0) return undefined;
@@ -32,7 +32,7 @@ export function emitter(listeners: RunnerListener | RunnerListener[] | undefined
       try {
         listener(event);
       } catch (error) {
-        logger().warn(`An onEvent listener threw on ${event.type}: ${error instanceof Error ? error.message : String(error)}`);
+        logger.warn(`An onEvent listener threw on ${event.type}: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
   };

@@ -9,9 +9,8 @@ import { type Hooks, HookError, type ToolCall, callHook } from './hooks.js';
 import { errorResult } from './history.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
-import type { ToolRunner } from './runner.js';
 import { type ValidationResult, formatIssues } from './schema.js';
-import type { RunnableTool, ToolContext } from './tool.js';
+import type { RunnableTool, Runner, ToolContext } from './surface.js';
 import { thrownValueToContent } from './tool-error.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
 
@@ -21,7 +20,7 @@ export interface ExecutionContext {
   logger: LeveledLogger;
   signal: AbortSignal | undefined;
   iteration: number;
-  runner: ToolRunner<boolean>;
+  runner: Runner;
   hooks: Hooks | undefined;
   /** Emits lifecycle events, when something listens. */
   emit: ((event: RunnerEvent) => void) | undefined;

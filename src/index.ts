@@ -8,7 +8,7 @@
  * ```
  */
 import type { ClientLike } from './client.js';
-import type { RunnerParams } from './params.js';
+import type { RunnerParams } from './surface.js';
 import type { ToolRunnerOptions } from './options.js';
 import { ToolRunner } from './runner.js';
 
@@ -39,20 +39,20 @@ export function toolRunner(client: ClientLike, params: RunnerParams, options?: T
 export { ToolRunner } from './runner.js';
 export type { RunnerItem } from './runner.js';
 export type { ToolRunnerOptions } from './options.js';
-export { resumeToolRunner } from './snapshot.js';
+export { resumeToolRunner } from './resume.js';
 export type { RunnerSnapshot } from './snapshot.js';
 export type { ThreadSnapshot } from './thread.js';
 export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
 export { HookError } from './hooks.js';
 export { ReplyError } from './errors.js';
 export type { RunnerEvent, RunnerListener } from './events.js';
-export type { ToolEntry, ToolSource } from './tool-set.js';
 export type { Hooks, ToolCall, ToolCallOverride } from './hooks.js';
 export { tool, isRunnableTool } from './tool.js';
-export type { AnyTool, InferInput, NeedsApproval, RunnableTool, ToolContext, ToolOptions } from './tool.js';
+export type { InferInput, ToolOptions } from './tool.js';
+export type { AnyTool, NeedsApproval, RunnableTool, Runner, RunnerParams, ToolContext, ToolEntry, ToolSource } from './surface.js';
 export { ToolError } from './tool-error.js';
 export { historyProblems } from './history.js';
-export type { RunnerParams, RunnerSettings } from './params.js';
+export type { RunnerSettings } from './settings.js';
 export type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 export type { Logger, LogLevel } from './log.js';
 export type { Usage } from './usage.js';

@@ -1,13 +1,8 @@
-/** Pause and resume: a JSON snapshot of a run, and `resumeToolRunner` to continue it anywhere. */
-import type { ClientLike } from './client.js';
-import type { ToolRunnerOptions } from './options.js';
-import type { RunnerParams } from './params.js';
-import { ToolRunner } from './runner.js';
-import { type AnyTool, isRunnableTool } from './tool.js';
-import { type ToolEntry, isToolSource } from './tool-set.js';
-import type { ToolCallsJSON } from './tool-calls.js';
+/** Pause and resume: what a JSON snapshot of a run holds (`resumeToolRunner` continues one: resume.ts). */
+import type { ApprovalDecision, PendingApproval } from './approval.js';
+import type { ParamsWithoutTools } from './settings.js';
 import type { ThreadSnapshot } from './thread.js';
-import type { BetaToolUnion } from './types.js';
+import type { BetaToolResultBlockParam, BetaToolUnion } from './types.js';
 import type { Usage } from './usage.js';
 
 export const SNAPSHOT_VERSION = 1;
@@ -16,7 +11,7 @@ export const SNAPSHOT_VERSION = 1;
 export interface RunnerSnapshot {
   version: typeof SNAPSHOT_VERSION;
   /** The params without tools: API params, runner settings and the history. */
-  params: Omit<RunnerParams, 'tools'>;
+  params: ParamsWithoutTools;
   /** Runnable tools by name (supplied again on resume), plain definitions as they are. */
   tools: Array<{ runnable: string } | { definition: BetaToolUnion } | { source: true }>;
   iteration: number;
@@ -28,47 +23,13 @@ export interface RunnerSnapshot {
   thread?: ThreadSnapshot;
 }
 
-/**
- * Continues a run from `runner.toJSON()`, in this process or another: also a run stopped for
- * approval (approve or deny its `pendingApprovals`, then iterate or `await`). The runnable tools
- * are supplied again by name; `iteration` and `usage` carry on.
- *
- * @example
- * ```ts
- * const runner = resumeToolRunner(client, JSON.parse(saved), { tools: [getWeather, sendEmail] });
- * for (const call of runner.pendingApprovals) runner.approve(call.id);
- * const final = await runner;
- * ```
- */
-export function resumeToolRunner(
-  client: ClientLike,
-  snapshot: RunnerSnapshot,
-  resume: { tools?: ToolEntry[]; options?: ToolRunnerOptions } = {},
-): ToolRunner<boolean> {
-  if (typeof snapshot !== 'object' || snapshot === null) throw new TypeError('resumeToolRunner: the snapshot must be an object');
-  if (snapshot.version !== SNAPSHOT_VERSION) {
-    throw new TypeError(
-      `resumeToolRunner: snapshot version ${JSON.stringify(snapshot.version)} is not supported (this version of tool-runner reads version ${SNAPSHOT_VERSION})`,
-    );
-  }
-  const supplied = new Map<string, AnyTool>();
-  for (const entry of resume.tools ?? []) if (isRunnableTool(entry)) supplied.set(entry.name, entry);
-  // Tool sources (MCP servers) are supplied again, in the order they had.
-  const sources = (resume.tools ?? []).filter(isToolSource);
-  const tools = snapshot.tools.map((entry): ToolEntry => {
-    if ('definition' in entry) return entry.definition;
-    if ('source' in entry) {
-      const source = sources.shift();
-      if (!source) throw new TypeError('resumeToolRunner: the snapshot uses a tool source (an MCP server); supply it again in tools');
-      return source;
-    }
-    const runnable = supplied.get(entry.runnable);
-    if (!runnable) {
-      const given = [...supplied.keys()].join(', ') || 'none';
-      throw new TypeError(`resumeToolRunner: the snapshot uses tool '${entry.runnable}', which was not supplied (supplied: ${given})`);
-    }
-    return runnable;
-  });
-  const params = { ...snapshot.params, ...(tools.length > 0 && { tools }) } as RunnerParams;
-  return new ToolRunner(client, params, resume.options, snapshot);
+/** What a snapshot keeps of the calls. */
+export interface ToolCallsJSON {
+  /** Results of calls that finished, by tool_use id. */
+  settled: Record<string, BetaToolResultBlockParam>;
+  /** Calls that waited for approval (decided or not), as they were held. */
+  held: PendingApproval[];
+  /** Ids of the held calls still waiting. */
+  pending: string[];
+  decisions: Record<string, ApprovalDecision>;
 }

@@ -5,18 +5,8 @@
  */
 import type { ApprovalDecision, PendingApproval } from './approval.js';
 import type { CallOutcome } from './execute.js';
+import type { ToolCallsJSON } from './snapshot.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
-
-/** What a snapshot keeps of the calls. */
-export interface ToolCallsJSON {
-  /** Results of calls that finished, by tool_use id. */
-  settled: Record<string, BetaToolResultBlockParam>;
-  /** Calls that waited for approval (decided or not), as they were held. */
-  held: PendingApproval[];
-  /** Ids of the held calls still waiting. */
-  pending: string[];
-  decisions: Record<string, ApprovalDecision>;
-}
 
 export class ToolCalls {
   readonly #calls = new Map<string, Promise<CallOutcome>>();

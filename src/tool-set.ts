@@ -2,19 +2,9 @@
  * The tools of a run: runnable tools, plain definitions, and tool sources whose tools can change
  * between requests (an MCP server's, for instance), looked up again before each request.
  */
-import { toolMaps } from './params.js';
-import type { AnyTool, RunnableTool } from './tool.js';
+import type { AnyTool, RunnableTool, ToolEntry, ToolSource } from './surface.js';
+import { isRunnableTool, toolDefinition } from './tool.js';
 import type { BetaToolUnion } from './types.js';
-
-/** A `tools` entry whose tools may change during a run (see `tool-runner/mcp`). */
-export interface ToolSource {
-  readonly kind: 'tool-source';
-  /** The tools now. Called before each request: return the same array while nothing changed. */
-  tools(): AnyTool[] | Promise<AnyTool[]>;
-}
-
-/** Anything `tools` may hold. */
-export type ToolEntry = AnyTool | ToolSource;
 
 export function isToolSource(value: unknown): value is ToolSource {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'tool-source';
@@ -55,4 +45,54 @@ export class ToolSet {
     let source = 0;
     return this.entries.flatMap((entry) => (isToolSource(entry) ? this.#lists[source++]! : [entry]));
   }
+}
+
+interface ToolMaps {
+  runnable: Map<string, RunnableTool>;
+  definitions: BetaToolUnion[] | undefined;
+}
+
+/**
+ * Runs given the same tools (the same objects, in the same order) share one read-only set of maps:
+ * many runs in flight then hold no copy of their own.
+ */
+const shared = new WeakMap<object, Array<{ tools: AnyTool[]; maps: ToolMaps }>>();
+
+/** The runnable tools by name and the definitions sent to the API (read-only: they may be shared). */
+export function toolMaps(tools: AnyTool[] | undefined): ToolMaps {
+  const first = tools?.[0];
+  if (!tools || typeof first !== 'object' || first === null) return buildToolMaps(tools);
+  const bucket = shared.get(first) ?? [];
+  const hit = bucket.find((entry) => entry.tools.length === tools.length && entry.tools.every((tool, i) => tool === tools[i]));
+  if (hit) return hit.maps;
+  const maps = buildToolMaps(tools);
+  bucket.unshift({ tools: [...tools], maps });
+  if (bucket.length > 8) bucket.pop();
+  shared.set(first, bucket);
+  return maps;
+}
+
+function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
+  const runnable = new Map<string, RunnableTool>();
+  if (!tools) return { runnable, definitions: undefined };
+  const names = new Set<string>();
+  for (const entry of tools) {
+    const name = toolName(entry);
+    if (name !== undefined) {
+      if (names.has(name)) throw new TypeError(`toolRunner: two tools are named '${name}'; tool names must be unique`);
+      names.add(name);
+    }
+    if ('run' in entry && typeof (entry as { run?: unknown }).run !== 'function') {
+      throw new TypeError(`toolRunner: tool '${name}' has a \`run\` that is not a function`);
+    }
+    if (isRunnableTool(entry)) runnable.set(entry.name, entry);
+  }
+  return { runnable, definitions: tools.map(toolDefinition) };
+}
+
+function toolName(entry: AnyTool): string | undefined {
+  if (typeof entry !== 'object' || entry === null) throw new TypeError('toolRunner: every entry of tools must be an object');
+  const named = entry as { name?: unknown; mcp_server_name?: unknown };
+  if (typeof named.name === 'string') return named.name;
+  return typeof named.mcp_server_name === 'string' ? named.mcp_server_name : undefined;
 }

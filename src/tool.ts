@@ -1,29 +1,8 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { BetaTool } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { type AnySchema, type JsonObjectSchema, type ValidationResult, compileSchema } from './schema.js';
-import type { BetaToolUnion, BetaToolUseBlock, Promisable, ToolResultContent } from './types.js';
-import type { ToolRunner } from './runner.js';
-
-/** What a tool's `run` receives besides its input. */
-export interface ToolContext {
-  /** The model's `tool_use` block being answered. */
-  toolUse: BetaToolUseBlock;
-  /** @deprecated The SDK's older name for `toolUse`, kept so SDK-made tools run unchanged. */
-  toolUseBlock: BetaToolUseBlock;
-  /** Aborts when the runner is aborted or the tool's timeout passes. Pass it to fetch, child processes, ... */
-  signal: AbortSignal;
-  /** The number of requests sent so far (the request whose reply asked for this call included). */
-  iteration: number;
-  /** The runner running the tool. */
-  runner: ToolRunner<boolean>;
-  /**
-   * A key that names this call and stays the same if the call runs again: pass it to payment
-   * APIs and the like. The tool_use id here; the workflow id and the tool_use id in a durable
-   * run (`tool-runner/dbos`), whatever worker runs it.
-   */
-  idempotencyKey: string;
-}
+import { type AnySchema, compileSchema } from './schema.js';
+import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
+import type { BetaToolUnion, Promisable, ToolResultContent } from './types.js';
 
 /** The input type `run` receives for a schema: inferred from zod / Standard Schema / `as const` JSON Schema. */
 export type InferInput<S> =
@@ -32,12 +11,6 @@ export type InferInput<S> =
     : S extends JSONSchema
       ? FromSchema<S>
       : unknown;
-
-/** Decides whether a call needs a human's approval (see the approval docs). */
-export type NeedsApproval<Input> = boolean | ((input: Input, context: ToolContext) => Promisable<boolean>);
-
-/** The API's tool fields other than those `tool()` sets itself (cache_control, strict, input_examples, ...). */
-type ExtraToolFields = Omit<BetaTool, 'name' | 'description' | 'input_schema' | 'type'>;
 
 /** The argument of {@link tool}. */
 export type ToolOptions<S extends AnySchema> = ExtraToolFields & {
@@ -50,23 +23,6 @@ export type ToolOptions<S extends AnySchema> = ExtraToolFields & {
   /** Abort the call (its `context.signal`) and answer with a timeout error after this many ms. */
   timeoutMs?: number;
 };
-
-/** A tool the runner can execute: the API definition plus `run`. */
-export type RunnableTool<Input = any> = ExtraToolFields & {
-  name: string;
-  description?: string;
-  input_schema: JsonObjectSchema;
-  run: (input: Input, context: ToolContext) => Promisable<ToolResultContent>;
-  /** Run-time validation of the model's input (tools made by `tool()`). */
-  validateInput?: (input: unknown) => ValidationResult<Input> | Promise<ValidationResult<Input>>;
-  /** Parsing of the model's input, as the SDK's helpers (`betaZodTool`, `betaTool`) provide it. */
-  parse?: (input: unknown) => Input;
-  needsApproval?: NeedsApproval<Input>;
-  timeoutMs?: number;
-};
-
-/** Anything `tools` may hold: runnable tools (ours or the SDK's) and plain API tool definitions. */
-export type AnyTool = RunnableTool<any> | BetaToolUnion;
 
 /**
  * Defines a tool the runner can execute. The input is validated against `inputSchema` before

@@ -2,6 +2,7 @@
 import type { BetaToolResultBlockParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 
 export type {
+  BetaCompactionConfig,
   BetaContentBlock,
   BetaContentBlockParam,
   BetaMessage,

@@ -6,7 +6,8 @@ import { DBOS } from '@dbos-inc/dbos-sdk';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
 import { abortedText, timedOutText } from '../execute.js';
 import { runWithGuards } from '../guards.js';
-import { type AnyTool, type RunnableTool, isRunnableTool } from '../tool.js';
+import type { AnyTool, RunnableTool } from '../surface.js';
+import { isRunnableTool } from '../tool.js';
 import { ToolError, thrownValueToContent } from '../tool-error.js';
 import type { ToolResultContent } from '../types.js';
 

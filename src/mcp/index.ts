@@ -7,8 +7,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../tool-error.js';
-import { type RunnableTool, tool } from '../tool.js';
-import type { ToolSource } from '../tool-set.js';
+import type { RunnableTool, ToolSource } from '../surface.js';
+import { tool } from '../tool.js';
 import type { ToolResultContentBlock } from '../types.js';
 
 export interface McpToolsetOptions {

@@ -5,7 +5,7 @@
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
 import type { RunnerEvent, RunnerListener } from '../events.js';
-import type { ToolRunner } from '../runner.js';
+import type { Runner } from '../surface.js';
 
 export interface OpenTelemetryOptions {
   /** Default: `trace.getTracer('tool-runner')` from the global provider. */
@@ -29,12 +29,12 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
   const tracer = options.tracer ?? trace.getTracer('tool-runner');
   const capture = options.captureContent === true;
   const agent = options.agentName ?? 'tool-runner';
-  const runs = new WeakMap<ToolRunner<boolean>, { span: Span; context: Context }>();
+  const runs = new WeakMap<Runner, { span: Span; context: Context }>();
   const requests = new Map<string, Span>();
   const tools = new Map<string, Span>();
-  const parent = (runner: ToolRunner<boolean>) => runs.get(runner)?.context ?? context.active();
-  const key = (runner: ToolRunner<boolean>, id: number | string) => `${runIds.get(runner) ?? 0}:${id}`;
-  const runIds = new WeakMap<ToolRunner<boolean>, number>();
+  const parent = (runner: Runner) => runs.get(runner)?.context ?? context.active();
+  const key = (runner: Runner, id: number | string) => `${runIds.get(runner) ?? 0}:${id}`;
+  const runIds = new WeakMap<Runner, number>();
   let nextRunId = 0;
 
   return (event: RunnerEvent) => {

@@ -7,23 +7,9 @@ import type { AddressInfo } from 'node:net';
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import type { BetaContentBlock, BetaMessage, BetaUsage } from '../types.js';
 import { apiId } from './blocks.js';
+import { type ScriptedError, errorBody, sendError } from './api-errors.js';
 import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
-
-/** An API error to answer with instead of a reply. */
-export interface ScriptedError {
-  /** HTTP status: 400, 401, 403, 404, 413, 429, 500, 529, ... */
-  status: number;
-  /** The API's error type; derived from the status when left out (`overloaded_error` for 529, ...). */
-  type?: string;
-  message?: string;
-  /** Seconds, sent as the `retry-after` header (fractions allowed: the SDK honours them). */
-  retryAfter?: number;
-  /** For a streamed request: answer 200, send this many events, then an SSE `error` event. */
-  afterEvents?: number;
-  /** The error's `details` (e.g. `{ error_code: 'thread_not_found' }`), as the API sends them. */
-  details?: Record<string, unknown>;
-}
 
 /** One scripted reply of the model, and how the server delivers it. */
 export interface ScriptedReply {
@@ -101,17 +87,6 @@ export interface MockServer {
   /** Stops the server and drops open connections. */
   close(): Promise<void>;
 }
-
-const ERROR_TYPES: Record<number, string> = {
-  400: 'invalid_request_error',
-  401: 'authentication_error',
-  403: 'permission_error',
-  404: 'not_found_error',
-  413: 'request_too_large',
-  429: 'rate_limit_error',
-  500: 'api_error',
-  529: 'overloaded_error',
-};
 
 /**
  * Starts the server on 127.0.0.1 with a free port.
@@ -288,22 +263,6 @@ function derivedUsage(body: any, conversation: unknown[], content: unknown[]): B
     cache_read_input_tokens: 0,
     server_tool_use: null,
   } as unknown as BetaUsage;
-}
-
-function errorBody(error: ScriptedError) {
-  const type = error.type ?? ERROR_TYPES[error.status] ?? 'api_error';
-  return {
-    type: 'error' as const,
-    error: { type, message: error.message ?? `Mock ${type} (${error.status})`, ...(error.details && { details: error.details }) },
-    request_id: apiId('req'),
-  };
-}
-
-function sendError(res: ServerResponse, error: ScriptedError): void {
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'request-id': apiId('req') };
-  if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
-  res.writeHead(error.status, headers);
-  res.end(JSON.stringify(errorBody(error)));
 }
 
 function describeLastMessage(body: any): string {

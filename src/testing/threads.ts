@@ -3,7 +3,7 @@
  * reply that ends them, and the errors the API answers a thread request with.
  */
 import { MESSAGE_THREADS_BETA } from '../thread.js';
-import type { ScriptedError } from './server.js';
+import type { ScriptedError } from './api-errors.js';
 
 /** What the request fields of a thread must keep: the server takes them from the thread. */
 interface Fingerprint {

@@ -1,0 +1,21 @@
+/** What the rooms of a run share: made once by the runner, read by each collaborator. */
+import type { ClientLike } from './client.js';
+import type { RunnerEvent } from './events.js';
+import type { LeveledLogger } from './log.js';
+import type { ToolRunnerOptions } from './options.js';
+import type { RunState } from './run-state.js';
+import type { Runner } from './surface.js';
+import type { MessageThread } from './thread.js';
+
+export interface RunContext {
+  readonly client: ClientLike;
+  readonly options: ToolRunnerOptions;
+  readonly state: RunState;
+  /** The message thread the requests go over (or not). */
+  readonly thread: MessageThread;
+  readonly logger: LeveledLogger;
+  /** The runner, as events and tools see it. */
+  readonly runner: Runner;
+  /** Emits lifecycle events, when something listens. */
+  readonly emit: ((event: RunnerEvent) => void) | undefined;
+}

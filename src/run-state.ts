@@ -1,0 +1,129 @@
+/**
+ * The state of a run that a snapshot captures: the params split into what is sent and what
+ * configures the loop, the tools, the history, and what the replies so far added up to.
+ */
+import { answerDanglingCalls, copyHistory, cutOffText, toolUsesOf } from './history.js';
+import { splitParams } from './params.js';
+import { SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON } from './snapshot.js';
+import type { RunnerSettings } from './settings.js';
+import type { RunnableTool, RunnerParams } from './surface.js';
+import type { ThreadSnapshot } from './thread.js';
+import { ToolSet, isToolSource } from './tool-set.js';
+import type { BetaMessage, BetaMessageParam, BetaToolUnion } from './types.js';
+import { NO_USAGE, type Usage, addUsage } from './usage.js';
+
+export class RunState {
+  /** The params sent to the API, without messages and tools. */
+  apiParams: Record<string, unknown>;
+  settings: RunnerSettings;
+  tools: ToolSet;
+  messages: BetaMessageParam[];
+  /** The caller (or a compaction) set the history since the last request: check it before sending. */
+  historySetByCaller = true;
+  /** Requests that returned a reply. */
+  iteration = 0;
+  usage: Usage = NO_USAGE;
+  lastMessage: BetaMessage | undefined;
+  /** Tool calls never run, by id, with the error that answers them (cut off by max_tokens, repeated ids). */
+  notRun: Map<string, string> | undefined;
+
+  constructor(params: RunnerParams, snapshot?: RunnerSnapshot) {
+    const { api, settings, messages, tools } = splitParams(params);
+    this.apiParams = api;
+    this.settings = settings;
+    this.tools = new ToolSet(tools);
+    this.messages = copyHistory(messages);
+    if (snapshot) {
+      this.iteration = snapshot.iteration;
+      this.usage = snapshot.usage;
+      const notRun = Object.entries(snapshot.notRun);
+      if (notRun.length > 0) this.notRun = new Map(notRun);
+    }
+  }
+
+  /** The caller's new params (`setMessagesParams`): the history is theirs, checked before the next request. */
+  replace(params: RunnerParams): void {
+    const { api, settings, messages, tools } = splitParams(params);
+    this.apiParams = api;
+    this.settings = settings;
+    if (tools !== this.tools.entries) this.tools = new ToolSet(tools);
+    this.replaceHistory([...messages]);
+  }
+
+  /** A history the runner did not build by appending (the caller's, or a compacted one). */
+  replaceHistory(messages: BetaMessageParam[]): void {
+    this.messages = messages;
+    this.historySetByCaller = true;
+  }
+
+  /**
+   * Before a request: a history the caller set gets its dangling calls answered (once; the
+   * runner's own appends keep it valid). Returns whether only the runner appended since the last request.
+   */
+  prepareHistory(): boolean {
+    if (!this.historySetByCaller) return true;
+    this.messages = answerDanglingCalls(this.messages, this.notRun);
+    this.historySetByCaller = false;
+    return false;
+  }
+
+  /** A call that is answered with `text` instead of running. */
+  markNotRun(id: string, text: string): void {
+    (this.notRun ??= new Map()).set(id, text);
+  }
+
+  reachedMaxIterations(): boolean {
+    const max = this.settings.max_iterations;
+    return max !== undefined && this.iteration >= max;
+  }
+
+  /** A reply arrived: count it, add its usage; calls cut off by max_tokens never run. */
+  count(reply: BetaMessage): void {
+    this.iteration++;
+    this.usage = addUsage(this.usage, reply.usage);
+    this.lastMessage = reply;
+    if (reply.stop_reason === 'max_tokens') {
+      for (const use of toolUsesOf(reply)) this.markNotRun(use.id, cutOffText(use.name));
+    }
+    const containerId = reply.container?.id;
+    if (containerId) this.#adoptContainer(containerId);
+  }
+
+  /** Later requests run in the container the server chose, unless the caller named one. */
+  #adoptContainer(id: string): void {
+    const container = this.apiParams['container'];
+    if (container == null) this.apiParams['container'] = id;
+    else if (typeof container === 'object' && (container as { id?: unknown }).id == null) {
+      this.apiParams['container'] = { ...container, id };
+    }
+  }
+
+  /** A read-only copy of the current params. */
+  get params(): RunnerParams {
+    return {
+      ...this.apiParams,
+      ...this.settings,
+      ...(this.tools.entries && { tools: this.tools.entries }),
+      messages: [...this.messages],
+    } as RunnerParams;
+  }
+
+  /** The JSON snapshot of the run, with the calls and the thread that live beside this state. */
+  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined): RunnerSnapshot {
+    return structuredClone({
+      version: SNAPSHOT_VERSION,
+      params: { ...this.apiParams, ...this.settings, messages: this.messages } as RunnerSnapshot['params'],
+      tools: (this.tools.entries ?? []).map((entry) => {
+        if (isToolSource(entry)) return { source: true as const };
+        return this.tools.runnable.get((entry as { name?: string }).name ?? '') === entry
+          ? { runnable: (entry as RunnableTool).name }
+          : { definition: entry as BetaToolUnion };
+      }),
+      iteration: this.iteration,
+      usage: this.usage,
+      notRun: Object.fromEntries(this.notRun ?? []),
+      calls,
+      ...(thread && { thread }),
+    });
+  }
+}

@@ -1,0 +1,45 @@
+/** The API's errors as the testing kit's server answers them: what a script asks for, and its HTTP answer. */
+import type { ServerResponse } from 'node:http';
+import { apiId } from './blocks.js';
+
+/** An API error to answer with instead of a reply. */
+export interface ScriptedError {
+  /** HTTP status: 400, 401, 403, 404, 413, 429, 500, 529, ... */
+  status: number;
+  /** The API's error type; derived from the status when left out (`overloaded_error` for 529, ...). */
+  type?: string;
+  message?: string;
+  /** Seconds, sent as the `retry-after` header (fractions allowed: the SDK honours them). */
+  retryAfter?: number;
+  /** For a streamed request: answer 200, send this many events, then an SSE `error` event. */
+  afterEvents?: number;
+  /** The error's `details` (e.g. `{ error_code: 'thread_not_found' }`), as the API sends them. */
+  details?: Record<string, unknown>;
+}
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
+};
+
+export function errorBody(error: ScriptedError) {
+  const type = error.type ?? ERROR_TYPES[error.status] ?? 'api_error';
+  return {
+    type: 'error' as const,
+    error: { type, message: error.message ?? `Mock ${type} (${error.status})`, ...(error.details && { details: error.details }) },
+    request_id: apiId('req'),
+  };
+}
+
+export function sendError(res: ServerResponse, error: ScriptedError): void {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'request-id': apiId('req') };
+  if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
+  res.writeHead(error.status, headers);
+  res.end(JSON.stringify(errorBody(error)));
+}

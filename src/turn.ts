@@ -1,0 +1,177 @@
+/**
+ * A turn of the loop: the request that sends the run's state, and the reply it waits for. Also
+ * the one other request a run makes, a compaction summary, so that every request a run sends goes
+ * through the same hooks, events and request options.
+ */
+import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import type { PendingApproval } from './approval.js';
+import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
+import { ignore } from './completion.js';
+import { withFields } from './copy.js';
+import { ReplyError } from './errors.js';
+import { callHook } from './hooks.js';
+import type { RunContext } from './run-context.js';
+import { startToolsEagerly } from './stream.js';
+import { type ThreadRequest, createMessage, streamMessage } from './thread-requests.js';
+import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock, ToolResultMessage } from './types.js';
+
+/** One iteration: the request sent and what the loop body has done since. */
+export interface Turn {
+  message: Promise<BetaMessage>;
+  stream: BetaMessageStream | undefined;
+  /** The loop body called setMessagesParams / pushMessages. */
+  tookControl: boolean;
+  /** The answer to the calls of a message, by the ids it answers: mutating it changes what is sent. */
+  response: { key: string; answer: Promise<Answer> } | undefined;
+  /** This request was a server-side compaction (compactBeforeNextTurn). */
+  compaction: boolean;
+  /** The reply, once counted (what `message` resolves to). */
+  reply: BetaMessage | undefined;
+}
+
+/** The user message of results, and the calls still waiting for approval (not in the message). */
+export interface Answer {
+  message: ToolResultMessage;
+  pending: PendingApproval[];
+}
+
+/** What to do after a reply with this stop reason (SPEC §3). */
+export function nextStepFor(stopReason: string | null): 'run_tools' | 'resume' | 'stop' {
+  switch (stopReason) {
+    case 'tool_use':
+      return 'run_tools';
+    case 'pause_turn':
+    case 'compaction':
+      return 'resume';
+    default:
+      return 'stop';
+  }
+}
+
+const NO_OPTIONS: RequestOptions = Object.freeze({});
+
+/** Sends the run's requests and counts their replies into the run's state. */
+export class Requests {
+  /** The request options of the next requests (`setRequestOptions`). */
+  requestOptions: RequestOptions;
+  #sent = 0;
+
+  readonly #run: RunContext;
+  /** Starts a call whose `tool_use` block is complete in the stream (`runToolsEagerly`). */
+  readonly #startEagerly: (toolUse: BetaToolUseBlock) => void;
+
+  constructor(run: RunContext, startEagerly: (toolUse: BetaToolUseBlock) => void) {
+    this.#run = run;
+    this.#startEagerly = startEagerly;
+    this.requestOptions = run.options.requestOptions ? { ...run.options.requestOptions } : NO_OPTIONS;
+  }
+
+  /**
+   * Sends the current state; the reply is counted once it has fully arrived. A promise only when
+   * tool sources refresh or an `onRequest` hook returns one.
+   */
+  send(compaction?: BetaCompactionConfig): Turn | Promise<Turn> {
+    const tools = this.#run.state.tools;
+    return tools.hasSources ? tools.refresh().then(() => this.#sendBody(compaction)) : this.#sendBody(compaction);
+  }
+
+  #sendBody(compaction: BetaCompactionConfig | undefined): Turn | Promise<Turn> {
+    const { state, thread, options } = this.#run;
+    // Whether the history changed only by the runner's own appends since the last request.
+    const appendsOnly = state.prepareHistory();
+    const body: Record<string, unknown> = withFields(state.apiParams, { messages: state.messages });
+    if (state.tools.definitions) body['tools'] = state.tools.definitions;
+    // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
+    if (!state.settings.stream && !state.settings.runToolsEagerly) body['stream'] = false;
+    if (compaction) {
+      body['compaction'] = compaction;
+      // A compaction request replays the whole conversation under a thread of its own.
+      thread.restart();
+    }
+    const hooked = callHook(options.hooks, 'onRequest', body);
+    return hooked ? hooked.then(() => this.#request(body, appendsOnly, compaction)) : this.#request(body, appendsOnly, compaction);
+  }
+
+  /** Sends `body` (as the `onRequest` hook left it) and makes the turn that waits for its reply. */
+  #request(body: Record<string, unknown>, appendsOnly: boolean, compaction: BetaCompactionConfig | undefined): Turn {
+    const run = this.#run;
+    const settings = run.state.settings;
+    const streaming = settings.stream || settings.runToolsEagerly;
+    const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined, reply: undefined };
+    let message: PromiseLike<BetaMessage>;
+    const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#optionsWithSignal(), logger: run.logger };
+    if (streaming) {
+      const stream = streamMessage(body, request);
+      if (settings.runToolsEagerly) startToolsEagerly(stream, this.#startEagerly);
+      turn.stream = stream;
+      message = stream.finalMessage();
+    } else {
+      message = createMessage(body, request);
+    }
+    const requestId = this.#started(body, 'turn');
+    turn.message = Promise.resolve(
+      message.then(
+        (reply) => {
+          run.thread.received(reply);
+          run.emit?.({ type: 'request.end', runner: run.runner, requestId, message: reply });
+          const counted = this.#received(reply);
+          if (!(counted instanceof Promise)) turn.reply = counted;
+          return counted;
+        },
+        (failure: unknown) => {
+          run.thread.failed();
+          const error = ReplyError.from(failure, streaming === true);
+          run.emit?.({ type: 'request.end', runner: run.runner, requestId, error });
+          throw error;
+        },
+      ),
+    );
+    // The error reaches the caller through the iteration; never as an unhandled rejection.
+    turn.message.catch(ignore);
+    return turn;
+  }
+
+  /**
+   * Sends a compaction's summary request (same client, request options and hooks) and returns its
+   * reply; its usage counts, but it is not a turn (the iteration does not change).
+   */
+  async summary(body: Record<string, unknown>): Promise<BetaMessage> {
+    const run = this.#run;
+    await callHook(run.options.hooks, 'onRequest', body);
+    const options = this.#optionsWithSignal();
+    const requestId = this.#started(body, 'compaction');
+    let reply: BetaMessage;
+    try {
+      reply = (await messagesApi(run.client).create(body, options)) as BetaMessage;
+    } catch (error) {
+      run.emit?.({ type: 'request.end', runner: run.runner, requestId, error });
+      throw error;
+    }
+    run.emit?.({ type: 'request.end', runner: run.runner, requestId, message: reply });
+    await callHook(run.options.hooks, 'onMessage', reply);
+    return reply;
+  }
+
+  /** Numbers a request and tells the observers it left. */
+  #started(body: Record<string, unknown>, purpose: 'turn' | 'compaction'): number {
+    const requestId = ++this.#sent;
+    this.#run.emit?.({ type: 'request.start', runner: this.#run.runner, requestId, purpose, body });
+    return requestId;
+  }
+
+  /** The request options of the next request, with the run's signal. */
+  #optionsWithSignal(): RequestOptions {
+    const signal = this.#run.options.signal;
+    return signal ? withFields(this.requestOptions, { signal }) : this.requestOptions;
+  }
+
+  #received(reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
+    const hooked = callHook(this.#run.options.hooks, 'onMessage', reply);
+    return hooked ? hooked.then(() => this.#count(reply)) : this.#count(reply);
+  }
+
+  #count(reply: BetaMessage): BetaMessage {
+    this.#run.state.count(reply);
+    return reply;
+  }
+}
