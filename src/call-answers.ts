@@ -8,7 +8,7 @@ import type { ApprovalDecision, PendingApproval } from './approval.js';
 import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall } from './execute.js';
 import { Limiter } from './guards.js';
 import { errorResult, insertToolResults, toolUsesOf } from './history.js';
-import type { RunContext } from './run-context.js';
+import { type RunContext, runSignal } from './run-context.js';
 import type { ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
 import type { Answer, Turn } from './turn.js';
@@ -41,8 +41,9 @@ export class CallAnswers {
   }
 
   async #answerCalls(turn: Turn | undefined, uses: BetaToolUseBlock[]): Promise<'answered' | 'pending'> {
-    const { state, options } = this.#run;
-    const answer = await this.answer(turn, uses, options.signal);
+    const { state } = this.#run;
+    const signal = runSignal(this.#run);
+    const answer = await this.answer(turn, uses, signal);
     if (answer.pending.length > 0) {
       this.#callsNow().hold(answer.pending);
       return 'pending';
@@ -50,7 +51,7 @@ export class CallAnswers {
     insertToolResults(state.messages, answer.message);
     this.#calls?.clear();
     // The results are in the history, so an aborted run stays valid and resumable.
-    if (options.signal?.aborted) throw new APIUserAbortError();
+    if (signal?.aborted) throw new APIUserAbortError();
     return 'answered';
   }
 
@@ -75,7 +76,7 @@ export class CallAnswers {
 
   /** Starts a call whose `tool_use` block is complete in the stream (made once: no closure per turn). */
   readonly startEagerly = (toolUse: BetaToolUseBlock): void => {
-    void this.#startCall(toolUse, this.#executionContext(this.#run.options.signal));
+    void this.#startCall(toolUse, this.#executionContext(runSignal(this.#run)));
   };
 
   /** Starts a call once until its message is answered; a call never to run is answered without running. */

@@ -3,6 +3,7 @@
  * reply past the threshold; what and when live in compaction.ts) and server-side (a request with
  * `compaction` scheduled by `compactBeforeNextTurn()`, whose compaction block replaces the history).
  */
+import { AnthropicError } from '@anthropic-ai/sdk';
 import {
   type CompactionControl,
   CompactionTrigger,
@@ -12,9 +13,11 @@ import {
   summaryText,
   thresholdOf,
 } from './compaction.js';
+import { toolUsesOf } from './history.js';
 import type { RunContext } from './run-context.js';
+import { rejectCompactionEdit } from './server-compaction.js';
 import type { Requests } from './turn.js';
-import type { BetaCompactionConfig, BetaMessage } from './types.js';
+import type { BetaCompactionConfig, BetaMessage, BetaMessageParam } from './types.js';
 import { addUsage } from './usage.js';
 
 export class Compactions {
@@ -22,26 +25,59 @@ export class Compactions {
   readonly #requests: Requests;
   /** When client-side compaction summarises the history. */
   readonly #trigger = new CompactionTrigger();
-  /** A server-side compaction scheduled with compactBeforeNextTurn(). */
-  #scheduled: BetaCompactionConfig | undefined;
+  /** A server-side compaction scheduled with compactBeforeNextTurn(), or sent and not yet adopted. */
+  #server: { status: 'scheduled'; config: BetaCompactionConfig } | { status: 'in_flight'; lastMessage: BetaMessage | undefined } | undefined;
 
   constructor(run: RunContext, requests: Requests) {
     this.#run = run;
     this.#requests = requests;
   }
 
+  /** `compactBeforeNextTurn()`: ignored while a compaction is in flight, as in the SDK. */
   schedule(config: BetaCompactionConfig): void {
-    this.#scheduled = config;
+    if (this.#server?.status === 'in_flight') return;
+    rejectCompactionEdit(this.#run.state.apiParams);
+    this.#server = { status: 'scheduled', config };
   }
 
   /**
-   * The server-side compaction to send as this iteration's request, if one is scheduled; never in
-   * the middle of a paused turn (a history that ends with the assistant's reply).
+   * New params from the caller: no compaction edit while a compaction is pending, and no other
+   * history while one is in flight, since its reply is about to replace it (the SDK's errors).
    */
-  takeScheduled(): BetaCompactionConfig | undefined {
-    const scheduled = this.#scheduled;
-    this.#scheduled = undefined;
-    return this.#run.state.messages.at(-1)?.role === 'assistant' ? undefined : scheduled;
+  checkNewParams(apiParams: Record<string, unknown>, messages: readonly BetaMessageParam[]): void {
+    if (!this.#server) return;
+    rejectCompactionEdit(apiParams);
+    if (this.#server.status === 'in_flight' && !sameMessages(messages, this.#run.state.messages)) {
+      throw new AnthropicError(
+        "Message params can't be changed while the conversation is being compacted, because the compaction response is about to replace them. Change them after this iteration instead.",
+      );
+    }
+  }
+
+  /**
+   * The server-side compaction to send as this iteration's request, if one is scheduled; never to
+   * resume a paused turn (the API can't compact a conversation that ends mid-turn).
+   */
+  takeScheduled(resuming: boolean): BetaCompactionConfig | undefined {
+    const server = this.#server;
+    if (server?.status !== 'scheduled' || resuming) return undefined;
+    rejectCompactionEdit(this.#run.state.apiParams);
+    this.#server = { status: 'in_flight', lastMessage: this.#run.state.lastMessage };
+    return server.config;
+  }
+
+  /**
+   * The run is about to stop: whether a scheduled compaction goes out first, as its last request.
+   * A history that ends with calls never run can't be compacted: the compaction is dropped, with a warning.
+   */
+  beforeStop(): boolean {
+    if (this.#server?.status !== 'scheduled') return false;
+    if (toolUsesOf(this.#run.state.messages.at(-1)).length === 0) return true;
+    this.#run.logger.warn(
+      'The pending compaction was skipped because the last turn ended with tool calls that were not run. Call `compactBeforeNextTurn()` again if you continue the conversation.',
+    );
+    this.#server = undefined;
+    return false;
   }
 
   /**
@@ -65,11 +101,28 @@ export class Compactions {
     this.#trigger.compacted();
   }
 
-  /** After a server-side compaction request: the compaction block replaces the history. */
-  adoptServerCompaction(reply: BetaMessage): 'continue' {
-    const compacted = reply.content.some((block) => block.type === 'compaction' && block.content);
-    if (compacted) this.#run.state.replaceHistory([{ role: 'assistant', content: reply.content }]);
-    else this.#run.logger.warn('Compaction produced no summary; keeping the conversation as it is.');
-    return 'continue';
+  /**
+   * After a server-side compaction request: the compaction block replaces the history. Without one
+   * the conversation stays, and the run's last message is the last real reply again.
+   */
+  adoptServerCompaction(reply: BetaMessage): void {
+    const server = this.#server;
+    this.#server = undefined;
+    const { state, logger } = this.#run;
+    if (reply.content.some((block) => block.type === 'compaction' && block.content)) {
+      state.replaceHistory([{ role: 'assistant', content: reply.content }]);
+      return;
+    }
+    logger.warn('Compaction produced no summary; keeping the conversation as it is.');
+    if (server?.status === 'in_flight') state.lastMessage = server.lastMessage;
   }
+
+  /** The compaction turn ended without its reply adopted (it failed, or the loop body broke out): forget it, as the SDK does. */
+  abandon(): void {
+    if (this.#server?.status === 'in_flight') this.#server = undefined;
+  }
+}
+
+function sameMessages(a: readonly BetaMessageParam[], b: readonly BetaMessageParam[]): boolean {
+  return a.length === b.length && a.every((message, i) => message === b[i] || JSON.stringify(message) === JSON.stringify(b[i]));
 }

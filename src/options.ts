@@ -5,11 +5,17 @@ import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
 import type { Logger } from './log.js';
+import { REQUEST_OPTION_KEYS, type RunRequestOptions, checkRequestOptionKey } from './request-options.js';
 
-export interface ToolRunnerOptions {
-  /** Aborts the request in flight and the running tools. */
-  signal?: AbortSignal | undefined;
-  /** Options for every request: headers, timeout, maxRetries, ... */
+/**
+ * The third argument of `toolRunner`: the SDK's request options for every request (`headers`,
+ * `signal`, `timeout`, `maxRetries`, `fallbackState`, `openTelemetry`, ..., as
+ * `client.beta.messages.toolRunner(params, options)` takes them) and the runner's own keys.
+ */
+export interface ToolRunnerOptions extends RunRequestOptions {
+  /** Aborts the request in flight and the running tools (`setRequestOptions({ signal })` replaces it). */
+  signal?: AbortSignal | null | undefined;
+  /** Options for every request, under the request options given beside it at the top level. */
   requestOptions?: RequestOptions | undefined;
   /** Where the runner logs (tool failures at `warn`, inputs and results at `debug`). Default: the client's logger. */
   logger?: Logger | undefined;
@@ -27,8 +33,8 @@ export interface ToolRunnerOptions {
   onEvent?: RunnerListener | RunnerListener[] | undefined;
 }
 
-const KNOWN: ReadonlySet<string> = new Set([
-  'signal',
+/** The runner's own keys (the SDK's request options are the others it takes). */
+const OWN: ReadonlySet<string> = new Set([
   'requestOptions',
   'logger',
   'concurrency',
@@ -43,9 +49,11 @@ const KNOWN: ReadonlySet<string> = new Set([
 export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: number } {
   if (typeof options !== 'object' || options === null) throw new TypeError('toolRunner: options must be an object');
   for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) {
-      throw new TypeError(`toolRunner: unknown option '${key}'; the options are ${[...KNOWN].join(', ')}`);
-    }
+    if (OWN.has(key) || REQUEST_OPTION_KEYS.has(key)) continue;
+    checkRequestOptionKey(key, 'toolRunner: options');
+    throw new TypeError(
+      `toolRunner: unknown option '${key}'; the options are ${[...OWN].join(', ')}, and the SDK's request options ${[...REQUEST_OPTION_KEYS].join(', ')}`,
+    );
   }
   positive('concurrency', options.concurrency, true);
   positive('toolTimeoutMs', options.toolTimeoutMs, false);

@@ -1,5 +1,6 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
 import { type CompactionControl, checkCompactionControl } from './compaction.js';
+import { rejectCompactionParam } from './server-compaction.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnerParams, ToolEntry } from './surface.js';
 import type { BetaMessageParam } from './types.js';
@@ -17,8 +18,8 @@ export interface SplitParams {
 export function splitParams(params: RunnerParams): SplitParams {
   if (typeof params !== 'object' || params === null) throw new TypeError('toolRunner: params must be an object');
   const { messages, tools, ...rest } = params;
+  rejectCompactionParam(rest);
   if (!Array.isArray(messages)) throw new TypeError('toolRunner: params.messages must be an array of messages');
-  if (messages.length === 0) throw new TypeError('toolRunner: params.messages is empty; give at least one user message');
   messages.forEach((message, i) => {
     const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown };
     if (role !== 'user' && role !== 'assistant' && role !== 'system') {
@@ -43,8 +44,8 @@ export function splitParams(params: RunnerParams): SplitParams {
   }
   checkCompactionControl(settings['compactionControl'] as CompactionControl | undefined);
   const max = settings['max_iterations'] as number | undefined;
-  if (max !== undefined && !(Number.isInteger(max) && max > 0)) {
-    throw new RangeError(`toolRunner: max_iterations must be a positive integer, got ${String(max)}`);
+  if (max !== undefined && !(Number.isInteger(max) && max >= 0)) {
+    throw new RangeError(`toolRunner: max_iterations must be a positive integer (or 0 for no limit, as in the SDK), got ${String(max)}`);
   }
   return { api, settings: settings as RunnerSettings, messages, tools };
 }

@@ -1,5 +1,5 @@
 /** What the rooms of a run share: made once by the runner, read by each collaborator. */
-import type { ClientLike } from './client.js';
+import type { ClientLike, RequestOptions } from './client.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import type { ToolRunnerOptions } from './options.js';
@@ -18,4 +18,11 @@ export interface RunContext {
   readonly runner: Runner;
   /** Emits lifecycle events, when something listens. */
   readonly emit: ((event: RunnerEvent) => void) | undefined;
+  /** The request options of the next requests; their `signal` is the run's (it reaches the tools too). */
+  requestOptions: RequestOptions;
+}
+
+/** The run's signal: the one in the current request options. */
+export function runSignal(run: RunContext): AbortSignal | undefined {
+  return run.requestOptions.signal ?? undefined;
 }

@@ -20,7 +20,7 @@ export class RunState {
   messages: BetaMessageParam[];
   /** The caller (or a compaction) set the history since the last request: check it before sending. */
   historySetByCaller = true;
-  /** Requests that returned a reply. */
+  /** Requests sent (a failed one too; a server-side compaction's not), as the SDK counts them. */
   iteration = 0;
   usage: Usage = NO_USAGE;
   lastMessage: BetaMessage | undefined;
@@ -74,12 +74,11 @@ export class RunState {
 
   reachedMaxIterations(): boolean {
     const max = this.settings.max_iterations;
-    return max !== undefined && this.iteration >= max;
+    return max !== undefined && max > 0 && this.iteration >= max;
   }
 
-  /** A reply arrived: count it, add its usage; calls cut off by max_tokens never run. */
+  /** A reply arrived: add its usage; calls cut off by max_tokens never run. */
   count(reply: BetaMessage): void {
-    this.iteration++;
     this.usage = addUsage(this.usage, reply.usage);
     this.lastMessage = reply;
     if (reply.stop_reason === 'max_tokens') {

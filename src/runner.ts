@@ -16,10 +16,12 @@ import type { ClientLike, RequestOptions } from './client.js';
 import { Compactions } from './compactions.js';
 import { type Settleable, settleable } from './completion.js';
 import { emitter } from './events.js';
+import { helperTags } from './helper-header.js';
 import { toolUsesOf, uniqueToolUseIds } from './history.js';
 import { runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
-import type { RunContext } from './run-context.js';
+import { type RunContext, runSignal } from './run-context.js';
+import { initialRequestOptions } from './request-options.js';
 import { RunState } from './run-state.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { Runner, RunnerParams } from './surface.js';
@@ -50,21 +52,26 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const logger = runnerLogger(client, options.logger);
     const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), snapshot?.thread);
     const emit = emitter(options.onEvent, logger);
-    this.#run = { client, options, state, thread, logger, runner: this, emit };
+    const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions);
+    this.#run = { client, options, state, thread, logger, runner: this, emit, requestOptions };
     this.#state = state;
     this.#answers = new CallAnswers(this.#run, maxToolResultChars, snapshot?.calls);
-    this.#requests = new Requests(this.#run, this.#answers.startEagerly);
+    this.#requests = new Requests(this.#run, this.#answers.startEagerly, helperTags(params.tools, params.messages));
     this.#compactions = new Compactions(this.#run, this.#requests);
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<RunnerItem<Stream>> {
-    if (this.#consumed) throw new AnthropicError('Cannot iterate over a consumed tool runner');
+    if (this.#consumed) throw new AnthropicError('Cannot iterate over a consumed stream');
     this.#consumed = true;
     if (this.#completion?.settled) this.#completion = undefined;
     const { emit } = this.#run;
     emit?.({ type: 'run.start', runner: this, model: this.#state.apiParams['model'] });
     let failed = false;
     let stoppedForApproval = false;
+    /** The last reply was an unfinished turn, which the next request resumes. */
+    let resuming = false;
+    /** A compaction scheduled before the run stopped goes out as its last request. */
+    let lastCompaction = false;
     try {
       for (;;) {
         // Calls the history ends with: a state the caller set, or a run stopped for approval.
@@ -73,17 +80,21 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
           stoppedForApproval = true;
           break;
         }
-        if (this.#state.reachedMaxIterations()) break;
-        const sent = this.#requests.send(this.#compactions.takeScheduled());
+        if (!lastCompaction && this.#state.reachedMaxIterations()) break;
+        const sent = this.#requests.send(this.#compactions.takeScheduled(resuming));
         const turn = sent instanceof Promise ? await sent : sent;
         this.#turn = turn;
         try {
           yield (this.#state.settings.stream ? turn.stream : await turn.message) as RunnerItem<Stream>;
           const next = await this.#finishTurn(turn);
           stoppedForApproval = next === 'pending';
-          if (next !== 'continue') break;
+          resuming = next === 'resume';
+          if (lastCompaction) break;
+          if (next === 'stop' && this.#compactions.beforeStop()) lastCompaction = true;
+          else if (next === 'stop' || next === 'pending') break;
         } finally {
           turn.stream?.abort();
+          if (turn.compaction) this.#compactions.abandon();
           this.#turn = undefined;
         }
       }
@@ -107,16 +118,20 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
   }
 
   /** After the loop body: append the reply and its tool results (unless the body took control). */
-  async #finishTurn(turn: Turn): Promise<'continue' | 'stop' | 'pending'> {
-    if (turn.compaction && !turn.tookControl) return this.#compactions.adoptServerCompaction(await turn.message);
+  async #finishTurn(turn: Turn): Promise<'continue' | 'resume' | 'stop' | 'pending'> {
+    if (turn.compaction) {
+      this.#compactions.adoptServerCompaction(await turn.message);
+      return 'continue';
+    }
     if (!turn.tookControl) {
       const reply = turn.reply ?? (await turn.message);
+      // On a message thread a refused turn is not kept: the next request replays without it (the SDK's rule).
+      if (reply.stop_reason === 'refusal' && this.#run.thread.threading) return 'stop';
       const { content, renamed } = uniqueToolUseIds(reply.content);
       for (const [id, text] of renamed) this.#state.markNotRun(id, text);
       this.#state.messages.push({ role: reply.role, content });
       const step = nextStepFor(reply.stop_reason);
-      if (step === 'stop') return 'stop';
-      if (step === 'resume') return 'continue';
+      if (step !== 'run_tools') return step;
     }
     const answered = await this.#answers.answerLastMessage(turn);
     if (answered === 'none' && !turn.tookControl) return 'stop';
@@ -166,11 +181,11 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
    * }
    * ```
    */
-  async generateToolResponse(signal: AbortSignal | undefined = this.#run.options.signal): Promise<ToolResultMessage | null> {
+  async generateToolResponse(signal: AbortSignal | null | undefined = runSignal(this.#run)): Promise<ToolResultMessage | null> {
     const turn = this.#turn;
     const uses = toolUsesOf(turn ? await turn.message : this.#state.messages.at(-1));
     if (uses.length === 0) return null;
-    return (await this.#answers.answer(turn, uses, signal)).message;
+    return (await this.#answers.answer(turn, uses, signal ?? undefined)).message;
   }
 
   /** The calls the run stopped for, waiting for `approve(id)` or `deny(id, reason)`. */
@@ -209,7 +224,9 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
    * ```
    */
   setMessagesParams(params: RunnerParams | ((previous: RunnerParams) => RunnerParams)): void {
-    this.#state.replace(typeof params === 'function' ? params(this.params) : params);
+    const next = typeof params === 'function' ? params(this.params) : params;
+    this.#compactions.checkNewParams(next as unknown as Record<string, unknown>, next.messages ?? []);
+    this.#state.replace(next);
     if (this.#turn) {
       this.#turn.tookControl = true;
       this.#turn.response = undefined;
@@ -229,10 +246,13 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     this.setMessagesParams((params) => ({ ...params, messages: [...params.messages, ...messages] }));
   }
 
-  /** Changes the request options (headers, timeout, ...) of the next requests. */
+  /**
+   * Changes the request options (headers, timeout, signal, ...) of the next requests; a `signal`
+   * set here aborts the run's tools too.
+   */
   setRequestOptions(options: RequestOptions | ((previous: RequestOptions) => RequestOptions)): void {
-    const requests = this.#requests;
-    requests.requestOptions = typeof options === 'function' ? options(requests.requestOptions) : { ...requests.requestOptions, ...options };
+    const run = this.#run;
+    run.requestOptions = typeof options === 'function' ? options(run.requestOptions) : { ...run.requestOptions, ...options };
   }
 
   /** A read-only copy of the current params. In the loop body it does not yet hold the message just yielded. */
@@ -240,7 +260,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     return this.#state.params;
   }
 
-  /** The number of requests that returned a reply. */
+  /** The number of requests sent (a failed one too), as the SDK counts them. */
   get iteration(): number {
     return this.#state.iteration;
   }

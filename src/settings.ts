@@ -7,7 +7,7 @@ import type { BetaMessageParam, MessageCreateParamsBase } from './types.js';
 
 /** Keys that configure the loop and are never sent to the API. */
 export interface RunnerSettings {
-  /** Stop after this many requests that returned a reply. */
+  /** Stop after this many requests (a failed one counts too, as in the SDK); 0 or none: no limit. */
   max_iterations?: number | undefined;
   /** Yield the SDK's `MessageStream` for each iteration instead of the whole message. */
   stream?: boolean | undefined;

@@ -78,7 +78,7 @@ export type RunnerParams = ParamsWithoutTools & {
 export interface Runner {
   /** A read-only copy of the current params. In the loop body it does not yet hold the message just yielded. */
   readonly params: RunnerParams;
-  /** The number of requests that returned a reply. */
+  /** The number of requests sent (a failed one too), as the SDK counts them. */
   readonly iteration: number;
   /** The summed usage of every reply. */
   readonly usage: Usage;

@@ -77,6 +77,11 @@ export class MessageThread {
     return this.#mode === 'on';
   }
 
+  /** Whether the run was to go over a thread (it may have stopped threading since). */
+  get used(): boolean {
+    return this.#mode !== 'off';
+  }
+
   /** Forget the thread: the next request replays the whole history under a new one. */
   restart(): void {
     this.#anchor = undefined;

@@ -1,6 +1,7 @@
 /** `tool()`: a runnable tool from any of the three schema kinds, and how a `tools` entry becomes its API definition. */
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { BETA_CLIENT_TOOL_UNION_KEYS } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { type AnySchema, compileSchema } from './schema.js';
 import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
 import type { BetaToolUnion, Promisable, ToolResultContent } from './types.js';
@@ -65,21 +66,27 @@ export function isRunnableTool(value: unknown): value is RunnableTool {
   );
 }
 
-/** Keys that configure the runner and are never sent to the API. */
-const RUNNER_ONLY_KEYS = new Set(['needsApproval', 'timeoutMs']);
+const API_KEYS: ReadonlySet<string> = new Set(BETA_CLIENT_TOOL_UNION_KEYS);
 const definitions = new WeakMap<object, BetaToolUnion>();
 
-/** The API definition of a `tools` entry: its data fields, without functions or runner-only keys. */
+/**
+ * The API definition of a `tools` entry. A runnable one (a tool, a toolset, a class instance with
+ * state of its own) sends only the API's tool keys, as the SDK's runner does; a plain definition
+ * goes as it is.
+ */
 export function toolDefinition(entry: AnyTool): BetaToolUnion {
-  if (!isRunnableTool(entry)) return entry as BetaToolUnion;
+  if (!isRunnableTool(entry) && !isRunnable(entry)) return entry as BetaToolUnion;
   let definition = definitions.get(entry);
   if (!definition) {
     const fields: object =
       typeof (entry as { toJSON?: unknown }).toJSON === 'function' ? (entry as unknown as { toJSON(): object }).toJSON() : entry;
-    definition = Object.fromEntries(
-      Object.entries(fields).filter(([key, value]) => typeof value !== 'function' && !RUNNER_ONLY_KEYS.has(key)),
-    ) as BetaToolUnion;
+    definition = Object.fromEntries(Object.entries(fields).filter(([key]) => API_KEYS.has(key))) as BetaToolUnion;
     definitions.set(entry, definition);
   }
   return definition;
+}
+
+/** Any entry with a `run` (a runnable toolset has no `name`). */
+function isRunnable(entry: unknown): entry is object {
+  return typeof entry === 'object' && entry !== null && typeof (entry as { run?: unknown }).run === 'function';
 }

@@ -9,8 +9,10 @@ import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
 import { ignore } from './completion.js';
 import { withFields } from './copy.js';
 import { ReplyError } from './errors.js';
+import { withHelperHeader } from './helper-header.js';
 import { callHook } from './hooks.js';
 import type { RunContext } from './run-context.js';
+import { compactionRequestParams } from './server-compaction.js';
 import { startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, streamMessage } from './thread-requests.js';
 import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock, ToolResultMessage } from './types.js';
@@ -48,22 +50,22 @@ export function nextStepFor(stopReason: string | null): 'run_tools' | 'resume' |
   }
 }
 
-const NO_OPTIONS: RequestOptions = Object.freeze({});
-
 /** Sends the run's requests and counts their replies into the run's state. */
 export class Requests {
-  /** The request options of the next requests (`setRequestOptions`). */
-  requestOptions: RequestOptions;
   #sent = 0;
 
   readonly #run: RunContext;
   /** Starts a call whose `tool_use` block is complete in the stream (`runToolsEagerly`). */
   readonly #startEagerly: (toolUse: BetaToolUseBlock) => void;
+  /** The `x-stainless-helper` tags of the run. */
+  readonly #tags: string;
+  /** The request options last sent, with the helper header, and the caller's they were made from. */
+  #sentOptions: { from: RequestOptions; options: RequestOptions } | undefined;
 
-  constructor(run: RunContext, startEagerly: (toolUse: BetaToolUseBlock) => void) {
+  constructor(run: RunContext, startEagerly: (toolUse: BetaToolUseBlock) => void, tags: string) {
     this.#run = run;
     this.#startEagerly = startEagerly;
-    this.requestOptions = run.options.requestOptions ? { ...run.options.requestOptions } : NO_OPTIONS;
+    this.#tags = tags;
   }
 
   /**
@@ -79,7 +81,8 @@ export class Requests {
     const { state, thread, options } = this.#run;
     // Whether the history changed only by the runner's own appends since the last request.
     const appendsOnly = state.prepareHistory();
-    const body: Record<string, unknown> = withFields(state.apiParams, { messages: state.messages });
+    const apiParams = compaction ? compactionRequestParams(state.apiParams) : state.apiParams;
+    const body: Record<string, unknown> = withFields(apiParams, { messages: state.messages });
     if (state.tools.definitions) body['tools'] = state.tools.definitions;
     // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
     if (!state.settings.stream && !state.settings.runToolsEagerly) body['stream'] = false;
@@ -99,7 +102,7 @@ export class Requests {
     const streaming = settings.stream || settings.runToolsEagerly;
     const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined, reply: undefined };
     let message: PromiseLike<BetaMessage>;
-    const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#optionsWithSignal(), logger: run.logger };
+    const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#options(), logger: run.logger };
     if (streaming) {
       const stream = streamMessage(body, request);
       if (settings.runToolsEagerly) startToolsEagerly(stream, this.#startEagerly);
@@ -108,6 +111,7 @@ export class Requests {
     } else {
       message = createMessage(body, request);
     }
+    if (!compaction) run.state.iteration++;
     const requestId = this.#started(body, 'turn');
     turn.message = Promise.resolve(
       message.then(
@@ -138,7 +142,7 @@ export class Requests {
   async summary(body: Record<string, unknown>): Promise<BetaMessage> {
     const run = this.#run;
     await callHook(run.options.hooks, 'onRequest', body);
-    const options = this.#optionsWithSignal();
+    const options = this.#options();
     const requestId = this.#started(body, 'compaction');
     let reply: BetaMessage;
     try {
@@ -159,10 +163,11 @@ export class Requests {
     return requestId;
   }
 
-  /** The request options of the next request, with the run's signal. */
-  #optionsWithSignal(): RequestOptions {
-    const signal = this.#run.options.signal;
-    return signal ? withFields(this.requestOptions, { signal }) : this.requestOptions;
+  /** The caller's request options with the helper header, made again only when they changed. */
+  #options(): RequestOptions {
+    const from = this.#run.requestOptions;
+    if (this.#sentOptions?.from !== from) this.#sentOptions = { from, options: withHelperHeader(from, this.#tags, this.#run.thread.used) };
+    return this.#sentOptions.options;
   }
 
   #received(reply: BetaMessage): BetaMessage | Promise<BetaMessage> {

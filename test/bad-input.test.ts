@@ -65,14 +65,14 @@ describe('bad input from the user is a clear error at construction, before any r
     const server = await mockServer([]);
     const client = server.client();
     const make = (params: object, options?: object) => () => toolRunner(client, { ...baseParams, ...params } as never, options as never);
-    expect(make({ messages: [] })).toThrow(/params.messages is empty/);
     expect(make({ messages: undefined })).toThrow(/params.messages must be an array/);
     expect(make({ messages: [{ role: 'bot', content: 'x' }] })).toThrow(/messages\[0\].role must be 'user' or 'assistant'/);
     expect(make({ tools: [order(), order()] })).toThrow(/two tools are named 'get_order'/);
-    expect(make({ max_iterations: 0 })).toThrow(/max_iterations must be a positive integer, got 0/);
-    expect(make({ max_iterations: -3 })).toThrow(/max_iterations must be a positive integer/);
+    expect(make({ max_iterations: -3 })).toThrow(/max_iterations must be a positive integer \(or 0 for no limit, as in the SDK\), got -3/);
+    expect(make({ max_iterations: 1.5 })).toThrow(/max_iterations must be a positive integer/);
     expect(make({ tools: [{ name: 'x', input_schema: { type: 'object' }, run: 'not a function' }] })).toThrow(/tool 'x' has a `run` that is not a function/);
-    expect(make({}, { timeout: 5 })).toThrow(/unknown option 'timeout'/);
+    expect(make({}, { timeuot: 5 })).toThrow(/unknown option 'timeuot'; the options are requestOptions, .*and the SDK's request options headers, signal, timeout/);
+    expect(make({}, { body: {} })).toThrow(/the request option 'body' is set by the runner/);
     expect(() => tool({ name: 'x', inputSchema: z.array(z.string()) as never, run: () => '' })).toThrow(/must describe an object/);
     expect(() => tool({ name: 'x', inputSchema: z.object({}), run: undefined as never })).toThrow(/`run` must be a function/);
     expect(server.requests).toHaveLength(0);

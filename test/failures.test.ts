@@ -19,7 +19,8 @@ describe('API errors', () => {
     const final = await runner;
     expect(final.content[0]).toMatchObject({ text: 'ok' });
     expect(server.requests[2]!.body).toEqual(server.requests[1]!.body);
-    expect(runner.iteration).toBe(2);
+    // Requests sent, the failed one included, as the SDK counts them (max_iterations too).
+    expect(runner.iteration).toBe(3);
   });
 
   it('the client’s retries apply (429 with retry-after), and a retried request is counted once', async () => {
@@ -43,7 +44,7 @@ describe('API errors', () => {
     const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true, tools: [weatherTool()] });
     await expect(runner.runUntilDone()).rejects.toThrow();
     expect(runner.params.messages).toEqual(baseParams.messages);
-    expect(runner.iteration).toBe(0);
+    expect(runner.iteration).toBe(1);
     await runner;
     expect(server.requests[1]!.body).toEqual(server.requests[0]!.body);
   });

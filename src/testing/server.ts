@@ -43,6 +43,8 @@ export interface RecordedRequest {
   index: number;
   method: string;
   path: string;
+  /** The URL's query parameters (the SDK's `query` request option). */
+  query: Record<string, string>;
   headers: Record<string, string | string[] | undefined>;
   /** The request body as sent: on a thread `continue`, only the new messages. */
   body: any;
@@ -120,13 +122,15 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
-    const path = (req.url ?? '/').split('?')[0]!;
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const path = url.pathname;
     const body = safeParse(raw) as any;
     const opened: OpenedThread | undefined = body?.thread ? threads.open(body, req.headers['anthropic-beta']) : undefined;
     const request: RecordedRequest = {
       index: requests.length,
       method: req.method ?? 'GET',
       path,
+      query: Object.fromEntries(url.searchParams),
       headers: req.headers,
       body,
       messages: opened && 'conversation' in opened ? opened.conversation : Array.isArray(body?.messages) ? body.messages : [],

@@ -1,0 +1,66 @@
+/**
+ * The SDK's `x-stainless-helper` telemetry header, as its runner sends it: the runner's tag, the tags
+ * of the SDK helpers that made the run's tools and messages (`mcpTool`, the toolsets, ...), and
+ * `message-thread` when the run may go over a thread. This runner's tag is `tool-runner`: it is not
+ * the SDK's `BetaToolRunner`, and says so.
+ */
+import type { RequestOptions } from './client.js';
+
+const HEADER = 'x-stainless-helper';
+export const RUNNER_TAG = 'tool-runner';
+/** The SDK marks what its helpers make with this registered symbol (its value: the helper's name). */
+const HELPER_MARK = Symbol.for('anthropic.sdk.stainlessHelper');
+/** The SDK's merged-headers object carries this registered brand. */
+const NULLABLE_HEADERS = Symbol.for('brand.privateNullableHeaders');
+
+/** The run's tags, from its tools and messages as given (and their blocks, and tools a `tool_addition` defines). */
+export function helperTags(tools: readonly unknown[] | undefined, messages: readonly unknown[]): string {
+  const tags = new Set<string>([RUNNER_TAG]);
+  const mark = (value: unknown) => {
+    const tag = typeof value === 'object' && value !== null ? (value as Record<symbol, unknown>)[HELPER_MARK] : undefined;
+    if (typeof tag === 'string') tags.add(tag);
+  };
+  for (const tool of tools ?? []) mark(tool);
+  for (const message of messages) {
+    mark(message);
+    const content = (message as { content?: unknown }).content;
+    if (!Array.isArray(content)) continue;
+    for (const block of content) {
+      mark(block);
+      mark((block as { tool?: { definition?: unknown } } | null)?.tool?.definition);
+    }
+  }
+  return [...tags].join(', ');
+}
+
+type HeaderRow = [string, string | null];
+
+/**
+ * The request options of a request: the caller's, with the helper header around theirs. The SDK
+ * appends every value of this header it meets in one list of rows, so the caller's own tags stay.
+ */
+export function withHelperHeader(options: RequestOptions, tags: string, threaded: boolean): RequestOptions {
+  const rows: HeaderRow[] = [[HEADER, tags], ...headerRows(options.headers)];
+  if (threaded) rows.push([HEADER, 'message-thread']);
+  return { ...options, headers: rows };
+}
+
+/** The caller's headers as rows, whatever form they take (object, `Headers`, rows, the SDK's merged headers). */
+function headerRows(headers: unknown): HeaderRow[] {
+  if (headers == null) return [];
+  if (typeof headers !== 'object') return [];
+  if (NULLABLE_HEADERS in headers) {
+    const { values, nulls } = headers as unknown as { values: Headers; nulls: Set<string> };
+    return [...values.entries(), ...[...nulls].map((name): HeaderRow => [name, null])];
+  }
+  if (headers instanceof Headers) return [...headers.entries()];
+  const entries: Array<[string, unknown]> = Array.isArray(headers) ? (headers as Array<[string, unknown]>) : Object.entries(headers);
+  const rows: HeaderRow[] = [];
+  for (const [name, value] of entries) {
+    for (const one of Array.isArray(value) ? value : [value]) {
+      if (one === undefined) continue;
+      rows.push([name, one === null ? null : String(one)]);
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,268 @@
+/**
+ * Drop-in for SDK 1.14.0's runner, point by point (SPEC §9.1): each program runs on
+ * `client.beta.messages.toolRunner(params, options)` and on `toolRunner(client, params, options)`,
+ * over a message thread and with `thread: false`, against the testing kit's server over HTTP; the
+ * request bodies and headers, the yielded messages, the tool calls run and the errors thrown must be
+ * the same. (`x-stainless-helper` names this runner `tool-runner` where the SDK's says
+ * `BetaToolRunner`: a row of the README's differences table.)
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { AnthropicError } from '@anthropic-ai/sdk';
+import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { toolRunner } from 'tool-runner';
+import { type MockServer, type Step, text, toolUse } from 'tool-runner/testing';
+import { mockServer } from './helpers.js';
+
+type Runner = AsyncIterable<any> & PromiseLike<any> & Record<string, any>;
+type Start = (params: any, options?: any) => Runner;
+/** A program: drives a runner, logs what its tools ran, returns what it saw. */
+type Program = (start: Start, log: string[]) => Promise<unknown>;
+
+const model = 'claude-sonnet-5-5';
+const ask = [{ role: 'user' as const, content: 'Weather in Paris?' }];
+
+/** A zod tool that logs its calls; `Atlantis` throws. */
+function weather(log: string[]) {
+  return betaZodTool({
+    name: 'get_weather',
+    description: 'Current weather',
+    inputSchema: z.object({ location: z.string() }),
+    run: async ({ location }) => {
+      log.push(`get_weather ${location}`);
+      if (location === 'Atlantis') throw new Error('no such city');
+      return `21°C in ${location}`;
+    },
+  });
+}
+
+/** Headers that differ between two runs for reasons of their own (ports, sizes), or by design. */
+const VARYING = new Set(['host', 'content-length', 'x-stainless-retry-count', 'x-stainless-timeout']);
+
+function headersOf(server: MockServer) {
+  return server.requests.map(({ headers }) => {
+    const kept = Object.fromEntries(Object.entries(headers).filter(([name]) => !VARYING.has(name)));
+    if (typeof kept['x-stainless-helper'] === 'string') kept['x-stainless-helper'] = kept['x-stainless-helper'].replace('tool-runner', 'BetaToolRunner');
+    return kept;
+  });
+}
+
+/** The request bodies, with the reply ids a thread continues from numbered in order (each server makes its own). */
+function bodiesOf(server: MockServer) {
+  const ids = new Map<string, string>();
+  return server.requests.map(({ body }) => {
+    const previous = body.thread?.previous_message_id;
+    if (previous === undefined) return body;
+    if (!ids.has(previous)) ids.set(previous, `reply ${ids.size + 1}`);
+    return { ...body, thread: { ...body.thread, previous_message_id: ids.get(previous) } };
+  });
+}
+
+/** What a program saw, comparable across runs: message ids and error texts that name ids go. */
+function comparable(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value ?? null, (key, field) => (key === 'id' && typeof field === 'string' && field.startsWith('msg_') ? 'msg' : field)));
+}
+
+async function outcome(program: Program, start: Start) {
+  const log: string[] = [];
+  try {
+    return { saw: comparable(await program(start, log)), log, error: undefined };
+  } catch (error) {
+    return { saw: undefined, log, error: error instanceof Error ? `${error.constructor.name}: ${error.message}` : String(error) };
+  }
+}
+
+/** Runs `program` on both runners against servers scripted alike; checks that nothing differs; returns both servers. */
+async function runBoth(steps: () => Step[], program: Program, thread: false | undefined) {
+  const sdkServer = await mockServer(steps());
+  const ourServer = await mockServer(steps());
+  const mode = thread === false ? { thread: false } : {};
+  const sdkClient: Anthropic = sdkServer.client();
+  const sdk = await outcome(program, (params, options) => sdkClient.beta.messages.toolRunner({ ...params, ...mode }, options) as unknown as Runner);
+  const ours = await outcome(program, (params, options) => toolRunner(ourServer.client(), { ...params, ...mode }, options) as unknown as Runner);
+  expect(ours.error).toEqual(sdk.error);
+  expect(ours.log).toEqual(sdk.log);
+  expect(ours.saw).toEqual(sdk.saw);
+  expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+  expect(headersOf(ourServer)).toEqual(headersOf(sdkServer));
+  expect(ourServer.requests.map((request) => request.query)).toEqual(sdkServer.requests.map((request) => request.query));
+  return { sdk, ours, sdkServer, ourServer };
+}
+
+const collect = async (runner: Runner) => {
+  const seen = [];
+  for await (const message of runner) seen.push(message);
+  return seen;
+};
+
+for (const thread of [undefined, false] as const) {
+  describe(thread === false ? 'with thread: false' : 'over a message thread', () => {
+    const both = (steps: () => Step[], program: Program) => runBoth(steps, program, thread);
+
+    it('1. the SDK request options in the third argument go with every request', async () => {
+      const { ourServer } = await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_01')] }, { content: [text('21°C')] }],
+        async (start, log) =>
+          collect(
+            start(
+              { model, max_tokens: 256, messages: ask, tools: [weather(log)] },
+              { headers: { 'x-team': 'blue' }, timeout: 30_000, maxRetries: 1, query: { trace: 'on' }, openTelemetry: { conversationId: 'c-1' } },
+            ),
+          ),
+      );
+      expect(ourServer.requests.map((request) => request.headers['x-team'])).toEqual(['blue', 'blue']);
+      expect(ourServer.requests.map((request) => request.query)).toEqual([{ trace: 'on' }, { trace: 'on' }]);
+    });
+
+    it('1. a signal set with setRequestOptions reaches the tools', async () => {
+      const { ours } = await both(
+        () => [{ content: [toolUse('wait', {}, 'toolu_02')] }, { content: [text('done')] }],
+        async (start, log) => {
+          const controller = new AbortController();
+          const wait = betaZodTool({
+            name: 'wait',
+            description: 'Waits until aborted',
+            inputSchema: z.object({}),
+            run: async (_input, context) => {
+              log.push(`signal is the one set: ${context?.signal === controller.signal}`);
+              return 'waited';
+            },
+          });
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [wait] });
+          runner.setRequestOptions({ signal: controller.signal });
+          return collect(runner);
+        },
+      );
+      expect(ours.log).toEqual(['signal is the one set: true']);
+    });
+
+    it('5. compactBeforeNextTurn: the compaction request drops what only shapes a reply', async () => {
+      await both(
+        () => [{ content: [text('first')] }, { content: [{ type: 'compaction', content: 'summary' } as never], stop_reason: 'compaction' as never }],
+        async (start) => {
+          const runner = start({
+            model,
+            max_tokens: 256,
+            messages: ask,
+            tool_choice: { type: 'any' },
+            stop_sequences: ['END'],
+            output_config: { effort: 'low', format: { type: 'json_schema', schema: { type: 'object' } } },
+            tools: [{ name: 'lookup', description: 'x', input_schema: { type: 'object' } }],
+          });
+          const seen = [];
+          for await (const message of runner) {
+            seen.push(message);
+            if (seen.length === 1) runner.compactBeforeNextTurn();
+          }
+          return { seen, messages: runner.params.messages };
+        },
+      );
+    });
+
+    it('5. `compaction` in the params is refused, in the constructor and in setMessagesParams', async () => {
+      const { ours } = await both(
+        () => [],
+        async (start) => start({ model, max_tokens: 256, messages: ask, compaction: { type: 'summarize' } }),
+      );
+      expect(ours.error).toMatch(/^AnthropicError: `compaction` cannot be set on a tool runner/);
+      await both(
+        () => [],
+        async (start) => {
+          const runner = start({ model, max_tokens: 256, messages: ask });
+          runner.setMessagesParams((params: any) => ({ ...params, compaction: { type: 'summarize' } }));
+        },
+      );
+    });
+
+    it('6. a class-based tool sends only the API keys, not its own data fields', async () => {
+      class Lookup {
+        readonly name = 'lookup';
+        readonly description = 'Looks things up';
+        readonly input_schema = { type: 'object' as const, properties: { q: { type: 'string' } } };
+        readonly cache = new Map<string, string>();
+        readonly secretToken = 'not for the API';
+        constructor(private readonly log: string[]) {}
+        async run(input: { q: string }) {
+          this.log.push(`lookup ${input.q}`);
+          return `found ${input.q}`;
+        }
+      }
+      const { ourServer } = await both(
+        () => [{ content: [toolUse('lookup', { q: 'x' }, 'toolu_03')] }, { content: [text('done')] }],
+        async (start, log) => collect(start({ model, max_tokens: 256, messages: ask, tools: [new Lookup(log)] })),
+      );
+      expect(Object.keys(ourServer.requests[0]!.body.tools[0]).sort()).toEqual(['description', 'input_schema', 'name']);
+    });
+
+    it('7. a refusal ends the run; what the next request holds after it', async () => {
+      await both(
+        () => [{ content: [text('I cannot help with that.')], stop_reason: 'refusal' }, { content: [text('Sure.')] }],
+        async (start) => {
+          const runner = start({ model, max_tokens: 256, messages: ask });
+          const seen = [];
+          for await (const message of runner) {
+            seen.push({ message, messages: runner.params.messages });
+            if (message.stop_reason === 'refusal') runner.pushMessages({ role: 'user', content: 'Something else, then.' });
+          }
+          return { seen, messages: runner.params.messages };
+        },
+      );
+    });
+
+    it('8. max_iterations counts requests, a failed one too', async () => {
+      const { ourServer } = await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_04')] },
+          { error: { status: 500, message: 'flaky' } },
+          { content: [toolUse('get_weather', { location: 'Rome' }, 'toolu_05')] },
+          { content: [toolUse('get_weather', { location: 'Oslo' }, 'toolu_06')] },
+          { content: [text('never reached')] },
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)], max_iterations: 3 }, { maxRetries: 0 });
+          const seen = [];
+          try {
+            for await (const message of runner) seen.push(message);
+          } catch (error) {
+            seen.push(`error: ${(error as Error).constructor.name}`);
+          }
+          for await (const message of runner) seen.push(message);
+          return seen;
+        },
+      );
+      expect(ourServer.requests).toHaveLength(3);
+    });
+
+    it('12. max_iterations: 0 is no limit, and messages: [] is taken (pushMessages before the run)', async () => {
+      await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_07')] }, { content: [text('done')] }],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: [], tools: [weather(log)], max_iterations: 0 });
+          runner.pushMessages({ role: 'user', content: 'Weather in Paris?' });
+          return collect(runner);
+        },
+      );
+    });
+
+    it('12. the middleware request option runs for every request', async () => {
+      const { ours } = await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_08')] }, { content: [text('done')] }],
+        async (start, log) => {
+          const middleware = [async (request: unknown, next: (request: unknown) => Promise<Response>) => {
+            log.push('middleware');
+            return next(request);
+          }];
+          return collect(start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] }, { middleware }));
+        },
+      );
+      expect(ours.log.filter((line) => line === 'middleware')).toHaveLength(2);
+    });
+  });
+}
+
+describe('errors of the SDK', () => {
+  it('AnthropicError for `compaction` in the params', () => {
+    expect(() => toolRunner({ messages: {} } as never, { model, max_tokens: 1, messages: ask, compaction: { type: 'summarize' } } as never)).toThrow(AnthropicError);
+  });
+});
