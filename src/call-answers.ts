@@ -12,7 +12,12 @@ import { type RunContext, runSignal } from './run-context.js';
 import type { ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
 import type { Answer, Turn } from './turn.js';
-import type { BetaToolUseBlock, ToolResultMessage } from './types.js';
+import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
+import { ToolChanges } from './tool-changes.js';
+import type { ToolSet } from './tool-set.js';
+import { ToolsetSequences, familyOf, runToolsetCall, toolsetsOf } from './toolsets.js';
+import { toolsetResultBlock } from './toolset-member.js';
+import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
 export class CallAnswers {
   readonly #run: RunContext;
@@ -21,6 +26,16 @@ export class CallAnswers {
   #askApproval: ExecutionContext['askApproval'] | undefined;
   /** The calls of the message being answered; made when the first tool call comes. */
   #calls: ToolCalls | undefined;
+  /** `addTools()` / `removeTools()`, and the tool changes the history makes. */
+  readonly changes = new ToolChanges();
+  /** The run's toolsets by family, for the tools they were found in. */
+  #toolsets: { of: ToolSet; byFamily: ReadonlyMap<string, BetaRunnableToolset> } | undefined;
+  /** Calls of the current reply held by `deferToolCall()` (eager starts only). */
+  #deferred: Set<string> | undefined;
+  /** The toolsets with an eager call of the current reply: running, or waiting for the reply to be answered. */
+  #eagerFamilies: Map<string, 'running' | 'waiting'> | undefined;
+  /** The `tool_use` blocks of the current reply that have finished streaming, in the model's order (eager starts). */
+  toolCalls: BetaToolUseBlock[] = [];
 
   constructor(run: RunContext, maxToolResultChars: number, snapshot?: ToolCallsJSON) {
     this.#run = run;
@@ -60,8 +75,13 @@ export class CallAnswers {
     const key = uses.map((use) => use.id).join('\n');
     if (turn?.response?.key === key) return turn.response.answer;
     const context = this.#executionContext(signal);
+    const toolsets = this.#toolsetsNow();
+    const sequences = toolsets.size > 0 || uses.some((use) => familyOf(use) !== undefined) ? new ToolsetSequences() : undefined;
     // One call (the usual turn) without the bookkeeping of Promise.all.
-    const started = uses.length === 1 ? this.#startCall(uses[0]!, context).then((outcome) => [outcome]) : Promise.all(uses.map((use) => this.#startCall(use, context)));
+    const started =
+      uses.length === 1 && !sequences
+        ? this.#startCall(uses[0]!, context).then((outcome) => [outcome])
+        : Promise.all(uses.map((use) => (sequences ? this.#startInSequence(use, context, toolsets, sequences) : this.#startCall(use, context))));
     const answer = started.then((outcomes) => {
       const pending: PendingApproval[] = [];
       for (const outcome of outcomes) if ('pending' in outcome) pending.push(outcome.pending);
@@ -74,10 +94,98 @@ export class CallAnswers {
     return answer;
   }
 
-  /** Starts a call whose `tool_use` block is complete in the stream (made once: no closure per turn). */
+  /**
+   * Starts a call whose `tool_use` block is complete in the stream (made once: no closure per turn),
+   * unless `deferToolCall()` holds it. A toolset's call starts only while the toolset is idle; once
+   * one of its calls waits or fails, its later calls wait for the reply.
+   */
   readonly startEagerly = (toolUse: BetaToolUseBlock): void => {
-    void this.#startCall(toolUse, this.#executionContext(runSignal(this.#run)));
+    if (this.#deferred?.has(toolUse.id)) return;
+    const context = this.#executionContext(runSignal(this.#run));
+    const toolsets = this.#toolsetsNow();
+    const malformed = familyOf(toolUse) === undefined && toolsets.has(toolUse.name) && !context.tools.has(toolUse.name);
+    const family = malformed ? toolUse.name : familyOf(toolUse);
+    if (family === undefined) {
+      void this.#startCall(toolUse, context);
+      return;
+    }
+    const families = (this.#eagerFamilies ??= new Map());
+    if (malformed || families.has(family) || this.#calls?.started(toolUse.id)) {
+      families.set(family, 'waiting');
+      return;
+    }
+    families.set(family, 'running');
+    this.#callsNow()
+      .start(toolUse, () => this.#runMember(toolsets.get(family), family, toolUse, context))
+      .then(
+        (outcome) => {
+          if (('result' in outcome && outcome.result.is_error) || families.get(family) === 'waiting') families.set(family, 'waiting');
+          else families.delete(family);
+        },
+        () => families.set(family, 'waiting'),
+      );
   };
+
+  /** A `tool_use` block finished streaming (eager starts list them in `toolCalls`). */
+  readonly closedInStream = (toolUse: BetaToolUseBlock): void => {
+    this.toolCalls.push(toolUse);
+  };
+
+  /** A new reply: its calls start afresh (the eager state of the last one goes). */
+  beginTurn(): void {
+    if (this.#deferred) this.#deferred = undefined;
+    if (this.#eagerFamilies) this.#eagerFamilies = undefined;
+    if (this.toolCalls.length > 0) this.toolCalls = [];
+  }
+
+  /** `deferToolCall()`: holds a call of the current reply that has not started until the reply is answered. */
+  defer(id: string): void {
+    if (!this.#calls?.started(id)) (this.#deferred ??= new Set()).add(id);
+  }
+
+  /** The calls `deferToolCall()` holds, in the model's order, once their blocks finished streaming. */
+  get deferredCalls(): BetaToolUseBlock[] {
+    const deferred = this.#deferred;
+    return deferred ? this.toolCalls.filter((toolUse) => deferred.has(toolUse.id) && !this.#calls?.started(toolUse.id)) : [];
+  }
+
+  /** A call of one message where the message has toolset calls: a toolset's calls run one at a time, in order. */
+  #startInSequence(use: BetaToolUseBlock, context: ExecutionContext, toolsets: ReadonlyMap<string, BetaRunnableToolset>, sequences: ToolsetSequences): Promise<CallOutcome> {
+    const family = familyOf(use);
+    const calls = this.#callsNow();
+    if (family === undefined) {
+      // A call named after a toolset, without `toolset_name`: a toolset call with malformed actions.
+      if (!toolsets.has(use.name) || context.tools.has(use.name)) return this.#startCall(use, context);
+      return calls.start(use, () => Promise.resolve({ result: sequences.malformed(use.name, use) }));
+    }
+    const started = calls.started(use.id);
+    const result = sequences.add(family, toolsets.has(family), use, started?.then(resultOf), () =>
+      calls.start(use, () => this.#runMember(toolsets.get(family), family, use, context)).then(resultOf),
+    );
+    return result.then((block) => ({ result: block }));
+  }
+
+  /** One call of a toolset, with its lifecycle events; a call never to run is answered without running. */
+  async #runMember(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, context: ExecutionContext): Promise<CallOutcome> {
+    const notRun = this.#run.state.notRun?.get(toolUse.id);
+    if (notRun !== undefined) return { result: toolsetResultBlock(toolUse, notRun, true) };
+    const call = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
+    context.emit?.({ type: 'tool.start', runner: context.runner, call });
+    const result = await runToolsetCall(toolset, family, toolUse, context.signal);
+    context.emit?.({ type: 'tool.end', runner: context.runner, call, result });
+    return { result };
+  }
+
+  #toolsetsNow(): ReadonlyMap<string, BetaRunnableToolset> {
+    const tools = this.#run.state.tools;
+    if (this.#toolsets?.of !== tools) this.#toolsets = { of: tools, byFamily: toolsetsOf(tools.entries) };
+    return this.#toolsets.byFamily;
+  }
+
+  /** The families of the run's toolsets (addTools / removeTools may not touch them). */
+  get toolsetFamilies(): ReadonlySet<string> {
+    return new Set(this.#toolsetsNow().keys());
+  }
 
   /** Starts a call once until its message is answered; a call never to run is answered without running. */
   #startCall(toolUse: BetaToolUseBlock, context: ExecutionContext): Promise<CallOutcome> {
@@ -96,7 +204,7 @@ export class CallAnswers {
   #executionContext(signal: AbortSignal | undefined): ExecutionContext {
     const run = this.#run;
     return {
-      tools: run.state.tools.runnable,
+      tools: this.changes.runnable(run.state.tools.runnable, run.state.messages),
       logger: run.logger,
       signal,
       iteration: run.state.iteration,
@@ -125,3 +233,5 @@ export class CallAnswers {
     return this.#callsNow().toJSON();
   }
 }
+
+const resultOf = (outcome: CallOutcome): BetaToolResultBlockParam => (outcome as { result: BetaToolResultBlockParam }).result;

@@ -33,29 +33,37 @@ export function helperTags(tools: readonly unknown[] | undefined, messages: read
   return [...tags].join(', ');
 }
 
-type HeaderRow = [string, string | null];
+type HeaderValue = string | null;
 
 /**
- * The request options of a request: the caller's, with the helper header around theirs. The SDK
- * appends every value of this header it meets in one list of rows, so the caller's own tags stay.
+ * The request options of a request: the caller's, with the helper header around theirs, as one plain
+ * object (the SDK's stream helper spreads the headers it is given, so they must be an object).
  */
 export function withHelperHeader(options: RequestOptions, tags: string, threaded: boolean): RequestOptions {
-  const rows: HeaderRow[] = [[HEADER, tags], ...headerRows(options.headers)];
-  if (threaded) rows.push([HEADER, 'message-thread']);
-  return { ...options, headers: rows };
+  const headers: Record<string, HeaderValue> = {};
+  const helper: string[] = [tags];
+  for (const [name, value] of headerRows(options.headers)) {
+    if (name.toLowerCase() === HEADER) {
+      if (value !== null) helper.push(value);
+    } else {
+      headers[name] = value;
+    }
+  }
+  if (threaded) helper.push('message-thread');
+  headers[HEADER] = [...new Set(helper.join(',').split(',').map((tag) => tag.trim()).filter(Boolean))].join(', ');
+  return { ...options, headers };
 }
 
 /** The caller's headers as rows, whatever form they take (object, `Headers`, rows, the SDK's merged headers). */
-function headerRows(headers: unknown): HeaderRow[] {
-  if (headers == null) return [];
-  if (typeof headers !== 'object') return [];
+function headerRows(headers: unknown): Array<[string, HeaderValue]> {
+  if (headers == null || typeof headers !== 'object') return [];
   if (NULLABLE_HEADERS in headers) {
     const { values, nulls } = headers as unknown as { values: Headers; nulls: Set<string> };
-    return [...values.entries(), ...[...nulls].map((name): HeaderRow => [name, null])];
+    return [...values.entries(), ...[...nulls].map((name): [string, HeaderValue] => [name, null])];
   }
   if (headers instanceof Headers) return [...headers.entries()];
   const entries: Array<[string, unknown]> = Array.isArray(headers) ? (headers as Array<[string, unknown]>) : Object.entries(headers);
-  const rows: HeaderRow[] = [];
+  const rows: Array<[string, HeaderValue]> = [];
   for (const [name, value] of entries) {
     for (const one of Array.isArray(value) ? value : [value]) {
       if (one === undefined) continue;

@@ -24,10 +24,10 @@ import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
 import { RunState } from './run-state.js';
 import type { RunnerSnapshot } from './snapshot.js';
-import type { Runner, RunnerParams } from './surface.js';
+import type { AnyTool, RunnableTool, Runner, RunnerParams } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
 import { Requests, type Turn, nextStepFor } from './turn.js';
-import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, ToolResultMessage } from './types.js';
+import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 import type { Usage } from './usage.js';
 
 export type { ToolRunnerOptions } from './options.js';
@@ -56,7 +56,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     this.#run = { client, options, state, thread, logger, runner: this, emit, requestOptions };
     this.#state = state;
     this.#answers = new CallAnswers(this.#run, maxToolResultChars, snapshot?.calls);
-    this.#requests = new Requests(this.#run, this.#answers.startEagerly, helperTags(params.tools, params.messages));
+    this.#requests = new Requests(this.#run, this.#answers, helperTags(params.tools, params.messages));
     this.#compactions = new Compactions(this.#run, this.#requests);
   }
 
@@ -81,6 +81,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
           break;
         }
         if (!lastCompaction && this.#state.reachedMaxIterations()) break;
+        this.#answers.beginTurn();
+        this.#flushToolChanges(resuming);
         const sent = this.#requests.send(this.#compactions.takeScheduled(resuming));
         const turn = sent instanceof Promise ? await sent : sent;
         this.#turn = turn;
@@ -141,6 +143,13 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     return 'continue';
   }
 
+  /** Tool changes since the last request go out in a `system` message (a paused turn goes back first). */
+  #flushToolChanges(resuming: boolean): void {
+    if (resuming && this.#state.lastMessage?.stop_reason === 'pause_turn') return;
+    const message = this.#answers.changes.takeMessage();
+    if (message) this.#state.messages.push(message);
+  }
+
   #finish(): void {
     const last = this.#state.lastMessage;
     if (last) this.#settle().resolve(last);
@@ -186,6 +195,60 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const uses = toolUsesOf(turn ? await turn.message : this.#state.messages.at(-1));
     if (uses.length === 0) return null;
     return (await this.#answers.answer(turn, uses, signal ?? undefined)).message;
+  }
+
+  /**
+   * Gives the model more tools without changing `params.tools` (which would miss the prompt cache):
+   * each goes to the model in a `tool_addition` block with the next request, and a runnable one runs
+   * under its name at once. A plain definition is only sent, and stops a runnable tool of that name.
+   * A toolset can't be added (`ToolsetContractError`). Needs the `inline-tools-2026-09-15` beta.
+   *
+   * @example
+   * ```ts
+   * runner.addTools(queryDatabase);
+   * ```
+   */
+  addTools(...tools: AnyTool[]): void {
+    this.#answers.changes.add(tools, this.#answers.toolsetFamilies);
+  }
+
+  /**
+   * Takes tools away from the model without changing `params.tools`: a call to one of them is
+   * answered "not found" at once, and the model is told in a `tool_removal` block with the next
+   * request. A toolset can't be removed (`ToolsetContractError`). Needs the `inline-tools-2026-09-15` beta.
+   *
+   * @example
+   * ```ts
+   * runner.removeTools('query_database');
+   * ```
+   */
+  removeTools(...tools: Array<RunnableTool | string>): void {
+    this.#answers.changes.remove(tools, this.#answers.toolsetFamilies);
+  }
+
+  /**
+   * With `runToolsEagerly`: holds a call of the current reply (its `tool_use` block, or its id) until
+   * the loop body is done with the reply, instead of starting it while the reply streams. Does
+   * nothing for a call that started, or without `runToolsEagerly`.
+   *
+   * @example
+   * ```ts
+   * for await (const stream of runner) {
+   *   stream.on('contentBlock', (block) => {
+   *     if (block.type === 'tool_use' && block.name === 'delete_file') runner.deferToolCall(block);
+   *   });
+   *   await stream.finalMessage();
+   *   if (runner.deferredToolCalls.length > 0 && !(await confirm(runner.deferredToolCalls))) break;
+   * }
+   * ```
+   */
+  deferToolCall(toolUse: BetaToolUseBlock | string): void {
+    if (this.#turn && this.#state.settings.runToolsEagerly) this.#answers.defer(typeof toolUse === 'string' ? toolUse : toolUse.id);
+  }
+
+  /** The calls of the current reply `deferToolCall()` holds, in the model's order (empty without `runToolsEagerly`). */
+  get deferredToolCalls(): BetaToolUseBlock[] {
+    return this.#answers.deferredCalls;
   }
 
   /** The calls the run stopped for, waiting for `approve(id)` or `deny(id, reason)`. */

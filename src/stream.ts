@@ -7,8 +7,12 @@ import type { BetaToolUseBlock } from './types.js';
  * from it: when the next block starts, or when the reply stops with `tool_use`. A block cut off by
  * `max_tokens` is never started.
  */
-export function startToolsEagerly(stream: BetaMessageStream, start: (toolUse: BetaToolUseBlock) => void): void {
+export function startToolsEagerly(stream: BetaMessageStream, start: (toolUse: BetaToolUseBlock) => void, closed: (toolUse: BetaToolUseBlock) => void): void {
   stream.on('streamEvent', (event, snapshot) => {
+    if (event.type === 'content_block_stop') {
+      const block = snapshot.content[event.index];
+      if (isToolUse(block)) closed(block);
+    }
     let finished: unknown;
     if (event.type === 'content_block_start' && event.index > 0) {
       finished = snapshot.content[event.index - 1];

@@ -32,6 +32,11 @@ export class ToolCalls {
     return call;
   }
 
+  /** The call of this id, if it started (or finished) and its message is not answered yet. */
+  started(id: string): Promise<CallOutcome> | undefined {
+    return this.#calls.get(id);
+  }
+
   get pending(): readonly PendingApproval[] {
     return this.#pending;
   }

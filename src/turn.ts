@@ -31,6 +31,16 @@ export interface Turn {
   reply: BetaMessage | undefined;
 }
 
+/** How a streamed reply's calls start before it ends (`runToolsEagerly`): call-answers.ts. */
+export interface EagerStarts {
+  /** A call the model has moved on from. */
+  startEagerly(toolUse: BetaToolUseBlock): void;
+  /** A `tool_use` block that finished streaming. */
+  closedInStream(toolUse: BetaToolUseBlock): void;
+  /** The reply's `tool_use` blocks that finished streaming, in order: the yielded stream's `toolCalls`. */
+  readonly toolCalls: BetaToolUseBlock[];
+}
+
 /** The user message of results, and the calls still waiting for approval (not in the message). */
 export interface Answer {
   message: ToolResultMessage;
@@ -55,16 +65,16 @@ export class Requests {
   #sent = 0;
 
   readonly #run: RunContext;
-  /** Starts a call whose `tool_use` block is complete in the stream (`runToolsEagerly`). */
-  readonly #startEagerly: (toolUse: BetaToolUseBlock) => void;
+  /** Starts each call of a streamed reply once it is complete (`runToolsEagerly`). */
+  readonly #eager: EagerStarts;
   /** The `x-stainless-helper` tags of the run. */
   readonly #tags: string;
   /** The request options last sent, with the helper header, and the caller's they were made from. */
   #sentOptions: { from: RequestOptions; options: RequestOptions } | undefined;
 
-  constructor(run: RunContext, startEagerly: (toolUse: BetaToolUseBlock) => void, tags: string) {
+  constructor(run: RunContext, eager: EagerStarts, tags: string) {
     this.#run = run;
-    this.#startEagerly = startEagerly;
+    this.#eager = eager;
     this.#tags = tags;
   }
 
@@ -105,7 +115,12 @@ export class Requests {
     const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#options(), logger: run.logger };
     if (streaming) {
       const stream = streamMessage(body, request);
-      if (settings.runToolsEagerly) startToolsEagerly(stream, this.#startEagerly);
+      if (settings.runToolsEagerly) {
+        const eager = this.#eager;
+        startToolsEagerly(stream, eager.startEagerly, eager.closedInStream);
+        // As the SDK's runner stream: the calls that finished streaming, in the model's order.
+        Object.assign(stream, { toolCalls: eager.toolCalls });
+      }
       turn.stream = stream;
       message = stream.finalMessage();
     } else {

@@ -37,6 +37,38 @@ function weather(log: string[]) {
   });
 }
 
+/** A `tool_use` block of a toolset member (the model names the family in `toolset_name`). */
+function member(family: string, name: string, input: unknown, id: string) {
+  return { type: 'tool_use', id, name, input, toolset_name: family } as never;
+}
+
+/** A runnable computer toolset that logs its calls; a call with `fail` throws. */
+function computer(log: string[]) {
+  return {
+    type: 'computer_toolset_20260801' as const,
+    display_width_px: 1024,
+    display_height_px: 768,
+    run: async (_context: unknown, toolUse: { name: string; input: any }) => {
+      log.push(`computer ${toolUse.name}`);
+      if (toolUse.input?.fail) throw new Error('the screen is off');
+      return [{ type: 'text' as const, text: `did ${toolUse.name}` }];
+    },
+  };
+}
+
+/** A custom tool named like a browser toolset member. */
+function navigateTool(log: string[]) {
+  return betaZodTool({
+    name: 'navigate',
+    description: 'Opens a page',
+    inputSchema: z.object({ url: z.string() }),
+    run: async ({ url }) => {
+      log.push(`navigate ${url}`);
+      return `opened ${url}`;
+    },
+  });
+}
+
 /** Headers that differ between two runs for reasons of their own (ports, sizes), or by design. */
 const VARYING = new Set(['host', 'content-length', 'x-stainless-retry-count', 'x-stainless-timeout']);
 
@@ -74,7 +106,7 @@ async function outcome(program: Program, start: Start) {
 }
 
 /** Runs `program` on both runners against servers scripted alike; checks that nothing differs; returns both servers. */
-async function runBoth(steps: () => Step[], program: Program, thread: false | undefined) {
+async function runBoth(steps: () => Step[], program: Program, thread: false | undefined, { concurrentLog = false } = {}) {
   const sdkServer = await mockServer(steps());
   const ourServer = await mockServer(steps());
   const mode = thread === false ? { thread: false } : {};
@@ -82,7 +114,8 @@ async function runBoth(steps: () => Step[], program: Program, thread: false | un
   const sdk = await outcome(program, (params, options) => sdkClient.beta.messages.toolRunner({ ...params, ...mode }, options) as unknown as Runner);
   const ours = await outcome(program, (params, options) => toolRunner(ourServer.client(), { ...params, ...mode }, options) as unknown as Runner);
   expect(ours.error).toEqual(sdk.error);
-  expect(ours.log).toEqual(sdk.log);
+  // Calls of different tools run at once: their relative order is the scheduler's (each tool's own order still counts).
+  expect(concurrentLog ? [...ours.log].sort() : ours.log).toEqual(concurrentLog ? [...sdk.log].sort() : sdk.log);
   expect(ours.saw).toEqual(sdk.saw);
   expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
   expect(headersOf(ourServer)).toEqual(headersOf(sdkServer));
@@ -98,7 +131,7 @@ const collect = async (runner: Runner) => {
 
 for (const thread of [undefined, false] as const) {
   describe(thread === false ? 'with thread: false' : 'over a message thread', () => {
-    const both = (steps: () => Step[], program: Program) => runBoth(steps, program, thread);
+    const both = (steps: () => Step[], program: Program, options?: { concurrentLog?: boolean }) => runBoth(steps, program, thread, options);
 
     it('1. the SDK request options in the third argument go with every request', async () => {
       const { ourServer } = await both(
@@ -257,6 +290,112 @@ for (const thread of [undefined, false] as const) {
         },
       );
       expect(ours.log.filter((line) => line === 'middleware')).toHaveLength(2);
+    });
+
+    it('2. toolset calls: dispatched on (toolset_name, name), one at a time in order, the rest not run after a failure', async () => {
+      const { ours } = await both(
+        () => [
+          {
+            content: [
+              member('computer', 'left_click', { coordinate: [1, 2] }, 'toolu_c1'),
+              toolUse('navigate', { url: 'https://example.com' }, 'toolu_n1'),
+              member('computer', 'screenshot', { fail: true }, 'toolu_c2'),
+              member('computer', 'key', { text: 'a' }, 'toolu_c3'),
+              member('browser', 'navigate', { url: 'https://example.com' }, 'toolu_b1'),
+            ],
+          },
+          { content: [member('computer', 'zoom', {}, 'toolu_c4'), toolUse('computer', { action: 'left_click' }, 'toolu_m1'), member('computer', 'wait', {}, 'toolu_c5')] },
+          { content: [text('done')] },
+        ],
+        async (start, log) => collect(start({ model, max_tokens: 256, messages: ask, tools: [computer(log), navigateTool(log)] })),
+        { concurrentLog: true },
+      );
+      expect(ours.log.filter((line) => line.startsWith('computer'))).toEqual(['computer left_click', 'computer screenshot', 'computer zoom']);
+      expect(ours.log).toContain('navigate https://example.com');
+    });
+
+    it('3. removeTools / addTools: a withdrawn tool is not run; the model is told in a system message', async () => {
+      const { ourServer } = await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_w1')] },
+          { content: [toolUse('get_weather', { location: 'Rome' }, 'toolu_w2'), toolUse('navigate', { url: 'https://a.example' }, 'toolu_n2')] },
+          { content: [text('done')] },
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] });
+          const seen = [];
+          for await (const message of runner) {
+            seen.push(message);
+            if (seen.length === 1) {
+              runner.removeTools('get_weather');
+              runner.addTools(navigateTool(log), { name: 'lookup', description: 'plain', input_schema: { type: 'object' } });
+            }
+          }
+          return { seen, messages: runner.params.messages };
+        },
+      );
+      expect(ourServer.requests[1]!.messages.at(-1)).toMatchObject({ role: 'system' });
+    });
+
+    it('3. a tool_removal already in the history withdraws the tool', async () => {
+      const { ours } = await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_w3')] }, { content: [text('done')] }],
+        async (start, log) =>
+          collect(
+            start({
+              model,
+              max_tokens: 256,
+              messages: [{ role: 'system', content: [{ type: 'tool_removal', tool: { type: 'tool_reference', name: 'get_weather' } }] }, ...ask],
+              tools: [weather(log)],
+            }),
+          ),
+      );
+      expect(ours.log).toEqual([]);
+    });
+
+    it('3. a toolset can be neither added nor removed (ToolsetContractError)', async () => {
+      const { ours } = await both(
+        () => [],
+        async (start, log) => start({ model, max_tokens: 256, messages: ask, tools: [computer(log)] }).removeTools('computer'),
+      );
+      expect(ours.error).toMatch(/^ToolsetContractError: removeTools\(\) can't remove the 'computer' toolset/);
+      await both(
+        () => [],
+        async (start, log) => start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] }).addTools(computer(log)),
+      );
+    });
+
+    it('4 and 12. runToolsEagerly: deferToolCall holds a call until the body is done; the stream lists toolCalls', async () => {
+      const { ours } = await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_e1'), toolUse('delete_file', { path: '/tmp/x' }, 'toolu_e2'), text('Checking.')] },
+          { content: [text('done')] },
+        ],
+        async (start, log) => {
+          const deleteFile = betaZodTool({
+            name: 'delete_file',
+            description: 'Deletes a file',
+            inputSchema: z.object({ path: z.string() }),
+            run: async ({ path }) => {
+              log.push(`delete_file ${path}`);
+              return 'deleted';
+            },
+          });
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log), deleteFile], stream: true, runToolsEagerly: true });
+          const seen = [];
+          for await (const stream of runner) {
+            stream.on('contentBlock', (block: any) => {
+              if (block.type === 'tool_use' && block.name === 'delete_file') runner.deferToolCall(block);
+            });
+            const message = await stream.finalMessage();
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            log.push(`held: ${runner.deferredToolCalls.map((call: any) => call.name).join(', ')}`);
+            seen.push({ message, toolCalls: stream.toolCalls.map((call: any) => call.name) });
+          }
+          return seen;
+        },
+      );
+      expect(ours.log).toEqual(['get_weather Paris', 'held: delete_file', 'delete_file /tmp/x', 'held: ']);
     });
   });
 }

@@ -1,0 +1,117 @@
+/**
+ * Tool changes during a run (the inline-tools beta, the SDK's `addTools()` / `removeTools()`): the
+ * model is told in a `system` message of `tool_addition` / `tool_removal` blocks with the next
+ * request, and `params.tools` never changes (a changed `tools` misses the prompt cache). Which tool
+ * runs under a name follows the changes at once, and a `tool_removal` already in the history (or in
+ * a compaction block's `tool_changes`) withdraws a tool too: a call to it is answered "not found".
+ */
+import { ToolsetContractError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
+import type { AnyTool, RunnableTool } from './surface.js';
+import { isRunnableTool, toolDefinition } from './tool.js';
+import { definitionFamily, isRunnableToolset, toolsetFamily } from './toolsets.js';
+import type { BetaMessageParam } from './types.js';
+
+type Change = { type: 'addition'; tool: AnyTool } | { type: 'removal'; name: string };
+
+const USE_A_NEW_RUNNER = "a tool runner's toolsets come only from its tools param; change them with setMessagesParams(), or build a new runner";
+const REMOVE_WITH_A_NEW_RUNNER = "a tool runner's toolsets come only from its tools param; remove it there with setMessagesParams(), or build a new runner without it";
+
+export class ToolChanges {
+  /** The runnable tool added under a name, or `null` once the name was removed or taken by a plain definition. */
+  readonly #overrides = new Map<string, RunnableTool | null>();
+  /** Changes for the next request, in call order. */
+  #pending: Change[] = [];
+  /** The last change the history makes to each name, read once per message (see #scan). */
+  #fromHistory = new Map<string, Change['type']>();
+  #scanned: { messages: readonly BetaMessageParam[]; length: number } | undefined;
+
+  /** `addTools()`: throws `ToolsetContractError` (adding nothing) for a toolset, or a definition of one of the run's toolsets. */
+  add(tools: AnyTool[], families: ReadonlySet<string>): void {
+    for (const tool of tools) {
+      if (isRunnableToolset(tool)) {
+        throw new ToolsetContractError(`addTools() can't add the '${toolsetFamily(tool)}' toolset: ${USE_A_NEW_RUNNER}`);
+      }
+      const family = definitionFamily(tool);
+      if (families.has(family)) throw new ToolsetContractError(`addTools() can't replace the '${family}' toolset: ${USE_A_NEW_RUNNER}`);
+    }
+    for (const tool of tools) {
+      const name = (tool as { name?: unknown }).name;
+      // A definition without a name (an `mcp_toolset`) is nothing the runner runs or stops running.
+      if (typeof name === 'string') this.#overrides.set(name, isRunnableTool(tool) ? tool : null);
+      this.#pending.push({ type: 'addition', tool });
+    }
+  }
+
+  /** `removeTools()`: throws `ToolsetContractError` (removing nothing) for the name of one of the run's toolsets. */
+  remove(tools: Array<RunnableTool | string>, families: ReadonlySet<string>): void {
+    const names = tools.map((tool) => (typeof tool === 'string' ? tool : tool.name));
+    for (const name of names) {
+      if (families.has(name)) throw new ToolsetContractError(`removeTools() can't remove the '${name}' toolset: ${REMOVE_WITH_A_NEW_RUNNER}`);
+    }
+    for (const name of names) {
+      this.#overrides.set(name, null);
+      this.#pending.push({ type: 'removal', name });
+    }
+  }
+
+  /** The `system` message that tells the model of the changes since the last request, once; none without changes. */
+  takeMessage(): BetaMessageParam | undefined {
+    if (this.#pending.length === 0) return undefined;
+    const content = this.#pending.map((change) =>
+      change.type === 'removal'
+        ? { type: 'tool_removal', tool: { type: 'tool_reference', name: change.name } }
+        : { type: 'tool_addition', tool: { type: 'tool_definition', definition: toolDefinition(change.tool) } },
+    );
+    this.#pending = [];
+    return { role: 'system', content } as unknown as BetaMessageParam;
+  }
+
+  /**
+   * The tools that run under their names now: the run's, changed by `addTools` / `removeTools`,
+   * less the ones the history (or a change not yet sent) withdrew. The run's own map, unchanged
+   * (no copy), when nothing changed any name.
+   */
+  runnable(base: ReadonlyMap<string, RunnableTool>, messages: readonly BetaMessageParam[]): ReadonlyMap<string, RunnableTool> {
+    this.#scan(messages);
+    if (this.#overrides.size === 0 && this.#fromHistory.size === 0 && this.#pending.length === 0) return base;
+    const last = new Map(this.#fromHistory);
+    for (const change of this.#pending) {
+      const name = change.type === 'removal' ? change.name : (change.tool as { name?: unknown }).name;
+      if (typeof name === 'string') last.set(name, change.type);
+    }
+    const runnable = new Map(base);
+    for (const [name, tool] of this.#overrides) {
+      if (tool) runnable.set(name, tool);
+      else runnable.delete(name);
+    }
+    for (const [name, type] of last) if (type === 'removal') runnable.delete(name);
+    return runnable;
+  }
+
+  /**
+   * Reads the tool changes of the history: its `system` messages' blocks and its compaction blocks'
+   * `tool_changes`. The runner appends to the same array, so only new messages are read.
+   */
+  #scan(messages: readonly BetaMessageParam[]): void {
+    const scanned = this.#scanned;
+    let from = 0;
+    if (scanned && scanned.messages === messages && scanned.length <= messages.length) from = scanned.length;
+    else this.#fromHistory = new Map();
+    for (let i = from; i < messages.length; i++) {
+      const { role, content } = messages[i] as { role: string; content: unknown };
+      if (!Array.isArray(content)) continue;
+      for (const block of content as Array<{ type?: string; tool_changes?: unknown[] }>) {
+        if (role === 'system') this.#record(block);
+        else if (role === 'assistant' && block.type === 'compaction') for (const change of block.tool_changes ?? []) this.#record(change);
+      }
+    }
+    this.#scanned = { messages, length: messages.length };
+  }
+
+  #record(block: unknown): void {
+    const { type, tool } = block as { type?: unknown; tool?: { type?: unknown; name?: unknown; definition?: { name?: unknown } } };
+    if (type !== 'tool_addition' && type !== 'tool_removal') return;
+    const name = tool?.type === 'tool_reference' ? tool.name : tool?.type === 'tool_definition' ? tool.definition?.name : undefined;
+    if (typeof name === 'string') this.#fromHistory.set(name, type === 'tool_addition' ? 'addition' : 'removal');
+  }
+}

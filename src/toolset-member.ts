@@ -1,0 +1,91 @@
+/**
+ * One member call of a runnable toolset, by the SDK's contract: `toolset.run(context, toolUse)`
+ * renders the result content; a `ToolError` is the member's own refusal and anything else it throws
+ * becomes an `Error: <message>` result, both `is_error`; a `ToolsetUsageError` (your code misusing
+ * the toolset) and a call aborted by its signal end the run instead. Texts the model reads are one
+ * well-formed line, cut to the API's field limit.
+ */
+import { APIUserAbortError } from '@anthropic-ai/sdk';
+import { type BetaRunnableToolset, ToolsetContractError, ToolsetUsageError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
+import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
+
+/** The API's limit for a text field, and the most of an exception's text an error result holds. */
+const FIELD_MAX = 4096;
+/** A model-chosen name echoed in a text: at most this many code points. */
+const NAME_MAX = 200;
+/** Characters that would break or reorder the one line a name goes into: controls, line separators, bidi controls. */
+const LINE_UNSAFE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
+const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
+
+const NOT_EXECUTED: Readonly<Record<string, string>> = {
+  browser: 'Not executed: an earlier action in this turn failed.',
+  computer: 'Not executed: an earlier computer action in this turn failed.',
+};
+
+/** The text for a call not run because an earlier call of its toolset failed (the browser's for an unknown family). */
+export function notExecutedText(family: string): string {
+  return Object.prototype.hasOwnProperty.call(NOT_EXECUTED, family) ? NOT_EXECUTED[family]! : NOT_EXECUTED['browser']!;
+}
+
+/** A member call's result: echoes `toolset_name` (the API requires it), never an empty error. */
+export function toolsetResultBlock(toolUse: BetaToolUseBlock, content: ToolResultContent, isError = false): BetaToolResultBlockParam {
+  const empty = content === '' || (Array.isArray(content) && content.length === 0);
+  return {
+    type: 'tool_result',
+    tool_use_id: toolUse.id,
+    toolset_name: (toolUse as { toolset_name?: string | null }).toolset_name ?? null,
+    content: isError && empty ? 'The tool call failed with an empty error message.' : content,
+    ...(isError && { is_error: true }),
+  } as BetaToolResultBlockParam;
+}
+
+/** A model-chosen name inside single quotes in a text the model reads: one line, short, no quotes. */
+export function quotedName(name: string): string {
+  return cutPoints(wellFormed(name).replace(LINE_UNSAFE, ' ').trim(), NAME_MAX).replace(/[' ]+/g, ' ').trim();
+}
+
+/** Runs one member call of `toolset` into its result. */
+export async function runToolsetMember(toolset: BetaRunnableToolset, family: string, toolUse: BetaToolUseBlock, signal: AbortSignal | undefined): Promise<BetaToolResultBlockParam> {
+  const called = (toolUse as { toolset_name?: unknown }).toolset_name;
+  if (called !== family) {
+    throw new ToolsetContractError(
+      `tool_use ${JSON.stringify(toolUse.id)} (toolset_name=${JSON.stringify(called ?? null)}, name=${JSON.stringify(toolUse.name)}) is not a member call of the ${JSON.stringify(family)} toolset`,
+    );
+  }
+  try {
+    return toolsetResultBlock(toolUse, await toolset.run({ toolUse, toolUseBlock: toolUse, signal } as never, toolUse));
+  } catch (error) {
+    if (error instanceof ToolsetUsageError) throw error;
+    if (signal?.aborted) throw new APIUserAbortError();
+    return toolsetResultBlock(toolUse, errorContent(error), true);
+  }
+}
+
+/** What the model reads for a member's exception: a ToolError's text blocks, else `Error: <message>`, cut to the limit. */
+function errorContent(error: unknown): ToolResultContent {
+  if (error instanceof Error && error.name === 'ToolError' && 'content' in error) {
+    const content = (error as { content: ToolResultContent }).content;
+    // The API takes only text on an error result: an image a member attached is dropped, its text kept.
+    if (typeof content === 'string') return wellFormed(content);
+    return content.filter((block) => block.type === 'text' && block.text !== '').map((block) => ({ ...block, text: wellFormed((block as { text: string }).text) }));
+  }
+  return cutPoints(wellFormed(`Error: ${error instanceof Error ? error.message : String(error)}`), FIELD_MAX);
+}
+
+/** `text` with each unpaired surrogate as U+FFFD (it could not be sent as UTF-8). */
+function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, '\uFFFD');
+}
+
+/** The first `limit` code points of `text` (a cut by UTF-16 units could split a pair). */
+function cutPoints(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  let end = 0;
+  let points = 0;
+  for (const ch of text) {
+    if (points === limit) break;
+    points++;
+    end += ch.length;
+  }
+  return text.slice(0, end);
+}
