@@ -24,7 +24,7 @@ import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
 import { RunState } from './run-state.js';
 import type { RunnerSnapshot } from './snapshot.js';
-import type { AnyTool, RunnableTool, Runner, RunnerParams } from './surface.js';
+import type { AnyTool, Runner, RunnerParams } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
 import { Requests, type Turn, nextStepFor } from './turn.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
@@ -222,7 +222,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
    * runner.removeTools('query_database');
    * ```
    */
-  removeTools(...tools: Array<RunnableTool | string>): void {
+  removeTools(...tools: Array<AnyTool | string>): void {
     this.#answers.changes.remove(tools, this.#answers.toolsetFamilies);
   }
 

@@ -89,8 +89,12 @@ export interface Runner {
   setMessagesParams(params: RunnerParams | ((previous: RunnerParams) => RunnerParams)): void;
   pushMessages(...messages: BetaMessageParam[]): void;
   setRequestOptions(options: RequestOptions | ((previous: RequestOptions) => RequestOptions)): void;
-  generateToolResponse(signal?: AbortSignal): Promise<ToolResultMessage | null>;
+  generateToolResponse(signal?: AbortSignal | null): Promise<ToolResultMessage | null>;
   compactBeforeNextTurn(config?: BetaCompactionConfig): void;
+  addTools(...tools: AnyTool[]): void;
+  removeTools(...tools: Array<AnyTool | string>): void;
+  deferToolCall(toolUse: BetaToolUseBlock | string): void;
+  readonly deferredToolCalls: BetaToolUseBlock[];
   toJSON(): RunnerSnapshot;
   done(): Promise<BetaMessage>;
   runUntilDone(): Promise<BetaMessage>;

@@ -43,8 +43,8 @@ export class ToolChanges {
   }
 
   /** `removeTools()`: throws `ToolsetContractError` (removing nothing) for the name of one of the run's toolsets. */
-  remove(tools: Array<RunnableTool | string>, families: ReadonlySet<string>): void {
-    const names = tools.map((tool) => (typeof tool === 'string' ? tool : tool.name));
+  remove(tools: Array<AnyTool | string>, families: ReadonlySet<string>): void {
+    const names = tools.map((tool) => (typeof tool === 'string' ? tool : String((tool as { name?: unknown }).name)));
     for (const name of names) {
       if (families.has(name)) throw new ToolsetContractError(`removeTools() can't remove the '${name}' toolset: ${REMOVE_WITH_A_NEW_RUNNER}`);
     }

@@ -1,0 +1,82 @@
+/**
+ * Programs typed against SDK 1.14.0's runner compile unchanged when they call `toolRunner(client, …)`
+ * instead of `client.beta.messages.toolRunner(…)` (SPEC §9.1).
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
+import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
+import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
+import type { BetaToolRunnerParams, BetaToolRunnerRequestOptions } from '@anthropic-ai/sdk/lib/tools/BetaToolRunner';
+import type { BetaMessage, BetaToolUseBlock, BetaUserMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { describe, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { toolRunner } from 'tool-runner';
+
+declare const client: Anthropic;
+declare const computer: BetaRunnableToolset;
+
+const weather = betaZodTool({
+  name: 'get_weather',
+  description: 'Current weather',
+  inputSchema: z.object({ location: z.string() }),
+  run: async ({ location }) => `21°C in ${location}`,
+});
+const lookup = betaTool({
+  name: 'lookup',
+  description: 'Looks things up',
+  inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+  run: async (input) => JSON.stringify(input),
+});
+
+describe('an SDK 1.14 program compiles on toolRunner(client, …)', () => {
+  it('params and request options typed with the SDK types, the runner methods, what it yields', async () => {
+    const params: BetaToolRunnerParams = {
+      model: 'claude-sonnet-5-5',
+      max_tokens: 1024,
+      messages: [{ role: 'user', content: 'Weather?' }],
+      tools: [weather, lookup, computer, { type: 'web_search_20250305', name: 'web_search' }],
+      max_iterations: 5,
+    };
+    const options: BetaToolRunnerRequestOptions = { headers: { 'x-team': 'blue' }, signal: null, openTelemetry: { conversationId: 'c' } };
+    const runner = toolRunner(client, params, options);
+    for await (const message of runner) {
+      // As on the SDK's runner: params typed BetaToolRunnerParams leave `stream` open.
+      expectTypeOf(message).toEqualTypeOf<BetaMessage | BetaMessageStream>();
+      const response: BetaUserMessageParam | null = await runner.generateToolResponse();
+      if (response) runner.pushMessages(response);
+      runner.setMessagesParams({ ...runner.params, max_tokens: 2048 });
+      runner.setMessagesParams((previous) => ({ ...previous, max_tokens: 512 }));
+      runner.setRequestOptions((previous: BetaToolRunnerRequestOptions) => ({ ...previous, headers: { 'x-step': '2' } }));
+      runner.setRequestOptions({ signal: new AbortController().signal });
+      runner.compactBeforeNextTurn();
+      runner.addTools(weather, { name: 'plain', input_schema: { type: 'object' } });
+      runner.removeTools('lookup', weather);
+    }
+    const final: BetaMessage = await runner.runUntilDone();
+    const done: BetaMessage = await runner.done();
+    const awaited: BetaMessage = await runner;
+    expectTypeOf([final, done, awaited]).toEqualTypeOf<BetaMessage[]>();
+    await runner.generateToolResponse(null);
+  });
+
+  it('stream: true with runToolsEagerly and deferred calls', async () => {
+    const runner = toolRunner(client, {
+      model: 'claude-sonnet-5-5',
+      max_tokens: 1024,
+      messages: [{ role: 'user', content: 'Weather?' }],
+      tools: [weather],
+      stream: true,
+      runToolsEagerly: true,
+    });
+    for await (const stream of runner) {
+      expectTypeOf(stream).toMatchTypeOf<BetaMessageStream>();
+      stream.on('contentBlock', (block) => {
+        if (block.type === 'tool_use' && block.name === 'delete_file') runner.deferToolCall(block);
+      });
+      await stream.finalMessage();
+      const held: BetaToolUseBlock[] = runner.deferredToolCalls;
+      runner.deferToolCall(held[0]?.id ?? 'toolu_1');
+    }
+  });
+});
