@@ -1,7 +1,8 @@
 /**
  * A fresh clone of the committed HEAD packs a working package: `npm pack` builds `dist/` by itself,
- * and a new project that installs the tarball runs an agent from plain ESM and from CommonJS.
- * Slow (a clean install and a build): `npm run test:quick` leaves it out.
+ * and a new project that installs the tarball runs an agent from plain ESM and from CommonJS; a
+ * project that installs it from a git URL gets a built package too.
+ * Slow (clean installs and builds): `npm run test:quick` leaves it out.
  */
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,24 +17,40 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 const fixtures = fileURLToPath(new URL('./fixtures/packed/', import.meta.url));
 const temp = mkdtempSync(join(tmpdir(), 'tool-runner-pack-'));
 
-// npm, run under `npm test`, exports its own config and package as npm_* variables: a nested npm
-// must not inherit them (npm_config_local_prefix would point it back at this repository).
-const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_|^INIT_CWD$/i.test(key)));
-
 async function run(command: string, args: string[], cwd: string) {
-  return exec(command, args, { cwd, env, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
+  return exec(command, args, { cwd, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
 }
 const npm = (args: string[], cwd: string) => run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], cwd);
 
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
 
+/** A fresh clone of this repository's committed HEAD. */
+async function cloneHead(name: string) {
+  const clone = join(temp, name);
+  await run('git', ['clone', '--quiet', '--no-hardlinks', repo, clone], temp);
+  const { stdout: head } = await run('git', ['rev-parse', 'HEAD'], repo);
+  expect((await run('git', ['rev-parse', 'HEAD'], clone)).stdout).toBe(head);
+  return clone;
+}
+
+/** A new project, as a user makes one: the package given, the SDK and zod at the versions tested here. */
+async function newProject(name: string, toolRunnerSpec: string) {
+  const project = join(temp, name);
+  const { devDependencies: dev } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+    devDependencies: Record<string, string>;
+  };
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name, private: true }));
+  await npm(['install', toolRunnerSpec, `@anthropic-ai/sdk@${dev['@anthropic-ai/sdk']}`, `zod@${dev['zod']}`], project);
+  for (const file of ['agent.mjs', 'agent.cjs']) copyFileSync(join(fixtures, file), join(project, file));
+  return project;
+}
+
+const esmAnswer = 'esm answer: Order A-17 ships with TRK-71-A. (2 requests)\n';
+
 describe('a fresh clone packs a working package', () => {
   it('npm pack builds dist/; the tarball installs and runs an agent from ESM and CommonJS', async () => {
-    const clone = join(temp, 'clone');
-    await run('git', ['clone', '--quiet', '--no-hardlinks', repo, clone], temp);
-    const { stdout: head } = await run('git', ['rev-parse', 'HEAD'], repo);
-    expect((await run('git', ['rev-parse', 'HEAD'], clone)).stdout).toBe(head);
-
+    const clone = await cloneHead('clone');
     // Dependencies only (--ignore-scripts skips prepare): the build must come from npm pack itself.
     await npm(['ci', '--ignore-scripts'], clone);
     expect(existsSync(join(clone, 'dist'))).toBe(false);
@@ -57,22 +74,20 @@ describe('a fresh clone packs a working package', () => {
     );
     expect(files.filter((file) => !/^package\/(dist\/|LICENSE$|README\.md$|package\.json$)/.test(file))).toEqual([]);
 
-    // A new project, as a user makes one: the tarball, the SDK and zod, at the versions tested here.
-    const project = join(temp, 'project');
-    const { devDependencies: dev } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
-      devDependencies: Record<string, string>;
-    };
-    mkdirSync(project);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'packed-agent', private: true }));
-    await npm(['install', join(temp, tarball!), `@anthropic-ai/sdk@${dev['@anthropic-ai/sdk']}`, `zod@${dev['zod']}`], project);
+    const project = await newProject('from-tarball', join(temp, tarball!));
     expect(readFileSync(join(project, 'node_modules/tool-runner/LICENSE'), 'utf8')).toMatch(
       /^MIT License\n\nCopyright \(c\) 2026 tool-runner contributors\n/,
     );
+    expect((await run(process.execPath, ['agent.mjs'], project)).stdout).toBe(esmAnswer);
+    expect((await run(process.execPath, ['agent.cjs'], project)).stdout).toBe('cjs answer: twice 21 is 42\n');
+  }, 180_000);
 
-    for (const file of ['agent.mjs', 'agent.cjs']) copyFileSync(join(fixtures, file), join(project, file));
-    const esm = await run(process.execPath, ['agent.mjs'], project);
-    expect(esm.stdout).toBe('esm answer: Order A-17 ships with TRK-71-A. (2 requests)\n');
-    const cjs = await run(process.execPath, ['agent.cjs'], project);
-    expect(cjs.stdout).toBe('cjs answer: twice 21 is 42\n');
+  it('npm install <git url> builds the package (prepare) and it runs', async () => {
+    // npm clones the repository, installs its dev dependencies, runs prepare and packs the result.
+    const clone = await cloneHead('git-source');
+    const project = await newProject('from-git', `git+file://${clone}`);
+    expect(existsSync(join(project, 'node_modules/tool-runner/dist/index.d.ts'))).toBe(true);
+    expect((await run(process.execPath, ['agent.mjs'], project)).stdout).toBe(esmAnswer);
+    expect((await run(process.execPath, ['agent.cjs'], project)).stdout).toBe('cjs answer: twice 21 is 42\n');
   }, 180_000);
 });
