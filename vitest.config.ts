@@ -1,24 +1,43 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
 
-export default defineConfig({
-  resolve: {
-    alias: [
-      { find: /^tool-runner\/testing$/, replacement: src('testing/index.ts') },
-      { find: /^tool-runner\/mcp$/, replacement: src('mcp/index.ts') },
-      { find: /^tool-runner\/otel$/, replacement: src('otel/index.ts') },
-      { find: /^tool-runner\/dbos$/, replacement: src('dbos/index.ts') },
-      { find: /^tool-runner$/, replacement: src('index.ts') },
-    ],
-  },
-  test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
-    testTimeout: 20_000,
-    // Tool failures are logged at warn by design; tests that check logging set their own level.
-    env: { ANTHROPIC_LOG: 'off' },
-    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
-  },
+/**
+ * What `npm run test:quick` (`vitest run --mode quick`) leaves out: the files that take many seconds
+ * each (measured with vitest's durations), the durable ones that need PostgreSQL, and the one that
+ * checks `dist/`, which only `npm test` rebuilds. `npm test` runs them all.
+ */
+const slowOrBuilt = [
+  'test/pack.test.ts', // a fresh clone packed and installed twice: about a minute
+  'test/reliability.test.ts', // random runs with faults, and the short soak: about 30 s
+  'test/examples.test.ts', // every example in a process of its own, the durable one on PostgreSQL
+  'test/dbos.test.ts', // durable workers killed mid-run, on PostgreSQL
+  'test/bench.test.ts', // every bench scenario at smoke sizes
+  'test/package.test.ts', // the built dist/ as ESM and CJS
+];
+
+export default defineConfig(({ mode }) => {
+  const quick = mode === 'quick';
+  return {
+    resolve: {
+      alias: [
+        { find: /^tool-runner\/testing$/, replacement: src('testing/index.ts') },
+        { find: /^tool-runner\/mcp$/, replacement: src('mcp/index.ts') },
+        { find: /^tool-runner\/otel$/, replacement: src('otel/index.ts') },
+        { find: /^tool-runner\/dbos$/, replacement: src('dbos/index.ts') },
+        { find: /^tool-runner$/, replacement: src('index.ts') },
+      ],
+    },
+    test: {
+      include: ['test/**/*.test.ts'],
+      exclude: quick ? [...configDefaults.exclude, ...slowOrBuilt] : configDefaults.exclude,
+      // PostgreSQL is only for the durable tests, which the quick run leaves out.
+      globalSetup: quick ? [] : ['test/global-setup.ts'],
+      testTimeout: 20_000,
+      // Tool failures are logged at warn by design; tests that check logging set their own level.
+      env: { ANTHROPIC_LOG: 'off' },
+      typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
+    },
+  };
 });

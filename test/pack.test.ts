@@ -1,0 +1,93 @@
+/**
+ * A fresh clone of the committed HEAD packs a working package: `npm pack` builds `dist/` by itself,
+ * and a new project that installs the tarball runs an agent from plain ESM and from CommonJS; a
+ * project that installs it from a git URL gets a built package too.
+ * Slow (clean installs and builds): `npm run test:quick` leaves it out.
+ */
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const fixtures = fileURLToPath(new URL('./fixtures/packed/', import.meta.url));
+const temp = mkdtempSync(join(tmpdir(), 'tool-runner-pack-'));
+
+async function run(command: string, args: string[], cwd: string) {
+  return exec(command, args, { cwd, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
+}
+const npm = (args: string[], cwd: string) => run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], cwd);
+
+afterAll(() => rmSync(temp, { recursive: true, force: true }));
+
+/** A fresh clone of this repository's committed HEAD. */
+async function cloneHead(name: string) {
+  const clone = join(temp, name);
+  await run('git', ['clone', '--quiet', '--no-hardlinks', repo, clone], temp);
+  const { stdout: head } = await run('git', ['rev-parse', 'HEAD'], repo);
+  expect((await run('git', ['rev-parse', 'HEAD'], clone)).stdout).toBe(head);
+  return clone;
+}
+
+/** A new project, as a user makes one: the package given, the SDK and zod at the versions tested here. */
+async function newProject(name: string, toolRunnerSpec: string) {
+  const project = join(temp, name);
+  const { devDependencies: dev } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+    devDependencies: Record<string, string>;
+  };
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name, private: true }));
+  await npm(['install', toolRunnerSpec, `@anthropic-ai/sdk@${dev['@anthropic-ai/sdk']}`, `zod@${dev['zod']}`], project);
+  for (const file of ['agent.mjs', 'agent.cjs']) copyFileSync(join(fixtures, file), join(project, file));
+  return project;
+}
+
+const esmAnswer = 'esm answer: Order A-17 ships with TRK-71-A. (2 requests)\n';
+
+describe('a fresh clone packs a working package', () => {
+  it('npm pack builds dist/; the tarball installs and runs an agent from ESM and CommonJS', async () => {
+    const clone = await cloneHead('clone');
+    // Dependencies only (--ignore-scripts skips prepare): the build must come from npm pack itself.
+    await npm(['ci', '--ignore-scripts'], clone);
+    expect(existsSync(join(clone, 'dist'))).toBe(false);
+    await npm(['pack', '--pack-destination', temp], clone);
+    const tarball = readdirSync(temp).find((name) => name.endsWith('.tgz'));
+    expect(tarball).toBe('tool-runner-0.1.0.tgz');
+
+    const { stdout: listing } = await run('tar', ['-tzf', join(temp, tarball!)], temp);
+    const files = listing.split('\n').filter(Boolean);
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package/LICENSE',
+        'package/README.md',
+        'package/package.json',
+        'package/dist/index.js',
+        'package/dist/index.cjs',
+        'package/dist/index.d.ts',
+        'package/dist/testing/index.js',
+        'package/dist/testing/index.cjs',
+      ]),
+    );
+    expect(files.filter((file) => !/^package\/(dist\/|LICENSE$|README\.md$|package\.json$)/.test(file))).toEqual([]);
+
+    const project = await newProject('from-tarball', join(temp, tarball!));
+    expect(readFileSync(join(project, 'node_modules/tool-runner/LICENSE'), 'utf8')).toMatch(
+      /^MIT License\n\nCopyright \(c\) 2026 tool-runner contributors\n/,
+    );
+    expect((await run(process.execPath, ['agent.mjs'], project)).stdout).toBe(esmAnswer);
+    expect((await run(process.execPath, ['agent.cjs'], project)).stdout).toBe('cjs answer: twice 21 is 42\n');
+  }, 180_000);
+
+  it('npm install <git url> builds the package (prepare) and it runs', async () => {
+    // npm clones the repository, installs its dev dependencies, runs prepare and packs the result.
+    const clone = await cloneHead('git-source');
+    const project = await newProject('from-git', `git+file://${clone}`);
+    expect(existsSync(join(project, 'node_modules/tool-runner/dist/index.d.ts'))).toBe(true);
+    expect((await run(process.execPath, ['agent.mjs'], project)).stdout).toBe(esmAnswer);
+    expect((await run(process.execPath, ['agent.cjs'], project)).stdout).toBe('cjs answer: twice 21 is 42\n');
+  }, 180_000);
+});
