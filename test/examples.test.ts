@@ -32,6 +32,9 @@ describe('examples run offline', () => {
     guards: [/result \(\d+ chars\): .*<\/html>/, /error  \(\d+ chars\): Error: the call to 'fetch_page' timed out after 200 ms/, /\[truncated: the result had 600013 characters; only the first 2000 are shown\]/],
     durable: [/worker 1 exited: SIGKILL/, /finished after 3 requests: Order 42 is shipped/, /"ship 42": tool ran 1 time\(s\)/, /"email about 42": tool ran 2 time\(s\)/],
     threads: [/request: thread create, 1 message\(s\) sent\nrequest: thread continue, 1 message\(s\) sent\nrequest: thread continue, 1 message\(s\) sent/, /the runner holds all 6 messages/],
+    toolsets: [/computer: left_click \{"coordinate":\[640,400\]\}\ncomputer: key/, /result \(own tool\): "map at zoom 3"/, /result \(computer\): "Not executed: an earlier computer action in this turn failed\."/],
+    'tool-changes': [/result: "logged in as ada"\nresult: "42 rows"\nerror : "Error: Tool 'login' not found"/, /the model was told: \[\["tool_addition","tool_removal"\]\]/],
+    defer: [/asking before: delete_file \{"path":"\/tmp\/old.log"\}\ndeleting \/tmp\/old.log/, /answer: Deleted \/tmp\/old.log\./],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };
   for (const [name, patterns] of Object.entries(expectations)) {
