@@ -8,7 +8,7 @@
  * the state a snapshot captures (run-state.ts), the turn's request (turn.ts), the answering of a
  * message's calls (call-answers.ts), compaction (compactions.ts), the completion (completion.ts).
  */
-import { AnthropicError } from '@anthropic-ai/sdk';
+import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { ApprovalDecision, PendingApproval } from './approval.js';
 import { CallAnswers } from './call-answers.js';
@@ -72,6 +72,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     let resuming = false;
     /** A compaction scheduled before the run stopped goes out as its last request. */
     let lastCompaction = false;
+    /** The loop body left the loop (a `break`, or an error out of it) while the reply had failed. */
+    let failedInBody: { error: unknown } | undefined;
     try {
       for (;;) {
         // Calls the history ends with: a state the caller set, or a run stopped for approval.
@@ -86,8 +88,10 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
         const sent = this.#requests.send(this.#compactions.takeScheduled(resuming));
         const turn = sent instanceof Promise ? await sent : sent;
         this.#turn = turn;
+        let inBody = true;
         try {
           yield (this.#state.settings.stream ? turn.stream : await turn.message) as RunnerItem<Stream>;
+          inBody = false;
           const next = await this.#finishTurn(turn);
           stoppedForApproval = next === 'pending';
           resuming = next === 'resume';
@@ -96,21 +100,20 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
           else if (next === 'stop' || next === 'pending') break;
         } finally {
           turn.stream?.abort();
+          // The body left while reading a stream that broke (its error escaped the body): a failed request, not a `break`.
+          if (inBody && turn.reply === undefined) failedInBody = await replyFailure(turn.message);
           if (turn.compaction) this.#compactions.abandon();
           this.#turn = undefined;
         }
       }
     } catch (error) {
       failed = true;
-      // The state is what it was before the failed step: iterating again retries it.
-      this.#consumed = false;
-      this.#settle().reject(error);
-      this.#completion = undefined;
-      emit?.({ type: 'run.end', runner: this, message: this.#state.lastMessage, error });
+      this.#failed(error);
       throw error;
     } finally {
+      if (failedInBody) this.#failed(failedInBody.error);
       // A `break` in the loop body ends the run too: it resolves to the last reply.
-      if (!failed) {
+      else if (!failed) {
         this.#finish();
         emit?.({ type: 'run.end', runner: this, message: this.#state.lastMessage });
       }
@@ -148,6 +151,14 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     if (resuming && this.#state.lastMessage?.stop_reason === 'pause_turn') return;
     const message = this.#answers.changes.takeMessage();
     if (message) this.#state.messages.push(message);
+  }
+
+  /** A step failed: the state is what it was before it, so iterating (or awaiting) again retries it. */
+  #failed(error: unknown): void {
+    this.#consumed = false;
+    this.#settle().reject(error);
+    this.#completion = undefined;
+    this.#run.emit?.({ type: 'run.end', runner: this, message: this.#state.lastMessage, error });
   }
 
   #finish(): void {
@@ -362,5 +373,15 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     onrejected?: ((reason: unknown) => Result2 | PromiseLike<Result2>) | null,
   ): Promise<Result1 | Result2> {
     return this.runUntilDone().then(onfulfilled, onrejected);
+  }
+}
+
+/** How a turn's reply failed, once it settled; none when it arrived, or when the runner aborted it (a `break`). */
+async function replyFailure(message: Promise<BetaMessage>): Promise<{ error: unknown } | undefined> {
+  try {
+    await message;
+    return undefined;
+  } catch (error) {
+    return error instanceof APIUserAbortError || (error as { cause?: unknown }).cause instanceof APIUserAbortError ? undefined : { error };
   }
 }

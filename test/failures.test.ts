@@ -1,6 +1,6 @@
-import { APIUserAbortError, RateLimitError } from '@anthropic-ai/sdk';
+import { APIUserAbortError, AnthropicError, RateLimitError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { tool, toolRunner } from 'tool-runner';
+import { ReplyError, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, weatherTool } from './helpers.js';
 
@@ -35,6 +35,44 @@ describe('API errors', () => {
     const server = await mockServer([{ error: { status: 429, retryAfter: 0.01 } }]);
     await expect(toolRunner(server.client({ maxRetries: 0 }), baseParams).runUntilDone()).rejects.toBeInstanceOf(RateLimitError);
   });
+
+  for (const retry of ['await runner', 'iterate again'] as const) {
+    it(`a stream that breaks while the loop body reads it leaves the run retryable (${retry})`, async () => {
+      const server = await mockServer([
+        { content: [text('partial answer that breaks'), toolUse('get_weather', { location: 'Paris' })], disconnectAfterEvents: 5 },
+        { content: [toolUse('get_weather', { location: 'Paris' })] },
+        { content: [text('ok')] },
+      ]);
+      const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true, tools: [weatherTool()] });
+      const firstAttempt = runner.done();
+      let caught: unknown;
+      try {
+        for await (const stream of runner) {
+          for await (const _event of stream) {
+            // The README's Streaming example reads every event here.
+          }
+        }
+      } catch (error) {
+        caught = error;
+      }
+      // The SDK's own stream error escaped the loop body; the attempt failed with a ReplyError that holds it; nothing was appended.
+      expect(caught).toBeInstanceOf(AnthropicError);
+      await expect(firstAttempt).rejects.toBeInstanceOf(ReplyError);
+      await expect(firstAttempt).rejects.toMatchObject({ cause: caught });
+      expect(runner.params.messages).toEqual(baseParams.messages);
+      let final;
+      if (retry === 'await runner') {
+        final = await runner;
+      } else {
+        for await (const stream of runner) final = await stream.finalMessage();
+      }
+      expect(final!.content[0]).toMatchObject({ text: 'ok' });
+      expect(server.requests).toHaveLength(3);
+      expect(server.requests[1]!.body).toEqual(server.requests[0]!.body);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+      expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    });
+  }
 
   it('a stream broken mid-reply is never half-appended; iterating again sends the same request', async () => {
     const server = await mockServer([
