@@ -10,31 +10,43 @@
 import type { ClientLike } from './client.js';
 import type { RunnerParams } from './surface.js';
 import type { ToolRunnerOptions } from './options.js';
+import type { BetaMessageThread } from '@anthropic-ai/sdk/lib/threads/BetaMessageThread';
 import { ToolRunner } from './runner.js';
+import { isMessageThread, overMessageThread } from './sdk-thread.js';
+import type { RunnerSettings } from './settings.js';
 
 /**
  * Starts the agentic loop: a `ToolRunner` to iterate (each assistant message, or its stream with
- * `stream: true`) or to `await` (the last message). Nothing is sent until you do either.
+ * `stream: true`) or to `await` (the last message). Nothing is sent until you do either. The first
+ * argument may also be an SDK `BetaMessageThread`, with the runner's settings as the second (the
+ * SDK's `new BetaToolRunner(thread, settings)`): the run goes over that thread.
  *
  * @example
  * ```ts
- * const final = await toolRunner(client, { model: 'claude-sonnet-4-5', max_tokens: 1024, messages, tools });
+ * const final = await toolRunner(client, { model: 'claude-sonnet-5-5', max_tokens: 1024, messages, tools });
  * ```
  */
-export function toolRunner(
-  client: ClientLike,
-  params: RunnerParams & { stream: true },
-  options?: ToolRunnerOptions,
-): ToolRunner<true>;
-export function toolRunner(
-  client: ClientLike,
-  params: RunnerParams & { stream?: false | undefined },
-  options?: ToolRunnerOptions,
-): ToolRunner<false>;
+export function toolRunner(thread: BetaMessageThread<any>, settings: ThreadSettings & { stream: true }, options?: ToolRunnerOptions): ToolRunner<true>;
+export function toolRunner(thread: BetaMessageThread<any>, settings?: ThreadSettings & { stream?: false | undefined }, options?: ToolRunnerOptions): ToolRunner<false>;
+export function toolRunner(thread: BetaMessageThread<any>, settings?: ThreadSettings, options?: ToolRunnerOptions): ToolRunner<boolean>;
+// The client forms last: `Parameters<typeof toolRunner>` takes the last overload.
+export function toolRunner(client: ClientLike, params: RunnerParams & { stream: true }, options?: ToolRunnerOptions): ToolRunner<true>;
+export function toolRunner(client: ClientLike, params: RunnerParams & { stream?: false | undefined }, options?: ToolRunnerOptions): ToolRunner<false>;
 export function toolRunner(client: ClientLike, params: RunnerParams, options?: ToolRunnerOptions): ToolRunner<boolean>;
-export function toolRunner(client: ClientLike, params: RunnerParams, options?: ToolRunnerOptions): ToolRunner<boolean> {
-  return new ToolRunner(client, params, options);
+export function toolRunner(
+  clientOrThread: ClientLike | BetaMessageThread<any>,
+  paramsOrSettings: RunnerParams | ThreadSettings = {},
+  options?: ToolRunnerOptions,
+): ToolRunner<boolean> {
+  if (isMessageThread(clientOrThread)) {
+    const { client, params } = overMessageThread(clientOrThread, paramsOrSettings as ThreadSettings);
+    return new ToolRunner(client, params, options);
+  }
+  return new ToolRunner(clientOrThread as ClientLike, paramsOrSettings as RunnerParams, options);
 }
+
+/** The settings of a run over an SDK `BetaMessageThread` (its params are the thread's). */
+export type ThreadSettings = Omit<RunnerSettings, 'thread'>;
 
 export { ToolRunner } from './runner.js';
 export type { RunnerItem } from './runner.js';

@@ -23,6 +23,7 @@ import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
 import { RunState } from './run-state.js';
+import { OVER_MESSAGE_THREAD } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { AnyTool, Runner, RunnerParams } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
@@ -53,7 +54,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), snapshot?.thread);
     const emit = emitter(options.onEvent, logger);
     const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions);
-    this.#run = { client, options, state, thread, logger, runner: this, emit, requestOptions };
+    const dropsRefusals = thread.used || OVER_MESSAGE_THREAD in client;
+    this.#run = { client, options, state, thread, logger, runner: this, emit, requestOptions, dropsRefusals };
     this.#state = state;
     this.#answers = new CallAnswers(this.#run, maxToolResultChars, snapshot?.calls);
     this.#requests = new Requests(this.#run, this.#answers, helperTags(params.tools, params.messages));
@@ -131,7 +133,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     if (!turn.tookControl) {
       const reply = turn.reply ?? (await turn.message);
       // On a message thread a refused turn is not kept: the next request replays without it (the SDK's rule).
-      if (reply.stop_reason === 'refusal' && this.#run.thread.threading) return 'stop';
+      if (reply.stop_reason === 'refusal' && this.#run.dropsRefusals) return 'stop';
       const { content, renamed } = uniqueToolUseIds(reply.content);
       for (const [id, text] of renamed) this.#state.markNotRun(id, text);
       this.#state.messages.push({ role: reply.role, content });

@@ -400,6 +400,39 @@ for (const thread of [undefined, false] as const) {
   });
 }
 
+describe('10. toolRunner(thread, settings) runs over an SDK BetaMessageThread', () => {
+  const steps = (): Step[] => [
+    { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_t1')] },
+    { content: [text('It is 21°C.')], stop_reason: 'refusal' },
+    { content: [toolUse('get_weather', { location: 'Atlantis' }, 'toolu_t2')] },
+    { content: [text('No such city.')] },
+  ];
+  for (const stream of [false, true]) {
+    it(stream ? 'streaming' : 'whole messages', async () => {
+      const program = async (makeRunner: (thread: any, settings: any) => Runner, client: Anthropic, log: string[]) => {
+        const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+        const first = [];
+        for await (const item of makeRunner(thread, { max_iterations: 5, stream })) first.push(stream ? await item.finalMessage() : item);
+        // The thread holds the run; a second run goes on from it.
+        thread.append({ role: 'user', content: 'And in Atlantis?' } as never);
+        const second = await makeRunner(thread, { stream });
+        return comparable({ first, second, messages: thread.messages });
+      };
+      const sdkServer = await mockServer(steps());
+      const ourServer = await mockServer(steps());
+      const sdkLog: string[] = [];
+      const ourLog: string[] = [];
+      const sdk = await program((thread, settings) => thread.toolRunner(settings), sdkServer.client(), sdkLog);
+      const ours = await program((thread, settings) => toolRunner(thread, settings) as unknown as Runner, ourServer.client(), ourLog);
+      expect(ours).toEqual(sdk);
+      expect(ourLog).toEqual(sdkLog);
+      expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+      expect(headersOf(ourServer)).toEqual(headersOf(sdkServer));
+      expect(ourServer.requests.map((request) => request.body.thread?.type)).toEqual(['create', 'continue', 'create', 'continue']);
+    });
+  }
+});
+
 describe('errors of the SDK', () => {
   it('AnthropicError for `compaction` in the params', () => {
     expect(() => toolRunner({ messages: {} } as never, { model, max_tokens: 1, messages: ask, compaction: { type: 'summarize' } } as never)).toThrow(AnthropicError);

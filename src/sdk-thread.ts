@@ -1,0 +1,96 @@
+/**
+ * `toolRunner(thread, settings, options)`: a run over an SDK `BetaMessageThread`, as the SDK's
+ * `new BetaToolRunner(thread, settings)` / `thread.toolRunner(settings)` does. The thread holds the
+ * conversation and sends each turn (create, continue, its own recovery); the runner sends it what is
+ * new since its last turn, so afterwards `thread.messages` holds the whole run. The runner's params
+ * are the thread's, with the settings.
+ */
+import { AnthropicError } from '@anthropic-ai/sdk';
+import type { ClientLike, MessagesApi, RequestOptions } from './client.js';
+import type { RunnerSettings } from './settings.js';
+import type { RunnerParams } from './surface.js';
+import type { BetaMessageParam } from './types.js';
+
+/** What the runner uses of a `BetaMessageThread` (its public methods; `_state` to replace a rewritten history). */
+export interface MessageThreadLike {
+  readonly messages: BetaMessageParam[];
+  readonly params: Record<string, unknown>;
+  readonly previousMessageId: string | null;
+  send(messages: BetaMessageParam[], params: Record<string, unknown>, options: RequestOptions): PromiseLike<unknown>;
+  stream(messages: BetaMessageParam[], params: Record<string, unknown>, options: RequestOptions): unknown;
+  fork(): unknown;
+  append(...messages: BetaMessageParam[]): void;
+  update(params: Record<string, unknown>): void;
+}
+
+/** Marks the client made over a thread: its replies follow the thread's rules (a refused turn is not kept). */
+export const OVER_MESSAGE_THREAD = Symbol('tool-runner.overMessageThread');
+
+export function isMessageThread(value: unknown): value is MessageThreadLike {
+  if (typeof value !== 'object' || value === null) return false;
+  const thread = value as Record<string, unknown>;
+  return typeof thread['send'] === 'function' && typeof thread['stream'] === 'function' && typeof thread['fork'] === 'function' && 'previousMessageId' in thread;
+}
+
+/** The client and params of a run over `thread`. */
+export function overMessageThread(thread: MessageThreadLike, settings: RunnerSettings): { client: ClientLike; params: RunnerParams } {
+  if (typeof settings !== 'object' || settings === null) throw new TypeError('toolRunner(thread, settings): settings must be an object');
+  if ((settings as { thread?: unknown }).thread !== undefined) {
+    throw new TypeError('toolRunner(thread, settings): `thread` cannot be set: the run goes over the thread you gave');
+  }
+  const { unsupportedRequestBehavior: _behavior, messages, ...fields } = thread.params;
+  const params = { ...fields, messages: [...(messages as BetaMessageParam[])], ...settings } as RunnerParams;
+  const api: MessagesApi = {
+    create: (body, options) => keepingTools(thread, () => thread.send(...turnOf(thread, body), options)),
+    stream: (body, options) => keepingTools(thread, () => thread.stream(...turnOf(thread, body), options)) as ReturnType<MessagesApi['stream']>,
+  };
+  return { client: { beta: { messages: api }, [OVER_MESSAGE_THREAD]: true } as ClientLike, params };
+}
+
+/**
+ * Sends a turn, then gives the thread its runnable tools back: a thread takes the `tools` of the turn
+ * that creates it (the API's definitions) as its own, and a later run over it needs the runnable ones.
+ */
+function keepingTools<T>(thread: MessageThreadLike, send: () => T): T {
+  const { tools } = thread.params;
+  const sent = send();
+  if (tools !== undefined) thread.update({ tools });
+  return sent;
+}
+
+/**
+ * Stages on the thread what it does not hold yet of a request body; returns what its turn sends with
+ * them: no messages of its own, and the fields that
+ * differ from its own (the tools always, as the API's definitions: the thread keeps the runnable ones).
+ * A history the caller rewrote replaces the thread's, which starts a new thread.
+ */
+function turnOf(thread: MessageThreadLike, body: Record<string, unknown>): [BetaMessageParam[], Record<string, unknown>] {
+  const { messages, stream: _stream, ...fields } = body as { messages: BetaMessageParam[]; stream?: unknown } & Record<string, unknown>;
+  const held = thread.messages;
+  if (extendsHistory(messages, held)) {
+    // Staged on the thread, not given to the turn: a turn takes its own messages back when no reply to them is kept (a refusal).
+    const fresh = messages.slice(held.length);
+    if (fresh.length > 0) thread.append(...fresh);
+  } else {
+    const state = (thread as { _state?: { setMessages?: (messages: BetaMessageParam[]) => void } })._state;
+    if (typeof state?.setMessages !== 'function') throw new AnthropicError("toolRunner(thread): this thread's history can't be replaced; only append to it");
+    state.setMessages(messages);
+  }
+  const own = thread.params;
+  const changed: Record<string, unknown> = {};
+  for (const key in fields) {
+    if (key === 'tools' || JSON.stringify(fields[key]) !== JSON.stringify(own[key])) changed[key] = fields[key];
+  }
+  return [[], changed];
+}
+
+/** Whether `messages` is `held` and then more (compared by value: the thread keeps its own copies). */
+function extendsHistory(messages: readonly BetaMessageParam[], held: readonly BetaMessageParam[]): boolean {
+  if (messages.length < held.length) return false;
+  for (let i = 0; i < held.length; i++) {
+    const a = messages[i]!;
+    const b = held[i]!;
+    if (a !== b && (a.role !== b.role || JSON.stringify(a.content) !== JSON.stringify(b.content))) return false;
+  }
+  return true;
+}
