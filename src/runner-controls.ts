@@ -1,0 +1,232 @@
+/**
+ * What a run offers its loop body, tools and observers (the `Runner` surface): the methods that read
+ * and change the run's state between turns. It wires the run's rooms together; `ToolRunner`
+ * (runner.ts) adds the loop itself on top.
+ */
+import type { ApprovalDecision, PendingApproval } from './approval.js';
+import { CallAnswers } from './call-answers.js';
+import type { ClientLike, RequestOptions } from './client.js';
+import { Compactions } from './compactions.js';
+import { emitter } from './events.js';
+import { helperTags } from './helper-header.js';
+import { toolUsesOf } from './history.js';
+import { runnerLogger } from './log.js';
+import { type ToolRunnerOptions, checkOptions } from './options.js';
+import { type RunContext, runSignal } from './run-context.js';
+import { initialRequestOptions } from './request-options.js';
+import { RunState } from './run-state.js';
+import { OVER_MESSAGE_THREAD } from './sdk-thread.js';
+import type { RunnerSnapshot } from './snapshot.js';
+import type { AnyTool, Runner, RunnerParams } from './surface.js';
+import { MessageThread, threadsAvailable } from './thread.js';
+import { Requests, type Turn } from './turn.js';
+import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
+import type { Usage } from './usage.js';
+
+export abstract class RunnerControls implements Runner {
+  protected readonly run: RunContext;
+  protected readonly state: RunState;
+  protected readonly requests: Requests;
+  protected readonly answers: CallAnswers;
+  protected readonly compactions: Compactions;
+  /** The turn whose reply the loop body is looking at. */
+  protected turn: Turn | undefined;
+
+  constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions, snapshot: RunnerSnapshot | undefined) {
+    const { maxToolResultChars } = checkOptions(options);
+    const state = new RunState(params, snapshot);
+    const logger = runnerLogger(client, options.logger);
+    const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), snapshot?.thread);
+    const emit = emitter(options.onEvent, logger);
+    const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions);
+    const dropsRefusals = thread.used || OVER_MESSAGE_THREAD in client;
+    this.run = { client, options, state, thread, logger, runner: this, emit, requestOptions, dropsRefusals };
+    this.state = state;
+    this.answers = new CallAnswers(this.run, maxToolResultChars, snapshot?.calls);
+    this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages));
+    this.compactions = new Compactions(this.run, this.requests);
+  }
+
+  abstract done(): Promise<BetaMessage>;
+  abstract runUntilDone(): Promise<BetaMessage>;
+
+  /**
+   * Schedules a server-side compaction (the `compact` beta): once the current turn is done, the
+   * next request asks the API to compact (`compaction: config`, default `{ type: 'summarize' }`);
+   * its reply is yielded like any other message and its compaction block replaces the history.
+   *
+   * @example
+   * ```ts
+   * for await (const message of runner) {
+   *   if (message.usage.input_tokens > 100_000) runner.compactBeforeNextTurn();
+   * }
+   * ```
+   */
+  compactBeforeNextTurn(config: BetaCompactionConfig = { type: 'summarize' } as BetaCompactionConfig): void {
+    this.compactions.schedule(config);
+  }
+
+  /**
+   * Runs the tools of the current message (at most once per iteration) and returns the user
+   * message of `tool_result` blocks, or null when there is nothing to run. Mutate the returned
+   * message to change what is sent. Calls waiting for approval are not in it (see `pendingApprovals`).
+   *
+   * @example
+   * ```ts
+   * for await (const message of runner) {
+   *   const response = await runner.generateToolResponse();
+   *   if (response?.content.some((result) => result.is_error)) break;
+   * }
+   * ```
+   */
+  async generateToolResponse(signal: AbortSignal | null | undefined = runSignal(this.run)): Promise<ToolResultMessage | null> {
+    const turn = this.turn;
+    const uses = toolUsesOf(turn ? await turn.message : this.state.messages.at(-1));
+    if (uses.length === 0) return null;
+    return (await this.answers.answer(turn, uses, signal ?? undefined)).message;
+  }
+
+  /**
+   * Gives the model more tools without changing `params.tools` (which would miss the prompt cache):
+   * each goes to the model in a `tool_addition` block with the next request, and a runnable one runs
+   * under its name at once. A plain definition is only sent, and stops a runnable tool of that name.
+   * A toolset can't be added (`ToolsetContractError`). Needs the `inline-tools-2026-09-15` beta.
+   *
+   * @example
+   * ```ts
+   * runner.addTools(queryDatabase);
+   * ```
+   */
+  addTools(...tools: AnyTool[]): void {
+    this.answers.changes.add(tools, this.answers.toolsetFamilies);
+  }
+
+  /**
+   * Takes tools away from the model without changing `params.tools`: a call to one of them is
+   * answered "not found" at once, and the model is told in a `tool_removal` block with the next
+   * request. A toolset can't be removed (`ToolsetContractError`). Needs the `inline-tools-2026-09-15` beta.
+   *
+   * @example
+   * ```ts
+   * runner.removeTools('query_database');
+   * ```
+   */
+  removeTools(...tools: Array<AnyTool | string>): void {
+    this.answers.changes.remove(tools, this.answers.toolsetFamilies);
+  }
+
+  /**
+   * With `runToolsEagerly`: holds a call of the current reply (its `tool_use` block, or its id) until
+   * the loop body is done with the reply, instead of starting it while the reply streams. Does
+   * nothing for a call that started, or without `runToolsEagerly`.
+   *
+   * @example
+   * ```ts
+   * for await (const stream of runner) {
+   *   stream.on('contentBlock', (block) => {
+   *     if (block.type === 'tool_use' && block.name === 'delete_file') runner.deferToolCall(block);
+   *   });
+   *   await stream.finalMessage();
+   *   if (runner.deferredToolCalls.length > 0 && !(await confirm(runner.deferredToolCalls))) break;
+   * }
+   * ```
+   */
+  deferToolCall(toolUse: BetaToolUseBlock | string): void {
+    if (this.turn && this.state.settings.runToolsEagerly) this.answers.defer(typeof toolUse === 'string' ? toolUse : toolUse.id);
+  }
+
+  /** The calls of the current reply `deferToolCall()` holds, in the model's order (empty without `runToolsEagerly`). */
+  get deferredToolCalls(): BetaToolUseBlock[] {
+    return this.answers.deferredCalls;
+  }
+
+  /** The calls the run stopped for, waiting for `approve(id)` or `deny(id, reason)`. */
+  get pendingApprovals(): PendingApproval[] {
+    return this.answers.pending;
+  }
+
+  /**
+   * Approves a waiting call (optionally with edited input, validated again); iterate or `await`
+   * the runner again to go on.
+   *
+   * @example
+   * ```ts
+   * await runner; // stops with runner.pendingApprovals
+   * for (const call of runner.pendingApprovals) runner.approve(call.id);
+   * const final = await runner;
+   * ```
+   */
+  approve(id: string, options: { input?: unknown } = {}): void {
+    const decision: ApprovalDecision = options.input === undefined ? { decision: 'allow' } : { decision: 'allow', input: options.input };
+    this.answers.decide(id, decision);
+  }
+
+  /** Denies a waiting call: the model gets an `is_error` result saying it was denied, with the reason. */
+  deny(id: string, reason?: string): void {
+    this.answers.decide(id, { decision: 'deny', reason });
+  }
+
+  /**
+   * Replaces the params for the next request. Called in the loop body, it takes control of the
+   * history: the runner does not append this iteration's reply nor its tool results.
+   *
+   * @example
+   * ```ts
+   * runner.setMessagesParams((params) => ({ ...params, max_tokens: 2048 }));
+   * ```
+   */
+  setMessagesParams(params: RunnerParams | ((previous: RunnerParams) => RunnerParams)): void {
+    const next = typeof params === 'function' ? params(this.params) : params;
+    this.compactions.checkNewParams(next as unknown as Record<string, unknown>, next.messages ?? []);
+    this.state.replace(next);
+    if (this.turn) {
+      this.turn.tookControl = true;
+      this.turn.response = undefined;
+    }
+  }
+
+  /**
+   * Appends messages to the history. Called in the loop body, it takes control of the history
+   * (see {@link setMessagesParams}).
+   *
+   * @example
+   * ```ts
+   * runner.pushMessages({ role: 'user', content: 'Also check Berlin.' });
+   * ```
+   */
+  pushMessages(...messages: BetaMessageParam[]): void {
+    this.setMessagesParams((params) => ({ ...params, messages: [...params.messages, ...messages] }));
+  }
+
+  /**
+   * Changes the request options (headers, timeout, signal, ...) of the next requests; a `signal`
+   * set here aborts the run's tools too.
+   */
+  setRequestOptions(options: RequestOptions | ((previous: RequestOptions) => RequestOptions)): void {
+    const run = this.run;
+    run.requestOptions = typeof options === 'function' ? options(run.requestOptions) : { ...run.requestOptions, ...options };
+  }
+
+  /** A read-only copy of the current params. In the loop body it does not yet hold the message just yielded. */
+  get params(): RunnerParams {
+    return this.state.params;
+  }
+
+  /** The number of requests sent (a failed one too), as the SDK counts them. */
+  get iteration(): number {
+    return this.state.iteration;
+  }
+
+  /** The summed usage of every reply. */
+  get usage(): Usage {
+    return structuredClone(this.state.usage);
+  }
+
+  /**
+   * A JSON snapshot of the run (params, history, calls waiting for approval and their finished
+   * neighbours, iteration, usage) that `resumeToolRunner` continues, in this process or another.
+   */
+  toJSON(): RunnerSnapshot {
+    return this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON());
+  }
+}
