@@ -3,9 +3,10 @@ import type { ClientLike } from './client.js';
 import type { ToolRunnerOptions } from './options.js';
 import { ToolRunner } from './runner.js';
 import { SNAPSHOT_VERSION, type RunnerSnapshot } from './snapshot.js';
-import type { AnyTool, RunnerParams, ToolEntry } from './surface.js';
+import type { RunnableTool, RunnerParams, ToolEntry } from './surface.js';
 import { isRunnableTool } from './tool.js';
 import { isToolSource } from './tool-set.js';
+import { toolsetsOf } from './toolsets.js';
 
 /**
  * Continues a run from `runner.toJSON()`, in this process or another: also a run stopped for
@@ -30,24 +31,31 @@ export function resumeToolRunner(
       `resumeToolRunner: snapshot version ${JSON.stringify(snapshot.version)} is not supported (this version of tool-runner reads version ${SNAPSHOT_VERSION})`,
     );
   }
-  const supplied = new Map<string, AnyTool>();
+  const supplied = new Map<string, RunnableTool>();
   for (const entry of resume.tools ?? []) if (isRunnableTool(entry)) supplied.set(entry.name, entry);
+  const toolsets = toolsetsOf(resume.tools);
+  const runnable = (name: string): RunnableTool => {
+    const tool = supplied.get(name);
+    if (tool) return tool;
+    const given = [...supplied.keys()].join(', ') || 'none';
+    throw new TypeError(`resumeToolRunner: the snapshot uses tool '${name}', which was not supplied (supplied: ${given})`);
+  };
   // Tool sources (MCP servers) are supplied again, in the order they had.
   const sources = (resume.tools ?? []).filter(isToolSource);
   const tools = snapshot.tools.map((entry): ToolEntry => {
     if ('definition' in entry) return entry.definition;
+    if ('toolset' in entry) {
+      const toolset = toolsets.get(entry.toolset);
+      if (!toolset) throw new TypeError(`resumeToolRunner: the snapshot uses the '${entry.toolset}' toolset; supply it again in tools`);
+      return toolset;
+    }
     if ('source' in entry) {
       const source = sources.shift();
       if (!source) throw new TypeError('resumeToolRunner: the snapshot uses a tool source (an MCP server); supply it again in tools');
       return source;
     }
-    const runnable = supplied.get(entry.runnable);
-    if (!runnable) {
-      const given = [...supplied.keys()].join(', ') || 'none';
-      throw new TypeError(`resumeToolRunner: the snapshot uses tool '${entry.runnable}', which was not supplied (supplied: ${given})`);
-    }
-    return runnable;
+    return runnable(entry.runnable);
   });
   const params = { ...snapshot.params, ...(tools.length > 0 && { tools }) } as RunnerParams;
-  return new ToolRunner(client, params, resume.options, snapshot);
+  return new ToolRunner(client, params, resume.options, snapshot, runnable);
 }

@@ -4,11 +4,12 @@
  */
 import { answerDanglingCalls, copyHistory, cutOffText, toolUsesOf } from './history.js';
 import { splitParams } from './params.js';
-import { SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON } from './snapshot.js';
+import { SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON, type ToolChangesJSON } from './snapshot.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
 import type { ThreadSnapshot } from './thread.js';
 import { ToolSet, isToolSource } from './tool-set.js';
+import { isRunnableToolset, toolsetFamily } from './toolsets.js';
 import type { BetaMessage, BetaMessageParam, BetaToolUnion } from './types.js';
 import { NO_USAGE, type Usage, addUsage } from './usage.js';
 
@@ -108,12 +109,13 @@ export class RunState {
   }
 
   /** The JSON snapshot of the run, with the calls and the thread that live beside this state. */
-  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined): RunnerSnapshot {
+  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined): RunnerSnapshot {
     return structuredClone({
       version: SNAPSHOT_VERSION,
       params: { ...this.apiParams, ...this.settings, messages: this.messages } as RunnerSnapshot['params'],
       tools: (this.tools.entries ?? []).map((entry) => {
         if (isToolSource(entry)) return { source: true as const };
+        if (isRunnableToolset(entry)) return { toolset: toolsetFamily(entry) };
         return this.tools.runnable.get((entry as { name?: string }).name ?? '') === entry
           ? { runnable: (entry as RunnableTool).name }
           : { definition: entry as BetaToolUnion };
@@ -123,6 +125,7 @@ export class RunState {
       notRun: Object.fromEntries(this.notRun ?? []),
       calls,
       ...(thread && { thread }),
+      ...(toolChanges && { toolChanges }),
     });
   }
 }

@@ -17,7 +17,7 @@ import { initialRequestOptions } from './request-options.js';
 import { RunState } from './run-state.js';
 import { OVER_MESSAGE_THREAD } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
-import type { AnyTool, Runner, RunnerParams } from './surface.js';
+import type { AnyTool, RunnableTool, Runner, RunnerParams } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
 import { Requests, type Turn } from './turn.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
@@ -32,7 +32,8 @@ export abstract class RunnerControls implements Runner {
   /** The turn whose reply the loop body is looking at. */
   protected turn: Turn | undefined;
 
-  constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions, snapshot: RunnerSnapshot | undefined) {
+  /** `supplied`: on resume, the runnable tools by name, for the tools `addTools` added. */
+  constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions, snapshot: RunnerSnapshot | undefined, supplied?: (name: string) => RunnableTool) {
     const { maxToolResultChars } = checkOptions(options);
     const state = new RunState(params, snapshot);
     const logger = runnerLogger(client, options.logger);
@@ -43,6 +44,7 @@ export abstract class RunnerControls implements Runner {
     this.run = { client, options, state, thread, logger, runner: this, emit, requestOptions, dropsRefusals };
     this.state = state;
     this.answers = new CallAnswers(this.run, maxToolResultChars, snapshot?.calls);
+    if (snapshot?.toolChanges && supplied) this.answers.changes.restore(snapshot.toolChanges, supplied);
     this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages));
     this.compactions = new Compactions(this.run, this.requests);
   }
@@ -227,6 +229,6 @@ export abstract class RunnerControls implements Runner {
    * neighbours, iteration, usage) that `resumeToolRunner` continues, in this process or another.
    */
   toJSON(): RunnerSnapshot {
-    return this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON());
+    return this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON());
   }
 }

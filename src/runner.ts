@@ -17,7 +17,7 @@ import { uniqueToolUseIds } from './history.js';
 import type { ToolRunnerOptions } from './options.js';
 import { RunnerControls } from './runner-controls.js';
 import type { RunnerSnapshot } from './snapshot.js';
-import type { RunnerParams } from './surface.js';
+import type { RunnableTool, RunnerParams } from './surface.js';
 import { type Turn, nextStepFor } from './turn.js';
 import type { BetaMessage } from './types.js';
 
@@ -31,8 +31,8 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
   #completion: Settleable<BetaMessage> | undefined;
 
   /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. */
-  constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = {}, snapshot?: RunnerSnapshot) {
-    super(client, params, options, snapshot);
+  constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = {}, snapshot?: RunnerSnapshot, supplied?: (name: string) => RunnableTool) {
+    super(client, params, options, snapshot, supplied);
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<RunnerItem<Stream>> {

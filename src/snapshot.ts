@@ -13,12 +13,14 @@ export interface RunnerSnapshot {
   /** The params without tools: API params, runner settings and the history. */
   params: ParamsWithoutTools;
   /** Runnable tools by name (supplied again on resume), plain definitions as they are. */
-  tools: Array<{ runnable: string } | { definition: BetaToolUnion } | { source: true }>;
+  tools: Array<{ runnable: string } | { definition: BetaToolUnion } | { source: true } | { toolset: string }>;
   iteration: number;
   usage: Usage;
   /** Tool calls never to run (cut off by max_tokens, repeated ids), with the error that answers them. */
   notRun: Record<string, string>;
   calls: ToolCallsJSON;
+  /** `addTools` / `removeTools` so far: runnable tools by name (supplied again on resume). */
+  toolChanges?: ToolChangesJSON;
   /** The message thread the run continues, if it runs over one (a resumed run continues it). */
   thread?: ThreadSnapshot;
 }
@@ -32,4 +34,12 @@ export interface ToolCallsJSON {
   /** Ids of the held calls still waiting. */
   pending: string[];
   decisions: Record<string, ApprovalDecision>;
+}
+
+/** What a snapshot keeps of the tool changes (`addTools` / `removeTools`). */
+export interface ToolChangesJSON {
+  /** Per name: the runnable tool added under it, or `null` (removed, or taken by a plain definition). */
+  overrides: Record<string, { runnable: string } | null>;
+  /** Changes not yet sent to the model. */
+  pending: Array<{ type: 'addition'; runnable: string } | { type: 'addition'; definition: BetaToolUnion } | { type: 'removal'; name: string }>;
 }

@@ -9,7 +9,8 @@ import { ToolsetContractError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTo
 import type { AnyTool, RunnableTool } from './surface.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
 import { definitionFamily, isRunnableToolset, toolsetFamily } from './toolsets.js';
-import type { BetaMessageParam } from './types.js';
+import type { ToolChangesJSON } from './snapshot.js';
+import type { BetaMessageParam, BetaToolUnion } from './types.js';
 
 type Change = { type: 'addition'; tool: AnyTool } | { type: 'removal'; name: string };
 
@@ -52,6 +53,27 @@ export class ToolChanges {
       this.#overrides.set(name, null);
       this.#pending.push({ type: 'removal', name });
     }
+  }
+
+  /** What a snapshot keeps (runnable tools by name); none while nothing changed. */
+  toJSON(): ToolChangesJSON | undefined {
+    if (this.#overrides.size === 0 && this.#pending.length === 0) return undefined;
+    return {
+      overrides: Object.fromEntries([...this.#overrides].map(([name, tool]) => [name, tool ? { runnable: tool.name } : null])),
+      pending: this.#pending.map((change) => {
+        if (change.type === 'removal') return change;
+        return isRunnableTool(change.tool) ? { type: 'addition', runnable: change.tool.name } : { type: 'addition', definition: change.tool as BetaToolUnion };
+      }),
+    };
+  }
+
+  /** Takes the changes of a snapshot back, with the runnable tools supplied again by name. */
+  restore(json: ToolChangesJSON, supplied: (name: string) => RunnableTool): void {
+    for (const [name, tool] of Object.entries(json.overrides)) this.#overrides.set(name, tool ? supplied(tool.runnable) : null);
+    this.#pending = json.pending.map((change): Change => {
+      if (change.type === 'removal') return change;
+      return 'runnable' in change ? { type: 'addition', tool: supplied(change.runnable) } : { type: 'addition', tool: change.definition };
+    });
   }
 
   /** The `system` message that tells the model of the changes since the last request, once; none without changes. */

@@ -25,6 +25,58 @@ describe('pause and resume', () => {
     expect(snapshot.params.messages).toHaveLength(3);
   });
 
+  it('a run with a toolset and tool changes (addTools / removeTools) resumes with them', async () => {
+    const server = await mockServer([
+      { content: [toolUse('ask', {}, 'toolu_a')] },
+      {
+        content: [
+          { type: 'tool_use', id: 'toolu_c', name: 'left_click', input: {}, toolset_name: 'computer' } as never,
+          toolUse('lookup', { q: 'x' }, 'toolu_l'),
+          toolUse('get_weather', { location: 'Paris' }, 'toolu_w'),
+        ],
+      },
+      { content: [text('done')] },
+    ]);
+    const log: string[] = [];
+    const tools = () => {
+      const computer = {
+        type: 'computer_toolset_20260801' as const,
+        display_width_px: 800,
+        display_height_px: 600,
+        run: async (_context: unknown, call: { name: string }) => {
+          log.push(`computer ${call.name}`);
+          return 'clicked';
+        },
+      };
+      const ask = tool({ name: 'ask', inputSchema: z.object({}), needsApproval: true, run: () => 'asked' });
+      const weather = tool({ name: 'get_weather', inputSchema: z.object({ location: z.string() }), run: () => 'sunny' });
+      const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (log.push(`lookup ${q}`), `found ${q}`) });
+      return { computer, ask, weather, lookup };
+    };
+    const first = tools();
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [first.computer, first.ask, first.weather] });
+    await runner; // stops for approval
+    runner.addTools(first.lookup);
+    runner.removeTools('get_weather');
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+    expect(snapshot.tools).toEqual([{ toolset: 'computer' }, { runnable: 'ask' }, { runnable: 'get_weather' }]);
+    expect(snapshot.toolChanges).toEqual({
+      overrides: { lookup: { runnable: 'lookup' }, get_weather: null },
+      pending: [{ type: 'addition', runnable: 'lookup' }, { type: 'removal', name: 'get_weather' }],
+    });
+    expect(() => resumeToolRunner(server.client(), snapshot, { tools: [first.ask, first.weather] })).toThrow(/the 'computer' toolset; supply it again/);
+    const again = tools();
+    expect(() => resumeToolRunner(server.client(), snapshot, { tools: [again.computer, again.ask, again.weather] })).toThrow(/uses tool 'lookup', which was not supplied/);
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: [again.computer, again.ask, again.weather, again.lookup] });
+    for (const call of resumed.pendingApprovals) resumed.approve(call.id);
+    await resumed;
+    expect(log).toEqual(['computer left_click', 'lookup x']);
+    const results = server.requests[2]!.messages.at(-1).content;
+    expect(results.map((block: { content: unknown }) => block.content)).toEqual(['clicked', 'found x', "Error: Tool 'get_weather' not found"]);
+    expect(server.requests[1]!.messages.at(-1)).toMatchObject({ role: 'system', content: [{ type: 'tool_addition' }, { type: 'tool_removal' }] });
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
   it('a run stopped for approval resumes in another process: approved there, finished, no call run twice', async () => {
     const server = await mockServer([
       {
