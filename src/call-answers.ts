@@ -54,11 +54,14 @@ export class CallAnswers {
     return 'answered';
   }
 
-  /** Runs (or reuses) the calls of one message; the answer is cached for the turn. */
-  answer(turn: Turn | undefined, uses: BetaToolUseBlock[], signal: AbortSignal | undefined): Promise<Answer> {
+  /**
+   * Runs (or reuses) the calls of one message; the answer is cached for the turn. `byCaller`: the
+   * caller's `generateToolResponse()` asks, not the loop.
+   */
+  answer(turn: Turn | undefined, uses: BetaToolUseBlock[], signal: AbortSignal | undefined, byCaller = false): Promise<Answer> {
     const key = uses.map((use) => use.id).join('\n');
     if (turn?.response?.key === key) return turn.response.answer;
-    const context = this.#executionContext(signal);
+    const context = this.#executionContext(signal, byCaller);
     // One call (the usual turn) without the bookkeeping of Promise.all.
     const started = uses.length === 1 ? this.#startCall(uses[0]!, context).then((outcome) => [outcome]) : Promise.all(uses.map((use) => this.#startCall(use, context)));
     const answer = started.then((outcomes) => {
@@ -75,7 +78,7 @@ export class CallAnswers {
 
   /** Starts a call whose `tool_use` block is complete in the stream (made once: no closure per turn). */
   readonly startEagerly = (toolUse: BetaToolUseBlock): void => {
-    void this.#startCall(toolUse, this.#executionContext(this.#run.options.signal));
+    void this.#startCall(toolUse, this.#executionContext(this.#run.options.signal, false));
   };
 
   /** Starts a call once until its message is answered; a call never to run is answered without running. */
@@ -92,7 +95,7 @@ export class CallAnswers {
     return (this.#calls ??= new ToolCalls());
   }
 
-  #executionContext(signal: AbortSignal | undefined): ExecutionContext {
+  #executionContext(signal: AbortSignal | undefined, byCaller: boolean): ExecutionContext {
     const run = this.#run;
     return {
       tools: run.state.tools.runnable,
@@ -107,6 +110,8 @@ export class CallAnswers {
       toolTimeoutMs: run.options.toolTimeoutMs,
       maxToolResultChars: this.#maxToolResultChars,
       limiter: this.#limiter,
+      scope: byCaller ? run.tracing.callerScope : run.tracing.scope,
+      byCaller,
     };
   }
 

@@ -4,6 +4,7 @@ import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import type { ToolRunnerOptions } from './options.js';
 import type { RunState } from './run-state.js';
+import type { RunTracing } from './run-tracing.js';
 import type { Runner } from './surface.js';
 import type { MessageThread } from './thread.js';
 
@@ -18,4 +19,6 @@ export interface RunContext {
   readonly runner: Runner;
   /** Emits lifecycle events, when something listens. */
   readonly emit: ((event: RunnerEvent) => void) | undefined;
+  /** The scope requests and tool calls run in (a span's context), when something traces. */
+  readonly tracing: RunTracing;
 }

@@ -21,6 +21,7 @@ import { runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import type { RunContext } from './run-context.js';
 import { RunState } from './run-state.js';
+import { RunTracing } from './run-tracing.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { Runner, RunnerParams } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
@@ -50,7 +51,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const logger = runnerLogger(client, options.logger);
     const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), snapshot?.thread);
     const emit = emitter(options.onEvent, logger);
-    this.#run = { client, options, state, thread, logger, runner: this, emit };
+    const tracing = new RunTracing(client, options.onEvent, logger);
+    this.#run = { client, options, state, thread, logger, runner: this, emit, tracing };
     this.#state = state;
     this.#answers = new CallAnswers(this.#run, maxToolResultChars, snapshot?.calls);
     this.#requests = new Requests(this.#run, this.#answers.startEagerly);
@@ -63,7 +65,9 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     if (this.#completion?.settled) this.#completion = undefined;
     const { emit } = this.#run;
     emit?.({ type: 'run.start', runner: this, model: this.#state.apiParams['model'] });
+    this.#run.tracing.begin(this.#state.apiParams, this.#requests);
     let failed = false;
+    let completed = false;
     let stoppedForApproval = false;
     try {
       for (;;) {
@@ -87,8 +91,10 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
           this.#turn = undefined;
         }
       }
+      completed = true;
     } catch (error) {
       failed = true;
+      this.#run.tracing.end({ error });
       // The state is what it was before the failed step: iterating again retries it.
       this.#consumed = false;
       this.#settle().reject(error);
@@ -99,6 +105,8 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
       // A `break` in the loop body ends the run too: it resolves to the last reply.
       if (!failed) {
         this.#finish();
+        // Closed by the loop body (`break`) before the loop ended: a cancellation, with no status.
+        this.#run.tracing.end(completed ? 'completed' : 'closed');
         emit?.({ type: 'run.end', runner: this, message: this.#state.lastMessage });
       }
       // A run stopped for approval goes on when iterated (or awaited) again.
@@ -170,7 +178,7 @@ export class ToolRunner<Stream extends boolean = false> implements AsyncIterable
     const turn = this.#turn;
     const uses = toolUsesOf(turn ? await turn.message : this.#state.messages.at(-1));
     if (uses.length === 0) return null;
-    return (await this.#answers.answer(turn, uses, signal)).message;
+    return (await this.#answers.answer(turn, uses, signal, true)).message;
   }
 
   /** The calls the run stopped for, waiting for `approve(id)` or `deny(id, reason)`. */

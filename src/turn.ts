@@ -100,15 +100,17 @@ export class Requests {
     const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined, reply: undefined };
     let message: PromiseLike<BetaMessage>;
     const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#optionsWithSignal(), logger: run.logger };
+    const requestId = this.#started(body, 'turn');
+    // In the context of the request's span, when something traces (the client starts its own span there).
+    const scope = run.tracing.scope;
     if (streaming) {
-      const stream = streamMessage(body, request);
+      const stream = scope ? scope.request(run.runner, requestId, () => streamMessage(body, request)) : streamMessage(body, request);
       if (settings.runToolsEagerly) startToolsEagerly(stream, this.#startEagerly);
       turn.stream = stream;
       message = stream.finalMessage();
     } else {
-      message = createMessage(body, request);
+      message = scope ? scope.request(run.runner, requestId, () => createMessage(body, request)) : createMessage(body, request);
     }
-    const requestId = this.#started(body, 'turn');
     turn.message = Promise.resolve(
       message.then(
         (reply) => {
@@ -140,9 +142,11 @@ export class Requests {
     await callHook(run.options.hooks, 'onRequest', body);
     const options = this.#optionsWithSignal();
     const requestId = this.#started(body, 'compaction');
+    const scope = run.tracing.scope;
+    const send = () => messagesApi(run.client).create(body, options) as PromiseLike<BetaMessage>;
     let reply: BetaMessage;
     try {
-      reply = (await messagesApi(run.client).create(body, options)) as BetaMessage;
+      reply = await (scope ? scope.request(run.runner, requestId, send) : send());
     } catch (error) {
       run.emit?.({ type: 'request.end', runner: run.runner, requestId, error });
       throw error;
