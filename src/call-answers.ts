@@ -70,11 +70,14 @@ export class CallAnswers {
     return 'answered';
   }
 
-  /** Runs (or reuses) the calls of one message; the answer is cached for the turn. */
-  answer(turn: Turn | undefined, uses: BetaToolUseBlock[], signal: AbortSignal | undefined): Promise<Answer> {
+  /**
+   * Runs (or reuses) the calls of one message; the answer is cached for the turn. `byCaller`: the
+   * caller's `generateToolResponse()` asks, not the loop.
+   */
+  answer(turn: Turn | undefined, uses: BetaToolUseBlock[], signal: AbortSignal | undefined, byCaller = false): Promise<Answer> {
     const key = uses.map((use) => use.id).join('\n');
     if (turn?.response?.key === key) return turn.response.answer;
-    const context = this.#executionContext(signal);
+    const context = this.#executionContext(signal, byCaller);
     const toolsets = this.#toolsetsNow();
     const sequences = toolsets.size > 0 || uses.some((use) => familyOf(use) !== undefined) ? new ToolsetSequences() : undefined;
     // One call (the usual turn) without the bookkeeping of Promise.all.
@@ -101,7 +104,7 @@ export class CallAnswers {
    */
   readonly startEagerly = (toolUse: BetaToolUseBlock): void => {
     if (this.#deferred?.has(toolUse.id)) return;
-    const context = this.#executionContext(runSignal(this.#run));
+    const context = this.#executionContext(runSignal(this.#run), false);
     const toolsets = this.#toolsetsNow();
     const malformed = familyOf(toolUse) === undefined && toolsets.has(toolUse.name) && !context.tools.has(toolUse.name);
     const family = malformed ? toolUse.name : familyOf(toolUse);
@@ -171,9 +174,12 @@ export class CallAnswers {
     if (notRun !== undefined) return { result: toolsetResultBlock(toolUse, notRun, true) };
     const call = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
     context.emit?.({ type: 'tool.start', runner: context.runner, call });
-    const result = await runToolsetCall(toolset, family, toolUse, context.signal);
-    context.emit?.({ type: 'tool.end', runner: context.runner, call, result });
-    return { result };
+    const run = async (): Promise<{ result: BetaToolResultBlockParam }> => ({ result: await runToolsetCall(toolset, family, toolUse, context.signal) });
+    const { scope } = context;
+    // In its span's context, when something traces (a toolset's span is named after the member, as the SDK's).
+    const outcome = scope ? await scope.toolCall({ runner: context.runner, call, tool: { name: toolUse.name }, signal: context.signal, byCaller: context.byCaller }, run) : await run();
+    context.emit?.({ type: 'tool.end', runner: context.runner, call, result: outcome.result });
+    return outcome;
   }
 
   #toolsetsNow(): ReadonlyMap<string, BetaRunnableToolset> {
@@ -201,7 +207,7 @@ export class CallAnswers {
     return (this.#calls ??= new ToolCalls());
   }
 
-  #executionContext(signal: AbortSignal | undefined): ExecutionContext {
+  #executionContext(signal: AbortSignal | undefined, byCaller: boolean): ExecutionContext {
     const run = this.#run;
     return {
       tools: this.changes.runnable(run.state.tools.runnable, run.state.messages),
@@ -216,6 +222,8 @@ export class CallAnswers {
       toolTimeoutMs: run.options.toolTimeoutMs,
       maxToolResultChars: this.#maxToolResultChars,
       limiter: this.#limiter,
+      scope: byCaller ? run.tracing.callerScope : run.tracing.scope,
+      byCaller,
     };
   }
 

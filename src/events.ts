@@ -4,6 +4,7 @@
  */
 import type { ToolCall } from './hooks.js';
 import type { Logger } from './log.js';
+import type { RunScope } from './scope.js';
 import type { Runner } from './surface.js';
 import type { BetaMessage, BetaToolResultBlockParam } from './types.js';
 
@@ -20,7 +21,11 @@ export type RunnerEvent =
   /** The call's result (an error result too), or `pending` when it waits for approval. */
   | { type: 'tool.end'; runner: Runner; call: ToolCall; result?: BetaToolResultBlockParam; pending?: boolean };
 
-export type RunnerListener = (event: RunnerEvent) => void;
+/**
+ * A listener for `options.onEvent`. One with a `scope` (`tool-runner/otel`'s) also runs each
+ * request and each tool call inside the context of the span it made for it (see scope.ts).
+ */
+export type RunnerListener = ((event: RunnerEvent) => void) & { readonly scope?: RunScope | undefined };
 
 /** Calls every listener; one that throws is logged and the run goes on (observers never break a run). */
 export function emitter(listeners: RunnerListener | RunnerListener[] | undefined, logger: Logger): ((event: RunnerEvent) => void) | undefined {

@@ -10,6 +10,7 @@ import { errorResult } from './history.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import { type ValidationResult, formatIssues } from './schema.js';
+import type { RunScope } from './scope.js';
 import type { RunnableTool, Runner, ToolContext } from './surface.js';
 import { thrownValueToContent } from './tool-error.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
@@ -31,6 +32,10 @@ export interface ExecutionContext {
   toolTimeoutMs: number | undefined;
   maxToolResultChars: number;
   limiter: Limiter | undefined;
+  /** Runs each call inside the context of its span, when something traces. */
+  scope: RunScope | undefined;
+  /** The calls are the caller's `generateToolResponse()`, not the loop's. */
+  byCaller: boolean;
 }
 
 /** A call ends with its result, or waits for a decision (no `options.approve`). */
@@ -40,20 +45,26 @@ export type CallOutcome = { result: BetaToolResultBlockParam } | { pending: Pend
  * Runs one call. `held` is a call that waited for approval: its input was validated and its
  * `onToolCall` hook called then, so only the decision is applied now.
  */
-export async function executeToolCall(
-  toolUse: BetaToolUseBlock,
-  context: ExecutionContext,
-  held?: PendingApproval,
-): Promise<CallOutcome> {
-  const { logger } = context;
+export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionContext, held?: PendingApproval): Promise<CallOutcome> {
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
   context.emit?.({ type: 'tool.start', runner: context.runner, call });
-
   const tool = context.tools.get(toolUse.name);
-  if (!tool) {
-    logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) not found`);
-    return failed(`Error: Tool '${toolUse.name}' not found${suggestion(toolUse.name, context.tools)}`, call, context);
-  }
+  if (!tool) return notFound(call, context);
+  const { scope } = context;
+  if (!scope) return answerCall(tool, call, context, held);
+  const scoped = { runner: context.runner, call, tool, signal: context.signal, byCaller: context.byCaller };
+  return scope.toolCall(scoped, () => answerCall(tool, call, context, held));
+}
+
+async function notFound(call: ToolCall, context: ExecutionContext): Promise<CallOutcome> {
+  context.logger.warn(`Tool '${call.name}' (${call.id}) not found`);
+  return failed(`Error: Tool '${call.name}' not found${suggestion(call.name, context.tools)}`, call, context);
+}
+
+/** The call of a tool the run has, from its input to its result. */
+async function answerCall(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: PendingApproval | undefined): Promise<CallOutcome> {
+  const { logger } = context;
+  const { toolUse } = call;
   if (context.signal?.aborted) return failed(abortedText(tool.name), call, context);
 
   let decision: ApprovalDecision | undefined;

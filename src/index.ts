@@ -58,6 +58,7 @@ export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } fro
 export { HookError } from './hooks.js';
 export { ReplyError } from './errors.js';
 export type { RunnerEvent, RunnerListener } from './events.js';
+export type { RunScope, ScopedCall, ScopedOutcome } from './scope.js';
 export type { Hooks, ToolCall, ToolCallOverride } from './hooks.js';
 export { tool, isRunnableTool } from './tool.js';
 export type { InferInput, ToolOptions } from './tool.js';

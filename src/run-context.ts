@@ -4,6 +4,7 @@ import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import type { ToolRunnerOptions } from './options.js';
 import type { RunState } from './run-state.js';
+import type { RunTracing } from './run-tracing.js';
 import type { Runner } from './surface.js';
 import type { MessageThread } from './thread.js';
 
@@ -22,6 +23,8 @@ export interface RunContext {
   readonly dropsRefusals: boolean;
   /** The request options of the next requests; their `signal` is the run's (it reaches the tools too). */
   requestOptions: RequestOptions;
+  /** The scope requests and tool calls run in (a span's context), when something traces. */
+  readonly tracing: RunTracing;
 }
 
 /** The run's signal: the one in the current request options. */

@@ -41,7 +41,9 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
     if (this.#completion?.settled) this.#completion = undefined;
     const { emit } = this.run;
     emit?.({ type: 'run.start', runner: this, model: this.state.apiParams['model'] });
+    this.run.tracing.begin(this.state.apiParams, this.run);
     let failed = false;
+    let completed = false;
     let stoppedForApproval = false;
     /** The last reply was an unfinished turn, which the next request resumes. */
     let resuming = false;
@@ -81,6 +83,7 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
           this.turn = undefined;
         }
       }
+      completed = true;
     } catch (error) {
       failed = true;
       this.#failed(error);
@@ -90,6 +93,8 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
       // A `break` in the loop body ends the run too: it resolves to the last reply.
       else if (!failed) {
         this.#finish();
+        // Closed by the loop body (`break`) before the loop ended: a cancellation, with no status.
+        this.run.tracing.end(completed ? 'completed' : 'closed');
         emit?.({ type: 'run.end', runner: this, message: this.state.lastMessage });
       }
       // A run stopped for approval goes on when iterated (or awaited) again.
@@ -130,6 +135,7 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
 
   /** A step failed: the state is what it was before it, so iterating (or awaiting) again retries it. */
   #failed(error: unknown): void {
+    this.run.tracing.end({ error });
     this.#consumed = false;
     this.#settle().reject(error);
     this.#completion = undefined;

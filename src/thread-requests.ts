@@ -38,7 +38,9 @@ export function streamMessage(body: Record<string, unknown>, request: ThreadRequ
         recovering((wire, options) => (api.create(withFields(wire, { stream: true }), options) as unknown as Sent).withResponse(), body, request, streamOptions),
     }),
   };
-  return BetaMessageStream.createMessage(through as never, withFields(body, { stream: true }) as never, request.options, { client: request.client as never });
+  // No `client` for the stream: each attempt's `create` starts the client's span itself, with the body it sends
+  // (the thread's), as the SDK's thread does; given the client, the stream would start one with the whole history.
+  return BetaMessageStream.createMessage(through as never, withFields(body, { stream: true }) as never, request.options);
 }
 
 /**

@@ -113,8 +113,12 @@ export class Requests {
     const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined, reply: undefined };
     let message: PromiseLike<BetaMessage>;
     const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#options(), logger: run.logger };
+    if (!compaction) run.state.iteration++;
+    const requestId = this.#started(body, 'turn');
+    // In the context of the request's span, when something traces (the client starts its own span there).
+    const scope = run.tracing.scope;
     if (streaming) {
-      const stream = streamMessage(body, request);
+      const stream = scope ? scope.request(run.runner, requestId, () => streamMessage(body, request)) : streamMessage(body, request);
       if (settings.runToolsEagerly) {
         const eager = this.#eager;
         startToolsEagerly(stream, eager.startEagerly, eager.closedInStream);
@@ -124,10 +128,8 @@ export class Requests {
       turn.stream = stream;
       message = stream.finalMessage();
     } else {
-      message = createMessage(body, request);
+      message = scope ? scope.request(run.runner, requestId, () => createMessage(body, request)) : createMessage(body, request);
     }
-    if (!compaction) run.state.iteration++;
-    const requestId = this.#started(body, 'turn');
     turn.message = Promise.resolve(
       message.then(
         (reply) => {
@@ -159,9 +161,11 @@ export class Requests {
     await callHook(run.options.hooks, 'onRequest', body);
     const options = this.#options();
     const requestId = this.#started(body, 'compaction');
+    const scope = run.tracing.scope;
+    const send = () => messagesApi(run.client).create(body, options) as PromiseLike<BetaMessage>;
     let reply: BetaMessage;
     try {
-      reply = (await messagesApi(run.client).create(body, options)) as BetaMessage;
+      reply = await (scope ? scope.request(run.runner, requestId, send) : send());
     } catch (error) {
       run.emit?.({ type: 'request.end', runner: run.runner, requestId, error });
       throw error;

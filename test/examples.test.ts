@@ -25,7 +25,11 @@ describe('examples run offline', () => {
     debugging: [/the model reads: "RangeError: division by zero"/],
     testing: [/agent test passed/],
     mcp: [/tools from the MCP server: count_words/, /answer: That sentence has 5 words\./],
-    otel: [/span chat claude-sonnet-5-5 \[chat\] \d+ in \/ \d+ out/, /span execute_tool get_weather \[execute_tool\]/, /span invoke_agent weather-bot \[invoke_agent\]/],
+    otel: [
+      /^span invoke_agent weather-bot \[invoke_agent\]/m,
+      /^ {2}span chat claude-sonnet-5-5 \[chat\] \d+ in \/ \d+ out\n {4}span anthropic\.messages\.create \[chat\]/m,
+      /^ {2}span execute_tool get_weather \[execute_tool\] get_weather\n {4}span weather-api \[app\]/m,
+    ],
     compaction: [/request with 12 messages\nrequest with 3 messages/, /answer: The book is about a storm\./],
     approval: [/waiting for approval: refund \{"order":"B-2","amount":400\}/, /answer: A-1 was refunded/],
     resume: [/saved a snapshot of \d+ bytes, waiting for: deploy/, /answer: billing is live\. \(2 requests in all\)/],

@@ -1,16 +1,17 @@
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { SpanStatusCode } from '@opentelemetry/api';
-import { describe, expect, it } from 'vitest';
+import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { SpanStatusCode, context } from '@opentelemetry/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tool, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
 import { text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer } from './helpers.js';
+import { baseParams, mockServer, sleep } from './helpers.js';
 
 function tracing() {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  return { exporter, tracer: provider.getTracer('test') };
+  return { exporter, provider, tracer: provider.getTracer('test') };
 }
 
 const weather = tool({ name: 'get_weather', inputSchema: z.object({ city: z.string() }), run: ({ city }) => `sunny in ${city}` });
@@ -81,5 +82,76 @@ describe('OpenTelemetry spans (GenAI semantic conventions)', () => {
       ['chat claude-sonnet-5-5', SpanStatusCode.ERROR, 'BadRequestError'],
       ['invoke_agent tool-runner', SpanStatusCode.ERROR, 'BadRequestError'],
     ]);
+  });
+});
+
+describe('requests and tool calls run inside their span (AsyncLocalStorage context manager)', () => {
+  beforeAll(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  });
+  afterAll(() => {
+    context.disable();
+  });
+
+  const parentOf = (spans: ReadableSpan[], span: ReadableSpan) => spans.find((other) => other.spanContext().spanId === span.parentSpanContext?.spanId);
+
+  it.each([false, true])(
+    "a span a tool starts is a child of its execute_tool span; the client's request spans are children of chat (stream: %s)",
+    async (stream) => {
+      const { exporter, provider, tracer } = tracing();
+      const lookup = tool({
+        name: 'lookup',
+        inputSchema: z.object({ key: z.string() }),
+        run: async ({ key }) => {
+          await sleep(1);
+          tracer.startSpan(`db.get ${key}`).end();
+          return 'found';
+        },
+      });
+      const server = await mockServer([
+        { content: [toolUse('lookup', { key: 'a' }, 'toolu_a'), toolUse('lookup', { key: 'b' }, 'toolu_b')] },
+        { content: [text('Both found.')] },
+      ]);
+      // A client that traces too: its own request spans (anthropic.messages.create) go under `chat`.
+      const client = server.client({ openTelemetry: { tracerProvider: provider } });
+      await tracer.startActiveSpan('caller', async (caller) => {
+        await toolRunner(client, { ...baseParams, stream, tools: [lookup] }, { onEvent: openTelemetry({ tracer }) });
+        caller.end();
+      });
+      const spans = exporter.getFinishedSpans();
+      for (const key of ['a', 'b']) {
+        const inner = spans.find((span) => span.name === `db.get ${key}`)!;
+        const call = parentOf(spans, inner)!;
+        expect(call.name).toBe('execute_tool lookup');
+        expect(call.attributes['gen_ai.tool.call.id']).toBe(`toolu_${key}`);
+      }
+      const creates = spans.filter((span) => span.name === 'anthropic.messages.create');
+      const chats = spans.filter((span) => span.name.startsWith('chat '));
+      expect(creates).toHaveLength(2);
+      expect(creates.map((create) => parentOf(spans, create))).toEqual(chats);
+      const run = spans.find((span) => span.name.startsWith('invoke_agent'))!;
+      expect(parentOf(spans, run)!.name).toBe('caller');
+      // The listener's spans stand in for the SDK runner's own: none of those.
+      expect(spans.map((span) => span.name).filter((name) => name.startsWith('anthropic.') && name !== 'anthropic.messages.create')).toEqual([]);
+    },
+  );
+
+  it('a hook or an approval a call waits for runs inside its span too', async () => {
+    const { exporter, tracer } = tracing();
+    const guarded = tool({ name: 'guarded', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });
+    const server = await mockServer([{ content: [toolUse('guarded', {}, 'toolu_g')] }, { content: [text('Done.')] }]);
+    await toolRunner(
+      server.client(),
+      { ...baseParams, tools: [guarded] },
+      {
+        onEvent: openTelemetry({ tracer }),
+        approve: () => {
+          tracer.startSpan('ask a person').end();
+          return { decision: 'allow' };
+        },
+      },
+    );
+    const spans = exporter.getFinishedSpans();
+    expect(parentOf(spans, spans.find((span) => span.name === 'ask a person')!)!.name).toBe('execute_tool guarded');
   });
 });

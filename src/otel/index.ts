@@ -1,10 +1,12 @@
 /**
  * tool-runner/otel: OpenTelemetry spans for a run, each request and each tool call, following the
- * GenAI semantic conventions. It listens to the runner's lifecycle events (`options.onEvent`), so
- * the core never imports `@opentelemetry/api`.
+ * GenAI semantic conventions. It listens to the runner's lifecycle events (`options.onEvent`), and
+ * its scope runs each request and each tool call inside its span's context, so the core never
+ * imports `@opentelemetry/api`.
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
 import type { RunnerEvent, RunnerListener } from '../events.js';
+import type { RunScope } from '../scope.js';
 import type { Runner } from '../surface.js';
 
 export interface OpenTelemetryOptions {
@@ -18,14 +20,18 @@ export interface OpenTelemetryOptions {
 
 /**
  * A listener for `options.onEvent` that records spans: `invoke_agent` for the run, `chat {model}`
- * for each request, `execute_tool {name}` for each tool call (error status when it fails).
+ * for each request, `execute_tool {name}` for each tool call (error status when it fails). Each
+ * request is sent, and each tool call handled, with its span active: a span the tool starts is a
+ * child of its `execute_tool` span, and the client's own `anthropic.messages.create` span (when
+ * the client traces) a child of `chat`. With it, the run makes none of the SDK runner's own spans
+ * (`anthropic.messages.tool_runner`, `anthropic.custom_tool_use …`): these stand in for them.
  *
  * @example
  * ```ts
  * const runner = toolRunner(client, params, { onEvent: openTelemetry({ agentName: 'support-bot' }) });
  * ```
  */
-export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListener {
+export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListener & { readonly scope: RunScope } {
   const tracer = options.tracer ?? trace.getTracer('tool-runner');
   const capture = options.captureContent === true;
   const agent = options.agentName ?? 'tool-runner';
@@ -37,7 +43,14 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
   const runIds = new WeakMap<Runner, number>();
   let nextRunId = 0;
 
-  return (event: RunnerEvent) => {
+  // The context of a span, under the run's span (or the context active now).
+  const inSpan = <T>(runner: Runner, span: Span | undefined, fn: () => T): T => (span ? context.with(trace.setSpan(parent(runner), span), fn) : fn());
+  const scope: RunScope = {
+    request: (runner, requestId, send) => inSpan(runner, requests.get(key(runner, requestId)), send),
+    toolCall: (scoped, run) => inSpan(scoped.runner, tools.get(key(scoped.runner, scoped.call.id)), run),
+  };
+
+  const listener = (event: RunnerEvent) => {
     switch (event.type) {
       case 'run.start': {
         runIds.set(event.runner, ++nextRunId);
@@ -147,6 +160,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
       }
     }
   };
+  return Object.assign(listener, { scope });
 }
 
 function failed(span: Span, error: unknown): void {

@@ -1,0 +1,35 @@
+/**
+ * The seam between the loop and telemetry: a scope runs each request and each tool call inside the
+ * context of its span, so that what they do (the SDK's own request spans, a span a tool starts)
+ * lands under it. The core calls a scope only when a run has one; it never imports a telemetry
+ * library. `tool-runner/otel`'s listener carries one (`RunnerListener.scope`); a client that traces
+ * gives one of its own (sdk-spans.ts).
+ */
+import type { ToolCall } from './hooks.js';
+import type { Runner } from './surface.js';
+import type { BetaToolResultBlockParam } from './types.js';
+
+/** A tool call as a scope sees it. */
+export interface ScopedCall {
+  runner: Runner;
+  call: ToolCall;
+  /** The tool that answers it (its `description`, and any marks the SDK's helpers put on it). */
+  tool: { readonly name: string; readonly description?: string | undefined };
+  /** The signal the call runs with: aborted, the call is cancelled rather than failed. */
+  signal: AbortSignal | undefined;
+  /** Started by the caller's `generateToolResponse()` in the loop body, not by the loop. */
+  byCaller: boolean;
+}
+
+/** How a call ended: with its result, or without one (it waits for approval). */
+export type ScopedOutcome = { result: BetaToolResultBlockParam } | { pending: unknown };
+
+export interface RunScope {
+  /**
+   * Calls `send`, which starts request `requestId` of `runner` (synchronously: the client starts
+   * its own span for it there), inside the context of the request's span.
+   */
+  request<T>(runner: Runner, requestId: number, send: () => T): T;
+  /** Handles one call (validated, approved, run) inside the context of its span. */
+  toolCall<Outcome extends ScopedOutcome>(call: ScopedCall, run: () => Promise<Outcome>): Promise<Outcome>;
+}
