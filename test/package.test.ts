@@ -37,6 +37,13 @@ describe('the built package', () => {
   it('the core bundle imports neither zod nor the testing kit', () => {
     const bundle = readFileSync('dist/index.js', 'utf8');
     const imports = [...bundle.matchAll(/^import .* from ['"]([^'"]+)['"];$/gm)].map((match) => match[1]);
-    expect([...new Set(imports)].sort()).toEqual(['@anthropic-ai/sdk', '@anthropic-ai/sdk/lib/BetaMessageStream', 'ajv', 'ajv/dist/2020.js']);
+    expect([...new Set(imports)].sort()).toEqual([
+      '@anthropic-ai/sdk',
+      '@anthropic-ai/sdk/lib/BetaMessageStream',
+      '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset',
+      '@anthropic-ai/sdk/resources/beta/messages/messages',
+      'ajv',
+      'ajv/dist/2020.js',
+    ]);
   });
 });
