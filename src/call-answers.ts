@@ -28,14 +28,15 @@ export class CallAnswers {
   #calls: ToolCalls | undefined;
   /** `addTools()` / `removeTools()`, and the tool changes the history makes. */
   readonly changes = new ToolChanges();
-  /** The run's toolsets by family, for the tools they were found in. */
-  #toolsets: { of: ToolSet; byFamily: ReadonlyMap<string, BetaRunnableToolset> } | undefined;
+  /** The run's toolsets by family, and the tools they were found in. */
+  #toolsets: ReadonlyMap<string, BetaRunnableToolset> | undefined;
+  #toolsetsOf: ToolSet | undefined;
   /** Calls of the current reply held by `deferToolCall()` (eager starts only). */
   #deferred: Set<string> | undefined;
   /** The toolsets with an eager call of the current reply: running, or waiting for the reply to be answered. */
   #eagerFamilies: Map<string, 'running' | 'waiting'> | undefined;
   /** The `tool_use` blocks of the current reply that have finished streaming, in the model's order (eager starts). */
-  toolCalls: BetaToolUseBlock[] = [];
+  #toolCalls: BetaToolUseBlock[] | undefined;
 
   constructor(run: RunContext, maxToolResultChars: number, snapshot?: ToolCallsJSON) {
     this.#run = run;
@@ -79,7 +80,7 @@ export class CallAnswers {
     if (turn?.response?.key === key) return turn.response.answer;
     const context = this.#executionContext(signal, byCaller);
     const toolsets = this.#toolsetsNow();
-    const sequences = toolsets.size > 0 || uses.some((use) => familyOf(use) !== undefined) ? new ToolsetSequences() : undefined;
+    const sequences = toolsets.size > 0 || someToolsetCall(uses) ? new ToolsetSequences() : undefined;
     // One call (the usual turn) without the bookkeeping of Promise.all.
     const started =
       uses.length === 1 && !sequences
@@ -98,11 +99,11 @@ export class CallAnswers {
   }
 
   /**
-   * Starts a call whose `tool_use` block is complete in the stream (made once: no closure per turn),
+   * Starts a call whose `tool_use` block is complete in the stream (a method: no closure per run or turn),
    * unless `deferToolCall()` holds it. A toolset's call starts only while the toolset is idle; once
    * one of its calls waits or fails, its later calls wait for the reply.
    */
-  readonly startEagerly = (toolUse: BetaToolUseBlock): void => {
+  startEagerly(toolUse: BetaToolUseBlock): void {
     if (this.#deferred?.has(toolUse.id)) return;
     const context = this.#executionContext(runSignal(this.#run), false);
     const toolsets = this.#toolsetsNow();
@@ -127,18 +128,23 @@ export class CallAnswers {
         },
         () => families.set(family, 'waiting'),
       );
-  };
+  }
 
   /** A `tool_use` block finished streaming (eager starts list them in `toolCalls`). */
-  readonly closedInStream = (toolUse: BetaToolUseBlock): void => {
+  closedInStream(toolUse: BetaToolUseBlock): void {
     this.toolCalls.push(toolUse);
-  };
+  }
+
+  /** The `tool_use` blocks of the current reply that finished streaming (the yielded stream's `toolCalls`). */
+  get toolCalls(): BetaToolUseBlock[] {
+    return (this.#toolCalls ??= []);
+  }
 
   /** A new reply: its calls start afresh (the eager state of the last one goes). */
   beginTurn(): void {
     if (this.#deferred) this.#deferred = undefined;
     if (this.#eagerFamilies) this.#eagerFamilies = undefined;
-    if (this.toolCalls.length > 0) this.toolCalls = [];
+    if (this.#toolCalls) this.#toolCalls = undefined;
   }
 
   /** `deferToolCall()`: holds a call of the current reply that has not started until the reply is answered. */
@@ -149,7 +155,7 @@ export class CallAnswers {
   /** The calls `deferToolCall()` holds, in the model's order, once their blocks finished streaming. */
   get deferredCalls(): BetaToolUseBlock[] {
     const deferred = this.#deferred;
-    return deferred ? this.toolCalls.filter((toolUse) => deferred.has(toolUse.id) && !this.#calls?.started(toolUse.id)) : [];
+    return deferred && this.#toolCalls ? this.#toolCalls.filter((toolUse) => deferred.has(toolUse.id) && !this.#calls?.started(toolUse.id)) : [];
   }
 
   /** A call of one message where the message has toolset calls: a toolset's calls run one at a time, in order. */
@@ -184,8 +190,11 @@ export class CallAnswers {
 
   #toolsetsNow(): ReadonlyMap<string, BetaRunnableToolset> {
     const tools = this.#run.state.tools;
-    if (this.#toolsets?.of !== tools) this.#toolsets = { of: tools, byFamily: toolsetsOf(tools.entries) };
-    return this.#toolsets.byFamily;
+    if (this.#toolsetsOf !== tools || !this.#toolsets) {
+      this.#toolsets = toolsetsOf(tools.entries);
+      this.#toolsetsOf = tools;
+    }
+    return this.#toolsets;
   }
 
   /** The families of the run's toolsets (addTools / removeTools may not touch them). */
@@ -243,3 +252,9 @@ export class CallAnswers {
 }
 
 const resultOf = (outcome: CallOutcome): BetaToolResultBlockParam => (outcome as { result: BetaToolResultBlockParam }).result;
+
+/** Whether a message calls a toolset member (without a closure per turn). */
+function someToolsetCall(uses: readonly BetaToolUseBlock[]): boolean {
+  for (const use of uses) if (familyOf(use) !== undefined) return true;
+  return false;
+}

@@ -40,6 +40,24 @@ type HeaderValue = string | null;
  * object (the SDK's stream helper spreads the headers it is given, so they must be an object).
  */
 export function withHelperHeader(options: RequestOptions, tags: string, threaded: boolean): RequestOptions {
+  // Most runs give no request options: those share one frozen object per set of tags (nothing held per run).
+  if (isEmpty(options)) {
+    const key = `${tags}|${threaded}`;
+    let shared = SHARED.get(key);
+    if (!shared) SHARED.set(key, (shared = Object.freeze(withHeader(options, tags, threaded))));
+    return shared;
+  }
+  return withHeader(options, tags, threaded);
+}
+
+const SHARED = new Map<string, RequestOptions>();
+
+function isEmpty(options: RequestOptions): boolean {
+  for (const _ in options) return false;
+  return true;
+}
+
+function withHeader(options: RequestOptions, tags: string, threaded: boolean): RequestOptions {
   const headers: Record<string, HeaderValue> = {};
   const helper: string[] = [tags];
   for (const [name, value] of headerRows(options.headers)) {

@@ -4,7 +4,7 @@ import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import type { ToolRunnerOptions } from './options.js';
 import type { RunState } from './run-state.js';
-import type { RunTracing } from './run-tracing.js';
+import type { Tracing } from './run-tracing.js';
 import type { Runner } from './surface.js';
 import type { MessageThread } from './thread.js';
 
@@ -24,7 +24,7 @@ export interface RunContext {
   /** The request options of the next requests; their `signal` is the run's (it reaches the tools too). */
   requestOptions: RequestOptions;
   /** The scope requests and tool calls run in (a span's context), when something traces. */
-  readonly tracing: RunTracing;
+  readonly tracing: Tracing;
 }
 
 /** The run's signal: the one in the current request options. */

@@ -11,7 +11,27 @@ import type { LeveledLogger } from './log.js';
 import type { RunScope } from './scope.js';
 import { type PassEnd, SdkSpans } from './sdk-spans.js';
 
-export class RunTracing {
+/** What the loop and the rooms use of a run's tracing. */
+export interface Tracing {
+  /** The scope of the pass of the loop in progress, or undefined. */
+  readonly scope: RunScope | undefined;
+  /** The scope of calls the caller runs with `generateToolResponse()`. */
+  readonly callerScope: RunScope | undefined;
+  begin(params: Record<string, unknown>, requests: { readonly requestOptions: RequestOptions }): void;
+  end(how: PassEnd): void;
+}
+
+/** The tracing of a run that nothing traces: one shared object, nothing held per run. */
+const NO_TRACING: Tracing = Object.freeze({ scope: undefined, callerScope: undefined, begin: () => {}, end: () => {} });
+
+/** The tracing of a run: none (shared) unless a listener carries a scope or the client traces. */
+export function runTracing(client: unknown, listeners: RunnerListener | RunnerListener[] | undefined, logger: LeveledLogger): Tracing {
+  const traces = (client as { _tracer?: unknown })._tracer !== undefined && (client as { _tracer?: unknown })._tracer !== null;
+  const scoped = Array.isArray(listeners) ? listeners.some((listener) => listener?.scope) : listeners?.scope !== undefined;
+  return traces || scoped ? new RunTracing(client, listeners, logger) : NO_TRACING;
+}
+
+export class RunTracing implements Tracing {
   /** The scope of the pass of the loop in progress, or undefined. */
   scope: RunScope | undefined;
   readonly #listener: RunScope | undefined;

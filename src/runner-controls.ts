@@ -15,7 +15,7 @@ import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
 import { RunState } from './run-state.js';
-import { RunTracing } from './run-tracing.js';
+import { runTracing } from './run-tracing.js';
 import { OVER_MESSAGE_THREAD } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams } from './surface.js';
@@ -42,7 +42,7 @@ export abstract class RunnerControls implements Runner {
     const emit = emitter(options.onEvent, logger);
     const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions);
     const dropsRefusals = thread.used || OVER_MESSAGE_THREAD in client;
-    const tracing = new RunTracing(client, options.onEvent, logger);
+    const tracing = runTracing(client, options.onEvent, logger);
     this.run = { client, options, state, thread, logger, runner: this, emit, requestOptions, dropsRefusals, tracing };
     this.state = state;
     this.answers = new CallAnswers(this.run, maxToolResultChars, snapshot?.calls);

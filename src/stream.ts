@@ -2,16 +2,24 @@
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { BetaToolUseBlock } from './types.js';
 
+/** What the stream tells of the calls of a reply as it streams. */
+export interface EagerCalls {
+  /** A call the model has moved on from: it may start. */
+  startEagerly(toolUse: BetaToolUseBlock): void;
+  /** A `tool_use` block that finished streaming. */
+  closedInStream(toolUse: BetaToolUseBlock): void;
+}
+
 /**
- * Calls `start` with each `tool_use` block of the streamed reply as soon as the model has moved on
+ * Calls `calls.startEagerly` with each `tool_use` block of the streamed reply as soon as the model has moved on
  * from it: when the next block starts, or when the reply stops with `tool_use`. A block cut off by
  * `max_tokens` is never started.
  */
-export function startToolsEagerly(stream: BetaMessageStream, start: (toolUse: BetaToolUseBlock) => void, closed: (toolUse: BetaToolUseBlock) => void): void {
+export function startToolsEagerly(stream: BetaMessageStream, calls: EagerCalls): void {
   stream.on('streamEvent', (event, snapshot) => {
     if (event.type === 'content_block_stop') {
       const block = snapshot.content[event.index];
-      if (isToolUse(block)) closed(block);
+      if (isToolUse(block)) calls.closedInStream(block);
     }
     let finished: unknown;
     if (event.type === 'content_block_start' && event.index > 0) {
@@ -19,7 +27,7 @@ export function startToolsEagerly(stream: BetaMessageStream, start: (toolUse: Be
     } else if (event.type === 'message_delta' && event.delta.stop_reason === 'tool_use') {
       finished = snapshot.content.at(-1);
     }
-    if (isToolUse(finished)) start(finished);
+    if (isToolUse(finished)) calls.startEagerly(finished);
   });
 }
 

@@ -14,17 +14,22 @@ import type { BetaMessageParam, BetaToolUnion } from './types.js';
 
 type Change = { type: 'addition'; tool: AnyTool } | { type: 'removal'; name: string };
 
+const NO_CHANGES: Change[] = [];
+
 const USE_A_NEW_RUNNER = "a tool runner's toolsets come only from its tools param; change them with setMessagesParams(), or build a new runner";
 const REMOVE_WITH_A_NEW_RUNNER = "a tool runner's toolsets come only from its tools param; remove it there with setMessagesParams(), or build a new runner without it";
 
 export class ToolChanges {
+  // Every run has one and most never change their tools: nothing is allocated until something changes.
   /** The runnable tool added under a name, or `null` once the name was removed or taken by a plain definition. */
-  readonly #overrides = new Map<string, RunnableTool | null>();
+  #overrides: Map<string, RunnableTool | null> | undefined;
   /** Changes for the next request, in call order. */
-  #pending: Change[] = [];
+  #pending: Change[] = NO_CHANGES;
   /** The last change the history makes to each name, read once per message (see #scan). */
-  #fromHistory = new Map<string, Change['type']>();
-  #scanned: { messages: readonly BetaMessageParam[]; length: number } | undefined;
+  #fromHistory: Map<string, Change['type']> | undefined;
+  /** The history read so far: the array, and how many of its messages. */
+  #scannedMessages: readonly BetaMessageParam[] | undefined;
+  #scannedLength = 0;
 
   /** `addTools()`: throws `ToolsetContractError` (adding nothing) for a toolset, or a definition of one of the run's toolsets. */
   add(tools: AnyTool[], families: ReadonlySet<string>): void {
@@ -38,8 +43,8 @@ export class ToolChanges {
     for (const tool of tools) {
       const name = (tool as { name?: unknown }).name;
       // A definition without a name (an `mcp_toolset`) is nothing the runner runs or stops running.
-      if (typeof name === 'string') this.#overrides.set(name, isRunnableTool(tool) ? tool : null);
-      this.#pending.push({ type: 'addition', tool });
+      if (typeof name === 'string') (this.#overrides ??= new Map()).set(name, isRunnableTool(tool) ? tool : null);
+      this.#pending = [...this.#pending, { type: 'addition', tool }];
     }
   }
 
@@ -50,16 +55,16 @@ export class ToolChanges {
       if (families.has(name)) throw new ToolsetContractError(`removeTools() can't remove the '${name}' toolset: ${REMOVE_WITH_A_NEW_RUNNER}`);
     }
     for (const name of names) {
-      this.#overrides.set(name, null);
-      this.#pending.push({ type: 'removal', name });
+      (this.#overrides ??= new Map()).set(name, null);
+      this.#pending = [...this.#pending, { type: 'removal', name }];
     }
   }
 
   /** What a snapshot keeps (runnable tools by name); none while nothing changed. */
   toJSON(): ToolChangesJSON | undefined {
-    if (this.#overrides.size === 0 && this.#pending.length === 0) return undefined;
+    if (!this.#overrides && this.#pending.length === 0) return undefined;
     return {
-      overrides: Object.fromEntries([...this.#overrides].map(([name, tool]) => [name, tool ? { runnable: tool.name } : null])),
+      overrides: Object.fromEntries([...(this.#overrides ?? [])].map(([name, tool]) => [name, tool ? { runnable: tool.name } : null])),
       pending: this.#pending.map((change) => {
         if (change.type === 'removal') return change;
         return isRunnableTool(change.tool) ? { type: 'addition', runnable: change.tool.name } : { type: 'addition', definition: change.tool as BetaToolUnion };
@@ -69,7 +74,7 @@ export class ToolChanges {
 
   /** Takes the changes of a snapshot back, with the runnable tools supplied again by name. */
   restore(json: ToolChangesJSON, supplied: (name: string) => RunnableTool): void {
-    for (const [name, tool] of Object.entries(json.overrides)) this.#overrides.set(name, tool ? supplied(tool.runnable) : null);
+    for (const [name, tool] of Object.entries(json.overrides)) (this.#overrides ??= new Map()).set(name, tool ? supplied(tool.runnable) : null);
     this.#pending = json.pending.map((change): Change => {
       if (change.type === 'removal') return change;
       return 'runnable' in change ? { type: 'addition', tool: supplied(change.runnable) } : { type: 'addition', tool: change.definition };
@@ -84,7 +89,7 @@ export class ToolChanges {
         ? { type: 'tool_removal', tool: { type: 'tool_reference', name: change.name } }
         : { type: 'tool_addition', tool: { type: 'tool_definition', definition: toolDefinition(change.tool) } },
     );
-    this.#pending = [];
+    this.#pending = NO_CHANGES;
     return { role: 'system', content } as unknown as BetaMessageParam;
   }
 
@@ -95,14 +100,14 @@ export class ToolChanges {
    */
   runnable(base: ReadonlyMap<string, RunnableTool>, messages: readonly BetaMessageParam[]): ReadonlyMap<string, RunnableTool> {
     this.#scan(messages);
-    if (this.#overrides.size === 0 && this.#fromHistory.size === 0 && this.#pending.length === 0) return base;
+    if (!this.#overrides && !this.#fromHistory && this.#pending.length === 0) return base;
     const last = new Map(this.#fromHistory);
     for (const change of this.#pending) {
       const name = change.type === 'removal' ? change.name : (change.tool as { name?: unknown }).name;
       if (typeof name === 'string') last.set(name, change.type);
     }
     const runnable = new Map(base);
-    for (const [name, tool] of this.#overrides) {
+    for (const [name, tool] of this.#overrides ?? []) {
       if (tool) runnable.set(name, tool);
       else runnable.delete(name);
     }
@@ -115,10 +120,9 @@ export class ToolChanges {
    * `tool_changes`. The runner appends to the same array, so only new messages are read.
    */
   #scan(messages: readonly BetaMessageParam[]): void {
-    const scanned = this.#scanned;
     let from = 0;
-    if (scanned && scanned.messages === messages && scanned.length <= messages.length) from = scanned.length;
-    else this.#fromHistory = new Map();
+    if (this.#scannedMessages === messages && this.#scannedLength <= messages.length) from = this.#scannedLength;
+    else this.#fromHistory = undefined;
     for (let i = from; i < messages.length; i++) {
       const { role, content } = messages[i] as { role: string; content: unknown };
       if (!Array.isArray(content)) continue;
@@ -127,13 +131,14 @@ export class ToolChanges {
         else if (role === 'assistant' && block.type === 'compaction') for (const change of block.tool_changes ?? []) this.#record(change);
       }
     }
-    this.#scanned = { messages, length: messages.length };
+    this.#scannedMessages = messages;
+    this.#scannedLength = messages.length;
   }
 
   #record(block: unknown): void {
     const { type, tool } = block as { type?: unknown; tool?: { type?: unknown; name?: unknown; definition?: { name?: unknown } } };
     if (type !== 'tool_addition' && type !== 'tool_removal') return;
     const name = tool?.type === 'tool_reference' ? tool.name : tool?.type === 'tool_definition' ? tool.definition?.name : undefined;
-    if (typeof name === 'string') this.#fromHistory.set(name, type === 'tool_addition' ? 'addition' : 'removal');
+    if (typeof name === 'string') (this.#fromHistory ??= new Map()).set(name, type === 'tool_addition' ? 'addition' : 'removal');
   }
 }

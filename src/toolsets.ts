@@ -32,11 +32,13 @@ export function familyOf(toolUse: BetaToolUseBlock): string | undefined {
   return typeof family === 'string' ? family : undefined;
 }
 
+const NO_TOOLSETS: ReadonlyMap<string, BetaRunnableToolset> = new Map();
+
 /** The toolsets among a run's tools, by family. */
 export function toolsetsOf(tools: readonly unknown[] | undefined): ReadonlyMap<string, BetaRunnableToolset> {
-  const toolsets = new Map<string, BetaRunnableToolset>();
-  for (const entry of tools ?? []) if (isRunnableToolset(entry)) toolsets.set(toolsetFamily(entry), entry);
-  return toolsets;
+  let toolsets: Map<string, BetaRunnableToolset> | undefined;
+  for (const entry of tools ?? []) if (isRunnableToolset(entry)) (toolsets ??= new Map()).set(toolsetFamily(entry), entry);
+  return toolsets ?? NO_TOOLSETS;
 }
 
 /**

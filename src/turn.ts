@@ -13,7 +13,7 @@ import { withHelperHeader } from './helper-header.js';
 import { callHook } from './hooks.js';
 import type { RunContext } from './run-context.js';
 import { compactionRequestParams } from './server-compaction.js';
-import { startToolsEagerly } from './stream.js';
+import { type EagerCalls, startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, streamMessage } from './thread-requests.js';
 import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
@@ -32,11 +32,7 @@ export interface Turn {
 }
 
 /** How a streamed reply's calls start before it ends (`runToolsEagerly`): call-answers.ts. */
-export interface EagerStarts {
-  /** A call the model has moved on from. */
-  startEagerly(toolUse: BetaToolUseBlock): void;
-  /** A `tool_use` block that finished streaming. */
-  closedInStream(toolUse: BetaToolUseBlock): void;
+export interface EagerStarts extends EagerCalls {
   /** The reply's `tool_use` blocks that finished streaming, in order: the yielded stream's `toolCalls`. */
   readonly toolCalls: BetaToolUseBlock[];
 }
@@ -70,7 +66,8 @@ export class Requests {
   /** The `x-stainless-helper` tags of the run. */
   readonly #tags: string;
   /** The request options last sent, with the helper header, and the caller's they were made from. */
-  #sentOptions: { from: RequestOptions; options: RequestOptions } | undefined;
+  #sentOptions: RequestOptions | undefined;
+  #sentFrom: RequestOptions | undefined;
 
   constructor(run: RunContext, eager: EagerStarts, tags: string) {
     this.#run = run;
@@ -121,7 +118,7 @@ export class Requests {
       const stream = scope ? scope.request(run.runner, requestId, () => streamMessage(body, request)) : streamMessage(body, request);
       if (settings.runToolsEagerly) {
         const eager = this.#eager;
-        startToolsEagerly(stream, eager.startEagerly, eager.closedInStream);
+        startToolsEagerly(stream, eager);
         // As the SDK's runner stream: the calls that finished streaming, in the model's order.
         Object.assign(stream, { toolCalls: eager.toolCalls });
       }
@@ -185,8 +182,11 @@ export class Requests {
   /** The caller's request options with the helper header, made again only when they changed. */
   #options(): RequestOptions {
     const from = this.#run.requestOptions;
-    if (this.#sentOptions?.from !== from) this.#sentOptions = { from, options: withHelperHeader(from, this.#tags, this.#run.thread.used) };
-    return this.#sentOptions.options;
+    if (this.#sentFrom !== from || !this.#sentOptions) {
+      this.#sentOptions = withHelperHeader(from, this.#tags, this.#run.thread.used);
+      this.#sentFrom = from;
+    }
+    return this.#sentOptions;
   }
 
   #received(reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
