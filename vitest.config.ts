@@ -15,6 +15,7 @@ const slowOrBuilt = [
   'test/dbos.test.ts', // durable workers killed mid-run, on PostgreSQL
   'test/bench.test.ts', // every bench scenario at smoke sizes
   'test/package.test.ts', // the built dist/ as ESM and CJS
+  'test/quickstart.test.ts', // the README's quick start on the built dist/
 ];
 
 export default defineConfig(({ mode }) => {

@@ -3,9 +3,9 @@
  * decision. Here the run stops with `pendingApprovals`; a person decides; the run goes on.
  */
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { textOf, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const refund = tool({
   name: 'refund',

@@ -1,8 +1,8 @@
 /** Basic use: define a tool, run the loop, get the final message. */
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { textOf, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const getWeather = tool({
   name: 'get_weather',

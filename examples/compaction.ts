@@ -3,9 +3,9 @@
  * and goes on from it (keeping the last turns verbatim if you ask), so a long task fits the context.
  */
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { textOf, tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const readChapter = tool({
   name: 'read_chapter',

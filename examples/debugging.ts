@@ -3,9 +3,9 @@
  * model only reads `${name}: ${message}`. ANTHROPIC_LOG=debug also logs tool inputs and results.
  */
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { textOf, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const divide = tool({
   name: 'divide',

@@ -4,9 +4,9 @@
  * never run, if it breaks out). `deferredToolCalls` lists them, to ask someone first.
  */
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { textOf, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const search = tool({ name: 'search_files', description: 'Finds files', inputSchema: z.object({ pattern: z.string() }), run: ({ pattern }) => `found /tmp/${pattern}` });
 const remove = tool({

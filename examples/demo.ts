@@ -5,9 +5,9 @@
  * reading the tool results from each request, over real HTTP with the real SDK client.
  */
 import { z } from 'zod';
-import { ToolError, tool, toolRunner } from 'tool-runner';
+import { textOf, tool, ToolError, toolRunner } from 'tool-runner';
 import { type RecordedRequest, text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const started = performance.now();
 const elapsed = () => `${Math.round(performance.now() - started)} ms`.padStart(7);

@@ -1,8 +1,8 @@
 /** Iterating: each assistant message in order; `break` ends the loop; max_iterations bounds it. */
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { textOf, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const getWeather = tool({
   name: 'get_weather',

@@ -1,10 +1,10 @@
 /** MCP: the tools of any MCP server (here one started over stdio) as runnable tools. */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { toolRunner } from 'tool-runner';
+import { textOf, toolRunner } from 'tool-runner';
 import { mcpToolset } from 'tool-runner/mcp';
 import { text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const mcp = new Client({ name: 'example-agent', version: '1.0.0' });
 await mcp.connect(

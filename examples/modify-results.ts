@@ -1,8 +1,8 @@
 /** Modifying tool results: mutate the message generateToolResponse() returns; it is what gets sent. */
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { textOf, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const searchDocs = tool({
   name: 'search_docs',

@@ -3,9 +3,9 @@
  * a run stopped for approval, saved to a string as it would be to a database, resumed later.
  */
 import { z } from 'zod';
-import { resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const deploy = tool({
   name: 'deploy',

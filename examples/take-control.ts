@@ -2,9 +2,9 @@
  * Taking control of the history: in the loop body, pushMessages / setMessagesParams mean the
  * runner does not append this turn; the next request goes out with exactly your state.
  */
-import { toolRunner } from 'tool-runner';
+import { textOf, toolRunner } from 'tool-runner';
 import { text } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const { client, model, close } = await exampleClient([
   { content: [text('Paris is sunny today.')] },

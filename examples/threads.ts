@@ -4,9 +4,9 @@
  * runner still holds the whole history for you. `thread: false` sends the whole history every turn.
  */
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { textOf, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const getWeather = tool({
   name: 'get_weather',

@@ -4,9 +4,9 @@
  * request (the `inline-tools-2026-09-15` beta), and a removed tool stops running at once.
  */
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { textOf, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const login = tool({ name: 'login', description: 'Logs in', inputSchema: z.object({ user: z.string() }), run: ({ user }) => `logged in as ${user}` });
 const query = tool({ name: 'query_database', description: 'Runs a read-only query', inputSchema: z.object({ sql: z.string() }), run: () => '42 rows' });

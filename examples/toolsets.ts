@@ -5,9 +5,9 @@
  * one, the rest of that reply's calls of the toolset are not run.
  */
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { textOf, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
-import { exampleClient, textOf } from './support/client.js';
+import { exampleClient } from './support/client.js';
 
 const screen = {
   type: 'computer_toolset_20260801' as const,

@@ -1,13 +1,11 @@
 /** Human in the loop: which calls need approval, and the decisions about them. */
-import type { BetaToolUseBlock, Promisable } from './types.js';
+import type { AnyCall, BetaToolUseBlock, Promisable } from './types.js';
 
-/** A tool call waiting for (or asking for) a decision. */
-export interface ApprovalRequest {
-  name: string;
-  /** The validated input the tool would run with. */
-  input: unknown;
-  toolUse: BetaToolUseBlock;
-}
+/**
+ * A tool call waiting for (or asking for) a decision: its `name`, the validated `input` the tool
+ * would run with (typed by tool, a union by name, when `toolRunner` sees the tools), and its block.
+ */
+export type ApprovalRequest<Call extends AnyCall = AnyCall> = Call & { toolUse: BetaToolUseBlock };
 
 /** A call the run stopped for: approve or deny it with `runner.approve(id)` / `runner.deny(id, reason)`. */
 export interface PendingApproval extends ApprovalRequest {
@@ -21,7 +19,7 @@ export type ApprovalDecision =
   | { decision: 'deny'; reason?: string | undefined };
 
 /** Asked for each call whose tool needs approval; without it, the run stops with `pendingApprovals`. */
-export type Approver = (call: ApprovalRequest) => Promisable<ApprovalDecision>;
+export type Approver<Call extends AnyCall = AnyCall> = (call: ApprovalRequest<Call>) => Promisable<ApprovalDecision>;
 
 /** The result text of a denied call: says "denied" and gives the reason. */
 export function deniedText(name: string, reason: string | undefined): string {

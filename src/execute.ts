@@ -12,7 +12,7 @@ import type { LeveledLogger } from './log.js';
 import { type ValidationResult, formatIssues } from './schema.js';
 import type { RunScope } from './scope.js';
 import type { RunnableTool, Runner, ToolContext } from './surface.js';
-import { thrownValueToContent } from './tool-error.js';
+import { isToolError, thrownValueToContent } from './tool-error.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
 
 /** What running one call needs from the runner. */
@@ -116,8 +116,13 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   }
   if ('thrown' in outcome) {
     const { thrown } = outcome;
-    const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
-    logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);
+    if (isToolError(thrown)) {
+      // The tool's own answer to the model (an MCP `isError` result, say): the model's business, no stack.
+      logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as Error).message}`);
+    } else {
+      const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
+      logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);
+    }
     const observed = callHook(context.hooks, 'onToolError', thrown, call);
     if (observed) await observed;
     return failed(thrownValueToContent(thrown), call, context);

@@ -1,28 +1,23 @@
 /** Lifecycle hooks: typed, awaited, and a hook that throws surfaces as a HookError (never swallowed). */
-import type { BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, Promisable, ToolResultContent } from './types.js';
+import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, Promisable, ToolResultContent } from './types.js';
 
-/** A tool call as hooks see it. */
-export interface ToolCall {
-  id: string;
-  name: string;
-  input: unknown;
-  toolUse: BetaToolUseBlock;
-}
+/** A tool call as hooks see it (its input typed by tool, a union by name, when `toolRunner` sees the tools). */
+export type ToolCall<Call extends AnyCall = AnyCall> = Call & { id: string; toolUse: BetaToolUseBlock };
 
 /** What `onToolCall` may return: skip the call with a given result, or replace its input (validated again). */
 export type ToolCallOverride = { result: ToolResultContent; isError?: boolean } | { input: unknown };
 
-export interface Hooks {
+export interface Hooks<Call extends AnyCall = AnyCall> {
   /** Before each request, with the body about to be sent. */
   onRequest?: (params: Record<string, unknown>) => Promisable<void>;
   /** For each reply, when it has fully arrived. */
   onMessage?: (message: BetaMessage) => Promisable<void>;
   /** Before each tool call runs (after its input is validated); may skip or replace it. */
-  onToolCall?: (call: ToolCall) => Promisable<ToolCallOverride | void>;
+  onToolCall?: (call: ToolCall<Call>) => Promisable<ToolCallOverride | void>;
   /** For each tool result, before it is sent. */
-  onToolResult?: (result: BetaToolResultBlockParam, call: ToolCall) => Promisable<void>;
+  onToolResult?: (result: BetaToolResultBlockParam, call: ToolCall<Call>) => Promisable<void>;
   /** For each tool that throws (or rejects). */
-  onToolError?: (error: unknown, call: ToolCall) => Promisable<void>;
+  onToolError?: (error: unknown, call: ToolCall<Call>) => Promisable<void>;
 }
 
 /** A hook threw: the run stops with this error; `cause` is what the hook threw. */

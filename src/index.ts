@@ -8,7 +8,8 @@
  * ```
  */
 import type { ClientLike } from './client.js';
-import type { RunnerParams } from './surface.js';
+import type { RunnerParams, ToolEntry } from './surface.js';
+import type { CallOf } from './tool.js';
 import type { ToolRunnerOptions } from './options.js';
 import type { BetaMessageThread } from '@anthropic-ai/sdk/lib/threads/BetaMessageThread';
 import { ToolRunner } from './runner.js';
@@ -30,13 +31,25 @@ export function toolRunner(thread: BetaMessageThread<any>, settings: ThreadSetti
 export function toolRunner(thread: BetaMessageThread<any>, settings?: ThreadSettings & { stream?: false | undefined }, options?: ToolRunnerOptions): ToolRunner<false>;
 export function toolRunner(thread: BetaMessageThread<any>, settings?: ThreadSettings, options?: ToolRunnerOptions): ToolRunner<boolean>;
 // The client forms last: `Parameters<typeof toolRunner>` takes the last overload.
-export function toolRunner(client: ClientLike, params: RunnerParams & { stream: true }, options?: ToolRunnerOptions): ToolRunner<true>;
-export function toolRunner(client: ClientLike, params: RunnerParams & { stream?: false | undefined }, options?: ToolRunnerOptions): ToolRunner<false>;
-export function toolRunner(client: ClientLike, params: RunnerParams, options?: ToolRunnerOptions): ToolRunner<boolean>;
+export function toolRunner<Tools extends ToolEntry[] = ToolEntry[]>(
+  client: ClientLike,
+  params: RunnerParams & { tools?: Tools | undefined; stream: true },
+  options?: ToolRunnerOptions<CallOf<Tools>>,
+): ToolRunner<true>;
+export function toolRunner<Tools extends ToolEntry[] = ToolEntry[]>(
+  client: ClientLike,
+  params: RunnerParams & { tools?: Tools | undefined; stream?: false | undefined },
+  options?: ToolRunnerOptions<CallOf<Tools>>,
+): ToolRunner<false>;
+export function toolRunner<Tools extends ToolEntry[] = ToolEntry[]>(
+  client: ClientLike,
+  params: RunnerParams & { tools?: Tools | undefined },
+  options?: ToolRunnerOptions<CallOf<Tools>>,
+): ToolRunner<boolean>;
 export function toolRunner(
   clientOrThread: ClientLike | BetaMessageThread<any>,
   paramsOrSettings: RunnerParams | ThreadSettings = {},
-  options?: ToolRunnerOptions,
+  options?: ToolRunnerOptions<any>,
 ): ToolRunner<boolean> {
   if (isMessageThread(clientOrThread)) {
     const { client, params } = overMessageThread(clientOrThread, paramsOrSettings as ThreadSettings);
@@ -61,13 +74,14 @@ export type { RunnerEvent, RunnerListener } from './events.js';
 export type { RunScope, ScopedCall, ScopedOutcome } from './scope.js';
 export type { Hooks, ToolCall, ToolCallOverride } from './hooks.js';
 export { tool, isRunnableTool } from './tool.js';
-export type { InferInput, ToolOptions } from './tool.js';
+export type { CallOf, InferInput, ToolInput, ToolOptions } from './tool.js';
 export type { AnyTool, NeedsApproval, RunnableTool, Runner, RunnerParams, ToolContext, ToolEntry, ToolSource } from './surface.js';
 export { ToolError } from './tool-error.js';
 export { historyProblems } from './history.js';
+export { textOf } from './text.js';
 export type { RunnerSettings } from './settings.js';
 export type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 export type { Logger, LogLevel } from './log.js';
 export type { Usage } from './usage.js';
 export type { JsonObjectSchema, ValidationIssue } from './schema.js';
-export type { ToolResultContent, ToolResultContentBlock, ToolResultMessage } from './types.js';
+export type { AnyCall, ToolResultContent, ToolResultContentBlock, ToolResultMessage } from './types.js';

@@ -5,6 +5,7 @@ import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
 import type { Logger } from './log.js';
+import type { AnyCall } from './types.js';
 import { REQUEST_OPTION_KEYS, type RunRequestOptions, checkRequestOptionKey } from './request-options.js';
 
 /**
@@ -12,7 +13,7 @@ import { REQUEST_OPTION_KEYS, type RunRequestOptions, checkRequestOptionKey } fr
  * `signal`, `timeout`, `maxRetries`, `fallbackState`, `openTelemetry`, ..., as
  * `client.beta.messages.toolRunner(params, options)` takes them) and the runner's own keys.
  */
-export interface ToolRunnerOptions extends RunRequestOptions {
+export interface ToolRunnerOptions<Call extends AnyCall = AnyCall> extends RunRequestOptions {
   /** Aborts the request in flight and the running tools (`setRequestOptions({ signal })` replaces it). */
   signal?: AbortSignal | null | undefined;
   /** Options for every request, under the request options given beside it at the top level. */
@@ -26,9 +27,9 @@ export interface ToolRunnerOptions extends RunRequestOptions {
   /** Cut longer tool results to this many characters, with a note to the model. Default 100,000. */
   maxToolResultChars?: number | undefined;
   /** Lifecycle hooks: onRequest, onMessage, onToolCall, onToolResult, onToolError. */
-  hooks?: Hooks | undefined;
+  hooks?: Hooks<Call> | undefined;
   /** Decides the calls of tools with `needsApproval`; without it the run stops with `runner.pendingApprovals`. */
-  approve?: Approver | undefined;
+  approve?: Approver<Call> | undefined;
   /** Typed lifecycle events (run, request, tool call) for observers such as `tool-runner/otel`. */
   onEvent?: RunnerListener | RunnerListener[] | undefined;
 }

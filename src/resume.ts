@@ -20,11 +20,11 @@ import { toolsetsOf } from './toolsets.js';
  * const final = await runner;
  * ```
  */
-export function resumeToolRunner(
+export function resumeToolRunner<Stream extends boolean = boolean>(
   client: ClientLike,
-  snapshot: RunnerSnapshot,
+  snapshot: RunnerSnapshot<Stream>,
   resume: { tools?: ToolEntry[]; options?: ToolRunnerOptions } = {},
-): ToolRunner<boolean> {
+): ToolRunner<Stream> {
   if (typeof snapshot !== 'object' || snapshot === null) throw new TypeError('resumeToolRunner: the snapshot must be an object');
   if (snapshot.version !== SNAPSHOT_VERSION) {
     throw new TypeError(
@@ -57,5 +57,5 @@ export function resumeToolRunner(
     return runnable(entry.runnable);
   });
   const params = { ...snapshot.params, ...(tools.length > 0 && { tools }) } as RunnerParams;
-  return new ToolRunner(client, params, resume.options, snapshot, runnable);
+  return new ToolRunner<Stream>(client, params, resume.options, snapshot, runnable);
 }

@@ -153,6 +153,11 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
     return (this.#completion ??= settleable());
   }
 
+  /** A JSON snapshot of the run that `resumeToolRunner` continues, with the same yield type. */
+  override toJSON(): RunnerSnapshot<Stream> {
+    return super.toJSON() as RunnerSnapshot<Stream>;
+  }
+
   /** Resolves to the last message when the loop ends; does not drive it. */
   done(): Promise<BetaMessage> {
     return this.#settle().promise;

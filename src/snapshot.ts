@@ -8,10 +8,10 @@ import type { Usage } from './usage.js';
 export const SNAPSHOT_VERSION = 1;
 
 /** What `runner.toJSON()` returns: plain JSON, safe to store and send to another process. */
-export interface RunnerSnapshot {
+export interface RunnerSnapshot<Stream extends boolean = boolean> {
   version: typeof SNAPSHOT_VERSION;
-  /** The params without tools: API params, runner settings and the history. */
-  params: ParamsWithoutTools;
+  /** The params without tools: API params, runner settings and the history (`stream` keeps the runner's yield type on resume). */
+  params: ParamsWithoutTools & { stream?: Stream | undefined };
   /** Runnable tools by name (supplied again on resume), plain definitions as they are. */
   tools: Array<{ runnable: string } | { definition: BetaToolUnion } | { source: true } | { toolset: string }>;
   iteration: number;

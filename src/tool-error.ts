@@ -29,7 +29,7 @@ function describeBlocks(content: Exclude<ToolResultContent, string>): string {
 }
 
 /** A `ToolError`, ours or the SDK's (same shape: `name` and `content`). */
-function isToolError(value: unknown): value is { content: ToolResultContent } {
+export function isToolError(value: unknown): value is { content: ToolResultContent } {
   return (
     value instanceof ToolError ||
     (value instanceof Error && value.name === 'ToolError' && 'content' in value)

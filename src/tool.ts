@@ -4,7 +4,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { BETA_CLIENT_TOOL_UNION_KEYS } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { type AnySchema, compileSchema } from './schema.js';
 import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
-import type { BetaToolUnion, Promisable, ToolResultContent } from './types.js';
+import type { AnyCall, BetaToolUnion, Promisable, ToolResultContent } from './types.js';
 
 /** The input type `run` receives for a schema: inferred from zod / Standard Schema / `as const` JSON Schema. */
 export type InferInput<S> =
@@ -13,6 +13,17 @@ export type InferInput<S> =
     : S extends JSONSchema
       ? FromSchema<S>
       : unknown;
+
+/**
+ * The input a tool's `run` receives: `ToolInput<typeof getWeather>`. For tools made by `tool()`,
+ * the SDK's helpers, or any object with a typed `run`.
+ */
+export type ToolInput<T> = T extends { run: (input: infer Input, ...rest: any[]) => unknown } ? Input : never;
+
+/** A call of one of `Tools`: its name and its typed input, a union by tool name (`{ name: string; input: unknown }` without runnable tools). */
+export type CallOf<Tools> = [CallsOf<Tools>] extends [never] ? AnyCall : CallsOf<Tools>;
+type CallsOf<Tools> = Tools extends readonly (infer Entry)[] ? CallOfTool<Entry> : never;
+type CallOfTool<Entry> = Entry extends { name: infer Name extends string; run: (input: infer Input, ...rest: any[]) => unknown } ? { name: Name; input: Input } : never;
 
 /** The argument of {@link tool}. */
 export type ToolOptions<S extends AnySchema> = ExtraToolFields & {
@@ -40,7 +51,9 @@ export type ToolOptions<S extends AnySchema> = ExtraToolFields & {
  * });
  * ```
  */
-export function tool<const S extends AnySchema>(options: ToolOptions<S>): RunnableTool<InferInput<S>> {
+export function tool<const S extends AnySchema, const Name extends string = string>(
+  options: ToolOptions<S> & { name: Name },
+): RunnableTool<InferInput<S>> & { readonly name: Name } {
   if (typeof options !== 'object' || options === null) throw new TypeError('tool() takes an options object');
   const { name, inputSchema, run, ...rest } = options;
   if (typeof name !== 'string' || name.length === 0) {
@@ -51,9 +64,7 @@ export function tool<const S extends AnySchema>(options: ToolOptions<S>): Runnab
   }
   if (inputSchema === undefined) throw new TypeError(`Tool '${name}': \`inputSchema\` is required`);
   const schema = compileSchema<InferInput<S>>(name, inputSchema);
-  return { ...rest, name, input_schema: schema.jsonSchema, run, validateInput: schema.validate } as RunnableTool<
-    InferInput<S>
-  >;
+  return { ...rest, name, input_schema: schema.jsonSchema, run, validateInput: schema.validate } as RunnableTool<InferInput<S>> & { readonly name: Name };
 }
 
 /** Whether a `tools` entry can be executed by the runner. */

@@ -20,6 +20,12 @@ export type ToolResultContent = Exclude<BetaToolResultBlockParam['content'], und
 /** One content block of a tool result. */
 export type ToolResultContentBlock = Exclude<ToolResultContent, string>[number];
 
+/** A tool call by name and input: `CallOf<Tools>` narrows it to a union by tool name. */
+export interface AnyCall {
+  name: string;
+  input: unknown;
+}
+
 /** A value or a promise of it. */
 export type Promisable<T> = T | Promise<T>;
 

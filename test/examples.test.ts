@@ -38,6 +38,7 @@ describe('examples run offline', () => {
     threads: [/request: thread create, 1 message\(s\) sent\nrequest: thread continue, 1 message\(s\) sent\nrequest: thread continue, 1 message\(s\) sent/, /the runner holds all 6 messages/],
     toolsets: [/computer: left_click \{"coordinate":\[640,400\]\}\ncomputer: key/, /result \(own tool\): "map at zoom 3"/, /result \(computer\): "Not executed: an earlier computer action in this turn failed\."/],
     'tool-changes': [/result: "logged in as ada"\nresult: "42 rows"\nerror : "Error: Tool 'login' not found"/, /the model was told: \[\["tool_addition","tool_removal"\]\]/],
+    'image-result': [/result blocks: text, image/, /answer: The second bar is the highest, at 9\./],
     defer: [/asking before: delete_file \{"path":"\/tmp\/old.log"\}\ndeleting \/tmp\/old.log/, /answer: Deleted \/tmp\/old.log\./],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };

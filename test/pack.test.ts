@@ -72,7 +72,9 @@ describe('a fresh clone packs a working package', () => {
         'package/dist/testing/index.cjs',
       ]),
     );
-    expect(files.filter((file) => !/^package\/(dist\/|LICENSE$|README\.md$|package\.json$)/.test(file))).toEqual([]);
+    // The README's links point at files inside the package: the docs, the examples and the bench's results.
+    expect(files).toEqual(expect.arrayContaining(['package/docs/architecture.md', 'package/examples/demo.ts', 'package/bench/results.md', 'package/bench/chart.svg']));
+    expect(files.filter((file) => !/^package\/(dist\/|docs\/|examples\/|bench\/(results\.md|chart\.svg)$|LICENSE$|README\.md$|package\.json$)/.test(file))).toEqual([]);
 
     const project = await newProject('from-tarball', join(temp, tarball!));
     expect(readFileSync(join(project, 'node_modules/tool-runner/LICENSE'), 'utf8')).toMatch(

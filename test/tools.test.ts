@@ -228,6 +228,21 @@ describe('logging', () => {
     expect(line?.message).toMatch(/\n\s+at .*explode/);
   });
 
+  it("a ToolError (the tool's own answer, such as an MCP isError result) is logged at info, without a stack", async () => {
+    const { lines, logger } = captureLogger();
+    const refusing = tool({
+      name: 'refuse',
+      inputSchema: { type: 'object' },
+      run: function refuse() {
+        throw new ToolError('No order with that number.');
+      },
+    });
+    await resultFor([refusing], 'refuse', {}, { logger, logLevel: 'info' });
+    const line = lines.find((entry) => entry.message.includes('No order with that number.'));
+    expect(line).toEqual({ level: 'info', message: "Tool 'refuse' (toolu_x) answered with an error: No order with that number." });
+    expect(lines.filter((entry) => entry.level === 'warn' || entry.level === 'error')).toEqual([]);
+  });
+
   it('ANTHROPIC_LOG sets the level: off logs nothing, debug logs inputs and results', async () => {
     process.env['ANTHROPIC_LOG'] = 'off';
     const quiet = captureLogger();

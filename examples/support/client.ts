@@ -22,11 +22,3 @@ export async function exampleClient(offlineSteps: Step[]): Promise<ExampleClient
   console.log(`[offline model] no ANTHROPIC_API_KEY: a scripted model answers on ${server.url}\n`);
   return { client: server.client(), model, offline: true, close: () => server.close() };
 }
-
-/** The text blocks of a message, joined. */
-export function textOf(message: { content: Array<{ type: string }> }): string {
-  return message.content
-    .filter((block): block is { type: 'text'; text: string } => block.type === 'text')
-    .map((block) => block.text)
-    .join('');
-}

@@ -5,7 +5,7 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
-import type { BetaContentBlock, BetaMessage, BetaUsage } from '../types.js';
+import type { BetaContentBlock, BetaMessage, BetaMessageParam, BetaUsage } from '../types.js';
 import { apiId } from './blocks.js';
 import { type ScriptedError, errorBody, sendError } from './api-errors.js';
 import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
@@ -37,6 +37,21 @@ export interface ScriptedReply {
   stallAfterEvents?: number;
 }
 
+/** A request body as the server received it: the Messages create params, as JSON. */
+export interface RecordedBody {
+  model?: string;
+  max_tokens?: number;
+  /** On a thread `continue`, only the new messages (`RecordedRequest.messages` has the whole conversation). */
+  messages?: BetaMessageParam[];
+  system?: string | Array<{ type: string; text?: string; [field: string]: unknown }>;
+  tools?: Array<{ name?: string; type?: string; [field: string]: unknown }>;
+  tool_choice?: { type: string; [field: string]: unknown };
+  stream?: boolean;
+  thread?: { type: 'create' } | { type: 'continue'; previous_message_id: string };
+  betas?: string[];
+  [field: string]: unknown;
+}
+
 /** A request the server received. */
 export interface RecordedRequest {
   /** 0-based position among all requests. */
@@ -47,12 +62,12 @@ export interface RecordedRequest {
   query: Record<string, string>;
   headers: Record<string, string | string[] | undefined>;
   /** The request body as sent: on a thread `continue`, only the new messages. */
-  body: any;
+  body: RecordedBody;
   /**
    * The whole conversation the model sees: `body.messages`, after the messages the thread holds
    * when the request continues one.
    */
-  messages: any[];
+  messages: BetaMessageParam[];
   /** `performance.now()` when the request arrived. */
   time: number;
 }
@@ -99,7 +114,7 @@ export interface MockServer {
  *   { content: [toolUse('get_weather', { location: 'Paris' })] },
  *   { content: [text('It is 21°C in Paris.')] },
  * ] });
- * const final = await toolRunner(server.client(), { model: 'claude-sonnet-4-5', max_tokens: 1024, messages, tools });
+ * const final = await toolRunner(server.client(), { model: 'claude-sonnet-5-5', max_tokens: 1024, messages, tools });
  * server.assertComplete();
  * await server.close();
  * ```

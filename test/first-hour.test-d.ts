@@ -1,0 +1,90 @@
+/** Types that carry through what a new user writes in the first hour. */
+import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import type { BetaMessage, BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { describe, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { type RunnerSnapshot, type ToolInput, type ToolRunner, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type RecordedRequest, createMockServer } from 'tool-runner/testing';
+
+const getWeather = tool({
+  name: 'get_weather',
+  inputSchema: z.object({ city: z.string() }),
+  run: ({ city }) => `21°C in ${city}`,
+});
+const sendEmail = tool({
+  name: 'send_email',
+  inputSchema: z.object({ to: z.string(), body: z.string() }),
+  needsApproval: true,
+  run: ({ to }) => `sent to ${to}`,
+});
+
+describe('types that carry through', () => {
+  it('ToolInput<typeof tool> is the input run receives', () => {
+    expectTypeOf<ToolInput<typeof getWeather>>().toEqualTypeOf<{ city: string }>();
+    expectTypeOf<ToolInput<typeof sendEmail>>().toEqualTypeOf<{ to: string; body: string }>();
+  });
+
+  it('approve and the hooks get the call typed by tool: a union by name', async () => {
+    const server = await createMockServer({ steps: [] });
+    toolRunner(
+      server.client(),
+      { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], tools: [getWeather, sendEmail] },
+      {
+        approve: (call) => {
+          expectTypeOf(call.name).toEqualTypeOf<'get_weather' | 'send_email'>();
+          if (call.name === 'send_email') expectTypeOf(call.input).toEqualTypeOf<{ to: string; body: string }>();
+          else expectTypeOf(call.input).toEqualTypeOf<{ city: string }>();
+          return { decision: 'allow' };
+        },
+        hooks: {
+          onToolCall: (call) => {
+            if (call.name === 'get_weather') expectTypeOf(call.input.city).toEqualTypeOf<string>();
+          },
+          onToolResult: (_result, call) => {
+            expectTypeOf(call.id).toEqualTypeOf<string>();
+          },
+        },
+      },
+    );
+    await server.close();
+  });
+
+  it('resumeToolRunner keeps the stream flag: what the resumed runner yields', async () => {
+    const server = await createMockServer({ steps: [] });
+    const streaming = toolRunner(server.client(), { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [], stream: true });
+    const snapshot = streaming.toJSON();
+    expectTypeOf(snapshot).toEqualTypeOf<RunnerSnapshot<true>>();
+    expectTypeOf(resumeToolRunner(server.client(), snapshot)).toEqualTypeOf<ToolRunner<true>>();
+    for await (const item of resumeToolRunner(server.client(), snapshot)) expectTypeOf(item).toEqualTypeOf<BetaMessageStream>();
+    const whole = toolRunner(server.client(), { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [] });
+    for await (const item of resumeToolRunner(server.client(), whole.toJSON())) expectTypeOf(item).toEqualTypeOf<BetaMessage>();
+    await server.close();
+  });
+
+  it('a JSON Schema kept in a variable `as const` types the input', () => {
+    const schema = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'], additionalProperties: false } as const;
+    tool({
+      name: 'search',
+      inputSchema: schema,
+      run: (input) => {
+        expectTypeOf(input).toEqualTypeOf<{ q: string }>();
+        return input.q;
+      },
+    });
+  });
+
+  it("the testing kit's recorded requests are typed", async () => {
+    const server = await createMockServer({
+      steps: [
+        (request) => {
+          expectTypeOf(request).toEqualTypeOf<RecordedRequest>();
+          expectTypeOf(request.messages).toEqualTypeOf<BetaMessageParam[]>();
+          expectTypeOf(request.body.model).toEqualTypeOf<string | undefined>();
+          return { content: [] };
+        },
+      ],
+    });
+    expectTypeOf(server.requests).toEqualTypeOf<RecordedRequest[]>();
+    await server.close();
+  });
+});
