@@ -18,7 +18,7 @@ const readChapter = tool({
 let chapter = 0;
 const model = (request: RecordedRequest) => {
   const last = request.messages.at(-1);
-  if (typeof last.content === 'string' && last.content.startsWith('You have been working')) {
+  if (typeof last?.content === 'string' && last.content.startsWith('You have been working')) {
     return { content: [text(`<summary>Read chapters 1 to ${chapter}: a storm, every night.</summary>`)] };
   }
   chapter++;

@@ -5,8 +5,8 @@
  * reading the tool results from each request, over real HTTP with the real SDK client.
  */
 import { z } from 'zod';
-import { textOf, tool, ToolError, toolRunner } from 'tool-runner';
-import { type RecordedRequest, text, toolUse } from 'tool-runner/testing';
+import { ToolError, textOf, tool, toolRunner } from 'tool-runner';
+import { type RecordedRequest, text, toolResults, toolUse } from 'tool-runner/testing';
 import { exampleClient } from './support/client.js';
 
 const started = performance.now();
@@ -42,12 +42,12 @@ const calculate = tool({
 const offlineModel = [
   { content: [text('I will look up both cities at once.'), toolUse('get_weather', { city: 'Paris' }), toolUse('get_weather', { city: 'Tokyo' })] },
   (request: RecordedRequest) => {
-    const [paris, tokyo] = toolResults(request).map((result) => JSON.parse(result) as { temperature: number });
+    const [paris, tokyo] = resultTexts(request).map((result) => JSON.parse(result) as { temperature: number });
     return { content: [toolUse('calculate', { expression: `${tokyo!.temperature} - ${paris!.temperature}` })] };
   },
   (request: RecordedRequest) => {
-    const difference = toolResults(request)[0];
-    const [paris, tokyo] = toolResults(request, 3).map((result) => JSON.parse(result) as { temperature: number; sky: string });
+    const difference = resultTexts(request)[0];
+    const [paris, tokyo] = resultTexts(request, 3).map((result) => JSON.parse(result) as { temperature: number; sky: string });
     return {
       content: [
         text(
@@ -60,9 +60,8 @@ const offlineModel = [
 ];
 
 /** The text of the tool results in the request's user message `back` messages from the end. */
-function toolResults(request: RecordedRequest, back = 1): string[] {
-  const message = request.messages.at(-back);
-  return message.content.map((result: { content: string }) => result.content);
+function resultTexts(request: RecordedRequest, back = 1): string[] {
+  return toolResults(request.messages.slice(0, request.messages.length - back + 1)).map(textOf);
 }
 
 const { client, model, offline, close } = await exampleClient(offlineModel);

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { textOf, toolRunner } from 'tool-runner';
 import { mcpToolset } from 'tool-runner/mcp';
-import { text, toolUse } from 'tool-runner/testing';
+import { text, toolResults, toolUse } from 'tool-runner/testing';
 import { exampleClient } from './support/client.js';
 
 const mcp = new Client({ name: 'example-agent', version: '1.0.0' });
@@ -14,7 +14,7 @@ const words = await mcpToolset(mcp); // listed again when the server announces t
 
 const { client, model, close } = await exampleClient([
   { content: [toolUse('count_words', { text: 'the quick brown fox jumps' })] },
-  (request) => ({ content: [text(`That sentence has ${request.messages.at(-1).content[0].content[0].text} words.`)] }),
+  (request) => ({ content: [text(`That sentence has ${textOf(toolResults(request)[0])} words.`)] }),
 ]);
 const final = await toolRunner(client, {
   model,

@@ -118,7 +118,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     const { thrown } = outcome;
     if (isToolError(thrown)) {
       // The tool's own answer to the model (an MCP `isError` result, say): the model's business, no stack.
-      logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as Error).message}`);
+      logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as unknown as Error).message}`);
     } else {
       const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
       logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);

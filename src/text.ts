@@ -1,7 +1,7 @@
 /** `textOf(message)`: the text of a reply, for the many programs that print or check it. */
 
 /**
- * The text blocks of a message (or a message param with block content), joined; `''` without any.
+ * The text blocks of a message, a message param or a tool result, joined; `''` without any.
  *
  * @example
  * ```ts
@@ -9,9 +9,11 @@
  * console.log(textOf(final));
  * ```
  */
-export function textOf(message: { content: string | ReadonlyArray<{ type: string }> }): string {
-  if (typeof message.content === 'string') return message.content;
-  return message.content
+export function textOf(message: { content?: string | ReadonlyArray<{ type: string }> | undefined } | undefined): string {
+  const content = message?.content;
+  if (content === undefined) return '';
+  if (typeof content === 'string') return content;
+  return content
     .filter((block): block is { type: 'text'; text: string } => block.type === 'text' && typeof (block as { text?: unknown }).text === 'string')
     .map((block) => block.text)
     .join('');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ApprovalRequest, HookError, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer } from './helpers.js';
+import { baseParams, mockServer, wire } from './helpers.js';
 
 function tools(log: string[]) {
   const transfer = tool({
@@ -56,7 +56,7 @@ describe('approval with options.approve', () => {
       ['transfer', { amount: 500, to: 'bob' }, 'toolu_big'],
     ]);
     expect(log.sort()).toEqual(['balance', 'transfer 200 to bob', 'transfer 50 to ann']);
-    const results = server.requests[1]!.messages[2].content;
+    const results = wire(server.requests[1]!).messages[2].content;
     expect(results.map((result: { tool_use_id: string }) => result.tool_use_id)).toEqual(['toolu_balance', 'toolu_small', 'toolu_big', 'toolu_delete']);
     expect(results[2]).toMatchObject({ content: 'sent 200 to bob' });
     expect(results[3]).toEqual({
@@ -73,7 +73,7 @@ describe('approval with options.approve', () => {
     const server = await mockServer([{ content: [toolUse('transfer', { amount: 500, to: 'bob' })] }, { content: [text('ok')] }]);
     await toolRunner(server.client(), { ...baseParams, tools: tools(log) }, { approve: () => ({ decision: 'allow', input: { amount: -1 } }) });
     expect(log).toEqual([]);
-    expect(server.requests[1]!.messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('- amount:') });
+    expect(wire(server.requests[1]!).messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('- amount:') });
   });
 
   it('an approver that throws or answers nonsense stops the run with a clear error', async () => {
@@ -112,7 +112,7 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     const final = await runner;
     expect(final.content[0]).toMatchObject({ text: 'Done.' });
     expect(log.sort()).toEqual(['balance', 'transfer 150 to bob', 'transfer 50 to ann']);
-    const results = server.requests[1]!.messages[2].content;
+    const results = wire(server.requests[1]!).messages[2].content;
     expect(results.map((result: { tool_use_id: string; is_error?: boolean }) => [result.tool_use_id, result.is_error ?? false])).toEqual([
       ['toolu_balance', false],
       ['toolu_small', false],

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
-import { baseParams, captureLogger, mockServer } from './helpers.js';
+import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
 const lookup = tool({ name: 'lookup', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `row ${n}: ${'data '.repeat(20)}` });
 const PROMPT = 'Summarise the work so far in <summary> tags.';
-const isSummaryRequest = (request: RecordedRequest) => request.messages.at(-1)?.content === PROMPT;
+const isSummaryRequest = (request: RecordedRequest) => wire(request).messages.at(-1)?.content === PROMPT;
 const big = { input_tokens: 30_000, output_tokens: 50 };
 
 describe('client-side compaction (compactionControl)', () => {
@@ -33,7 +33,7 @@ describe('client-side compaction (compactionControl)', () => {
     expect(summary.body.tool_choice).toEqual({ type: 'none' });
     expect(summary.messages).toHaveLength(6);
     expect(summary.body).not.toHaveProperty('compactionControl');
-    const after = server.requests[3]!.messages;
+    const after = wire(server.requests[3]!).messages;
     expect(after).toHaveLength(1);
     expect(after[0].content[0].text).toMatch(/continues from an earlier conversation.*\n\nLooked up rows 1 and 2\.\n\nContinue the work from here\./s);
     expect(seen).toContain(PROMPT);
@@ -62,7 +62,7 @@ describe('client-side compaction (compactionControl)', () => {
       compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT, keepTurns: 2 },
     });
     await runner;
-    const after = server.requests[4]!.messages;
+    const after = wire(server.requests[4]!).messages;
     // The summary, then the last two turns: (assistant toolu_2, results), (assistant toolu_3, results).
     expect(after.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
     expect(after[1].content[0].id).toBe('toolu_2');
@@ -116,11 +116,11 @@ describe('server-side context management', () => {
     await runner;
     // The thread is rejected as thread_unsupported_request; the run goes on with the whole history.
     expect(server.requests).toHaveLength(3);
-    expect(server.requests[0]!.body.thread).toEqual({ type: 'create' });
-    expect(server.requests.slice(1).map((request) => request.body.thread)).toEqual([undefined, undefined]);
-    expect(server.requests[1]!.body.context_management).toEqual(contextManagement);
+    expect(wire(server.requests[0]!).body.thread).toEqual({ type: 'create' });
+    expect(server.requests.slice(1).map((request) => wire(request).body.thread)).toEqual([undefined, undefined]);
+    expect(wire(server.requests[1]!).body.context_management).toEqual(contextManagement);
     expect(server.requests[1]!.headers['anthropic-beta']).toContain('context-management-2025-06-27');
-    expect(server.requests[2]!.body.messages).toHaveLength(2);
+    expect(wire(server.requests[2]!).body.messages).toHaveLength(2);
   });
 
   it('compactBeforeNextTurn sends a compaction request after the turn; its block replaces the history', async () => {
@@ -136,11 +136,11 @@ describe('server-side context management', () => {
       if (yielded.length === 1) runner.compactBeforeNextTurn();
     }
     expect(yielded).toEqual(['tool_use', 'compaction', 'text']);
-    expect(server.requests[1]!.body.compaction).toEqual({ type: 'summarize' });
-    expect(server.requests[1]!.messages).toHaveLength(3);
-    expect(server.requests[2]!.messages).toEqual([
+    expect(wire(server.requests[1]!).body.compaction).toEqual({ type: 'summarize' });
+    expect(wire(server.requests[1]!).messages).toHaveLength(3);
+    expect(wire(server.requests[2]!).messages).toEqual([
       { role: 'assistant', content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null }] },
     ]);
-    expect(server.requests[2]!.body).not.toHaveProperty('compaction');
+    expect(wire(server.requests[2]!).body).not.toHaveProperty('compaction');
   });
 });

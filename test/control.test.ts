@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, weatherTool } from './helpers.js';
+import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
 
 describe('reading and changing the state (SPEC §4)', () => {
   it('params is a read-only copy; in the loop body it does not hold the message just yielded', async () => {
@@ -44,9 +44,9 @@ describe('reading and changing the state (SPEC §4)', () => {
     messages[0]!.note.kept = false;
     await runner;
     const sent = { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }], note: { kept: true } };
-    expect(server.requests[0]!.messages[0]).toEqual(sent);
-    expect(server.requests[1]!.messages[0]).toEqual(sent);
-    expect(Object.keys(server.requests[0]!.messages[0])).toEqual(['role', 'content', 'note']);
+    expect(wire(server.requests[0]!).messages[0]).toEqual(sent);
+    expect(wire(server.requests[1]!).messages[0]).toEqual(sent);
+    expect(Object.keys(wire(server.requests[0]!).messages[0])).toEqual(['role', 'content', 'note']);
   });
 
   it('pushMessages in the loop body takes control: the reply is not appended, the next request is exactly the state set', async () => {
@@ -58,7 +58,7 @@ describe('reading and changing the state (SPEC §4)', () => {
         runner.pushMessages({ role: 'assistant', content: message.content }, { role: 'user', content: 'And Berlin?' });
       }
     }
-    expect(server.requests[1]!.messages).toEqual([
+    expect(wire(server.requests[1]!).messages).toEqual([
       baseParams.messages[0],
       { role: 'assistant', content: [{ type: 'text', text: 'First answer', citations: null }] },
       { role: 'user', content: 'And Berlin?' },
@@ -76,8 +76,8 @@ describe('reading and changing the state (SPEC §4)', () => {
         runner.setMessagesParams((params) => ({ ...params, max_tokens: 2048 }));
       }
     }
-    expect(server.requests[1]!.messages).toEqual(baseParams.messages);
-    expect(server.requests[1]!.body.max_tokens).toBe(2048);
+    expect(wire(server.requests[1]!).messages).toEqual(baseParams.messages);
+    expect(wire(server.requests[1]!).body.max_tokens).toBe(2048);
     expect(runner.params.messages.at(-1)).toEqual({
       role: 'assistant',
       content: [{ type: 'text', text: 'good answer', citations: null }],
@@ -98,7 +98,7 @@ describe('reading and changing the state (SPEC §4)', () => {
       }
     }
     expect(calls).toEqual(['Oslo']);
-    const sent = server.requests[1]!.messages;
+    const sent = wire(server.requests[1]!).messages;
     expect(sent.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_manual' }] });
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
@@ -121,7 +121,7 @@ describe('reading and changing the state (SPEC §4)', () => {
       }
     }
     expect(calls).toEqual(['Paris']);
-    expect(server.requests[1]!.messages[2].content[0]).toMatchObject({
+    expect(wire(server.requests[1]!).messages[2].content[0]).toMatchObject({
       cache_control: { type: 'ephemeral' },
       content: [{ type: 'text', text: 'rewritten' }],
     });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { durableApprovals, durableToolRunner } from 'tool-runner/dbos';
 import { text, toolUse } from 'tool-runner/testing';
 import { createDatabase } from '../scripts/postgres.js';
-import { mockServer } from './helpers.js';
+import { mockServer, wire } from './helpers.js';
 
 const serverUrl = inject('databaseUrl');
 if (!serverUrl) console.warn('test/dbos.test.ts: skipped — no PostgreSQL binaries (initdb, pg_ctl) on this machine');
@@ -60,7 +60,7 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 2, finished: 1 } });
     // The first model request was a finished step: not sent again.
     expect(server.requests).toHaveLength(2);
-    expect(server.requests[1]!.messages[2].content).toEqual([
+    expect(wire(server.requests[1]!).messages[2].content).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_rec', content: 'recorded 42' },
       { type: 'tool_result', tool_use_id: 'toolu_chg', content: `charged 500 with key ${id}:toolu_chg` },
     ]);
@@ -81,7 +81,7 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     const result = await resultOf(worker('recover', id, server.url, { QUEUE: '1' }));
     expect(result.message.content).toEqual([{ type: 'text', text: 'All set.', citations: null }]);
     expect(server.requests).toHaveLength(3);
-    expect(server.requests.every((request) => request.body.stream === true)).toBe(true);
+    expect(server.requests.every((request) => wire(request).body.stream === true)).toBe(true);
     expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 } });
   });
 
@@ -104,7 +104,7 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(result.message.content).toEqual([{ type: 'text', text: 'Refunded.', citations: null }]);
     expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, refund: { started: 1, finished: 1 } });
     expect(server.requests).toHaveLength(2);
-    expect(server.requests[1]!.messages[2].content).toEqual([
+    expect(wire(server.requests[1]!).messages[2].content).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_ref', content: 'refunded 42' },
       { type: 'tool_result', tool_use_id: 'toolu_rec', content: 'recorded 42' },
     ]);

@@ -2,7 +2,7 @@ import { APIUserAbortError, AnthropicError, RateLimitError } from '@anthropic-ai
 import { describe, expect, it } from 'vitest';
 import { ReplyError, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, sleep, weatherTool } from './helpers.js';
+import { baseParams, mockServer, sleep, weatherTool, wire } from './helpers.js';
 
 describe('API errors', () => {
   it('an error that escapes leaves the state as it was: iterating again retries the same request', async () => {
@@ -18,7 +18,7 @@ describe('API errors', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
     const final = await runner;
     expect(final.content[0]).toMatchObject({ text: 'ok' });
-    expect(server.requests[2]!.body).toEqual(server.requests[1]!.body);
+    expect(wire(server.requests[2]!).body).toEqual(wire(server.requests[1]!).body);
     // Requests sent, the failed one included, as the SDK counts them (max_iterations too).
     expect(runner.iteration).toBe(3);
   });
@@ -68,7 +68,7 @@ describe('API errors', () => {
       }
       expect(final!.content[0]).toMatchObject({ text: 'ok' });
       expect(server.requests).toHaveLength(3);
-      expect(server.requests[1]!.body).toEqual(server.requests[0]!.body);
+      expect(wire(server.requests[1]!).body).toEqual(wire(server.requests[0]!).body);
       expect(historyProblems(runner.params.messages)).toEqual([]);
       expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     });
@@ -84,7 +84,7 @@ describe('API errors', () => {
     expect(runner.params.messages).toEqual(baseParams.messages);
     expect(runner.iteration).toBe(1);
     await runner;
-    expect(server.requests[1]!.body).toEqual(server.requests[0]!.body);
+    expect(wire(server.requests[1]!).body).toEqual(wire(server.requests[0]!).body);
   });
 });
 

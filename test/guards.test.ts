@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, sleep } from './helpers.js';
+import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
 const hanging = (name: string, seen: AbortSignal[], timeoutMs?: number) =>
   tool({
@@ -22,7 +22,7 @@ describe('timeouts', () => {
     const runner = toolRunner(server.client(), { ...baseParams, tools: [hanging('slow', signals, 50)] });
     await runner;
     expect(signals[0]?.aborted).toBe(true);
-    expect(server.requests[1]!.messages[2].content[0]).toEqual({
+    expect(wire(server.requests[1]!).messages[2].content[0]).toEqual({
       type: 'tool_result',
       tool_use_id: 'toolu_s',
       is_error: true,
@@ -38,7 +38,7 @@ describe('timeouts', () => {
     ]);
     const started = performance.now();
     await toolRunner(server.client(), { ...baseParams, tools: [hanging('a', signals), hanging('b', signals, 30)] }, { toolTimeoutMs: 80 });
-    const [a, b] = server.requests[1]!.messages[2].content;
+    const [a, b] = wire(server.requests[1]!).messages[2].content;
     expect(a.content).toMatch(/timed out after 80 ms/);
     expect(b.content).toMatch(/timed out after 30 ms/);
     expect(performance.now() - started).toBeLessThan(2_000);
@@ -54,7 +54,7 @@ describe('timeouts', () => {
         new Promise<string>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
     });
     await toolRunner(server.client(), { ...baseParams, tools: [polite] });
-    expect(server.requests[1]!.messages[2].content[0].content).toMatch(/timed out after 30 ms/);
+    expect(wire(server.requests[1]!).messages[2].content[0].content).toMatch(/timed out after 30 ms/);
   });
 });
 
@@ -77,7 +77,7 @@ describe('concurrency', () => {
     const server = await mockServer([{ content: calls }, { content: [text('ok')] }]);
     await toolRunner(server.client(), { ...baseParams, tools: [work] }, { concurrency: 2 });
     expect(most).toBe(2);
-    expect(server.requests[1]!.messages[2].content.map((result: { content: string }) => result.content)).toEqual(
+    expect(wire(server.requests[1]!).messages[2].content.map((result: { content: string }) => result.content)).toEqual(
       Array.from({ length: 7 }, (_, n) => `done ${n}`),
     );
   });
@@ -89,7 +89,7 @@ describe('result size', () => {
   it('maxToolResultChars truncates an oversized result with a visible note', async () => {
     const server = await mockServer([{ content: [toolUse('big', {})] }, { content: [text('ok')] }]);
     await toolRunner(server.client(), { ...baseParams, tools: [big(5_000)] }, { maxToolResultChars: 1_000 });
-    const content = server.requests[1]!.messages[2].content[0].content as string;
+    const content = wire(server.requests[1]!).messages[2].content[0].content as string;
     expect(content.startsWith('x'.repeat(1_000))).toBe(true);
     expect(content).toContain('[truncated: the result had 5000 characters; only the first 1000 are shown]');
     expect(content.length).toBeLessThan(1_100);
@@ -98,7 +98,7 @@ describe('result size', () => {
   it('the default keeps one runaway tool from filling the request: 100,000 characters', async () => {
     const server = await mockServer([{ content: [toolUse('big', {})] }, { content: [text('ok')] }]);
     await toolRunner(server.client(), { ...baseParams, tools: [big(3_000_000)] });
-    const content = server.requests[1]!.messages[2].content[0].content as string;
+    const content = wire(server.requests[1]!).messages[2].content[0].content as string;
     expect(content.length).toBeLessThan(100_200);
     expect(content).toContain('the result had 3000000 characters');
   });
@@ -112,7 +112,7 @@ describe('result size', () => {
     });
     const server = await mockServer([{ content: [toolUse('blocks', {})] }, { content: [text('ok')] }]);
     await toolRunner(server.client(), { ...baseParams, tools: [blocks] }, { maxToolResultChars: 100 });
-    const content = server.requests[1]!.messages[2].content[0].content;
+    const content = wire(server.requests[1]!).messages[2].content[0].content;
     expect(content).toEqual([
       { type: 'text', text: 'a'.repeat(60) },
       image,

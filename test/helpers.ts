@@ -1,7 +1,7 @@
 import { afterEach } from 'vitest';
 import { z } from 'zod';
 import { tool } from 'tool-runner';
-import { type MockServer, type MockServerOptions, createMockServer } from 'tool-runner/testing';
+import { type MockServer, type MockServerOptions, type RecordedRequest, createMockServer } from 'tool-runner/testing';
 
 const open: MockServer[] = [];
 
@@ -52,3 +52,11 @@ export function captureLogger() {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A recorded request as the JSON it is, for tests that read deep into what was sent. The testing
+ * kit types requests (see `toolResults` for the usual read); these tests check the wire as it is.
+ */
+export function wire(request: RecordedRequest): { body: any; messages: any[] } {
+  return request as unknown as { body: any; messages: any[] };
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { HookError, type Hooks, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, sleep } from './helpers.js';
+import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
 const echo = (log: string[]) =>
   tool({ name: 'echo', inputSchema: z.object({ say: z.string() }), run: ({ say }) => (log.push(say), `echo: ${say}`) });
@@ -62,7 +62,7 @@ describe('hooks', () => {
       },
     });
     expect(log).toEqual(['replaced']);
-    const [first, second, third] = server.requests[1]!.messages[2].content;
+    const [first, second, third] = wire(server.requests[1]!).messages[2].content;
     expect(first).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: 'cached answer' });
     expect(second).toEqual({ type: 'tool_result', tool_use_id: 'toolu_2', content: 'echo: replaced' });
     expect(third).toMatchObject({ is_error: true, content: expect.stringContaining("Invalid input for tool 'echo'") });

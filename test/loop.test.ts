@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, sleep, weatherTool } from './helpers.js';
+import { baseParams, mockServer, sleep, weatherTool, wire } from './helpers.js';
 
 describe('the loop', () => {
   it('yields each assistant message, runs the tools and sends their results back', async () => {
@@ -15,7 +15,7 @@ describe('the loop', () => {
     expect(seen.map((message) => message.stop_reason)).toEqual(['tool_use', 'end_turn']);
     expect(calls).toEqual(['Paris']);
     // The model sees the whole conversation; over the thread (the default) only the results are sent.
-    expect(server.requests[1]!.messages).toEqual([
+    expect(wire(server.requests[1]!).messages).toEqual([
       baseParams.messages[0],
       { role: 'assistant', content: [{ type: 'text', text: 'Let me check.', citations: null }, call] },
       {
@@ -29,7 +29,7 @@ describe('the loop', () => {
         ],
       },
     ]);
-    const [first, second] = server.requests.map((request) => request.body);
+    const [first, second] = server.requests.map((request) => wire(request).body);
     expect(first.thread).toEqual({ type: 'create' });
     expect(first.tools).toEqual([
       {
@@ -39,7 +39,7 @@ describe('the loop', () => {
       },
     ]);
     expect(second.thread).toEqual({ type: 'continue', previous_message_id: seen[0]!.id });
-    expect(second.messages).toEqual([server.requests[1]!.messages[2]]);
+    expect(second.messages).toEqual([wire(server.requests[1]!).messages[2]]);
     expect(second).not.toHaveProperty('tools');
     expect(second).not.toHaveProperty('max_iterations');
     expect(historyProblems(runner.params.messages)).toEqual([]);
@@ -140,7 +140,7 @@ describe('driving and ending the loop', () => {
     ]);
     await toolRunner(server.client(), { ...baseParams, tools: [slow('slow', 60), slow('fast', 5)] });
     expect(maxRunning).toBe(3);
-    const results = server.requests[1]!.messages[2].content;
+    const results = wire(server.requests[1]!).messages[2].content;
     expect(results.map((result: { tool_use_id: string }) => result.tool_use_id)).toEqual(['toolu_a', 'toolu_b', 'toolu_c']);
     expect(results.map((result: { content: string }) => result.content)).toEqual([
       'slow',

@@ -9,7 +9,7 @@ import { toolRunner } from 'tool-runner';
 import { mcpToolset } from 'tool-runner/mcp';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { buildServer } from './fixtures/mcp-server.js';
-import { baseParams, mockServer } from './helpers.js';
+import { baseParams, mockServer, wire } from './helpers.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -41,14 +41,14 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
     ]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset] });
     await runner;
-    const sentTools = server.requests[0]!.body.tools;
+    const sentTools = wire(server.requests[0]!).body.tools;
     expect(sentTools.map((entry: { name: string }) => entry.name).sort()).toEqual(['add', 'fails', 'grow', 'picture', 'readme', 'sound']);
     expect(sentTools.find((entry: { name: string }) => entry.name === 'add')).toMatchObject({
       description: 'Adds two numbers',
       input_schema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
     });
     const results = Object.fromEntries(
-      server.requests[1]!.messages[2].content.map((result: { tool_use_id: string }) => [result.tool_use_id, result]),
+      wire(server.requests[1]!).messages[2].content.map((result: { tool_use_id: string }) => [result.tool_use_id, result]),
     );
     expect(results.toolu_add).toEqual({ type: 'tool_result', tool_use_id: 'toolu_add', content: [{ type: 'text', text: '5' }] });
     expect(results.toolu_bad).toMatchObject({ is_error: true, content: expect.stringMatching(/Invalid input for tool 'add'/) });
@@ -70,10 +70,10 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
       { content: [text('done')] },
     ]);
     await toolRunner(server.client(), { ...baseParams, tools: [toolset] });
-    const names = (index: number) => server.requests[index]!.body.tools.map((entry: { name: string }) => entry.name);
+    const names = (index: number) => wire(server.requests[index]!).body.tools.map((entry: { name: string }) => entry.name);
     expect(names(0)).not.toContain('later_tool');
     expect(names(1)).toContain('later_tool');
-    expect(server.requests[2]!.messages[4].content[0]).toEqual({
+    expect(wire(server.requests[2]!).messages[4].content[0]).toEqual({
       type: 'tool_result',
       tool_use_id: 'toolu_later',
       content: [{ type: 'text', text: 'later: hi' }],
@@ -99,6 +99,6 @@ describe('MCP tools over streamable HTTP on 127.0.0.1', () => {
     const toolset = await mcpToolset(client, { prefix: 'calc_' });
     const server = await mockServer([{ content: [toolUse('calc_add', { a: 20, b: 22 }, 'toolu_1')] }, { content: [text('42')] }]);
     await toolRunner(server.client(), { ...baseParams, tools: [toolset] });
-    expect(server.requests[1]!.messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '42' }] });
+    expect(wire(server.requests[1]!).messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '42' }] });
   });
 });

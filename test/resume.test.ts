@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { type RunnerSnapshot, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { bankTools } from './fixtures/bank-tools.js';
-import { baseParams, mockServer } from './helpers.js';
+import { baseParams, mockServer, wire } from './helpers.js';
 
 const webSearch = { type: 'web_search_20250305' as const, name: 'web_search' as const };
 
@@ -71,9 +71,9 @@ describe('pause and resume', () => {
     for (const call of resumed.pendingApprovals) resumed.approve(call.id);
     await resumed;
     expect(log).toEqual(['computer left_click', 'lookup x']);
-    const results = server.requests[2]!.messages.at(-1).content;
+    const results = wire(server.requests[2]!).messages.at(-1).content;
     expect(results.map((block: { content: unknown }) => block.content)).toEqual(['clicked', 'found x', "Error: Tool 'get_weather' not found"]);
-    expect(server.requests[1]!.messages.at(-1)).toMatchObject({ role: 'system', content: [{ type: 'tool_addition' }, { type: 'tool_removal' }] });
+    expect(wire(server.requests[1]!).messages.at(-1)).toMatchObject({ role: 'system', content: [{ type: 'tool_addition' }, { type: 'tool_removal' }] });
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
@@ -109,7 +109,7 @@ describe('pause and resume', () => {
     expect(result.iteration).toBe(2);
     expect(result.usage).toMatchObject({ input_tokens: 30, output_tokens: 7 });
     expect(result.problems).toEqual([]);
-    const results = server.requests[1]!.messages[2].content;
+    const results = wire(server.requests[1]!).messages[2].content;
     expect(results).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_b', content: '1000' },
       { type: 'tool_result', tool_use_id: 'toolu_t', content: 'sent 500 to bob' },
@@ -132,7 +132,7 @@ describe('pause and resume', () => {
     resumed.approve('toolu_2');
     await resumed;
     expect(log).toEqual(['transfer 700 to b']);
-    expect(server.requests[1]!.messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('too much') });
+    expect(wire(server.requests[1]!).messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('too much') });
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 

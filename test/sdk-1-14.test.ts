@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { toolRunner } from 'tool-runner';
 import { type MockServer, type Step, text, toolUse } from 'tool-runner/testing';
-import { mockServer } from './helpers.js';
+import { mockServer, wire } from './helpers.js';
 
 type Runner = AsyncIterable<any> & PromiseLike<any> & Record<string, any>;
 type Start = (params: any, options?: any) => Runner;
@@ -83,7 +83,8 @@ function headersOf(server: MockServer) {
 /** The request bodies, with the reply ids a thread continues from numbered in order (each server makes its own). */
 function bodiesOf(server: MockServer) {
   const ids = new Map<string, string>();
-  return server.requests.map(({ body }) => {
+  return server.requests.map((request) => {
+    const { body } = wire(request);
     const previous = body.thread?.previous_message_id;
     if (previous === undefined) return body;
     if (!ids.has(previous)) ids.set(previous, `reply ${ids.size + 1}`);
@@ -225,7 +226,7 @@ for (const thread of [undefined, false] as const) {
         () => [{ content: [toolUse('lookup', { q: 'x' }, 'toolu_03')] }, { content: [text('done')] }],
         async (start, log) => collect(start({ model, max_tokens: 256, messages: ask, tools: [new Lookup(log)] })),
       );
-      expect(Object.keys(ourServer.requests[0]!.body.tools[0]).sort()).toEqual(['description', 'input_schema', 'name']);
+      expect(Object.keys(wire(ourServer.requests[0]!).body.tools[0]).sort()).toEqual(['description', 'input_schema', 'name']);
     });
 
     it('7. a refusal ends the run; what the next request holds after it', async () => {
@@ -334,7 +335,7 @@ for (const thread of [undefined, false] as const) {
           return { seen, messages: runner.params.messages };
         },
       );
-      expect(ourServer.requests[1]!.messages.at(-1)).toMatchObject({ role: 'system' });
+      expect(wire(ourServer.requests[1]!).messages.at(-1)).toMatchObject({ role: 'system' });
     });
 
     it('3. a tool_removal already in the history withdraws the tool', async () => {
@@ -428,7 +429,7 @@ describe('10. toolRunner(thread, settings) runs over an SDK BetaMessageThread', 
       expect(ourLog).toEqual(sdkLog);
       expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
       expect(headersOf(ourServer)).toEqual(headersOf(sdkServer));
-      expect(ourServer.requests.map((request) => request.body.thread?.type)).toEqual(['create', 'continue', 'create', 'continue']);
+      expect(ourServer.requests.map((request) => wire(request).body.thread?.type)).toEqual(['create', 'continue', 'create', 'continue']);
     });
   }
 });

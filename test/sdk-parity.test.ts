@@ -12,7 +12,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { toolRunner } from 'tool-runner';
 import { type Step, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
-import { mockServer } from './helpers.js';
+import { mockServer, wire } from './helpers.js';
 
 type Runner = AsyncIterable<any> & {
   params: { messages: unknown[] };
@@ -66,9 +66,9 @@ async function runBoth(steps: () => Step[], program: Program) {
   const ourYielded = await program((p) => toolRunner(ourServer.client(), { ...p, ...mode }) as unknown as Runner);
   expect(bodies(ourServer.requests)).toEqual(bodies(sdkServer.requests));
   // Over a thread the requests continue one; the model sees the same whole conversation either way.
-  const threaded = ourServer.requests.map((request) => request.body.thread !== undefined);
+  const threaded = ourServer.requests.map((request) => wire(request).body.thread !== undefined);
   expect(threaded.every(Boolean)).toBe(mode.thread === undefined);
-  expect(ourServer.requests.map((request) => request.messages)).toEqual(sdkServer.requests.map((request) => request.messages));
+  expect(ourServer.requests.map((request) => wire(request).messages)).toEqual(sdkServer.requests.map((request) => wire(request).messages));
   expect(ourYielded.map(comparable)).toEqual(sdkYielded.map(comparable));
   return { sdkServer, ourServer };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toolRunner } from 'tool-runner';
 import { historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
-import { baseParams, mockServer, weatherTool } from './helpers.js';
+import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
 
 describe('stop_reason table (SPEC §3)', () => {
   for (const stop_reason of ['end_turn', 'stop_sequence', 'refusal', 'model_context_window_exceeded'] as const) {
@@ -31,7 +31,7 @@ describe('stop_reason table (SPEC §3)', () => {
     const final = await runner;
     expect(final.content[0]).toMatchObject({ text: 'Sunny in Paris.' });
     expect(calls).toEqual([]);
-    const resent = server.requests[1]!.messages;
+    const resent = wire(server.requests[1]!).messages;
     expect(resent).toHaveLength(2);
     expect(resent[1].role).toBe('assistant');
     expect(resent[1].content.map((block: { type: string }) => block.type)).toEqual(['server_tool_use', 'web_search_tool_result']);
@@ -60,7 +60,7 @@ describe('stop_reason table (SPEC §3)', () => {
       }
     }
     expect(calls).toEqual([]);
-    const sent = server.requests[1]!.messages;
+    const sent = wire(server.requests[1]!).messages;
     expect(sent).toHaveLength(4);
     expect(sent[2]).toEqual({
       role: 'user',
@@ -83,7 +83,7 @@ describe('stop_reason table (SPEC §3)', () => {
       { content: [text('ok')] },
     ]);
     await toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] });
-    expect(server.requests[0]!.body.container).toBeUndefined();
-    expect(server.requests[1]!.body.container).toBe('container_abc');
+    expect(wire(server.requests[0]!).body.container).toBeUndefined();
+    expect(wire(server.requests[1]!).body.container).toBe('container_abc');
   });
 });

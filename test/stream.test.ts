@@ -2,7 +2,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import { tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, sleep, weatherTool } from './helpers.js';
+import { baseParams, mockServer, sleep, weatherTool, wire } from './helpers.js';
 
 describe('stream: true', () => {
   it('yields the SDK’s MessageStream per iteration; events reach the caller as they arrive', async () => {
@@ -24,7 +24,7 @@ describe('stream: true', () => {
     // 10 deltas sent 15 ms apart: unbuffered delivery spreads them over time.
     expect(arrivals).toHaveLength(10);
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThan(100);
-    expect(server.requests[0]!.body.stream).toBe(true);
+    expect(wire(server.requests[0]!).body.stream).toBe(true);
     expect(runner.params.messages).toHaveLength(4);
   });
 
@@ -69,7 +69,7 @@ describe('runToolsEagerly', () => {
       log.push(['reply end', performance.now()]);
     }
     expect(log.map(([what]) => what)).toEqual(['tool start', 'reply end', 'reply end']);
-    expect(server.requests[1]!.messages[2].content[0]).toMatchObject({ content: 'found' });
+    expect(wire(server.requests[1]!).messages[2].content[0]).toMatchObject({ content: 'found' });
   });
 
   it('works without stream: true: the caller gets whole messages, the tool still starts early', async () => {

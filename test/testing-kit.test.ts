@@ -10,7 +10,7 @@ import {
 } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
-import { mockServer } from './helpers.js';
+import { mockServer, wire } from './helpers.js';
 
 const body = { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hello there' }] };
 
@@ -53,7 +53,7 @@ describe('JSON replies', () => {
 
   it('a step function gets the recorded request; every request is recorded with body, headers and time', async () => {
     const server = await mockServer([
-      async (request) => ({ content: [text(`you said: ${request.messages[0].content}`)] }),
+      async (request) => ({ content: [text(`you said: ${wire(request).messages[0].content}`)] }),
     ]);
     const before = performance.now();
     const message = await server.client().beta.messages.create(body, { headers: { 'x-trace': 't1' } });
@@ -103,7 +103,7 @@ describe('SSE replies', () => {
       expect.objectContaining({ type: 'tool_use', name: 'calc', input: { expression: '6 * 7', note: 'long enough to split' } }),
     ]);
     expect(message.stop_reason).toBe('tool_use');
-    expect(server.requests[0]!.body.stream).toBe(true);
+    expect(wire(server.requests[0]!).body.stream).toBe(true);
   });
 
   it('server tool blocks stream as the API sends them', async () => {

@@ -8,7 +8,7 @@ import { type RunnerSnapshot, resumeToolRunner, toolRunner } from 'tool-runner';
 import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runner/testing';
 import { z } from 'zod';
 import { tool } from 'tool-runner';
-import { baseParams, captureLogger, mockServer } from './helpers.js';
+import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
 const lookupOptions = {
   name: 'lookup',
@@ -18,7 +18,7 @@ const lookupOptions = {
 };
 const lookup = tool(lookupOptions);
 
-const threadOf = (request: RecordedRequest) => request.body.thread as { type: string; previous_message_id?: string } | undefined;
+const threadOf = (request: RecordedRequest) => wire(request).body.thread as { type: string; previous_message_id?: string } | undefined;
 const kinds = (requests: RecordedRequest[]) => requests.map((request) => threadOf(request)?.type ?? 'none');
 
 /** Three turns: two lookups, then an answer. */
@@ -35,7 +35,7 @@ describe('a run over a message thread', () => {
     const replies = [];
     for await (const message of runner) replies.push(message);
     expect(kinds(server.requests)).toEqual(['create', 'continue', 'continue']);
-    const [create, second, third] = server.requests.map((request) => request.body);
+    const [create, second, third] = server.requests.map((request) => wire(request).body);
     expect(create.messages).toEqual(baseParams.messages);
     expect(create.system).toBe('Be brief.');
     expect(server.requests[0]!.headers['anthropic-beta']).toContain('message-threads-2026-08-12');
@@ -45,7 +45,7 @@ describe('a run over a message thread', () => {
     expect(second).not.toHaveProperty('tools');
     expect(second.messages).toEqual([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'row 1' }] }]);
     // The model saw the whole conversation; the caller holds it too.
-    expect(server.requests[2]!.messages).toHaveLength(5);
+    expect(wire(server.requests[2]!).messages).toHaveLength(5);
     expect(runner.params.messages).toHaveLength(6);
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
@@ -57,8 +57,8 @@ describe('a run over a message thread', () => {
     const plain = { beta: { messages: client.beta.messages } };
     await toolRunner(plain, { ...baseParams, tools: [lookup] });
     expect(kinds(server.requests)).toEqual(['none', 'none', 'none', 'none', 'none', 'none']);
-    expect(server.requests[2]!.body.messages).toHaveLength(5);
-    expect(server.requests[5]!.body.messages).toHaveLength(5);
+    expect(wire(server.requests[2]!).body.messages).toHaveLength(5);
+    expect(wire(server.requests[5]!).body.messages).toHaveLength(5);
   });
 
   it('thread_not_found (the server lost the thread): replays the whole history under a new thread', async () => {
@@ -68,8 +68,8 @@ describe('a run over a message thread', () => {
     let turn = 0;
     for await (const _message of runner) if (++turn === 1) server.forgetThreads();
     expect(kinds(server.requests)).toEqual(['create', 'continue', 'create', 'continue']);
-    expect(server.requests[2]!.body.messages).toHaveLength(3);
-    expect(server.requests[2]!.body.tools).toHaveLength(1);
+    expect(wire(server.requests[2]!).body.messages).toHaveLength(3);
+    expect(wire(server.requests[2]!).body.tools).toHaveLength(1);
     expect(lines).toContainEqual({ level: 'info', message: expect.stringMatching(/Thread rejected \(thread_not_found, previous_message_id msg_\w+\); replaying/) });
     expect(runner.iteration).toBe(3);
   });
@@ -98,7 +98,7 @@ describe('a run over a message thread', () => {
     const server = await mockServer([threeTurns()[0]!, { error: mismatch }, ...threeTurns().slice(1)]);
     await toolRunner(server.client(), { ...baseParams, tools: [lookup] });
     expect(kinds(server.requests)).toEqual(['create', 'continue', 'create', 'continue']);
-    expect(server.requests[2]!.body.messages).toHaveLength(3);
+    expect(wire(server.requests[2]!).body.messages).toHaveLength(3);
   });
 
   it('a changed system prompt, tools or model starts a new thread at once (no rejected request)', async () => {
@@ -110,7 +110,7 @@ describe('a run over a message thread', () => {
     }
     // The body took control at turn 1: it answers the call itself on the next iteration.
     expect(kinds(server.requests)).toEqual(['create', 'create', 'continue']);
-    expect(server.requests[1]!.body.system).toBe('Be thorough.');
+    expect(wire(server.requests[1]!).body.system).toBe('Be thorough.');
   });
 
   it('thread_already_continued (the reply was lost on the way, the client retried): replays', async () => {
@@ -120,7 +120,7 @@ describe('a run over a message thread', () => {
     await toolRunner(server.client({ maxRetries: 1 }), { ...baseParams, tools: [lookup] });
     expect(kinds(server.requests)).toEqual(['create', 'continue', 'continue', 'create', 'continue']);
     expect(server.requests.slice(0, 3).map((request) => request.path)).toEqual(Array(3).fill('/v1/messages'));
-    expect(server.requests[3]!.body.messages).toHaveLength(3);
+    expect(wire(server.requests[3]!).body.messages).toHaveLength(3);
   });
 
   it('thread_continue_in_flight (a retry while the first attempt still runs): replays', async () => {
@@ -136,7 +136,7 @@ describe('a run over a message thread', () => {
     const final = await toolRunner(server.client({ logger, logLevel: 'info' }), { ...baseParams, tools: [lookup] });
     expect(final.content[0]).toMatchObject({ text: 'Rows 1 and 2.' });
     expect(kinds(server.requests)).toEqual(['create', 'none', 'none', 'none']);
-    expect(server.requests[3]!.body.messages).toHaveLength(5);
+    expect(wire(server.requests[3]!).body.messages).toHaveLength(5);
     expect(lines).toContainEqual({ level: 'info', message: expect.stringMatching(/cannot thread this run \(unsupported: hipaa\)/) });
   });
 
@@ -152,14 +152,14 @@ describe('a run over a message thread', () => {
     resumed.approve('toolu_1');
     expect((await resumed).content[0]).toMatchObject({ text: 'Done.' });
     expect(kinds(server.requests)).toEqual(['create', 'continue']);
-    expect(server.requests[1]!.body.messages).toEqual([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'row 1' }] }]);
+    expect(wire(server.requests[1]!).body.messages).toEqual([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'row 1' }] }]);
 
     server.forgetThreads();
     const again = resumeToolRunner(server.client(), snapshot, { tools: [guarded] });
     again.approve('toolu_1');
     expect((await again).content[0]).toMatchObject({ text: 'Done again.' });
     expect(kinds(server.requests).slice(2)).toEqual(['continue', 'create']);
-    expect(server.requests[3]!.body.messages).toHaveLength(3);
+    expect(wire(server.requests[3]!).body.messages).toHaveLength(3);
   });
 
   it('client-side compaction: the compacted history starts a new thread', async () => {
@@ -177,7 +177,7 @@ describe('a run over a message thread', () => {
     await runner;
     // The summary request goes without a thread; the run then creates one from the summary.
     expect(kinds(server.requests)).toEqual(['create', 'none', 'create']);
-    expect(server.requests[2]!.body.messages).toHaveLength(1);
+    expect(wire(server.requests[2]!).body.messages).toHaveLength(1);
   });
 
   it('server-side compaction (compactBeforeNextTurn) replays the history with `compaction` under a new thread', async () => {
@@ -189,9 +189,9 @@ describe('a run over a message thread', () => {
     const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] });
     for await (const _message of runner) if (runner.iteration === 1) runner.compactBeforeNextTurn();
     expect(kinds(server.requests)).toEqual(['create', 'create', 'create']);
-    expect(server.requests[1]!.body.compaction).toEqual({ type: 'summarize' });
-    expect(server.requests[1]!.body.messages).toHaveLength(3);
-    expect(server.requests[2]!.body.messages).toEqual([{ role: 'assistant', content: [expect.objectContaining({ type: 'compaction' })] }]);
+    expect(wire(server.requests[1]!).body.compaction).toEqual({ type: 'summarize' });
+    expect(wire(server.requests[1]!).body.messages).toHaveLength(3);
+    expect(wire(server.requests[2]!).body.messages).toEqual([{ role: 'assistant', content: [expect.objectContaining({ type: 'compaction' })] }]);
   });
 });
 

@@ -4,15 +4,15 @@ import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/sp
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ToolError, tool, toolRunner } from 'tool-runner';
-import { text, toolUse } from 'tool-runner/testing';
-import { baseParams, captureLogger, mockServer } from './helpers.js';
+import { text, toolResults, toolUse } from 'tool-runner/testing';
+import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
 /** Runs one model turn that calls `name` with `input`, and returns the tool_result the runner sent back. */
 async function resultFor(tools: Parameters<typeof toolRunner>[1]['tools'], name: string, input: unknown, clientOptions = {}) {
   const call = toolUse(name, input, 'toolu_x');
   const server = await mockServer([{ content: [call] }, { content: [text('ok')] }]);
   await toolRunner(server.client(clientOptions), { ...baseParams, tools });
-  return server.requests[1]!.messages[2].content[0];
+  return toolResults(server.requests[1]!)[0]!;
 }
 
 const positive = {
@@ -73,7 +73,7 @@ describe('tool() schemas are all validated at run time', () => {
       tools: [tool({ name: 'count', inputSchema: positive, run: (input) => (seen.push(input), 'ok') })],
     });
     expect(seen).toEqual([{ n: 1, label: 'none' }]);
-    expect(server.requests[1]!.messages[1].content[0].input).toEqual({ n: 1 });
+    expect(wire(server.requests[1]!).messages[1].content[0].input).toEqual({ n: 1 });
   });
 
   it('lists missing, extra and mistyped fields with their paths', async () => {
@@ -96,7 +96,7 @@ describe('tool() schemas are all validated at run time', () => {
         tool({ name: 'c', inputSchema: standardPositive, run: () => '' }),
       ],
     });
-    const tools = server.requests[0]!.body.tools;
+    const tools = wire(server.requests[0]!).body.tools;
     expect(tools[0]).toMatchObject({ name: 'a', cache_control: { type: 'ephemeral' }, input_schema: { type: 'object', required: ['q'] } });
     expect(tools[1]).toEqual({ name: 'b', description: 'B', strict: true, input_schema: positive });
     expect(tools[2]).toEqual({ name: 'c', input_schema: standardPositive['~standard'].jsonSchema.input({ target: 'draft-2020-12' }) });
@@ -131,12 +131,12 @@ describe('SDK-made tools and plain definitions work unchanged', () => {
     ]);
     await toolRunner(server.client(), { ...baseParams, tools: [zodTool, jsonTool, webSearch] });
     expect(seen).toEqual([{ q: 'a' }, { q: 'b' }]);
-    const [first, second, third] = server.requests[1]!.messages[2].content;
+    const [first, second, third] = wire(server.requests[1]!).messages[2].content;
     expect(first).toMatchObject({ content: 'zod ok' });
     expect(second).toMatchObject({ content: 'json ok' });
     expect(third).toMatchObject({ is_error: true, content: expect.stringContaining("Invalid input for tool 'zod_tool'") });
-    expect(server.requests[0]!.body.tools.map((entry: { name: string }) => entry.name)).toEqual(['zod_tool', 'json_tool', 'web_search']);
-    expect(server.requests[0]!.body.tools[2]).toEqual(webSearch);
+    expect(wire(server.requests[0]!).body.tools.map((entry: { name: string }) => entry.name)).toEqual(['zod_tool', 'json_tool', 'web_search']);
+    expect(wire(server.requests[0]!).body.tools[2]).toEqual(webSearch);
   });
 });
 

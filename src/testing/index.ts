@@ -7,3 +7,4 @@ export type { MockServer, MockServerOptions, RecordedBody, RecordedRequest, Scri
 export type { ScriptedError } from './api-errors.js';
 export { apiId, serverToolUse, text, thinking, toolUse, webSearchResult } from './blocks.js';
 export { historyProblems } from '../history.js';
+export { blocksOf, toolResults } from './reading.js';
