@@ -55,6 +55,9 @@ export class MessageThread {
   #pending: Omit<Anchor, 'previousMessageId' | 'replyContent'> | undefined;
   /** A thread was held before: a new one replays messages already sent. */
   #replays = false;
+  /** The request options last given to `requestOptions`, and what it made of them. */
+  #optionsIn: unknown;
+  #optionsOut: unknown;
 
   /** Without threads every method returns at once (or writes only `undefined`), so one instance serves all runs. */
   static readonly #unthreaded = new MessageThread(false);
@@ -129,7 +132,13 @@ export class MessageThread {
    * (it replaces the one the SDK builds from `betas`) also names the threads beta.
    */
   requestOptions<O extends { headers?: unknown }>(options: O): O {
-    return this.#mode === 'on' ? withThreadsBetaHeader(options) : options;
+    if (this.#mode !== 'on') return options;
+    // The same options come every turn: their headers are read once.
+    if (this.#optionsIn !== options) {
+      this.#optionsOut = withThreadsBetaHeader(options);
+      this.#optionsIn = options;
+    }
+    return this.#optionsOut as O;
   }
 
   /**
