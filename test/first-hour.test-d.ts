@@ -3,7 +3,7 @@ import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream'
 import type { BetaMessage, BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerSnapshot, type ToolInput, type ToolRunner, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type RunnerSnapshot, type ToolInput, type ToolResultContentBlock, type ToolRunner, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, createMockServer } from 'tool-runner/testing';
 
 const getWeather = tool({
@@ -59,6 +59,20 @@ describe('types that carry through', () => {
     const whole = toolRunner(server.client(), { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [] });
     for await (const item of resumeToolRunner(server.client(), whole.toJSON())) expectTypeOf(item).toEqualTypeOf<BetaMessage>();
     await server.close();
+  });
+
+  it('a result of content blocks: text and an image are ToolResultContentBlock; a made-up block is not', () => {
+    tool({
+      name: 'chart',
+      inputSchema: z.object({}),
+      run: async (): Promise<ToolResultContentBlock[]> => [
+        { type: 'text', text: 'A chart:' },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+      ],
+    });
+    // @ts-expect-error a block the API does not take
+    const bad: ToolResultContentBlock = { type: 'video', url: 'x' };
+    expectTypeOf(bad).toEqualTypeOf<ToolResultContentBlock>();
   });
 
   it('a JSON Schema kept in a variable `as const` types the input', () => {
