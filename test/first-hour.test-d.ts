@@ -46,6 +46,9 @@ describe('types that carry through', () => {
         },
       },
     );
+    // The params keep their checks: a misspelled key is an error.
+    // @ts-expect-error max_iteration is not a param
+    toolRunner(server.client(), { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [], tools: [getWeather], max_iteration: 5 });
     await server.close();
   });
 
