@@ -107,7 +107,7 @@ export class CallAnswers {
     if (this.#deferred?.has(toolUse.id)) return;
     const context = this.#executionContext(runSignal(this.#run), false);
     const toolsets = this.#toolsetsNow();
-    const malformed = familyOf(toolUse) === undefined && toolsets.has(toolUse.name) && !context.tools.has(toolUse.name);
+    const malformed = isMalformedToolsetCall(toolUse, toolsets, context);
     const family = malformed ? toolUse.name : familyOf(toolUse);
     if (family === undefined) {
       void this.#startCall(toolUse, context);
@@ -164,7 +164,7 @@ export class CallAnswers {
     const calls = this.#callsNow();
     if (family === undefined) {
       // A call named after a toolset, without `toolset_name`: a toolset call with malformed actions.
-      if (!toolsets.has(use.name) || context.tools.has(use.name)) return this.#startCall(use, context);
+      if (!isMalformedToolsetCall(use, toolsets, context)) return this.#startCall(use, context);
       return calls.start(use, () => Promise.resolve({ result: sequences.malformed(use.name, use) }));
     }
     const started = calls.started(use.id);
@@ -257,4 +257,9 @@ const resultOf = (outcome: CallOutcome): BetaToolResultBlockParam => (outcome as
 function someToolsetCall(uses: readonly BetaToolUseBlock[]): boolean {
   for (const use of uses) if (familyOf(use) !== undefined) return true;
   return false;
+}
+
+/** A call named after one of the run's toolsets, without `toolset_name`, and no tool of that name: a toolset call with malformed actions. */
+function isMalformedToolsetCall(use: BetaToolUseBlock, toolsets: ReadonlyMap<string, BetaRunnableToolset>, context: ExecutionContext): boolean {
+  return familyOf(use) === undefined && toolsets.has(use.name) && !context.tools.has(use.name);
 }

@@ -13,7 +13,7 @@ import {
   summaryText,
   thresholdOf,
 } from './compaction.js';
-import { toolUsesOf } from './history.js';
+import { sameMessage, toolUsesOf } from './history.js';
 import type { RunContext } from './run-context.js';
 import { rejectCompactionEdit } from './server-compaction.js';
 import type { Requests } from './turn.js';
@@ -124,5 +124,5 @@ export class Compactions {
 }
 
 function sameMessages(a: readonly BetaMessageParam[], b: readonly BetaMessageParam[]): boolean {
-  return a.length === b.length && a.every((message, i) => message === b[i] || JSON.stringify(message) === JSON.stringify(b[i]));
+  return a.length === b.length && a.every((message, i) => sameMessage(message, b[i]!));
 }

@@ -51,6 +51,11 @@ export function copyHistory(messages: readonly BetaMessageParam[]): BetaMessageP
   });
 }
 
+/** The same message: the same object, or the same role and content (compared as JSON). */
+export function sameMessage(a: BetaMessageParam, b: BetaMessageParam): boolean {
+  return a === b || (a.role === b.role && JSON.stringify(a.content) === JSON.stringify(b.content));
+}
+
 /** An `is_error` tool result. */
 export function errorResult(toolUseId: string, content: ToolResultContent): BetaToolResultBlockParam {
   return { type: 'tool_result', tool_use_id: toolUseId, content, is_error: true };

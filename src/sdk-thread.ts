@@ -9,6 +9,7 @@ import { AnthropicError } from '@anthropic-ai/sdk';
 import type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnerParams } from './surface.js';
+import { sameMessage } from './history.js';
 import type { BetaMessageParam } from './types.js';
 
 /** What the runner uses of a `BetaMessageThread` (its public methods; `_state` to replace a rewritten history). */
@@ -87,10 +88,6 @@ function turnOf(thread: MessageThreadLike, body: Record<string, unknown>): [Beta
 /** Whether `messages` is `held` and then more (compared by value: the thread keeps its own copies). */
 function extendsHistory(messages: readonly BetaMessageParam[], held: readonly BetaMessageParam[]): boolean {
   if (messages.length < held.length) return false;
-  for (let i = 0; i < held.length; i++) {
-    const a = messages[i]!;
-    const b = held[i]!;
-    if (a !== b && (a.role !== b.role || JSON.stringify(a.content) !== JSON.stringify(b.content))) return false;
-  }
+  for (let i = 0; i < held.length; i++) if (!sameMessage(messages[i]!, held[i]!)) return false;
   return true;
 }
