@@ -8,8 +8,8 @@ import type { RequestOptions } from './client.js';
 
 const HEADER = 'x-stainless-helper';
 export const RUNNER_TAG = 'tool-runner';
-/** The SDK marks what its helpers make with this registered symbol (its value: the helper's name). */
-const HELPER_MARK = Symbol.for('anthropic.sdk.stainlessHelper');
+/** The description of the symbol the SDK marks what its helpers make with (a symbol it does not export). */
+const HELPER_MARK = 'anthropic.sdk.stainlessHelper';
 /** The SDK's merged-headers object carries this registered brand. */
 const NULLABLE_HEADERS = Symbol.for('brand.privateNullableHeaders');
 
@@ -17,8 +17,8 @@ const NULLABLE_HEADERS = Symbol.for('brand.privateNullableHeaders');
 export function helperTags(tools: readonly unknown[] | undefined, messages: readonly unknown[]): string {
   const tags = new Set<string>([RUNNER_TAG]);
   const mark = (value: unknown) => {
-    const tag = typeof value === 'object' && value !== null ? (value as Record<symbol, unknown>)[HELPER_MARK] : undefined;
-    if (typeof tag === 'string') tags.add(tag);
+    const tag = sdkHelperTag(value);
+    if (tag !== undefined) tags.add(tag);
   };
   for (const tool of tools ?? []) mark(tool);
   for (const message of messages) {
@@ -31,6 +31,19 @@ export function helperTags(tools: readonly unknown[] | undefined, messages: read
     }
   }
   return [...tags].join(', ');
+}
+
+/** The name of the SDK helper that made `value` (`'mcpTool'`, `'browser-toolset'`, ...), from the SDK's mark on it. */
+export function sdkHelperTag(value: unknown): string | undefined {
+  const mark = sdkHelperMark(value);
+  const tag = mark && (value as Record<symbol, unknown>)[mark];
+  return typeof tag === 'string' ? tag : undefined;
+}
+
+/** The SDK's helper mark on `value` (a symbol the SDK does not export, found by its description). */
+export function sdkHelperMark(value: unknown): symbol | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  return Object.getOwnPropertySymbols(value).find((key) => key.description === HELPER_MARK);
 }
 
 type HeaderValue = string | null;

@@ -9,6 +9,7 @@
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type { RequestOptions } from './client.js';
+import { sdkHelperTag } from './helper-header.js';
 import type { LeveledLogger } from './log.js';
 import type { RunScope, ScopedCall, ScopedOutcome } from './scope.js';
 import { setToolContentAttributes } from './sdk-span-content.js';
@@ -162,10 +163,7 @@ export class SdkSpans implements RunScope {
 
 /** A tool made by the SDK's `mcpTool()`, which marks it with its helper symbol. */
 function isSdkMcpTool(tool: object): boolean {
-  for (const key of Object.getOwnPropertySymbols(tool)) {
-    if (key.description === 'anthropic.sdk.stainlessHelper') return (tool as Record<symbol, unknown>)[key] === 'mcpTool';
-  }
-  return false;
+  return sdkHelperTag(tool) === 'mcpTool';
 }
 
 /** The status of a failed operation: an abort is a cancellation, and sets none. */

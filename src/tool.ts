@@ -2,6 +2,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { BETA_CLIENT_TOOL_UNION_KEYS } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { sdkHelperMark } from './helper-header.js';
 import { type AnySchema, compileSchema } from './schema.js';
 import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
 import type { AnyCall, BetaToolUnion, Promisable, ToolResultContent } from './types.js';
@@ -92,6 +93,9 @@ export function toolDefinition(entry: AnyTool): BetaToolUnion {
     const fields: object =
       typeof (entry as { toJSON?: unknown }).toJSON === 'function' ? (entry as unknown as { toJSON(): object }).toJSON() : entry;
     definition = Object.fromEntries(Object.entries(fields).filter(([key]) => API_KEYS.has(key))) as BetaToolUnion;
+    // The SDK's mark stays on the definition (as on the SDK runner's), so the SDK's own request tags it in `x-stainless-helper`.
+    const mark = sdkHelperMark(entry);
+    if (mark) (definition as unknown as Record<symbol, unknown>)[mark] = (entry as unknown as Record<symbol, unknown>)[mark];
     definitions.set(entry, definition);
   }
   return definition;

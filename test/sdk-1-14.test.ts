@@ -8,11 +8,15 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { AnthropicError } from '@anthropic-ai/sdk';
+import { mcpTools } from '@anthropic-ai/sdk/helpers/beta/mcp';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { toolRunner } from 'tool-runner';
 import { type MockServer, type Step, text, toolUse } from 'tool-runner/testing';
+import { buildServer } from './fixtures/mcp-server.js';
 import { mockServer, wire } from './helpers.js';
 
 type Runner = AsyncIterable<any> & PromiseLike<any> & Record<string, any>;
@@ -432,6 +436,31 @@ describe('10. toolRunner(thread, settings) runs over an SDK BetaMessageThread', 
       expect(ourServer.requests.map((request) => wire(request).body.thread?.type)).toEqual(['create', 'continue', 'create', 'continue']);
     });
   }
+});
+
+describe("9. x-stainless-helper: the SDK's tags of the tools its helpers made", () => {
+  it('a run with mcpTools() sends them as the SDK does', async () => {
+    const mcp = new Client({ name: 'test', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await buildServer().connect(serverSide);
+    await mcp.connect(clientSide);
+    try {
+      const { tools } = await mcp.listTools();
+      const add = mcpTools(tools.filter((tool) => tool.name === 'add'), mcp as never);
+      const { ourServer } = await runBoth(
+        () => [{ content: [toolUse('add', { a: 2, b: 3 }, 'toolu_mcp')] }, { content: [text('5')] }],
+        async (start) => collect(start({ model, max_tokens: 256, messages: ask, tools: add })),
+        undefined,
+      );
+      // The request that sends the tools is tagged by the SDK's own create first (the definitions keep the SDK's mark).
+      expect(ourServer.requests.map((request) => request.headers['x-stainless-helper'])).toEqual([
+        'mcpTool, tool-runner, message-thread',
+        'tool-runner, mcpTool, message-thread',
+      ]);
+    } finally {
+      await mcp.close();
+    }
+  });
 });
 
 describe('errors of the SDK', () => {
