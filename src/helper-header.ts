@@ -7,7 +7,7 @@
 import type { RequestOptions } from './client.js';
 
 const HEADER = 'x-stainless-helper';
-export const RUNNER_TAG = 'tool-runner';
+const RUNNER_TAG = 'tool-runner';
 /** The description of the symbol the SDK marks what its helpers make with (a symbol it does not export). */
 const HELPER_MARK = 'anthropic.sdk.stainlessHelper';
 /** The SDK's merged-headers object carries this registered brand. */

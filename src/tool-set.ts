@@ -59,7 +59,7 @@ interface ToolMaps {
 const shared = new WeakMap<object, Array<{ tools: AnyTool[]; maps: ToolMaps }>>();
 
 /** The runnable tools by name and the definitions sent to the API (read-only: they may be shared). */
-export function toolMaps(tools: AnyTool[] | undefined): ToolMaps {
+function toolMaps(tools: AnyTool[] | undefined): ToolMaps {
   const first = tools?.[0];
   if (!tools || typeof first !== 'object' || first === null) return buildToolMaps(tools);
   const bucket = shared.get(first) ?? [];

@@ -59,7 +59,7 @@ export function runToolsetCall(toolset: BetaRunnableToolset | undefined, family:
 }
 
 /** The answer to a later call of a toolset whose earlier call in the same message failed. */
-export function notExecutedResult(family: string, toolUse: BetaToolUseBlock): BetaToolResultBlockParam {
+function notExecutedResult(family: string, toolUse: BetaToolUseBlock): BetaToolResultBlockParam {
   return toolsetResultBlock(toolUse, notExecutedText(family), true);
 }
 

@@ -5,7 +5,7 @@
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { PendingApproval } from './approval.js';
-import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
+import { type RequestOptions, messagesApi } from './client.js';
 import { ignore } from './completion.js';
 import { withFields } from './copy.js';
 import { ReplyError } from './errors.js';
