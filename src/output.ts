@@ -22,6 +22,8 @@ export interface OutputJSON {
   value?: unknown;
   /** Repair turns sent so far. */
   repaired: number;
+  /** The issues of the final reply an `OutputError` was thrown for (the history's last message): going on asks for a repair. */
+  failed?: ValidationIssue[];
 }
 
 /** The repair turns of a run by default. */
@@ -46,8 +48,11 @@ export class RunOutput {
   /** The final reply an `OutputError` was thrown for, and its issues: iterating again asks for a repair. */
   #failed: { reply: BetaMessageParam; issues: ValidationIssue[] } | undefined;
 
-  /** Throws a clear error for a schema that is not an object schema, or that can't be sent as a format. */
-  constructor(schema: OutputSchema, repairs: number, snapshot?: OutputJSON) {
+  /**
+   * Throws a clear error for a schema that is not an object schema, or that can't be sent as a
+   * format. `last`: on resume, the history's last message (the reply a snapshot's failure is about).
+   */
+  constructor(schema: OutputSchema, repairs: number, snapshot?: OutputJSON, last?: BetaMessageParam) {
     this.#schema = compileSchema(OWNER, schema);
     let sent: Record<string, unknown>;
     try {
@@ -60,6 +65,7 @@ export class RunOutput {
     if (snapshot) {
       this.#repaired = snapshot.repaired;
       if ('value' in snapshot) this.#value = { value: snapshot.value };
+      if (snapshot.failed && last) this.#failed = { reply: last, issues: snapshot.failed };
     }
   }
 
@@ -120,8 +126,12 @@ export class RunOutput {
     return this.#schema.validate(parsed);
   }
 
-  toJSON(): OutputJSON {
-    return this.#value ? { value: this.#value.value, repaired: this.#repaired } : { repaired: this.#repaired };
+  /** `last`: the history's last message (a failure is kept only while the history still ends with its reply). */
+  toJSON(last: BetaMessageParam | undefined): OutputJSON {
+    const json: OutputJSON = { repaired: this.#repaired };
+    if (this.#value) json.value = this.#value.value;
+    if (this.#failed && this.#failed.reply === last) json.failed = this.#failed.issues;
+    return json;
   }
 }
 

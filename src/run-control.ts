@@ -35,6 +35,8 @@ export class RunControl {
   #final: { reason: LimitStop; before: BetaMessage | undefined } | undefined;
   /** The calls admitted of the replies of one iteration (each call is admitted once). */
   #admitted: { iteration: number; ids: Set<string> } | undefined;
+  /** A resumed run that had ended on the model's answer: the answer, while the history still ends with it. */
+  #answered: BetaMessageParam | undefined;
 
   /** Checks the options (clear errors at construction, before any request). */
   constructor(options: RunControlOptions, state: RunState, logger: LeveledLogger, snapshot?: RunControlJSON) {
@@ -43,7 +45,7 @@ export class RunControl {
     this.#logger = logger;
     if (options.output !== undefined) {
       rejectTwoFormats(state.apiParams);
-      this.#output = new RunOutput(options.output, options.outputRepairs ?? DEFAULT_OUTPUT_REPAIRS, snapshot?.output);
+      this.#output = new RunOutput(options.output, options.outputRepairs ?? DEFAULT_OUTPUT_REPAIRS, snapshot?.output, state.messages.at(-1));
     }
     if (options.budget) this.#budget = new RunBudget(options.budget, snapshot?.budget);
     if (options.loopGuard) this.#guard = new LoopGuard(options.loopGuard, snapshot?.loopGuard);
@@ -51,6 +53,7 @@ export class RunControl {
     this.admits = this.#budget !== undefined || this.#guard !== undefined || this.#answers;
     this.shapesRequests = this.#output !== undefined || this.#answers;
     this.#pending = snapshot?.pending;
+    if (state.stoppedBy === 'model') this.#answered = state.messages.at(-1);
     if (snapshot?.admitted) this.#admitted = { iteration: snapshot.admitted.iteration, ids: new Set(snapshot.admitted.ids) };
   }
 
@@ -61,9 +64,16 @@ export class RunControl {
 
   /**
    * Before a request: the limit that stops the run here, if any. With `onLimit: 'answer'` a limit
-   * hit while the model has not answered yet lets one more request go, for its answer.
+   * hit while the model has not answered yet lets one more request go, for its answer. A resumed
+   * run that had ended on the model's answer ends at once (`'model'`).
    */
-  beforeRequest(): LimitStop | undefined {
+  beforeRequest(): LimitStop | 'model' | undefined {
+    if (this.#answered) {
+      // A finished run, resumed: it ends at once on its answer (unless the caller went on from it).
+      const answered = this.#answered === this.#state.messages.at(-1);
+      this.#answered = undefined;
+      if (answered) return 'model';
+    }
     const final = this.#final;
     if (final) {
       // The answer came (with calls, which were not run): the run stops; else its request goes (again).
@@ -177,7 +187,7 @@ export class RunControl {
   toJSON(): RunControlJSON | undefined {
     if (!this.#output && !this.#budget && !this.#guard && this.#pending === undefined) return undefined;
     const json: RunControlJSON = {};
-    if (this.#output) json.output = this.#output.toJSON();
+    if (this.#output) json.output = this.#output.toJSON(this.#state.messages.at(-1));
     if (this.#budget) json.budget = this.#budget.toJSON();
     if (this.#guard) json.loopGuard = this.#guard.toJSON();
     if (this.#pending !== undefined) json.pending = this.#pending;
