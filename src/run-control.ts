@@ -116,7 +116,7 @@ export class RunControl {
     admitted.ids.add(use.id);
     const text = this.#verdict(use, iteration);
     if (text === undefined) return;
-    this.#logger.warn(`Run control: tool call '${use.name}' (${use.id}) not run: ${text.replace(/^Error: [^:]*: /, '')}`);
+    this.#logger.info(`Run control: tool call '${use.name}' (${use.id}) not run: ${text.replace(/^Error: [^:]*: /, '')}`);
     state.markNotRun(use.id, text);
   }
 
