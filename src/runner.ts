@@ -134,7 +134,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       if (step !== 'run_tools') return step;
     }
     const answered = await this.answers.answerLastMessage(turn);
-    if (answered === 'none' && !turn.tookControl) return this.#ends(turn.reply ?? (await turn.message), undefined);
+    if (answered === 'none' && !turn.tookControl) return this.#ends(turn.reply ?? (await turn.message), this.state.messages.at(-1));
     if (answered === 'pending') return 'pending';
     const compaction = this.state.settings.compactionControl;
     if (!turn.tookControl && compaction?.enabled && this.control.maySummarise()) await this.compactions.afterTurn(compaction, await turn.message);
