@@ -3,10 +3,17 @@
  * Deno, workerd and headless Chromium against the testing kit's server on Node. It uses the built
  * package (`npm test` builds first), as a user's program would.
  */
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { toolUse, text, toolResults } from 'tool-runner/testing';
 import { mockServer } from './helpers.js';
 import { type Runtime, browser, bun, deno, node, workerd } from './runtimes/launch.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const execFileAsync = promisify(execFile);
 
 const script = () => [
   { content: [toolUse('add', { a: 2, b: 3 }, 'toolu_add'), toolUse('lookup', { key: 'sea' }, 'toolu_bad'), toolUse('lookup', { key: 'sky' }, 'toolu_ok')] },
@@ -53,4 +60,15 @@ describe('the same agent program runs in every runtime the SDK runs in', () => {
       server.assertComplete();
     }, 90_000);
   }
+});
+
+describe("a tool's timeout measures the tool", () => {
+  it('in a cold process, a 5 ms tool under timeoutMs: 50 is not timed out by another call of its message that is the first to use a JSON Schema tool', async () => {
+    // The validator is prepared when the tool is defined, never on another call's clock (ajv compiled it lazily, on the first call).
+    const { stdout } = await execFileAsync(process.execPath, [join(here, 'runtimes', 'cold-timeout.mjs')], { cwd: join(here, '..') });
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual([
+      { id: 'toolu_nap', content: 'slept 5 ms', is_error: false },
+      { id: 'toolu_add', content: '3', is_error: false },
+    ]);
+  });
 });

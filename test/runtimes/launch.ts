@@ -155,7 +155,7 @@ export const browser: Runtime = {
     try {
       const tab = await launched.newPage();
       await tab.goto(`http://127.0.0.1:${(pages.address() as AddressInfo).port}/?server=${encodeURIComponent(url)}`);
-      return (await tab.evaluate(() => (window as unknown as { agentReport: Promise<Report> }).agentReport)) as Report;
+      return (await tab.evaluate(() => (globalThis as unknown as { agentReport: Promise<Report> }).agentReport)) as Report;
     } finally {
       await launched.close();
       pages.close();
