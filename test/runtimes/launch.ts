@@ -18,7 +18,8 @@ import { build } from 'esbuild';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const require = createRequire(import.meta.url);
+/** Resolves from test/runtimes/binaries, where `npm test` installs the runtimes (scripts/test-runtimes.ts). */
+const require = createRequire(join(here, 'binaries', 'package.json'));
 
 export type Report = Record<string, unknown>;
 
@@ -41,7 +42,7 @@ export function binary(name: string, candidates: Array<[pkg: string, path: strin
     looked.push(file);
     if (existsSync(file) && readFileSync(file).subarray(0, 4).toString('latin1') === '\x7fELF') return file;
   }
-  throw new Error(`No ${name} binary: looked at ${looked.join(', ')}. Run npm ci (the binary ships in the devDependency's package).`);
+  throw new Error(`No ${name} binary: looked at ${looked.join(', ')}. Run npx tsx scripts/test-runtimes.ts (npm test does): the binary ships in the npm package.`);
 }
 
 function command(file: string, args: string[], timeoutMs = 60_000): Promise<string> {
@@ -140,7 +141,7 @@ export function chromiumPath(): string {
 export const browser: Runtime = {
   name: 'chromium',
   async run(url) {
-    const { chromium } = await import('playwright-core');
+    const { chromium } = require('playwright-core') as PlaywrightCore;
     const dir = mkdtempSync(join(tmpdir(), 'tool-runner-page-'));
     const script = readFileSync(await bundle('page.mjs', ['browser'], dir));
     // The page's own origin (another port than the testing kit's server: its requests are cross-origin
@@ -162,6 +163,16 @@ export const browser: Runtime = {
     }
   },
 };
+
+/** What this test uses of playwright-core (installed beside the runtimes, so typed here). */
+interface PlaywrightCore {
+  chromium: {
+    launch(options: { executablePath: string; args: string[] }): Promise<{
+      newPage(): Promise<{ goto(url: string): Promise<unknown>; evaluate<T>(run: () => T): Promise<Awaited<T>> }>;
+      close(): Promise<void>;
+    }>;
+  };
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
