@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { toolUse, text, toolResults } from 'tool-runner/testing';
 import { mockServer } from './helpers.js';
@@ -70,5 +71,35 @@ describe("a tool's timeout measures the tool", () => {
       { id: 'toolu_nap', content: 'slept 5 ms', is_error: false },
       { id: 'toolu_add', content: '3', is_error: false },
     ]);
+  });
+});
+
+describe("package.json's conditions say where each entry runs", () => {
+  const bundleFor = (conditions: string[], specifier: string) =>
+    build({
+      stdin: { contents: `export * from '${specifier}';`, resolveDir: join(here, 'runtimes'), loader: 'js' },
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform: 'browser',
+      conditions,
+      external: ['@anthropic-ai/sdk', 'zod'],
+      tsconfig: join(here, 'runtimes', 'tsconfig.json'),
+      logLevel: 'silent',
+    });
+
+  it('a Worker or page bundle gets the core, with no node: module in it', async () => {
+    for (const conditions of [['workerd', 'worker', 'browser'], ['browser']]) {
+      const { outputFiles } = await bundleFor(conditions, 'tool-runner');
+      expect(outputFiles[0]!.text).not.toMatch(/from ["']node:|require\(["']node:/);
+    }
+  });
+
+  it('the testing kit and the durable runs, which need Node, are not exported to a Worker or a page', async () => {
+    for (const specifier of ['tool-runner/testing', 'tool-runner/dbos']) {
+      const failure = (await bundleFor(['workerd', 'worker', 'browser'], specifier).catch((error: unknown) => error)) as { errors?: Array<{ text: string; notes: Array<{ text: string }> }> };
+      expect(failure.errors?.[0]?.text).toBe(`Could not resolve "${specifier}"`);
+      expect(failure.errors?.[0]?.notes[0]?.text).toMatch(/cannot be imported from package "tool-runner" because it was explicitly disabled by the package author/);
+    }
   });
 });
