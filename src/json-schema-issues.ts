@@ -38,6 +38,8 @@ export function toIssues(units: readonly OutputUnit[], keywordAt: KeywordLookup)
     seen.add(key);
     issues.push(issue);
   }
+  // Never an empty list for an invalid input: the wrappers' own sentences, if they were all there was.
+  if (issues.length === 0) for (const unit of units) issues.push({ path: formatPath(pointerSegments(unit.instanceLocation)), message: unit.error });
   return issues;
 }
 
