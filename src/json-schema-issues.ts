@@ -25,7 +25,7 @@ const WRAPPERS: ReadonlySet<string> = new Set([
 ]);
 
 /** Resolves a unit's `keywordLocation` to the keyword's value in the schema (undefined when it cannot). */
-export type KeywordLookup = (keywordLocation: string) => { value: unknown; schema: Record<string, unknown> } | undefined;
+type KeywordLookup = (keywordLocation: string) => { value: unknown; schema: Record<string, unknown> } | undefined;
 
 export function toIssues(units: readonly OutputUnit[], keywordAt: KeywordLookup): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
@@ -114,7 +114,7 @@ function listValues(values: unknown): string {
 }
 
 /** `#/items/0/a~1b` → `['items', '0', 'a/b']` (the validator URI-encodes each segment). */
-export function pointerSegments(pointer: string): string[] {
+function pointerSegments(pointer: string): string[] {
   const body = pointer.startsWith('#') ? pointer.slice(1) : pointer;
   if (body === '') return [];
   return body

@@ -3,9 +3,6 @@
  * that the schema check, the defaults and the format stripping walk by.
  */
 
-/** A schema or a boolean schema (`true` / `false`, drafts 6 and later). */
-export type SchemaNode = Record<string, unknown> | boolean;
-
 /** Keywords whose value is one subschema (`items` too, when it is not an array). */
 const ONE: ReadonlySet<string> = new Set([
   'additionalItems',
@@ -28,7 +25,7 @@ const LIST: ReadonlySet<string> = new Set(['prefixItems', 'items', 'allOf', 'any
 const MAP: ReadonlySet<string> = new Set(['$defs', 'definitions', 'properties', 'patternProperties', 'dependentSchemas']);
 
 /** One subschema and where it is: the keys from the parent schema down to it. */
-export type SubschemaVisitor = (schema: unknown, where: readonly string[]) => void;
+type SubschemaVisitor = (schema: unknown, where: readonly string[]) => void;
 
 /** Calls `visit` for each direct subschema of `schema` (not recursively). */
 export function forEachSubschema(schema: Record<string, unknown>, visit: SubschemaVisitor): void {
@@ -50,7 +47,7 @@ export function forEachSubschema(schema: Record<string, unknown>, visit: Subsche
 }
 
 /** Whether `key` of a schema holds names of properties (so a `format` or `default` there is a name, not a keyword). */
-export function holdsSubschemas(key: string): boolean {
+function holdsSubschemas(key: string): boolean {
   return ONE.has(key) || LIST.has(key) || MAP.has(key) || key === 'dependencies';
 }
 

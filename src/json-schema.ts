@@ -18,14 +18,15 @@ type Lookup = Record<string, Schema | boolean>;
 export function compileJsonSchema<T>(toolName: string, schema: JsonObjectSchema): CompiledSchema<T> {
   // The validator marks the schema it is given, and `format` is an annotation here (as ajv ran it,
   // and as 2020-12 says by default): it validates a copy without formats, never the caller's object.
-  const copy = withoutFormats(structuredClone(schema)) as Schema;
-  const draft = draftOf(schema.$schema);
+  let copy: Schema;
   let lookup: Lookup;
   try {
+    copy = withoutFormats(structuredClone(schema)) as Schema;
     lookup = dereference(copy);
   } catch (error) {
     throw invalidSchema(toolName, error instanceof Error ? error.message : String(error));
   }
+  const draft = draftOf(schema.$schema);
   const resolve = (node: Record<string, unknown>) => lookup[(node.__absolute_ref__ as string | undefined) ?? (node.$ref as string)];
   const problem = schemaProblem(copy, (node) => resolve(node) !== undefined);
   if (problem) throw invalidSchema(toolName, problem);
