@@ -47,6 +47,7 @@ describe('examples run offline', () => {
       /last request: tool_choice \{"type":"none"\}\nanswer: You can send 50 requests per minute per key\./,
       /stopped by: budget after 5 requests, 5000 tokens/,
     ],
+    edge: [/^200: It is 21°C in Lisbon\.$/m],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };
   for (const [name, patterns] of Object.entries(expectations)) {
