@@ -8,7 +8,7 @@
  * Usage: node --expose-gc --import tsx bench/long-worker.ts <target name>   (with an IPC channel)
  */
 import { long } from './scenarios.js';
-import { targets } from './targets.js';
+import { longTargets as targets } from './targets.js';
 
 export interface LongRequest {
   url: string;

@@ -15,7 +15,7 @@ import { pinToCoreZero, startServer } from './server-process.js';
 import type { LongFigures } from './long-worker.js';
 import { type LongWorker, longWorker, runTogether } from './long-workers.js';
 import { FULL, SMOKE, concurrent, eager, measuredRuns, median, parallel, throughput } from './scenarios.js';
-import { handWritten, ours, sdk, targets } from './targets.js';
+import { handWritten, ours, oursGuarded, sdk, targets } from './targets.js';
 
 const smoke = process.argv.includes('--smoke');
 const sizes = smoke ? SMOKE : FULL;
@@ -65,6 +65,9 @@ interface LongWorkers {
   handBesideOurs: LongWorker;
   sdk: LongWorker;
   handBesideSdk: LongWorker;
+  /** This runner with a loop guard and a budget on (the whole-history scenarios only: their cost does not depend on the thread). */
+  guarded: LongWorker;
+  handBesideGuarded: LongWorker;
 }
 
 const ratio = (a: Series, b: Series) => a.map((value, i) => value / b[i]!);
@@ -80,6 +83,8 @@ async function main() {
       handBesideOurs: longWorker(handWritten.name),
       sdk: longWorker(sdk.name),
       handBesideSdk: longWorker(handWritten.name),
+      guarded: longWorker(oursGuarded.name),
+      handBesideGuarded: longWorker(handWritten.name),
     };
     const all = Object.values(workers);
     try {
@@ -203,6 +208,7 @@ async function longScenario(url: string, workers: LongWorkers, turns: number, th
   const first: Record<string, Series> = {};
   const last: Record<string, Series> = {};
   const sdkRatios: Series = [];
+  const guardedRatios: Series = [];
   const record = (name: string, figures: LongFigures) => {
     (perTurn[name] ??= []).push(figures.perTurnMs);
     (first[name] ??= []).push(figures.firstTenthMs);
@@ -217,6 +223,11 @@ async function longScenario(url: string, workers: LongWorkers, turns: number, th
     const [theirs, handBesideTheirs] = await runTogether([workers.sdk, workers.handBesideSdk], request);
     record(sdk.name, theirs!);
     sdkRatios.push(theirs!.perTurnMs / handBesideTheirs!.perTurnMs);
+    if (!thread) {
+      const [guarded, handBesideGuarded] = await runTogether([workers.guarded, workers.handBesideGuarded], request);
+      (perTurn[oursGuarded.name] ??= []).push(guarded!.perTurnMs);
+      guardedRatios.push(guarded!.perTurnMs / handBesideGuarded!.perTurnMs);
+    }
   }
   const scenario = `${label} ${turns} turns`;
   rows.push({ scenario, measure: 'client CPU ms per turn', figures: perTurn });
@@ -228,6 +239,7 @@ async function longScenario(url: string, workers: LongWorkers, turns: number, th
   goals.push({ name: `${label} ${turns}: first-10% turns CPU vs ${versus}`, ratios: ratio(first[ours.name]!, first[handWritten.name]!), limit: Number.NaN, description: 'reference' });
   goals.push({ name: `${label} ${turns}: last-10% turns CPU vs ${versus}`, ratios: ratio(last[ours.name]!, last[handWritten.name]!), limit: 1.1, description: '≤ 1.10× (flat)' });
   goals.push({ name: `${label} ${turns}: SDK runner CPU/turn vs ${versus}`, ratios: sdkRatios, limit: Number.NaN, description: 'reference' });
+  if (!thread) goals.push({ name: `${label} ${turns}: CPU/turn with loopGuard + budget vs ${versus}`, ratios: guardedRatios, limit: 1.1, description: '≤ 1.10×' });
 }
 
 /** Scenario 6: input tokens of a long run with big tool results, with and without client-side compaction. */

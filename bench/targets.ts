@@ -7,7 +7,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import type { BetaMessage, BetaMessageParam, BetaRawMessageStreamEvent } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { z } from 'zod';
-import { tool, toolRunner } from '../src/index.js';
+import { type ToolRunnerOptions, tool, toolRunner } from '../src/index.js';
 import { MESSAGE_THREADS_BETA } from '../src/thread.js';
 
 /** One job: the request params, the one tool the model calls, and how the loop reads each reply. */
@@ -51,24 +51,39 @@ const handWrittenDefinition = once((job) => ({
   input_schema: z.toJSONSchema(inputSchema) as { type: 'object' },
 }));
 
-export const ours: Target = {
-  name: 'tool-runner',
-  async run(job) {
-    const runner = toolRunner(job.client, {
-      ...job.params,
-      tools: [ourTool(job)],
-      stream: job.stream,
-      runToolsEagerly: job.eager,
-      ...(job.thread ? {} : { thread: false }),
-    });
-    for await (const item of runner) {
-      if (job.stream) {
-        for await (const event of item as AsyncIterable<BetaRawMessageStreamEvent>) job.onEvent?.(event);
+/** This runner, with `options` (none for the plain target). */
+function ourTarget(name: string, options?: ToolRunnerOptions): Target {
+  return {
+    name,
+    async run(job) {
+      const runner = toolRunner(
+        job.client,
+        {
+          ...job.params,
+          tools: [ourTool(job)],
+          stream: job.stream,
+          runToolsEagerly: job.eager,
+          ...(job.thread ? {} : { thread: false }),
+        },
+        options,
+      );
+      for await (const item of runner) {
+        if (job.stream) {
+          for await (const event of item as AsyncIterable<BetaRawMessageStreamEvent>) job.onEvent?.(event);
+        }
       }
-    }
-    return runner.done();
-  },
-};
+      return runner.done();
+    },
+  };
+}
+
+export const ours = ourTarget('tool-runner');
+
+/** Run control's per-turn cost: this runner with a loop guard and a budget on (limits the runs never reach). */
+export const oursGuarded = ourTarget('tool-runner, guards on', {
+  loopGuard: { maxRepeats: 3 },
+  budget: { maxTokens: 1_000_000_000, maxToolCalls: 1_000_000, maxCallsPerTool: 1_000_000 },
+});
 
 export const sdk: Target = {
   name: 'sdk toolRunner',
@@ -125,3 +140,6 @@ export const handWritten: Target = {
 };
 
 export const targets = [ours, sdk, handWritten];
+
+/** Every loop a long-scenario worker can run (bench/long-worker.ts). */
+export const longTargets = [...targets, oursGuarded];

@@ -78,6 +78,9 @@ export class CallAnswers {
   answer(turn: Turn | undefined, uses: BetaToolUseBlock[], signal: AbortSignal | undefined, byCaller = false): Promise<Answer> {
     const key = uses.map((use) => use.id).join('\n');
     if (turn?.response?.key === key) return turn.response.answer;
+    const { control } = this.#run;
+    // In the model's order, before any starts: a call past a limit, or a repeat, is not run.
+    if (control.admits) for (const use of uses) control.admit(use);
     const context = this.#executionContext(signal, byCaller);
     const toolsets = this.#toolsetsNow();
     const sequences = toolsets.size > 0 || someToolsetCall(uses) ? new ToolsetSequences() : undefined;
@@ -104,6 +107,9 @@ export class CallAnswers {
    * one of its calls waits or fails, its later calls wait for the reply.
    */
   startEagerly(toolUse: BetaToolUseBlock): void {
+    const { control } = this.#run;
+    // Admitted as it completes, held or not, so that calls are admitted in the model's order.
+    if (control.admits) control.admit(toolUse);
     if (this.#deferred?.has(toolUse.id)) return;
     const context = this.#executionContext(runSignal(this.#run), false);
     const toolsets = this.#toolsetsNow();

@@ -5,6 +5,8 @@ import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
 import type { Logger } from './log.js';
+import type { OutputSchema } from './output.js';
+import { RUN_CONTROL_KEYS, type RunControlOptions } from './run-control-options.js';
 import type { AnyCall } from './types.js';
 import { REQUEST_OPTION_KEYS, type RunRequestOptions, checkRequestOptionKey } from './request-options.js';
 
@@ -13,7 +15,9 @@ import { REQUEST_OPTION_KEYS, type RunRequestOptions, checkRequestOptionKey } fr
  * `signal`, `timeout`, `maxRetries`, `fallbackState`, `openTelemetry`, ..., as
  * `client.beta.messages.toolRunner(params, options)` takes them) and the runner's own keys.
  */
-export interface ToolRunnerOptions<Call extends AnyCall = AnyCall> extends RunRequestOptions {
+export interface ToolRunnerOptions<Call extends AnyCall = AnyCall, Output extends OutputSchema | undefined = OutputSchema | undefined>
+  extends RunRequestOptions,
+    RunControlOptions<Output> {
   /** Aborts the request in flight and the running tools (`setRequestOptions({ signal })` replaces it). */
   signal?: AbortSignal | null | undefined;
   /** Options for every request, under the request options given beside it at the top level. */
@@ -44,9 +48,10 @@ const OWN: ReadonlySet<string> = new Set([
   'hooks',
   'approve',
   'onEvent',
+  ...RUN_CONTROL_KEYS,
 ]);
 
-/** Throws a clear error for an unknown option or a value out of range; returns the limits to use. */
+/** Throws a clear error for an unknown option or a value out of range (run control's: run-control-options.ts); returns the limits to use. */
 export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: number } {
   if (typeof options !== 'object' || options === null) throw new TypeError('toolRunner: options must be an object');
   for (const key of Object.keys(options)) {

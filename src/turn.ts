@@ -85,7 +85,7 @@ export class Requests {
   }
 
   #sendBody(compaction: BetaCompactionConfig | undefined): Turn | Promise<Turn> {
-    const { state, thread, options } = this.#run;
+    const { state, thread, options, control } = this.#run;
     // Whether the history changed only by the runner's own appends since the last request.
     const appendsOnly = state.prepareHistory();
     const apiParams = compaction ? compactionRequestParams(state.apiParams) : state.apiParams;
@@ -93,6 +93,7 @@ export class Requests {
     if (state.tools.definitions) body['tools'] = state.tools.definitions;
     // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
     if (!state.settings.stream && !state.settings.runToolsEagerly) body['stream'] = false;
+    if (control.shapesRequests) control.shapeRequest(body, compaction !== undefined);
     if (compaction) {
       body['compaction'] = compaction;
       // A compaction request replays the whole conversation under a thread of its own.

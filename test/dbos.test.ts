@@ -110,6 +110,20 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     ]);
   });
 
+  it('run control in a durable run: the budget and the loop guard hold, the result carries stoppedBy and the typed output', async () => {
+    const server = await mockServer([
+      { content: [toolUse('record', { order: '42' }, 'toolu_1'), toolUse('record', { order: '43' }, 'toolu_2')] },
+      { content: [text('{"order":"42","status":"recorded"}')] },
+    ]);
+    const id = `control-${randomUUID()}`;
+    const result = await resultOf(worker('start', id, server.url, { CONTROL: '1' }));
+    expect(result.stoppedBy).toBe('model');
+    expect(result.output).toEqual({ order: '42', status: 'recorded' });
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 } });
+    expect(wire(server.requests[1]!).messages[2].content[1]).toMatchObject({ tool_use_id: 'toolu_2', is_error: true, content: expect.stringMatching(/limit of 1 tool calls/) });
+    expect(wire(server.requests[0]!).body.output_config.format.type).toBe('json_schema');
+  });
+
   const approvalsOf = (runId: string) => durableApprovals(dbos, runId).pending();
 
   function spawnFixture(file: string, env: Record<string, string>): ChildProcess {

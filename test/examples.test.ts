@@ -40,6 +40,13 @@ describe('examples run offline', () => {
     'tool-changes': [/result: "logged in as ada"\nresult: "42 rows"\nerror : "Error: Tool 'login' not found"/, /the model was told: \[\["tool_addition","tool_removal"\]\]/],
     'image-result': [/result blocks: text, image/, /answer: The second bar is the highest, at 9\./],
     defer: [/asking before: delete_file \{"path":"\/tmp\/old.log"\}\ndeleting \/tmp\/old.log/, /answer: Deleted \/tmp\/old.log\./],
+    output: [/repair turn: ".*- cities\[1\]\.temperature: /, /warmest: Paris; Oslo -3°C, Paris 21°C \(stopped by: model\)/],
+    budget: [
+      /result : No results\.\nnot run: repeats\nresult : Rate limits/,
+      /not run: limit of 2 calls in this run \(budget\.maxCallsPerTool\)\nnot run: limit of 4000 tokens \(budget\.maxTokens; 4000 used\)/,
+      /last request: tool_choice \{"type":"none"\}\nanswer: You can send 50 requests per minute per key\./,
+      /stopped by: budget after 5 requests, 5000 tokens/,
+    ],
     edge: [/^200: It is 21°C in Lisbon\.$/m],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };

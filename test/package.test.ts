@@ -41,6 +41,7 @@ describe('the built package', () => {
       '@anthropic-ai/sdk',
       '@anthropic-ai/sdk/lib/BetaMessageStream',
       '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset',
+      '@anthropic-ai/sdk/lib/transform-json-schema',
       '@anthropic-ai/sdk/resources/beta/messages/messages',
       '@cfworker/json-schema',
     ]);

@@ -6,6 +6,7 @@ import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
 import type { ApprovalDecision } from '../approval.js';
 import type { ClientLike } from '../client.js';
 import type { ToolRunnerOptions } from '../options.js';
+import type { StoppedBy } from '../stop-reason.js';
 import type { RunnerParams, ToolEntry } from '../surface.js';
 import { ToolRunner } from '../runner.js';
 import { isToolSource } from '../tool-set.js';
@@ -14,7 +15,11 @@ import type { Usage } from '../usage.js';
 import { PENDING_EVENT, decisionTopic } from './approvals.js';
 import { durableTool, stepClient } from './steps.js';
 
-/** The runner options a durable run takes: all but `approve` and `signal` (decisions come as DBOS messages). */
+/**
+ * The runner options a durable run takes: all but `approve` and `signal` (decisions come as DBOS
+ * messages). `output`, `budget`, `loopGuard` and `onLimit` work as in `toolRunner`; their decisions
+ * are made again the same way on recovery, from the recorded steps.
+ */
 export type DurableRunnerOptions = Omit<ToolRunnerOptions, 'approve' | 'signal'>;
 
 export interface DurableToolRunnerConfig {
@@ -41,6 +46,10 @@ export interface DurableRunResult {
   usage: Usage;
   /** The number of model requests. */
   iterations: number;
+  /** Why the run ended (`'model'`, `'max_iterations'`, `'budget'`, `'loop_guard'`, …: see `runner.stoppedBy`). */
+  stoppedBy: StoppedBy;
+  /** With `options.output`: the validated final answer (as JSON: DBOS stores it). */
+  output?: unknown;
 }
 
 export interface DurableStartOptions {
@@ -99,7 +108,9 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
         const message = await runner.runUntilDone();
         const pending = runner.pendingApprovals;
         if (pending.length === 0) {
-          return { message, messages: runner.params.messages, usage: runner.usage, iterations: runner.iteration };
+          const result: DurableRunResult = { message, messages: runner.params.messages, usage: runner.usage, iterations: runner.iteration, stoppedBy: runner.stoppedBy ?? 'model' };
+          if (runner.output !== undefined) result.output = runner.output;
+          return result;
         }
         await DBOS.setEvent(PENDING_EVENT, pending);
         for (const call of pending) {
