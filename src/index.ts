@@ -70,6 +70,8 @@ export type { ThreadSnapshot } from './thread.js';
 export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
 export { HookError } from './hooks.js';
 export { ReplyError } from './errors.js';
+export { ContextOverflowError } from './context-overflow.js';
+export type { FallbackEntry } from './fallback.js';
 export type { RunnerEvent, RunnerListener } from './events.js';
 export type { RunScope, ScopedCall, ScopedOutcome } from './scope.js';
 export type { Hooks, ToolCall, ToolCallOverride } from './hooks.js';

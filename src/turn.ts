@@ -5,16 +5,18 @@
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { PendingApproval } from './approval.js';
-import { type RequestOptions, messagesApi } from './client.js';
+import { type OpenedStream, type RequestOptions, messagesApi } from './client.js';
 import { ignore } from './completion.js';
+import { ContextOverflowError, type Overflow, contextOverflow } from './context-overflow.js';
 import { withFields } from './copy.js';
 import { ReplyError } from './errors.js';
+import { FallbackChain, type FallbackTarget, withFirstEvent } from './fallback.js';
 import { withHelperHeader } from './helper-header.js';
 import { callHook } from './hooks.js';
 import type { RunContext } from './run-context.js';
 import { compactionRequestParams } from './server-compaction.js';
 import { type EagerCalls, startToolsEagerly } from './stream.js';
-import { type ThreadRequest, createMessage, streamMessage } from './thread-requests.js';
+import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
 import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
 /** One iteration: the request sent and what the loop body has done since. */
@@ -29,7 +31,20 @@ export interface Turn {
   compaction: boolean;
   /** The reply, once counted (what `message` resolves to). */
   reply: BetaMessage | undefined;
+  /** The request's number in the events (a request sent again after a context overflow gets a new one). */
+  requestId: number;
+  /** The index of the `options.fallback` entry the request went to last; `undefined` for the primary. */
+  fallback: number | undefined;
 }
+
+/** A request in flight: its number in the events, and the fallback entry it went to last. */
+type Sent = Pick<Turn, 'requestId' | 'fallback'>;
+
+/** Sends a request's body to the primary (no target) or to a fallback entry; `last`: no entry follows. */
+type Attempt<T> = (body: Record<string, unknown>, target: FallbackTarget | undefined, last: boolean) => PromiseLike<T>;
+
+/** Compacts the run after a context overflow; resolves to whether the request may go again. */
+export type OverflowRecovery = (overflow: Overflow) => Promise<boolean>;
 
 /** How a streamed reply's calls start before it ends (`runToolsEagerly`): call-answers.ts. */
 export interface EagerStarts extends EagerCalls {
@@ -68,11 +83,16 @@ export class Requests {
   /** The request options last sent, with the helper header, and the caller's they were made from. */
   #sentOptions: RequestOptions | undefined;
   #sentFrom: RequestOptions | undefined;
+  /** Where a request goes when its client fails (`options.fallback`), if anywhere. */
+  readonly #fallbacks: FallbackChain | undefined;
+  readonly #recover: OverflowRecovery;
 
-  constructor(run: RunContext, eager: EagerStarts, tags: string) {
+  constructor(run: RunContext, eager: EagerStarts, tags: string, recover: OverflowRecovery) {
     this.#run = run;
     this.#eager = eager;
     this.#tags = tags;
+    this.#recover = recover;
+    this.#fallbacks = FallbackChain.of(run.options.fallback, run.client, run.logger);
   }
 
   /**
@@ -85,9 +105,16 @@ export class Requests {
   }
 
   #sendBody(compaction: BetaCompactionConfig | undefined): Turn | Promise<Turn> {
-    const { state, thread, options } = this.#run;
     // Whether the history changed only by the runner's own appends since the last request.
-    const appendsOnly = state.prepareHistory();
+    const appendsOnly = this.#run.state.prepareHistory();
+    const body = this.#body(compaction);
+    const hooked = callHook(this.#run.options.hooks, 'onRequest', body);
+    return hooked ? hooked.then(() => this.#request(body, appendsOnly, compaction)) : this.#request(body, appendsOnly, compaction);
+  }
+
+  /** The request's body: the params, the history (prepared), the tools. */
+  #body(compaction: BetaCompactionConfig | undefined): Record<string, unknown> {
+    const { state, thread } = this.#run;
     const apiParams = compaction ? compactionRequestParams(state.apiParams) : state.apiParams;
     const body: Record<string, unknown> = withFields(apiParams, { messages: state.messages });
     if (state.tools.definitions) body['tools'] = state.tools.definitions;
@@ -98,8 +125,7 @@ export class Requests {
       // A compaction request replays the whole conversation under a thread of its own.
       thread.restart();
     }
-    const hooked = callHook(options.hooks, 'onRequest', body);
-    return hooked ? hooked.then(() => this.#request(body, appendsOnly, compaction)) : this.#request(body, appendsOnly, compaction);
+    return body;
   }
 
   /** Sends `body` (as the `onRequest` hook left it) and makes the turn that waits for its reply. */
@@ -107,15 +133,32 @@ export class Requests {
     const run = this.#run;
     const settings = run.state.settings;
     const streaming = settings.stream || settings.runToolsEagerly;
-    const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined, reply: undefined };
+    const turn: Turn = {
+      message: undefined!,
+      stream: undefined,
+      tookControl: false,
+      response: undefined,
+      compaction: compaction !== undefined,
+      reply: undefined,
+      requestId: 0,
+      fallback: undefined,
+    };
     let message: PromiseLike<BetaMessage>;
     const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#options(), logger: run.logger };
     if (!compaction) run.state.iteration++;
-    const requestId = this.#started(body, 'turn');
+    const requestId = (turn.requestId = this.#started(body, 'turn'));
+    // Fallbacks, or a request sent again after a context overflow: each attempt goes through `#resilient`.
+    const resilient = this.#fallbacks !== undefined || (settings.compactionControl?.enabled === true && !compaction);
     // In the context of the request's span, when something traces (the client starts its own span there).
     const scope = run.tracing.scope;
     if (streaming) {
-      const stream = scope ? scope.request(run.runner, requestId, () => streamMessage(body, request)) : streamMessage(body, request);
+      let stream: BetaMessageStream;
+      if (resilient) {
+        const open: Attempt<OpenedStream> = (sent, target, last) => this.#openStream(sent, target, last, request);
+        stream = streamVia(body, request.options, (streamOptions) => this.#resilient(turn, body, withFields(request, { options: streamOptions }), open));
+      } else {
+        stream = scope ? scope.request(run.runner, requestId, () => streamMessage(body, request)) : streamMessage(body, request);
+      }
       if (settings.runToolsEagerly) {
         const eager = this.#eager;
         startToolsEagerly(stream, eager);
@@ -124,22 +167,28 @@ export class Requests {
       }
       turn.stream = stream;
       message = stream.finalMessage();
+    } else if (resilient) {
+      message = this.#resilient(turn, body, request, (sent, target) =>
+        target ? (messagesApi(target.client).create(withFields(sent, target.overrides), request.options) as PromiseLike<BetaMessage>) : createMessage(sent, request),
+      );
     } else {
       message = scope ? scope.request(run.runner, requestId, () => createMessage(body, request)) : createMessage(body, request);
     }
     turn.message = Promise.resolve(
       message.then(
         (reply) => {
-          run.thread.received(reply);
-          run.emit?.({ type: 'request.end', runner: run.runner, requestId, message: reply });
+          // A reply from a fallback: the thread's server holds nothing of it, the next request starts a new thread.
+          if (turn.fallback === undefined) run.thread.received(reply);
+          else run.thread.answeredElsewhere();
+          run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
           const counted = this.#received(reply);
           if (!(counted instanceof Promise)) turn.reply = counted;
           return counted;
         },
         (failure: unknown) => {
           run.thread.failed();
-          const error = ReplyError.from(failure, streaming === true);
-          run.emit?.({ type: 'request.end', runner: run.runner, requestId, error });
+          const error = ReplyError.from(ContextOverflowError.from(failure), streaming === true);
+          run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
           throw error;
         },
       ),
@@ -150,6 +199,57 @@ export class Requests {
   }
 
   /**
+   * Sends a turn's request to the primary, then to each fallback while the failure falls back.
+   * Rejected as too long, with `compactionControl` enabled, the run compacts at once and the
+   * request (its body made again from the compacted history) goes again, once.
+   */
+  async #resilient<T>(turn: Turn, body: Record<string, unknown>, request: ThreadRequest, send: Attempt<T>): Promise<T> {
+    const run = this.#run;
+    for (let retried = false; ; retried = true) {
+      try {
+        return await this.#attempts(turn, body, send, request.options.signal);
+      } catch (error) {
+        const overflow = retried || turn.compaction ? undefined : contextOverflow(error);
+        if (!overflow || !(await this.#recoverFrom(overflow))) throw ContextOverflowError.from(error);
+        run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error: ContextOverflowError.from(error), fallback: turn.fallback });
+        request.appendsOnly = run.state.prepareHistory();
+        body = this.#body(undefined);
+        await callHook(run.options.hooks, 'onRequest', body);
+        turn.requestId = this.#started(body, 'turn');
+      }
+    }
+  }
+
+  /** Compaction after an overflow; a summary request that fails for being too long is an overflow too. */
+  async #recoverFrom(overflow: Overflow): Promise<boolean> {
+    try {
+      return await this.#recover(overflow);
+    } catch (error) {
+      throw ContextOverflowError.from(error);
+    }
+  }
+
+  /** One request to the primary, then to its fallbacks (if any), each in the request's scope. */
+  #attempts<T>(turn: Sent, body: Record<string, unknown>, send: Attempt<T>, signal: AbortSignal | null | undefined): PromiseLike<T> {
+    const run = this.#run;
+    const scope = run.tracing.scope;
+    const attempt = (target: FallbackTarget | undefined, last: boolean): PromiseLike<T> => {
+      turn.fallback = target?.index;
+      return scope ? scope.request(run.runner, turn.requestId, () => send(body, target, last)) : send(body, target, last);
+    };
+    return this.#fallbacks ? this.#fallbacks.send(attempt, signal) : attempt(undefined, true);
+  }
+
+  /** A streamed request to the primary (over its thread) or to a fallback; with a fallback after it, once its first event came. */
+  #openStream(body: Record<string, unknown>, target: FallbackTarget | undefined, last: boolean, request: ThreadRequest): Promise<OpenedStream> {
+    type Sent = { withResponse(): Promise<OpenedStream> };
+    const opened = target
+      ? (messagesApi(target.client).create(withFields(withFields(body, target.overrides), { stream: true }), request.options) as unknown as Sent).withResponse()
+      : openStream(body, request, request.options);
+    return last ? opened : opened.then(withFirstEvent);
+  }
+
+  /**
    * Sends a compaction's summary request (same client, request options and hooks) and returns its
    * reply; its usage counts, but it is not a turn (the iteration does not change).
    */
@@ -157,17 +257,15 @@ export class Requests {
     const run = this.#run;
     await callHook(run.options.hooks, 'onRequest', body);
     const options = this.#options();
-    const requestId = this.#started(body, 'compaction');
-    const scope = run.tracing.scope;
-    const send = () => messagesApi(run.client).create(body, options) as PromiseLike<BetaMessage>;
+    const sent: Sent = { requestId: this.#started(body, 'compaction'), fallback: undefined };
     let reply: BetaMessage;
     try {
-      reply = await (scope ? scope.request(run.runner, requestId, send) : send());
+      reply = await this.#attempts(sent, body, (summary, target) => messagesApi(target?.client ?? run.client).create(target ? withFields(summary, target.overrides) : summary, options), options.signal);
     } catch (error) {
-      run.emit?.({ type: 'request.end', runner: run.runner, requestId, error });
+      run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, error, fallback: sent.fallback });
       throw error;
     }
-    run.emit?.({ type: 'request.end', runner: run.runner, requestId, message: reply });
+    run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, message: reply, fallback: sent.fallback });
     await callHook(run.options.hooks, 'onMessage', reply);
     return reply;
   }
