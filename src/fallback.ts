@@ -161,8 +161,10 @@ function labelOf(index: number, client: ClientLike | undefined, model: unknown):
   return `fallback ${index}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
 }
 
+/** The error in a few words: its class, and for an API error its status, type and the API's message. */
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const message = error.message.length > 200 ? `${error.message.slice(0, 200)}…` : error.message;
-  return `${error.constructor.name}: ${message}`;
+  const api = error instanceof APIError && error.apiMessage ? [error.status, error.type].filter((part) => part != null).join(' ') : undefined;
+  const message = api === undefined ? error.message : `${api}: ${(error as APIError).apiMessage}`;
+  return `${error.constructor.name}: ${message.length > 200 ? `${message.slice(0, 200)}…` : message}`;
 }
