@@ -126,11 +126,11 @@ describe('fallbacks across clients and models', () => {
       { content: [toolUse('get_weather', { location: 'Paris' })] },
       { content: [text('Back on the primary model.')] },
     ]);
-    await toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, { fallback: [{ model: 'claude-haiku-5-0', temperature: 0 }] });
+    await toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, { fallback: [{ model: 'claude-haiku-5-0', stop_sequences: ['STOP'] }] });
     expect(server.requests.map((request) => wire(request).body.model)).toEqual([baseParams.model, 'claude-haiku-5-0', baseParams.model]);
     expect(server.requests.map(threadKind)).toEqual(['create', 'none', 'create']);
-    expect(wire(server.requests[1]!).body.temperature).toBe(0);
-    expect(wire(server.requests[2]!).body).not.toHaveProperty('temperature');
+    expect(wire(server.requests[1]!).body.stop_sequences).toEqual(['STOP']);
+    expect(wire(server.requests[2]!).body).not.toHaveProperty('stop_sequences');
   });
 
   it('all failing: the last error, nothing appended; iterating again starts at the primary and goes on', async () => {
