@@ -40,6 +40,7 @@ describe('examples run offline', () => {
     'tool-changes': [/result: "logged in as ada"\nresult: "42 rows"\nerror : "Error: Tool 'login' not found"/, /the model was told: \[\["tool_addition","tool_removal"\]\]/],
     'image-result': [/result blocks: text, image/, /answer: The second bar is the highest, at 9\./],
     defer: [/asking before: delete_file \{"path":"\/tmp\/old.log"\}\ndeleting \/tmp\/old.log/, /answer: Deleted \/tmp\/old.log\./],
+    fallback: [/request 1: answered by fallback 1 \(claude-haiku-5-0\)\nrequest 2: answered by the primary/, /answer: It is 21°C in Paris\./, /requests: primary 3, backup 2/],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };
   for (const [name, patterns] of Object.entries(expectations)) {
@@ -47,6 +48,7 @@ describe('examples run offline', () => {
     it.skipIf(name === 'durable' && !databaseUrl)(name, async () => {
       const { stdout, stderr } = await example(name);
       for (const pattern of patterns) expect(stdout).toMatch(pattern);
+      if (name === 'fallback') expect(stderr).toMatch(/The request failed on fallback 0 \(Anthropic client\) .*; sending it to fallback 1 \(Anthropic client, model 'claude-haiku-5-0'\)/);
       if (name === 'debugging') expect(stderr).toMatch(/Tool 'divide' \(toolu_\w+\) failed: RangeError: division by zero\n\s+at /);
     });
   }
