@@ -22,7 +22,8 @@ async function run(command: string, args: string[], cwd: string) {
 }
 const npm = (args: string[], cwd: string) => run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], cwd);
 
-afterAll(() => rmSync(temp, { recursive: true, force: true }));
+// Two clones with their node_modules: removing them takes more than the default 10 s on a busy machine.
+afterAll(() => rmSync(temp, { recursive: true, force: true }), 120_000);
 
 /** A fresh clone of this repository's committed HEAD. */
 async function cloneHead(name: string) {
