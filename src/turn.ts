@@ -147,13 +147,13 @@ export class Requests {
     const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#options(), logger: run.logger };
     if (!compaction) run.state.iteration++;
     const requestId = (turn.requestId = this.#started(body, 'turn'));
-    // Fallbacks, or a request sent again after a context overflow: each attempt goes through `#resilient`.
-    const resilient = this.#fallbacks !== undefined || (settings.compactionControl?.enabled === true && !compaction);
     // In the context of the request's span, when something traces (the client starts its own span there).
     const scope = run.tracing.scope;
+    const fallbacks = this.#fallbacks;
     if (streaming) {
       let stream: BetaMessageStream;
-      if (resilient) {
+      // A stream that may go elsewhere, or again after an overflow, stays the stream the caller holds: its request is ours.
+      if (fallbacks || this.#recovers(turn)) {
         const open: Attempt<OpenedStream> = (sent, target, last) => this.#openStream(sent, target, last, request);
         stream = streamVia(body, request.options, (streamOptions) => this.#resilient(turn, body, withFields(request, { options: streamOptions }), open));
       } else {
@@ -167,35 +167,41 @@ export class Requests {
       }
       turn.stream = stream;
       message = stream.finalMessage();
-    } else if (resilient) {
-      message = this.#resilient(turn, body, request, (sent, target) =>
-        target ? (messagesApi(target.client).create(withFields(sent, target.overrides), request.options) as PromiseLike<BetaMessage>) : createMessage(sent, request),
-      );
+    } else if (fallbacks) {
+      message = this.#resilient(turn, body, request, (sent, target) => this.#create(sent, target, request));
     } else {
       message = scope ? scope.request(run.runner, requestId, () => createMessage(body, request)) : createMessage(body, request);
     }
-    turn.message = Promise.resolve(
-      message.then(
-        (reply) => {
-          // A reply from a fallback: the thread's server holds nothing of it, the next request starts a new thread.
-          if (turn.fallback === undefined) run.thread.received(reply);
-          else run.thread.answeredElsewhere();
-          run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
-          const counted = this.#received(reply);
-          if (!(counted instanceof Promise)) turn.reply = counted;
-          return counted;
-        },
-        (failure: unknown) => {
-          run.thread.failed();
-          const error = ReplyError.from(ContextOverflowError.from(failure), streaming === true);
-          run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
-          throw error;
-        },
-      ),
-    );
+    const replied = (reply: BetaMessage): BetaMessage | Promise<BetaMessage> => {
+      // A reply from a fallback: the thread's server holds nothing of it, the next request starts a new thread.
+      if (turn.fallback === undefined) run.thread.received(reply);
+      else run.thread.answeredElsewhere();
+      run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
+      const counted = this.#received(reply);
+      if (!(counted instanceof Promise)) turn.reply = counted;
+      return counted;
+    };
+    const failed = (failure: unknown, retried?: true): Promise<BetaMessage> => {
+      // A whole reply without fallbacks: an overflow is recovered from here, off the path of the replies that arrive.
+      if (!retried && !streaming && !fallbacks && this.#recovers(turn, failure)) {
+        const again = this.#sendAgain(turn, request, failure, (body) => this.#attempts(turn, body, (sent) => this.#create(sent, undefined, request), undefined));
+        return again.then(replied, (error: unknown) => failed(error, true));
+      }
+      run.thread.failed();
+      const error = ReplyError.from(ContextOverflowError.from(failure), streaming === true);
+      run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
+      throw error;
+    };
+    turn.message = Promise.resolve(message.then(replied, failed));
     // The error reaches the caller through the iteration; never as an unhandled rejection.
     turn.message.catch(ignore);
     return turn;
+  }
+
+  /** Whether a turn's request may go again after an overflow (`failure`, when given, is one): compaction is on, and it is no compaction request. */
+  #recovers(turn: Turn, failure?: unknown): boolean {
+    if (turn.compaction || this.#run.state.settings.compactionControl?.enabled !== true) return false;
+    return failure === undefined || contextOverflow(failure) !== undefined;
   }
 
   /**
@@ -204,29 +210,38 @@ export class Requests {
    * request (its body made again from the compacted history) goes again, once.
    */
   async #resilient<T>(turn: Turn, body: Record<string, unknown>, request: ThreadRequest, send: Attempt<T>): Promise<T> {
-    const run = this.#run;
-    for (let retried = false; ; retried = true) {
-      try {
-        return await this.#attempts(turn, body, send, request.options.signal);
-      } catch (error) {
-        const overflow = retried || turn.compaction ? undefined : contextOverflow(error);
-        if (!overflow || !(await this.#recoverFrom(overflow))) throw ContextOverflowError.from(error);
-        run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error: ContextOverflowError.from(error), fallback: turn.fallback });
-        request.appendsOnly = run.state.prepareHistory();
-        body = this.#body(undefined);
-        await callHook(run.options.hooks, 'onRequest', body);
-        turn.requestId = this.#started(body, 'turn');
-      }
+    const signal = request.options.signal;
+    try {
+      return await this.#attempts(turn, body, send, signal);
+    } catch (error) {
+      if (!this.#recovers(turn, error)) throw ContextOverflowError.from(error);
+      return this.#sendAgain(turn, request, error, (again) => this.#attempts(turn, again, send, signal));
     }
   }
 
-  /** Compaction after an overflow; a summary request that fails for being too long is an overflow too. */
-  async #recoverFrom(overflow: Overflow): Promise<boolean> {
+  /**
+   * After an overflow: compacts (a summary request that fails for being too long is an overflow too),
+   * tells the observers the rejected request ended, and sends the body made again from the compacted
+   * history (its own `onRequest`, its own request id). Not compacted, or rejected again: a ContextOverflowError.
+   */
+  async #sendAgain<T>(turn: Turn, request: ThreadRequest, overflowed: unknown, send: (body: Record<string, unknown>) => PromiseLike<T>): Promise<T> {
+    const run = this.#run;
     try {
-      return await this.#recover(overflow);
+      if (!(await this.#recover(contextOverflow(overflowed)!))) throw overflowed;
+      run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error: ContextOverflowError.from(overflowed), fallback: turn.fallback });
+      request.appendsOnly = run.state.prepareHistory();
+      const body = this.#body(undefined);
+      await callHook(run.options.hooks, 'onRequest', body);
+      turn.requestId = this.#started(body, 'turn');
+      return await send(body);
     } catch (error) {
       throw ContextOverflowError.from(error);
     }
+  }
+
+  /** A whole reply from the primary (over its thread) or from a fallback. */
+  #create(body: Record<string, unknown>, target: FallbackTarget | undefined, request: ThreadRequest): PromiseLike<BetaMessage> {
+    return target ? (messagesApi(target.client).create(withFields(body, target.overrides), request.options) as PromiseLike<BetaMessage>) : createMessage(body, request);
   }
 
   /** One request to the primary, then to its fallbacks (if any), each in the request's scope. */
