@@ -1,7 +1,8 @@
 /**
  * A turn of the loop: the request that sends the run's state, and the reply it waits for. Also
  * the one other request a run makes, a compaction summary, so that every request a run sends goes
- * through the same hooks, events and request options.
+ * through the same hooks, events and request options — and the same fallbacks (fallback.ts). A turn
+ * rejected as too long is sent again after compacting (context-overflow.ts, docs/fallbacks.md).
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { PendingApproval } from './approval.js';
@@ -257,9 +258,9 @@ export class Requests {
 
   /** A streamed request to the primary (over its thread) or to a fallback; with a fallback after it, once its first event came. */
   #openStream(body: Record<string, unknown>, target: FallbackTarget | undefined, last: boolean, request: ThreadRequest): Promise<OpenedStream> {
-    type Sent = { withResponse(): Promise<OpenedStream> };
+    type Streamed = { withResponse(): Promise<OpenedStream> };
     const opened = target
-      ? (messagesApi(target.client).create(withFields(withFields(body, target.overrides), { stream: true }), request.options) as unknown as Sent).withResponse()
+      ? (messagesApi(target.client).create(withFields(withFields(body, target.overrides), { stream: true }), request.options) as unknown as Streamed).withResponse()
       : openStream(body, request, request.options);
     return last ? opened : opened.then(withFirstEvent);
   }
