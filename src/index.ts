@@ -69,7 +69,7 @@ export type { RunnerSnapshot } from './snapshot.js';
 export type { ThreadSnapshot } from './thread.js';
 export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
 export { HookError } from './hooks.js';
-export { ReplyError } from './errors.js';
+export { ReplyError, ValidatorError } from './errors.js';
 export { ContextOverflowError } from './context-overflow.js';
 export type { FallbackEntry } from './fallback.js';
 export type { RunnerEvent, RunnerListener } from './events.js';

@@ -22,8 +22,8 @@ async function run(command: string, args: string[], cwd: string) {
 }
 const npm = (args: string[], cwd: string) => run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], cwd);
 
-// Two clones with their node_modules: removing them takes more than the default 10 s on a busy machine.
-afterAll(() => rmSync(temp, { recursive: true, force: true }), 120_000);
+// Two clones' node_modules: on a busy machine removing them takes longer than a hook's default 10 s.
+afterAll(() => rmSync(temp, { recursive: true, force: true }), 60_000);
 
 /** A fresh clone of this repository's committed HEAD. */
 async function cloneHead(name: string) {
