@@ -15,7 +15,8 @@ export type RunnerEvent =
   | { type: 'run.end'; runner: Runner; message: BetaMessage | undefined; error?: unknown }
   /** A request leaves: a turn of the loop, or a compaction summary. */
   | { type: 'request.start'; runner: Runner; requestId: number; purpose: 'turn' | 'compaction'; body: Record<string, unknown> }
-  | { type: 'request.end'; runner: Runner; requestId: number; message?: BetaMessage; error?: unknown }
+  /** `fallback`: the index of the `options.fallback` entry that answered (or failed last); none for the primary. */
+  | { type: 'request.end'; runner: Runner; requestId: number; message?: BetaMessage; error?: unknown; fallback?: number | undefined }
   /** A tool call starts being handled (looked up, validated, approved, run). */
   | { type: 'tool.start'; runner: Runner; call: ToolCall }
   /** The call's result (an error result too), or `pending` when it waits for approval. */

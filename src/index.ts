@@ -84,6 +84,8 @@ export type { ThreadSnapshot } from './thread.js';
 export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
 export { HookError } from './hooks.js';
 export { OutputError, ReplyError, ValidatorError } from './errors.js';
+export { ContextOverflowError } from './context-overflow.js';
+export type { FallbackEntry } from './fallback.js';
 export type { OutputOf, OutputSchema } from './output.js';
 export type { Budget, LoopGuardOptions, OnLimit, RunControlOptions } from './run-control-options.js';
 export type { StoppedBy } from './stop-reason.js';

@@ -4,6 +4,7 @@ import type { RequestOptions } from './client.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
+import { type FallbackEntry, checkFallback } from './fallback.js';
 import type { Logger } from './log.js';
 import type { OutputSchema } from './output.js';
 import { RUN_CONTROL_KEYS, type RunControlOptions } from './run-control-options.js';
@@ -36,6 +37,8 @@ export interface ToolRunnerOptions<Call extends AnyCall = AnyCall, Output extend
   approve?: Approver<Call> | undefined;
   /** Typed lifecycle events (run, request, tool call) for observers such as `tool-runner/otel`. */
   onEvent?: RunnerListener | RunnerListener[] | undefined;
+  /** Where a request goes when it still fails after the client's retries (429, 5xx, 529, connection): each entry in order. */
+  fallback?: FallbackEntry[] | undefined;
 }
 
 /** The runner's own keys (the SDK's request options are the others it takes). */
@@ -49,6 +52,7 @@ const OWN: ReadonlySet<string> = new Set([
   'approve',
   'onEvent',
   ...RUN_CONTROL_KEYS,
+  'fallback',
 ]);
 
 /** Throws a clear error for an unknown option or a value out of range (run control's: run-control-options.ts); returns the limits to use. */
@@ -67,6 +71,7 @@ export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: 
   if (options.approve !== undefined && typeof options.approve !== 'function') {
     throw new TypeError('toolRunner: options.approve must be a function');
   }
+  checkFallback(options.fallback);
   return { maxToolResultChars: options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS };
 }
 

@@ -124,6 +124,27 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(wire(server.requests[0]!).body.output_config.format.type).toBe('json_schema');
   });
 
+  it('a fallback that answered is a recorded step: after a crash, neither the failed primary nor the fallback is asked again', async () => {
+    const primary = await mockServer([{ error: { status: 529 } }, { content: [text('Charged.')] }]);
+    const fallback = await mockServer([{ content: [toolUse('record', { order: '9' }, 'toolu_rec'), toolUse('charge', { cents: 900 }, 'toolu_chg')] }]);
+    const id = `fallback-${randomUUID()}`;
+    const first = worker('start', id, primary.url, { FALLBACK_URL: fallback.url });
+    await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
+    await kill(first);
+
+    const result = await resultOf(worker('recover', id, primary.url, { FALLBACK_URL: fallback.url }));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Charged.', citations: null }]);
+    // The primary's 529 and the fallback's reply came back from their records; only turn 2 was sent.
+    expect(primary.requests).toHaveLength(2);
+    expect(fallback.requests).toHaveLength(1);
+    expect(wire(fallback.requests[0]!).body.model).toBe('claude-fallback-1');
+    const steps = ((await dbos.listWorkflowSteps(id)) ?? []).map((step) => step.name);
+    expect(steps.filter((step) => step.startsWith('model request'))).toEqual(['model request', 'model request (fallback 0)', 'model request']);
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 2, finished: 1 } });
+    expect(result.iterations).toBe(2);
+    expect(result.usage.input_tokens).toBeGreaterThan(0);
+  });
+
   const approvalsOf = (runId: string) => durableApprovals(dbos, runId).pending();
 
   function spawnFixture(file: string, env: Record<string, string>): ChildProcess {

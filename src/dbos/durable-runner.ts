@@ -1,6 +1,7 @@
 /**
- * A run as a DBOS workflow: each model request and each tool call is a step, so after a crash any
- * worker resumes the run from its last finished step, and no finished tool call runs again.
+ * A run as a DBOS workflow: each model request (a fallback's too) and each tool call is a step, so
+ * after a crash any worker resumes the run from its last finished step, and no finished tool call
+ * runs again.
  */
 import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
 import type { ApprovalDecision } from '../approval.js';
@@ -98,7 +99,9 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
   const client = () => (typeof config.client === 'function' ? config.client() : config.client);
   const runnerFor = (params: DurableRunParams, runClient: ClientLike) => {
     const { stream, ...rest } = params;
-    return new ToolRunner(stepClient(runClient, stream === true), { ...rest, tools }, options);
+    // A fallback's client is a step client too: the fallback that answered is recorded like any request.
+    const fallback = options.fallback?.map((entry, i) => (entry.client ? { ...entry, client: stepClient(entry.client, stream === true, `model request (fallback ${i})`) } : entry));
+    return new ToolRunner(stepClient(runClient, stream === true), { ...rest, tools }, fallback ? { ...options, fallback } : options);
   };
 
   const workflow = DBOS.registerWorkflow(
