@@ -80,11 +80,11 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     const log: string[] = [];
     const run = toolRunner(server.client(), params(inspectedTools(log)), { onEvent: inspect.onEvent, approve: inspect.approve }).runUntilDone();
     // The text shows while it streams: part of it, with the reply still on its way.
-    await page.waitForFunction(() => {
+    await page.waitForFunction(`(() => {
       const card = document.querySelector('article.request');
       const shown = card?.querySelector('pre.text')?.textContent ?? '';
       return card?.getAttribute('data-status') === 'running' && shown.length > 0 && shown.length < 'Let me look up the weather and your calendar.'.length;
-    });
+    })()`);
     expect(await page.getByRole('status').textContent()).toBe('State: running');
 
     const allow = card(page, 'send_email').getByRole('button', { name: 'Allow' });
@@ -139,7 +139,7 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
       name: 'researcher',
       inputSchema: z.object({ task: z.string() }),
       run: async ({ task }) => {
-        const forward = (event: RunnerEvent) => inspect.onEvent({ ...event, path: ['researcher'] } as RunnerEvent);
+        const forward = (event: RunnerEvent) => inspect.onEvent({ ...event, path: ['researcher'] } as unknown as RunnerEvent);
         const reply = await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: task }] }, { onEvent: forward });
         return reply.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
       },

@@ -161,7 +161,7 @@ describe('what the page is fed and the recorded file', () => {
       name: 'researcher',
       inputSchema: z.object({ task: z.string() }),
       run: async ({ task }, context) => {
-        const forward = (event: RunnerEvent) => inspect.onEvent({ ...event, path: ['researcher'], ...(event.type === 'request.end' && { fallback: 0 }) } as RunnerEvent);
+        const forward = (event: RunnerEvent) => inspect.onEvent({ ...event, path: ['researcher'], ...(event.type === 'request.end' && { fallback: 0 }) } as unknown as RunnerEvent);
         const sub = toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: task }] }, { onEvent: forward });
         const reply = await sub;
         expect(context.runner).toBeDefined();
