@@ -8,6 +8,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
+
+/** What the page function reads of an element. */
+interface Element {
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+  querySelector(selector: string): Element | null;
+}
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type RunnerEvent, tool, toolRunner } from 'tool-runner';
@@ -80,11 +87,13 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     const log: string[] = [];
     const run = toolRunner(server.client(), params(inspectedTools(log)), { onEvent: inspect.onEvent, approve: inspect.approve }).runUntilDone();
     // The text shows while it streams: part of it, with the reply still on its way.
-    await page.waitForFunction(`(() => {
-      const card = document.querySelector('article.request');
+    const full = 'Let me look up the weather and your calendar.';
+    await page.waitForFunction((length) => {
+      // In the page (no DOM types here): the first request's card and its text so far.
+      const card = (globalThis as unknown as { document: { querySelector(selector: string): Element | null } }).document.querySelector('article.request');
       const shown = card?.querySelector('pre.text')?.textContent ?? '';
-      return card?.getAttribute('data-status') === 'running' && shown.length > 0 && shown.length < 'Let me look up the weather and your calendar.'.length;
-    })()`);
+      return card?.getAttribute('data-status') === 'running' && shown.length > 0 && shown.length < length;
+    }, full.length);
     expect(await page.getByRole('status').textContent()).toBe('State: running');
 
     const allow = card(page, 'send_email').getByRole('button', { name: 'Allow' });

@@ -190,8 +190,8 @@ function fillTool(run, item) {
   item.parts.head.textContent = '';
   item.parts.head.appendChild(h('h3', null, h('span', { text: 'Tool call ' }), h('code', { text: item.name })));
   item.parts.head.appendChild(h('span', { className: 'status', text: status }));
-  item.parts.head.appendChild(at(run, item.start));
   if (times.length) item.parts.head.appendChild(h('span', { className: 'meta', text: times.join(' \u00b7 ') }));
+  item.parts.head.appendChild(at(run, item.start));
   item.parts.body.textContent = '';
   if (item.hasInput) item.parts.body.appendChild(h('details', { open: '' }, h('summary', { text: 'Input' }), h('pre', { text: json(item.input) })));
   if (item.result !== undefined) item.parts.body.appendChild(h('details', { open: '' }, h('summary', { text: item.isError ? 'Error' : 'Result' }), h('pre', { className: item.isError ? 'error' : '', text: item.result })));

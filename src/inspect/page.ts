@@ -13,11 +13,11 @@ const style = `
     --accent: #8ea2ff; --ok: #6fcf7f; --bad: #ff7b72; --wait: #f0b45a; --code: #26272c; }
 }
 * { box-sizing: border-box; }
-body { margin: 0; background: var(--bg); color: var(--text); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; }
+body { margin: 0; height: 100vh; display: flex; flex-direction: column; background: var(--bg); color: var(--text); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; }
 .top { display: flex; gap: 1rem; align-items: baseline; padding: .6rem 1rem; border-bottom: 1px solid var(--line); background: var(--panel); }
 .top h1 { font-size: 1rem; margin: 0; }
 .top p { margin: 0; color: var(--muted); }
-.layout { display: grid; grid-template-columns: minmax(15rem, 20rem) 1fr; min-height: calc(100vh - 2.6rem); }
+.layout { flex: 1; min-height: 0; display: grid; grid-template-columns: minmax(15rem, 20rem) 1fr; }
 nav { border-right: 1px solid var(--line); padding: .5rem; overflow-y: auto; }
 nav h2 { font-size: .8rem; text-transform: uppercase; letter-spacing: .05em; color: var(--muted); margin: .3rem .4rem; }
 nav ol { list-style: none; margin: 0; padding: 0; }
@@ -29,7 +29,7 @@ nav a[aria-current="page"] { background: var(--code); outline: 1px solid var(--l
 .badge { font-size: .8em; padding: 0 .4rem; border-radius: 999px; border: 1px solid currentColor; }
 [data-state="running"] { color: var(--accent); } [data-state="finished"] { color: var(--ok); }
 [data-state="failed"] { color: var(--bad); } [data-state="waiting"] { color: var(--wait); }
-main { padding: 1rem 1.5rem; min-width: 0; }
+main { padding: 1rem 1.5rem; min-width: 0; overflow-y: auto; }
 .run-head h2 { margin: 0 0 .2rem; font-size: 1.2rem; }
 .run-head p { margin: .2rem 0; }
 .state { font-weight: 600; }

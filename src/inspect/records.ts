@@ -88,41 +88,49 @@ export interface OtherRecord extends RecordBase {
 /** How much of one captured text or value a record keeps. */
 export const CAPTURE_LIMIT = 100_000;
 
-/** The record of one event, or undefined for an event to leave out. */
+/** The record of one event, or undefined for an event to leave out. Built field by field: it runs for every event. */
 export function recordOf(event: RunnerEvent, run: string, time: number, capture: boolean): InspectorRecord | OtherRecord | undefined {
-  const base: RecordBase = { run, time };
-  const path = pathOf(event);
-  if (path) base.path = path;
+  let record: InspectorRecord | OtherRecord;
   switch (event.type) {
     case 'run.start':
-      return { ...base, type: 'run.start', ...(typeof event.model === 'string' && { model: event.model }) };
+      record = { run, time, type: 'run.start' };
+      if (typeof event.model === 'string') record.model = event.model;
+      break;
     case 'run.end':
-      return runEnd(base, event.runner, event.error);
+      record = runEnd(run, time, event.runner, event.error);
+      break;
     case 'request.start': {
       const { body } = event;
+      const model = body['model'];
       const messages = body['messages'];
-      return {
-        ...base,
-        type: 'request.start',
-        requestId: event.requestId,
-        purpose: event.purpose,
-        ...(typeof body['model'] === 'string' && { model: body['model'] }),
-        ...(Array.isArray(messages) && { messages: messages.length }),
-        ...(body['compaction'] !== undefined && { serverCompaction: true as const }),
-      };
+      record = { run, time, type: 'request.start', requestId: event.requestId, purpose: event.purpose };
+      if (typeof model === 'string') record.model = model;
+      if (Array.isArray(messages)) record.messages = messages.length;
+      if (body['compaction'] !== undefined) record.serverCompaction = true;
+      break;
     }
     case 'request.end':
-      return requestEnd(base, event, capture);
+      record = requestEnd(run, time, event, capture);
+      break;
     case 'request.text':
-      return capture ? { ...base, type: 'request.text', requestId: event.requestId, text: event.text } : undefined;
+      if (!capture) return undefined;
+      record = { run, time, type: 'request.text', requestId: event.requestId, text: event.text };
+      break;
     case 'tool.start':
-      return { ...base, type: 'tool.start', id: event.call.id, name: event.call.name, ...(capture && { input: event.call.input }) };
+      record = { run, time, type: 'tool.start', id: event.call.id, name: event.call.name };
+      if (capture) record.input = event.call.input;
+      break;
     case 'tool.end':
-      if (event.pending) return { ...base, type: 'tool.end', id: event.call.id, name: event.call.name, pending: true };
-      return toolEnd(base, event.call.id, event.call.name, event.result, capture);
+      record = event.pending
+        ? { run, time, type: 'tool.end', id: event.call.id, name: event.call.name, pending: true }
+        : toolEnd(run, time, event.call.id, event.call.name, event.result, capture);
+      break;
     default:
-      return otherRecord(base, event as unknown as Record<string, unknown>, capture);
+      record = otherRecord(run, time, event as unknown as Record<string, unknown>, capture);
   }
+  const path = (event as { path?: unknown }).path;
+  if (Array.isArray(path) && path.length > 0) record.path = path.map(String);
+  return record;
 }
 
 /** The prompt a run starts from: the text of its last user message (captured contents only). */
@@ -133,11 +141,12 @@ export function promptOf(runner: Runner): string | undefined {
   return text === '' ? undefined : clip(text);
 }
 
-function runEnd(base: RecordBase, runner: Runner, error: unknown): InspectorRecord {
+function runEnd(run: string, time: number, runner: Runner, error: unknown): InspectorRecord {
   const stoppedBy = (runner as { stoppedBy?: unknown }).stoppedBy;
   const pending = error === undefined ? runner.pendingApprovals.map(({ id, name }) => ({ id, name })) : [];
   return {
-    ...base,
+    run,
+    time,
     type: 'run.end',
     state: error !== undefined ? 'failed' : pending.length > 0 ? 'waiting' : 'finished',
     ...(typeof stoppedBy === 'string' && { stoppedBy }),
@@ -147,28 +156,28 @@ function runEnd(base: RecordBase, runner: Runner, error: unknown): InspectorReco
   };
 }
 
-function requestEnd(base: RecordBase, event: Extract<RunnerEvent, { type: 'request.end' }>, capture: boolean): InspectorRecord {
+function requestEnd(run: string, time: number, event: Extract<RunnerEvent, { type: 'request.end' }>, capture: boolean): InspectorRecord {
   const { message } = event;
   const fallback = (event as { fallback?: unknown }).fallback;
-  const record: InspectorRecord = { ...base, type: 'request.end', requestId: event.requestId };
+  const record: InspectorRecord = { run, time, type: 'request.end', requestId: event.requestId };
   if (typeof fallback === 'number') record.fallback = fallback;
   if (event.error !== undefined) record.error = errorInfo(event.error);
   if (message) {
     record.stopReason = message.stop_reason;
     record.model = message.model;
     record.usage = usageOf(message.usage);
-    const toolUses = toolUsesOf(message);
-    if (toolUses.length > 0) record.toolUses = toolUses;
-    if (capture) {
-      const text = textOf(message);
-      if (text !== '') record.text = clip(text);
+    let text = '';
+    for (const block of message.content) {
+      if (block.type === 'tool_use') (record.toolUses ??= []).push({ id: block.id, name: block.name });
+      else if (capture && block.type === 'text') text += block.text;
     }
+    if (text !== '') record.text = clip(text);
   }
   return record;
 }
 
-function toolEnd(base: RecordBase, id: string, name: string, result: BetaToolResultBlockParam | undefined, capture: boolean): InspectorRecord {
-  const record: InspectorRecord = { ...base, type: 'tool.end', id, name };
+function toolEnd(run: string, time: number, id: string, name: string, result: BetaToolResultBlockParam | undefined, capture: boolean): InspectorRecord {
+  const record: InspectorRecord = { run, time, type: 'tool.end', id, name };
   if (!result) return record;
   const text = resultText(result.content);
   if (result.is_error) {
@@ -178,7 +187,7 @@ function toolEnd(base: RecordBase, id: string, name: string, result: BetaToolRes
     else if (/^Error: the call to '.*' was aborted/.test(text)) record.aborted = true;
     else if (/^Error: the call to '.*' was denied by the user/.test(text)) record.denied = true;
   }
-  if (/\[truncated: the result had \d+ characters; only the first \d+ are shown\]/.test(text)) record.truncated = true;
+  if (text.includes('[truncated: ') && /\[truncated: the result had \d+ characters; only the first \d+ are shown\]/.test(text)) record.truncated = true;
   if (capture) record.result = clip(text);
   return record;
 }
@@ -194,12 +203,6 @@ export function resultText(content: BetaToolResultBlockParam['content']): string
       return `[${block.type}${typeof source?.media_type === 'string' ? ` ${source.media_type}` : ''}]`;
     })
     .join('\n');
-}
-
-function toolUsesOf(message: BetaMessage): Array<{ id: string; name: string }> {
-  const uses: Array<{ id: string; name: string }> = [];
-  for (const block of message.content) if (block.type === 'tool_use') uses.push({ id: block.id, name: block.name });
-  return uses;
 }
 
 function usageOf(usage: Partial<Usage> | BetaMessage['usage'] | undefined): RecordedUsage {
@@ -218,14 +221,9 @@ export function errorInfo(error: unknown): ErrorInfo {
   return { name: error.name, message: error.message, ...(typeof status === 'number' && { status }) };
 }
 
-function pathOf(event: RunnerEvent): string[] | undefined {
-  const path = (event as { path?: unknown }).path;
-  return Array.isArray(path) && path.length > 0 ? path.map(String) : undefined;
-}
-
 /** An event type this version does not know (a newer runner's): its plain fields; text only when captured. */
-function otherRecord(base: RecordBase, event: Record<string, unknown>, capture: boolean): OtherRecord {
-  const record: OtherRecord = { ...base, type: String(event['type']) };
+function otherRecord(run: string, time: number, event: Record<string, unknown>, capture: boolean): OtherRecord {
+  const record: OtherRecord = { run, time, type: String(event['type']) };
   for (const [key, value] of Object.entries(event)) {
     if (key === 'runner' || key === 'path' || key === 'type' || key === 'run' || key === 'time') continue;
     if (key === 'text' && !capture) continue;

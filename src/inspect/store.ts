@@ -6,10 +6,14 @@ import type { InspectorRecord, OtherRecord } from './records.js';
 
 type AnyRecord = InspectorRecord | OtherRecord;
 
-/** A record with its place in the sequence, and its JSON once made. */
+/**
+ * A record with its place in the sequence. Once sent it keeps only its JSON (half the memory, and
+ * one string for the collector to mark instead of an object and its fields).
+ */
 interface Entry {
   seq: number;
-  record: AnyRecord;
+  run: string;
+  record: AnyRecord | undefined;
   line: string | undefined;
 }
 
@@ -17,7 +21,7 @@ interface Entry {
 export type BatchListener = (lines: string[], lastSeq: number) => void;
 
 /** How long records wait to go out together (one write to each page and to the file). */
-const BATCH_MS = 40;
+const BATCH_MS = 50;
 
 export class RecordStore {
   #seq = 0;
@@ -36,7 +40,7 @@ export class RecordStore {
 
   add(record: AnyRecord): void {
     if (this.#mergeText(record)) return;
-    const entry: Entry = { seq: ++this.#seq, record, line: undefined };
+    const entry: Entry = { seq: ++this.#seq, run: record.run, record, line: undefined };
     this.#entries.push(entry);
     this.#unsent.push(entry);
     this.#track(record);
@@ -52,6 +56,8 @@ export class RecordStore {
     if (this.#unsent.length === 0) return;
     const batch = this.#unsent;
     this.#unsent = [];
+    // With no page open and nothing recorded, the JSON waits until a page asks for it.
+    if (this.#listeners.size === 0) return;
     const lines = batch.map(lineOf);
     const last = batch[batch.length - 1]!.seq;
     for (const listener of this.#listeners) listener(lines, last);
@@ -74,7 +80,8 @@ export class RecordStore {
   /** A streamed reply's next text joins the unsent record of its previous text, if that is the last one. */
   #mergeText(record: AnyRecord): boolean {
     if (record.type !== 'request.text' && record.type !== 'agent.text') return false;
-    const last = this.#unsent[this.#unsent.length - 1]?.record;
+    const unsent = this.#unsent[this.#unsent.length - 1];
+    const last = unsent?.line === undefined ? unsent?.record : undefined;
     if (!last || last.type !== record.type || last.run !== record.run || String(last.path) !== String(record.path)) return false;
     if ((last as { requestId?: unknown }).requestId !== (record as { requestId?: unknown }).requestId) return false;
     (last as { text: string }).text += (record as { text: string }).text;
@@ -98,12 +105,16 @@ export class RecordStore {
     for (const [run, { ended }] of this.#runs) {
       if (!ended) continue;
       this.#runs.delete(run);
-      this.#entries = this.#entries.filter((entry) => entry.record.run !== run);
+      this.#entries = this.#entries.filter((entry) => entry.run !== run);
       return;
     }
   }
 }
 
 function lineOf(entry: Entry): string {
-  return (entry.line ??= JSON.stringify(entry.record));
+  if (entry.line === undefined) {
+    entry.line = JSON.stringify(entry.record);
+    entry.record = undefined;
+  }
+  return entry.line;
 }
