@@ -21,7 +21,7 @@ export type LongFigures = Awaited<ReturnType<typeof long>>;
 
 const name = process.argv[2];
 // Besides the bench's three loops: this runner watched by the inspector (bench/inspected.ts), loaded only for it.
-const targets = name === 'tool-runner + inspector' ? [(await import('./inspected.js')).inspected] : benchTargets;
+const targets = name?.startsWith('tool-runner + inspector') ? Object.values(await import('./inspected.js')) : benchTargets;
 const target = targets.find((candidate) => candidate.name === name);
 if (!target || !process.send) throw new Error(`Usage: run with an IPC channel and one of: ${targets.map((t) => t.name).join(', ')}`);
 const send = process.send.bind(process);

@@ -9,7 +9,7 @@ var token = new URLSearchParams(location.search).get('token') || '';
 function api(path) { return path + '?token=' + encodeURIComponent(token); }
 
 var model = { runs: new Map(), order: [], settings: { mode: 'live', capture: true, approvals: false, title: '' }, connection: 'connecting' };
-var dirty = { list: true, runs: new Set() };
+var dirty = { list: true, selection: true, runs: new Set() };
 
 function zeroUsage() { return { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }; }
 function addUsage(total, usage) {

@@ -60,19 +60,29 @@ function renderStatus() {
   document.getElementById('capture').hidden = s.capture !== false;
 }
 
+/** The list of runs, newest first: an entry is made once and its text updated when its run changes. */
 function renderList() {
   var list = document.getElementById('runs');
-  list.textContent = '';
   var selected = selectedId();
-  for (var i = model.order.length - 1; i >= 0; i--) {
+  var empty = list.querySelector('.empty');
+  if (model.order.length && empty) empty.remove();
+  if (!model.order.length && !empty) list.appendChild(h('li', { className: 'empty', text: 'No runs yet: pass onEvent: inspect.onEvent to a runner.' }));
+  for (var i = 0; i < model.order.length; i++) {
     var run = model.runs.get(model.order[i]);
-    var link = h('a', { href: '#run=' + encodeURIComponent(run.id), 'aria-current': run.id === selected ? 'page' : null },
-      h('span', { className: 'run-name', text: 'Run ' + run.number }),
-      h('span', { className: 'badge', 'data-state': stateKey(run), text: stateWords(run).split(' (')[0] }),
-      h('span', { className: 'run-meta', text: (run.model || '') + ' \u00b7 ' + clock(run.start) + ' \u00b7 ' + run.requests + ' req \u00b7 ' + run.toolCalls + ' calls' }));
-    list.appendChild(h('li', null, link));
+    if (!run.listEl) {
+      run.listEl = h('a', { href: '#run=' + encodeURIComponent(run.id) });
+      list.insertBefore(h('li', null, run.listEl), list.firstChild);
+    } else if (!dirty.runs.has(run.id) && !dirty.selection) {
+      continue;
+    }
+    var link = run.listEl;
+    link.textContent = '';
+    if (run.id === selected) link.setAttribute('aria-current', 'page'); else link.removeAttribute('aria-current');
+    link.appendChild(h('span', { className: 'run-name', text: 'Run ' + run.number }));
+    link.appendChild(h('span', { className: 'badge', 'data-state': stateKey(run), text: stateWords(run).split(' (')[0] }));
+    link.appendChild(h('span', { className: 'run-meta', text: (run.model || '') + ' \u00b7 ' + clock(run.start) + ' \u00b7 ' + run.requests + ' req \u00b7 ' + run.toolCalls + ' calls' }));
   }
-  if (!model.order.length) list.appendChild(h('li', { className: 'empty', text: 'No runs yet: pass onEvent: inspect.onEvent to a runner.' }));
+  dirty.selection = false;
 }
 
 function buildRun(run) {
@@ -242,7 +252,7 @@ function connect() {
   source.onerror = function () { model.connection = source.readyState === 2 ? 'closed' : 'reconnecting'; schedule(); };
 }
 
-window.addEventListener('hashchange', function () { dirty.list = true; schedule(); });
+window.addEventListener('hashchange', function () { dirty.list = true; dirty.selection = true; schedule(); });
 connect();
 schedule();
 `;

@@ -35,7 +35,7 @@ main { padding: 1rem 1.5rem; min-width: 0; overflow-y: auto; }
 .state { font-weight: 600; }
 .usage, .meta { color: var(--muted); }
 .items { display: flex; flex-direction: column; gap: .6rem; margin-top: .8rem; }
-.item { background: var(--panel); border: 1px solid var(--line); border-left: 4px solid var(--line); border-radius: 6px; padding: .5rem .8rem; }
+.item { content-visibility: auto; contain-intrinsic-size: auto 8rem; background: var(--panel); border: 1px solid var(--line); border-left: 4px solid var(--line); border-radius: 6px; padding: .5rem .8rem; }
 .item header { display: flex; flex-wrap: wrap; gap: .2rem .8rem; align-items: baseline; }
 .item h3 { font-size: .95rem; margin: 0; }
 .item p { margin: .25rem 0; }
