@@ -99,10 +99,12 @@ class Runs {
   readonly #prefix = randomBytes(3).toString('hex');
   #count = 0;
   readonly #ids = new WeakMap<Runner, string>();
-  /** Each call's run and sub-agent path, for `approve` (which is given the call, not the runner). */
-  readonly #calls = new WeakMap<BetaToolUseBlock, { run: string; path: string[] | undefined }>();
-  /** Tool calls running now, newest last: where an unknown runner's sub-agent events belong. */
-  readonly #running: Array<{ run: string; id: string; name: string }> = [];
+  /**
+   * The calls started and not yet answered, by tool_use id (the API's ids are unique): their run
+   * and sub-agent path, for `approve` (which is given the call, not the runner), and the running
+   * calls an unknown runner's sub-agent events belong to.
+   */
+  readonly #open = new Map<string, { run: string; path: string[] | undefined; name: string }>();
   #unattributed: string | undefined;
 
   constructor(store: RecordStore, capture: boolean) {
@@ -114,8 +116,7 @@ class Runs {
     const { runner } = event;
     let run = this.#ids.get(runner);
     const first = run === undefined;
-    run ??= this.#runFor(event);
-    this.#ids.set(runner, run);
+    if (run === undefined) this.#ids.set(runner, (run = this.#runFor(event)));
     const record = recordOf(event, run, Date.now(), this.#capture);
     if (!record) return;
     if (first && record.type === 'run.start' && !record.path && this.#capture) {
@@ -128,7 +129,7 @@ class Runs {
 
   /** The run and path of a call seen in a `tool.start` (an `approve` without `onEvent`: a run of its own). */
   callOf(toolUse: BetaToolUseBlock): { run: string; path: string[] | undefined } {
-    const known = this.#calls.get(toolUse);
+    const known = this.#open.get(toolUse.id);
     if (known) return known;
     this.#unattributed ??= this.#start('approvals asked without onEvent');
     return { run: this.#unattributed, path: undefined };
@@ -138,23 +139,26 @@ class Runs {
   #runFor(event: RunnerEvent): string {
     const path = (event as { path?: unknown }).path;
     if (Array.isArray(path) && path.length > 0) {
-      for (let i = this.#running.length - 1; i >= 0; i--) if (this.#running[i]!.name === String(path[0])) return this.#running[i]!.run;
-      const newest = this.#running[this.#running.length - 1];
-      if (newest) return newest.run;
+      let named: string | undefined;
+      let newest: string | undefined;
+      for (const call of this.#open.values()) {
+        if (call.path) continue;
+        newest = call.run;
+        if (call.name === String(path[0])) named = call.run;
+      }
+      if (named ?? newest) return (named ?? newest)!;
     }
     return `${this.#prefix}-${++this.#count}`;
   }
 
   #follow(event: RunnerEvent, record: InspectorRecord | OtherRecord): void {
     if (event.type === 'tool.start') {
-      this.#calls.set(event.call.toolUse, { run: record.run, path: record.path });
-      if (!record.path) this.#running.push({ run: record.run, id: event.call.id, name: event.call.name });
-    } else if (event.type === 'tool.end' && !record.path) {
-      const index = this.#running.findIndex((call) => call.run === record.run && call.id === event.call.id);
-      if (index >= 0) this.#running.splice(index, 1);
+      this.#open.set(event.call.id, { run: record.run, path: record.path, name: event.call.name });
+    } else if (event.type === 'tool.end') {
+      if (!event.pending) this.#open.delete(event.call.id);
     } else if (event.type === 'run.end' && !record.path) {
-      // Calls a run left unanswered (an abort, a thrown hook) are running no more.
-      for (let i = this.#running.length - 1; i >= 0; i--) if (this.#running[i]!.run === record.run) this.#running.splice(i, 1);
+      // Calls a run left unanswered (waiting for approval, aborted, a thrown hook) are open no more.
+      for (const [id, call] of this.#open) if (call.run === record.run) this.#open.delete(id);
     }
   }
 
