@@ -29,8 +29,11 @@ function watchedInspector(page: boolean): Promise<Inspector> {
     // Like the bench's server, the browser is not what is measured: on core 1 beside the server,
     // where the measured loops are pinned to core 0 (bench/server-process.ts).
     const pinned = cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0;
-    browser = pinned ? spawn('taskset', ['-c', '1', chromium, ...args], { stdio: 'ignore' }) : spawn(chromium, args, { stdio: 'ignore' });
-    process.once('exit', () => browser?.kill());
+    // A process group of its own: the browser and all its helpers end with this process.
+    browser = pinned ? spawn('taskset', ['-c', '1', chromium, ...args], { stdio: 'ignore', detached: true }) : spawn(chromium, args, { stdio: 'ignore', detached: true });
+    process.once('exit', () => {
+      if (browser?.pid) process.kill(-browser.pid, 'SIGKILL');
+    });
     // Time for the page to load and open its feed (the warm-up runs follow before anything is measured).
     await new Promise((resolve) => setTimeout(resolve, 3000));
     return inspect;

@@ -4,7 +4,11 @@
  * every text goes in as text, never as HTML.
  */
 export const pageViewScript = String.raw`
-var view = { shown: null, frame: 0 };
+var view = { shown: null, frame: 0, timer: 0, last: 0, status: '' };
+/** At most this many frames a second while records pour in (a fast run must not keep the page busy). */
+var FRAME_MS = 100;
+/** Items of a lane kept on the page; older ones are behind a "Show earlier" button. */
+var KEEP = 200;
 
 function h(tag, props) {
   var el = document.createElement(tag);
@@ -31,7 +35,12 @@ function tokens(usage) {
   return num(usage.input_tokens) + ' in \u00b7 ' + num(usage.output_tokens) + ' out \u00b7 cache ' + num(usage.cache_read_input_tokens) + ' read, ' + num(usage.cache_creation_input_tokens) + ' written';
 }
 
-function schedule() { if (!view.frame) view.frame = requestAnimationFrame(render); }
+function schedule() {
+  if (view.frame || view.timer) return;
+  var wait = view.last + FRAME_MS - Date.now();
+  if (wait <= 0) view.frame = requestAnimationFrame(render);
+  else view.timer = setTimeout(function () { view.timer = 0; view.frame = requestAnimationFrame(render); }, wait);
+}
 
 function selectedId() {
   var match = /^#run=(.+)$/.exec(location.hash);
@@ -41,6 +50,7 @@ function selectedId() {
 
 function render() {
   view.frame = 0;
+  view.last = Date.now();
   renderStatus();
   if (dirty.list) renderList();
   var id = selectedId();
@@ -56,6 +66,8 @@ function renderStatus() {
   var words = s.mode === 'recorded' ? 'recorded file' + (s.title ? ': ' + s.title : '') : 'live';
   if (model.connection === 'reconnecting') words += ' \u2014 connection lost, reconnecting\u2026';
   if (model.connection === 'closed') words += ' \u2014 the inspector stopped';
+  if (words + s.capture === view.status) return;
+  view.status = words + s.capture;
   document.getElementById('connection').textContent = words;
   document.getElementById('capture').hidden = s.capture !== false;
 }
@@ -88,18 +100,23 @@ function renderList() {
 function buildRun(run) {
   var main = document.getElementById('run');
   main.textContent = '';
+  // The run shown before lets go of its elements.
+  if (view.shown) view.shown.lanes.forEach(function (lane) { lane.el = null; lane.items.forEach(function (item) { item.el = null; }); });
   view.shown = run;
   if (!run) { main.appendChild(h('p', { className: 'empty', text: 'Waiting for a run\u2026' })); return; }
   run.head = h('header', { className: 'run-head' });
   run.timeline = h('div', { className: 'items' });
   main.appendChild(run.head);
   main.appendChild(h('section', { 'aria-label': 'Timeline' }, run.timeline));
-  run.lanes.forEach(function (lane) { lane.el = null; });
+  run.lanes.forEach(function (lane) { lane.el = null; lane.more = null; lane.items.forEach(function (item) { item.el = null; }); });
   run.lanes.get('').el = run.timeline;
-  run.lanes.forEach(function (lane) { lane.items.forEach(function (item) { item.el = null; }); });
   run.newItems = [];
   run.changed.clear();
-  run.lanes.forEach(function (lane) { lane.items.forEach(function (item) { placeItem(run, item); }); });
+  run.lanes.forEach(function (lane) {
+    lane.hidden = lane.showAll ? 0 : Math.max(0, lane.items.length - KEEP);
+    for (var i = lane.hidden; i < lane.items.length; i++) placeItem(run, lane.items[i]);
+    showMore(run, lane);
+  });
   renderHead(run);
 }
 
@@ -108,8 +125,33 @@ function updateRun(run) {
   fresh.forEach(function (item) { placeItem(run, item); });
   run.changed.forEach(function (item) { if (item.el) fillItem(run, item); });
   run.changed.clear();
-  run.lanes.forEach(function (lane) { if (lane.changed && lane.head) { fillLaneHead(lane); lane.changed = false; } });
+  run.lanes.forEach(function (lane) {
+    if (lane.changed && lane.head) { fillLaneHead(lane); lane.changed = false; }
+    // A long run keeps its last items on the page, not all of them.
+    if (!lane.showAll && lane.el && lane.items.length - (lane.hidden || 0) > 2 * KEEP) {
+      var drop = lane.items.length - (lane.hidden || 0) - KEEP;
+      for (var i = lane.hidden || 0; i < (lane.hidden || 0) + drop; i++) {
+        var item = lane.items[i];
+        if (item.el) { item.el.remove(); item.el = null; }
+      }
+      lane.hidden = (lane.hidden || 0) + drop;
+      showMore(run, lane);
+    }
+  });
   renderHead(run);
+}
+
+/** The button that shows a lane's earlier items, when some are not on the page. */
+function showMore(run, lane) {
+  if (!lane.hidden) { if (lane.more) { lane.more.remove(); lane.more = null; } return; }
+  var text = 'Show ' + lane.hidden + ' earlier items';
+  if (!lane.more) {
+    lane.more = h('button', { type: 'button', className: 'more' });
+    lane.more.addEventListener('click', function () { lane.showAll = true; view.shown = null; buildRun(run); });
+    var container = laneElement(run, lane);
+    container.insertBefore(lane.more, container.firstChild);
+  }
+  lane.more.textContent = text;
 }
 
 function renderHead(run) {

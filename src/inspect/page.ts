@@ -34,7 +34,9 @@ main { padding: 1rem 1.5rem; min-width: 0; overflow-y: auto; }
 .run-head p { margin: .2rem 0; }
 .state { font-weight: 600; }
 .usage, .meta { color: var(--muted); }
-.items { display: flex; flex-direction: column; gap: .6rem; margin-top: .8rem; }
+.items { margin-top: .8rem; }
+.items > * + * { margin-top: .6rem; }
+button.more { display: block; margin: 0 auto; color: var(--muted); background: var(--panel); }
 .item { content-visibility: auto; contain-intrinsic-size: auto 8rem; background: var(--panel); border: 1px solid var(--line); border-left: 4px solid var(--line); border-radius: 6px; padding: .5rem .8rem; }
 .item header { display: flex; flex-wrap: wrap; gap: .2rem .8rem; align-items: baseline; }
 .item h3 { font-size: .95rem; margin: 0; }
