@@ -41,6 +41,7 @@ describe('examples run offline', () => {
     'image-result': [/result blocks: text, image/, /answer: The second bar is the highest, at 9\./],
     defer: [/asking before: delete_file \{"path":"\/tmp\/old.log"\}\ndeleting \/tmp\/old.log/, /answer: Deleted \/tmp\/old.log\./],
     inspect: [/^inspector: http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+$/m, /answer: It is sunny in Paris, and Ann knows\./, /recorded \d+ events; look at them again with: npx tool-runner inspect .*tool-runner-runs\.jsonl/],
+    edge: [/^200: It is 21°C in Lisbon\.$/m],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };
   for (const [name, patterns] of Object.entries(expectations)) {
