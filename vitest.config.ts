@@ -29,6 +29,7 @@ export default defineConfig(({ mode }) => {
         { find: /^tool-runner\/mcp$/, replacement: src('mcp/index.ts') },
         { find: /^tool-runner\/otel$/, replacement: src('otel/index.ts') },
         { find: /^tool-runner\/dbos$/, replacement: src('dbos/index.ts') },
+        { find: /^tool-runner\/inspect$/, replacement: src('inspect/index.ts') },
         { find: /^tool-runner$/, replacement: src('index.ts') },
       ],
     },

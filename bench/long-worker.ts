@@ -8,7 +8,7 @@
  * Usage: node --expose-gc --import tsx bench/long-worker.ts <target name>   (with an IPC channel)
  */
 import { long } from './scenarios.js';
-import { longTargets as targets } from './targets.js';
+import { longTargets as benchTargets } from './targets.js';
 
 export interface LongRequest {
   url: string;
@@ -20,6 +20,8 @@ export interface LongRequest {
 export type LongFigures = Awaited<ReturnType<typeof long>>;
 
 const name = process.argv[2];
+// Besides the bench's three loops: this runner watched by the inspector (bench/inspected.ts), loaded only for it.
+const targets = name?.startsWith('tool-runner + inspector') ? Object.values(await import('./inspected.js')) : benchTargets;
 const target = targets.find((candidate) => candidate.name === name);
 if (!target || !process.send) throw new Error(`Usage: run with an IPC channel and one of: ${targets.map((t) => t.name).join(', ')}`);
 const send = process.send.bind(process);

@@ -41,7 +41,7 @@ function once<T>(make: (job: Job) => T): (job: Job) => T {
     return value;
   };
 }
-const ourTool = once((job) => tool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) }));
+export const ourTool = once((job) => tool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) }));
 const sdkTool = once((job) =>
   betaZodTool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) }),
 );

@@ -18,8 +18,17 @@ export type ApprovalDecision =
   | { decision: 'allow'; input?: unknown }
   | { decision: 'deny'; reason?: string | undefined };
 
+/** What an approver is told besides the call. */
+export interface ApprovalContext {
+  /**
+   * The run's signal (`options.signal`): it aborts when the run is aborted. An approver that waits
+   * for a person should stop waiting then; the call is answered as aborted whatever it decides.
+   */
+  signal: AbortSignal;
+}
+
 /** Asked for each call whose tool needs approval; without it, the run stops with `pendingApprovals`. */
-export type Approver<Call extends AnyCall = AnyCall> = (call: ApprovalRequest<Call>) => Promisable<ApprovalDecision>;
+export type Approver<Call extends AnyCall = AnyCall> = (call: ApprovalRequest<Call>, context: ApprovalContext) => Promisable<ApprovalDecision>;
 
 /** The result text of a denied call: says "denied" and gives the reason. */
 export function deniedText(name: string, reason: string | undefined): string {

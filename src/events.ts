@@ -17,6 +17,8 @@ export type RunnerEvent =
   | { type: 'request.start'; runner: Runner; requestId: number; purpose: 'turn' | 'compaction'; body: Record<string, unknown> }
   /** `fallback`: the index of the `options.fallback` entry that answered (or failed last); none for the primary. */
   | { type: 'request.end'; runner: Runner; requestId: number; message?: BetaMessage; error?: unknown; fallback?: number | undefined }
+  /** A piece of the reply's text as it streams (streamed requests only: `stream` or `runToolsEagerly`). */
+  | { type: 'request.text'; runner: Runner; requestId: number; text: string }
   /** A tool call starts being handled (looked up, validated, approved, run). */
   | { type: 'tool.start'; runner: Runner; call: ToolCall }
   /** The call's result (an error result too), or `pending` when it waits for approval. */

@@ -27,7 +27,7 @@ export interface ExecutionContext {
   /** Emits lifecycle events, when something listens. */
   emit: ((event: RunnerEvent) => void) | undefined;
   /** Asks `options.approve` (one question at a time), or resolves to undefined without it. */
-  askApproval: (call: ToolCall) => Promise<ApprovalDecision | undefined>;
+  askApproval: (call: ToolCall, signal: AbortSignal) => Promise<ApprovalDecision | undefined>;
   /** Decisions taken with runner.approve / runner.deny, by tool_use id. */
   decisions: ReadonlyMap<string, ApprovalDecision>;
   toolTimeoutMs: number | undefined;
@@ -89,8 +89,10 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       call.input = replaced.value;
     }
     if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
-      decision = context.decisions.get(toolUse.id) ?? (await context.askApproval(call));
+      decision = context.decisions.get(toolUse.id) ?? (await context.askApproval(call, context.signal ?? NEVER_ABORTED));
       if (!decision) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse }, call, context);
+      // Aborted while a person was asked: answered as aborted, whatever the approver said.
+      if (context.signal?.aborted) return failed(abortedText(tool.name), call, context);
     }
   }
   if (decision?.decision === 'deny') {
@@ -189,14 +191,14 @@ async function needsApproval(tool: RunnableTool, input: unknown, context: ToolCo
  * Asks `approve` about one call at a time (a person answers one question after another), or
  * resolves to undefined when there is no approver.
  */
-export function approvalAsker(approve: Approver | undefined): (call: ToolCall) => Promise<ApprovalDecision | undefined> {
+export function approvalAsker(approve: Approver | undefined): (call: ToolCall, signal: AbortSignal) => Promise<ApprovalDecision | undefined> {
   let queue: Promise<unknown> = Promise.resolve();
-  return (call) => {
+  return (call, signal) => {
     if (!approve) return Promise.resolve(undefined);
     const asked = queue.then(async () => {
       let decision: unknown;
       try {
-        decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse });
+        decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse }, { signal });
       } catch (error) {
         throw new HookError('approve', error);
       }

@@ -81,7 +81,7 @@ export type { ToolRunnerOptions } from './options.js';
 export { resumeToolRunner } from './resume.js';
 export type { RunnerSnapshot } from './snapshot.js';
 export type { ThreadSnapshot } from './thread.js';
-export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
+export type { ApprovalContext, ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
 export { HookError } from './hooks.js';
 export { OutputError, ReplyError, ValidatorError } from './errors.js';
 export { ContextOverflowError } from './context-overflow.js';

@@ -13,8 +13,10 @@ import { withFields } from './copy.js';
 import { ReplyError } from './errors.js';
 import { FallbackChain, type FallbackTarget, withFirstEvent } from './fallback.js';
 import { withHelperHeader } from './helper-header.js';
+import type { RunnerEvent } from './events.js';
 import { callHook } from './hooks.js';
 import type { RunContext } from './run-context.js';
+import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
 import { type EagerCalls, startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
@@ -167,6 +169,7 @@ export class Requests {
         // As the SDK's runner stream: the calls that finished streaming, in the model's order.
         Object.assign(stream, { toolCalls: eager.toolCalls });
       }
+      if (run.emit) emitStreamedText(stream, run.emit, run.runner, requestId);
       turn.stream = stream;
       message = stream.finalMessage();
     } else if (fallbacks) {
@@ -313,4 +316,9 @@ export class Requests {
     this.#run.state.count(reply);
     return reply;
   }
+}
+
+/** Tells the observers each piece of a streamed reply's text as it arrives (`request.text`); only when something listens. */
+function emitStreamedText(stream: BetaMessageStream, emit: (event: RunnerEvent) => void, runner: Runner, requestId: number): void {
+  stream.on('text', (text) => emit({ type: 'request.text', runner, requestId, text }));
 }

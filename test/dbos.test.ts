@@ -5,10 +5,14 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { durableApprovals, durableToolRunner } from 'tool-runner/dbos';
+import type { InspectorRecord } from 'tool-runner/inspect';
 import { text, toolUse } from 'tool-runner/testing';
 import { createDatabase } from '../scripts/postgres.js';
 import { mockServer, wire } from './helpers.js';
@@ -91,16 +95,31 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
       { content: [text('Refunded.')] },
     ]);
     const id = `approval-${randomUUID()}`;
-    const first = worker('start', id, server.url);
+    // Both workers show the run to an inspector, recorded to one file (tool-runner/inspect).
+    const file = join(tmpdir(), `inspect-${id}.jsonl`);
+    const first = worker('start', id, server.url, { INSPECT_RECORD: file });
     // The neighbour that needs no approval has run; the refund waits.
     await until(async () => recorded(id, 'tool record'));
     await until(async () => (await approvalsOf(id)).length === 1);
     expect((await counts(id)).refund).toBeUndefined();
+    await until(async () => existsSync(file) && readFileSync(file, 'utf8').includes('"state":"waiting"'));
     await kill(first);
 
     const approver = await output(spawnFixture('durable-approver.ts', { WORKFLOW_ID: id }));
     expect(approver).toContain('approved refund');
-    const result = await resultOf(worker('recover', id, server.url));
+    const result = await resultOf(worker('recover', id, server.url, { INSPECT_RECORD: file }));
+    const records = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as InspectorRecord);
+    rmSync(file);
+    // One run per worker process: the one that stopped for the approval, the one that finished.
+    const ids = [...new Set(records.map((record) => record.run))];
+    expect(ids).toHaveLength(2);
+    const [before, after] = ids.map((run) => records.filter((record) => record.run === run));
+    expect(before!.filter((record) => record.type === 'tool.end').map((record) => [record.name, record.pending ?? record.result])).toEqual([
+      ['record', 'recorded 42'],
+      ['refund', true],
+    ]);
+    expect(after!.at(-1)).toMatchObject({ type: 'run.end', state: 'finished' });
+    expect(after!.find((record) => record.type === 'tool.end' && record.name === 'refund')).toMatchObject({ result: 'refunded 42' });
     expect(result.message.content).toEqual([{ type: 'text', text: 'Refunded.', citations: null }]);
     expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, refund: { started: 1, finished: 1 } });
     expect(server.requests).toHaveLength(2);

@@ -48,6 +48,7 @@ describe('examples run offline', () => {
       /stopped by: budget after 5 requests, 5000 tokens/,
     ],
     fallback: [/request 1: answered by fallback 1 \(claude-haiku-5-0\)\nrequest 2: answered by the primary/, /answer: It is 21°C in Paris\./, /requests: primary 3, backup 2/],
+    inspect: [/^inspector: http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+$/m, /answer: It is sunny in Paris, and Ann knows\./, /recorded \d+ events; look at them again with: npx tool-runner inspect .*tool-runner-runs\.jsonl/],
     edge: [/^200: It is 21°C in Lisbon\.$/m],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };
