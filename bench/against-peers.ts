@@ -1,7 +1,8 @@
 /**
- * The peers in `npm run bench`: each in a process of its own beside a hand-written loop of its own
- * (bench/long-worker.ts), as this runner and the SDK's runner are in the long scenarios. Its figures
- * are divided by that loop's, round by round.
+ * The comparison with the peers in `npm run bench`: each target in a process of its own beside a
+ * hand-written loop of its own (bench/long-worker.ts), its figures divided by that loop's, round by
+ * round. The long scenarios' processes of this runner and of the SDK's runner are such pairs
+ * already; each peer has one of its own, which is the only process that loads it.
  */
 import type { LongFigures, ScenarioFigure, ScenarioRequest } from './long-worker.js';
 import { type LongWorker, longWorker, runTogether } from './long-workers.js';
@@ -10,29 +11,33 @@ import { type Series, ratio } from './report.js';
 import type { Sizes } from './scenarios.js';
 import { handWritten } from './targets.js';
 
-/** A peer's process and the hand-written loop's beside it. */
-export interface PeerPair {
-  peer: Peer;
+/** A target's process and the hand-written loop's beside it. */
+export interface Pair {
+  name: string;
   worker: LongWorker;
   hand: LongWorker;
+  /** Set for a peer. */
+  peer?: Peer;
 }
 
 /** Starts each peer's pair of processes (each loads its loop while the bench warms the others up). */
-export function startPeers(peers: Peer[]): PeerPair[] {
-  return peers.map((peer) => ({ peer, worker: longWorker(peer.name), hand: longWorker(handWritten.name) }));
+export function startPeers(peers: Peer[]): Pair[] {
+  return peers.map((peer) => ({ name: peer.name, peer, worker: longWorker(peer.name), hand: longWorker(handWritten.name) }));
 }
 
-export function stopPeers(pairs: PeerPair[]) {
+export function stopPairs(pairs: Pair[]) {
   for (const pair of pairs) {
     pair.worker.stop();
     pair.hand.stop();
   }
 }
 
-/** A peer's figures in one scenario, and its hand-written loop's in the same rounds. */
-export interface PeerFigures {
-  peer: Series;
+/** A target's figures in one scenario, and its hand-written loop's in the same rounds. */
+export interface PairFigures {
+  target: Series;
   hand: Series;
+  /** Throughput: the stream events (or parts) the loop body saw per reply. */
+  events?: number;
 }
 
 /**
@@ -40,7 +45,7 @@ export interface PeerFigures {
  * still has rounds at this size: the peer and its hand-written loop at the same time, one run each.
  */
 export async function peersLongRound(
-  pairs: PeerPair[],
+  pairs: Pair[],
   request: { url: string; turns: number },
   round: number,
   roundsOf: (peer: Peer) => number,
@@ -48,37 +53,48 @@ export async function peersLongRound(
   log: (line: string) => void,
 ) {
   for (const pair of pairs) {
-    if (round >= roundsOf(pair.peer)) continue;
-    log(`long ${request.turns}: ${pair.peer.name}, round ${round + 1}`);
+    if (!pair.peer || round >= roundsOf(pair.peer)) continue;
+    log(`long ${request.turns}: ${pair.name}, round ${round + 1}`);
     const [theirs, hand] = await runTogether([pair.worker, pair.hand], { ...request, thread: false, runs: 1 });
-    record(pair.peer.name, theirs!, hand!);
+    record(pair.name, theirs!, hand!);
   }
 }
 
+/** How many runs or replies a round of a scenario measures in a process: see `pairsScenario`. */
+function repeats(scenario: ScenarioRequest['scenario'], pair: Pair, worker: LongWorker): number | undefined {
+  if (scenario === 'parallel') return 5;
+  if (scenario === 'throughput') return pair.peer && worker === pair.worker ? 1 : 3;
+  return undefined;
+}
+
 /**
- * The other scenarios in each peer's process, `rounds` times: parallel one loop after the other
- * (it is a wall time), concurrent and stream throughput both loops at once (heap and CPU of each
+ * A scenario in each pair's processes, `plan.rounds` times (after an unmeasured round, unless a smoke run): parallel one loop after the other (it is a
+ * wall time; a round's figure is the median of five runs, so that one stall of the shared machine
+ * does not decide it), concurrent and stream throughput both loops at once (heap and CPU of each
  * process, which then share the machine's drift). A peer's streamed reply of 200 KB takes 1–2 s of
  * CPU: one is measured per round where the hand-written loop's three are (40 ms each).
  */
-export async function peersScenario(
-  pairs: PeerPair[],
+export async function pairsScenario(
+  pairs: Pair[],
   scenario: ScenarioRequest['scenario'],
   request: { url: string; sizes: Sizes },
-  rounds: number,
+  plan: { rounds: number; warmUp: boolean },
   log: (line: string) => void,
-): Promise<Record<string, PeerFigures & { events?: number }>> {
-  const figures: Record<string, PeerFigures & { events?: number }> = {};
+): Promise<Record<string, PairFigures>> {
+  const figures: Record<string, PairFigures> = {};
   for (const pair of pairs) {
-    const ask = (worker: LongWorker, sizes = request.sizes) => worker.measure({ scenario, url: request.url, sizes, repeats: worker === pair.worker ? 1 : 3 });
-    // Unmeasured first, as in this process (bench/run.ts): fewer runs in flight; streamed replies.
-    if (scenario !== 'parallel') {
+    const ask = (worker: LongWorker, sizes = request.sizes) => {
+      const times = repeats(scenario, pair, worker);
+      return worker.measure({ scenario, url: request.url, sizes, ...(times ? { repeats: times } : {}) });
+    };
+    // Unmeasured first, as in the bench's own process (bench/run.ts): fewer runs in flight; streamed replies.
+    if (plan.warmUp && scenario !== 'parallel') {
       const warmUp = scenario === 'concurrent' ? { ...request.sizes, concurrentRuns: 50, holdMs: 500 } : request.sizes;
       await Promise.all([ask(pair.worker, warmUp), ask(pair.hand, warmUp)]);
     }
-    const series: PeerFigures & { events?: number } = { peer: [], hand: [] };
-    for (let round = 0; round < rounds; round++) {
-      log(`${scenario}: ${pair.peer.name}, round ${round + 1}`);
+    const series: PairFigures = { target: [], hand: [] };
+    for (let round = 0; round < plan.rounds; round++) {
+      log(`${scenario}, each in its own process: ${pair.name}, round ${round + 1}`);
       let theirs: ScenarioFigure;
       let hand: ScenarioFigure;
       if (scenario === 'parallel') {
@@ -89,15 +105,15 @@ export async function peersScenario(
       } else {
         [theirs, hand] = await Promise.all([ask(pair.worker), ask(pair.hand)]);
       }
-      series.peer.push(theirs.value);
+      series.target.push(theirs.value);
       series.hand.push(hand.value);
       if (theirs.events !== undefined) series.events = theirs.events;
     }
-    figures[pair.peer.name] = series;
+    figures[pair.name] = series;
   }
   return figures;
 }
 
-/** Each peer's ratios to its hand-written loop. */
-export const peerRatios = (figures: Record<string, PeerFigures>) =>
-  Object.fromEntries(Object.entries(figures).map(([name, { peer, hand }]) => [name, ratio(peer, hand)]));
+/** Each target's ratios to its hand-written loop. */
+export const pairRatios = (figures: Record<string, PairFigures>) =>
+  Object.fromEntries(Object.entries(figures).map(([name, { target, hand }]) => [name, ratio(target, hand)]));

@@ -9,7 +9,7 @@
  * other scenarios: one figure).
  * Usage: node --expose-gc --import tsx bench/long-worker.ts <target name>   (with an IPC channel)
  */
-import { type Sizes, concurrent, long, parallel, throughput } from './scenarios.js';
+import { type Sizes, concurrent, long, median, parallel, throughput } from './scenarios.js';
 import { targetByName, targetNames } from './target-by-name.js';
 
 export interface LongRequest {
@@ -26,7 +26,7 @@ export interface ScenarioRequest {
   scenario: 'parallel' | 'concurrent' | 'throughput';
   url: string;
   sizes: Sizes;
-  /** Throughput: measured replies (default 3). */
+  /** Parallel: the figure is the median of this many runs (default 1); throughput: the mean of this many replies (default 3). */
   repeats?: number;
 }
 /** Tool-phase wall ms, heap KB per in-flight run, or client CPU ms of a streamed reply. */
@@ -38,8 +38,11 @@ export interface ScenarioFigure {
 
 async function measure(request: ScenarioRequest): Promise<ScenarioFigure> {
   switch (request.scenario) {
-    case 'parallel':
-      return { value: (await parallel(request.url, target, request.sizes)).toolPhaseMs };
+    case 'parallel': {
+      const phases: number[] = [];
+      for (let i = 0; i < (request.repeats ?? 1); i++) phases.push((await parallel(request.url, target, request.sizes)).toolPhaseMs);
+      return { value: median(phases) };
+    }
     case 'concurrent':
       return { value: (await concurrent(request.url, target, request.sizes)).heapPerRunKB };
     case 'throughput': {

@@ -83,13 +83,16 @@ export function markdown(results: Results, heading: { smoke: boolean; environmen
   for (const row of results.rows) {
     for (const [target, values] of Object.entries(row.figures)) lines.push(`| ${row.scenario} | ${row.measure} | ${target} | ${fmt(values)} |`);
   }
-  lines.push('', '## Against the peers', '', 'Each figure divided by the hand-written loop\'s, measured beside it (median (min–max) over the rounds; — : not run).', '');
-  lines.push(`| scenario | ${results.columns.join(' | ')} | note |`, `|---|${results.columns.map(() => '---|').join('')}---|`);
-  for (const comparison of results.comparisons) {
-    const cells = results.columns.map((column) => (comparison.ratios[column]?.length ? fmt(comparison.ratios[column]!) : '—'));
-    lines.push(`| ${comparison.scenario}${comparison.goal ? ' (goal)' : ''} | ${cells.join(' | ')} | ${comparison.note ?? ''} |`);
+  if (results.comparisons.length) {
+    lines.push('', '## Against the peers', '');
+    lines.push('Every target in a process of its own, its figure divided by that of a hand-written loop in a process of its own beside it, round by round (median (min–max) over the rounds; — : not run). The rows above for the loops on the SDK\'s client, other than the long ones, are measured in the bench\'s own process.', '');
+    lines.push(`| scenario | ${results.columns.join(' | ')} | note |`, `|---|${results.columns.map(() => '---|').join('')}---|`);
+    for (const comparison of results.comparisons) {
+      const cells = results.columns.map((column) => (comparison.ratios[column]?.length ? fmt(comparison.ratios[column]!) : '—'));
+      lines.push(`| ${comparison.scenario}${comparison.goal ? ' (goal)' : ''} | ${cells.join(' | ')} | ${comparison.note ?? ''} |`);
+    }
+    lines.push('', `Versions: ${Object.entries(results.versions).map(([name, version]) => `\`${name}\` ${version}`).join(', ')}.`);
   }
-  lines.push('', `Versions: ${Object.entries(results.versions).map(([name, version]) => `\`${name}\` ${version}`).join(', ')}.`);
   lines.push('', '| goal | ratio, median (min–max) | limit | met |', '|---|---|---|---|');
   for (const goal of results.goals) {
     const met = Number.isNaN(goal.limit) ? '—' : summary(goal.ratios).median <= goal.limit ? 'yes' : '**no**';

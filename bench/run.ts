@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { type PeerFigures, type PeerPair, peerRatios, peersLongRound, peersScenario, startPeers, stopPeers } from './against-peers.js';
+import { type Pair, type PairFigures, pairRatios, pairsScenario, peersLongRound, startPeers, stopPairs } from './against-peers.js';
 import { bundleSizes } from './bundle.js';
 import { compactionTokens } from './compaction.js';
 import { pinToCoreZero, startServer } from './server-process.js';
@@ -71,21 +71,24 @@ async function main() {
     // The peers load their loops during the warm-up; each measured run of theirs follows a 200-turn run (`long`).
     const peerPairs = startPeers(peers);
     try {
-      try {
-        log('warm-up');
-        // Long enough for each loop's code to reach its optimised tier before the first measured round.
-        for (const thread of [false, true]) await runTogether(all, { url, turns: smoke ? 10 : 300, thread });
-        // No process loads its code while others are measured.
-        await Promise.all(peerPairs.flatMap((pair) => [pair.worker.ready, pair.hand.ready]));
-        for (const thread of [false, true]) {
-          for (const turns of sizes.longTurns) await longScenario(url, workers, peerPairs, turns, thread);
-        }
-      } finally {
-        for (const worker of all) worker.stop();
+      log('warm-up');
+      // Long enough for each loop's code to reach its optimised tier before the first measured round.
+      for (const thread of [false, true]) await runTogether(all, { url, turns: smoke ? 10 : 300, thread });
+      // No process loads its code while others are measured.
+      await Promise.all(peerPairs.flatMap((pair) => [pair.worker.ready, pair.hand.ready]));
+      for (const thread of [false, true]) {
+        for (const turns of sizes.longTurns) await longScenario(url, workers, peerPairs, turns, thread);
       }
-      await inProcessScenarios(url, peerPairs);
+      // The comparison with the peers measures every target alike: in its process, beside its hand-written loop's.
+      const pairs: Pair[] = [
+        { name: ours.name, worker: workers.ours, hand: workers.handBesideOurs },
+        { name: sdk.name, worker: workers.sdk, hand: workers.handBesideSdk },
+        ...peerPairs,
+      ];
+      await inProcessScenarios(url, peers.length ? pairs : []);
     } finally {
-      stopPeers(peerPairs);
+      stopPairs(peerPairs);
+      for (const worker of all) worker.stop();
     }
   } finally {
     child.kill('SIGTERM');
@@ -97,8 +100,11 @@ async function main() {
   report((performance.now() - started) / 1000);
 }
 
-/** The scenarios that run the loops on the SDK's client in this process, interleaved; then the peers in theirs. */
-async function inProcessScenarios(url: string, peerPairs: PeerPair[]) {
+/**
+ * The scenarios that run the loops on the SDK's client in this process, interleaved (the goals);
+ * then every target in its own process beside its hand-written loop's (the comparison with the peers).
+ */
+async function inProcessScenarios(url: string, pairs: Pair[]) {
   const phase: Record<string, Series> = {};
   for (let round = 0; round < rounds(5); round++) {
     for (const target of rotate(targets, round)) {
@@ -113,11 +119,11 @@ async function inProcessScenarios(url: string, peerPairs: PeerPair[]) {
     limit: 1.15,
     description: '≤ 1.15×',
   });
-  const peerPhase = await peersScenario(peerPairs, 'parallel', { url, sizes }, rounds(5), log);
-  addPeerFigures(phase, peerPhase);
+  const pairPhase = await pairsScenario(pairs, 'parallel', { url, sizes }, { rounds: rounds(5), warmUp: !smoke }, log);
+  addPeerFigures(phase, pairPhase);
   comparisons.push({
     scenario: `parallel ${sizes.parallelCalls} × ${sizes.toolMs} ms: tool phase`,
-    ratios: { [ours.name]: ratio(phase[ours.name]!, phase[handWritten.name]!), [sdk.name]: ratio(phase[sdk.name]!, phase[handWritten.name]!), ...peerRatios(peerPhase) },
+    ratios: pairRatios(pairPhase),
     goal: true,
     note: 'Mastra runs at most 10 tool calls at once by default (`toolCallConcurrency`)',
   });
@@ -159,12 +165,12 @@ async function inProcessScenarios(url: string, peerPairs: PeerPair[]) {
       (heap[target.name] ??= []).push((await concurrent(url, target, sizes)).heapPerRunKB);
     }
   }
-  const peerHeap = await peersScenario(peerPairs, 'concurrent', { url, sizes }, rounds(3), log);
-  addPeerFigures(heap, peerHeap);
+  const pairHeap = await pairsScenario(pairs, 'concurrent', { url, sizes }, { rounds: rounds(3), warmUp: !smoke }, log);
+  addPeerFigures(heap, pairHeap);
   rows.push({ scenario: `concurrent ${sizes.concurrentRuns} runs`, measure: 'heap KB per in-flight run', figures: heap });
   comparisons.push({
     scenario: `concurrent ${sizes.concurrentRuns} runs: heap per in-flight run`,
-    ratios: { [ours.name]: ratio(heap[ours.name]!, heap[handWritten.name]!), [sdk.name]: ratio(heap[sdk.name]!, heap[handWritten.name]!), ...peerRatios(peerHeap) },
+    ratios: pairRatios(pairHeap),
     goal: true,
   });
   goals.push({
@@ -194,13 +200,13 @@ async function inProcessScenarios(url: string, peerPairs: PeerPair[]) {
       (streamCpu[variant.label] ??= []).push(figures.cpuMs);
     }
   }
-  const peerStream = await peersScenario(peerPairs, 'throughput', { url, sizes }, rounds(4), log);
-  addPeerFigures(streamCpu, peerStream);
-  const parts = Object.entries(peerStream).map(([name, figures]) => `${name} ${figures.events}`).join(', ');
+  const pairStream = await pairsScenario(pairs, 'throughput', { url, sizes }, { rounds: rounds(4), warmUp: !smoke }, log);
+  addPeerFigures(streamCpu, pairStream);
+  const parts = peers.map((peer) => `${peer.name} ${pairStream[peer.name]?.events}`).join(', ');
   rows.push({ scenario: `stream ${sizes.throughputChars / 1000} KB in ${events} events`, measure: 'client CPU ms', figures: streamCpu });
   comparisons.push({
     scenario: `stream ${sizes.throughputChars / 1000} KB: client CPU`,
-    ratios: { [ours.name]: ratio(streamCpu['tool-runner']!, streamCpu['hand-written']!), [sdk.name]: ratio(streamCpu['sdk toolRunner']!, streamCpu['hand-written']!), ...peerRatios(peerStream) },
+    ratios: pairRatios(pairStream),
     note: `stream parts each loop body saw per reply: ${parts}`,
   });
   for (const label of ['tool-runner', 'tool-runner, eager on', 'sdk toolRunner']) {
@@ -214,8 +220,8 @@ async function inProcessScenarios(url: string, peerPairs: PeerPair[]) {
 }
 
 /** A peer's own figures beside the others' in a scenario's rows (its hand-written loop's are in the comparison). */
-function addPeerFigures(figures: Record<string, Series>, peerFigures: Record<string, PeerFigures>) {
-  for (const [name, { peer }] of Object.entries(peerFigures)) figures[name] = peer;
+function addPeerFigures(figures: Record<string, Series>, pairFigures: Record<string, PairFigures>) {
+  for (const peer of peers) figures[peer.name] = pairFigures[peer.name]!.target;
 }
 
 /** What a user installs for the core loop of each target, bundled (bench/bundle.ts). */
@@ -238,7 +244,7 @@ async function bundles() {
  * then the SDK's runner and its own, then each peer and its own (whole history only); ratios are
  * taken within each pair.
  */
-async function longScenario(url: string, workers: LongWorkers, peerPairs: PeerPair[], turns: number, thread: boolean) {
+async function longScenario(url: string, workers: LongWorkers, peerPairs: Pair[], turns: number, thread: boolean) {
   const label = thread ? 'long on a thread' : 'long';
   const versus = thread ? 'hand-written thread loop' : 'hand-written';
   const perTurn: Record<string, Series> = {};
@@ -383,7 +389,9 @@ function versions(): Record<string, string> {
 }
 
 function report(seconds: number) {
-  const results = { rows, goals: [...goals, ...aheadOfPeers(comparisons, ours.name, peers.map((peer) => peer.name))], comparisons, columns, versions: versions() };
+  // Without the peers (`--no-peers`) there is nothing to compare with.
+  const compared = peers.length ? comparisons : [];
+  const results = { rows, goals: [...goals, ...aheadOfPeers(compared, ours.name, peers.map((peer) => peer.name))], comparisons: compared, columns, versions: versions() };
   const environment = `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}${pinned ? ' (bench on core 0, server on core 1)' : ''}; ${seconds.toFixed(0)} s.`;
   console.log(markdown(results, { smoke, environment }));
   if (!smoke) writeResults(results, { date: new Date().toISOString(), node: process.version, cpus: cpus().length, seconds });
