@@ -32,6 +32,8 @@ export interface Goal {
   description: string;
   /** Goals that are not ratios (KB, counts) are left out of the ratio chart. */
   notRatio?: true;
+  /** Decimals shown (2 unless given). */
+  digits?: number;
 }
 /** One scenario against the peers: each target's figure divided by its hand-written loop's, round by round. */
 export interface Comparison {
@@ -40,6 +42,8 @@ export interface Comparison {
   /** A goal of the bench: this runner's highest ratio below every peer's lowest. */
   goal?: true;
   note?: string;
+  /** Decimals shown (2 unless given): 3 where the targets are within 1% of each other. */
+  digits?: number;
 }
 
 export interface Results {
@@ -67,7 +71,7 @@ export function aheadOfPeers(comparisons: Comparison[], ours: string, peers: str
       const behind = theirs.filter((peer) => lowest(peer) <= highest);
       const not = behind.length ? ` (not ahead of ${behind.join(', ')})` : '';
       const name = `ahead of every peer, ${comparison.scenario}: ${ours}'s max ÷ the lowest peer min${not}`;
-      return [{ name, ratios: [highest / Math.min(...theirs.map(lowest))], limit: 1, description: '< 1', notRatio: true }];
+      return [{ name, ratios: [highest / Math.min(...theirs.map(lowest))], limit: 1, description: '< 1', notRatio: true, digits: 3 }];
     });
 }
 
@@ -88,7 +92,7 @@ export function markdown(results: Results, heading: { smoke: boolean; environmen
     lines.push('Every target in a process of its own, its figure divided by that of a hand-written loop in a process of its own beside it, round by round (median (min–max) over the rounds; — : not run). The rows above for the loops on the SDK\'s client, other than the long ones, are measured in the bench\'s own process.', '');
     lines.push(`| scenario | ${results.columns.join(' | ')} | note |`, `|---|${results.columns.map(() => '---|').join('')}---|`);
     for (const comparison of results.comparisons) {
-      const cells = results.columns.map((column) => (comparison.ratios[column]?.length ? fmt(comparison.ratios[column]!) : '—'));
+      const cells = results.columns.map((column) => (comparison.ratios[column]?.length ? fmt(comparison.ratios[column]!, comparison.digits) : '—'));
       lines.push(`| ${comparison.scenario}${comparison.goal ? ' (goal)' : ''} | ${cells.join(' | ')} | ${comparison.note ?? ''} |`);
     }
     lines.push('', `Versions: ${Object.entries(results.versions).map(([name, version]) => `\`${name}\` ${version}`).join(', ')}.`);
@@ -96,7 +100,7 @@ export function markdown(results: Results, heading: { smoke: boolean; environmen
   lines.push('', '| goal | ratio, median (min–max) | limit | met |', '|---|---|---|---|');
   for (const goal of results.goals) {
     const met = Number.isNaN(goal.limit) ? '—' : summary(goal.ratios).median <= goal.limit ? 'yes' : '**no**';
-    lines.push(`| ${goal.name} | ${fmt(goal.ratios)} | ${goal.description} | ${met} |`);
+    lines.push(`| ${goal.name} | ${fmt(goal.ratios, goal.digits)} | ${goal.description} | ${met} |`);
   }
   return lines.join('\n');
 }
