@@ -20,9 +20,14 @@ export interface Pair {
   peer?: Peer;
 }
 
-/** Starts each peer's pair of processes (each loads its loop while the bench warms the others up). */
-export function startPeers(peers: Peer[]): Pair[] {
-  return peers.map((peer) => ({ name: peer.name, peer, worker: longWorker(peer.name), hand: longWorker(handWritten.name) }));
+/**
+ * Starts each peer's pair of processes (each loads its loop while the bench warms the others up).
+ * `oneHandWritten`: the peers share one hand-written process (a smoke run, which measures nothing:
+ * a dozen processes' start is most of its time).
+ */
+export function startPeers(peers: Peer[], oneHandWritten = false): Pair[] {
+  const shared = oneHandWritten && peers.length ? longWorker(handWritten.name) : undefined;
+  return peers.map((peer) => ({ name: peer.name, peer, worker: longWorker(peer.name), hand: shared ?? longWorker(handWritten.name) }));
 }
 
 export function stopPairs(pairs: Pair[]) {

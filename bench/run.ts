@@ -69,7 +69,7 @@ async function main() {
     };
     const all = Object.values(workers);
     // The peers load their loops during the warm-up; each measured run of theirs follows a 200-turn run (`long`).
-    const peerPairs = startPeers(peers);
+    const peerPairs = startPeers(peers, smoke);
     try {
       log('warm-up');
       // Long enough for each loop's code to reach its optimised tier before the first measured round.
