@@ -16,6 +16,7 @@ const slowOrBuilt = [
   'test/bench.test.ts', // every bench scenario at smoke sizes
   'test/package.test.ts', // the built dist/ as ESM and CJS
   'test/quickstart.test.ts', // the README's quick start on the built dist/
+  'test/runtimes.test.ts', // the built dist/ in Node, Bun, Deno, workerd and Chromium
 ];
 
 export default defineConfig(({ mode }) => {

@@ -22,3 +22,20 @@ export class ReplyError extends AnthropicError {
     );
   }
 }
+
+/**
+ * A tool's validator failed for a reason of its own (it threw instead of answering, or the runtime
+ * refused it, as Cloudflare Workers refuse code generated from strings). The model's input is not to
+ * blame, so the model is not told it was invalid: the run stops with this error; `cause` is what the
+ * validator threw. Nothing of the call was added to the history.
+ */
+export class ValidatorError extends Error {
+  /** The tool whose validator failed. */
+  readonly tool: string;
+
+  constructor(tool: string, cause: unknown) {
+    super(`The input validator of tool '${tool}' failed: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause });
+    this.name = 'ValidatorError';
+    this.tool = tool;
+  }
+}

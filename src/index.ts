@@ -69,7 +69,7 @@ export type { RunnerSnapshot } from './snapshot.js';
 export type { ThreadSnapshot } from './thread.js';
 export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
 export { HookError } from './hooks.js';
-export { ReplyError } from './errors.js';
+export { ReplyError, ValidatorError } from './errors.js';
 export type { RunnerEvent, RunnerListener } from './events.js';
 export type { RunScope, ScopedCall, ScopedOutcome } from './scope.js';
 export type { Hooks, ToolCall, ToolCallOverride } from './hooks.js';

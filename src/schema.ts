@@ -4,26 +4,10 @@
  * JSON Schema sent to the API and a run-time validator.
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { compileJsonSchema } from './json-schema.js';
+import { type CompiledSchema, type JsonObjectSchema, type ValidationIssue, type ValidationResult, formatPath } from './validation.js';
 
-/** A JSON Schema object describing the tool's input (its top level must be `type: "object"`). */
-export type JsonObjectSchema = { readonly type: 'object'; readonly [key: string]: unknown };
-
-/** One reason an input was rejected, with where in the input it was found. */
-export interface ValidationIssue {
-  /** Dotted location in the input (`items[2].name`), or `(root)`. */
-  path: string;
-  message: string;
-}
-
-export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
-
-/** A schema turned into what the runner needs. */
-export interface CompiledSchema<T> {
-  jsonSchema: JsonObjectSchema;
-  validate(input: unknown): ValidationResult<T> | Promise<ValidationResult<T>>;
-}
+export type { CompiledSchema, JsonObjectSchema, ValidationIssue, ValidationResult };
 
 /** Any schema kind `tool()` accepts. */
 export type AnySchema = StandardSchemaV1 | JsonObjectSchema;
@@ -41,7 +25,7 @@ export function compileSchema<T>(toolName: string, schema: AnySchema): CompiledS
     );
   }
   assertObjectSchema(toolName, schema);
-  return compileJsonSchema<T>(schema);
+  return compileJsonSchema<T>(toolName, schema);
 }
 
 function compileStandardSchema<T>(toolName: string, schema: StandardSchemaV1): CompiledSchema<T> {
@@ -73,54 +57,6 @@ function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): Valida
       message: issue.message,
     })),
   };
-}
-
-let ajv07: Ajv | undefined;
-let ajv2020: Ajv2020 | undefined;
-
-function compileJsonSchema<T>(schema: JsonObjectSchema): CompiledSchema<T> {
-  const { $schema, ...rest } = schema as JsonObjectSchema & { $schema?: unknown };
-  const options = { allErrors: true, useDefaults: true, strict: false, validateFormats: false } as const;
-  const engine =
-    typeof $schema === 'string' && $schema.includes('2020-12')
-      ? (ajv2020 ??= new Ajv2020(options))
-      : (ajv07 ??= new Ajv(options));
-  let check: ValidateFunction | undefined;
-  return {
-    jsonSchema: schema,
-    validate(input) {
-      check ??= engine.compile(rest);
-      // ajv writes defaults into the value it checks: never into the model's tool_use block.
-      const value = structuredClone(input);
-      if (check(value)) return { ok: true, value: value as T };
-      return { ok: false, issues: (check.errors ?? []).map(fromAjvError) };
-    },
-  };
-}
-
-function fromAjvError(error: ErrorObject): ValidationIssue {
-  const segments = error.instancePath
-    .split('/')
-    .slice(1)
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
-  const params = error.params as { missingProperty?: string; additionalProperty?: string };
-  if (params.missingProperty !== undefined) {
-    return { path: formatPath([...segments, params.missingProperty]), message: 'is required' };
-  }
-  if (params.additionalProperty !== undefined) {
-    return { path: formatPath([...segments, params.additionalProperty]), message: 'is not allowed' };
-  }
-  return { path: formatPath(segments), message: error.message ?? 'is invalid' };
-}
-
-function formatPath(segments: ReadonlyArray<PropertyKey>): string {
-  let path = '';
-  for (const segment of segments) {
-    const key = typeof segment === 'symbol' ? segment.toString() : String(segment);
-    if (/^\d+$/.test(key)) path += `[${key}]`;
-    else path += path ? `.${key}` : key;
-  }
-  return path || '(root)';
 }
 
 function assertObjectSchema(toolName: string, schema: object): asserts schema is JsonObjectSchema {

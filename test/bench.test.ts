@@ -13,7 +13,7 @@ it('npm run bench runs every scenario against the three targets and the peers (s
     timeout: 80_000,
     env: { ...process.env, BENCH_DATABASE_URL: inject('databaseUrl') },
   });
-  for (const scenario of ['long 20 turns', 'long on a thread 20 turns', 'parallel 4 × 20 ms', 'eager', 'concurrent 20 runs', 'stream 2 KB', 'compaction, 20 turns', 'bundle of the core loop', 'soak ', ...(inject('databaseUrl') ? ['durable 5 turns'] : [])]) {
+  for (const scenario of ['long 20 turns', 'long on a thread 20 turns', 'parallel 4 × 20 ms', 'eager', 'concurrent 20 runs', 'stream 2 KB', 'compaction, 20 turns', 'bundle of the core loop', 'soak ', 'core bundle', 'import of the core', 'JSON Schema validation', ...(inject('databaseUrl') ? ['durable 5 turns'] : [])]) {
     expect(stdout).toContain(`| ${scenario}`);
   }
   for (const target of ['tool-runner', 'sdk toolRunner', 'hand-written', 'AI SDK', 'LangChain', 'Mastra', 'OpenAI Agents']) expect(stdout).toContain(`| ${target} |`);

@@ -34,7 +34,7 @@ describe('the built package', () => {
     expect(readFileSync('dist/otel/index.js', 'utf8')).toMatch(/from "@opentelemetry\/api"/);
   });
 
-  it('the core bundle imports neither zod nor the testing kit', () => {
+  it('the core bundle imports neither zod nor the testing kit, nor any node: module', () => {
     const bundle = readFileSync('dist/index.js', 'utf8');
     const imports = [...bundle.matchAll(/^import .* from ['"]([^'"]+)['"];$/gm)].map((match) => match[1]);
     expect([...new Set(imports)].sort()).toEqual([
@@ -42,8 +42,7 @@ describe('the built package', () => {
       '@anthropic-ai/sdk/lib/BetaMessageStream',
       '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset',
       '@anthropic-ai/sdk/resources/beta/messages/messages',
-      'ajv',
-      'ajv/dist/2020.js',
+      '@cfworker/json-schema',
     ]);
   });
 });
