@@ -5,7 +5,8 @@
  * ratio of a pair is close to the loops' own difference (the hand-written loop paired with itself:
  * median 0.99 over 8 pairs of 1,000 turns over a thread). `npm run bench`
  * measures its long scenarios the same way (this runner beside a hand-written loop, then the SDK's
- * runner beside another); this runs any two, e.g. a loop against itself to see the method's spread.
+ * runner beside another); this runs any two, e.g. a loop against itself to see the method's spread,
+ * or a peer by its name ('AI SDK', 'LangChain', 'Mastra', 'OpenAI Agents'; whole history only).
  * Usage: node --import tsx bench/paired.ts [turns=1000] [thread|whole] [pairs=8] [a=tool-runner] [b=hand-written]
  */
 import type { LongFigures } from './long-worker.js';

@@ -1,5 +1,7 @@
 /** The bench scenarios. Each runs one target once and returns its figures for that round. */
+import { randomUUID } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
+import type { BetaRawMessageStreamEvent } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { Scenario } from './server.js';
 import type { Job, Target } from './targets.js';
 
@@ -37,28 +39,37 @@ export const SMOKE: Sizes = {
   eagerChunkDelayMs: 5,
   eagerToolMs: 40,
   concurrentRuns: 20,
-  holdMs: 300,
+  holdMs: 500,
   throughputChars: 2_000,
   throughputChunk: 10,
 };
 
 const params = { model: 'bench-model', max_tokens: 1024, messages: [{ role: 'user' as const, content: 'Go.' }] };
 
-/** A client whose requests name the scenario, and the times at which each request left. */
+/** A client whose requests name the scenario, the same for the peers' providers, and the times at which each request left. */
 function clientFor(url: string, scenario: Scenario) {
   const sent: number[] = [];
-  const client = new Anthropic({
-    apiKey: 'bench',
-    baseURL: url,
-    maxRetries: 0,
-    timeout: 120_000,
-    defaultHeaders: { 'x-bench': JSON.stringify(scenario) },
-    fetch: (input, init) => {
-      sent.push(performance.now());
-      return fetch(input, init);
-    },
-  });
-  return { client, sent };
+  const headers = { 'x-bench': JSON.stringify(scenario) };
+  const counted: typeof fetch = (input, init) => {
+    sent.push(performance.now());
+    return fetch(input, init);
+  };
+  const client = new Anthropic({ apiKey: 'bench', baseURL: url, maxRetries: 0, timeout: 120_000, defaultHeaders: headers, fetch: counted });
+  return { client, connection: { baseURL: url, headers, fetch: counted }, sent };
+}
+
+/** What a run did, counted by the bench (requests at the server, tool runs) and its last reply's text. */
+interface Counts {
+  requests: number;
+  tools: number;
+  text: string | number;
+}
+
+/** A loop that stops early, skips a tool or runs one too often fails the bench, loudly. */
+function expectCounts(target: Target, what: string, counted: Counts, expected: Counts) {
+  if (counted.requests === expected.requests && counted.tools === expected.tools && counted.text === expected.text) return;
+  const show = (counts: Counts) => `${counts.requests} requests, ${counts.tools} tool runs, last reply ${JSON.stringify(counts.text)}`;
+  throw new Error(`${target.name} did not run the same agent (${what}): ${show(counted)}; expected ${show(expected)}`);
 }
 
 const cpuMs = () => {
@@ -92,21 +103,27 @@ export const measuredRuns = (turns: number) => Math.ceil(MEASURED_TURNS / turns)
  * run paid for compiling its loop's code again: in both loops, more in the one with more code.
  */
 export async function long(url: string, target: Target, turns: number, thread = false, runs = 1) {
-  const job = (runTurns: number, step: (n: number | undefined) => string): Job => ({
-    client: clientFor(url, { kind: 'long', turns: runTurns }).client,
-    params,
-    stream: false,
-    eager: false,
-    tool: { name: 'step', run: ({ n }) => step(n) },
-    thread,
-  });
+  const runOf = (runTurns: number, step: (n: number | undefined) => string) => {
+    const { client, connection, sent } = clientFor(url, { kind: 'long', turns: runTurns });
+    const job: Job = { client, connection, params, stream: false, eager: false, tool: { name: 'step', run: ({ n }) => step(n) }, thread };
+    return { job, sent };
+  };
+  /** Every turn but the last runs the tool once; each turn is one request; the last reply is the server's 'done'. */
+  const check = (what: string, runTurns: number, sent: number[], tools: number, text: string) =>
+    expectCounts(target, what, { requests: sent.length, tools, text }, { requests: runTurns, tools: runTurns - 1, text: 'done' });
   globalThis.gc?.();
-  await target.run(job(Math.min(WARM_UP_TURNS, turns), (n) => `ok ${n}`));
+  const warmUpTurns = Math.min(WARM_UP_TURNS, turns);
+  let warmUpTools = 0;
+  const warmUp = runOf(warmUpTurns, (n) => (warmUpTools++, `ok ${n}`));
+  const warmUpText = await target.run(warmUp.job);
+  check(`long warm-up, ${warmUpTurns} turns`, warmUpTurns, warmUp.sent, warmUpTools, warmUpText);
   const marks: number[][] = Array.from({ length: runs }, () => []);
-  const measured = marks.map((runMarks) => job(turns, (n) => (runMarks.push(cpuMs()), `ok ${n}`)));
+  const measured = marks.map((runMarks) => runOf(turns, (n) => (runMarks.push(cpuMs()), `ok ${n}`)));
+  const texts: string[] = [];
   const start = cpuMs();
-  for (const run of measured) await target.run(run);
+  for (const run of measured) texts.push(await target.run(run.job));
   const perTurn = (cpuMs() - start) / (turns * runs);
+  measured.forEach((run, i) => check(`long, ${turns} turns`, turns, run.sent, marks[i]!.length, texts[i]!));
   const first: number[] = [];
   const last: number[] = [];
   for (const runMarks of marks) {
@@ -120,10 +137,11 @@ export async function long(url: string, target: Target, turns: number, thread = 
 
 /** Parallel tools: wall time from the first tool start to the request carrying their results. */
 export async function parallel(url: string, target: Target, sizes: Sizes) {
-  const { client, sent } = clientFor(url, { kind: 'parallel', calls: sizes.parallelCalls });
+  const { client, connection, sent } = clientFor(url, { kind: 'parallel', calls: sizes.parallelCalls });
   const starts: number[] = [];
   const job: Job = {
     client,
+    connection,
     params,
     stream: false,
     eager: false,
@@ -136,13 +154,14 @@ export async function parallel(url: string, target: Target, sizes: Sizes) {
       },
     },
   };
-  await target.run(job);
+  const text = await target.run(job);
+  expectCounts(target, `parallel ${sizes.parallelCalls}`, { requests: sent.length, tools: starts.length, text }, { requests: 2, tools: sizes.parallelCalls, text: 'done' });
   return { toolPhaseMs: sent[1]! - Math.min(...starts) };
 }
 
 /** Eager start: end-to-end wall of a streamed reply with a tool call first, then long text. */
 export async function eager(url: string, target: Target, sizes: Sizes, options: { stream: boolean; eager: boolean }) {
-  const { client, sent } = clientFor(url, {
+  const { client, connection, sent } = clientFor(url, {
     kind: 'eager',
     textChunks: sizes.eagerTextChunks,
     chunkDelayMs: sizes.eagerChunkDelayMs,
@@ -150,6 +169,7 @@ export async function eager(url: string, target: Target, sizes: Sizes, options: 
   let streamEnd = 0;
   const job: Job = {
     client,
+    connection,
     params,
     ...options,
     tool: {
@@ -160,7 +180,7 @@ export async function eager(url: string, target: Target, sizes: Sizes, options: 
       },
     },
     onEvent: (event) => {
-      if (event.type === 'message_stop' && streamEnd === 0) streamEnd = performance.now();
+      if ((event as BetaRawMessageStreamEvent).type === 'message_stop' && streamEnd === 0) streamEnd = performance.now();
     },
   };
   const started = performance.now();
@@ -173,10 +193,10 @@ export async function eager(url: string, target: Target, sizes: Sizes, options: 
   };
 }
 
-/** Many runs in flight: heap after gc per run while the server holds every response. */
+/** Many runs in flight: heap after gc per run while the server holds every response (bench/server.ts: until the last request, then `holdMs`). */
 export async function concurrent(url: string, target: Target, sizes: Sizes) {
-  const { client, sent } = clientFor(url, { kind: 'hold', holdMs: sizes.holdMs });
-  const job: Job = { client, params, stream: false, eager: false, tool: { name: 'step', run: () => 'ok' } };
+  const { client, connection, sent } = clientFor(url, { kind: 'hold', holdMs: sizes.holdMs, runs: sizes.concurrentRuns, batch: randomUUID() });
+  const job: Job = { client, connection, params, stream: false, eager: false, tool: { name: 'step', run: () => 'ok' } };
   globalThis.gc?.();
   await sleep(50);
   globalThis.gc?.();
@@ -186,7 +206,13 @@ export async function concurrent(url: string, target: Target, sizes: Sizes) {
   await sleep(Math.min(300, sizes.holdMs / 4));
   globalThis.gc?.();
   const during = process.memoryUsage().heapUsed;
-  await Promise.all(runs);
+  // Read before the first response could be back (`holdMs` after the last request), every run was in flight.
+  const readAfterMs = performance.now() - sent.at(-1)!;
+  const texts = await Promise.all(runs);
+  if (readAfterMs >= sizes.holdMs) {
+    throw new Error(`${target.name}: the heap was read ${readAfterMs.toFixed(0)} ms after the last request, when responses held ${sizes.holdMs} ms could be back: not every run was in flight`);
+  }
+  expectCounts(target, `concurrent ${sizes.concurrentRuns}`, { requests: sent.length, tools: 0, text: texts.filter((text) => text === 'done').length }, { requests: sizes.concurrentRuns, tools: 0, text: sizes.concurrentRuns });
   return { heapPerRunKB: (during - before) / sizes.concurrentRuns / 1024 };
 }
 
@@ -195,10 +221,11 @@ export async function concurrent(url: string, target: Target, sizes: Sizes) {
  * summed over `repeats` back-to-back replies (one reply is too short to measure steadily).
  */
 export async function throughput(url: string, target: Target, sizes: Sizes, eagerStart: boolean, repeats = 3) {
-  const { client } = clientFor(url, { kind: 'throughput', chars: sizes.throughputChars, chunkSize: sizes.throughputChunk });
+  const { client, connection, sent } = clientFor(url, { kind: 'throughput', chars: sizes.throughputChars, chunkSize: sizes.throughputChunk });
   let events = 0;
   const job: Job = {
     client,
+    connection,
     params,
     stream: true,
     eager: eagerStart,
@@ -209,9 +236,12 @@ export async function throughput(url: string, target: Target, sizes: Sizes, eage
   };
   // A full GC, then one unmeasured reply of the same loop (see `long`).
   globalThis.gc?.();
-  await target.run(job);
+  const lengths = [(await target.run(job)).length];
   events = 0;
   const start = cpuMs();
-  for (let i = 0; i < repeats; i++) await target.run(job);
-  return { cpuMs: (cpuMs() - start) / repeats, events: events / repeats };
+  for (let i = 0; i < repeats; i++) lengths.push((await target.run(job)).length);
+  const cpu = cpuMs() - start;
+  const whole = lengths.filter((length) => length === sizes.throughputChars).length;
+  expectCounts(target, `stream ${sizes.throughputChars} chars`, { requests: sent.length, tools: 0, text: whole }, { requests: repeats + 1, tools: 0, text: repeats + 1 });
+  return { cpuMs: cpu / repeats, events: events / repeats };
 }

@@ -12,12 +12,15 @@ export type Scenario =
   | { kind: 'long'; turns: number }
   | { kind: 'parallel'; calls: number }
   | { kind: 'eager'; textChunks: number; chunkDelayMs: number }
-  | { kind: 'hold'; holdMs: number }
+  /** `runs` requests of one `batch` (a concurrent round): every response is held until the last has come, then `holdMs`. */
+  | { kind: 'hold'; holdMs: number; runs: number; batch: string }
   | { kind: 'throughput'; chars: number; chunkSize: number };
 
 interface Reply {
   content: BetaContentBlock[];
   delayMs?: number;
+  /** Held until its batch is complete (before `delayMs`). */
+  batch?: { id: string; runs: number };
   eventDelayMs?: number;
   chunkSize?: number;
 }
@@ -54,7 +57,7 @@ function reply(scenario: Scenario, turn: number): Reply {
           }
         : { content: [text('done')] };
     case 'hold':
-      return { content: [text('done')], delayMs: scenario.holdMs };
+      return { content: [text('done')], delayMs: scenario.holdMs, batch: { id: scenario.batch, runs: scenario.runs } };
     case 'throughput':
       return { content: [text('x'.repeat(scenario.chars))], chunkSize: scenario.chunkSize };
   }
@@ -77,6 +80,26 @@ function message(content: BetaContentBlock[], model: string): BetaMessage {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Concurrent rounds: the requests of a batch come in as the loop starts its runs; each waits for
+ * the last, so that every run is in flight for `holdMs` after the loop has started them all, however
+ * long that took it.
+ */
+const batches = new Map<string, { arrived: number; complete: Promise<void>; done: () => void }>();
+function batchComplete({ id, runs }: { id: string; runs: number }): Promise<void> {
+  let batch = batches.get(id);
+  if (!batch) {
+    let done = () => {};
+    const complete = new Promise<void>((resolve) => (done = resolve));
+    batches.set(id, (batch = { arrived: 0, complete, done }));
+  }
+  if (++batch.arrived === runs) {
+    batches.delete(id);
+    batch.done();
+  }
+  return batch.complete;
+}
+
 const server = createServer(async (req, res) => {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -84,6 +107,7 @@ const server = createServer(async (req, res) => {
   const scenario = JSON.parse(String(req.headers['x-bench'])) as Scenario;
   const turn = turnOf(body);
   const planned = reply(scenario, turn);
+  if (planned.batch) await batchComplete(planned.batch);
   if (planned.delayMs) await sleep(planned.delayMs);
   const built = message(planned.content, body.model);
   if (body.thread) threadTurns.set(built.id, turn + 1);

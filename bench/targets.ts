@@ -1,7 +1,8 @@
 /**
- * The three loops the bench compares, each given the same job: this runner, the SDK's runner and
- * a hand-written `while` loop — all sending the whole history (`thread: false`), or all over a
- * message thread (only the new messages each turn).
+ * The three loops the bench compares on the SDK's client, each given the same job: this runner,
+ * the SDK's runner and a hand-written `while` loop — all sending the whole history
+ * (`thread: false`), or all over a message thread (only the new messages each turn). The peers
+ * (bench/peers/) are given the same job through their own Anthropic providers.
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
@@ -10,24 +11,40 @@ import { z } from 'zod';
 import { type ToolRunnerOptions, tool, toolRunner } from '../src/index.js';
 import { MESSAGE_THREADS_BETA } from '../src/thread.js';
 
+/** The bench server as a provider other than the SDK's client reaches it: the same headers and `fetch`. */
+export interface Connection {
+  /** The server's origin (without `/v1`). */
+  baseURL: string;
+  /** `x-bench`: the scenario, which the server reads. */
+  headers: Record<string, string>;
+  /** Counts the requests (bench/scenarios.ts checks them after each run). */
+  fetch: typeof fetch;
+}
+
 /** One job: the request params, the one tool the model calls, and how the loop reads each reply. */
 export interface Job {
   client: Anthropic;
+  /** The same server for the peers' own providers. */
+  connection: Connection;
   params: { model: string; max_tokens: number; messages: BetaMessageParam[] };
   tool: { name: string; run: (input: { n?: number | undefined; q?: string | undefined }) => Promise<string> | string };
   stream: boolean;
   /** Start tools while the reply streams (ours and the SDK's runner; the hand-written loop cannot). */
   eager: boolean;
-  /** Called with every stream event the loop body sees (stream jobs only). */
-  onEvent?: (event: BetaRawMessageStreamEvent) => void;
+  /** Called with every stream event (or a peer's stream part) the loop body sees (stream jobs only). */
+  onEvent?: (event: unknown) => void;
   /** Over a message thread (each request sends only the new messages). */
   thread?: boolean;
 }
 
 export interface Target {
   name: string;
-  run(job: Job): Promise<BetaMessage>;
+  /** Runs the job to its end; resolves with the text of the last reply. */
+  run(job: Job): Promise<string>;
 }
+
+/** The text of a reply. */
+export const textOf = (message: BetaMessage) => message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
 
 const inputSchema = z.object({ n: z.number().optional(), q: z.string().optional() });
 const description = 'A bench tool';
@@ -72,7 +89,7 @@ function ourTarget(name: string, options?: ToolRunnerOptions): Target {
           for await (const event of item as AsyncIterable<BetaRawMessageStreamEvent>) job.onEvent?.(event);
         }
       }
-      return runner.done();
+      return textOf(await runner.done());
     },
   };
 }
@@ -98,7 +115,7 @@ export const sdk: Target = {
     for await (const item of runner) {
       if (job.stream) for await (const event of item) job.onEvent?.(event);
     }
-    return runner.done();
+    return textOf(await runner.done());
   },
 };
 
@@ -126,7 +143,7 @@ export const handWritten: Target = {
       previous = message;
       messages.push({ role: 'assistant', content: message.content });
       const calls = message.content.filter((block) => block.type === 'tool_use');
-      if (message.stop_reason !== 'tool_use' || calls.length === 0) return message;
+      if (message.stop_reason !== 'tool_use' || calls.length === 0) return textOf(message);
       const results = await Promise.all(
         calls.map(async (call) => ({
           type: 'tool_result' as const,
@@ -139,6 +156,7 @@ export const handWritten: Target = {
   },
 };
 
+/** The loops on the SDK's client; the peers are loaded by name (bench/target-by-name.ts). */
 export const targets = [ours, sdk, handWritten];
 
 /** Every loop a long-scenario worker can run (bench/long-worker.ts). */
