@@ -13,7 +13,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toolRunner } from '../src/index.js';
 import { type Inspector, inspector } from '../src/inspect/index.js';
-import { type Target, ourTool } from './targets.js';
+import { type Target, ourTool, textOf } from './targets.js';
 
 let watched: Promise<Inspector> | undefined;
 let browser: ChildProcess | undefined;
@@ -53,7 +53,7 @@ function watchedBy(name: string, page: boolean): Target {
       for await (const _ of runner) {
         // As `ours` does with whole messages.
       }
-      return runner.done();
+      return textOf(await runner.done());
     },
   };
 }
