@@ -4,7 +4,7 @@
  * through the same hooks, events and request options.
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import type { PendingApproval } from './approval.js';
+import type { HeldCall } from './snapshot.js';
 import { type RequestOptions, messagesApi } from './client.js';
 import { ignore } from './completion.js';
 import { withFields } from './copy.js';
@@ -40,7 +40,7 @@ export interface EagerStarts extends EagerCalls {
 /** The user message of results, and the calls still waiting for approval (not in the message). */
 export interface Answer {
   message: ToolResultMessage;
-  pending: PendingApproval[];
+  pending: HeldCall[];
 }
 
 /** What to do after a reply with this stop reason (SPEC §3). */

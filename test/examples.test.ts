@@ -47,6 +47,13 @@ describe('examples run offline', () => {
       /last request: tool_choice \{"type":"none"\}\nanswer: You can send 50 requests per minute per key\./,
       /stopped by: budget after 5 requests, 5000 tokens/,
     ],
+    agents: [
+      /\[papers_agent\] search_papers done/,
+      /\[news_agent\] search_news done/,
+      /sub-agent answered: A 2025 survey: otters crack shells with rocks\.\nsub-agent answered: Sea otters made headlines on 2026-11-30\./,
+      /answer: Sea otters use rocks as tools/,
+      /usage of all three agents: \d+ in \/ \d+ out over 2 requests of the lead/,
+    ],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };
   for (const [name, patterns] of Object.entries(expectations)) {
