@@ -4,7 +4,9 @@
  * nested loop on the same client. The model is an in-process `fetch` that answers at once with
  * canned JSON (the same for both), so the figure is the loops' own CPU, not a server's. Alternating
  * rounds; the median ratio is printed.
- * Usage: node --import tsx bench/agents.ts [rounds=15] [parentTurns=100]
+ * With `runs` as the third argument it compares 100 runs of the 3-turn sub-agent alone (this
+ * runner, no agentTool) with the hand-written 3-turn loop: the share of the runner's own per-run cost.
+ * Usage: node --import tsx bench/agents.ts [rounds=15] [parentTurns=100] [nested|runs]
  */
 import Anthropic from '@anthropic-ai/sdk';
 import type { BetaContentBlockParam, BetaMessage, BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
@@ -90,24 +92,33 @@ async function cpuMs(run: () => Promise<unknown>): Promise<number> {
   return (used.user + used.system) / 1000;
 }
 
-const turns = parentTurns + 1 + parentTurns * SUB_TURNS;
+const runsOnly = process.argv[4] === 'runs';
+async function subRuns(): Promise<void> {
+  for (let i = 0; i < parentTurns; i++) await toolRunner(client, { model, max_tokens: 256, thread: false, system: 'sub', messages: [{ role: 'user', content: `task ${i}` }], tools: [lookup] });
+}
+async function handWrittenSubRuns(): Promise<void> {
+  for (let i = 0; i < parentTurns; i++) await loop('sub', `task ${i}`, [lookupDefinition], async (_inner, innerInput) => lookupRun(lookupSchema.parse(innerInput)));
+}
+const ours_ = runsOnly ? subRuns : withAgentTool;
+const theirs_ = runsOnly ? handWrittenSubRuns : handWritten;
+const turns = runsOnly ? parentTurns * SUB_TURNS : parentTurns + 1 + parentTurns * SUB_TURNS;
 for (let i = 0; i < 3; i++) {
-  await withAgentTool();
-  await handWritten();
+  await ours_();
+  await theirs_();
 }
 const ratios: number[] = [];
 const ours: number[] = [];
 const theirs: number[] = [];
 for (let round = 0; round < rounds; round++) {
   const first = round % 2 === 0;
-  const a = first ? await cpuMs(withAgentTool) : 0;
-  const b = await cpuMs(handWritten);
-  const c = first ? a : await cpuMs(withAgentTool);
+  const a = first ? await cpuMs(ours_) : 0;
+  const b = await cpuMs(theirs_);
+  const c = first ? a : await cpuMs(ours_);
   ours.push(c / turns);
   theirs.push(b / turns);
   ratios.push(c / b);
 }
 const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 console.log(
-  `${parentTurns} parent turns × a ${SUB_TURNS}-turn sub-agent (${turns} turns): agentTool ${median(ours).toFixed(3)} ms, hand-written nested loop ${median(theirs).toFixed(3)} ms CPU per turn; ratio median ${median(ratios).toFixed(3)} (${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}) over ${rounds} rounds`,
+  `${runsOnly ? `${parentTurns} runs of ${SUB_TURNS} turns, no agentTool` : `${parentTurns} parent turns × a ${SUB_TURNS}-turn sub-agent`} (${turns} turns): ${runsOnly ? 'tool-runner' : 'agentTool'} ${median(ours).toFixed(3)} ms, ${runsOnly ? 'hand-written loop' : 'hand-written nested loop'} ${median(theirs).toFixed(3)} ms CPU per turn; ratio median ${median(ratios).toFixed(3)} (${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}) over ${rounds} rounds`,
 );
