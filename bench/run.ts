@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { barChart } from './chart.js';
 import { compactionTokens } from './compaction.js';
+import { BEFORE, bundleSize, importTime, validationCost } from './portability.js';
 import { pinToCoreZero, startServer } from './server-process.js';
 import type { LongFigures } from './long-worker.js';
 import { type LongWorker, longWorker, runTogether } from './long-workers.js';
@@ -192,6 +193,7 @@ async function main() {
   await compaction();
   durable();
   soak();
+  await portability();
   report((performance.now() - started) / 1000);
 }
 
@@ -308,6 +310,24 @@ function soak() {
     description: '0',
     notRatio: true,
   });
+}
+
+/** Everywhere the SDK runs (issue 19): the core's bundle, its import time, the JSON Schema validation beside ajv's. */
+async function portability() {
+  log('portability: bundle, import, validation');
+  const size = await bundleSize();
+  const scenario = 'core bundle (ESM, minified; SDK and zod external)';
+  rows.push({ scenario, measure: 'KB minified', figures: { 'tool-runner': [size.minKB], 'before (ajv)': [BEFORE.bundleMinKB] } });
+  rows.push({ scenario, measure: 'KB gzipped', figures: { 'tool-runner': [size.gzipKB], 'before (ajv)': [BEFORE.bundleGzipKB] } });
+  goals.push({ name: 'core bundle, KB gzipped', ratios: [size.gzipKB], limit: 20, description: '≤ 20 KB', notRatio: true });
+  const imports: Series = [];
+  for (let round = 0; round < rounds(3); round++) imports.push(await importTime(smoke ? 1 : 11));
+  rows.push({ scenario: 'import of the core in Node', measure: 'ms, median of fresh processes', figures: { 'tool-runner': imports, 'before (ajv)': [BEFORE.importMs] } });
+  const cost: Record<string, Series> = {};
+  for (let round = 0; round < rounds(5); round++) {
+    for (const [name, us] of Object.entries(validationCost(smoke ? 200 : 50_000))) (cost[name] ??= []).push(us);
+  }
+  rows.push({ scenario: 'JSON Schema validation, 10-field object', measure: 'µs per call', figures: cost });
 }
 
 function rotate<T>(list: T[], by: number): T[] {

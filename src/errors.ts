@@ -25,6 +25,23 @@ export class ReplyError extends AnthropicError {
 }
 
 /**
+ * A tool's validator failed for a reason of its own (it threw instead of answering, or the runtime
+ * refused it, as Cloudflare Workers refuse code generated from strings). The model's input is not to
+ * blame, so the model is not told it was invalid: the run stops with this error; `cause` is what the
+ * validator threw. Nothing of the call was added to the history.
+ */
+export class ValidatorError extends Error {
+  /** The tool whose validator failed. */
+  readonly tool: string;
+
+  constructor(tool: string, cause: unknown) {
+    super(`The input validator of tool '${tool}' failed: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause });
+    this.name = 'ValidatorError';
+    this.tool = tool;
+  }
+}
+
+/**
  * The run's final reply gave no valid output for `options.output`: text that is not JSON or does
  * not match the schema after the repair turns (`outputRepairs`), a refusal, or a reply cut off by
  * `max_tokens`. The reply stays the last message of the history; iterating again (or `await runner`)

@@ -7,6 +7,7 @@ import { AGENT_RESUME, AgentPending } from './agent-link.js';
 import { type ApprovalDecision, type Approver, checkDecision, deniedText } from './approval.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, callHook } from './hooks.js';
+import { ValidatorError } from './errors.js';
 import { errorResult } from './history.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
@@ -216,21 +217,40 @@ export function approvalAsker(approve: Approver | undefined): (call: ToolCall) =
 
 type Validated = { ok: true; value: unknown } | { ok: false; message: string };
 
-/** The validated input; a promise only when the tool's validator is asynchronous. */
+/**
+ * The validated input; a promise only when the tool's validator is asynchronous. A validator that
+ * throws instead of answering failed on its own account: a ValidatorError, not the model's fault.
+ */
 function validateInput(tool: RunnableTool, input: unknown): Validated | Promise<Validated> {
-  try {
-    if (tool.validateInput) {
-      const result = tool.validateInput(input);
-      return isThenable(result) ? Promise.resolve(result).then((settled) => validated(tool, settled), (thrown: unknown) => notValidated(tool, thrown)) : validated(tool, result);
+  if (tool.validateInput) {
+    let result: ReturnType<NonNullable<RunnableTool['validateInput']>>;
+    try {
+      result = tool.validateInput(input);
+    } catch (thrown) {
+      throw new ValidatorError(tool.name, thrown);
     }
-    if (tool.parse) return { ok: true, value: tool.parse(input) };
-    return { ok: true, value: input };
+    if (!isThenable(result)) return validated(tool, result);
+    return Promise.resolve(result).then(
+      (settled) => validated(tool, settled),
+      (thrown: unknown) => {
+        throw new ValidatorError(tool.name, thrown);
+      },
+    );
+  }
+  if (!tool.parse) return { ok: true, value: input };
+  try {
+    return { ok: true, value: tool.parse(input) };
   } catch (thrown) {
+    // The SDK's helpers throw for invalid input; a runtime that refuses generated code is the parser's own failure.
+    if (thrown instanceof EvalError) throw new ValidatorError(tool.name, thrown);
     return notValidated(tool, thrown);
   }
 }
 
 function validated(tool: RunnableTool, result: ValidationResult<unknown>): Validated {
+  if (typeof result !== 'object' || result === null || typeof result.ok !== 'boolean') {
+    throw new ValidatorError(tool.name, new TypeError(`validateInput returned ${JSON.stringify(result) ?? String(result)} instead of { ok, value } or { ok, issues }`));
+  }
   return result.ok ? result : { ok: false, message: formatIssues(tool.name, result.issues) };
 }
 

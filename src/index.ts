@@ -83,7 +83,7 @@ export type { RunnerSnapshot } from './snapshot.js';
 export type { ThreadSnapshot } from './thread.js';
 export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
 export { HookError } from './hooks.js';
-export { OutputError, ReplyError } from './errors.js';
+export { OutputError, ReplyError, ValidatorError } from './errors.js';
 export type { OutputOf, OutputSchema } from './output.js';
 export type { Budget, LoopGuardOptions, OnLimit, RunControlOptions } from './run-control-options.js';
 export type { StoppedBy } from './stop-reason.js';

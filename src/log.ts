@@ -53,6 +53,17 @@ export class LeveledLogger implements Logger {
  */
 export function runnerLogger(client: unknown, logger?: Logger): LeveledLogger {
   const fromClient = client as { logger?: Logger; logLevel?: unknown };
-  const level = parseLevel(fromClient.logLevel) ?? parseLevel(process.env['ANTHROPIC_LOG']) ?? 'warn';
+  const level = parseLevel(fromClient.logLevel) ?? parseLevel(environment('ANTHROPIC_LOG')) ?? 'warn';
   return new LeveledLogger(logger ?? fromClient.logger ?? console, level);
+}
+
+/** A variable of the process's environment where there is one (Node, Bun, Deno); undefined in a browser or a worker. */
+function environment(name: string): string | undefined {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  try {
+    return env?.[name];
+  } catch {
+    // Deno without --allow-env throws on reading the environment.
+    return undefined;
+  }
 }

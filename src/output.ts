@@ -29,7 +29,7 @@ export interface OutputJSON {
 /** The repair turns of a run by default. */
 export const DEFAULT_OUTPUT_REPAIRS = 1;
 
-const OWNER = { label: 'toolRunner', key: 'options.output' };
+const OWNER = { label: 'toolRunner', key: 'options.output', noun: 'options.output' };
 
 /** Final replies whose text is not read for a repair: the model declined, or was cut off. */
 const NO_REPAIR: ReadonlySet<string | null> = new Set(['refusal', 'max_tokens', 'model_context_window_exceeded']);

@@ -5,26 +5,17 @@
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { compileJsonSchema } from './json-schema.js';
+import {
+  type CompiledSchema,
+  type JsonObjectSchema,
+  type SchemaOwner,
+  type ValidationIssue,
+  type ValidationResult,
+  formatPath,
+} from './validation.js';
 
-/** A JSON Schema object describing the tool's input (its top level must be `type: "object"`). */
-export type JsonObjectSchema = { readonly type: 'object'; readonly [key: string]: unknown };
-
-/** One reason an input was rejected, with where in the input it was found. */
-export interface ValidationIssue {
-  /** Dotted location in the input (`items[2].name`), or `(root)`. */
-  path: string;
-  message: string;
-}
-
-export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
-
-/** A schema turned into what the runner needs. */
-export interface CompiledSchema<T> {
-  jsonSchema: JsonObjectSchema;
-  validate(input: unknown): ValidationResult<T> | Promise<ValidationResult<T>>;
-}
+export type { CompiledSchema, JsonObjectSchema, SchemaOwner, ValidationIssue, ValidationResult };
 
 /** Any schema kind `tool()` (and `options.output`) accepts. */
 export type AnySchema = StandardSchemaV1 | JsonObjectSchema;
@@ -37,18 +28,12 @@ export type SchemaValue<S> =
       ? FromSchema<S>
       : unknown;
 
-/** Who a schema belongs to, for its errors: `Tool 'x'` and `inputSchema`, or `toolRunner` and `options.output`. */
-export interface SchemaOwner {
-  label: string;
-  key: string;
-}
-
 export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
   return typeof schema === 'object' && schema !== null && '~standard' in schema;
 }
 
 /**
- * Compiles `schema` (a tool's input schema, or the run's output schema: `owner` says which, for the
+ * Compiles `schema` (a tool's input schema, or the run's output schema: `owner` says whose, for the
  * errors); throws a clear error when it cannot be used.
  */
 export function compileSchema<T>(owner: SchemaOwner, schema: AnySchema): CompiledSchema<T> {
@@ -59,7 +44,7 @@ export function compileSchema<T>(owner: SchemaOwner, schema: AnySchema): Compile
     );
   }
   assertObjectSchema(owner, schema);
-  return compileJsonSchema<T>(schema);
+  return compileJsonSchema<T>(owner, schema);
 }
 
 function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1): CompiledSchema<T> {
@@ -67,7 +52,7 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1):
     Partial<StandardJSONSchemaV1['~standard']>;
   if (!standard.jsonSchema || typeof standard.jsonSchema.input !== 'function') {
     throw new TypeError(
-      `${owner.label}: the ${standard.vendor} schema of ${owner.key} cannot export JSON Schema (Standard JSON Schema). ` +
+      `${owner.label}: ${owner.noun} (a ${standard.vendor} schema) cannot export JSON Schema (Standard JSON Schema). ` +
         'Use zod >= 4.2 (import from "zod" or "zod/v4"), a library that implements Standard JSON Schema, or pass a plain JSON Schema object.',
     );
   }
@@ -93,59 +78,11 @@ function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): Valida
   };
 }
 
-let ajv07: Ajv | undefined;
-let ajv2020: Ajv2020 | undefined;
-
-function compileJsonSchema<T>(schema: JsonObjectSchema): CompiledSchema<T> {
-  const { $schema, ...rest } = schema as JsonObjectSchema & { $schema?: unknown };
-  const options = { allErrors: true, useDefaults: true, strict: false, validateFormats: false } as const;
-  const engine =
-    typeof $schema === 'string' && $schema.includes('2020-12')
-      ? (ajv2020 ??= new Ajv2020(options))
-      : (ajv07 ??= new Ajv(options));
-  let check: ValidateFunction | undefined;
-  return {
-    jsonSchema: schema,
-    validate(input) {
-      check ??= engine.compile(rest);
-      // ajv writes defaults into the value it checks: never into the model's tool_use block.
-      const value = structuredClone(input);
-      if (check(value)) return { ok: true, value: value as T };
-      return { ok: false, issues: (check.errors ?? []).map(fromAjvError) };
-    },
-  };
-}
-
-function fromAjvError(error: ErrorObject): ValidationIssue {
-  const segments = error.instancePath
-    .split('/')
-    .slice(1)
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
-  const params = error.params as { missingProperty?: string; additionalProperty?: string };
-  if (params.missingProperty !== undefined) {
-    return { path: formatPath([...segments, params.missingProperty]), message: 'is required' };
-  }
-  if (params.additionalProperty !== undefined) {
-    return { path: formatPath([...segments, params.additionalProperty]), message: 'is not allowed' };
-  }
-  return { path: formatPath(segments), message: error.message ?? 'is invalid' };
-}
-
-function formatPath(segments: ReadonlyArray<PropertyKey>): string {
-  let path = '';
-  for (const segment of segments) {
-    const key = typeof segment === 'symbol' ? segment.toString() : String(segment);
-    if (/^\d+$/.test(key)) path += `[${key}]`;
-    else path += path ? `.${key}` : key;
-  }
-  return path || '(root)';
-}
-
 function assertObjectSchema(owner: SchemaOwner, schema: object): asserts schema is JsonObjectSchema {
   const type = (schema as { type?: unknown }).type;
   if (type !== 'object') {
     throw new TypeError(
-      `${owner.label}: ${owner.key} must describe an object (type: "object") at the top level, got type ${JSON.stringify(type) ?? 'undefined'}`,
+      `${owner.label}: ${owner.noun} must describe an object (type: "object") at the top level, got type ${JSON.stringify(type) ?? 'undefined'}`,
     );
   }
 }

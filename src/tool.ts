@@ -57,7 +57,7 @@ export function tool<const S extends AnySchema, const Name extends string = stri
     throw new TypeError(`Tool '${name}': \`run\` must be a function, got ${typeof run}`);
   }
   if (inputSchema === undefined) throw new TypeError(`Tool '${name}': \`inputSchema\` is required`);
-  const schema = compileSchema<InferInput<S>>({ label: `Tool '${name}'`, key: 'inputSchema' }, inputSchema);
+  const schema = compileSchema<InferInput<S>>({ label: `Tool '${name}'`, key: 'inputSchema', noun: 'the input schema' }, inputSchema);
   return { ...rest, name, input_schema: schema.jsonSchema, run, validateInput: schema.validate } as RunnableTool<InferInput<S>> & { readonly name: Name };
 }
 

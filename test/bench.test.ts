@@ -10,7 +10,7 @@ it('npm run bench runs every scenario against the three targets (smoke sizes)', 
     timeout: 80_000,
     env: { ...process.env, BENCH_DATABASE_URL: inject('databaseUrl') },
   });
-  for (const scenario of ['long 20 turns', 'long on a thread 20 turns', 'parallel 4 × 20 ms', 'eager', 'concurrent 20 runs', 'stream 2 KB', 'compaction, 20 turns', 'soak ', ...(inject('databaseUrl') ? ['durable 5 turns'] : [])]) {
+  for (const scenario of ['long 20 turns', 'long on a thread 20 turns', 'parallel 4 × 20 ms', 'eager', 'concurrent 20 runs', 'stream 2 KB', 'compaction, 20 turns', 'soak ', 'core bundle', 'import of the core', 'JSON Schema validation', ...(inject('databaseUrl') ? ['durable 5 turns'] : [])]) {
     expect(stdout).toContain(`| ${scenario}`);
   }
   for (const target of ['tool-runner', 'sdk toolRunner', 'hand-written', 'tool-runner, guards on']) expect(stdout).toContain(`| ${target} |`);

@@ -54,6 +54,7 @@ describe('examples run offline', () => {
       /answer: Sea otters use rocks as tools/,
       /usage of all three agents: \d+ in \/ \d+ out over 2 requests of the lead/,
     ],
+    edge: [/^200: It is 21°C in Lisbon\.$/m],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };
   for (const [name, patterns] of Object.entries(expectations)) {

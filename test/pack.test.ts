@@ -22,7 +22,8 @@ async function run(command: string, args: string[], cwd: string) {
 }
 const npm = (args: string[], cwd: string) => run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], cwd);
 
-afterAll(() => rmSync(temp, { recursive: true, force: true }));
+// Two clones' node_modules: on a busy machine removing them takes longer than a hook's default 10 s.
+afterAll(() => rmSync(temp, { recursive: true, force: true }), 60_000);
 
 /** A fresh clone of this repository's committed HEAD. */
 async function cloneHead(name: string) {

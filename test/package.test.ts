@@ -34,16 +34,16 @@ describe('the built package', () => {
     expect(readFileSync('dist/otel/index.js', 'utf8')).toMatch(/from "@opentelemetry\/api"/);
   });
 
-  it('the core bundle imports neither zod nor the testing kit', () => {
+  it('the core bundle imports neither zod nor the testing kit, nor any node: module', () => {
     const bundle = readFileSync('dist/index.js', 'utf8');
     const imports = [...bundle.matchAll(/^import .* from ['"]([^'"]+)['"];$/gm)].map((match) => match[1]);
     expect([...new Set(imports)].sort()).toEqual([
       '@anthropic-ai/sdk',
       '@anthropic-ai/sdk/lib/BetaMessageStream',
       '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset',
+      '@anthropic-ai/sdk/lib/transform-json-schema',
       '@anthropic-ai/sdk/resources/beta/messages/messages',
-      'ajv',
-      'ajv/dist/2020.js',
+      '@cfworker/json-schema',
     ]);
   });
 });

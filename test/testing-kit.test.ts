@@ -254,3 +254,34 @@ describe('the script', () => {
     expect(response.status).toBe(404);
   });
 });
+
+describe('a browser page can use the server (CORS)', () => {
+  it('answers a preflight with the SDK headers it asked for, records nothing and uses no step', async () => {
+    const server = await mockServer([{ content: [text('hi')] }]);
+    const preflight = await fetch(`${server.url}/v1/messages`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://127.0.0.1:1',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'anthropic-version, content-type, x-api-key, x-stainless-retry-count, x-stainless-os, x-unknown',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toMatch(/POST/);
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('anthropic-version, content-type, x-api-key, x-stainless-retry-count, x-stainless-os');
+    expect(server.requests).toHaveLength(0);
+    await server.client().messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    server.assertComplete();
+  });
+
+  it('lets the page read request-id and retry-after, on replies and errors alike', async () => {
+    const server = await mockServer([{ error: { status: 429, retryAfter: 1 } }, { content: [text('hi')] }]);
+    const post = () => fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { origin: 'http://127.0.0.1:1', 'content-type': 'application/json' }, body: '{}' });
+    for (const response of [await post(), await post()]) {
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+      expect(response.headers.get('access-control-expose-headers')).toBe('request-id, retry-after');
+      expect(response.headers.get('request-id')).toMatch(/^req_/);
+    }
+  });
+});

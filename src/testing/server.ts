@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import type { BetaContentBlock, BetaMessage, BetaMessageParam, BetaUsage } from '../types.js';
 import { apiId } from './blocks.js';
+import { allowPages, answerPreflight } from './cors.js';
 import { type ScriptedError, errorBody, sendError } from './api-errors.js';
 import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
@@ -129,6 +130,9 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   const threads = new ThreadStore(options.threads ?? 'hold');
 
   const server = createServer((req, res) => {
+    allowPages(res);
+    // A browser's preflight is no Messages request: not recorded, and it uses no step.
+    if (answerPreflight(req, res)) return void req.resume();
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) sendError(res, { status: 500, message: `Mock server failure: ${String(error)}` });
       else res.destroy();

@@ -1,0 +1,106 @@
+/**
+ * Checks a plain JSON Schema when the tool is defined, so that a schema the validator cannot use is
+ * the developer's error at `tool()` time, with where it is, and never an "invalid input" told to the
+ * model at run time.
+ */
+import { forEachSubschema, isObject } from './json-schema-walk.js';
+
+const TYPES: ReadonlySet<string> = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
+
+const COUNTS = ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'minContains', 'maxContains'];
+const NUMBERS = ['minimum', 'maximum'];
+const LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+
+/**
+ * The first problem of `schema`, as `where: what`, or undefined when it can be used. `resolves`
+ * tells whether a `$ref` found at a schema points to a schema the validator knows.
+ */
+export function schemaProblem(schema: unknown, resolves: (node: Record<string, unknown>) => boolean): string | undefined {
+  return problemAt(schema, [], resolves, 0);
+}
+
+function problemAt(schema: unknown, where: string[], resolves: (node: Record<string, unknown>) => boolean, depth: number): string | undefined {
+  if (typeof schema === 'boolean') return undefined;
+  if (!isObject(schema)) return at(where, `a schema must be an object or a boolean, got ${describe(schema)}`);
+  if (depth > 100) return at(where, 'the schema is nested more than 100 levels deep');
+  const own = ownProblem(schema, resolves);
+  if (own) return at([...where, own.key], own.message);
+  let found: string | undefined;
+  forEachSubschema(schema, (sub, path) => {
+    found ??= problemAt(sub, [...where, ...path], resolves, depth + 1);
+  });
+  return found;
+}
+
+function ownProblem(schema: Record<string, unknown>, resolves: (node: Record<string, unknown>) => boolean): { key: string; message: string } | undefined {
+  const { type, required, pattern, patternProperties, multipleOf, $ref } = schema;
+  const types = Array.isArray(type) ? type : type === undefined ? [] : [type];
+  for (const name of types) {
+    if (typeof name !== 'string' || !TYPES.has(name)) {
+      return { key: 'type', message: `${JSON.stringify(name)} is not a JSON Schema type (${[...TYPES].join(', ')})` };
+    }
+  }
+  if (required !== undefined && (!Array.isArray(required) || required.some((name) => typeof name !== 'string'))) {
+    return { key: 'required', message: 'must be an array of property names' };
+  }
+  if ('enum' in schema && !Array.isArray(schema.enum)) return { key: 'enum', message: 'must be an array of values' };
+  for (const key of COUNTS) {
+    const value = schema[key];
+    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 0)) {
+      return { key, message: `must be a non-negative integer, got ${JSON.stringify(value)}` };
+    }
+  }
+  for (const key of NUMBERS) {
+    if (schema[key] !== undefined && typeof schema[key] !== 'number') return { key, message: `must be a number, got ${JSON.stringify(schema[key])}` };
+  }
+  for (const key of ['exclusiveMinimum', 'exclusiveMaximum']) {
+    // A boolean in draft 4, a number since draft 6.
+    const value = schema[key];
+    if (value !== undefined && typeof value !== 'number' && typeof value !== 'boolean') return { key, message: `must be a number, got ${JSON.stringify(value)}` };
+  }
+  if (multipleOf !== undefined && !(typeof multipleOf === 'number' && multipleOf > 0)) {
+    return { key: 'multipleOf', message: `must be a number greater than 0, got ${JSON.stringify(multipleOf)}` };
+  }
+  for (const key of LISTS) {
+    if (schema[key] !== undefined && !(Array.isArray(schema[key]) && (schema[key] as unknown[]).length > 0)) {
+      return { key, message: 'must be a non-empty array of schemas' };
+    }
+  }
+  for (const key of ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']) {
+    if (schema[key] !== undefined && !isObject(schema[key])) return { key, message: 'must be an object whose values are schemas' };
+  }
+  if (pattern !== undefined) {
+    const problem = typeof pattern === 'string' ? regexProblem(pattern) : 'must be a string';
+    if (problem) return { key: 'pattern', message: problem };
+  }
+  if (isObject(patternProperties)) {
+    for (const key in patternProperties) {
+      const problem = regexProblem(key);
+      if (problem) return { key: `patternProperties.${key}`, message: problem };
+    }
+  }
+  if ($ref !== undefined) {
+    if (typeof $ref !== 'string') return { key: '$ref', message: 'must be a string' };
+    if (!resolves(schema)) return { key: '$ref', message: `${JSON.stringify($ref)} does not point to a schema in this schema (only references inside the schema are followed)` };
+  }
+  return undefined;
+}
+
+function regexProblem(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern, 'u');
+    return undefined;
+  } catch (error) {
+    return `${JSON.stringify(pattern)} is not a valid regular expression (${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
+function at(where: readonly string[], message: string): string {
+  return `${where.length > 0 ? where.join('.') : '(root)'}: ${message}`;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value;
+}

@@ -1,0 +1,59 @@
+/**
+ * A plain JSON Schema (drafts 4, 6, 7, 2019-09, 2020-12) as a run-time validator that generates no
+ * code (`@cfworker/json-schema` interprets the schema: no `eval`, no `new Function`), so it runs
+ * wherever the SDK does, Cloudflare Workers included. Everything is prepared when the tool is
+ * defined: a call only walks the schema. See docs/validation.md for the choice.
+ */
+import { type OutputUnit, type Schema, dereference, validate } from '@cfworker/json-schema';
+import { applyDefaults, hasDefaults } from './json-schema-defaults.js';
+import { schemaProblem } from './json-schema-check.js';
+import { keywordLookup, toIssues } from './json-schema-issues.js';
+import { withoutFormats } from './json-schema-walk.js';
+import type { CompiledSchema, JsonObjectSchema, SchemaOwner } from './validation.js';
+
+type Draft = '4' | '7' | '2019-09' | '2020-12';
+type Lookup = Record<string, Schema | boolean>;
+
+/** Prepares `schema` (already checked to be an object schema) of `owner` (a tool, the run's output); throws a TypeError naming what is wrong. */
+export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchema): CompiledSchema<T> {
+  // The validator marks the schema it is given, and `format` is an annotation here (as ajv ran it,
+  // and as 2020-12 says by default): it validates a copy without formats, never the caller's object.
+  let copy: Schema;
+  let lookup: Lookup;
+  try {
+    copy = withoutFormats(structuredClone(schema)) as Schema;
+    lookup = dereference(copy);
+  } catch (error) {
+    throw invalidSchema(owner, error instanceof Error ? error.message : String(error));
+  }
+  const draft = draftOf(schema.$schema);
+  const resolve = (node: Record<string, unknown>) => lookup[(node.__absolute_ref__ as string | undefined) ?? (node.$ref as string)];
+  const problem = schemaProblem(copy, (node) => resolve(node) !== undefined);
+  if (problem) throw invalidSchema(owner, problem);
+  const keywordAt = keywordLookup(copy, resolve);
+  const defaults = hasDefaults(copy);
+  return {
+    jsonSchema: schema,
+    validate(input) {
+      // A copy, so that neither defaults nor the tool's own changes reach the model's tool_use block.
+      const value = structuredClone(input);
+      if (defaults) applyDefaults(copy, value, resolve);
+      const result = validate(value, copy, draft, lookup, false);
+      if (result.valid) return { ok: true, value: value as T };
+      return { ok: false, issues: toIssues(result.errors as OutputUnit[], keywordAt) };
+    },
+  };
+}
+
+/** The draft `$schema` names; without one, 2020-12 (the API's draft for `input_schema`). */
+function draftOf($schema: unknown): Draft {
+  if (typeof $schema !== 'string') return '2020-12';
+  if ($schema.includes('draft-04')) return '4';
+  if ($schema.includes('draft-06') || $schema.includes('draft-07')) return '7';
+  if ($schema.includes('2019-09')) return '2019-09';
+  return '2020-12';
+}
+
+function invalidSchema(owner: SchemaOwner, problem: string): TypeError {
+  return new TypeError(`${owner.label}: ${owner.noun} is not a valid JSON Schema: ${problem}`);
+}

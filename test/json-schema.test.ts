@@ -1,0 +1,199 @@
+/**
+ * Plain JSON Schema tools, validated without generated code (@cfworker/json-schema): issues the
+ * model can act on for each kind of keyword, defaults, every draft, schema errors at tool() time,
+ * and a validator that fails on its own account as a runner error.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ValidatorError, tool, toolRunner } from 'tool-runner';
+import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
+import { baseParams, mockServer } from './helpers.js';
+
+/** The text the model gets back for one call of a tool with `schema`, and the input `run` saw (if it ran). */
+async function answer(schema: object, input: unknown) {
+  const seen: unknown[] = [];
+  const server = await mockServer([{ content: [toolUse('t', input, 'toolu_1')] }, { content: [text('ok')] }]);
+  await toolRunner(server.client(), { ...baseParams, tools: [tool({ name: 't', inputSchema: schema as { type: 'object' }, run: (value) => (seen.push(value), 'ran') })] });
+  const result = toolResults(server.requests[1]!)[0]!;
+  return { content: result.content as string, isError: result.is_error === true, seen: seen[0] };
+}
+
+const lines = (content: string) => content.split('\n').filter((line) => line.startsWith('- '));
+
+describe('JSON Schema issues the model can act on', () => {
+  const order = {
+    type: 'object',
+    properties: {
+      id: { type: 'string', pattern: '^A-\\d+$' },
+      quantity: { type: 'integer', minimum: 1, maximum: 10, multipleOf: 1 },
+      colour: { enum: ['red', 'green'] },
+      items: { type: 'array', items: { $ref: '#/$defs/item' }, minItems: 1, uniqueItems: true },
+      contact: { anyOf: [{ type: 'string', minLength: 3 }, { type: 'null' }] },
+      kind: { const: 'order' },
+    },
+    required: ['id', 'kind'],
+    additionalProperties: false,
+    $defs: { item: { type: 'object', properties: { sku: { type: 'string', maxLength: 4 } }, required: ['sku'] } },
+  };
+
+  it('each problem on a line of its own, at its path, saying what the value must be', async () => {
+    const { content, isError, seen } = await answer(order, {
+      id: 'B-7',
+      quantity: 0,
+      colour: 'blue',
+      items: [{ sku: 'TOOLONG' }, {}],
+      contact: 'x',
+      extra: 1,
+    });
+    expect(isError).toBe(true);
+    expect(seen).toBeUndefined();
+    expect(content.split('\n')[0]).toBe("Invalid input for tool 't':");
+    expect(lines(content)).toEqual([
+      '- kind: is required',
+      '- id: must match the pattern "^A-\\\\d+$"',
+      '- quantity: must be >= 1',
+      '- colour: must be one of "red", "green"',
+      '- items[0].sku: must have at most 4 characters',
+      '- items[1].sku: is required',
+      '- contact: must match at least one of the schemas in anyOf (the issues of each follow)',
+      '- contact: must have at least 3 characters',
+      '- contact: must be null',
+      '- extra: is not allowed',
+    ]);
+  });
+
+  it('types, numbers, arrays and objects', async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        n: { type: ['number', 'null'], exclusiveMaximum: 5 },
+        tags: { type: 'array', maxItems: 1, uniqueItems: true },
+        pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }] },
+        meta: { type: 'object', minProperties: 1, propertyNames: { pattern: '^[a-z]+$' } },
+      },
+    };
+    expect(lines((await answer(schema, { n: 'x' })).content)).toEqual(['- n: must be number or null']);
+    expect(lines((await answer(schema, { n: 5 })).content)).toEqual(['- n: must be < 5']);
+    expect(lines((await answer(schema, { tags: [1, 1] })).content)).toEqual([
+      '- tags: must have at most 1 items',
+      '- tags: must not have duplicate items (items 0 and 1 are equal)',
+    ]);
+    expect(lines((await answer(schema, { pair: [1, 'a'] })).content)).toEqual(['- pair[0]: must be string', '- pair[1]: must be number']);
+    expect(lines((await answer(schema, { meta: {} })).content)).toEqual(['- meta: must have at least 1 properties']);
+    expect(lines((await answer(schema, 'not an object')).content)).toEqual(['- (root): must be object']);
+  });
+
+  it('draft-04 (boolean exclusiveMinimum, tuple items) and draft-07 schemas, by their $schema', async () => {
+    const draft4 = {
+      $schema: 'http://json-schema.org/draft-04/schema#',
+      type: 'object',
+      properties: { n: { type: 'number', minimum: 0, exclusiveMinimum: true }, t: { type: 'array', items: [{ type: 'string' }] } },
+    };
+    expect(lines((await answer(draft4, { n: 0, t: [1] })).content)).toEqual(['- n: must be > 0', '- t[0]: must be string']);
+    const draft7 = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', definitions: { s: { type: 'string' } }, properties: { s: { $ref: '#/definitions/s' } } };
+    expect(lines((await answer(draft7, { s: 1 })).content)).toEqual(['- s: must be string']);
+    expect(await answer(draft7, { s: 'ok' })).toMatchObject({ isError: false, seen: { s: 'ok' } });
+  });
+
+  it('format is an annotation, as before: a value that does not look like an email still reaches the tool', async () => {
+    const schema = { type: 'object', properties: { email: { type: 'string', format: 'email' }, format: { type: 'string' } } };
+    expect(await answer(schema, { email: 'not an email', format: 'x' })).toMatchObject({ isError: false, seen: { email: 'not an email', format: 'x' } });
+  });
+
+  it('defaults fill missing properties in nested objects, array items and through $ref, in a copy the tool gets', async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        unit: { type: 'string', default: 'celsius' },
+        options: { type: 'object', properties: { depth: { type: 'integer', default: 1 } }, default: {} },
+        stops: { type: 'array', items: { $ref: '#/$defs/stop' } },
+      },
+      $defs: { stop: { type: 'object', properties: { wait: { type: 'number', default: 0 } } } },
+    } as const;
+    const input = { stops: [{}, { wait: 5 }] };
+    const { seen, isError } = await answer(schema, input);
+    expect(isError).toBe(false);
+    expect(seen).toEqual({ unit: 'celsius', options: { depth: 1 }, stops: [{ wait: 0 }, { wait: 5 }] });
+    expect(input).toEqual({ stops: [{}, { wait: 5 }] });
+  });
+
+  it("leaves the caller's schema as it was (the validator works on a copy)", () => {
+    const schema = { type: 'object', properties: { a: { $ref: '#/$defs/a', format: 'uri' } }, $defs: { a: { type: 'string' } } } as const;
+    const before = JSON.stringify(schema);
+    const made = tool({ name: 't', inputSchema: schema, run: () => '' });
+    expect(JSON.stringify(schema)).toBe(before);
+    expect(Object.getOwnPropertyNames(schema.properties.a)).toEqual(['$ref', 'format']);
+    expect(made.input_schema).toBe(schema);
+  });
+});
+
+describe('a schema the validator cannot use is an error at tool() time, saying where', () => {
+  const bad = (inputSchema: object) => () => tool({ name: 'x', inputSchema: inputSchema as { type: 'object' }, run: () => '' });
+  it.each([
+    [{ type: 'object', properties: { n: { type: 'numbr' } } }, /properties\.n\.type: "numbr" is not a JSON Schema type/],
+    [{ type: 'object', properties: { s: { type: 'string', pattern: '([a-z]' } } }, /properties\.s\.pattern: "\(\[a-z\]" is not a valid regular expression/],
+    [{ type: 'object', properties: { r: { $ref: '#/$defs/missing' } } }, /properties\.r\.\$ref: "#\/\$defs\/missing" does not point to a schema/],
+    [{ type: 'object', required: 'a' }, /\(root\)\.required|required: must be an array of property names/],
+    [{ type: 'object', properties: { s: { type: 'string', minLength: -1 } } }, /properties\.s\.minLength: must be a non-negative integer, got -1/],
+    [{ type: 'object', properties: { a: 5 } }, /properties\.a: a schema must be an object or a boolean, got number/],
+    [{ type: 'object', anyOf: [] }, /anyOf: must be a non-empty array of schemas/],
+  ])('%j', (schema, message) => {
+    expect(bad(schema)).toThrow(TypeError);
+    expect(bad(schema)).toThrow(/^Tool 'x': the input schema is not a valid JSON Schema: /);
+    expect(bad(schema)).toThrow(message);
+  });
+});
+
+describe('a validator that fails on its own account is a runner error, never blamed on the model', () => {
+  async function run(tools: Parameters<typeof toolRunner>[1]['tools']) {
+    const server = await mockServer([{ content: [toolUse('add', { a: 1, b: 2 }, 'toolu_1')] }, { content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools });
+    const error = await runner.runUntilDone().catch((thrown: unknown) => thrown);
+    return { error: error as ValidatorError, runner, server };
+  }
+
+  it('validateInput that throws (the runtime refused generated code, say): ValidatorError with the tool and the cause; the model is told nothing', async () => {
+    const refused = new EvalError('Code generation from strings disallowed for this context');
+    const add = {
+      ...tool({ name: 'add', inputSchema: z.object({ a: z.number(), b: z.number() }), run: () => 'never' }),
+      validateInput: () => {
+        throw refused;
+      },
+    };
+    const { error, runner, server } = await run([add]);
+    expect(error).toBeInstanceOf(ValidatorError);
+    expect(error).toMatchObject({
+      name: 'ValidatorError',
+      tool: 'add',
+      message: "The input validator of tool 'add' failed: EvalError: Code generation from strings disallowed for this context",
+    });
+    expect(error.cause).toBe(refused);
+    expect(server.requests).toHaveLength(1);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('an asynchronous validator that rejects, and one that answers with something that is not a result', async () => {
+    const base = tool({ name: 'add', inputSchema: z.object({ a: z.number() }), run: () => 'never' });
+    const rejecting = { ...base, validateInput: () => Promise.reject(new Error('schema registry unreachable')) };
+    expect((await run([rejecting])).error).toMatchObject({ name: 'ValidatorError', message: "The input validator of tool 'add' failed: Error: schema registry unreachable" });
+    const confused = { ...base, validateInput: () => undefined as never };
+    expect((await run([confused])).error).toMatchObject({ name: 'ValidatorError', message: expect.stringMatching(/validateInput returned undefined instead of/) });
+  });
+
+  it("a parse (the SDK's helpers) that throws EvalError is the parser's failure; one that throws for the input is the model's", async () => {
+    const parsing = (parse: (input: unknown) => unknown) => ({ name: 'add', input_schema: { type: 'object' as const }, parse, run: () => 'ran' });
+    const { error } = await run([
+      parsing(() => {
+        throw new EvalError('Code generation from strings disallowed for this context');
+      }),
+    ]);
+    expect(error).toBeInstanceOf(ValidatorError);
+    const { error: none, server } = await run([
+      parsing(() => {
+        throw new Error('a: expected string');
+      }),
+    ]);
+    expect(none).not.toBeInstanceOf(Error);
+    expect(toolResults(server.requests[1]!)[0]).toMatchObject({ is_error: true, content: "Invalid input for tool 'add': a: expected string" });
+  });
+});
