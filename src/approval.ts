@@ -5,7 +5,11 @@ import type { AnyCall, BetaToolUseBlock, Promisable } from './types.js';
  * A tool call waiting for (or asking for) a decision: its `name`, the validated `input` the tool
  * would run with (typed by tool, a union by name, when `toolRunner` sees the tools), and its block.
  */
-export type ApprovalRequest<Call extends AnyCall = AnyCall> = Call & { toolUse: BetaToolUseBlock };
+export type ApprovalRequest<Call extends AnyCall = AnyCall> = Call & {
+  toolUse: BetaToolUseBlock;
+  /** A sub-agent's call (`agentTool`): the agents' names, outermost first; none for the run's own calls. */
+  path?: string[];
+};
 
 /** A call the run stopped for: approve or deny it with `runner.approve(id)` / `runner.deny(id, reason)`. */
 export interface PendingApproval extends ApprovalRequest {

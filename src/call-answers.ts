@@ -9,8 +9,9 @@ import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall
 import { Limiter } from './guards.js';
 import { errorResult, insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
-import type { ToolCallsJSON } from './snapshot.js';
+import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
+import { openApprovals } from './nested-approvals.js';
 import type { Answer, Turn } from './turn.js';
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { ToolChanges } from './tool-changes.js';
@@ -90,7 +91,7 @@ export class CallAnswers {
         ? this.#startCall(uses[0]!, context).then((outcome) => [outcome])
         : Promise.all(uses.map((use) => (sequences ? this.#startInSequence(use, context, toolsets, sequences) : this.#startCall(use, context))));
     const answer = started.then((outcomes) => {
-      const pending: PendingApproval[] = [];
+      const pending: HeldCall[] = [];
       for (const outcome of outcomes) if ('pending' in outcome) pending.push(outcome.pending);
       // An array of the exact size (one grown by push keeps spare room), since the history keeps it for the whole run.
       const results = pending.length === 0 ? outcomes : outcomes.filter((outcome) => 'result' in outcome);
@@ -244,7 +245,7 @@ export class CallAnswers {
 
   /** The calls the run stopped for, as copies. */
   get pending(): PendingApproval[] {
-    return (this.#calls?.pending ?? []).map((call) => ({ ...call }));
+    return openApprovals(this.#calls?.pending ?? []);
   }
 
   /** A decision about a waiting call; throws for an id that is not waiting. */

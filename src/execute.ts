@@ -3,7 +3,8 @@
  * hooks and the approval have their say, run it under its guards (abort, timeout, concurrency),
  * and turn any failure into an `is_error` result the model can act on.
  */
-import { type ApprovalDecision, type Approver, type PendingApproval, checkDecision, deniedText } from './approval.js';
+import { AGENT_RESUME, AgentPending } from './agent-link.js';
+import { type ApprovalDecision, type Approver, checkDecision, deniedText } from './approval.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, callHook } from './hooks.js';
 import { ValidatorError } from './errors.js';
@@ -12,6 +13,7 @@ import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import { type ValidationResult, formatIssues } from './schema.js';
 import type { RunScope } from './scope.js';
+import type { HeldCall } from './snapshot.js';
 import type { RunnableTool, Runner, ToolContext } from './surface.js';
 import { isToolError, thrownValueToContent } from './tool-error.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
@@ -40,13 +42,13 @@ export interface ExecutionContext {
 }
 
 /** A call ends with its result, or waits for a decision (no `options.approve`). */
-export type CallOutcome = { result: BetaToolResultBlockParam } | { pending: PendingApproval };
+export type CallOutcome = { result: BetaToolResultBlockParam } | { pending: HeldCall };
 
 /**
  * Runs one call. `held` is a call that waited for approval: its input was validated and its
  * `onToolCall` hook called then, so only the decision is applied now.
  */
-export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionContext, held?: PendingApproval): Promise<CallOutcome> {
+export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionContext, held?: HeldCall): Promise<CallOutcome> {
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
   context.emit?.({ type: 'tool.start', runner: context.runner, call });
   const tool = context.tools.get(toolUse.name);
@@ -63,7 +65,7 @@ async function notFound(call: ToolCall, context: ExecutionContext): Promise<Call
 }
 
 /** The call of a tool the run has, from its input to its result. */
-async function answerCall(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: PendingApproval | undefined): Promise<CallOutcome> {
+async function answerCall(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined): Promise<CallOutcome> {
   const { logger } = context;
   const { toolUse } = call;
   if (context.signal?.aborted) return failed(abortedText(tool.name), call, context);
@@ -105,7 +107,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     call.input = edited.value;
   }
 
-  const outcome = context.limiter ? await context.limiter.run(() => runGuarded(tool, call, context)) : await runGuarded(tool, call, context);
+  const outcome = context.limiter ? await context.limiter.run(() => runGuarded(tool, call, context, held)) : await runGuarded(tool, call, context, held);
   if (outcome.ok) {
     const { value } = outcome;
     // A string is sent as the content, which the API reads as one text block (as the SDK sends it).
@@ -119,6 +121,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   }
   if ('thrown' in outcome) {
     const { thrown } = outcome;
+    // A sub-agent (agentTool) stopped for approval: this call waits with it, holding its state.
+    if (thrown instanceof AgentPending) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse, agent: { snapshot: thrown.snapshot } }, call, context);
     if (isToolError(thrown)) {
       // The tool's own answer to the model (an MCP `isError` result, say): the model's business, no stack.
       logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as unknown as Error).message}`);
@@ -152,7 +156,7 @@ function invalid(message: string, call: ToolCall, context: ExecutionContext): Ca
   return failed(message, call, context);
 }
 
-function waiting(pending: PendingApproval, call: ToolCall, context: ExecutionContext): CallOutcome {
+function waiting(pending: HeldCall, call: ToolCall, context: ExecutionContext): CallOutcome {
   context.emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
   return { pending };
 }
@@ -165,12 +169,16 @@ function suggestion(name: string, tools: ReadonlyMap<string, RunnableTool>): str
 }
 
 /** Runs the tool with its signal: aborted by the runner, or by its timeout (which starts now). */
-function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContext): Promise<RunOutcome> {
+function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined): Promise<RunOutcome> {
   if (context.logger.enabled('debug')) {
     context.logger.debug(`Running tool '${call.name}' (${call.id}) with input ${safeJson(call.input)}`);
   }
   const timeoutMs = tool.timeoutMs ?? context.toolTimeoutMs;
-  return runWithGuards((signal) => tool.run(call.input, toolContextFor(call.toolUse, context, signal)), context.signal, timeoutMs);
+  const resume = held?.agent?.snapshot;
+  const run = resume
+    ? (signal: AbortSignal) => tool.run(call.input, Object.assign(toolContextFor(call.toolUse, context, signal), { [AGENT_RESUME]: resume }))
+    : (signal: AbortSignal) => tool.run(call.input, toolContextFor(call.toolUse, context, signal));
+  return runWithGuards(run, context.signal, timeoutMs);
 }
 
 function toolContextFor(toolUse: BetaToolUseBlock, context: ExecutionContext, signal: AbortSignal): ToolContext {

@@ -93,6 +93,8 @@ export type { RunnerEvent, RunnerListener } from './events.js';
 export type { RunScope, ScopedCall, ScopedOutcome } from './scope.js';
 export type { Hooks, ToolCall, ToolCallOverride } from './hooks.js';
 export { tool, isRunnableTool } from './tool.js';
+export { agentTool } from './agent-tool.js';
+export type { AgentToolOptions } from './agent-tool.js';
 export type { CallOf, InferInput, ToolInput, ToolOptions } from './tool.js';
 export type { AnyTool, NeedsApproval, RunnableTool, Runner, RunnerParams, ToolContext, ToolEntry, ToolSource } from './surface.js';
 export { ToolError } from './tool-error.js';

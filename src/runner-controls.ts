@@ -3,6 +3,7 @@
  * and change the run's state between turns. It wires the run's rooms together; `ToolRunner`
  * (runner.ts) adds the loop itself on top.
  */
+import { AGENT_LINK, type AgentLink } from './agent-link.js';
 import type { ApprovalDecision, PendingApproval } from './approval.js';
 import { CallAnswers } from './call-answers.js';
 import type { ClientLike, RequestOptions } from './client.js';
@@ -24,7 +25,7 @@ import type { AnyTool, RunnableTool, Runner, RunnerParams } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
 import { Requests, type Turn } from './turn.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
-import type { Usage } from './usage.js';
+import { type Usage, addUsage } from './usage.js';
 
 export abstract class RunnerControls implements Runner {
   protected readonly run: RunContext;
@@ -242,6 +243,20 @@ export abstract class RunnerControls implements Runner {
    */
   get output(): unknown {
     return this.control.output;
+  }
+
+  /** What this run lends the sub-agents its tools start (`agentTool`). */
+  [AGENT_LINK](): AgentLink {
+    const { run, state } = this;
+    return {
+      client: run.client,
+      emit: run.emit,
+      approve: run.options.approve,
+      streaming: state.settings.stream === true,
+      addUsage: (usage) => {
+        state.usage = addUsage(state.usage, usage);
+      },
+    };
   }
 
   /**

@@ -51,7 +51,7 @@ export interface ToolCallsJSON {
   /** Results of calls that finished, by tool_use id. */
   settled: Record<string, BetaToolResultBlockParam>;
   /** Calls that waited for approval (decided or not), as they were held. */
-  held: PendingApproval[];
+  held: HeldCall[];
   /** Ids of the held calls still waiting. */
   pending: string[];
   decisions: Record<string, ApprovalDecision>;
@@ -63,4 +63,9 @@ export interface ToolChangesJSON {
   overrides: Record<string, { runnable: string } | null>;
   /** Changes not yet sent to the model. */
   pending: Array<{ type: 'addition'; runnable: string } | { type: 'addition'; definition: BetaToolUnion } | { type: 'removal'; name: string }>;
+}
+
+/** A call that waits for approval: its own, or (`agent`) a sub-agent's calls, with the sub-agent's state. */
+export interface HeldCall extends PendingApproval {
+  agent?: { snapshot: RunnerSnapshot };
 }

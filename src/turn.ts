@@ -5,7 +5,7 @@
  * rejected as too long is sent again after compacting (context-overflow.ts, docs/fallbacks.md).
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import type { PendingApproval } from './approval.js';
+import type { HeldCall } from './snapshot.js';
 import { type OpenedStream, type RequestOptions, messagesApi } from './client.js';
 import { ignore } from './completion.js';
 import { ContextOverflowError, type Overflow, contextOverflow } from './context-overflow.js';
@@ -58,7 +58,7 @@ export interface EagerStarts extends EagerCalls {
 /** The user message of results, and the calls still waiting for approval (not in the message). */
 export interface Answer {
   message: ToolResultMessage;
-  pending: PendingApproval[];
+  pending: HeldCall[];
 }
 
 /** What to do after a reply with this stop reason (SPEC §3). */

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { durableApprovals, durableToolRunner } from 'tool-runner/dbos';
 import type { InspectorRecord } from 'tool-runner/inspect';
-import { text, toolUse } from 'tool-runner/testing';
+import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
 import { createDatabase } from '../scripts/postgres.js';
 import { mockServer, wire } from './helpers.js';
 
@@ -70,6 +70,31 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     ]);
     expect(result.iterations).toBe(2);
     expect(result.messages).toHaveLength(4);
+  });
+
+  it('a sub-agent (agentTool) killed mid-sub-run: its requests and tool calls are steps of the parent workflow, none repeated once finished', async () => {
+    const steps = {
+      parent: [{ content: [toolUse('clerk', { task: 'Handle order 42' }, 'toolu_clerk')] }, { content: [text('Done.')] }],
+      clerk: [{ content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] }, { content: [text('Charged.')] }],
+    } as Record<string, ScriptedReply[]>;
+    const byAgent = (request: RecordedRequest): ScriptedReply => steps[String((request.body as { system?: string }).system ?? 'parent')]!.shift()!;
+    const server = await mockServer(Array.from({ length: 4 }, () => byAgent));
+    const id = `agent-crash-${randomUUID()}`;
+    const first = worker('start', id, server.url, { AGENT: '1' });
+    await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
+    await kill(first);
+
+    const second = worker('recover', id, server.url, { AGENT: '1' });
+    const result = await resultOf(second);
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 2, finished: 1 } });
+    // The parent's first request and the sub-agent's first were finished steps: not sent again.
+    expect(server.requests).toHaveLength(4);
+    expect(wire(server.requests[2]!).messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_rec', content: 'recorded 42' },
+      { type: 'tool_result', tool_use_id: 'toolu_chg', content: `charged 500 with key ${id}:toolu_chg` },
+    ]);
+    expect(wire(server.requests[3]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_clerk', content: 'Charged.' }]);
   });
 
   it('a worker killed during a streamed model request (a run from a queue): another sends it again and finishes the run', async () => {

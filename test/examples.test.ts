@@ -49,6 +49,13 @@ describe('examples run offline', () => {
     ],
     fallback: [/request 1: answered by fallback 1 \(claude-haiku-5-0\)\nrequest 2: answered by the primary/, /answer: It is 21°C in Paris\./, /requests: primary 3, backup 2/],
     inspect: [/^inspector: http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+$/m, /answer: It is sunny in Paris, and Ann knows\./, /recorded \d+ events; look at them again with: npx tool-runner inspect .*tool-runner-runs\.jsonl/],
+    agents: [
+      /\[papers_agent\] search_papers done/,
+      /\[news_agent\] search_news done/,
+      /sub-agent answered: A 2025 survey: otters crack shells with rocks\.\nsub-agent answered: Sea otters made headlines on 2026-11-30\./,
+      /answer: Sea otters use rocks as tools/,
+      /usage of all three agents: \d+ in \/ \d+ out over 2 requests of the lead/,
+    ],
     edge: [/^200: It is 21°C in Lisbon\.$/m],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };

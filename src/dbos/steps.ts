@@ -4,6 +4,7 @@
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { DBOS } from '@dbos-inc/dbos-sdk';
+import { AGENT_DURABLE, type AgentSteps } from '../agent-link.js';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
 import { abortedText, timedOutText } from '../execute.js';
 import { runWithGuards } from '../guards.js';
@@ -85,6 +86,9 @@ type StepResult = { value: ToolResultContent } | { error: ToolResultContent };
  */
 export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): AnyTool {
   if (!isRunnableTool(entry)) return entry;
+  // An agent tool is not one step: its sub-agent's requests and tool calls are steps of the workflow.
+  const durableAgent = (entry as { [AGENT_DURABLE]?: (steps: AgentSteps) => AnyTool })[AGENT_DURABLE];
+  if (durableAgent) return durableAgent({ client: (client) => stepClient(client, false), tool: (inner) => durableTool(inner as AnyTool, toolTimeoutMs) as typeof inner });
   const tool: RunnableTool = entry;
   const timeoutMs = tool.timeoutMs ?? toolTimeoutMs;
   const run: RunnableTool['run'] = async (input, context) => {
