@@ -139,7 +139,7 @@ function subOptions(agent: Agent, link: AgentLink | undefined, signal: AbortSign
   const options: ToolRunnerOptions = { ...own, signal: own.signal ? AbortSignal.any([signal, own.signal]) : signal };
   if (link?.emit) options.onEvent = [forwarder(agent.name, link.emit), ...listeners(own.onEvent)];
   const approve = link?.approve;
-  if (!own.approve && approve) options.approve = ((call) => approve({ ...call, path: [agent.name, ...(call.path ?? [])] })) as Approver;
+  if (!own.approve && approve) options.approve = ((call, context) => approve({ ...call, path: [agent.name, ...(call.path ?? [])] }, context)) as Approver;
   return options;
 }
 
