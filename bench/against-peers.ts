@@ -94,7 +94,7 @@ export async function pairsScenario(
     };
     // Unmeasured first, as in the bench's own process (bench/run.ts): fewer runs in flight; streamed replies.
     if (plan.warmUp && scenario !== 'parallel') {
-      const warmUp = scenario === 'concurrent' ? { ...request.sizes, concurrentRuns: 50, holdMs: 500 } : request.sizes;
+      const warmUp = scenario === 'concurrent' ? { ...request.sizes, concurrentRuns: 50, holdMs: 200, checkInFlight: false } : request.sizes;
       await Promise.all([ask(pair.worker, warmUp), ask(pair.hand, warmUp)]);
     }
     const series: PairFigures = { target: [], hand: [] };

@@ -166,7 +166,7 @@ async function inProcessScenarios(url: string, pairs: Pair[]) {
   }
 
   const heap: Record<string, Series> = {};
-  for (const target of targets) await concurrent(url, target, { ...sizes, concurrentRuns: 50, holdMs: 500 });
+  for (const target of targets) await concurrent(url, target, { ...sizes, concurrentRuns: 50, holdMs: 200, checkInFlight: false });
   for (let round = 0; round < rounds(3); round++) {
     for (const target of rotate(targets, round)) {
       log(`concurrent: ${target.name}, round ${round + 1}`);

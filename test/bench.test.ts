@@ -10,7 +10,8 @@ const run = promisify(execFile);
 
 it('npm run bench runs every scenario against the three targets and the peers (smoke sizes)', async () => {
   const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/run.ts', '--smoke'], {
-    timeout: 80_000,
+    // About 35 s on a quiet machine (a dozen processes start, half of it); the margin is for a busy one.
+    timeout: 120_000,
     env: { ...process.env, BENCH_DATABASE_URL: inject('databaseUrl') },
   });
   for (const scenario of ['long 20 turns', 'long on a thread 20 turns', 'parallel 4 × 20 ms', 'eager', 'concurrent 20 runs', 'stream 2 KB', 'compaction, 20 turns', 'bundle of the core loop', 'soak ', 'core bundle', 'import of the core', 'JSON Schema validation', ...(inject('databaseUrl') ? ['durable 5 turns'] : [])]) {
@@ -21,11 +22,11 @@ it('npm run bench runs every scenario against the three targets and the peers (s
   expect(stdout).toContain('| scenario | tool-runner | sdk toolRunner | AI SDK | LangChain | Mastra | OpenAI Agents | note |');
   for (const scenario of ['long 20 turns: CPU per turn (goal)', 'parallel 4 × 20 ms: tool phase (goal)', 'concurrent 20 runs: heap per in-flight run (goal)', 'stream 2 KB: client CPU', 'bundle, minified + gzip']) {
     const line = stdout.split('\n').find((candidate) => candidate.startsWith(`| ${scenario} |`));
-    expect(line?.split('|').slice(2, 8).map((cell) => cell.trim())).toEqual(Array.from({ length: 6 }, () => expect.stringMatching(/^\d+\.\d\d \(/)));
+    expect(line?.split('|').slice(2, 8).map((cell) => cell.trim())).toEqual(Array.from({ length: 6 }, () => expect.stringMatching(/^\d+\.\d{2,3} \(/)));
   }
   expect(stdout).toContain('| long 20: CPU/turn with loopGuard + budget vs hand-written |');
   expect(stdout).toMatch(/\| goal \| ratio, median \(min–max\) \| limit \| met \|/);
-}, 110_000);
+}, 150_000);
 
 it('a loop that stops before the server ends the run fails the bench, saying what it did', async () => {
   const { url, child } = await startServer(false);

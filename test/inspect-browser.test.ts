@@ -57,7 +57,7 @@ const request = (page: Page, n: number) => page.locator('article.request', { has
 
 /** Checks what the page shows of the finished run (live, reloaded, or over the recorded file). */
 async function expectFinishedRun(page: Page) {
-  await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished');
+  await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
   await expect.poll(() => page.locator('article.prompt pre').textContent()).toBe(prompt);
   await expect.poll(() => request(page, 1).locator('pre.text').textContent()).toBe('Let me look up the weather and your calendar.');
   expect(await request(page, 1).locator('.status').textContent()).toBe('stop reason: tool_use');
@@ -180,7 +180,7 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     await run;
     expect(log).toEqual(['send_email ann@example.com: Sunny, 21°C']);
     for (const page of [first, second]) {
-      await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished');
+      await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
       expect(await page.getByRole('button', { name: 'Allow' }).count()).toBe(0);
       const statuses = await page.locator('article.tool > header .status').allTextContents();
       expect(statuses).toEqual(['done', 'done', 'denied']);
