@@ -209,16 +209,17 @@ describe('agentTool: the parent signal, abort and tool timeout stop the sub-agen
   });
 });
 
-describe('agentTool: approvals inside a sub-agent', () => {
-  const script = () =>
-    byAgent({
-      parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')], usage: u(1, 1) }, { content: [text('Published.')], usage: u(1, 1) }],
-      researcher: [
-        { content: [toolUse('search', { query: 'otters' }, 'toolu_s'), toolUse('publish', { title: 'Otters' }, 'toolu_p')], usage: u(10, 10) },
-        { content: [text('Report published.')], usage: u(10, 10) },
-      ],
-    });
+/** The researcher searches and publishes (publish needs approval), then reports. */
+const script = () =>
+  byAgent({
+    parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')], usage: u(1, 1) }, { content: [text('Published.')], usage: u(1, 1) }],
+    researcher: [
+      { content: [toolUse('search', { query: 'otters' }, 'toolu_s'), toolUse('publish', { title: 'Otters' }, 'toolu_p')], usage: u(10, 10) },
+      { content: [text('Report published.')], usage: u(10, 10) },
+    ],
+  });
 
+describe('agentTool: approvals inside a sub-agent', () => {
   it('wait in the parent pendingApprovals with their path; approve on the parent reaches the sub-agent; no call runs twice', async () => {
     const log: string[] = [];
     const { researcher } = researchTools(log);
@@ -294,15 +295,7 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
   it('a sub-agent approval decided after a snapshot, resumed in another process: goes on inside the sub-agent without re-running its finished call', async () => {
     const log: string[] = [];
     const { researcher } = researchTools(log);
-    const server = await mockServer(
-      byAgent({
-        parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')], usage: u(1, 1) }, { content: [text('Published.')], usage: u(1, 1) }],
-        researcher: [
-          { content: [toolUse('search', { query: 'otters' }, 'toolu_s'), toolUse('publish', { title: 'Otters' }, 'toolu_p')], usage: u(10, 10) },
-          { content: [text('Report published.')], usage: u(10, 10) },
-        ],
-      }),
-    );
+    const server = await mockServer(script());
     const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
     await runner;
     expect(log).toEqual(['search otters']);
