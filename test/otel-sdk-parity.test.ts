@@ -12,13 +12,11 @@ import type { Tracer } from '@opentelemetry/api';
 import type { ClientOptions } from '@anthropic-ai/sdk';
 import { mcpTools } from '@anthropic-ai/sdk/helpers/beta/mcp';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { toolRunner } from 'tool-runner';
 import { type Step, text, toolUse } from 'tool-runner/testing';
-import { buildServer } from './fixtures/mcp-server.js';
+import { connectedClient } from './fixtures/mcp-server.js';
 import { mockServer } from './helpers.js';
 
 beforeAll(() => {
@@ -274,10 +272,7 @@ describe("the SDK runner's own spans, when the client traces: the same as the SD
   });
 
   it("the SDK's mcpTool() calls are anthropic.mcp_tool_use spans", async () => {
-    const mcp = new Client({ name: 'test', version: '1.0.0' });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await buildServer().connect(serverSide);
-    await mcp.connect(clientSide);
+    const mcp = await connectedClient();
     try {
       const { tools } = await mcp.listTools();
       const add = mcpTools(tools.filter((tool) => tool.name === 'add' || tool.name === 'fails'), mcp as never);

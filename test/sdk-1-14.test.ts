@@ -10,13 +10,11 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { AnthropicError } from '@anthropic-ai/sdk';
 import { mcpTools } from '@anthropic-ai/sdk/helpers/beta/mcp';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { toolRunner } from 'tool-runner';
 import { type MockServer, type Step, text, toolUse } from 'tool-runner/testing';
-import { buildServer } from './fixtures/mcp-server.js';
+import { connectedClient } from './fixtures/mcp-server.js';
 import { mockServer, wire } from './helpers.js';
 
 type Runner = AsyncIterable<any> & PromiseLike<any> & Record<string, any>;
@@ -440,10 +438,7 @@ describe('10. toolRunner(thread, settings) runs over an SDK BetaMessageThread', 
 
 describe("9. x-stainless-helper: the SDK's tags of the tools its helpers made", () => {
   it('a run with mcpTools() sends them as the SDK does', async () => {
-    const mcp = new Client({ name: 'test', version: '1.0.0' });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await buildServer().connect(serverSide);
-    await mcp.connect(clientSide);
+    const mcp = await connectedClient();
     try {
       const { tools } = await mcp.listTools();
       const add = mcpTools(tools.filter((tool) => tool.name === 'add'), mcp as never);
