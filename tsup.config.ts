@@ -7,6 +7,8 @@ export default defineConfig({
     'mcp/index': 'src/mcp/index.ts',
     'otel/index': 'src/otel/index.ts',
     'dbos/index': 'src/dbos/index.ts',
+    'inspect/index': 'src/inspect/index.ts',
+    cli: 'src/cli.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

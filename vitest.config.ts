@@ -11,12 +11,14 @@ const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta
 const slowOrBuilt = [
   'test/pack.test.ts', // a fresh clone packed and installed twice: about a minute
   'test/reliability.test.ts', // random runs with faults, and the short soak: about 30 s
+  'test/agents-chaos.test.ts', // random runs with sub-agents and faults at both levels: about 12 s
   'test/examples.test.ts', // every example in a process of its own, the durable one on PostgreSQL
   'test/dbos.test.ts', // durable workers killed mid-run, on PostgreSQL
   'test/bench.test.ts', // every bench scenario at smoke sizes
   'test/package.test.ts', // the built dist/ as ESM and CJS
   'test/quickstart.test.ts', // the README's quick start on the built dist/
   'test/runtimes.test.ts', // the built dist/ in Node, Bun, Deno, workerd and Chromium
+  'test/run-control-resume.test.ts', // a snapshot at each kind of stop resumed in a process of its own: about 12 s
 ];
 
 export default defineConfig(({ mode }) => {
@@ -28,6 +30,7 @@ export default defineConfig(({ mode }) => {
         { find: /^tool-runner\/mcp$/, replacement: src('mcp/index.ts') },
         { find: /^tool-runner\/otel$/, replacement: src('otel/index.ts') },
         { find: /^tool-runner\/dbos$/, replacement: src('dbos/index.ts') },
+        { find: /^tool-runner\/inspect$/, replacement: src('inspect/index.ts') },
         { find: /^tool-runner$/, replacement: src('index.ts') },
       ],
     },

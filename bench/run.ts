@@ -20,7 +20,7 @@ import { type LongWorker, longWorker, runTogether } from './long-workers.js';
 import { peers as allPeers } from './peers/index.js';
 import { type Comparison, type Goal, type Row, type Series, aheadOfPeers, markdown, ratio, writeResults } from './report.js';
 import { FULL, SMOKE, concurrent, eager, measuredRuns, parallel, throughput } from './scenarios.js';
-import { handWritten, ours, sdk, targets } from './targets.js';
+import { handWritten, ours, oursGuarded, sdk, targets } from './targets.js';
 
 const smoke = process.argv.includes('--smoke');
 /** `--no-peers`: this runner, the SDK's runner and the hand-written loop only (the run as it was before the peers). */
@@ -54,6 +54,9 @@ interface LongWorkers {
   handBesideOurs: LongWorker;
   sdk: LongWorker;
   handBesideSdk: LongWorker;
+  /** This runner with a loop guard and a budget on (the whole-history scenarios only: their cost does not depend on the thread). */
+  guarded: LongWorker;
+  handBesideGuarded: LongWorker;
 }
 
 async function main() {
@@ -67,6 +70,8 @@ async function main() {
       handBesideOurs: longWorker(handWritten.name),
       sdk: longWorker(sdk.name),
       handBesideSdk: longWorker(handWritten.name),
+      guarded: longWorker(oursGuarded.name),
+      handBesideGuarded: longWorker(handWritten.name),
     };
     const all = Object.values(workers);
     // The peers load their loops during the warm-up; each measured run of theirs follows a 200-turn run (`long`).
@@ -255,6 +260,7 @@ async function longScenario(url: string, workers: LongWorkers, peerPairs: Pair[]
   const first: Record<string, Series> = {};
   const last: Record<string, Series> = {};
   const sdkRatios: Series = [];
+  const guardedRatios: Series = [];
   const peerRatio: Record<string, { perTurn: Series; last: Series }> = {};
   const record = (name: string, figures: LongFigures) => {
     (perTurn[name] ??= []).push(figures.perTurnMs);
@@ -277,6 +283,11 @@ async function longScenario(url: string, workers: LongWorkers, peerPairs: Pair[]
     const [theirs, handBesideTheirs] = await runTogether([workers.sdk, workers.handBesideSdk], request);
     record(sdk.name, theirs!);
     sdkRatios.push(theirs!.perTurnMs / handBesideTheirs!.perTurnMs);
+    if (!thread) {
+      const [guarded, handBesideGuarded] = await runTogether([workers.guarded, workers.handBesideGuarded], request);
+      (perTurn[oursGuarded.name] ??= []).push(guarded!.perTurnMs);
+      guardedRatios.push(guarded!.perTurnMs / handBesideGuarded!.perTurnMs);
+    }
     sdkLast.push(theirs!.lastTenthMs / handBesideTheirs!.lastTenthMs);
     if (!thread) await peersLongRound(peerPairs, { url, turns }, round, (peer) => (smoke ? 1 : (peer.longRounds[turns] ?? 7)), recordPeer, log);
   }
@@ -290,6 +301,7 @@ async function longScenario(url: string, workers: LongWorkers, peerPairs: Pair[]
   goals.push({ name: `${label} ${turns}: first-10% turns CPU vs ${versus}`, ratios: ratio(first[ours.name]!, first[handWritten.name]!), limit: Number.NaN, description: 'reference' });
   goals.push({ name: `${label} ${turns}: last-10% turns CPU vs ${versus}`, ratios: ratio(last[ours.name]!, last[handWritten.name]!), limit: 1.1, description: '≤ 1.10× (flat)' });
   goals.push({ name: `${label} ${turns}: SDK runner CPU/turn vs ${versus}`, ratios: sdkRatios, limit: Number.NaN, description: 'reference' });
+  if (!thread) goals.push({ name: `${label} ${turns}: CPU/turn with loopGuard + budget vs ${versus}`, ratios: guardedRatios, limit: 1.1, description: '≤ 1.10×' });
   if (thread) return;
   const peerColumn = (pick: 'perTurn' | 'last') => Object.fromEntries(Object.entries(peerRatio).map(([name, ratios]) => [name, ratios[pick]]));
   comparisons.push({

@@ -8,7 +8,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import type { BetaMessage, BetaMessageParam, BetaRawMessageStreamEvent } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { z } from 'zod';
-import { tool, toolRunner } from '../src/index.js';
+import { type ToolRunnerOptions, tool, toolRunner } from '../src/index.js';
 import { MESSAGE_THREADS_BETA } from '../src/thread.js';
 
 /** The bench server as a provider other than the SDK's client reaches it: the same headers and `fetch`. */
@@ -58,7 +58,7 @@ function once<T>(make: (job: Job) => T): (job: Job) => T {
     return value;
   };
 }
-const ourTool = once((job) => tool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) }));
+export const ourTool = once((job) => tool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) }));
 const sdkTool = once((job) =>
   betaZodTool({ name: job.tool.name, description, inputSchema, run: (input) => job.tool.run(input) }),
 );
@@ -68,24 +68,39 @@ const handWrittenDefinition = once((job) => ({
   input_schema: z.toJSONSchema(inputSchema) as { type: 'object' },
 }));
 
-export const ours: Target = {
-  name: 'tool-runner',
-  async run(job) {
-    const runner = toolRunner(job.client, {
-      ...job.params,
-      tools: [ourTool(job)],
-      stream: job.stream,
-      runToolsEagerly: job.eager,
-      ...(job.thread ? {} : { thread: false }),
-    });
-    for await (const item of runner) {
-      if (job.stream) {
-        for await (const event of item as AsyncIterable<BetaRawMessageStreamEvent>) job.onEvent?.(event);
+/** This runner, with `options` (none for the plain target). */
+function ourTarget(name: string, options?: ToolRunnerOptions): Target {
+  return {
+    name,
+    async run(job) {
+      const runner = toolRunner(
+        job.client,
+        {
+          ...job.params,
+          tools: [ourTool(job)],
+          stream: job.stream,
+          runToolsEagerly: job.eager,
+          ...(job.thread ? {} : { thread: false }),
+        },
+        options,
+      );
+      for await (const item of runner) {
+        if (job.stream) {
+          for await (const event of item as AsyncIterable<BetaRawMessageStreamEvent>) job.onEvent?.(event);
+        }
       }
-    }
-    return textOf(await runner.done());
-  },
-};
+      return textOf(await runner.done());
+    },
+  };
+}
+
+export const ours = ourTarget('tool-runner');
+
+/** Run control's per-turn cost: this runner with a loop guard and a budget on (limits the runs never reach). */
+export const oursGuarded = ourTarget('tool-runner, guards on', {
+  loopGuard: { maxRepeats: 3 },
+  budget: { maxTokens: 1_000_000_000, maxToolCalls: 1_000_000, maxCallsPerTool: 1_000_000 },
+});
 
 export const sdk: Target = {
   name: 'sdk toolRunner',
@@ -143,3 +158,6 @@ export const handWritten: Target = {
 
 /** The loops on the SDK's client; the peers are loaded by name (bench/target-by-name.ts). */
 export const targets = [ours, sdk, handWritten];
+
+/** Every loop a long-scenario worker can run (bench/long-worker.ts). */
+export const longTargets = [...targets, oursGuarded];

@@ -5,7 +5,11 @@ import type { AnyCall, BetaToolUseBlock, Promisable } from './types.js';
  * A tool call waiting for (or asking for) a decision: its `name`, the validated `input` the tool
  * would run with (typed by tool, a union by name, when `toolRunner` sees the tools), and its block.
  */
-export type ApprovalRequest<Call extends AnyCall = AnyCall> = Call & { toolUse: BetaToolUseBlock };
+export type ApprovalRequest<Call extends AnyCall = AnyCall> = Call & {
+  toolUse: BetaToolUseBlock;
+  /** A sub-agent's call (`agentTool`): the agents' names, outermost first; none for the run's own calls. */
+  path?: string[];
+};
 
 /** A call the run stopped for: approve or deny it with `runner.approve(id)` / `runner.deny(id, reason)`. */
 export interface PendingApproval extends ApprovalRequest {
@@ -18,8 +22,17 @@ export type ApprovalDecision =
   | { decision: 'allow'; input?: unknown }
   | { decision: 'deny'; reason?: string | undefined };
 
+/** What an approver is told besides the call. */
+export interface ApprovalContext {
+  /**
+   * The run's signal (`options.signal`): it aborts when the run is aborted. An approver that waits
+   * for a person should stop waiting then; the call is answered as aborted whatever it decides.
+   */
+  signal: AbortSignal;
+}
+
 /** Asked for each call whose tool needs approval; without it, the run stops with `pendingApprovals`. */
-export type Approver<Call extends AnyCall = AnyCall> = (call: ApprovalRequest<Call>) => Promisable<ApprovalDecision>;
+export type Approver<Call extends AnyCall = AnyCall> = (call: ApprovalRequest<Call>, context: ApprovalContext) => Promisable<ApprovalDecision>;
 
 /** The result text of a denied call: says "denied" and gives the reason. */
 export function deniedText(name: string, reason: string | undefined): string {

@@ -9,8 +9,9 @@ import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall
 import { Limiter } from './guards.js';
 import { errorResult, insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
-import type { ToolCallsJSON } from './snapshot.js';
+import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
+import { openApprovals } from './nested-approvals.js';
 import type { Answer, Turn } from './turn.js';
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { ToolChanges } from './tool-changes.js';
@@ -78,6 +79,9 @@ export class CallAnswers {
   answer(turn: Turn | undefined, uses: BetaToolUseBlock[], signal: AbortSignal | undefined, byCaller = false): Promise<Answer> {
     const key = uses.map((use) => use.id).join('\n');
     if (turn?.response?.key === key) return turn.response.answer;
+    const { control } = this.#run;
+    // In the model's order, before any starts: a call past a limit, or a repeat, is not run.
+    if (control.admits) for (const use of uses) control.admit(use);
     const context = this.#executionContext(signal, byCaller);
     const toolsets = this.#toolsetsNow();
     const sequences = toolsets.size > 0 || someToolsetCall(uses) ? new ToolsetSequences() : undefined;
@@ -87,7 +91,7 @@ export class CallAnswers {
         ? this.#startCall(uses[0]!, context).then((outcome) => [outcome])
         : Promise.all(uses.map((use) => (sequences ? this.#startInSequence(use, context, toolsets, sequences) : this.#startCall(use, context))));
     const answer = started.then((outcomes) => {
-      const pending: PendingApproval[] = [];
+      const pending: HeldCall[] = [];
       for (const outcome of outcomes) if ('pending' in outcome) pending.push(outcome.pending);
       // An array of the exact size (one grown by push keeps spare room), since the history keeps it for the whole run.
       const results = pending.length === 0 ? outcomes : outcomes.filter((outcome) => 'result' in outcome);
@@ -104,6 +108,9 @@ export class CallAnswers {
    * one of its calls waits or fails, its later calls wait for the reply.
    */
   startEagerly(toolUse: BetaToolUseBlock): void {
+    const { control } = this.#run;
+    // Admitted as it completes, held or not, so that calls are admitted in the model's order.
+    if (control.admits) control.admit(toolUse);
     if (this.#deferred?.has(toolUse.id)) return;
     const context = this.#executionContext(runSignal(this.#run), false);
     const toolsets = this.#toolsetsNow();
@@ -238,7 +245,7 @@ export class CallAnswers {
 
   /** The calls the run stopped for, as copies. */
   get pending(): PendingApproval[] {
-    return (this.#calls?.pending ?? []).map((call) => ({ ...call }));
+    return openApprovals(this.#calls?.pending ?? []);
   }
 
   /** A decision about a waiting call; throws for an id that is not waiting. */

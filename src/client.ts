@@ -28,3 +28,9 @@ export function messagesApi(client: ClientLike): MessagesApi {
   if (messages) return messages;
   throw new TypeError('toolRunner: the client has neither `beta.messages` nor `messages`; pass an Anthropic client');
 }
+
+/** What `create({ ...body, stream: true }).withResponse()` resolves to: the response and its SSE events. */
+export interface OpenedStream {
+  response: Response;
+  data: AsyncIterable<unknown> & { controller: AbortController };
+}

@@ -159,6 +159,12 @@ export function summaryRequestBody(
   toolDefinitions: readonly unknown[] | undefined,
 ): Record<string, unknown> {
   const { output_format: _format, tool_choice: _choice, context_management: _edits, ...fields } = apiParams;
+  // A summary is text: no structured output format (the caller's other output_config keys stay).
+  const config = fields['output_config'];
+  if (typeof config === 'object' && config !== null && 'format' in config) {
+    const { format: _outputFormat, ...rest } = config as Record<string, unknown>;
+    fields['output_config'] = rest;
+  }
   const body: Record<string, unknown> = {
     ...fields,
     model: control.model ?? apiParams['model'],

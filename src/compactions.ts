@@ -13,6 +13,7 @@ import {
   summaryText,
   thresholdOf,
 } from './compaction.js';
+import { type Overflow, fitForSummary } from './context-overflow.js';
 import { sameMessage, toolUsesOf } from './history.js';
 import type { RunContext } from './run-context.js';
 import { rejectCompactionEdit } from './server-compaction.js';
@@ -88,17 +89,39 @@ export class Compactions {
     const { state, logger } = this.#run;
     const total = this.#trigger.check(control, reply.usage, logger);
     if (total === undefined || !canCompact(state.messages)) return;
-    const body = summaryRequestBody(state.apiParams, state.messages, control, state.tools.definitions);
     logger.info(`Compaction: ${total} tokens > ${thresholdOf(control)}; summarising ${state.messages.length} messages`);
+    await this.#compact(control, state.messages, control.keepTurns ?? 0);
+  }
+
+  /**
+   * A request was rejected because the prompt is too long: with `compactionControl` enabled, compact
+   * at once — the summary request over the history with its longest texts cut to fit the limit the
+   * API gave, no turn kept verbatim — and resolve to true, so that the request goes again.
+   */
+  async afterOverflow(overflow: Overflow): Promise<boolean> {
+    const { state, logger } = this.#run;
+    const control = state.settings.compactionControl;
+    if (!control?.enabled || !canCompact(state.messages)) return false;
+    const numbers = overflow.tokens === undefined ? '' : `: ${overflow.tokens} tokens > ${overflow.limit}`;
+    logger.warn(`Context overflow (the prompt is too long${numbers}); compacting ${state.messages.length} messages at once and sending the request again`);
+    const others = JSON.stringify([state.apiParams['system'] ?? '', state.tools.definitions ?? []]).length;
+    return this.#compact(control, fitForSummary(state.messages, overflow, others), 0);
+  }
+
+  /** Asks for a summary of `messages` (the history, or a copy cut to fit) and goes on from it; false when it has no text. */
+  async #compact(control: CompactionControl, messages: readonly BetaMessageParam[], keepTurns: number): Promise<boolean> {
+    const { state, logger } = this.#run;
+    const body = summaryRequestBody(state.apiParams, messages, control, state.tools.definitions);
     const summaryReply = await this.#requests.summary(body);
     state.usage = addUsage(state.usage, summaryReply.usage);
     const summary = summaryText(summaryReply.content);
     if (!summary) {
       logger.warn('Compaction: the summary request returned no text; the conversation is kept as it is');
-      return;
+      return false;
     }
-    state.replaceHistory(compactedHistory(state.messages, summary, control.keepTurns ?? 0));
+    state.replaceHistory(compactedHistory(state.messages, summary, keepTurns));
     this.#trigger.compacted();
+    return true;
   }
 
   /**

@@ -1,5 +1,6 @@
 /** Errors of the runner's own, beside the SDK's typed errors (which reach the caller unchanged). */
 import { AnthropicError } from '@anthropic-ai/sdk';
+import type { ValidationIssue } from './schema.js';
 
 /**
  * A reply that could not be read: a stream that broke mid-reply, or a body that is not valid JSON.
@@ -37,5 +38,28 @@ export class ValidatorError extends Error {
     super(`The input validator of tool '${tool}' failed: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause });
     this.name = 'ValidatorError';
     this.tool = tool;
+  }
+}
+
+/**
+ * The run's final reply gave no valid output for `options.output`: text that is not JSON or does
+ * not match the schema after the repair turns (`outputRepairs`), a refusal, or a reply cut off by
+ * `max_tokens`. The reply stays the last message of the history; iterating again (or `await runner`)
+ * asks the model once more, with the issues.
+ */
+export class OutputError extends AnthropicError {
+  /** The final reply's text. */
+  readonly text: string;
+  /** What is wrong with it, field by field (`(root)` for the whole text); empty for a refusal or a cut-off reply that parses. */
+  readonly issues: ValidationIssue[];
+  /** The final reply's `stop_reason`: `'end_turn'` for invalid text, `'refusal'`, `'max_tokens'`, … */
+  readonly stopReason: string | null;
+
+  constructor(message: string, details: { text: string; issues: ValidationIssue[]; stopReason: string | null }) {
+    super(message);
+    this.name = 'OutputError';
+    this.text = details.text;
+    this.issues = details.issues;
+    this.stopReason = details.stopReason;
   }
 }

@@ -8,18 +8,27 @@ import type { RunScope } from './scope.js';
 import type { Runner } from './surface.js';
 import type { BetaMessage, BetaToolResultBlockParam } from './types.js';
 
-export type RunnerEvent =
+export type RunnerEvent = (
   /** The runner starts (or resumes) iterating. */
   | { type: 'run.start'; runner: Runner; model: unknown }
   /** The iteration ended: with the last message, or with the error the caller sees. */
   | { type: 'run.end'; runner: Runner; message: BetaMessage | undefined; error?: unknown }
   /** A request leaves: a turn of the loop, or a compaction summary. */
   | { type: 'request.start'; runner: Runner; requestId: number; purpose: 'turn' | 'compaction'; body: Record<string, unknown> }
-  | { type: 'request.end'; runner: Runner; requestId: number; message?: BetaMessage; error?: unknown }
+  /** `fallback`: the index of the `options.fallback` entry that answered (or failed last); none for the primary. */
+  | { type: 'request.end'; runner: Runner; requestId: number; message?: BetaMessage; error?: unknown; fallback?: number | undefined }
+  /** A piece of the reply's text as it streams (streamed requests only: `stream` or `runToolsEagerly`). */
+  | { type: 'request.text'; runner: Runner; requestId: number; text: string }
   /** A tool call starts being handled (looked up, validated, approved, run). */
   | { type: 'tool.start'; runner: Runner; call: ToolCall }
   /** The call's result (an error result too), or `pending` when it waits for approval. */
-  | { type: 'tool.end'; runner: Runner; call: ToolCall; result?: BetaToolResultBlockParam; pending?: boolean };
+  | { type: 'tool.end'; runner: Runner; call: ToolCall; result?: BetaToolResultBlockParam; pending?: boolean }
+  /** A sub-agent's text as it streams (the parent streams: `stream: true`). */
+  | { type: 'agent.text'; runner: Runner; text: string }
+) & {
+  /** A sub-agent's event (`agentTool`): the agents' names, outermost first; none for the run's own events. */
+  path?: string[];
+};
 
 /**
  * A listener for `options.onEvent`. One with a `scope` (`tool-runner/otel`'s) also runs each

@@ -3,7 +3,8 @@
  * hooks and the approval have their say, run it under its guards (abort, timeout, concurrency),
  * and turn any failure into an `is_error` result the model can act on.
  */
-import { type ApprovalDecision, type Approver, type PendingApproval, checkDecision, deniedText } from './approval.js';
+import { AGENT_RESUME, AgentPending } from './agent-link.js';
+import { type ApprovalDecision, type Approver, checkDecision, deniedText } from './approval.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, callHook } from './hooks.js';
 import { ValidatorError } from './errors.js';
@@ -12,6 +13,7 @@ import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import { type ValidationResult, formatIssues } from './schema.js';
 import type { RunScope } from './scope.js';
+import type { HeldCall } from './snapshot.js';
 import type { RunnableTool, Runner, ToolContext } from './surface.js';
 import { isToolError, thrownValueToContent } from './tool-error.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
@@ -27,7 +29,7 @@ export interface ExecutionContext {
   /** Emits lifecycle events, when something listens. */
   emit: ((event: RunnerEvent) => void) | undefined;
   /** Asks `options.approve` (one question at a time), or resolves to undefined without it. */
-  askApproval: (call: ToolCall) => Promise<ApprovalDecision | undefined>;
+  askApproval: (call: ToolCall, signal: AbortSignal) => Promise<ApprovalDecision | undefined>;
   /** Decisions taken with runner.approve / runner.deny, by tool_use id. */
   decisions: ReadonlyMap<string, ApprovalDecision>;
   toolTimeoutMs: number | undefined;
@@ -40,13 +42,13 @@ export interface ExecutionContext {
 }
 
 /** A call ends with its result, or waits for a decision (no `options.approve`). */
-export type CallOutcome = { result: BetaToolResultBlockParam } | { pending: PendingApproval };
+export type CallOutcome = { result: BetaToolResultBlockParam } | { pending: HeldCall };
 
 /**
  * Runs one call. `held` is a call that waited for approval: its input was validated and its
  * `onToolCall` hook called then, so only the decision is applied now.
  */
-export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionContext, held?: PendingApproval): Promise<CallOutcome> {
+export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionContext, held?: HeldCall): Promise<CallOutcome> {
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
   context.emit?.({ type: 'tool.start', runner: context.runner, call });
   const tool = context.tools.get(toolUse.name);
@@ -63,7 +65,7 @@ async function notFound(call: ToolCall, context: ExecutionContext): Promise<Call
 }
 
 /** The call of a tool the run has, from its input to its result. */
-async function answerCall(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: PendingApproval | undefined): Promise<CallOutcome> {
+async function answerCall(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined): Promise<CallOutcome> {
   const { logger } = context;
   const { toolUse } = call;
   if (context.signal?.aborted) return failed(abortedText(tool.name), call, context);
@@ -89,8 +91,10 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       call.input = replaced.value;
     }
     if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
-      decision = context.decisions.get(toolUse.id) ?? (await context.askApproval(call));
+      decision = context.decisions.get(toolUse.id) ?? (await context.askApproval(call, context.signal ?? NEVER_ABORTED));
       if (!decision) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse }, call, context);
+      // Aborted while a person was asked: answered as aborted, whatever the approver said.
+      if (context.signal?.aborted) return failed(abortedText(tool.name), call, context);
     }
   }
   if (decision?.decision === 'deny') {
@@ -103,7 +107,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     call.input = edited.value;
   }
 
-  const outcome = context.limiter ? await context.limiter.run(() => runGuarded(tool, call, context)) : await runGuarded(tool, call, context);
+  const outcome = context.limiter ? await context.limiter.run(() => runGuarded(tool, call, context, held)) : await runGuarded(tool, call, context, held);
   if (outcome.ok) {
     const { value } = outcome;
     // A string is sent as the content, which the API reads as one text block (as the SDK sends it).
@@ -117,6 +121,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   }
   if ('thrown' in outcome) {
     const { thrown } = outcome;
+    // A sub-agent (agentTool) stopped for approval: this call waits with it, holding its state.
+    if (thrown instanceof AgentPending) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse, agent: { snapshot: thrown.snapshot } }, call, context);
     if (isToolError(thrown)) {
       // The tool's own answer to the model (an MCP `isError` result, say): the model's business, no stack.
       logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as unknown as Error).message}`);
@@ -150,7 +156,7 @@ function invalid(message: string, call: ToolCall, context: ExecutionContext): Ca
   return failed(message, call, context);
 }
 
-function waiting(pending: PendingApproval, call: ToolCall, context: ExecutionContext): CallOutcome {
+function waiting(pending: HeldCall, call: ToolCall, context: ExecutionContext): CallOutcome {
   context.emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
   return { pending };
 }
@@ -163,12 +169,16 @@ function suggestion(name: string, tools: ReadonlyMap<string, RunnableTool>): str
 }
 
 /** Runs the tool with its signal: aborted by the runner, or by its timeout (which starts now). */
-function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContext): Promise<RunOutcome> {
+function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined): Promise<RunOutcome> {
   if (context.logger.enabled('debug')) {
     context.logger.debug(`Running tool '${call.name}' (${call.id}) with input ${safeJson(call.input)}`);
   }
   const timeoutMs = tool.timeoutMs ?? context.toolTimeoutMs;
-  return runWithGuards((signal) => tool.run(call.input, toolContextFor(call.toolUse, context, signal)), context.signal, timeoutMs);
+  const resume = held?.agent?.snapshot;
+  const run = resume
+    ? (signal: AbortSignal) => tool.run(call.input, Object.assign(toolContextFor(call.toolUse, context, signal), { [AGENT_RESUME]: resume }))
+    : (signal: AbortSignal) => tool.run(call.input, toolContextFor(call.toolUse, context, signal));
+  return runWithGuards(run, context.signal, timeoutMs);
 }
 
 function toolContextFor(toolUse: BetaToolUseBlock, context: ExecutionContext, signal: AbortSignal): ToolContext {
@@ -189,14 +199,14 @@ async function needsApproval(tool: RunnableTool, input: unknown, context: ToolCo
  * Asks `approve` about one call at a time (a person answers one question after another), or
  * resolves to undefined when there is no approver.
  */
-export function approvalAsker(approve: Approver | undefined): (call: ToolCall) => Promise<ApprovalDecision | undefined> {
+export function approvalAsker(approve: Approver | undefined): (call: ToolCall, signal: AbortSignal) => Promise<ApprovalDecision | undefined> {
   let queue: Promise<unknown> = Promise.resolve();
-  return (call) => {
+  return (call, signal) => {
     if (!approve) return Promise.resolve(undefined);
     const asked = queue.then(async () => {
       let decision: unknown;
       try {
-        decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse });
+        decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse }, { signal });
       } catch (error) {
         throw new HookError('approve', error);
       }

@@ -11,6 +11,8 @@ import type { ClientLike } from './client.js';
 import type { RunnerParams, ToolEntry } from './surface.js';
 import type { CallOf } from './tool.js';
 import type { ToolRunnerOptions } from './options.js';
+import type { OutputOf, OutputSchema } from './output.js';
+import type { AnyCall } from './types.js';
 import type { BetaMessageThread } from '@anthropic-ai/sdk/lib/threads/BetaMessageThread';
 import { ToolRunner } from './runner.js';
 import { isMessageThread, overMessageThread } from './sdk-thread.js';
@@ -27,30 +29,42 @@ import type { RunnerSettings } from './settings.js';
  * const final = await toolRunner(client, { model: 'claude-sonnet-5-5', max_tokens: 1024, messages, tools });
  * ```
  */
-export function toolRunner(thread: BetaMessageThread<any>, settings: ThreadSettings & { stream: true }, options?: ToolRunnerOptions): ToolRunner<true>;
-export function toolRunner(thread: BetaMessageThread<any>, settings?: ThreadSettings & { stream?: false | undefined }, options?: ToolRunnerOptions): ToolRunner<false>;
-export function toolRunner(thread: BetaMessageThread<any>, settings?: ThreadSettings, options?: ToolRunnerOptions): ToolRunner<boolean>;
+export function toolRunner<const Output extends OutputSchema | undefined = undefined>(
+  thread: BetaMessageThread<any>,
+  settings: ThreadSettings & { stream: true },
+  options?: ToolRunnerOptions<AnyCall, Output>,
+): ToolRunner<true, OutputOf<Output>>;
+export function toolRunner<const Output extends OutputSchema | undefined = undefined>(
+  thread: BetaMessageThread<any>,
+  settings?: ThreadSettings & { stream?: false | undefined },
+  options?: ToolRunnerOptions<AnyCall, Output>,
+): ToolRunner<false, OutputOf<Output>>;
+export function toolRunner<const Output extends OutputSchema | undefined = undefined>(
+  thread: BetaMessageThread<any>,
+  settings?: ThreadSettings,
+  options?: ToolRunnerOptions<AnyCall, Output>,
+): ToolRunner<boolean, OutputOf<Output>>;
 // The client forms last: `Parameters<typeof toolRunner>` takes the last overload.
-export function toolRunner<Tools extends ToolEntry[] = ToolEntry[]>(
+export function toolRunner<Tools extends ToolEntry[] = ToolEntry[], const Output extends OutputSchema | undefined = undefined>(
   client: ClientLike,
   params: RunnerParams & { tools?: Tools | undefined; stream: true },
-  options?: ToolRunnerOptions<CallOf<Tools>>,
-): ToolRunner<true>;
-export function toolRunner<Tools extends ToolEntry[] = ToolEntry[]>(
+  options?: ToolRunnerOptions<CallOf<Tools>, Output>,
+): ToolRunner<true, OutputOf<Output>>;
+export function toolRunner<Tools extends ToolEntry[] = ToolEntry[], const Output extends OutputSchema | undefined = undefined>(
   client: ClientLike,
   params: RunnerParams & { tools?: Tools | undefined; stream?: false | undefined },
-  options?: ToolRunnerOptions<CallOf<Tools>>,
-): ToolRunner<false>;
-export function toolRunner<Tools extends ToolEntry[] = ToolEntry[]>(
+  options?: ToolRunnerOptions<CallOf<Tools>, Output>,
+): ToolRunner<false, OutputOf<Output>>;
+export function toolRunner<Tools extends ToolEntry[] = ToolEntry[], const Output extends OutputSchema | undefined = undefined>(
   client: ClientLike,
   params: RunnerParams & { tools?: Tools | undefined },
-  options?: ToolRunnerOptions<CallOf<Tools>>,
-): ToolRunner<boolean>;
+  options?: ToolRunnerOptions<CallOf<Tools>, Output>,
+): ToolRunner<boolean, OutputOf<Output>>;
 export function toolRunner(
   clientOrThread: ClientLike | BetaMessageThread<any>,
   paramsOrSettings: RunnerParams | ThreadSettings = {},
-  options?: ToolRunnerOptions<any>,
-): ToolRunner<boolean> {
+  options?: ToolRunnerOptions<any, any>,
+): ToolRunner<boolean, unknown> {
   if (isMessageThread(clientOrThread)) {
     const { client, params } = overMessageThread(clientOrThread, paramsOrSettings as ThreadSettings);
     return new ToolRunner(client, params, options);
@@ -67,13 +81,20 @@ export type { ToolRunnerOptions } from './options.js';
 export { resumeToolRunner } from './resume.js';
 export type { RunnerSnapshot } from './snapshot.js';
 export type { ThreadSnapshot } from './thread.js';
-export type { ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
+export type { ApprovalContext, ApprovalDecision, ApprovalRequest, Approver, PendingApproval } from './approval.js';
 export { HookError } from './hooks.js';
-export { ReplyError, ValidatorError } from './errors.js';
+export { OutputError, ReplyError, ValidatorError } from './errors.js';
+export { ContextOverflowError } from './context-overflow.js';
+export type { FallbackEntry } from './fallback.js';
+export type { OutputOf, OutputSchema } from './output.js';
+export type { Budget, LoopGuardOptions, OnLimit, RunControlOptions } from './run-control-options.js';
+export type { StoppedBy } from './stop-reason.js';
 export type { RunnerEvent, RunnerListener } from './events.js';
 export type { RunScope, ScopedCall, ScopedOutcome } from './scope.js';
 export type { Hooks, ToolCall, ToolCallOverride } from './hooks.js';
 export { tool, isRunnableTool } from './tool.js';
+export { agentTool } from './agent-tool.js';
+export type { AgentToolOptions } from './agent-tool.js';
 export type { CallOf, InferInput, ToolInput, ToolOptions } from './tool.js';
 export type { AnyTool, NeedsApproval, RunnableTool, Runner, RunnerParams, ToolContext, ToolEntry, ToolSource } from './surface.js';
 export { ToolError } from './tool-error.js';

@@ -9,13 +9,13 @@ import { applyDefaults, hasDefaults } from './json-schema-defaults.js';
 import { schemaProblem } from './json-schema-check.js';
 import { keywordLookup, toIssues } from './json-schema-issues.js';
 import { withoutFormats } from './json-schema-walk.js';
-import type { CompiledSchema, JsonObjectSchema } from './validation.js';
+import type { CompiledSchema, JsonObjectSchema, SchemaOwner } from './validation.js';
 
 type Draft = '4' | '7' | '2019-09' | '2020-12';
 type Lookup = Record<string, Schema | boolean>;
 
-/** Prepares `schema` (already checked to be an object schema) for the tool named `toolName`; throws a TypeError naming what is wrong. */
-export function compileJsonSchema<T>(toolName: string, schema: JsonObjectSchema): CompiledSchema<T> {
+/** Prepares `schema` (already checked to be an object schema) of `owner` (a tool, the run's output); throws a TypeError naming what is wrong. */
+export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchema): CompiledSchema<T> {
   // The validator marks the schema it is given, and `format` is an annotation here (as ajv ran it,
   // and as 2020-12 says by default): it validates a copy without formats, never the caller's object.
   let copy: Schema;
@@ -24,12 +24,12 @@ export function compileJsonSchema<T>(toolName: string, schema: JsonObjectSchema)
     copy = withoutFormats(structuredClone(schema)) as Schema;
     lookup = dereference(copy);
   } catch (error) {
-    throw invalidSchema(toolName, error instanceof Error ? error.message : String(error));
+    throw invalidSchema(owner, error instanceof Error ? error.message : String(error));
   }
   const draft = draftOf(schema.$schema);
   const resolve = (node: Record<string, unknown>) => lookup[(node.__absolute_ref__ as string | undefined) ?? (node.$ref as string)];
   const problem = schemaProblem(copy, (node) => resolve(node) !== undefined);
-  if (problem) throw invalidSchema(toolName, problem);
+  if (problem) throw invalidSchema(owner, problem);
   const keywordAt = keywordLookup(copy, resolve);
   const defaults = hasDefaults(copy);
   return {
@@ -54,6 +54,6 @@ function draftOf($schema: unknown): Draft {
   return '2020-12';
 }
 
-function invalidSchema(toolName: string, problem: string): TypeError {
-  return new TypeError(`Tool '${toolName}': the input schema is not a valid JSON Schema: ${problem}`);
+function invalidSchema(owner: SchemaOwner, problem: string): TypeError {
+  return new TypeError(`${owner.label}: ${owner.noun} is not a valid JSON Schema: ${problem}`);
 }

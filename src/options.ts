@@ -4,7 +4,10 @@ import type { RequestOptions } from './client.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
+import { type FallbackEntry, checkFallback } from './fallback.js';
 import type { Logger } from './log.js';
+import type { OutputSchema } from './output.js';
+import { RUN_CONTROL_KEYS, type RunControlOptions } from './run-control-options.js';
 import type { AnyCall } from './types.js';
 import { REQUEST_OPTION_KEYS, type RunRequestOptions, checkRequestOptionKey } from './request-options.js';
 
@@ -13,7 +16,9 @@ import { REQUEST_OPTION_KEYS, type RunRequestOptions, checkRequestOptionKey } fr
  * `signal`, `timeout`, `maxRetries`, `fallbackState`, `openTelemetry`, ..., as
  * `client.beta.messages.toolRunner(params, options)` takes them) and the runner's own keys.
  */
-export interface ToolRunnerOptions<Call extends AnyCall = AnyCall> extends RunRequestOptions {
+export interface ToolRunnerOptions<Call extends AnyCall = AnyCall, Output extends OutputSchema | undefined = OutputSchema | undefined>
+  extends RunRequestOptions,
+    RunControlOptions<Output> {
   /** Aborts the request in flight and the running tools (`setRequestOptions({ signal })` replaces it). */
   signal?: AbortSignal | null | undefined;
   /** Options for every request, under the request options given beside it at the top level. */
@@ -32,6 +37,8 @@ export interface ToolRunnerOptions<Call extends AnyCall = AnyCall> extends RunRe
   approve?: Approver<Call> | undefined;
   /** Typed lifecycle events (run, request, tool call) for observers such as `tool-runner/otel`. */
   onEvent?: RunnerListener | RunnerListener[] | undefined;
+  /** Where a request goes when it still fails after the client's retries (429, 5xx, 529, connection): each entry in order. */
+  fallback?: FallbackEntry[] | undefined;
 }
 
 /** The runner's own keys (the SDK's request options are the others it takes). */
@@ -44,9 +51,11 @@ const OWN: ReadonlySet<string> = new Set([
   'hooks',
   'approve',
   'onEvent',
+  ...RUN_CONTROL_KEYS,
+  'fallback',
 ]);
 
-/** Throws a clear error for an unknown option or a value out of range; returns the limits to use. */
+/** Throws a clear error for an unknown option or a value out of range (run control's: run-control-options.ts); returns the limits to use. */
 export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: number } {
   if (typeof options !== 'object' || options === null) throw new TypeError('toolRunner: options must be an object');
   for (const key of Object.keys(options)) {
@@ -62,6 +71,7 @@ export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: 
   if (options.approve !== undefined && typeof options.approve !== 'function') {
     throw new TypeError('toolRunner: options.approve must be a function');
   }
+  checkFallback(options.fallback);
   return { maxToolResultChars: options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS };
 }
 

@@ -1,17 +1,20 @@
 /** `resumeToolRunner`: continues a run from its JSON snapshot, in this process or another. */
 import type { ClientLike } from './client.js';
 import type { ToolRunnerOptions } from './options.js';
+import type { OutputOf, OutputSchema } from './output.js';
 import { ToolRunner } from './runner.js';
 import { SNAPSHOT_VERSION, type RunnerSnapshot } from './snapshot.js';
 import type { RunnableTool, RunnerParams, ToolEntry } from './surface.js';
 import { isRunnableTool } from './tool.js';
 import { isToolSource } from './tool-set.js';
 import { toolsetsOf } from './toolsets.js';
+import type { AnyCall } from './types.js';
 
 /**
  * Continues a run from `runner.toJSON()`, in this process or another: also a run stopped for
  * approval (approve or deny its `pendingApprovals`, then iterate or `await`). The runnable tools
- * are supplied again by name; `iteration` and `usage` carry on.
+ * are supplied again by name, and so are the options (`output`, `budget`, `loopGuard`, hooks, ...):
+ * `iteration`, `usage`, `stoppedBy`, `output` and what the budget and the loop guard counted carry on.
  *
  * @example
  * ```ts
@@ -20,11 +23,11 @@ import { toolsetsOf } from './toolsets.js';
  * const final = await runner;
  * ```
  */
-export function resumeToolRunner<Stream extends boolean = boolean>(
+export function resumeToolRunner<Stream extends boolean = boolean, const Output extends OutputSchema | undefined = undefined>(
   client: ClientLike,
   snapshot: RunnerSnapshot<Stream>,
-  resume: { tools?: ToolEntry[]; options?: ToolRunnerOptions } = {},
-): ToolRunner<Stream> {
+  resume: { tools?: ToolEntry[]; options?: ToolRunnerOptions<AnyCall, Output> } = {},
+): ToolRunner<Stream, OutputOf<Output>> {
   if (typeof snapshot !== 'object' || snapshot === null) throw new TypeError('resumeToolRunner: the snapshot must be an object');
   if (snapshot.version !== SNAPSHOT_VERSION) {
     throw new TypeError(
@@ -57,5 +60,5 @@ export function resumeToolRunner<Stream extends boolean = boolean>(
     return runnable(entry.runnable);
   });
   const params = { ...snapshot.params, ...(tools.length > 0 && { tools }) } as RunnerParams;
-  return new ToolRunner<Stream>(client, params, resume.options, snapshot, runnable);
+  return new ToolRunner<Stream, OutputOf<Output>>(client, params, resume.options, snapshot, runnable);
 }

@@ -3,6 +3,7 @@ import type { ClientLike, RequestOptions } from './client.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import type { ToolRunnerOptions } from './options.js';
+import type { RunControl } from './run-control.js';
 import type { RunState } from './run-state.js';
 import type { Tracing } from './run-tracing.js';
 import type { Runner } from './surface.js';
@@ -25,6 +26,8 @@ export interface RunContext {
   requestOptions: RequestOptions;
   /** The scope requests and tool calls run in (a span's context), when something traces. */
   readonly tracing: Tracing;
+  /** Output, budget and loop guard: admits the calls, shapes the requests, decides the stops they make. */
+  readonly control: RunControl;
 }
 
 /** The run's signal: the one in the current request options. */

@@ -4,8 +4,9 @@
  */
 import { answerDanglingCalls, copyHistory, cutOffText, toolUsesOf } from './history.js';
 import { splitParams } from './params.js';
-import { SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON, type ToolChangesJSON } from './snapshot.js';
+import { type RunControlJSON, SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON, type ToolChangesJSON } from './snapshot.js';
 import type { RunnerSettings } from './settings.js';
+import type { StoppedBy } from './stop-reason.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
 import type { ThreadSnapshot } from './thread.js';
 import { ToolSet, isToolSource } from './tool-set.js';
@@ -25,8 +26,10 @@ export class RunState {
   iteration = 0;
   usage: Usage = NO_USAGE;
   lastMessage: BetaMessage | undefined;
-  /** Tool calls never run, by id, with the error that answers them (cut off by max_tokens, repeated ids). */
+  /** Tool calls never run, by id, with the error that answers them (cut off by max_tokens, repeated ids, limits). */
   notRun: Map<string, string> | undefined;
+  /** Why the run stopped; `undefined` while it runs. */
+  stoppedBy: StoppedBy | undefined;
 
   constructor(params: RunnerParams, snapshot?: RunnerSnapshot) {
     const { api, settings, messages, tools } = splitParams(params);
@@ -39,6 +42,8 @@ export class RunState {
       this.usage = snapshot.usage;
       const notRun = Object.entries(snapshot.notRun);
       if (notRun.length > 0) this.notRun = new Map(notRun);
+      this.stoppedBy = snapshot.stoppedBy;
+      this.lastMessage = snapshot.lastMessage;
     }
   }
 
@@ -108,8 +113,8 @@ export class RunState {
     } as RunnerParams;
   }
 
-  /** The JSON snapshot of the run, with the calls and the thread that live beside this state. */
-  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined): RunnerSnapshot {
+  /** The JSON snapshot of the run, with the calls, the thread, the tool changes and the run control that live beside this state. */
+  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined): RunnerSnapshot {
     return structuredClone({
       version: SNAPSHOT_VERSION,
       params: { ...this.apiParams, ...this.settings, messages: this.messages } as RunnerSnapshot['params'],
@@ -126,6 +131,9 @@ export class RunState {
       calls,
       ...(thread && { thread }),
       ...(toolChanges && { toolChanges }),
+      ...(this.stoppedBy && { stoppedBy: this.stoppedBy }),
+      ...(this.lastMessage && { lastMessage: this.lastMessage }),
+      ...(control && { control }),
     });
   }
 }

@@ -3,6 +3,7 @@
  * and change the run's state between turns. It wires the run's rooms together; `ToolRunner`
  * (runner.ts) adds the loop itself on top.
  */
+import { AGENT_LINK, type AgentLink } from './agent-link.js';
 import type { ApprovalDecision, PendingApproval } from './approval.js';
 import { CallAnswers } from './call-answers.js';
 import type { ClientLike, RequestOptions } from './client.js';
@@ -14,15 +15,17 @@ import { runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
+import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { runTracing } from './run-tracing.js';
 import { OVER_MESSAGE_THREAD } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
+import type { StoppedBy } from './stop-reason.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
 import { Requests, type Turn } from './turn.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
-import type { Usage } from './usage.js';
+import { type Usage, addUsage } from './usage.js';
 
 export abstract class RunnerControls implements Runner {
   protected readonly run: RunContext;
@@ -30,6 +33,7 @@ export abstract class RunnerControls implements Runner {
   protected readonly requests: Requests;
   protected readonly answers: CallAnswers;
   protected readonly compactions: Compactions;
+  protected readonly control: RunControl;
   /** The turn whose reply the loop body is looking at. */
   protected turn: Turn | undefined;
 
@@ -43,11 +47,13 @@ export abstract class RunnerControls implements Runner {
     const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions);
     const dropsRefusals = thread.used || OVER_MESSAGE_THREAD in client;
     const tracing = runTracing(client, options.onEvent, logger);
-    this.run = { client, options, state, thread, logger, runner: this, emit, requestOptions, dropsRefusals, tracing };
+    const control = new RunControl(options, state, logger, snapshot?.control);
+    this.run = { client, options, state, thread, logger, runner: this, emit, requestOptions, dropsRefusals, tracing, control };
     this.state = state;
+    this.control = control;
     this.answers = new CallAnswers(this.run, maxToolResultChars, snapshot?.calls);
     if (snapshot?.toolChanges && supplied) this.answers.changes.restore(snapshot.toolChanges, supplied);
-    this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages));
+    this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages), (overflow) => this.compactions.afterOverflow(overflow));
     this.compactions = new Compactions(this.run, this.requests);
   }
 
@@ -226,11 +232,38 @@ export abstract class RunnerControls implements Runner {
     return structuredClone(this.state.usage);
   }
 
+  /** Why the run stopped, once it has (see {@link StoppedBy}); `undefined` while it runs. */
+  get stoppedBy(): StoppedBy | undefined {
+    return this.state.stoppedBy;
+  }
+
+  /**
+   * With `options.output`: the final answer, parsed and validated (typed from the schema);
+   * `undefined` until the run has ended with one.
+   */
+  get output(): unknown {
+    return this.control.output;
+  }
+
+  /** What this run lends the sub-agents its tools start (`agentTool`). */
+  [AGENT_LINK](): AgentLink {
+    const { run, state } = this;
+    return {
+      client: run.client,
+      emit: run.emit,
+      approve: run.options.approve,
+      streaming: state.settings.stream === true,
+      addUsage: (usage) => {
+        state.usage = addUsage(state.usage, usage);
+      },
+    };
+  }
+
   /**
    * A JSON snapshot of the run (params, history, calls waiting for approval and their finished
    * neighbours, iteration, usage) that `resumeToolRunner` continues, in this process or another.
    */
   toJSON(): RunnerSnapshot {
-    return this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON());
+    return this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON(), this.control.toJSON());
   }
 }

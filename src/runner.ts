@@ -16,17 +16,23 @@ import { type Settleable, settleable } from './completion.js';
 import { uniqueToolUseIds } from './history.js';
 import type { ToolRunnerOptions } from './options.js';
 import { RunnerControls } from './runner-controls.js';
+import { runSignal } from './run-context.js';
 import type { RunnerSnapshot } from './snapshot.js';
+import { type StoppedBy, stoppedByFailure } from './stop-reason.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
 import { type Turn, nextStepFor } from './turn.js';
-import type { BetaMessage } from './types.js';
+import type { BetaMessage, BetaMessageParam } from './types.js';
 
 export type { ToolRunnerOptions } from './options.js';
 
 /** What one iteration yields: the message, or its `MessageStream` when `stream: true`. */
 export type RunnerItem<Stream extends boolean> = Stream extends true ? BetaMessageStream : BetaMessage;
 
-export class ToolRunner<Stream extends boolean = false> extends RunnerControls implements AsyncIterable<RunnerItem<Stream>> {
+/**
+ * The agentic loop: iterate it (each assistant message, or its stream with `stream: true`) or
+ * `await` it (the last message). `Output` is the type of `runner.output` (`options.output`'s schema).
+ */
+export class ToolRunner<Stream extends boolean = false, Output = unknown> extends RunnerControls implements AsyncIterable<RunnerItem<Stream>> {
   #consumed = false;
   #completion: Settleable<BetaMessage> | undefined;
 
@@ -42,9 +48,11 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
     const { emit } = this.run;
     emit?.({ type: 'run.start', runner: this, model: this.state.apiParams['model'] });
     this.run.tracing.begin(this.state.apiParams, this.run);
+    this.state.stoppedBy = undefined;
+    this.control.resume();
     let failed = false;
-    let completed = false;
-    let stoppedForApproval = false;
+    /** Why the loop ended, when it ended by itself (not a `break`, not a failure). */
+    let stop: StoppedBy | undefined;
     /** The last reply was an unfinished turn, which the next request resumes. */
     let resuming = false;
     /** A compaction scheduled before the run stopped goes out as its last request. */
@@ -56,10 +64,14 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
         // Calls the history ends with: a state the caller set, or a run stopped for approval.
         const answered = this.answers.answerLastMessage(undefined);
         if (answered !== 'none' && (await answered) === 'pending') {
-          stoppedForApproval = true;
+          stop = 'approval';
           break;
         }
-        if (!lastCompaction && this.state.reachedMaxIterations()) break;
+        const limit = lastCompaction ? undefined : this.control.beforeRequest();
+        if (limit) {
+          stop = limit;
+          break;
+        }
         this.answers.beginTurn();
         this.#flushToolChanges(resuming);
         const sent = this.requests.send(this.compactions.takeScheduled(resuming));
@@ -70,9 +82,10 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
           yield (this.state.settings.stream ? turn.stream : await turn.message) as RunnerItem<Stream>;
           inBody = false;
           const next = await this.#finishTurn(turn);
-          stoppedForApproval = next === 'pending';
           resuming = next === 'resume';
           if (lastCompaction) break;
+          if (next === 'pending') stop = 'approval';
+          else if (next === 'stop') stop = this.control.endedOnReply();
           if (next === 'stop' && this.compactions.beforeStop()) lastCompaction = true;
           else if (next === 'stop' || next === 'pending') break;
         } finally {
@@ -83,7 +96,6 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
           this.turn = undefined;
         }
       }
-      completed = true;
     } catch (error) {
       failed = true;
       this.#failed(error);
@@ -92,13 +104,14 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
       if (failedInBody) this.#failed(failedInBody.error);
       // A `break` in the loop body ends the run too: it resolves to the last reply.
       else if (!failed) {
+        this.state.stoppedBy = stop ?? 'break';
         this.#finish();
         // Closed by the loop body (`break`) before the loop ended: a cancellation, with no status.
-        this.run.tracing.end(completed ? 'completed' : 'closed');
+        this.run.tracing.end(stop ? 'completed' : 'closed');
         emit?.({ type: 'run.end', runner: this, message: this.state.lastMessage });
       }
-      // A run stopped for approval goes on when iterated (or awaited) again.
-      if (stoppedForApproval) this.#consumed = false;
+      // A run stopped for approval, or by a limit, goes on when iterated (or awaited) again.
+      if (stop !== undefined && stop !== 'model') this.#consumed = false;
     }
   }
 
@@ -111,19 +124,26 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
     if (!turn.tookControl) {
       const reply = turn.reply ?? (await turn.message);
       // On a message thread a refused turn is not kept: the next request replays without it (the SDK's rule).
-      if (reply.stop_reason === 'refusal' && this.run.dropsRefusals) return 'stop';
+      if (reply.stop_reason === 'refusal' && this.run.dropsRefusals) return this.#ends(reply, undefined);
       const { content, renamed } = uniqueToolUseIds(reply.content);
       for (const [id, text] of renamed) this.state.markNotRun(id, text);
-      this.state.messages.push({ role: reply.role, content });
+      const kept = { role: reply.role, content };
+      this.state.messages.push(kept);
       const step = nextStepFor(reply.stop_reason);
+      if (step === 'stop') return this.#ends(reply, kept);
       if (step !== 'run_tools') return step;
     }
     const answered = await this.answers.answerLastMessage(turn);
-    if (answered === 'none' && !turn.tookControl) return 'stop';
+    if (answered === 'none' && !turn.tookControl) return this.#ends(turn.reply ?? (await turn.message), this.state.messages.at(-1));
     if (answered === 'pending') return 'pending';
-    const control = this.state.settings.compactionControl;
-    if (!turn.tookControl && control?.enabled) await this.compactions.afterTurn(control, await turn.message);
+    const compaction = this.state.settings.compactionControl;
+    if (!turn.tookControl && compaction?.enabled && this.control.maySummarise()) await this.compactions.afterTurn(compaction, await turn.message);
     return 'continue';
+  }
+
+  /** The run ends on the model's reply, unless its output gets a repair turn (`options.output`). */
+  async #ends(reply: BetaMessage, kept: BetaMessageParam | undefined): Promise<'stop' | 'continue'> {
+    return (await this.control.settle(reply, kept)) === 'repair' ? 'continue' : 'stop';
   }
 
   /** Tool changes since the last request go out in a `system` message (a paused turn goes back first). */
@@ -135,6 +155,7 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
 
   /** A step failed: the state is what it was before it, so iterating (or awaiting) again retries it. */
   #failed(error: unknown): void {
+    this.state.stoppedBy = stoppedByFailure(error, runSignal(this.run));
     this.run.tracing.end({ error });
     this.#consumed = false;
     this.#settle().reject(error);
@@ -151,6 +172,14 @@ export class ToolRunner<Stream extends boolean = false> extends RunnerControls i
   /** The completion of the current attempt, made when first needed. */
   #settle(): Settleable<BetaMessage> {
     return (this.#completion ??= settleable());
+  }
+
+  /**
+   * With `options.output`: the final answer, parsed and validated (typed from the schema);
+   * `undefined` until the run has ended with one.
+   */
+  override get output(): Output | undefined {
+    return super.output as Output | undefined;
   }
 
   /** A JSON snapshot of the run that `resumeToolRunner` continues, with the same yield type. */

@@ -4,41 +4,60 @@
  * JSON Schema sent to the API and a run-time validator.
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { compileJsonSchema } from './json-schema.js';
-import { type CompiledSchema, type JsonObjectSchema, type ValidationIssue, type ValidationResult, formatPath } from './validation.js';
+import {
+  type CompiledSchema,
+  type JsonObjectSchema,
+  type SchemaOwner,
+  type ValidationIssue,
+  type ValidationResult,
+  formatPath,
+} from './validation.js';
 
-export type { CompiledSchema, JsonObjectSchema, ValidationIssue, ValidationResult };
+export type { CompiledSchema, JsonObjectSchema, SchemaOwner, ValidationIssue, ValidationResult };
 
-/** Any schema kind `tool()` accepts. */
+/** Any schema kind `tool()` (and `options.output`) accepts. */
 export type AnySchema = StandardSchemaV1 | JsonObjectSchema;
+
+/** The value a schema validates to: inferred from zod / Standard Schema / `as const` JSON Schema. */
+export type SchemaValue<S> =
+  S extends StandardSchemaV1<unknown, infer Output>
+    ? Output
+    : S extends JSONSchema
+      ? FromSchema<S>
+      : unknown;
 
 export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
   return typeof schema === 'object' && schema !== null && '~standard' in schema;
 }
 
-/** Compiles `schema` for the tool named `toolName`; throws a clear error when it cannot be used. */
-export function compileSchema<T>(toolName: string, schema: AnySchema): CompiledSchema<T> {
-  if (isStandardSchema(schema)) return compileStandardSchema<T>(toolName, schema);
+/**
+ * Compiles `schema` (a tool's input schema, or the run's output schema: `owner` says whose, for the
+ * errors); throws a clear error when it cannot be used.
+ */
+export function compileSchema<T>(owner: SchemaOwner, schema: AnySchema): CompiledSchema<T> {
+  if (isStandardSchema(schema)) return compileStandardSchema<T>(owner, schema);
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     throw new TypeError(
-      `Tool '${toolName}': inputSchema must be a zod schema, a Standard Schema or a JSON Schema object, got ${describe(schema)}`,
+      `${owner.label}: ${owner.key} must be a zod schema, a Standard Schema or a JSON Schema object, got ${describe(schema)}`,
     );
   }
-  assertObjectSchema(toolName, schema);
-  return compileJsonSchema<T>(toolName, schema);
+  assertObjectSchema(owner, schema);
+  return compileJsonSchema<T>(owner, schema);
 }
 
-function compileStandardSchema<T>(toolName: string, schema: StandardSchemaV1): CompiledSchema<T> {
+function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1): CompiledSchema<T> {
   const standard = schema['~standard'] as StandardSchemaV1['~standard'] &
     Partial<StandardJSONSchemaV1['~standard']>;
   if (!standard.jsonSchema || typeof standard.jsonSchema.input !== 'function') {
     throw new TypeError(
-      `Tool '${toolName}': the ${standard.vendor} schema cannot export JSON Schema (Standard JSON Schema). ` +
+      `${owner.label}: ${owner.noun} (a ${standard.vendor} schema) cannot export JSON Schema (Standard JSON Schema). ` +
         'Use zod >= 4.2 (import from "zod" or "zod/v4"), a library that implements Standard JSON Schema, or pass a plain JSON Schema object.',
     );
   }
   const jsonSchema = standard.jsonSchema.input({ target: 'draft-2020-12' });
-  assertObjectSchema(toolName, jsonSchema);
+  assertObjectSchema(owner, jsonSchema);
   return {
     jsonSchema,
     validate(input) {
@@ -59,11 +78,11 @@ function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): Valida
   };
 }
 
-function assertObjectSchema(toolName: string, schema: object): asserts schema is JsonObjectSchema {
+function assertObjectSchema(owner: SchemaOwner, schema: object): asserts schema is JsonObjectSchema {
   const type = (schema as { type?: unknown }).type;
   if (type !== 'object') {
     throw new TypeError(
-      `Tool '${toolName}': the input schema must describe an object (type: "object") at the top level, got type ${JSON.stringify(type) ?? 'undefined'}`,
+      `${owner.label}: ${owner.noun} must describe an object (type: "object") at the top level, got type ${JSON.stringify(type) ?? 'undefined'}`,
     );
   }
 }

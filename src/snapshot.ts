@@ -1,8 +1,12 @@
 /** Pause and resume: what a JSON snapshot of a run holds (`resumeToolRunner` continues one: resume.ts). */
 import type { ApprovalDecision, PendingApproval } from './approval.js';
+import type { BudgetJSON } from './budget.js';
+import type { LoopGuardJSON } from './loop-guard.js';
+import type { OutputJSON } from './output.js';
 import type { ParamsWithoutTools } from './settings.js';
+import type { LimitStop, StoppedBy } from './stop-reason.js';
 import type { ThreadSnapshot } from './thread.js';
-import type { BetaToolResultBlockParam, BetaToolUnion } from './types.js';
+import type { BetaMessage, BetaToolResultBlockParam, BetaToolUnion } from './types.js';
 import type { Usage } from './usage.js';
 
 export const SNAPSHOT_VERSION = 1;
@@ -23,6 +27,23 @@ export interface RunnerSnapshot<Stream extends boolean = boolean> {
   toolChanges?: ToolChangesJSON;
   /** The message thread the run continues, if it runs over one (a resumed run continues it). */
   thread?: ThreadSnapshot;
+  /** Why the run stopped, if it had when the snapshot was taken (a resumed runner says so until iterated). */
+  stoppedBy?: StoppedBy;
+  /** The last reply: what a resumed run resolves to if it stops before another. */
+  lastMessage?: BetaMessage;
+  /** Run control (`options.output`, `budget`, `loopGuard`): the output, the calls counted, a stop decided. */
+  control?: RunControlJSON;
+}
+
+/** What a snapshot keeps of run control (the options themselves are supplied again on resume). */
+export interface RunControlJSON {
+  output?: OutputJSON;
+  budget?: BudgetJSON;
+  loopGuard?: LoopGuardJSON;
+  /** A stop a call decided, not made yet. */
+  pending?: LimitStop;
+  /** The calls admitted of the replies of one iteration (a call waiting for approval is not admitted twice). */
+  admitted?: { iteration: number; ids: string[] };
 }
 
 /** What a snapshot keeps of the calls. */
@@ -30,7 +51,7 @@ export interface ToolCallsJSON {
   /** Results of calls that finished, by tool_use id. */
   settled: Record<string, BetaToolResultBlockParam>;
   /** Calls that waited for approval (decided or not), as they were held. */
-  held: PendingApproval[];
+  held: HeldCall[];
   /** Ids of the held calls still waiting. */
   pending: string[];
   decisions: Record<string, ApprovalDecision>;
@@ -42,4 +63,9 @@ export interface ToolChangesJSON {
   overrides: Record<string, { runnable: string } | null>;
   /** Changes not yet sent to the model. */
   pending: Array<{ type: 'addition'; runnable: string } | { type: 'addition'; definition: BetaToolUnion } | { type: 'removal'; name: string }>;
+}
+
+/** A call that waits for approval: its own, or (`agent`) a sub-agent's calls, with the sub-agent's state. */
+export interface HeldCall extends PendingApproval {
+  agent?: { snapshot: RunnerSnapshot };
 }

@@ -9,6 +9,7 @@ import type { RequestOptions } from './client.js';
 import type { JsonObjectSchema, ValidationResult } from './schema.js';
 import type { ParamsWithoutTools } from './settings.js';
 import type { RunnerSnapshot } from './snapshot.js';
+import type { StoppedBy } from './stop-reason.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUnion, BetaToolUseBlock, Promisable, ToolResultContent, ToolResultMessage } from './types.js';
 import type { Usage } from './usage.js';
 
@@ -84,6 +85,10 @@ export interface Runner {
   readonly usage: Usage;
   /** The calls the run stopped for, waiting for `approve(id)` or `deny(id, reason)`. */
   readonly pendingApprovals: PendingApproval[];
+  /** Why the run stopped, once it has; `undefined` while it runs. */
+  readonly stoppedBy: StoppedBy | undefined;
+  /** With `options.output`: the validated final answer, once the run has ended with one. */
+  readonly output: unknown;
   approve(id: string, options?: { input?: unknown }): void;
   deny(id: string, reason?: string): void;
   setMessagesParams(params: RunnerParams | ((previous: RunnerParams) => RunnerParams)): void;

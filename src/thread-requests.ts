@@ -3,7 +3,7 @@
  * and options, and a rejection it recovers from sends the request again (a replay, or no thread).
  */
 import { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import { type ClientLike, type RequestOptions, messagesApi } from './client.js';
+import { type ClientLike, type OpenedStream, type RequestOptions, messagesApi } from './client.js';
 import { withFields } from './copy.js';
 import type { LeveledLogger } from './log.js';
 import type { MessageThread } from './thread.js';
@@ -28,19 +28,28 @@ export function createMessage(body: Record<string, unknown>, request: ThreadRequ
 
 /** The request's stream; over a thread, the stream's request is sent again as `createMessage` does. */
 export function streamMessage(body: Record<string, unknown>, request: ThreadRequest): BetaMessageStream {
-  const api = messagesApi(request.client);
-  if (!request.thread.threading) return api.stream(body, request.options) as BetaMessageStream;
-  type Sent = { withResponse(): Promise<unknown> };
+  if (!request.thread.threading) return messagesApi(request.client).stream(body, request.options) as BetaMessageStream;
+  return streamVia(body, request.options, (streamOptions) => openStream(body, request, streamOptions));
+}
+
+/**
+ * A `MessageStream` whose request `open` sends (and may send again, or elsewhere) with the options
+ * the stream gives it (its abort signal among them).
+ */
+export function streamVia(body: Record<string, unknown>, options: RequestOptions, open: (streamOptions: RequestOptions) => Promise<OpenedStream>): BetaMessageStream {
   // The stream makes its request through `create`, with the options (its abort signal) it passes.
-  const through = {
-    create: (_body: unknown, streamOptions: RequestOptions) => ({
-      withResponse: () =>
-        recovering((wire, options) => (api.create(withFields(wire, { stream: true }), options) as unknown as Sent).withResponse(), body, request, streamOptions),
-    }),
-  };
+  const through = { create: (_body: unknown, streamOptions: RequestOptions) => ({ withResponse: () => open(streamOptions) }) };
   // No `client` for the stream: each attempt's `create` starts the client's span itself, with the body it sends
   // (the thread's), as the SDK's thread does; given the client, the stream would start one with the whole history.
-  return BetaMessageStream.createMessage(through as never, withFields(body, { stream: true }) as never, request.options);
+  return BetaMessageStream.createMessage(through as never, withFields(body, { stream: true }) as never, options);
+}
+
+/** Sends a streamed request over the thread when there is one: resolves once the response has arrived. */
+export function openStream(body: Record<string, unknown>, request: ThreadRequest, streamOptions: RequestOptions): Promise<OpenedStream> {
+  type Sent = { withResponse(): Promise<OpenedStream> };
+  const api = messagesApi(request.client);
+  const send = (wire: Record<string, unknown>, options: RequestOptions) => (api.create(withFields(wire, { stream: true }), options) as unknown as Sent).withResponse();
+  return request.thread.threading ? recovering(send, body, request, streamOptions) : send(body, streamOptions);
 }
 
 /**

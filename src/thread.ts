@@ -159,6 +159,12 @@ export class MessageThread {
     this.#replays = true;
   }
 
+  /** A fallback answered (another client or model): the server holds nothing of it; the next request starts a new thread. */
+  answeredElsewhere(): void {
+    this.#pending = undefined;
+    this.#anchor = undefined;
+  }
+
   /**
    * The request failed without a reply (a broken stream included): the next one continues from the
    * same reply. If the server did hold a reply after all, it answers `thread_already_continued`,

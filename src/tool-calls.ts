@@ -3,20 +3,21 @@
  * the history — across iterations when the run stops for approval — so that no finished call
  * runs twice.
  */
-import type { ApprovalDecision, PendingApproval } from './approval.js';
+import type { ApprovalDecision } from './approval.js';
 import type { CallOutcome } from './execute.js';
-import type { ToolCallsJSON } from './snapshot.js';
+import { decideInside, isAgentCall, openApprovals } from './nested-approvals.js';
+import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
 
 export class ToolCalls {
   readonly #calls = new Map<string, Promise<CallOutcome>>();
   readonly #settled = new Map<string, BetaToolResultBlockParam>();
-  readonly #held = new Map<string, PendingApproval>();
+  readonly #held = new Map<string, HeldCall>();
   readonly #decisions = new Map<string, ApprovalDecision>();
-  #pending: PendingApproval[] = [];
+  #pending: HeldCall[] = [];
 
   /** Starts a call once: a call that started (or finished) is not run again. */
-  start(toolUse: BetaToolUseBlock, run: (held: PendingApproval | undefined) => Promise<CallOutcome>): Promise<CallOutcome> {
+  start(toolUse: BetaToolUseBlock, run: (held: HeldCall | undefined) => Promise<CallOutcome>): Promise<CallOutcome> {
     let call = this.#calls.get(toolUse.id);
     if (!call) {
       call = run(this.#held.get(toolUse.id));
@@ -37,7 +38,7 @@ export class ToolCalls {
     return this.#calls.get(id);
   }
 
-  get pending(): readonly PendingApproval[] {
+  get pending(): readonly HeldCall[] {
     return this.#pending;
   }
 
@@ -46,7 +47,7 @@ export class ToolCalls {
   }
 
   /** The run stops with these calls waiting for a decision. */
-  hold(pending: PendingApproval[]): void {
+  hold(pending: HeldCall[]): void {
     this.#pending = pending;
     for (const call of pending) {
       this.#held.set(call.id, call);
@@ -56,14 +57,30 @@ export class ToolCalls {
 
   /** Records a decision about a waiting call; throws for an id that is not waiting. */
   decide(id: string, decision: ApprovalDecision): void {
-    const index = this.#pending.findIndex((call) => call.id === id);
+    const index = this.#pending.findIndex((call) => call.id === id && !isAgentCall(call));
     if (index === -1) {
+      if (this.#decideInside(id, decision)) return;
       const state = this.#decisions.has(id) ? 'was already decided' : 'is not waiting for approval';
-      const waiting = this.#pending.map((call) => `${call.id} (${call.name})`).join(', ') || 'none';
+      const waiting = openApprovals(this.#pending).map((call) => `${call.id} (${call.name})`).join(', ') || 'none';
       throw new Error(`Tool call '${id}' ${state}. Calls waiting for approval: ${waiting}`);
     }
     this.#decisions.set(id, decision);
     this.#pending = this.#pending.filter((_, i) => i !== index);
+  }
+
+  /** A decision about a call waiting inside a sub-agent: once none waits there, the sub-agent's call goes on. */
+  #decideInside(id: string, decision: ApprovalDecision): boolean {
+    for (const call of this.#pending) {
+      if (!isAgentCall(call)) continue;
+      const inside = decideInside(call, id, decision);
+      if (inside === 'not-found') continue;
+      if (inside === 'decided') {
+        this.#decisions.set(call.id, { decision: 'allow' });
+        this.#pending = this.#pending.filter((pending) => pending !== call);
+      }
+      return true;
+    }
+    return false;
   }
 
   /** The message is answered: forget its calls. */

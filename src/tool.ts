@@ -1,19 +1,12 @@
 /** `tool()`: a runnable tool from any of the three schema kinds, and how a `tools` entry becomes its API definition. */
-import type { StandardSchemaV1 } from '@standard-schema/spec';
-import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { BETA_CLIENT_TOOL_UNION_KEYS } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { sdkHelperMark } from './helper-header.js';
-import { type AnySchema, compileSchema } from './schema.js';
+import { type AnySchema, type SchemaValue, compileSchema } from './schema.js';
 import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
 import type { AnyCall, BetaToolUnion, Promisable, ToolResultContent } from './types.js';
 
 /** The input type `run` receives for a schema: inferred from zod / Standard Schema / `as const` JSON Schema. */
-export type InferInput<S> =
-  S extends StandardSchemaV1<unknown, infer Output>
-    ? Output
-    : S extends JSONSchema
-      ? FromSchema<S>
-      : unknown;
+export type InferInput<S> = SchemaValue<S>;
 
 /**
  * The input a tool's `run` receives: `ToolInput<typeof getWeather>`. For tools made by `tool()`,
@@ -64,7 +57,7 @@ export function tool<const S extends AnySchema, const Name extends string = stri
     throw new TypeError(`Tool '${name}': \`run\` must be a function, got ${typeof run}`);
   }
   if (inputSchema === undefined) throw new TypeError(`Tool '${name}': \`inputSchema\` is required`);
-  const schema = compileSchema<InferInput<S>>(name, inputSchema);
+  const schema = compileSchema<InferInput<S>>({ label: `Tool '${name}'`, key: 'inputSchema', noun: 'the input schema' }, inputSchema);
   return { ...rest, name, input_schema: schema.jsonSchema, run, validateInput: schema.validate } as RunnableTool<InferInput<S>> & { readonly name: Name };
 }
 

@@ -1,20 +1,25 @@
 /**
  * A turn of the loop: the request that sends the run's state, and the reply it waits for. Also
  * the one other request a run makes, a compaction summary, so that every request a run sends goes
- * through the same hooks, events and request options.
+ * through the same hooks, events and request options — and the same fallbacks (fallback.ts). A turn
+ * rejected as too long is sent again after compacting (context-overflow.ts, docs/fallbacks.md).
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import type { PendingApproval } from './approval.js';
-import { type RequestOptions, messagesApi } from './client.js';
+import type { HeldCall } from './snapshot.js';
+import { type OpenedStream, type RequestOptions, messagesApi } from './client.js';
 import { ignore } from './completion.js';
+import { ContextOverflowError, type Overflow, contextOverflow } from './context-overflow.js';
 import { withFields } from './copy.js';
 import { ReplyError } from './errors.js';
+import { FallbackChain, type FallbackTarget, withFirstEvent } from './fallback.js';
 import { withHelperHeader } from './helper-header.js';
+import type { RunnerEvent } from './events.js';
 import { callHook } from './hooks.js';
 import type { RunContext } from './run-context.js';
+import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
 import { type EagerCalls, startToolsEagerly } from './stream.js';
-import { type ThreadRequest, createMessage, streamMessage } from './thread-requests.js';
+import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
 import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
 /** One iteration: the request sent and what the loop body has done since. */
@@ -29,7 +34,20 @@ export interface Turn {
   compaction: boolean;
   /** The reply, once counted (what `message` resolves to). */
   reply: BetaMessage | undefined;
+  /** The request's number in the events (a request sent again after a context overflow gets a new one). */
+  requestId: number;
+  /** The index of the `options.fallback` entry the request went to last; `undefined` for the primary. */
+  fallback: number | undefined;
 }
+
+/** A request in flight: its number in the events, and the fallback entry it went to last. */
+type Sent = Pick<Turn, 'requestId' | 'fallback'>;
+
+/** Sends a request's body to the primary (no target) or to a fallback entry; `last`: no entry follows. */
+type Attempt<T> = (body: Record<string, unknown>, target: FallbackTarget | undefined, last: boolean) => PromiseLike<T>;
+
+/** Compacts the run after a context overflow; resolves to whether the request may go again. */
+export type OverflowRecovery = (overflow: Overflow) => Promise<boolean>;
 
 /** How a streamed reply's calls start before it ends (`runToolsEagerly`): call-answers.ts. */
 export interface EagerStarts extends EagerCalls {
@@ -40,7 +58,7 @@ export interface EagerStarts extends EagerCalls {
 /** The user message of results, and the calls still waiting for approval (not in the message). */
 export interface Answer {
   message: ToolResultMessage;
-  pending: PendingApproval[];
+  pending: HeldCall[];
 }
 
 /** What to do after a reply with this stop reason (SPEC §3). */
@@ -68,11 +86,16 @@ export class Requests {
   /** The request options last sent, with the helper header, and the caller's they were made from. */
   #sentOptions: RequestOptions | undefined;
   #sentFrom: RequestOptions | undefined;
+  /** Where a request goes when its client fails (`options.fallback`), if anywhere. */
+  readonly #fallbacks: FallbackChain | undefined;
+  readonly #recover: OverflowRecovery;
 
-  constructor(run: RunContext, eager: EagerStarts, tags: string) {
+  constructor(run: RunContext, eager: EagerStarts, tags: string, recover: OverflowRecovery) {
     this.#run = run;
     this.#eager = eager;
     this.#tags = tags;
+    this.#recover = recover;
+    this.#fallbacks = FallbackChain.of(run.options.fallback, run.client, run.logger);
   }
 
   /**
@@ -85,21 +108,28 @@ export class Requests {
   }
 
   #sendBody(compaction: BetaCompactionConfig | undefined): Turn | Promise<Turn> {
-    const { state, thread, options } = this.#run;
     // Whether the history changed only by the runner's own appends since the last request.
-    const appendsOnly = state.prepareHistory();
+    const appendsOnly = this.#run.state.prepareHistory();
+    const body = this.#body(compaction);
+    const hooked = callHook(this.#run.options.hooks, 'onRequest', body);
+    return hooked ? hooked.then(() => this.#request(body, appendsOnly, compaction)) : this.#request(body, appendsOnly, compaction);
+  }
+
+  /** The request's body: the params, the history (prepared), the tools. */
+  #body(compaction: BetaCompactionConfig | undefined): Record<string, unknown> {
+    const { state, thread, control } = this.#run;
     const apiParams = compaction ? compactionRequestParams(state.apiParams) : state.apiParams;
     const body: Record<string, unknown> = withFields(apiParams, { messages: state.messages });
     if (state.tools.definitions) body['tools'] = state.tools.definitions;
     // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
     if (!state.settings.stream && !state.settings.runToolsEagerly) body['stream'] = false;
+    if (control.shapesRequests) control.shapeRequest(body, compaction !== undefined);
     if (compaction) {
       body['compaction'] = compaction;
       // A compaction request replays the whole conversation under a thread of its own.
       thread.restart();
     }
-    const hooked = callHook(options.hooks, 'onRequest', body);
-    return hooked ? hooked.then(() => this.#request(body, appendsOnly, compaction)) : this.#request(body, appendsOnly, compaction);
+    return body;
   }
 
   /** Sends `body` (as the `onRequest` hook left it) and makes the turn that waits for its reply. */
@@ -107,46 +137,136 @@ export class Requests {
     const run = this.#run;
     const settings = run.state.settings;
     const streaming = settings.stream || settings.runToolsEagerly;
-    const turn: Turn = { message: undefined!, stream: undefined, tookControl: false, response: undefined, compaction: compaction !== undefined, reply: undefined };
+    const turn: Turn = {
+      message: undefined!,
+      stream: undefined,
+      tookControl: false,
+      response: undefined,
+      compaction: compaction !== undefined,
+      reply: undefined,
+      requestId: 0,
+      fallback: undefined,
+    };
     let message: PromiseLike<BetaMessage>;
     const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#options(), logger: run.logger };
     if (!compaction) run.state.iteration++;
-    const requestId = this.#started(body, 'turn');
+    const requestId = (turn.requestId = this.#started(body, 'turn'));
     // In the context of the request's span, when something traces (the client starts its own span there).
     const scope = run.tracing.scope;
+    const fallbacks = this.#fallbacks;
     if (streaming) {
-      const stream = scope ? scope.request(run.runner, requestId, () => streamMessage(body, request)) : streamMessage(body, request);
+      let stream: BetaMessageStream;
+      // A stream that may go elsewhere, or again after an overflow, stays the stream the caller holds: its request is ours.
+      if (fallbacks || this.#recovers(turn)) {
+        const open: Attempt<OpenedStream> = (sent, target, last) => this.#openStream(sent, target, last, request);
+        stream = streamVia(body, request.options, (streamOptions) => this.#resilient(turn, body, withFields(request, { options: streamOptions }), open));
+      } else {
+        stream = scope ? scope.request(run.runner, requestId, () => streamMessage(body, request)) : streamMessage(body, request);
+      }
       if (settings.runToolsEagerly) {
         const eager = this.#eager;
         startToolsEagerly(stream, eager);
         // As the SDK's runner stream: the calls that finished streaming, in the model's order.
         Object.assign(stream, { toolCalls: eager.toolCalls });
       }
+      if (run.emit) emitStreamedText(stream, run.emit, run.runner, requestId);
       turn.stream = stream;
       message = stream.finalMessage();
+    } else if (fallbacks) {
+      message = this.#resilient(turn, body, request, (sent, target) => this.#create(sent, target, request));
     } else {
       message = scope ? scope.request(run.runner, requestId, () => createMessage(body, request)) : createMessage(body, request);
     }
-    turn.message = Promise.resolve(
-      message.then(
-        (reply) => {
-          run.thread.received(reply);
-          run.emit?.({ type: 'request.end', runner: run.runner, requestId, message: reply });
-          const counted = this.#received(reply);
-          if (!(counted instanceof Promise)) turn.reply = counted;
-          return counted;
-        },
-        (failure: unknown) => {
-          run.thread.failed();
-          const error = ReplyError.from(failure, streaming === true);
-          run.emit?.({ type: 'request.end', runner: run.runner, requestId, error });
-          throw error;
-        },
-      ),
-    );
+    const replied = (reply: BetaMessage): BetaMessage | Promise<BetaMessage> => {
+      // A reply from a fallback: the thread's server holds nothing of it, the next request starts a new thread.
+      if (turn.fallback === undefined) run.thread.received(reply);
+      else run.thread.answeredElsewhere();
+      run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
+      const counted = this.#received(reply);
+      if (!(counted instanceof Promise)) turn.reply = counted;
+      return counted;
+    };
+    const failed = (failure: unknown, retried?: true): Promise<BetaMessage> => {
+      // A whole reply without fallbacks: an overflow is recovered from here, off the path of the replies that arrive.
+      if (!retried && !streaming && !fallbacks && this.#recovers(turn, failure)) {
+        const again = this.#sendAgain(turn, request, failure, (body) => this.#attempts(turn, body, (sent) => this.#create(sent, undefined, request), undefined));
+        return again.then(replied, (error: unknown) => failed(error, true));
+      }
+      run.thread.failed();
+      const error = ReplyError.from(ContextOverflowError.from(failure), streaming === true);
+      run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
+      throw error;
+    };
+    turn.message = Promise.resolve(message.then(replied, failed));
     // The error reaches the caller through the iteration; never as an unhandled rejection.
     turn.message.catch(ignore);
     return turn;
+  }
+
+  /** Whether a turn's request may go again after an overflow (`failure`, when given, is one): compaction is on, and it is no compaction request. */
+  #recovers(turn: Turn, failure?: unknown): boolean {
+    if (turn.compaction || this.#run.state.settings.compactionControl?.enabled !== true) return false;
+    return failure === undefined || contextOverflow(failure) !== undefined;
+  }
+
+  /**
+   * Sends a turn's request to the primary, then to each fallback while the failure falls back.
+   * Rejected as too long, with `compactionControl` enabled, the run compacts at once and the
+   * request (its body made again from the compacted history) goes again, once.
+   */
+  async #resilient<T>(turn: Turn, body: Record<string, unknown>, request: ThreadRequest, send: Attempt<T>): Promise<T> {
+    const signal = request.options.signal;
+    try {
+      return await this.#attempts(turn, body, send, signal);
+    } catch (error) {
+      if (!this.#recovers(turn, error)) throw ContextOverflowError.from(error);
+      return this.#sendAgain(turn, request, error, (again) => this.#attempts(turn, again, send, signal));
+    }
+  }
+
+  /**
+   * After an overflow: compacts (a summary request that fails for being too long is an overflow too),
+   * tells the observers the rejected request ended, and sends the body made again from the compacted
+   * history (its own `onRequest`, its own request id). Not compacted, or rejected again: a ContextOverflowError.
+   */
+  async #sendAgain<T>(turn: Turn, request: ThreadRequest, overflowed: unknown, send: (body: Record<string, unknown>) => PromiseLike<T>): Promise<T> {
+    const run = this.#run;
+    try {
+      if (!(await this.#recover(contextOverflow(overflowed)!))) throw overflowed;
+      run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error: ContextOverflowError.from(overflowed), fallback: turn.fallback });
+      request.appendsOnly = run.state.prepareHistory();
+      const body = this.#body(undefined);
+      await callHook(run.options.hooks, 'onRequest', body);
+      turn.requestId = this.#started(body, 'turn');
+      return await send(body);
+    } catch (error) {
+      throw ContextOverflowError.from(error);
+    }
+  }
+
+  /** A whole reply from the primary (over its thread) or from a fallback. */
+  #create(body: Record<string, unknown>, target: FallbackTarget | undefined, request: ThreadRequest): PromiseLike<BetaMessage> {
+    return target ? (messagesApi(target.client).create(withFields(body, target.overrides), request.options) as PromiseLike<BetaMessage>) : createMessage(body, request);
+  }
+
+  /** One request to the primary, then to its fallbacks (if any), each in the request's scope. */
+  #attempts<T>(turn: Sent, body: Record<string, unknown>, send: Attempt<T>, signal: AbortSignal | null | undefined): PromiseLike<T> {
+    const run = this.#run;
+    const scope = run.tracing.scope;
+    const attempt = (target: FallbackTarget | undefined, last: boolean): PromiseLike<T> => {
+      turn.fallback = target?.index;
+      return scope ? scope.request(run.runner, turn.requestId, () => send(body, target, last)) : send(body, target, last);
+    };
+    return this.#fallbacks ? this.#fallbacks.send(attempt, signal) : attempt(undefined, true);
+  }
+
+  /** A streamed request to the primary (over its thread) or to a fallback; with a fallback after it, once its first event came. */
+  #openStream(body: Record<string, unknown>, target: FallbackTarget | undefined, last: boolean, request: ThreadRequest): Promise<OpenedStream> {
+    type Streamed = { withResponse(): Promise<OpenedStream> };
+    const opened = target
+      ? (messagesApi(target.client).create(withFields(withFields(body, target.overrides), { stream: true }), request.options) as unknown as Streamed).withResponse()
+      : openStream(body, request, request.options);
+    return last ? opened : opened.then(withFirstEvent);
   }
 
   /**
@@ -157,17 +277,15 @@ export class Requests {
     const run = this.#run;
     await callHook(run.options.hooks, 'onRequest', body);
     const options = this.#options();
-    const requestId = this.#started(body, 'compaction');
-    const scope = run.tracing.scope;
-    const send = () => messagesApi(run.client).create(body, options) as PromiseLike<BetaMessage>;
+    const sent: Sent = { requestId: this.#started(body, 'compaction'), fallback: undefined };
     let reply: BetaMessage;
     try {
-      reply = await (scope ? scope.request(run.runner, requestId, send) : send());
+      reply = await this.#attempts(sent, body, (summary, target) => messagesApi(target?.client ?? run.client).create(target ? withFields(summary, target.overrides) : summary, options), options.signal);
     } catch (error) {
-      run.emit?.({ type: 'request.end', runner: run.runner, requestId, error });
+      run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, error, fallback: sent.fallback });
       throw error;
     }
-    run.emit?.({ type: 'request.end', runner: run.runner, requestId, message: reply });
+    run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, message: reply, fallback: sent.fallback });
     await callHook(run.options.hooks, 'onMessage', reply);
     return reply;
   }
@@ -198,4 +316,9 @@ export class Requests {
     this.#run.state.count(reply);
     return reply;
   }
+}
+
+/** Tells the observers each piece of a streamed reply's text as it arrives (`request.text`); only when something listens. */
+function emitStreamedText(stream: BetaMessageStream, emit: (event: RunnerEvent) => void, runner: Runner, requestId: number): void {
+  stream.on('text', (text) => emit({ type: 'request.text', runner, requestId, text }));
 }

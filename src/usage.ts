@@ -33,3 +33,17 @@ export function addUsage(total: Usage, usage: Partial<BetaUsage> | null | undefi
     },
   };
 }
+
+/** What `now` adds to `before` (the usage of a sub-agent's run since it started or resumed). */
+export function usageSince(now: Usage, before: Usage): Usage {
+  return {
+    input_tokens: now.input_tokens - before.input_tokens,
+    output_tokens: now.output_tokens - before.output_tokens,
+    cache_creation_input_tokens: now.cache_creation_input_tokens - before.cache_creation_input_tokens,
+    cache_read_input_tokens: now.cache_read_input_tokens - before.cache_read_input_tokens,
+    server_tool_use: {
+      web_search_requests: now.server_tool_use.web_search_requests - before.server_tool_use.web_search_requests,
+      web_fetch_requests: now.server_tool_use.web_fetch_requests - before.server_tool_use.web_fetch_requests,
+    },
+  };
+}

@@ -18,6 +18,18 @@ export interface CompiledSchema<T> {
   validate(input: unknown): ValidationResult<T> | Promise<ValidationResult<T>>;
 }
 
+/**
+ * Whose schema it is, for its errors: `Tool 'x'`, its `inputSchema`, "the input schema"; or
+ * `toolRunner`, `options.output`, "options.output".
+ */
+export interface SchemaOwner {
+  label: string;
+  /** The option that takes it. */
+  key: string;
+  /** How an error names the schema. */
+  noun: string;
+}
+
 /** Dotted location in the input (`items[2].name`), or `(root)`. */
 export function formatPath(segments: ReadonlyArray<PropertyKey>): string {
   let path = '';

@@ -17,13 +17,14 @@ it('npm run bench runs every scenario against the three targets and the peers (s
   for (const scenario of ['long 20 turns', 'long on a thread 20 turns', 'parallel 4 × 20 ms', 'eager', 'concurrent 20 runs', 'stream 2 KB', 'compaction, 20 turns', 'bundle of the core loop', 'soak ', 'core bundle', 'import of the core', 'JSON Schema validation', ...(inject('databaseUrl') ? ['durable 5 turns'] : [])]) {
     expect(stdout).toContain(`| ${scenario}`);
   }
-  for (const target of ['tool-runner', 'sdk toolRunner', 'hand-written', 'AI SDK', 'LangChain', 'Mastra', 'OpenAI Agents']) expect(stdout).toContain(`| ${target} |`);
+  for (const target of ['tool-runner', 'sdk toolRunner', 'hand-written', 'tool-runner, guards on', 'AI SDK', 'LangChain', 'Mastra', 'OpenAI Agents']) expect(stdout).toContain(`| ${target} |`);
   // Each peer ran the same agent to its end (the bench fails on a short run) and has a figure in each comparison.
   expect(stdout).toContain('| scenario | tool-runner | sdk toolRunner | AI SDK | LangChain | Mastra | OpenAI Agents | note |');
   for (const scenario of ['long 20 turns: CPU per turn (goal)', 'parallel 4 × 20 ms: tool phase (goal)', 'concurrent 20 runs: heap per in-flight run (goal)', 'stream 2 KB: client CPU', 'bundle, minified + gzip']) {
     const line = stdout.split('\n').find((candidate) => candidate.startsWith(`| ${scenario} |`));
     expect(line?.split('|').slice(2, 8).map((cell) => cell.trim())).toEqual(Array.from({ length: 6 }, () => expect.stringMatching(/^\d+\.\d{2,3} \(/)));
   }
+  expect(stdout).toContain('| long 20: CPU/turn with loopGuard + budget vs hand-written |');
   expect(stdout).toMatch(/\| goal \| ratio, median \(min–max\) \| limit \| met \|/);
 }, 150_000);
 

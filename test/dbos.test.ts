@@ -5,11 +5,15 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { durableApprovals, durableToolRunner } from 'tool-runner/dbos';
-import { text, toolUse } from 'tool-runner/testing';
+import type { InspectorRecord } from 'tool-runner/inspect';
+import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
 import { createDatabase } from '../scripts/postgres.js';
 import { mockServer, wire } from './helpers.js';
 
@@ -68,6 +72,31 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(result.messages).toHaveLength(4);
   });
 
+  it('a sub-agent (agentTool) killed mid-sub-run: its requests and tool calls are steps of the parent workflow, none repeated once finished', async () => {
+    const steps = {
+      parent: [{ content: [toolUse('clerk', { task: 'Handle order 42' }, 'toolu_clerk')] }, { content: [text('Done.')] }],
+      clerk: [{ content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] }, { content: [text('Charged.')] }],
+    } as Record<string, ScriptedReply[]>;
+    const byAgent = (request: RecordedRequest): ScriptedReply => steps[String((request.body as { system?: string }).system ?? 'parent')]!.shift()!;
+    const server = await mockServer(Array.from({ length: 4 }, () => byAgent));
+    const id = `agent-crash-${randomUUID()}`;
+    const first = worker('start', id, server.url, { AGENT: '1' });
+    await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
+    await kill(first);
+
+    const second = worker('recover', id, server.url, { AGENT: '1' });
+    const result = await resultOf(second);
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 2, finished: 1 } });
+    // The parent's first request and the sub-agent's first were finished steps: not sent again.
+    expect(server.requests).toHaveLength(4);
+    expect(wire(server.requests[2]!).messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_rec', content: 'recorded 42' },
+      { type: 'tool_result', tool_use_id: 'toolu_chg', content: `charged 500 with key ${id}:toolu_chg` },
+    ]);
+    expect(wire(server.requests[3]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_clerk', content: 'Charged.' }]);
+  });
+
   it('a worker killed during a streamed model request (a run from a queue): another sends it again and finishes the run', async () => {
     const reply = { content: [toolUse('record', { order: '7' }, 'toolu_rec')] };
     const server = await mockServer([{ ...reply, stallAfterEvents: 3 }, reply, { content: [text('All set.')] }]);
@@ -91,16 +120,34 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
       { content: [text('Refunded.')] },
     ]);
     const id = `approval-${randomUUID()}`;
-    const first = worker('start', id, server.url);
+    // Both workers show the run to an inspector, recorded to one file (tool-runner/inspect).
+    const file = join(tmpdir(), `inspect-${id}.jsonl`);
+    const first = worker('start', id, server.url, { INSPECT_RECORD: file });
     // The neighbour that needs no approval has run; the refund waits.
     await until(async () => recorded(id, 'tool record'));
     await until(async () => (await approvalsOf(id)).length === 1);
     expect((await counts(id)).refund).toBeUndefined();
+    await until(async () => existsSync(file) && readFileSync(file, 'utf8').includes('"state":"waiting"'));
     await kill(first);
 
     const approver = await output(spawnFixture('durable-approver.ts', { WORKFLOW_ID: id }));
     expect(approver).toContain('approved refund');
-    const result = await resultOf(worker('recover', id, server.url));
+    const result = await resultOf(worker('recover', id, server.url, { INSPECT_RECORD: file }));
+    const records = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as InspectorRecord);
+    rmSync(file);
+    // One run per worker process: the one that stopped for the approval, the one that finished.
+    const ids = [...new Set(records.map((record) => record.run))];
+    expect(ids).toHaveLength(2);
+    const [before, after] = ids.map((run) => records.filter((record) => record.run === run));
+    // The two calls run at once: their ends come in either order.
+    const ends = before!.filter((record) => record.type === 'tool.end').map((record) => [record.name, record.pending ?? record.result]);
+    expect(ends.sort(([a], [b]) => String(a).localeCompare(String(b)))).toEqual([
+      ['record', 'recorded 42'],
+      ['refund', true],
+    ]);
+    expect(after!.at(-1)).toMatchObject({ type: 'run.end', state: 'finished' });
+    // The new worker replays the run: the refund waits for its (recorded) approval again, then runs.
+    expect(after!.filter((record) => record.type === 'tool.end' && record.name === 'refund').at(-1)).toMatchObject({ result: 'refunded 42' });
     expect(result.message.content).toEqual([{ type: 'text', text: 'Refunded.', citations: null }]);
     expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, refund: { started: 1, finished: 1 } });
     expect(server.requests).toHaveLength(2);
@@ -108,6 +155,41 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
       { type: 'tool_result', tool_use_id: 'toolu_ref', content: 'refunded 42' },
       { type: 'tool_result', tool_use_id: 'toolu_rec', content: 'recorded 42' },
     ]);
+  });
+
+  it('run control in a durable run: the budget and the loop guard hold, the result carries stoppedBy and the typed output', async () => {
+    const server = await mockServer([
+      { content: [toolUse('record', { order: '42' }, 'toolu_1'), toolUse('record', { order: '43' }, 'toolu_2')] },
+      { content: [text('{"order":"42","status":"recorded"}')] },
+    ]);
+    const id = `control-${randomUUID()}`;
+    const result = await resultOf(worker('start', id, server.url, { CONTROL: '1' }));
+    expect(result.stoppedBy).toBe('model');
+    expect(result.output).toEqual({ order: '42', status: 'recorded' });
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 } });
+    expect(wire(server.requests[1]!).messages[2].content[1]).toMatchObject({ tool_use_id: 'toolu_2', is_error: true, content: expect.stringMatching(/limit of 1 tool calls/) });
+    expect(wire(server.requests[0]!).body.output_config.format.type).toBe('json_schema');
+  });
+
+  it('a fallback that answered is a recorded step: after a crash, neither the failed primary nor the fallback is asked again', async () => {
+    const primary = await mockServer([{ error: { status: 529 } }, { content: [text('Charged.')] }]);
+    const fallback = await mockServer([{ content: [toolUse('record', { order: '9' }, 'toolu_rec'), toolUse('charge', { cents: 900 }, 'toolu_chg')] }]);
+    const id = `fallback-${randomUUID()}`;
+    const first = worker('start', id, primary.url, { FALLBACK_URL: fallback.url });
+    await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
+    await kill(first);
+
+    const result = await resultOf(worker('recover', id, primary.url, { FALLBACK_URL: fallback.url }));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Charged.', citations: null }]);
+    // The primary's 529 and the fallback's reply came back from their records; only turn 2 was sent.
+    expect(primary.requests).toHaveLength(2);
+    expect(fallback.requests).toHaveLength(1);
+    expect(wire(fallback.requests[0]!).body.model).toBe('claude-fallback-1');
+    const steps = ((await dbos.listWorkflowSteps(id)) ?? []).map((step) => step.name);
+    expect(steps.filter((step) => step.startsWith('model request'))).toEqual(['model request', 'model request (fallback 0)', 'model request']);
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 2, finished: 1 } });
+    expect(result.iterations).toBe(2);
+    expect(result.usage.input_tokens).toBeGreaterThan(0);
   });
 
   const approvalsOf = (runId: string) => durableApprovals(dbos, runId).pending();

@@ -40,6 +40,22 @@ describe('examples run offline', () => {
     'tool-changes': [/result: "logged in as ada"\nresult: "42 rows"\nerror : "Error: Tool 'login' not found"/, /the model was told: \[\["tool_addition","tool_removal"\]\]/],
     'image-result': [/result blocks: text, image/, /answer: The second bar is the highest, at 9\./],
     defer: [/asking before: delete_file \{"path":"\/tmp\/old.log"\}\ndeleting \/tmp\/old.log/, /answer: Deleted \/tmp\/old.log\./],
+    output: [/repair turn: ".*- cities\[1\]\.temperature: /, /warmest: Paris; Oslo -3°C, Paris 21°C \(stopped by: model\)/],
+    budget: [
+      /result : No results\.\nnot run: repeats\nresult : Rate limits/,
+      /not run: limit of 2 calls in this run \(budget\.maxCallsPerTool\)\nnot run: limit of 4000 tokens \(budget\.maxTokens; 4000 used\)/,
+      /last request: tool_choice \{"type":"none"\}\nanswer: You can send 50 requests per minute per key\./,
+      /stopped by: budget after 5 requests, 5000 tokens/,
+    ],
+    fallback: [/request 1: answered by fallback 1 \(claude-haiku-5-0\)\nrequest 2: answered by the primary/, /answer: It is 21°C in Paris\./, /requests: primary 3, backup 2/],
+    inspect: [/^inspector: http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+$/m, /answer: It is sunny in Paris, and Ann knows\./, /recorded \d+ events; look at them again with: npx tool-runner inspect .*tool-runner-runs\.jsonl/],
+    agents: [
+      /\[papers_agent\] search_papers done/,
+      /\[news_agent\] search_news done/,
+      /sub-agent answered: A 2025 survey: otters crack shells with rocks\.\nsub-agent answered: Sea otters made headlines on 2026-11-30\./,
+      /answer: Sea otters use rocks as tools/,
+      /usage of all three agents: \d+ in \/ \d+ out over 2 requests of the lead/,
+    ],
     edge: [/^200: It is 21°C in Lisbon\.$/m],
     hooks: [/→ request with 1 messages/, /result for toolu_\w+…: "\{\\"temperature\\":18\}"/, /result for toolu_\w+…: "\{\\"temperature\\":5\}"/, /over 2 requests/],
   };
@@ -48,6 +64,7 @@ describe('examples run offline', () => {
     it.skipIf(name === 'durable' && !databaseUrl)(name, async () => {
       const { stdout, stderr } = await example(name);
       for (const pattern of patterns) expect(stdout).toMatch(pattern);
+      if (name === 'fallback') expect(stderr).toMatch(/The request failed on fallback 0 \(Anthropic client\) .*; sending it to fallback 1 \(Anthropic client, model 'claude-haiku-5-0'\)/);
       if (name === 'debugging') expect(stderr).toMatch(/Tool 'divide' \(toolu_\w+\) failed: RangeError: division by zero\n\s+at /);
     });
   }

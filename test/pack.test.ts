@@ -83,6 +83,8 @@ describe('a fresh clone packs a working package', () => {
     );
     expect((await run(process.execPath, ['agent.mjs'], project)).stdout).toBe(esmAnswer);
     expect((await run(process.execPath, ['agent.cjs'], project)).stdout).toBe('cjs answer: twice 21 is 42\n');
+    // The bin: `npx tool-runner inspect FILE`.
+    expect((await run('npx', ['--no', '--', 'tool-runner', '--help'], project)).stdout).toMatch(/^Usage: tool-runner inspect FILE/);
   }, 180_000);
 
   it('npm install <git url> builds the package (prepare) and it runs', async () => {

@@ -1,6 +1,9 @@
 /** The built package (npm test builds it first) loads as ESM and CJS through its exports map. */
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { builtinModules } from 'node:module';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
@@ -34,6 +37,30 @@ describe('the built package', () => {
     expect(readFileSync('dist/otel/index.js', 'utf8')).toMatch(/from "@opentelemetry\/api"/);
   });
 
+  it('the inspect subpath loads with import and require, needs no other package, and the bin serves a recorded file', async () => {
+    const esm = await run(process.execPath, ['--input-type=module', '-e', `const i = await import('tool-runner/inspect'); console.log(JSON.stringify(Object.keys(i).sort()))`]);
+    const cjs = await run(process.execPath, ['-e', `console.log(JSON.stringify(Object.keys(require('tool-runner/inspect')).sort()))`]);
+    expect(JSON.parse(esm.stdout)).toEqual(['inspectRecording', 'inspector']);
+    expect(JSON.parse(cjs.stdout)).toEqual(['inspectRecording', 'inspector']);
+    const bundle = readFileSync('dist/inspect/index.js', 'utf8');
+    const imports = [...bundle.matchAll(/^import .* from ['"]([^'"]+)['"];$/gm)].map((match) => match[1]);
+    expect([...new Set(imports)].filter((name) => !builtinModules.includes(name!.replace(/^node:/, '')))).toEqual([]);
+    const { bin } = JSON.parse(readFileSync('package.json', 'utf8')) as { bin: Record<string, string> };
+    expect(readFileSync(bin['tool-runner']!, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    const help = await run(process.execPath, [bin['tool-runner']!, '--help']);
+    expect(help.stdout).toMatch(/^Usage: tool-runner inspect FILE/);
+    const file = join(mkdtempSync(join(tmpdir(), 'tool-runner-bin-')), 'runs.jsonl');
+    writeFileSync(file, `${JSON.stringify({ run: 'r-1', time: 1, type: 'run.start', model: 'm' })}\n`);
+    const child = spawn(process.execPath, [bin['tool-runner']!, 'inspect', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const url = await new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+      expect((await fetch(url)).status).toBe(200);
+      expect((await fetch(url.replace(/\?token=.*/, ''))).status).toBe(403);
+    } finally {
+      child.kill();
+    }
+  });
+
   it('the core bundle imports neither zod nor the testing kit, nor any node: module', () => {
     const bundle = readFileSync('dist/index.js', 'utf8');
     const imports = [...bundle.matchAll(/^import .* from ['"]([^'"]+)['"];$/gm)].map((match) => match[1]);
@@ -41,6 +68,7 @@ describe('the built package', () => {
       '@anthropic-ai/sdk',
       '@anthropic-ai/sdk/lib/BetaMessageStream',
       '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset',
+      '@anthropic-ai/sdk/lib/transform-json-schema',
       '@anthropic-ai/sdk/resources/beta/messages/messages',
       '@cfworker/json-schema',
     ]);

@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import { tool, toolRunner } from 'tool-runner';
+import { type RunnerEvent, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, weatherTool, wire } from './helpers.js';
 
@@ -40,6 +40,23 @@ describe('stream: true', () => {
     expect(iterations).toBe(2);
     expect(calls).toEqual(['Paris']);
     expect((await runner.done()).content[0]).toMatchObject({ text: 'ok' });
+  });
+
+  it('onEvent gets each piece of the text as it streams (request.text), before the request ends; none without streaming', async () => {
+    const reply = 'It is twenty-one degrees in Paris today.';
+    const server = await mockServer([{ content: [text(reply)], chunkSize: 4, eventDelayMs: 5 }, { content: [text(reply)] }]);
+    const seen: Array<[string, number, string?]> = [];
+    const onEvent = (event: RunnerEvent) => {
+      if (event.type === 'request.text') seen.push([event.type, event.requestId, event.text]);
+      else if (event.type === 'request.end') seen.push([event.type, event.requestId]);
+    };
+    await toolRunner(server.client(), { ...baseParams, stream: true }, { onEvent });
+    expect(seen.length).toBeGreaterThan(5);
+    expect(seen.at(-1)).toEqual(['request.end', 1]);
+    expect(seen.slice(0, -1).map(([, , piece]) => piece).join('')).toBe(reply);
+    seen.length = 0;
+    await toolRunner(server.client(), baseParams, { onEvent });
+    expect(seen).toEqual([['request.end', 1]]);
   });
 });
 

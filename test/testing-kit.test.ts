@@ -201,6 +201,27 @@ describe('faults', () => {
     await expect(failing.client({ maxRetries: 0 }).beta.messages.create(body)).rejects.toBeInstanceOf(APIConnectionError);
   });
 
+  it('a stream dropped before its first event has answered 200: the SDK does not retry it', async () => {
+    const server = await mockServer([{ content: [text('never sent')], disconnectAfterEvents: 0 }]);
+    const stream = server.client({ maxRetries: 2 }).beta.messages.stream(body);
+    let connected = false;
+    stream.on('connect', () => (connected = true));
+    await expect(stream.finalMessage()).rejects.toThrow();
+    expect(connected).toBe(true);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('contextWindow: a longer prompt gets the API’s 400 word for word and uses no step', async () => {
+    const server = await mockServer({ steps: [{ content: [text('short enough')] }], contextWindow: 50 });
+    const client = server.client({ maxRetries: 0 });
+    const long = { ...body, messages: [{ role: 'user' as const, content: 'x'.repeat(400) }] };
+    const error = (await client.beta.messages.create(long).catch((e: unknown) => e)) as APIError;
+    expect(error.status).toBe(400);
+    expect(error.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(/^prompt is too long: \d+ tokens > 50 maximum$/) } });
+    expect((await client.beta.messages.create(body)).content[0]).toMatchObject({ text: 'short enough' });
+    server.assertComplete();
+  });
+
   it('malformed JSON fails the request; a malformed SSE event fails the stream', async () => {
     const server = await mockServer([{ content: [text('x')], malformed: true }, { content: [text('y')], malformed: true }]);
     const client = server.client({ maxRetries: 0 });

@@ -2,7 +2,9 @@ import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream'
 import type { BetaMessage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { type ToolContext, type ToolRunner, tool, toolRunner } from 'tool-runner';
+import Anthropic from '@anthropic-ai/sdk';
+import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
+import { type ContextOverflowError, type ToolContext, type ToolRunner, tool, toolRunner } from 'tool-runner';
 import { createMockServer } from 'tool-runner/testing';
 
 describe('types guide the user', () => {
@@ -56,5 +58,17 @@ describe('types guide the user', () => {
     }
     expectTypeOf(await toolRunner(server.client(), base)).toEqualTypeOf<BetaMessage>();
     await server.close();
+  });
+
+  it('a fallback entry takes a client of any platform and the Messages params, not the ones the runner sets', () => {
+    const client = new Anthropic({ apiKey: 'x' });
+    const vertex = new AnthropicVertex({ region: 'us-east5', projectId: 'p', accessToken: 'x' });
+    const params = { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [{ role: 'user' as const, content: 'x' }] };
+    toolRunner(client, params, { fallback: [{ client: vertex, model: 'claude-sonnet-5-5@20260101' }, { model: 'claude-haiku-5-0', max_tokens: 5, stop_sequences: ['x'] }] });
+    // @ts-expect-error the whole history goes to every entry
+    toolRunner(client, params, { fallback: [{ messages: [] }] });
+    // @ts-expect-error a misspelled param is caught
+    toolRunner(client, params, { fallback: [{ modle: 'claude-haiku-5-0' }] });
+    expectTypeOf<ContextOverflowError['tokens']>().toEqualTypeOf<number | undefined>();
   });
 });

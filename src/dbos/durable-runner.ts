@@ -1,11 +1,13 @@
 /**
- * A run as a DBOS workflow: each model request and each tool call is a step, so after a crash any
- * worker resumes the run from its last finished step, and no finished tool call runs again.
+ * A run as a DBOS workflow: each model request (a fallback's too) and each tool call is a step, so
+ * after a crash any worker resumes the run from its last finished step, and no finished tool call
+ * runs again.
  */
 import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
 import type { ApprovalDecision } from '../approval.js';
 import type { ClientLike } from '../client.js';
 import type { ToolRunnerOptions } from '../options.js';
+import type { StoppedBy } from '../stop-reason.js';
 import type { RunnerParams, ToolEntry } from '../surface.js';
 import { ToolRunner } from '../runner.js';
 import { isToolSource } from '../tool-set.js';
@@ -14,7 +16,11 @@ import type { Usage } from '../usage.js';
 import { PENDING_EVENT, decisionTopic } from './approvals.js';
 import { durableTool, stepClient } from './steps.js';
 
-/** The runner options a durable run takes: all but `approve` and `signal` (decisions come as DBOS messages). */
+/**
+ * The runner options a durable run takes: all but `approve` and `signal` (decisions come as DBOS
+ * messages). `output`, `budget`, `loopGuard` and `onLimit` work as in `toolRunner`; their decisions
+ * are made again the same way on recovery, from the recorded steps.
+ */
 export type DurableRunnerOptions = Omit<ToolRunnerOptions, 'approve' | 'signal'>;
 
 export interface DurableToolRunnerConfig {
@@ -41,6 +47,10 @@ export interface DurableRunResult {
   usage: Usage;
   /** The number of model requests. */
   iterations: number;
+  /** Why the run ended (`'model'`, `'max_iterations'`, `'budget'`, `'loop_guard'`, …: see `runner.stoppedBy`). */
+  stoppedBy: StoppedBy;
+  /** With `options.output`: the validated final answer (as JSON: DBOS stores it). */
+  output?: unknown;
 }
 
 export interface DurableStartOptions {
@@ -89,7 +99,9 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
   const client = () => (typeof config.client === 'function' ? config.client() : config.client);
   const runnerFor = (params: DurableRunParams, runClient: ClientLike) => {
     const { stream, ...rest } = params;
-    return new ToolRunner(stepClient(runClient, stream === true), { ...rest, tools }, options);
+    // A fallback's client is a step client too: the fallback that answered is recorded like any request.
+    const fallback = options.fallback?.map((entry, i) => (entry.client ? { ...entry, client: stepClient(entry.client, stream === true, `model request (fallback ${i})`) } : entry));
+    return new ToolRunner(stepClient(runClient, stream === true), { ...rest, tools }, fallback ? { ...options, fallback } : options);
   };
 
   const workflow = DBOS.registerWorkflow(
@@ -99,7 +111,9 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
         const message = await runner.runUntilDone();
         const pending = runner.pendingApprovals;
         if (pending.length === 0) {
-          return { message, messages: runner.params.messages, usage: runner.usage, iterations: runner.iteration };
+          const result: DurableRunResult = { message, messages: runner.params.messages, usage: runner.usage, iterations: runner.iteration, stoppedBy: runner.stoppedBy ?? 'model' };
+          if (runner.output !== undefined) result.output = runner.output;
+          return result;
         }
         await DBOS.setEvent(PENDING_EVENT, pending);
         for (const call of pending) {

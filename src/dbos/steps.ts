@@ -2,7 +2,9 @@
  * The two kinds of DBOS steps of a durable run: a model request, and a tool call. A finished step
  * is never run again: on recovery DBOS hands back the result it recorded.
  */
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { DBOS } from '@dbos-inc/dbos-sdk';
+import { AGENT_DURABLE, type AgentSteps } from '../agent-link.js';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
 import { abortedText, timedOutText } from '../execute.js';
 import { runWithGuards } from '../guards.js';
@@ -12,20 +14,66 @@ import { ToolError, thrownValueToContent } from '../tool-error.js';
 import type { ToolResultContent } from '../types.js';
 
 /**
- * A client whose `create` is a DBOS step. With `stream`, the step streams the reply (the request
- * is a streamed one on the wire) and records the whole message.
+ * A client whose `create` is a DBOS step (named `name`). With `stream`, the step streams the reply
+ * (the request is a streamed one on the wire) and records the whole message. A request that fails
+ * with an API or connection error records the failure, so that a replay throws the SDK's typed
+ * error again and a run with fallbacks goes to the same fallback, whose step is recorded in turn.
  */
-export function stepClient(client: ClientLike, stream: boolean): ClientLike {
+export function stepClient(client: ClientLike, stream: boolean, name = 'model request'): ClientLike {
   const api = messagesApi(client);
   const request = (body: unknown, options: unknown): Promise<unknown> =>
     stream ? api.stream(body, options).finalMessage() : Promise.resolve(api.create(body, options));
   const steps: MessagesApi = {
-    create: (body, options) => DBOS.runStep(() => request(body, options), { name: 'model request' }),
+    create: async (body, options) => {
+      const recorded = await DBOS.runStep(
+        async (): Promise<RequestStep> => {
+          try {
+            return { reply: await request(body, options) };
+          } catch (error) {
+            const failed = failureOf(error);
+            if (failed) return { failed };
+            throw error;
+          }
+        },
+        { name },
+      );
+      if ('failed' in recorded) throw errorOf(recorded.failed);
+      return recorded.reply;
+    },
     stream: () => {
       throw new Error('tool-runner/dbos: a durable run streams inside its model request steps');
     },
   };
   return { beta: { messages: steps } };
+}
+
+/** What a model request step records: the reply, or how the request failed. */
+type RequestStep = { reply: unknown } | { failed: RecordedFailure };
+
+/** An API or connection error, as JSON: enough to make the SDK's typed error again. */
+interface RecordedFailure {
+  status: number | undefined;
+  body: unknown;
+  message: string;
+  headers: Record<string, string> | undefined;
+  timeout: boolean;
+}
+
+function failureOf(error: unknown): RecordedFailure | undefined {
+  if (!(error instanceof APIError) || error instanceof APIUserAbortError) return undefined;
+  if (error.status === undefined && !(error instanceof APIConnectionError)) return undefined;
+  return {
+    status: error.status,
+    body: error.error ?? null,
+    message: error.message,
+    headers: error.headers ? Object.fromEntries(error.headers) : undefined,
+    timeout: error instanceof APIConnectionTimeoutError,
+  };
+}
+
+function errorOf(failed: RecordedFailure): APIError {
+  if (failed.status === undefined) return failed.timeout ? new APIConnectionTimeoutError({ message: failed.message }) : new APIConnectionError({ message: failed.message });
+  return APIError.generate(failed.status, failed.body ?? undefined, failed.message, new Headers(failed.headers ?? {}));
 }
 
 /** What a tool step records: the tool's result, or the content of the error result. */
@@ -38,6 +86,9 @@ type StepResult = { value: ToolResultContent } | { error: ToolResultContent };
  */
 export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): AnyTool {
   if (!isRunnableTool(entry)) return entry;
+  // An agent tool is not one step: its sub-agent's requests and tool calls are steps of the workflow.
+  const durableAgent = (entry as { [AGENT_DURABLE]?: (steps: AgentSteps) => AnyTool })[AGENT_DURABLE];
+  if (durableAgent) return durableAgent({ client: (client) => stepClient(client, false), tool: (inner) => durableTool(inner as AnyTool, toolTimeoutMs) as typeof inner });
   const tool: RunnableTool = entry;
   const timeoutMs = tool.timeoutMs ?? toolTimeoutMs;
   const run: RunnableTool['run'] = async (input, context) => {

@@ -120,6 +120,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
             ...(capture && { 'gen_ai.output.messages': JSON.stringify([{ role: message.role, content: message.content }]) }),
           });
         }
+        // A fallback answered (or failed last): which entry; the model that answered is `gen_ai.response.model`.
+        if (event.fallback !== undefined) span.setAttribute('tool_runner.request.fallback', event.fallback);
         if (event.error !== undefined) failed(span, event.error);
         span.end();
         break;

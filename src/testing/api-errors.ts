@@ -37,6 +37,11 @@ export function errorBody(error: ScriptedError) {
   };
 }
 
+/** The API's answer to a prompt longer than the context window, word for word. */
+export function promptTooLong(tokens: number, limit: number): ScriptedError {
+  return { status: 400, type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > ${limit} maximum` };
+}
+
 export function sendError(res: ServerResponse, error: ScriptedError): void {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'request-id': apiId('req') };
   if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);

@@ -8,7 +8,8 @@ import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import type { BetaContentBlock, BetaMessage, BetaMessageParam, BetaUsage } from '../types.js';
 import { apiId } from './blocks.js';
 import { allowPages, answerPreflight } from './cors.js';
-import { type ScriptedError, errorBody, sendError } from './api-errors.js';
+import { type ScriptedError, errorBody, promptTooLong, sendError } from './api-errors.js';
+import { messagesRoute } from './routes.js';
 import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
 
@@ -87,6 +88,12 @@ export interface MockServerOptions {
    * under its last reply's id, as the API does; `unsupported` rejects every thread request.
    */
   threads?: ThreadSupport;
+  /**
+   * The model's context window, in the tokens the server counts (about 4 characters a token): a
+   * request whose prompt is longer is rejected as the API rejects it (400 `invalid_request_error`,
+   * `prompt is too long: N tokens > M maximum`), and consumes no step.
+   */
+  contextWindow?: number;
 }
 
 export interface MockServer {
@@ -156,12 +163,20 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       time: performance.now(),
     };
     requests.push(request);
-    if (request.method !== 'POST' || !path.endsWith('/v1/messages')) {
-      return sendError(res, { status: 404, message: `Mock server: no route for ${request.method} ${path}` });
-    }
+    const route = request.method === 'POST' ? messagesRoute(path) : undefined;
+    if (!route) return sendError(res, { status: 404, message: `Mock server: no route for ${request.method} ${path}` });
     // A rejected thread consumes no step: the model never saw the request.
     if (opened && 'error' in opened) return sendError(res, opened.error);
     const thread = opened;
+    // Nor does a prompt too long for the context window.
+    const window = options.contextWindow;
+    if (window !== undefined) {
+      const tokens = derivedUsage(body, request.messages, []).input_tokens;
+      if (tokens > window) {
+        if (thread) threads.release(thread);
+        return sendError(res, promptTooLong(tokens, window));
+      }
+    }
     const step = steps[next];
     if (step === undefined) {
       const message =
@@ -177,7 +192,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       if (thread) threads.release(thread);
       return sendError(res, reply.error);
     }
-    const message = buildMessage(reply, request.body, request.messages);
+    const message = buildMessage(reply, request.body, request.messages, route.model);
     if (request.body?.stream) {
       // A stream that ends before message_stop leaves the server holding none of the reply.
       const whole = await sendStream(res, reply, message);
@@ -196,6 +211,8 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       'cache-control': 'no-cache',
       'request-id': apiId('req'),
     });
+    // A stream dropped before its first event has answered 200 all the same (its headers, and an SSE comment, went out).
+    if (reply.disconnectAfterEvents === 0) await new Promise((resolve) => res.write(': connected\n\n', resolve));
     const events: SseEvent[] = messageEvents(message, reply.chunkSize ?? options.chunkSize ?? 16);
     const errorAt = reply.error?.afterEvents;
     const eventDelay = reply.eventDelayMs ?? options.eventDelayMs ?? 0;
@@ -259,14 +276,14 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   };
 }
 
-function buildMessage(reply: ScriptedReply, body: any, conversation: unknown[]): BetaMessage {
+function buildMessage(reply: ScriptedReply, body: any, conversation: unknown[], routeModel: string | undefined): BetaMessage {
   const content = reply.content ?? [];
   const stop_reason = reply.stop_reason ?? (content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn');
   return {
     id: apiId('msg'),
     type: 'message',
     role: 'assistant',
-    model: typeof body?.model === 'string' ? body.model : 'mock-model',
+    model: typeof body?.model === 'string' ? body.model : (routeModel ?? 'mock-model'),
     content,
     stop_reason,
     stop_sequence: reply.stop_sequence ?? null,

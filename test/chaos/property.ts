@@ -16,7 +16,7 @@ let runs = 0;
 let iterations = 0;
 const failure = await fc
   .assert(
-    fc.asyncProperty(scenarios(), async (scenario) => {
+    fc.asyncProperty(scenarios({ withRunControl: true }), async (scenario) => {
       const outcome = await runScenario(scenario);
       runs++;
       iterations += outcome.iterations;

@@ -17,7 +17,7 @@ const faults = ['none', 'none', 'none', '429', '500', '529', 'dropStream', 'drop
 export type Fault = (typeof faults)[number];
 export interface Turn {
   text: boolean;
-  calls: Array<{ behaviour: (typeof behaviours)[number]; thrown: unknown }>;
+  calls: Array<{ behaviour: (typeof behaviours)[number] | 'repeat'; thrown: unknown }>;
   serverTool: boolean;
   stop: (typeof stops)[number];
   fault: Fault;
@@ -27,7 +27,22 @@ export interface Scenario {
   stream: boolean;
   eager: boolean;
   abortAfterMs: number | null;
+  /** Run control (`scenarios({ withRunControl: true })`): a budget, a loop guard, onLimit. */
+  control?: Control | null | undefined;
 }
+/** The run-control options of a scenario, and calls that repeat one input (for the loop guard). */
+export interface Control {
+  maxToolCalls: number | null;
+  maxTokens: number | null;
+  maxRepeats: number | null;
+  onLimit: 'stop' | 'answer';
+}
+const control: fc.Arbitrary<Control> = fc.record({
+  maxToolCalls: fc.option(fc.integer({ min: 0, max: 8 })),
+  maxTokens: fc.option(fc.integer({ min: 50, max: 3000 })),
+  maxRepeats: fc.option(fc.integer({ min: 1, max: 2 })),
+  onLimit: fc.constantFrom('stop' as const, 'answer' as const),
+});
 
 const thrown = fc.oneof(
   fc.string({ maxLength: 20 }),
@@ -42,14 +57,17 @@ const thrown = fc.oneof(
 /**
  * Random scenarios. `withConnectionDrops: false` leaves out connections dropped before a JSON
  * reply, which the SDK retries after its own back-off of about a second (the soak's pace).
+ * `withRunControl`: runs with a budget, a loop guard and onLimit, and calls that repeat one input.
  */
-export function scenarios({ withConnectionDrops = true } = {}): fc.Arbitrary<Scenario> {
+export function scenarios({ withConnectionDrops = true, withRunControl = false } = {}): fc.Arbitrary<Scenario> {
   const kinds = withConnectionDrops ? faults : faults.filter((fault) => fault !== 'dropJson');
+  const callKinds = withRunControl ? [...behaviours, 'repeat' as const] : behaviours;
   return fc.record({
+  control: withRunControl ? fc.option(control, { freq: 4 }) : fc.constant(null),
   turns: fc.array(
     fc.record({
       text: fc.boolean(),
-      calls: fc.array(fc.record({ behaviour: fc.constantFrom(...behaviours), thrown }), { maxLength: 8 }),
+      calls: fc.array(fc.record({ behaviour: fc.constantFrom(...callKinds), thrown }), { maxLength: 8 }),
       serverTool: fc.boolean(),
       stop: fc.constantFrom(...stops),
       fault: fc.constantFrom(...kinds),
@@ -72,14 +90,16 @@ export interface Outcome {
 /** Runs one scenario over HTTP and returns what was seen, with every broken invariant as a violation. */
 export async function runScenario(scenario: Scenario, shared?: MockServer): Promise<Outcome> {
   const runs = new Map<string, number>();
+  let repeated = 0;
   const violations: string[] = [];
   const errors: string[] = [];
   const act = tool({
     name: 'act',
     inputSchema: z.object({ id: z.string(), behaviour: z.enum(behaviours) }),
     timeoutMs: 10,
-    run: async ({ id, behaviour }) => {
-      runs.set(id, (runs.get(id) ?? 0) + 1);
+    run: async ({ id, behaviour }, { toolUse: use }) => {
+      runs.set(use.id, (runs.get(use.id) ?? 0) + 1);
+      if (id === 'repeat') repeated++;
       const call = scenario.turns.flatMap((turn) => turn.calls)[Number(id.split('_')[2])];
       if (behaviour === 'throw') throw call?.thrown;
       if (behaviour === 'hang') await new Promise(() => {});
@@ -107,6 +127,7 @@ export async function runScenario(scenario: Scenario, shared?: MockServer): Prom
       if (call.behaviour === 'unknownTool') content.push(toolUse('missing_tool', {}, id));
       else if (call.behaviour === 'caseTool') content.push(toolUse('ACT', { id, behaviour: 'return' }, id));
       else if (call.behaviour === 'invalidInput') content.push(toolUse('act', { id, behaviour: 42 }, id));
+      else if (call.behaviour === 'repeat') content.push(toolUse('act', { id: 'repeat', behaviour: 'return' }, id));
       else content.push(toolUse('act', { id, behaviour: call.behaviour }, id));
     }
     if (content.length === 0) content.push(text('…'));
@@ -141,14 +162,17 @@ export async function runScenario(scenario: Scenario, shared?: MockServer): Prom
       stream: scenario.stream,
       runToolsEagerly: scenario.eager,
     },
-    { signal: controller.signal },
+    { signal: controller.signal, ...runControl(scenario.control) },
   );
+  let failed = false;
   try {
     for (let attempt = 0; attempt < 4; attempt++) {
       try {
+        failed = false;
         await runner;
         break;
       } catch (error) {
+        failed = true;
         errors.push(describe(error));
         if (!(error instanceof AnthropicError || error instanceof HookError)) violations.push(`untyped error: ${describe(error)}`);
         if (controller.signal.aborted) break;
@@ -171,7 +195,26 @@ export async function runScenario(scenario: Scenario, shared?: MockServer): Prom
       }
     }
   }
+  const stoppedBy = runner.stoppedBy;
+  if (failed !== (stoppedBy === 'error' || stoppedBy === 'abort')) violations.push(`the run ${failed ? 'failed' : 'ended'} with stoppedBy ${stoppedBy}`);
+  const { control: limits } = scenario;
+  if (limits) {
+    const ran = [...runs.values()].reduce((sum, count) => sum + count, 0);
+    if (limits.maxToolCalls !== null && ran > limits.maxToolCalls) violations.push(`${ran} calls ran past maxToolCalls ${limits.maxToolCalls}`);
+    if (limits.maxRepeats !== null && repeated > limits.maxRepeats) violations.push(`a repeated call ran ${repeated} times past maxRepeats ${limits.maxRepeats}`);
+    if (stoppedBy === 'loop_guard' && limits.maxRepeats === null) violations.push('stopped by a loop guard that was off');
+  }
   return { iterations: runner.iteration, faults: scenario.turns.map((turn) => turn.fault), errors, violations };
+}
+
+function runControl(control: Control | null | undefined) {
+  if (!control) return {};
+  const { maxToolCalls, maxTokens, maxRepeats, onLimit } = control;
+  return {
+    onLimit,
+    ...((maxToolCalls !== null || maxTokens !== null) && { budget: { ...(maxToolCalls !== null && { maxToolCalls }), ...(maxTokens !== null && { maxTokens }) } }),
+    ...(maxRepeats !== null && { loopGuard: { maxRepeats } }),
+  };
 }
 
 function describe(error: unknown): string {

@@ -1,0 +1,50 @@
+/**
+ * What a parent run lends the sub-agents its tools start (`agentTool`, agent-tool.ts), without
+ * the core knowing about agents: its client, its listeners, its approver, its usage. And the two
+ * signals between a sub-agent's tool and the parent's calls: a sub-agent stopped for approval
+ * (`AgentPending`), and the state it goes on from (`AGENT_RESUME` on the tool context).
+ */
+import type { Approver } from './approval.js';
+import type { ClientLike } from './client.js';
+import type { RunnerEvent } from './events.js';
+import type { RunnerSnapshot } from './snapshot.js';
+import type { Usage } from './usage.js';
+
+/** The key of a runner's link (a method, so a run without sub-agents makes nothing). */
+export const AGENT_LINK: unique symbol = Symbol('tool-runner.agentLink');
+
+/** The key, on a tool's context, of the state of a sub-agent that waited for approval and now goes on. */
+export const AGENT_RESUME: unique symbol = Symbol('tool-runner.agentResume');
+
+/**
+ * The key of an agent tool's durable form (`tool-runner/dbos`): the same agent whose sub-agent's
+ * requests and tool calls are steps of the parent's workflow, instead of one step for the whole call.
+ */
+export const AGENT_DURABLE: unique symbol = Symbol('tool-runner.agentDurable');
+
+/** How a durable run makes a sub-agent's requests and tools steps. */
+export interface AgentSteps {
+  client(client: ClientLike): ClientLike;
+  tool<T>(tool: T): T;
+}
+
+/** What a parent run lends its sub-agents. */
+export interface AgentLink {
+  readonly client: ClientLike;
+  /** The parent's listeners (its own `onEvent`), when something listens. */
+  readonly emit: ((event: RunnerEvent) => void) | undefined;
+  /** The parent's `options.approve`. */
+  readonly approve: Approver | undefined;
+  /** The parent yields streams (`stream: true`). */
+  readonly streaming: boolean;
+  /** Adds a sub-agent's usage to the parent's `runner.usage`. */
+  addUsage(usage: Usage): void;
+}
+
+/** Thrown by a sub-agent's tool when the sub-agent stopped for approval: the parent's call waits with it. */
+export class AgentPending extends Error {
+  constructor(readonly snapshot: RunnerSnapshot) {
+    super('The sub-agent waits for approval');
+    this.name = 'AgentPending';
+  }
+}

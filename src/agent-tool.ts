@@ -1,0 +1,171 @@
+/**
+ * Agents as tools: `agentTool()` is a tool whose run drives a nested runner (a sub-agent) and
+ * answers with its final text, or its typed `output` as JSON. Nothing about the sub-agent escapes
+ * the parent: the call's signal stops it (the parent's abort, the tool's timeout), its usage is
+ * added to the parent's, its events reach the parent's listeners with a `path`, its approvals wait
+ * in the parent (nested-approvals.ts) and its state goes into the parent's snapshot. Built on the
+ * public runner; what the parent lends it comes through `AGENT_LINK` (agent-link.ts).
+ */
+import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import { AGENT_DURABLE, AGENT_LINK, AGENT_RESUME, type AgentLink, AgentPending, type AgentSteps } from './agent-link.js';
+import type { Approver } from './approval.js';
+import type { ClientLike } from './client.js';
+import type { RunnerEvent, RunnerListener } from './events.js';
+import type { ToolRunnerOptions } from './options.js';
+import { resumeToolRunner } from './resume.js';
+import { ToolRunner } from './runner.js';
+import type { AnySchema } from './schema.js';
+import type { RunnerSnapshot } from './snapshot.js';
+import type { ExtraToolFields, NeedsApproval, RunnableTool, Runner, RunnerParams, ToolContext } from './surface.js';
+import { textOf } from './text.js';
+import { type InferInput, tool } from './tool.js';
+import { ToolError } from './tool-error.js';
+import type { BetaMessage, Promisable } from './types.js';
+import { usageSince } from './usage.js';
+
+/** The input of an agent tool without `inputSchema`: the task, in words. */
+export const AGENT_TASK_SCHEMA = {
+  type: 'object',
+  properties: { task: { type: 'string', description: 'The task for the agent, with everything it needs to know' } },
+  required: ['task'],
+  additionalProperties: false,
+} as const;
+
+/** The default nesting limit: four sub-agent levels run, a fifth is an `is_error` result. */
+export const DEFAULT_MAX_DEPTH = 4;
+
+/** The argument of {@link agentTool}. */
+export type AgentToolOptions<S extends AnySchema = typeof AGENT_TASK_SCHEMA> = ExtraToolFields & {
+  name: string;
+  description: string;
+  /** The tool's input (default `{ task: string }`). */
+  inputSchema?: S;
+  /** The sub-agent's params for one call: its model, its messages (sent exactly as given), its tools. */
+  params: (input: InferInput<S>, context: ToolContext) => Promisable<RunnerParams>;
+  /** The sub-agent's client; the parent's by default. */
+  client?: ClientLike;
+  /** The sub-agent's own options (`output`, `budget`, `approve`, `onEvent`, ...); the parent's signal, listeners and approver are added. */
+  options?: ToolRunnerOptions;
+  /** The most sub-agent levels below the outermost run (default 4); a deeper call is an `is_error` result. */
+  maxDepth?: number;
+  needsApproval?: NeedsApproval<InferInput<S>>;
+  timeoutMs?: number;
+};
+
+/** How deep each sub-agent runs (the outermost run is not in it: depth 0). */
+const depths = new WeakMap<object, number>();
+
+/**
+ * A tool that runs a sub-agent: the model calls it like any tool, and gets the sub-agent's final
+ * text (or its `output` as JSON).
+ *
+ * @example
+ * ```ts
+ * const researcher = agentTool({
+ *   name: 'researcher',
+ *   description: 'Finds facts on a topic and reports them',
+ *   params: ({ task }) => ({ model: 'claude-sonnet-5-5', max_tokens: 2048, messages: [{ role: 'user', content: task }], tools: [search] }),
+ * });
+ * const final = await toolRunner(client, { model, max_tokens: 1024, messages, tools: [researcher] });
+ * ```
+ */
+export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, const Name extends string = string>(
+  options: AgentToolOptions<S> & { name: Name },
+): RunnableTool<InferInput<S>> & { readonly name: Name } {
+  if (typeof options !== 'object' || options === null) throw new TypeError('agentTool() takes an options object');
+  const { name, params, client, options: runOptions, maxDepth = DEFAULT_MAX_DEPTH, inputSchema, ...rest } = options;
+  if (typeof name !== 'string' || name.length === 0) throw new TypeError('agentTool(): `name` must be a non-empty string');
+  if (typeof options.description !== 'string') throw new TypeError(`agentTool '${name}': \`description\` must be a string`);
+  if (typeof params !== 'function') throw new TypeError(`agentTool '${name}': \`params\` must be a function (input, context) => params`);
+  if (!Number.isInteger(maxDepth) || maxDepth < 1) throw new RangeError(`agentTool '${name}': \`maxDepth\` must be a positive integer, got ${String(maxDepth)}`);
+  const agent: Agent = { name, params: params as Agent['params'], client, options: runOptions ?? {}, maxDepth, steps: undefined };
+  // Made by `tool()` (validated input), untyped here: the generic schema would make the compiler's work explode.
+  const make = tool as (options: object) => RunnableTool;
+  const agentToolOf = (of: Agent) => {
+    const made = make({ ...rest, name, inputSchema: inputSchema ?? AGENT_TASK_SCHEMA, run: (input: unknown, context: ToolContext) => runAgent(of, input, context) });
+    // Not an API field: `tool-runner/dbos` asks for the durable form, whose sub-agent's steps are the workflow's.
+    Object.defineProperty(made, AGENT_DURABLE, { value: (steps: AgentSteps) => agentToolOf({ ...of, steps }) });
+    return made;
+  };
+  return agentToolOf(agent) as RunnableTool<InferInput<S>> & { readonly name: Name };
+}
+
+interface Agent {
+  name: string;
+  params: (input: unknown, context: ToolContext) => Promisable<RunnerParams>;
+  client: ClientLike | undefined;
+  options: ToolRunnerOptions;
+  maxDepth: number;
+  /** In a durable run: the sub-agent's requests and tool calls as steps of the workflow. */
+  steps: AgentSteps | undefined;
+}
+
+/** One call: the sub-agent runs (or goes on from the state it waited for approval in) to its end. */
+async function runAgent(agent: Agent, input: unknown, context: ToolContext): Promise<string> {
+  const depth = (depths.get(context.runner) ?? 0) + 1;
+  if (depth > agent.maxDepth) {
+    throw new ToolError(`Error: the agent '${agent.name}' was not run: it would be sub-agent level ${depth}, past its maxDepth of ${agent.maxDepth}.`);
+  }
+  const link = linkOf(context.runner);
+  const { steps } = agent;
+  // The parent's client is already a durable run's step client; a client of the agent's own becomes one.
+  const client = agent.client ? (steps ? steps.client(agent.client) : agent.client) : link?.client;
+  if (!client) throw new Error(`agentTool '${agent.name}': no client (give one, or run the tool in a tool runner)`);
+  const given = await agent.params(input, context);
+  const params = steps && given.tools ? { ...given, tools: given.tools.map((entry) => steps.tool(entry)) } : given;
+  const streaming = link?.streaming === true && link.emit !== undefined;
+  const options = subOptions(agent, link, context.signal);
+  const resume = (context as { [AGENT_RESUME]?: RunnerSnapshot })[AGENT_RESUME];
+  const sub: ToolRunner<boolean> = resume
+    ? resumeToolRunner(client, resume, { tools: params.tools ?? [], options })
+    : new ToolRunner(client, streaming && !params.stream ? { ...params, stream: true } : params, options);
+  depths.set(sub, depth);
+  const before = sub.usage;
+  let final: BetaMessage;
+  try {
+    final = streaming ? await streamed(sub, agent.name, link!.emit!) : await sub.runUntilDone();
+  } catch (error) {
+    throw new ToolError(`Error: the agent '${agent.name}' failed: ${describe(error)}`);
+  } finally {
+    link?.addUsage(usageSince(sub.usage, before));
+  }
+  if (sub.stoppedBy === 'approval') throw new AgentPending(structuredClone(sub.toJSON()));
+  return sub.output !== undefined ? JSON.stringify(sub.output) : textOf(final);
+}
+
+/** The sub-agent's options: its own, with the call's signal, the parent's listeners (events get the path) and approver. */
+function subOptions(agent: Agent, link: AgentLink | undefined, signal: AbortSignal): ToolRunnerOptions {
+  const own = agent.options;
+  const options: ToolRunnerOptions = { ...own, signal: own.signal ? AbortSignal.any([signal, own.signal]) : signal };
+  if (link?.emit) options.onEvent = [forwarder(agent.name, link.emit), ...listeners(own.onEvent)];
+  const approve = link?.approve;
+  if (!own.approve && approve) options.approve = ((call, context) => approve({ ...call, path: [agent.name, ...(call.path ?? [])] }, context)) as Approver;
+  return options;
+}
+
+/** The sub-agent's events, to the parent's listeners, with the agent's name in front of their path. */
+function forwarder(name: string, emit: (event: RunnerEvent) => void): RunnerListener {
+  return (event) => emit({ ...event, path: [name, ...(event.path ?? [])] });
+}
+
+/** Drives a streamed sub-agent, its text deltas reaching the parent's listeners as `agent.text` events. */
+async function streamed(sub: ToolRunner<boolean>, name: string, emit: (event: RunnerEvent) => void): Promise<BetaMessage> {
+  const forward = forwarder(name, emit);
+  for await (const item of sub) {
+    (item as BetaMessageStream).on('text', (text) => forward({ type: 'agent.text', runner: sub, text }));
+  }
+  return sub.done();
+}
+
+function linkOf(runner: Runner): AgentLink | undefined {
+  const lend = (runner as { [AGENT_LINK]?: () => AgentLink })[AGENT_LINK];
+  return typeof lend === 'function' ? lend.call(runner) : undefined;
+}
+
+function listeners(onEvent: ToolRunnerOptions['onEvent']): RunnerListener[] {
+  return onEvent === undefined ? [] : Array.isArray(onEvent) ? onEvent : [onEvent];
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : `Error: ${String(error)}`;
+}

@@ -1,0 +1,82 @@
+/**
+ * A run's budget (`options.budget`): a ceiling on its tokens, and on its tool calls (in all, and
+ * per tool). Tokens stop the run before a request; a call past a call limit is not run, and is
+ * answered with an `is_error` result saying so.
+ */
+import type { Budget } from './run-control-options.js';
+import type { Usage } from './usage.js';
+
+/** What a snapshot keeps of a budget: the calls counted so far. */
+export interface BudgetJSON {
+  toolCalls: number;
+  perTool: Record<string, number>;
+  /** The iteration of the first reply that called past a limit (a later one stops the run). */
+  overAt?: number;
+}
+
+/** The tokens a run has used, as `maxTokens` counts them. */
+export function tokensOf(usage: Usage): number {
+  return usage.input_tokens + usage.output_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
+}
+
+/** The budget of one run and what it has used of its calls. */
+export class RunBudget {
+  readonly #budget: Budget;
+  #toolCalls = 0;
+  readonly #perTool = new Map<string, number>();
+  #overAt: number | undefined;
+
+  constructor(budget: Budget, snapshot?: BudgetJSON) {
+    this.#budget = budget;
+    if (snapshot) {
+      this.#toolCalls = snapshot.toolCalls;
+      for (const [name, count] of Object.entries(snapshot.perTool)) this.#perTool.set(name, count);
+      this.#overAt = snapshot.overAt;
+    }
+  }
+
+  /** The run's tokens have reached `maxTokens`: no more requests. */
+  tokensReached(usage: Usage): boolean {
+    const max = this.#budget.maxTokens;
+    return max !== undefined && tokensOf(usage) >= max;
+  }
+
+  /** The text of a not-run result for the tokens: the run reached `maxTokens`. */
+  tokensText(name: string, usage: Usage): string {
+    return `Error: the call to '${name}' was not run: the run reached its limit of ${this.#budget.maxTokens} tokens (budget.maxTokens; ${tokensOf(usage)} used). Answer with what you have.`;
+  }
+
+  /**
+   * A call of the reply of `iteration`, in the model's order: counted, or past a call limit (not
+   * run) with the text of its result, and whether an earlier reply called past a limit already.
+   */
+  admit(name: string, iteration: number): { text: string; again: boolean } | undefined {
+    const { maxToolCalls } = this.#budget;
+    const perTool = this.#maxCallsOf(name);
+    const calls = this.#perTool.get(name) ?? 0;
+    let text: string | undefined;
+    if (maxToolCalls !== undefined && this.#toolCalls >= maxToolCalls) {
+      text = `Error: the call to '${name}' was not run: the run reached its limit of ${maxToolCalls} tool calls (budget.maxToolCalls). Answer with what you have.`;
+    } else if (perTool !== undefined && calls >= perTool) {
+      text = `Error: the call to '${name}' was not run: '${name}' reached its limit of ${perTool} calls in this run (budget.maxCallsPerTool). Answer with what you have, or use another tool.`;
+    }
+    if (text === undefined) {
+      this.#toolCalls++;
+      this.#perTool.set(name, calls + 1);
+      return undefined;
+    }
+    this.#overAt ??= iteration;
+    return { text, again: this.#overAt !== iteration };
+  }
+
+  #maxCallsOf(name: string): number | undefined {
+    const max = this.#budget.maxCallsPerTool;
+    return typeof max === 'object' && max !== null ? (Object.hasOwn(max, name) ? max[name] : undefined) : max;
+  }
+
+  toJSON(): BudgetJSON {
+    const json: BudgetJSON = { toolCalls: this.#toolCalls, perTool: Object.fromEntries(this.#perTool) };
+    if (this.#overAt !== undefined) json.overAt = this.#overAt;
+    return json;
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * Context overflow: the API rejects a request whose prompt is too long with a 400 (`prompt is too
+ * long: 208310 tokens > 200000 maximum`). Without compaction that is a `ContextOverflowError`; with
+ * `compactionControl` enabled the run compacts at once (compactions.ts) over a history cut to fit,
+ * and sends the request again, once.
+ */
+import { APIError, BadRequestError } from '@anthropic-ai/sdk';
+import type { BetaMessageParam } from './types.js';
+
+/** What the API said of an overflow: its numbers, when its message gives them. */
+export interface Overflow {
+  readonly tokens: number | undefined;
+  readonly limit: number | undefined;
+}
+
+const PROMPT_TOO_LONG = /prompt is too long/i;
+const NUMBERS = /prompt is too long:\s*(\d+)\s*tokens?\s*>\s*(\d+)/i;
+
+/** The overflow a failed request reports (a 400 that says the prompt is too long), else `undefined`. */
+export function contextOverflow(error: unknown): Overflow | undefined {
+  if (error instanceof ContextOverflowError) return error;
+  if (!(error instanceof APIError) || error.status !== 400) return undefined;
+  const message = error.apiMessage ?? error.message;
+  if (!PROMPT_TOO_LONG.test(message)) return undefined;
+  const numbers = NUMBERS.exec(message);
+  return numbers ? { tokens: Number(numbers[1]), limit: Number(numbers[2]) } : { tokens: undefined, limit: undefined };
+}
+
+/**
+ * The request was rejected because the prompt is too long for the model's context window, and
+ * `compactionControl` was not enabled (or compacting did not make it fit). Nothing was appended:
+ * shorten the history (`runner.setMessagesParams`) and iterate (or `await`) again to go on.
+ * A `BadRequestError` (status 400) like the SDK's, with the API's `tokens` and `limit` when it gave them.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await runner;
+ * } catch (error) {
+ *   if (!(error instanceof ContextOverflowError)) throw error;
+ *   runner.setMessagesParams((params) => ({ ...params, messages: params.messages.slice(-4) }));
+ *   await runner;
+ * }
+ * ```
+ */
+export class ContextOverflowError extends BadRequestError implements Overflow {
+  /** The prompt's tokens, as the API counted them. */
+  readonly tokens: number | undefined;
+  /** The model's maximum. */
+  readonly limit: number | undefined;
+
+  constructor(rejection: APIError, overflow: Overflow) {
+    super(400, rejection.error, rejection.message, rejection.headers ?? new Headers());
+    this.name = 'ContextOverflowError';
+    this.cause = rejection;
+    this.tokens = overflow.tokens;
+    this.limit = overflow.limit;
+    this.message = `${rejection.message}. Nothing was appended: shorten the history (runner.setMessagesParams) or enable compactionControl, then iterate again.`;
+  }
+
+  /** `error` as a ContextOverflowError when it reports an overflow, else `error` itself. */
+  static from(error: unknown): unknown {
+    if (error instanceof ContextOverflowError) return error;
+    const overflow = contextOverflow(error);
+    return overflow ? new ContextOverflowError(error as APIError, overflow) : error;
+  }
+}
+
+/** The share of the limit an overflow's summary request aims at: room for the prompt, and for the count being rough. */
+const SUMMARY_SHARE = 0.8;
+
+/**
+ * The history an overflow's summary request sends: when the API gave its numbers, the longest texts
+ * (tool results first of all) cut to a common length, so that the whole comes to about 80% of the
+ * limit by the request's own characters-per-token. Nothing else changes: every `tool_use` keeps its
+ * `tool_result`, and the caller's messages are never mutated (changed ones are copies).
+ * `otherChars`: what the request holds beside the messages (system, tools).
+ */
+export function fitForSummary(messages: readonly BetaMessageParam[], overflow: Overflow, otherChars: number): readonly BetaMessageParam[] {
+  const { tokens, limit } = overflow;
+  if (tokens === undefined || limit === undefined || !(tokens > limit) || limit <= 0) return messages;
+  const texts = textsOf(messages);
+  const textChars = texts.reduce((sum, piece) => sum + piece.text.length, 0);
+  const allChars = JSON.stringify(messages).length + otherChars;
+  let budget = Math.floor((allChars * SUMMARY_SHARE * limit) / tokens) - (allChars - textChars);
+  if (budget >= textChars) return messages;
+  // Each text cut gets a note of about this many characters.
+  budget -= NOTE_CHARS * texts.length;
+  const cap = commonLength(texts.map((piece) => piece.text.length), Math.max(budget, 0));
+  return cutTexts(messages, cap);
+}
+
+/** The largest length `cap` such that the texts, each cut to `cap`, add up to at most `budget`. */
+function commonLength(lengths: number[], budget: number): number {
+  const sorted = [...lengths].sort((a, b) => a - b);
+  let used = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    const rest = sorted.length - i;
+    if (used + sorted[i]! * rest > budget) return Math.floor((budget - used) / rest);
+    used += sorted[i]!;
+  }
+  return sorted.at(-1) ?? 0;
+}
+
+interface TextPiece {
+  text: string;
+}
+
+/** Every text of the history a cut may shorten: text blocks, string contents, tool results' texts. */
+function textsOf(messages: readonly BetaMessageParam[]): TextPiece[] {
+  const pieces: TextPiece[] = [];
+  const visit = (content: unknown) => {
+    if (typeof content === 'string') pieces.push({ text: content });
+    else if (Array.isArray(content)) {
+      for (const block of content as Array<{ type?: string; text?: unknown; content?: unknown }>) {
+        if (block.type === 'text' && typeof block.text === 'string') pieces.push({ text: block.text });
+        else if (block.type === 'tool_result') visit(block.content);
+      }
+    }
+  };
+  for (const message of messages) visit(message.content);
+  return pieces;
+}
+
+const NOTE_CHARS = 50;
+
+function cut(text: string, cap: number): string {
+  return text.length <= cap ? text : `${text.slice(0, cap)}\n[… ${text.length - cap} characters cut to fit the summary request]`;
+}
+
+function cutContent(content: unknown, cap: number): unknown {
+  if (typeof content === 'string') return cut(content, cap);
+  if (!Array.isArray(content)) return content;
+  return content.map((block: { type?: string; text?: unknown; content?: unknown }) => {
+    if (block.type === 'text' && typeof block.text === 'string' && block.text.length > cap) return { ...block, text: cut(block.text, cap) };
+    if (block.type === 'tool_result' && block.content !== undefined) return { ...block, content: cutContent(block.content, cap) };
+    return block;
+  });
+}
+
+function cutTexts(messages: readonly BetaMessageParam[], cap: number): BetaMessageParam[] {
+  return messages.map((message) => ({ ...message, content: cutContent(message.content, cap) }) as BetaMessageParam);
+}

@@ -1,0 +1,170 @@
+/**
+ * Fallbacks (`options.fallback`): a request that still fails after the client's own retries with an
+ * overload, a server error or a connection error goes to each entry in order — another client
+ * (Bedrock, Vertex, a second key) and/or another model — with the whole history. Each request starts
+ * at the primary again. How a request reaches one entry is the caller's (turn.ts); the order, what
+ * falls back and what the logs say are here.
+ */
+import { APIConnectionError, APIError, APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
+import { type ClientLike, type OpenedStream, messagesApi } from './client.js';
+import type { LeveledLogger } from './log.js';
+import type { MessageCreateParamsBase } from './types.js';
+
+/**
+ * One entry of `options.fallback`: the client to send to (default: the run's), and params that
+ * replace the run's for that entry only (`model`, `max_tokens`, `thinking`, `betas`, ...).
+ */
+export type FallbackEntry = { client?: ClientLike | undefined } & Partial<Omit<MessageCreateParamsBase, NotOverridden>>;
+
+/** Params an entry may not replace: the runner sets them for each request. */
+type NotOverridden = 'messages' | 'stream' | 'thread' | 'tools';
+/** What an entry may not hold, and why. */
+const NOT_OVERRIDDEN: ReadonlyMap<string, string> = new Map([
+  ['messages', 'the whole history goes to every entry'],
+  ['stream', 'the run sets it for every request'],
+  ['thread', 'a message thread does not cross clients'],
+  ['tools', "the run's tools answer the calls of any entry"],
+  ['max_iterations', 'it is a setting of the run'],
+  ['runToolsEagerly', 'it is a setting of the run'],
+  ['compactionControl', 'it is a setting of the run'],
+]);
+
+/** HTTP statuses that fall back (after the client's retries): rate limit, server errors, overload. */
+const FALLBACK_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504, 529]);
+/** The API's error types of the same failures, as an SSE `error` event names them (it has no status). */
+const FALLBACK_TYPES: ReadonlySet<string> = new Set(['rate_limit_error', 'api_error', 'overloaded_error', 'timeout_error']);
+
+/** Whether a failed request goes on to the next entry: an overload, a server or a connection error; never an abort. */
+export function fallsBack(error: unknown): boolean {
+  if (error instanceof APIUserAbortError) return false;
+  if (error instanceof APIConnectionError) return true;
+  if (!(error instanceof APIError)) return false;
+  return error.status === undefined ? FALLBACK_TYPES.has(String(error.type)) : FALLBACK_STATUSES.has(error.status);
+}
+
+/** An entry as the chain sends to it: its client and the params it replaces. */
+export interface FallbackTarget {
+  readonly index: number;
+  readonly client: ClientLike;
+  /** The entry without `client`: params laid over the request's body. */
+  readonly overrides: Readonly<Record<string, unknown>>;
+  /** How the logs name it: `fallback 0 (AnthropicVertex, model 'claude-…')`. */
+  readonly label: string;
+}
+
+/** Throws a clear error for a malformed `options.fallback`. */
+export function checkFallback(entries: unknown): void {
+  if (entries === undefined) return;
+  if (!Array.isArray(entries)) throw new TypeError('toolRunner: options.fallback must be an array of { client?, model?, ...params }');
+  entries.forEach((entry: unknown, i) => {
+    const where = `toolRunner: options.fallback[${i}]`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new TypeError(`${where} must be an object: { client?, model?, ...params }`);
+    const { client, model } = entry as { client?: unknown; model?: unknown };
+    if (client !== undefined) messagesApiOf(client, where);
+    if (model !== undefined && (typeof model !== 'string' || model === '')) throw new TypeError(`${where}.model must be a non-empty string`);
+    for (const key of Object.keys(entry)) {
+      const why = NOT_OVERRIDDEN.get(key);
+      if (why) throw new TypeError(`${where}.${key}: a fallback entry may replace the request's params, but not '${key}' (${why})`);
+    }
+  });
+}
+
+function messagesApiOf(client: unknown, where: string): void {
+  try {
+    messagesApi(client as ClientLike);
+  } catch {
+    throw new TypeError(`${where}.client must be an Anthropic client (or Bedrock, Vertex, ...: any client with \`beta.messages\` or \`messages\`)`);
+  }
+}
+
+/**
+ * The fallbacks of a run, in order. `send` tries the primary, then each entry while the failure
+ * falls back; a signal that aborted, a failure that does not fall back, or the last entry's failure
+ * ends the chain with that error.
+ */
+export class FallbackChain {
+  readonly #targets: readonly FallbackTarget[];
+  readonly #logger: LeveledLogger;
+
+  /** `undefined` when there is no entry: the run sends to its client only. */
+  static of(entries: readonly FallbackEntry[] | undefined, primary: ClientLike, logger: LeveledLogger): FallbackChain | undefined {
+    return entries && entries.length > 0 ? new FallbackChain(entries, primary, logger) : undefined;
+  }
+
+  private constructor(entries: readonly FallbackEntry[], primary: ClientLike, logger: LeveledLogger) {
+    this.#logger = logger;
+    this.#targets = entries.map((entry, index) => {
+      const { client, ...overrides } = entry;
+      return { index, client: client ?? primary, overrides, label: labelOf(index, client, overrides['model']) };
+    });
+  }
+
+  /**
+   * Sends with `attempt(undefined)` (the primary), then `attempt(target)` for each entry while the
+   * failure falls back. `last` tells an attempt that no entry follows it.
+   */
+  async send<T>(attempt: (target: FallbackTarget | undefined, last: boolean) => PromiseLike<T>, signal: AbortSignal | null | undefined): Promise<T> {
+    const targets = this.#targets;
+    let target: FallbackTarget | undefined;
+    for (;;) {
+      const next = targets[target === undefined ? 0 : target.index + 1];
+      try {
+        return await attempt(target, next === undefined);
+      } catch (error) {
+        if (next === undefined || signal?.aborted || !fallsBack(error)) throw error;
+        this.#logger.warn(
+          `${target === undefined ? 'The request failed on the primary' : `The request failed on ${target.label}`} after the client's retries (${describe(error)}); sending it to ${next.label}`,
+        );
+        target = next;
+      }
+    }
+  }
+}
+
+/**
+ * Waits for a stream's first event before handing the stream on, so that a stream that fails
+ * before it (the connection dropped after the headers, an `error` event, no event at all) fails
+ * its attempt, and falls back, while the caller has seen nothing of it. Past the first event a
+ * failure is the stream's, as without fallbacks (the caller may have shown its text).
+ */
+export async function withFirstEvent(opened: OpenedStream): Promise<OpenedStream> {
+  const { data } = opened;
+  const events = data[Symbol.asyncIterator]();
+  let first: IteratorResult<unknown>;
+  try {
+    first = await events.next();
+  } catch (error) {
+    // An `error` event is the API's typed error; a body that is not JSON is not a dropped stream.
+    if (error instanceof AnthropicError || error instanceof SyntaxError) throw error;
+    throw new APIConnectionError({ message: 'The stream broke before its first event.', cause: error instanceof Error ? error : undefined });
+  }
+  if (first.done) {
+    if (data.controller.signal.aborted) throw new APIUserAbortError();
+    throw new APIConnectionError({ message: 'The stream ended before its first event.' });
+  }
+  async function* replay(firstEvent: unknown): AsyncGenerator<unknown> {
+    try {
+      yield firstEvent;
+      for (let next = await events.next(); !next.done; next = await events.next()) yield next.value;
+    } finally {
+      // A reader that stops early (an abort, a `break`) closes the response too.
+      await events.return?.();
+    }
+  }
+  return { response: opened.response, data: Object.assign(replay(first.value), { controller: data.controller }) };
+}
+
+function labelOf(index: number, client: ClientLike | undefined, model: unknown): string {
+  const parts: string[] = [];
+  if (client) parts.push(client.constructor?.name && client.constructor.name !== 'Object' ? `${client.constructor.name} client` : 'its own client');
+  if (typeof model === 'string') parts.push(`model '${model}'`);
+  return `fallback ${index}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
+}
+
+/** The error in a few words: its class, and for an API error its status, type and the API's message. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const api = error instanceof APIError && error.apiMessage ? [error.status, error.type].filter((part) => part != null).join(' ') : undefined;
+  const message = api === undefined ? error.message : `${api}: ${(error as APIError).apiMessage}`;
+  return `${error.constructor.name}: ${message.length > 200 ? `${message.slice(0, 200)}…` : message}`;
+}

@@ -1,0 +1,79 @@
+/**
+ * Approvals decided from the page: `inspect.approve` waits until a page decides (the first
+ * decision counts), the run's signal aborts, or the inspector closes.
+ */
+import type { ApprovalDecision } from '../approval.js';
+import type { InspectorRecord } from './records.js';
+
+/** A decision as the page posts it. */
+export interface PageDecision {
+  run: string;
+  id: string;
+  decision: 'allow' | 'deny';
+  /** Edited input (allow only): the runner validates it again. */
+  input?: unknown;
+  reason?: string;
+}
+
+/** What became of a posted decision. */
+export type DecideOutcome = 'decided' | 'unknown' | 'already decided';
+
+interface Waiting {
+  decide(decision: ApprovalDecision, record: Omit<Extract<InspectorRecord, { type: 'approval.decided' }>, 'run' | 'time' | 'type' | 'id'>): void;
+}
+
+export class PageApprovals {
+  readonly #waiting = new Map<string, Waiting>();
+  /** Approvals decided already (by another page, the signal, or close), so a late click is told so. */
+  readonly #decided = new Set<string>();
+  readonly #emit: (record: InspectorRecord) => void;
+
+  constructor(emit: (record: InspectorRecord) => void) {
+    this.#emit = emit;
+  }
+
+  /** Waits for a page's decision about call `id` of `run`. */
+  ask(run: string, id: string, name: string, input: unknown, path: string[] | undefined, signal: AbortSignal | undefined): Promise<ApprovalDecision> {
+    const key = keyOf(run, id);
+    const where = { run, ...(path && { path }) };
+    return new Promise<ApprovalDecision>((resolve) => {
+      const decide: Waiting['decide'] = (decision, fields) => {
+        this.#waiting.delete(key);
+        this.#decided.add(key);
+        signal?.removeEventListener('abort', aborted);
+        this.#emit({ ...where, time: Date.now(), type: 'approval.decided', id, ...fields });
+        resolve(decision);
+      };
+      // The run's answer to an aborted call is "aborted" whatever is decided (execute.ts).
+      const aborted = () => decide({ decision: 'deny', reason: 'the run was aborted' }, { decision: 'aborted' });
+      this.#waiting.set(key, { decide });
+      this.#emit({ ...where, time: Date.now(), type: 'approval.waiting', id, name, ...(input !== undefined && { input }) });
+      if (signal?.aborted) aborted();
+      else signal?.addEventListener('abort', aborted, { once: true });
+    });
+  }
+
+  /** A page's decision; only the first one about a call counts. */
+  decide(posted: PageDecision): DecideOutcome {
+    const key = keyOf(posted.run, posted.id);
+    const waiting = this.#waiting.get(key);
+    if (!waiting) return this.#decided.has(key) ? 'already decided' : 'unknown';
+    if (posted.decision === 'allow') {
+      const edited = posted.input !== undefined;
+      waiting.decide(edited ? { decision: 'allow', input: posted.input } : { decision: 'allow' }, { decision: 'allow', ...(edited && { edited: true as const }) });
+    } else {
+      const reason = posted.reason?.trim() || undefined;
+      waiting.decide({ decision: 'deny', reason }, { decision: 'deny', ...(reason !== undefined && { reason }) });
+    }
+    return 'decided';
+  }
+
+  /** The inspector closes: every call still waiting is denied (no page can decide it any more). */
+  closeAll(): void {
+    for (const waiting of [...this.#waiting.values()]) {
+      waiting.decide({ decision: 'deny', reason: 'the inspector was closed before anyone decided' }, { decision: 'closed' });
+    }
+  }
+}
+
+const keyOf = (run: string, id: string) => `${run}\u0000${id}`;

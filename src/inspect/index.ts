@@ -1,0 +1,187 @@
+/**
+ * tool-runner/inspect: a local web page of the runs it is given — each request, the streamed text,
+ * each tool call, approvals decided from the page, usage, sub-agents — live, and the same page
+ * over a recorded file (`npx tool-runner inspect runs.jsonl`). It listens to the runner's lifecycle
+ * events (`options.onEvent`) and answers `options.approve`; the core knows nothing of it.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Approver } from '../approval.js';
+import type { RunnerEvent, RunnerListener } from '../events.js';
+import type { Runner } from '../surface.js';
+import type { AnyCall, BetaToolUseBlock } from '../types.js';
+import { PageApprovals } from './approvals.js';
+import { type InspectorRecord, type OtherRecord, promptOf, recordOf } from './records.js';
+import { Recording } from './recording.js';
+import { serveInspector } from './server.js';
+import { RecordStore } from './store.js';
+
+export type { ErrorInfo, InspectorRecord, OtherRecord, RecordBase, RecordedUsage } from './records.js';
+export { type RecordingInspector, type RecordingInspectorOptions, inspectRecording } from './recorded.js';
+
+export interface InspectorOptions {
+  /** The port to listen on. Default 0: a free port (read `url`). */
+  port?: number;
+  /** The address to bind. Default `127.0.0.1`: only this machine can open the page. */
+  host?: string;
+  /** A file to append every event to, one JSON line each (see `npx tool-runner inspect FILE`). */
+  record?: string;
+  /**
+   * Keep and show tool inputs and results, the model's text and the prompt. Default: true when the
+   * page is bound to loopback, false otherwise (they may hold personal data).
+   */
+  captureContent?: boolean;
+  /** The most runs kept in memory; past it the oldest finished run is dropped. Default 100. */
+  maxRuns?: number;
+}
+
+export interface Inspector {
+  /** The page's address, with its token: requests without the token get 403. */
+  readonly url: string;
+  /** Pass as `options.onEvent` (or in an array beside other listeners). */
+  readonly onEvent: RunnerListener;
+  /** Pass as `options.approve` to decide approvals from the page (Allow / Deny / edit input). */
+  readonly approve: Approver<any>;
+  /** Stops the server, writes the rest of the record, and denies the calls still waiting for a decision. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the inspector page on 127.0.0.1 (a free port unless `port` is given).
+ *
+ * @example
+ * ```ts
+ * const inspect = await inspector({ record: 'runs.jsonl' });
+ * console.log(`inspector: ${inspect.url}`);
+ * await toolRunner(client, params, { onEvent: inspect.onEvent, approve: inspect.approve });
+ * await inspect.close();
+ * ```
+ */
+export async function inspector(options: InspectorOptions = {}): Promise<Inspector> {
+  const { port = 0, host = '127.0.0.1', maxRuns = 100 } = checkOptions(options);
+  const capture = options.captureContent ?? isLoopback(host);
+  const recording = options.record === undefined ? undefined : await Recording.open(options.record);
+  const store = new RecordStore(maxRuns);
+  if (recording) store.listen((lines) => recording.append(lines));
+  const approvals = new PageApprovals((record) => store.add(record));
+  const runs = new Runs(store, capture);
+  let server;
+  try {
+    server = await serveInspector({ port, host, store, approvals, settings: { mode: 'live', capture, title: 'tool-runner inspector' } });
+  } catch (error) {
+    await recording?.close();
+    throw error;
+  }
+
+  let closed: Promise<void> | undefined;
+  const approve: Approver<AnyCall> = (call, context) => {
+    const where = runs.callOf(call.toolUse);
+    const path = (call as { path?: unknown }).path;
+    return approvals.ask(where.run, call.toolUse.id, call.name, capture ? call.input : undefined, Array.isArray(path) && path.length > 0 ? path.map(String) : where.path, context?.signal);
+  };
+  return {
+    url: server.url,
+    onEvent: (event) => runs.take(event),
+    approve,
+    close: () =>
+      (closed ??= (async () => {
+        approvals.closeAll();
+        store.flush();
+        await server.close();
+        await recording?.close();
+      })()),
+  };
+}
+
+/** Which run each event belongs to, and the record it becomes. */
+class Runs {
+  readonly #store: RecordStore;
+  readonly #capture: boolean;
+  readonly #prefix = randomBytes(3).toString('hex');
+  #count = 0;
+  readonly #ids = new WeakMap<Runner, string>();
+  /**
+   * The calls started and not yet answered, by tool_use id (the API's ids are unique): their run
+   * and sub-agent path, for `approve` (which is given the call, not the runner), and the running
+   * calls an unknown runner's sub-agent events belong to.
+   */
+  readonly #open = new Map<string, { run: string; path: string[] | undefined; name: string }>();
+  #unattributed: string | undefined;
+
+  constructor(store: RecordStore, capture: boolean) {
+    this.#store = store;
+    this.#capture = capture;
+  }
+
+  take(event: RunnerEvent): void {
+    const { runner } = event;
+    let run = this.#ids.get(runner);
+    const first = run === undefined;
+    if (run === undefined) this.#ids.set(runner, (run = this.#runFor(event)));
+    const record = recordOf(event, run, Date.now(), this.#capture);
+    if (!record) return;
+    if (first && record.type === 'run.start' && !record.path && this.#capture) {
+      const prompt = promptOf(runner);
+      if (prompt !== undefined) record.prompt = prompt;
+    }
+    this.#follow(event, record);
+    this.#store.add(record);
+  }
+
+  /** The run and path of a call seen in a `tool.start` (an `approve` without `onEvent`: a run of its own). */
+  callOf(toolUse: BetaToolUseBlock): { run: string; path: string[] | undefined } {
+    const known = this.#open.get(toolUse.id);
+    if (known) return known;
+    this.#unattributed ??= this.#start('approvals asked without onEvent');
+    return { run: this.#unattributed, path: undefined };
+  }
+
+  /** A runner not seen before: a run of its own, or, for a sub-agent's event, the run of the call that started it. */
+  #runFor(event: RunnerEvent): string {
+    const path = (event as { path?: unknown }).path;
+    if (Array.isArray(path) && path.length > 0) {
+      let named: string | undefined;
+      let newest: string | undefined;
+      for (const call of this.#open.values()) {
+        if (call.path) continue;
+        newest = call.run;
+        if (call.name === String(path[0])) named = call.run;
+      }
+      if (named ?? newest) return (named ?? newest)!;
+    }
+    return `${this.#prefix}-${++this.#count}`;
+  }
+
+  #follow(event: RunnerEvent, record: InspectorRecord | OtherRecord): void {
+    if (event.type === 'tool.start') {
+      this.#open.set(event.call.id, { run: record.run, path: record.path, name: event.call.name });
+    } else if (event.type === 'tool.end') {
+      if (!event.pending) this.#open.delete(event.call.id);
+    } else if (event.type === 'run.end' && !record.path) {
+      // Calls a run left unanswered (waiting for approval, aborted, a thrown hook) are open no more.
+      for (const [id, call] of this.#open) if (call.run === record.run) this.#open.delete(id);
+    }
+  }
+
+  #start(note: string): string {
+    const run = `${this.#prefix}-${++this.#count}`;
+    this.#store.add({ run, time: Date.now(), type: 'run.start', model: note });
+    return run;
+  }
+}
+
+function checkOptions(options: InspectorOptions): InspectorOptions {
+  if (typeof options !== 'object' || options === null) throw new TypeError('inspector: options must be an object');
+  const known = new Set(['port', 'host', 'record', 'captureContent', 'maxRuns']);
+  for (const key of Object.keys(options)) if (!known.has(key)) throw new TypeError(`inspector: unknown option '${key}'; the options are ${[...known].join(', ')}`);
+  const { port, host, record, maxRuns } = options;
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new RangeError(`inspector: port must be an integer from 0 to 65535, got ${String(port)}`);
+  if (host !== undefined && (typeof host !== 'string' || host === '')) throw new TypeError('inspector: host must be a non-empty string');
+  if (record !== undefined && (typeof record !== 'string' || record === '')) throw new TypeError('inspector: record must be a file path');
+  if (maxRuns !== undefined && (!Number.isInteger(maxRuns) || maxRuns < 1)) throw new RangeError(`inspector: maxRuns must be a positive integer, got ${String(maxRuns)}`);
+  return options;
+}
+
+/** Whether `host` is a loopback address (only this machine reaches it). */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

@@ -1,0 +1,77 @@
+/**
+ * The inspector page over a recorded file (`record`): the same page, its runs as recorded, read
+ * again as the file grows. `npx tool-runner inspect FILE` runs it.
+ */
+import { basename } from 'node:path';
+import { RecordedFile } from './recording.js';
+import { serveInspector } from './server.js';
+import { RecordStore } from './store.js';
+
+export interface RecordingInspectorOptions {
+  /** Default 0: a free port. */
+  port?: number;
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** How often to look for new lines, in ms. Default 500. */
+  pollMs?: number;
+}
+
+export interface RecordingInspector {
+  /** The page's address, with its token. */
+  readonly url: string;
+  /** Lines of the file that were not records (not JSON, or without `type`, `run` and `time`). */
+  readonly skippedLines: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the inspector page over a recorded file; the file must exist.
+ *
+ * @example
+ * ```ts
+ * const page = await inspectRecording('runs.jsonl');
+ * console.log(page.url);
+ * ```
+ */
+export async function inspectRecording(path: string, options: RecordingInspectorOptions = {}): Promise<RecordingInspector> {
+  const file = new RecordedFile(path);
+  const store = new RecordStore(Number.MAX_SAFE_INTEGER);
+  try {
+    for (const record of await file.read()) store.add(record);
+  } catch (error) {
+    throw new Error(`inspect: cannot read '${path}': ${(error as Error).message}`, { cause: error });
+  }
+  const server = await serveInspector({
+    port: options.port ?? 0,
+    host: options.host ?? '127.0.0.1',
+    store,
+    approvals: undefined,
+    settings: { mode: 'recorded', capture: true, title: basename(path) },
+  });
+  let reading = false;
+  const poll = setInterval(() => {
+    if (reading) return;
+    reading = true;
+    file.read().then(
+      (records) => {
+        reading = false;
+        for (const record of records) store.add(record);
+      },
+      // The file went away or cannot be read for now: the page keeps what it has.
+      () => {
+        reading = false;
+      },
+    );
+  }, options.pollMs ?? 500);
+  poll.unref();
+  return {
+    url: server.url,
+    get skippedLines() {
+      return file.skipped;
+    },
+    close: async () => {
+      clearInterval(poll);
+      await server.close();
+    },
+  };
+}

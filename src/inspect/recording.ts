@@ -1,0 +1,95 @@
+/**
+ * The recorded file: one JSON line per record, appended as the batches go out (`record`), and read
+ * back, as it grows, by `npx tool-runner inspect FILE`.
+ */
+import { type FileHandle, open } from 'node:fs/promises';
+import type { InspectorRecord, OtherRecord } from './records.js';
+
+/** Appends lines to a file, in order; `close()` waits for every line. */
+export class Recording {
+  readonly #file: FileHandle;
+  #writing: Promise<void> = Promise.resolve();
+  #failure: unknown;
+
+  private constructor(file: FileHandle) {
+    this.#file = file;
+  }
+
+  /** Opens (or creates) `path` for appending: a path that cannot be written fails here, not later. */
+  static async open(path: string): Promise<Recording> {
+    try {
+      return new Recording(await open(path, 'a'));
+    } catch (error) {
+      throw new Error(`inspector: cannot record to '${path}': ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  append(lines: string[]): void {
+    const text = `${lines.join('\n')}\n`;
+    this.#writing = this.#writing.then(async () => {
+      if (this.#failure !== undefined) return;
+      try {
+        await this.#file.appendFile(text, 'utf8');
+      } catch (error) {
+        this.#failure = error;
+      }
+    });
+  }
+
+  /** Waits for every line, closes the file; throws if a write failed. */
+  async close(): Promise<void> {
+    await this.#writing;
+    await this.#file.close();
+    if (this.#failure !== undefined) throw new Error(`inspector: writing the record failed: ${(this.#failure as Error).message}`, { cause: this.#failure });
+  }
+}
+
+/** Reads a recorded file as it grows: each `read()` returns the records of the lines completed since the last. */
+export class RecordedFile {
+  readonly #path: string;
+  #offset = 0;
+  /** The bytes of a line not yet ended (a writer in the middle of it). */
+  #rest = Buffer.alloc(0);
+  /** Lines that were not records (not JSON, or no `type`/`run`/`time`). */
+  skipped = 0;
+
+  constructor(path: string) {
+    this.#path = path;
+  }
+
+  async read(): Promise<Array<InspectorRecord | OtherRecord>> {
+    const file = await open(this.#path, 'r');
+    try {
+      const { size } = await file.stat();
+      if (size <= this.#offset) return [];
+      const chunk = Buffer.alloc(size - this.#offset);
+      const { bytesRead } = await file.read(chunk, 0, chunk.length, this.#offset);
+      this.#offset += bytesRead;
+      const bytes = Buffer.concat([this.#rest, chunk.subarray(0, bytesRead)]);
+      const end = bytes.lastIndexOf(0x0a);
+      this.#rest = Buffer.from(bytes.subarray(end + 1));
+      if (end < 0) return [];
+      return this.#parse(bytes.subarray(0, end).toString('utf8'));
+    } finally {
+      await file.close();
+    }
+  }
+
+  #parse(text: string): Array<InspectorRecord | OtherRecord> {
+    const records: Array<InspectorRecord | OtherRecord> = [];
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        const record = JSON.parse(line) as Partial<OtherRecord> | null;
+        if (record && typeof record.type === 'string' && typeof record.run === 'string' && typeof record.time === 'number') {
+          records.push(record as OtherRecord);
+          continue;
+        }
+      } catch {
+        // Counted below: a line that is not a record.
+      }
+      this.skipped++;
+    }
+    return records;
+  }
+}

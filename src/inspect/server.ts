@@ -1,0 +1,175 @@
+/**
+ * The inspector's HTTP server: the page, its live feed (server-sent events) and the endpoint the
+ * page posts decisions to. Every request must carry the token of the URL, or gets 403; a decision
+ * must also come from the page's own origin.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { PageApprovals, PageDecision } from './approvals.js';
+import { pageHtml } from './page.js';
+import type { RecordStore } from './store.js';
+
+/** What the page is told when it connects. */
+export interface PageSettings {
+  /** `live`: runs of this process, decided from the page; `recorded`: a recorded file. */
+  mode: 'live' | 'recorded';
+  /** Tool inputs and results, the model's text and the prompt are shown. */
+  capture: boolean;
+  /** A title for the page (the recorded file's name). */
+  title: string;
+}
+
+export interface InspectorServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Keep-alive comments on each feed, so that proxies and the browser keep it open. */
+const PING_MS = 15_000;
+/** The largest decision body read (an edited input included). */
+const MAX_BODY = 1_000_000;
+
+export async function serveInspector(options: {
+  port: number;
+  host: string;
+  store: RecordStore;
+  approvals: PageApprovals | undefined;
+  settings: PageSettings;
+}): Promise<InspectorServer> {
+  const { store, approvals, settings } = options;
+  const token = randomBytes(24).toString('base64url');
+  const expected = Buffer.from(token);
+  const feeds = new Set<ServerResponse>();
+
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://inspector');
+    if (!hasToken(url.searchParams.get('token'), expected)) return refuse(response, 403, 'Forbidden: open the URL the inspector printed (it carries a token).');
+    if (request.method === 'GET' && url.pathname === '/') return sendPage(response, settings);
+    if (request.method === 'GET' && url.pathname === '/api/events') return openFeed(request, response);
+    if (url.pathname === '/api/decide') {
+      if (request.method !== 'POST') return refuse(response, 405, 'POST a decision here.');
+      return void receiveDecision(request, response);
+    }
+    refuse(response, 404, 'Not found.');
+  });
+
+  function openFeed(request: IncomingMessage, response: ServerResponse): void {
+    response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
+    const after = Number(request.headers['last-event-id'] ?? 0);
+    const { lines, lastSeq } = store.since(Number.isFinite(after) ? after : 0);
+    response.write(`retry: 1000\nevent: settings\ndata: ${JSON.stringify({ ...settings, approvals: approvals !== undefined })}\n\n`);
+    if (lines.length > 0) response.write(batchEvent(lines, lastSeq));
+    feeds.add(response);
+    const stop = store.listen((batch, last) => response.write(batchEvent(batch, last)));
+    const ping = setInterval(() => response.write(': ping\n\n'), PING_MS);
+    ping.unref();
+    response.on('close', () => {
+      stop();
+      clearInterval(ping);
+      feeds.delete(response);
+    });
+  }
+
+  async function receiveDecision(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (!sameOrigin(request)) return refuse(response, 403, 'Forbidden: decisions are taken only from the inspector page itself.');
+    if (!String(request.headers['content-type'] ?? '').startsWith('application/json')) return refuse(response, 415, 'Send the decision as application/json.');
+    if (!approvals) return refuse(response, 409, 'This page shows a recorded file: its approvals cannot be decided here.');
+    let posted: PageDecision;
+    try {
+      posted = checkDecision(JSON.parse(await readBody(request)));
+    } catch (error) {
+      return refuse(response, 400, (error as Error).message);
+    }
+    const outcome = approvals.decide(posted);
+    if (outcome === 'decided') return sendJson(response, 200, { decided: true });
+    sendJson(response, outcome === 'unknown' ? 404 : 409, { decided: false, reason: outcome === 'unknown' ? 'no such call is waiting for approval' : 'someone decided it already' });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}/?token=${token}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const feed of feeds) feed.end();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+function sendPage(response: ServerResponse, settings: PageSettings): void {
+  const nonce = randomBytes(16).toString('base64');
+  response.writeHead(200, {
+    ...SECURITY_HEADERS,
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-security-policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+  });
+  response.end(pageHtml(nonce, settings.title));
+}
+
+/** One SSE message per batch: the records as a JSON array, with the last one's number as its id. */
+function batchEvent(lines: string[], lastSeq: number): string {
+  return `id: ${lastSeq}\ndata: [${lines.join(',')}]\n\n`;
+}
+
+function hasToken(given: string | null, expected: Buffer): boolean {
+  if (given === null) return false;
+  const bytes = Buffer.from(given);
+  return bytes.length === expected.length && timingSafeEqual(bytes, expected);
+}
+
+/**
+ * A post from the page itself: a browser sends `Origin` (and `Sec-Fetch-Site`) with every POST,
+ * and they must name this server. A client that is not a browser sends neither, and needs the token.
+ */
+function sameOrigin(request: IncomingMessage): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin') return false;
+  const origin = request.headers.origin;
+  return origin === undefined || origin === `http://${request.headers.host}`;
+}
+
+function checkDecision(value: unknown): PageDecision {
+  const posted = value as Partial<PageDecision> | null;
+  if (!posted || typeof posted.run !== 'string' || typeof posted.id !== 'string') throw new Error('A decision names the run and the call: { run, id, decision }.');
+  if (posted.decision !== 'allow' && posted.decision !== 'deny') throw new Error("decision is 'allow' or 'deny'.");
+  if (posted.reason !== undefined && typeof posted.reason !== 'string') throw new Error('reason is a string.');
+  return posted as PageDecision;
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new Error('The decision is too large.');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function refuse(response: ServerResponse, status: number, message: string): void {
+  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+  response.end(message);
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json', 'cache-control': 'no-store' });
+  response.end(JSON.stringify(body));
+}

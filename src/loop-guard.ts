@@ -1,0 +1,65 @@
+/**
+ * The loop guard (`options.loopGuard`): a model that calls the same tool with the same input again
+ * and again is stopped. A call identical (name, and deep-equal input, key order aside) to
+ * `maxRepeats` earlier calls of the run is not run; a second such repeat stops the run.
+ */
+import type { LoopGuardOptions } from './run-control-options.js';
+
+/** What a snapshot keeps of the guard: the calls seen, by key, and the repeats answered. */
+export interface LoopGuardJSON {
+  seen: Record<string, number>;
+  repeats: number;
+}
+
+export class LoopGuard {
+  readonly #maxRepeats: number;
+  /** Calls seen so far (run or not), by name and input. */
+  readonly #seen = new Map<string, number>();
+  #repeats = 0;
+
+  constructor(options: LoopGuardOptions, snapshot?: LoopGuardJSON) {
+    this.#maxRepeats = options.maxRepeats;
+    if (snapshot) {
+      for (const [key, count] of Object.entries(snapshot.seen)) this.#seen.set(key, count);
+      this.#repeats = snapshot.repeats;
+    }
+  }
+
+  /** Repeats answered so far in the run. */
+  get repeats(): number {
+    return this.#repeats;
+  }
+
+  /** Records a call; returns the text of its result when it repeats `maxRepeats` earlier ones (it is not run). */
+  admit(name: string, input: unknown): string | undefined {
+    const key = `${name}\u0000${canonicalJson(input)}`;
+    const earlier = this.#seen.get(key) ?? 0;
+    this.#seen.set(key, earlier + 1);
+    if (earlier < this.#maxRepeats) return undefined;
+    this.#repeats++;
+    return `Error: the call to '${name}' was not run: it repeats an earlier call with the same input (made ${earlier} time${earlier === 1 ? '' : 's'} already; loopGuard.maxRepeats is ${this.#maxRepeats}). Use the result you have, or try something different.`;
+  }
+
+  toJSON(): LoopGuardJSON {
+    return { seen: Object.fromEntries(this.#seen), repeats: this.#repeats };
+  }
+}
+
+/** JSON with every object's keys in order, so that deep-equal values (key order aside) give the same text. */
+export function canonicalJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + canonicalJson(value[i]);
+    return `${out}]`;
+  }
+  const record = value as Record<string, unknown>;
+  let out = '{';
+  let first = true;
+  for (const key of Object.keys(record).sort()) {
+    if (record[key] === undefined) continue;
+    out += `${first ? '' : ','}${JSON.stringify(key)}:${canonicalJson(record[key])}`;
+    first = false;
+  }
+  return `${out}}`;
+}

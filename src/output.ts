@@ -1,0 +1,153 @@
+/**
+ * Typed final output (`options.output`): the schema goes to the API as the structured output format
+ * (`output_config.format`), and the final reply's text is parsed and validated into `runner.output`.
+ * An invalid text gets a repair turn (a user message naming each failing field); still invalid, a
+ * refusal or a cut-off reply is an `OutputError`.
+ */
+import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
+import { OutputError } from './errors.js';
+import { type AnySchema, type CompiledSchema, type SchemaValue, type ValidationIssue, compileSchema } from './schema.js';
+import { textOf } from './text.js';
+import type { BetaMessage, BetaMessageParam } from './types.js';
+
+/** What `options.output` takes: a zod / Standard Schema / JSON Schema object schema. */
+export type OutputSchema = AnySchema;
+
+/** The type of `runner.output` for an `options.output` schema (`unknown` without one). */
+export type OutputOf<S> = [S] extends [undefined] ? unknown : SchemaValue<S>;
+
+/** What a snapshot keeps of the output. */
+export interface OutputJSON {
+  /** The validated output, once the run ended with one. */
+  value?: unknown;
+  /** Repair turns sent so far. */
+  repaired: number;
+  /** The issues of the final reply an `OutputError` was thrown for (the history's last message): going on asks for a repair. */
+  failed?: ValidationIssue[];
+}
+
+/** The repair turns of a run by default. */
+export const DEFAULT_OUTPUT_REPAIRS = 1;
+
+const OWNER = { label: 'toolRunner', key: 'options.output', noun: 'options.output' };
+
+/** Final replies whose text is not read for a repair: the model declined, or was cut off. */
+const NO_REPAIR: ReadonlySet<string | null> = new Set(['refusal', 'max_tokens', 'model_context_window_exceeded']);
+
+/** The output schema of a run, what was parsed with it, and its repair turns. */
+export class RunOutput {
+  readonly #schema: CompiledSchema<unknown>;
+  /** `output_config.format` as sent. */
+  readonly #format: { type: 'json_schema'; schema: Record<string, unknown> };
+  readonly #repairs: number;
+  #repaired = 0;
+  #value: { value: unknown } | undefined;
+  /** The caller's `output_config` last merged with the format, and the merge (made again only when it changes). */
+  #mergedFrom: unknown;
+  #merged: Record<string, unknown> | undefined;
+  /** The final reply an `OutputError` was thrown for, and its issues: iterating again asks for a repair. */
+  #failed: { reply: BetaMessageParam; issues: ValidationIssue[] } | undefined;
+
+  /**
+   * Throws a clear error for a schema that is not an object schema, or that can't be sent as a
+   * format. `last`: on resume, the history's last message (the reply a snapshot's failure is about).
+   */
+  constructor(schema: OutputSchema, repairs: number, snapshot?: OutputJSON, last?: BetaMessageParam) {
+    this.#schema = compileSchema(OWNER, schema);
+    let sent: Record<string, unknown>;
+    try {
+      sent = transformJSONSchema(this.#schema.jsonSchema);
+    } catch (error) {
+      throw new TypeError(`toolRunner: options.output can't be sent as a structured output format: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    this.#format = { type: 'json_schema', schema: sent };
+    this.#repairs = repairs;
+    if (snapshot) {
+      this.#repaired = snapshot.repaired;
+      if ('value' in snapshot) this.#value = { value: snapshot.value };
+      if (snapshot.failed && last) this.#failed = { reply: last, issues: snapshot.failed };
+    }
+  }
+
+  /** The validated output, once the run ended with one. */
+  get value(): unknown {
+    return this.#value?.value;
+  }
+
+  /** The request's `output_config`: the caller's other keys, and the format. */
+  requestConfig(callers: unknown): Record<string, unknown> {
+    if (this.#merged === undefined || this.#mergedFrom !== callers) {
+      this.#merged = { ...(typeof callers === 'object' && callers !== null ? callers : {}), format: this.#format };
+      this.#mergedFrom = callers;
+    }
+    return this.#merged;
+  }
+
+  /**
+   * The run is about to end on `reply`: stores its output, or returns the user message of a repair
+   * turn (when `mayRepair`: the run may send one more request), or throws an `OutputError`.
+   */
+  async settle(reply: BetaMessage, replyParam: BetaMessageParam | undefined, mayRepair: boolean): Promise<BetaMessageParam | undefined> {
+    this.#value = undefined;
+    const text = textOf(reply);
+    const read = await this.#read(text);
+    const stopReason = reply.stop_reason;
+    if (read.ok && !NO_REPAIR.has(stopReason)) {
+      this.#value = { value: read.value };
+      return undefined;
+    }
+    const issues = read.ok ? [] : read.issues;
+    if (!NO_REPAIR.has(stopReason) && mayRepair && this.#repaired < this.#repairs) {
+      this.#repaired++;
+      return repairMessage(issues);
+    }
+    if (replyParam) this.#failed = { reply: replyParam, issues };
+    throw new OutputError(failureText(stopReason, issues, this.#repaired), { text, issues, stopReason });
+  }
+
+  /**
+   * Iterating again after an `OutputError`: the repair message to send, if the history still ends
+   * with the reply it was thrown for (a history the caller changed goes as it is).
+   */
+  retry(last: BetaMessageParam | undefined): BetaMessageParam | undefined {
+    const failed = this.#failed;
+    this.#failed = undefined;
+    return failed && failed.reply === last ? repairMessage(failed.issues) : undefined;
+  }
+
+  async #read(text: string): Promise<{ ok: true; value: unknown } | { ok: false; issues: ValidationIssue[] }> {
+    if (text.trim() === '') return { ok: false, issues: [{ path: '(root)', message: 'is missing: the reply has no text' }] };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      return { ok: false, issues: [{ path: '(root)', message: `is not valid JSON (${error instanceof Error ? error.message : String(error)})` }] };
+    }
+    return this.#schema.validate(parsed);
+  }
+
+  /** `last`: the history's last message (a failure is kept only while the history still ends with its reply). */
+  toJSON(last: BetaMessageParam | undefined): OutputJSON {
+    const json: OutputJSON = { repaired: this.#repaired };
+    if (this.#value) json.value = this.#value.value;
+    if (this.#failed && this.#failed.reply === last) json.failed = this.#failed.issues;
+    return json;
+  }
+}
+
+/** The repair turn's message: each failing field, and what to do. */
+function repairMessage(issues: ValidationIssue[]): BetaMessageParam {
+  const lines = issues.map((issue) => `- ${issue.path}: ${issue.message}`).join('\n');
+  return {
+    role: 'user',
+    content: `Your reply is not valid output for the required JSON schema:\n${lines}\nReply again with only the corrected JSON.`,
+  };
+}
+
+function failureText(stopReason: string | null, issues: ValidationIssue[], repaired: number): string {
+  if (stopReason === 'refusal') return 'The model refused to give the output (stop_reason: refusal).';
+  if (NO_REPAIR.has(stopReason)) return `The final reply was cut off (stop_reason: ${stopReason}) before its output was complete.`;
+  const lines = issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n');
+  const after = repaired === 0 ? '' : ` after ${repaired} repair turn${repaired === 1 ? '' : 's'}`;
+  return `The final reply is not valid output for options.output${after}:\n${lines}`;
+}

@@ -1,0 +1,207 @@
+/**
+ * Run control: the collaborator the loop asks whether to go on (SPEC §9.2). It holds the run's
+ * output (output.ts), budget (budget.ts) and loop guard (loop-guard.ts), admits each tool call
+ * (a call past a limit, or a repeat, is marked not to run), decides the stops they make, and shapes
+ * the requests (the output format; `tool_choice: none` for the answer at a limit).
+ * A run without any of these options makes one of these and asks it only what costs nothing.
+ */
+import { RunBudget } from './budget.js';
+import type { LeveledLogger } from './log.js';
+import { LoopGuard } from './loop-guard.js';
+import { DEFAULT_OUTPUT_REPAIRS, RunOutput } from './output.js';
+import { type RunControlOptions, checkRunControlOptions } from './run-control-options.js';
+import type { RunState } from './run-state.js';
+import type { RunControlJSON } from './snapshot.js';
+import type { LimitStop, StoppedBy } from './stop-reason.js';
+import type { BetaMessage, BetaMessageParam, BetaToolUseBlock } from './types.js';
+
+const TOOL_CHOICE_NONE = Object.freeze({ type: 'none' as const });
+
+export class RunControl {
+  readonly #state: RunState;
+  readonly #logger: LeveledLogger;
+  readonly #output: RunOutput | undefined;
+  readonly #budget: RunBudget | undefined;
+  readonly #guard: LoopGuard | undefined;
+  /** `onLimit: 'answer'`. */
+  readonly #answers: boolean;
+  /** Calls go through `admit` (a budget, a loop guard, or answers at a limit). */
+  readonly admits: boolean;
+  /** Requests go through `shapeRequest` (an output format, or answers at a limit). */
+  readonly shapesRequests: boolean;
+  /** A stop a call decided (a second call past a limit, a second repeat), made before the next request. */
+  #pending: LimitStop | undefined;
+  /** `onLimit: 'answer'`: the limit whose answer is asked for, and the last reply before that request. */
+  #final: { reason: LimitStop; before: BetaMessage | undefined } | undefined;
+  /** The calls admitted of the replies of one iteration (each call is admitted once). */
+  #admitted: { iteration: number; ids: Set<string> } | undefined;
+  /** A resumed run that had ended on the model's answer: the answer, while the history still ends with it. */
+  #answered: BetaMessageParam | undefined;
+
+  /** Checks the options (clear errors at construction, before any request). */
+  constructor(options: RunControlOptions, state: RunState, logger: LeveledLogger, snapshot?: RunControlJSON) {
+    checkRunControlOptions(options);
+    this.#state = state;
+    this.#logger = logger;
+    if (options.output !== undefined) {
+      rejectTwoFormats(state.apiParams);
+      this.#output = new RunOutput(options.output, options.outputRepairs ?? DEFAULT_OUTPUT_REPAIRS, snapshot?.output, state.messages.at(-1));
+    }
+    if (options.budget) this.#budget = new RunBudget(options.budget, snapshot?.budget);
+    if (options.loopGuard) this.#guard = new LoopGuard(options.loopGuard, snapshot?.loopGuard);
+    this.#answers = options.onLimit === 'answer';
+    this.admits = this.#budget !== undefined || this.#guard !== undefined || this.#answers;
+    this.shapesRequests = this.#output !== undefined || this.#answers;
+    this.#pending = snapshot?.pending;
+    if (state.stoppedBy === 'model') this.#answered = state.messages.at(-1);
+    if (snapshot?.admitted) this.#admitted = { iteration: snapshot.admitted.iteration, ids: new Set(snapshot.admitted.ids) };
+  }
+
+  /** The run's validated output, once it ended with one. */
+  get output(): unknown {
+    return this.#output?.value;
+  }
+
+  /**
+   * Before a request: the limit that stops the run here, if any. With `onLimit: 'answer'` a limit
+   * hit while the model has not answered yet lets one more request go, for its answer. A resumed
+   * run that had ended on the model's answer ends at once (`'model'`).
+   */
+  beforeRequest(): LimitStop | 'model' | undefined {
+    if (this.#answered) {
+      // A finished run, resumed: it ends at once on its answer (unless the caller went on from it).
+      const answered = this.#answered === this.#state.messages.at(-1);
+      this.#answered = undefined;
+      if (answered) return 'model';
+    }
+    const final = this.#final;
+    if (final) {
+      // The answer came (with calls, which were not run): the run stops; else its request goes (again).
+      if (this.#state.lastMessage === final.before) return undefined;
+      this.#final = undefined;
+      return final.reason;
+    }
+    const reason = this.#pending ?? this.#limitReached();
+    if (reason === undefined) return undefined;
+    this.#pending = undefined;
+    if (this.#answers && reason !== 'loop_guard' && this.#state.messages.at(-1)?.role !== 'assistant') {
+      this.#logger.info(`Run control: ${reason} reached; asking the model for its answer (tool_choice: none)`);
+      this.#final = { reason, before: this.#state.lastMessage };
+      return undefined;
+    }
+    this.#logger.info(`Run control: the run stops (${reason})`);
+    return reason;
+  }
+
+  /** The request body as sent: the output format, and `tool_choice: none` for the answer at a limit. */
+  shapeRequest(body: Record<string, unknown>, compaction: boolean): void {
+    if (compaction) return;
+    if (this.#output) body['output_config'] = this.#output.requestConfig(body['output_config']);
+    if (this.#final) body['tool_choice'] = TOOL_CHOICE_NONE;
+  }
+
+  /**
+   * A call of the reply being answered, in the model's order (each once): a repeat, or a call past
+   * a limit, is marked not to run (`state.notRun`), with the text of its result.
+   */
+  admit(use: BetaToolUseBlock): void {
+    const state = this.#state;
+    const iteration = state.iteration;
+    const admitted = (this.#admitted ??= { iteration, ids: new Set() });
+    if (admitted.iteration !== iteration) {
+      admitted.iteration = iteration;
+      admitted.ids.clear();
+    }
+    if (admitted.ids.has(use.id) || state.notRun?.has(use.id)) return;
+    admitted.ids.add(use.id);
+    const text = this.#verdict(use, iteration);
+    if (text === undefined) return;
+    this.#logger.info(`Run control: tool call '${use.name}' (${use.id}) not run: ${text.replace(/^Error: [^:]*: /, '')}`);
+    state.markNotRun(use.id, text);
+  }
+
+  #verdict(use: BetaToolUseBlock, iteration: number): string | undefined {
+    const guard = this.#guard;
+    const repeat = guard?.admit(use.name, use.input);
+    if (repeat !== undefined) {
+      if (guard!.repeats >= 2) this.#pending ??= 'loop_guard';
+      return repeat;
+    }
+    if (this.#answers) {
+      const reason = this.#final?.reason ?? this.#limitReached();
+      if (reason !== undefined) return this.#limitText(use.name, reason);
+    }
+    const over = this.#budget?.admit(use.name, iteration);
+    if (over?.again) this.#pending ??= 'budget';
+    return over?.text;
+  }
+
+  #limitText(name: string, reason: LimitStop): string {
+    const state = this.#state;
+    if (reason === 'budget' && this.#budget?.tokensReached(state.usage)) return this.#budget.tokensText(name, state.usage);
+    if (reason === 'max_iterations') {
+      return `Error: the call to '${name}' was not run: the run reached its limit of ${state.settings.max_iterations} requests (max_iterations). Answer with what you have.`;
+    }
+    return `Error: the call to '${name}' was not run: the run reached its limit (${reason}). Answer with what you have.`;
+  }
+
+  /** `max_iterations` or the token budget is reached. */
+  #limitReached(): 'max_iterations' | 'budget' | undefined {
+    if (this.#state.reachedMaxIterations()) return 'max_iterations';
+    return this.#budget?.tokensReached(this.#state.usage) ? 'budget' : undefined;
+  }
+
+  /** Whether a compaction summary may be asked for now (no stop coming, tokens left). */
+  maySummarise(): boolean {
+    return this.#pending === undefined && this.#final === undefined && !this.#budget?.tokensReached(this.#state.usage);
+  }
+
+  /**
+   * The run is about to end on `reply` (the model asked for no tool): with `options.output`, its
+   * output is read; an invalid one gets a repair turn (pushed to the history: `'repair'`) while the
+   * run may send a request, else an `OutputError` is thrown.
+   */
+  async settle(reply: BetaMessage, kept: BetaMessageParam | undefined): Promise<'stop' | 'repair'> {
+    const output = this.#output;
+    if (!output) return 'stop';
+    const repair = await output.settle(reply, kept, this.#final === undefined && this.#limitReached() === undefined);
+    if (!repair) return 'stop';
+    this.#logger.info('Run control: the final reply is not valid output; asking the model to repair it');
+    this.#state.messages.push(repair);
+    return 'repair';
+  }
+
+  /** Why a run that ended on the model's reply stopped: `'model'`, or the limit whose answer it was. */
+  endedOnReply(): StoppedBy {
+    const final = this.#final;
+    this.#final = undefined;
+    return final ? final.reason : 'model';
+  }
+
+  /** The run is iterated again: after an `OutputError`, the repair message goes first. */
+  resume(): void {
+    const repair = this.#output?.retry(this.#state.messages.at(-1));
+    if (repair) this.#state.messages.push(repair);
+  }
+
+  toJSON(): RunControlJSON | undefined {
+    if (!this.#output && !this.#budget && !this.#guard && this.#pending === undefined) return undefined;
+    const json: RunControlJSON = {};
+    if (this.#output) json.output = this.#output.toJSON(this.#state.messages.at(-1));
+    if (this.#budget) json.budget = this.#budget.toJSON();
+    if (this.#guard) json.loopGuard = this.#guard.toJSON();
+    if (this.#pending !== undefined) json.pending = this.#pending;
+    if (this.#admitted) json.admitted = { iteration: this.#admitted.iteration, ids: [...this.#admitted.ids] };
+    return json;
+  }
+}
+
+/** `options.output` and a format in the params: one would silently replace the other. */
+function rejectTwoFormats(apiParams: Record<string, unknown>): void {
+  const config = apiParams['output_config'] as { format?: unknown } | null | undefined;
+  if (config?.format != null || apiParams['output_format'] != null) {
+    throw new TypeError(
+      'toolRunner: options.output and a format in the params (output_config.format or output_format) were both given; keep one: options.output is sent as output_config.format and parsed into runner.output',
+    );
+  }
+}

@@ -1,0 +1,24 @@
+/** Why a run stopped (`runner.stoppedBy`): the names SPEC §9.2 fixes, and how a failure maps to one. */
+import { APIUserAbortError } from '@anthropic-ai/sdk';
+
+/**
+ * Why a run ended, once it has:
+ * - `'model'`: the model asked for no tool (its reply is the answer);
+ * - `'max_iterations'`: `max_iterations` requests were sent;
+ * - `'approval'`: calls wait for `approve(id)` / `deny(id)` (`runner.pendingApprovals`);
+ * - `'budget'`: `options.budget` ran out (tokens, or the model called past a tool-call limit again);
+ * - `'loop_guard'`: the model repeated a call a second time past `options.loopGuard.maxRepeats`;
+ * - `'abort'`: the run's signal aborted;
+ * - `'break'`: the loop body left the loop;
+ * - `'error'`: the run failed (the error reaches the iteration and `await runner`).
+ */
+export type StoppedBy = 'model' | 'max_iterations' | 'approval' | 'budget' | 'loop_guard' | 'abort' | 'break' | 'error';
+
+/** The stops a limit makes: after raising it, iterating again goes on. */
+export type LimitStop = 'max_iterations' | 'budget' | 'loop_guard';
+
+/** A run that failed with `error`: aborted (by its signal, or the SDK's abort error), or failed. */
+export function stoppedByFailure(error: unknown, signal: AbortSignal | undefined): 'abort' | 'error' {
+  if (error instanceof APIUserAbortError || (error as { cause?: unknown } | null)?.cause instanceof APIUserAbortError) return 'abort';
+  return signal?.aborted ? 'abort' : 'error';
+}

@@ -1,0 +1,357 @@
+import { execFile } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type ApprovalRequest, type RunnerEvent, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { createMockServer, historyProblems, text, toolUse } from 'tool-runner/testing';
+import { baseParams, mockServer, sleep, wire } from './helpers.js';
+import { byAgent, model, researchTools } from './fixtures/agent-tools.js';
+
+const u = (input_tokens: number, output_tokens: number) => ({ input_tokens, output_tokens });
+
+/** What the events say, by path: `researcher > tool.start search`. */
+function trail(events: RunnerEvent[]): string[] {
+  return events
+    .filter((event) => event.type !== 'agent.text')
+    .map((event) => `${(event.path ?? []).join(' > ') || 'parent'}: ${event.type}${'call' in event ? ` ${event.call.name}` : ''}`);
+}
+
+describe('agentTool: a sub-agent is one tool call', () => {
+  it('two levels: the sub-agent runs on the parent client, its final text is the result; usage sums; events carry the path', async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('researcher', { task: 'Find facts on otters' }, 'toolu_r')], usage: u(10, 1) }, { content: [text('Otters hold hands.')], usage: u(20, 2) }],
+        researcher: [{ content: [toolUse('search', { query: 'otters' }, 'toolu_s')], usage: u(100, 10) }, { content: [text('They hold hands when they sleep.')], usage: u(200, 20) }],
+      }),
+    );
+    const events: RunnerEvent[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] }, { onEvent: (event) => events.push(event) });
+    const final = await runner;
+    expect(final.content).toMatchObject([{ type: 'text', text: 'Otters hold hands.' }]);
+    expect(log).toEqual(['search otters']);
+    // The sub-agent's first request holds exactly the messages its params gave.
+    expect(wire(server.requests[1]!).body.messages).toEqual([{ role: 'user', content: 'Find facts on otters' }]);
+    expect(wire(server.requests[3]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_r', content: 'They hold hands when they sleep.' }]);
+    expect(runner.usage).toMatchObject({ input_tokens: 330, output_tokens: 33 });
+    expect(runner.iteration).toBe(2);
+    expect(trail(events)).toEqual([
+      'parent: run.start',
+      'parent: request.start',
+      'parent: request.end',
+      'parent: tool.start researcher',
+      'researcher: run.start',
+      'researcher: request.start',
+      'researcher: request.end',
+      'researcher: tool.start search',
+      'researcher: tool.end search',
+      'researcher: request.start',
+      'researcher: request.end',
+      'researcher: run.end',
+      'parent: tool.end researcher',
+      'parent: request.start',
+      'parent: request.end',
+      'parent: run.end',
+    ]);
+    expect(events.every((event) => event.path === undefined || event.runner !== runner)).toBe(true);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('three levels: paths outermost first, usage of every level in the outermost run', async () => {
+    const log: string[] = [];
+    const { search } = researchTools(log);
+    const searcher = agentTool({
+      name: 'searcher',
+      description: 'Searches',
+      params: ({ task }) => ({ model, max_tokens: 256, system: 'searcher', messages: [{ role: 'user', content: task }], tools: [search] }),
+    });
+    const lead = agentTool({
+      name: 'lead',
+      description: 'Leads a research',
+      params: ({ task }) => ({ model, max_tokens: 256, system: 'lead', messages: [{ role: 'user', content: task }], tools: [searcher] }),
+    });
+    const server = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('lead', { task: 'otters' })], usage: u(1, 1) }, { content: [text('done')], usage: u(1, 1) }],
+        lead: [{ content: [toolUse('searcher', { task: 'otter sleep' })], usage: u(10, 10) }, { content: [text('lead report')], usage: u(10, 10) }],
+        searcher: [{ content: [toolUse('search', { query: 'otter sleep' })], usage: u(100, 100) }, { content: [text('they float')], usage: u(100, 100) }],
+      }),
+    );
+    const events: RunnerEvent[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lead] }, { onEvent: (event) => events.push(event) });
+    await runner;
+    expect(log).toEqual(['search otter sleep']);
+    expect(runner.usage).toMatchObject({ input_tokens: 222, output_tokens: 222 });
+    const paths = new Set(events.map((event) => (event.path ?? []).join('/')));
+    expect([...paths]).toEqual(['', 'lead', 'lead/searcher']);
+    expect(events.find((event) => event.type === 'tool.start' && event.call.name === 'search')?.path).toEqual(['lead', 'searcher']);
+    expect(wire(server.requests.at(-1)!).messages.at(-1).content[0]).toMatchObject({ content: 'lead report' });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('a given client is used instead of the parent one; a typed output comes back as JSON', async () => {
+    const other = await mockServer([{ content: [text('{"answer":42}')], usage: u(5, 5) }]);
+    const calc = agentTool({
+      name: 'calc',
+      description: 'Answers',
+      inputSchema: z.object({ question: z.string() }),
+      client: other.client(),
+      options: { output: z.object({ answer: z.number() }) },
+      params: ({ question }) => ({ model, max_tokens: 64, messages: [{ role: 'user', content: question }] }),
+    });
+    const server = await mockServer([{ content: [toolUse('calc', { question: '6*7?' })], usage: u(1, 1) }, { content: [text('42')], usage: u(1, 1) }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [calc] });
+    await runner;
+    expect(other.requests).toHaveLength(1);
+    expect(wire(other.requests[0]!).body.output_config.format.type).toBe('json_schema');
+    expect(wire(server.requests[1]!).messages.at(-1).content[0]).toEqual({ type: 'tool_result', tool_use_id: expect.any(String), content: '{"answer":42}' });
+    expect(runner.usage).toMatchObject({ input_tokens: 7, output_tokens: 7 });
+  });
+
+  it('the default input requires task; a failing sub-agent is an is_error result with its error, the parent goes on valid', async () => {
+    const { researcher } = researchTools([]);
+    const server = await mockServer(
+      byAgent({
+        parent: [
+          { content: [toolUse('researcher', {}, 'toolu_bad'), toolUse('researcher', { task: 'x' }, 'toolu_fail')] },
+          { content: [text('sorry')] },
+        ],
+        researcher: [{ error: { status: 400, message: 'model not found' } }],
+      }),
+    );
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
+    await runner;
+    const results = wire(server.requests.at(-1)!).messages.at(-1).content;
+    expect(results[0]).toMatchObject({ tool_use_id: 'toolu_bad', is_error: true, content: expect.stringContaining('task') });
+    expect(results[1]).toMatchObject({ tool_use_id: 'toolu_fail', is_error: true, content: expect.stringMatching(/agent 'researcher' failed: .*model not found/) });
+    expect(runner.stoppedBy).toBe('model');
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('nesting deeper than maxDepth is an is_error result, not a run (default 4: four levels run)', async () => {
+    const run = async (maxDepth: number | undefined) => {
+      const recursive: ReturnType<typeof agentTool> = agentTool({
+        name: 'deeper',
+        description: 'Goes one level deeper',
+        ...(maxDepth !== undefined && { maxDepth }),
+        params: ({ task }) => ({ model, max_tokens: 64, messages: [{ role: 'user', content: task }], tools: [recursive] }),
+      });
+      const levels = (maxDepth ?? 4) + 1;
+      // Each level calls once; the deepest call is refused; then each level answers, innermost first.
+      const server = await createMockServer({
+        steps: [
+          ...Array.from({ length: levels }, () => ({ content: [toolUse('deeper', { task: 'go' })] })),
+          ...Array.from({ length: levels }, (_, i) => ({ content: [text(`level ${levels - 1 - i}`)] })),
+        ],
+      });
+      try {
+        const runner = toolRunner(server.client(), { ...baseParams, tools: [recursive] });
+        await runner;
+        server.assertComplete();
+        return wire(server.requests[levels]!).messages.at(-1).content[0];
+      } finally {
+        await server.close();
+      }
+    };
+    expect(await run(2)).toMatchObject({ is_error: true, content: expect.stringContaining('past its maxDepth of 2') });
+    expect(await run(undefined)).toMatchObject({ is_error: true, content: expect.stringContaining('sub-agent level 5, past its maxDepth of 4') });
+    expect(() => agentTool({ name: 'x', description: 'x', maxDepth: 0, params: () => ({ model, max_tokens: 1, messages: [] }) })).toThrow(/maxDepth/);
+  });
+});
+
+describe('agentTool: the parent signal, abort and tool timeout stop the sub-agent', () => {
+  function slowTools(started: () => void, signals: AbortSignal[]) {
+    const slow = tool({
+      name: 'slow',
+      inputSchema: z.object({}),
+      run: (_input, context) =>
+        new Promise<string>((resolve) => {
+          signals.push(context.signal);
+          started();
+          context.signal.addEventListener('abort', () => resolve('stopped'));
+        }),
+    });
+    return slow;
+  }
+
+  it('aborting the parent in the middle of a sub-agent tool aborts that tool; the parent history stays valid', async () => {
+    const signals: AbortSignal[] = [];
+    const controller = new AbortController();
+    const slow = slowTools(() => controller.abort(), signals);
+    const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [slow] }) });
+    const server = await mockServer(byAgent({ parent: [{ content: [toolUse('worker', { task: 'go' }, 'toolu_w')] }], worker: [{ content: [toolUse('slow', {})] }] }));
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [worker] }, { signal: controller.signal });
+    await expect(runner.runUntilDone()).rejects.toThrow(/abort/i);
+    expect(signals).toHaveLength(1);
+    expect(signals[0]!.aborted).toBe(true);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(runner.params.messages.at(-1)).toMatchObject({ content: [{ tool_use_id: 'toolu_w', is_error: true, content: expect.stringContaining('aborted') }] });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    await sleep(20);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('the agent tool timeout stops the sub-agent and its tools: a timeout result', async () => {
+    const signals: AbortSignal[] = [];
+    const slow = slowTools(() => {}, signals);
+    const worker = agentTool({
+      name: 'worker',
+      description: 'Works',
+      timeoutMs: 100,
+      params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [slow] }),
+    });
+    const server = await mockServer(byAgent({ parent: [{ content: [toolUse('worker', { task: 'go' })] }, { content: [text('too slow')] }], worker: [{ content: [toolUse('slow', {})] }] }));
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [worker] });
+    await runner;
+    expect(signals[0]!.aborted).toBe(true);
+    expect(wire(server.requests.at(-1)!).messages.at(-1).content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('timed out after 100 ms') });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+});
+
+/** The researcher searches and publishes (publish needs approval), then reports. */
+const script = () =>
+  byAgent({
+    parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')], usage: u(1, 1) }, { content: [text('Published.')], usage: u(1, 1) }],
+    researcher: [
+      { content: [toolUse('search', { query: 'otters' }, 'toolu_s'), toolUse('publish', { title: 'Otters' }, 'toolu_p')], usage: u(10, 10) },
+      { content: [text('Report published.')], usage: u(10, 10) },
+    ],
+  });
+
+describe('agentTool: approvals inside a sub-agent', () => {
+  it('wait in the parent pendingApprovals with their path; approve on the parent reaches the sub-agent; no call runs twice', async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(script());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
+    await runner;
+    expect(runner.stoppedBy).toBe('approval');
+    expect(runner.pendingApprovals).toEqual([{ id: 'toolu_p', name: 'publish', input: { title: 'Otters' }, toolUse: expect.objectContaining({ id: 'toolu_p' }), path: ['researcher'] }]);
+    expect(log).toEqual(['search otters']);
+    expect(runner.usage).toMatchObject({ input_tokens: 11 });
+    expect(() => runner.approve('toolu_r')).toThrow(/not waiting for approval.*toolu_p \(publish\)/);
+    runner.approve('toolu_p');
+    expect(runner.pendingApprovals).toEqual([]);
+    await runner;
+    expect(runner.stoppedBy).toBe('model');
+    expect(log).toEqual(['search otters', 'publish Otters']);
+    expect(wire(server.requests[2]!).messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_s', content: 'results for otters' },
+      { type: 'tool_result', tool_use_id: 'toolu_p', content: 'published Otters' },
+    ]);
+    expect(wire(server.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_r', content: 'Report published.' });
+    expect(runner.usage).toMatchObject({ input_tokens: 22, output_tokens: 22 });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('deny on the parent reaches the sub-agent', async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(script());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
+    await runner;
+    runner.deny('toolu_p', 'not today');
+    await runner;
+    expect(log).toEqual(['search otters']);
+    expect(wire(server.requests[2]!).messages.at(-1).content[1]).toMatchObject({ is_error: true, content: expect.stringContaining('not today') });
+  });
+
+  it("the parent's options.approve is asked for them, with the path", async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(script());
+    const asked: ApprovalRequest[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] }, { approve: (call) => (asked.push(call), { decision: 'allow' }) });
+    await runner;
+    expect(asked.map((call) => [call.name, call.path])).toEqual([['publish', ['researcher']]]);
+    expect(log).toEqual(['search otters', 'publish Otters']);
+    expect(runner.stoppedBy).toBe('model');
+  });
+});
+
+describe('agentTool: streaming', () => {
+  it('with the parent streaming, the sub-agent text deltas reach onEvent as agent.text events with the path', async () => {
+    const { researcher } = researchTools([]);
+    const server = await mockServer({
+      chunkSize: 4,
+      steps: byAgent({
+        parent: [{ content: [toolUse('researcher', { task: 'otters' })] }, { content: [text('ok')] }],
+        researcher: [{ content: [text('Otters hold hands.')] }],
+      }),
+    });
+    const events: RunnerEvent[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [researcher] }, { onEvent: (event) => events.push(event) });
+    for await (const stream of runner) await stream.finalMessage();
+    const deltas = events.filter((event) => event.type === 'agent.text');
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.every((event) => event.path?.join('/') === 'researcher')).toBe(true);
+    expect(deltas.map((event) => (event as { text: string }).text).join('')).toBe('Otters hold hands.');
+    expect(wire(server.requests[1]!).body.stream).toBe(true);
+  });
+});
+
+describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
+  it('a sub-agent approval decided after a snapshot, resumed in another process: goes on inside the sub-agent without re-running its finished call', async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(script());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
+    await runner;
+    expect(log).toEqual(['search otters']);
+    const saved = JSON.stringify(runner.toJSON());
+    const child = await new Promise<string>((resolve, reject) => {
+      const process_ = execFile(
+        process.execPath,
+        ['--import', 'tsx', 'test/fixtures/agent-resume-child.ts'],
+        { env: { ...process.env, MOCK_URL: server.url } },
+        (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
+      );
+      process_.stdin!.end(saved);
+    });
+    const result = JSON.parse(child);
+    // The path is there on the resumed runner before it is iterated.
+    expect(result.waiting).toEqual([{ id: 'toolu_p', path: ['researcher'] }]);
+    expect(result.log).toEqual(['publish Otters']);
+    expect(result.final).toEqual([{ type: 'text', text: 'Published.', citations: null }]);
+    expect(result.stoppedBy).toBe('model');
+    expect(result.usage).toMatchObject({ input_tokens: 22, output_tokens: 22 });
+    expect(result.problems).toEqual([]);
+    expect(wire(server.requests[2]!).messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_s', content: 'results for otters' },
+      { type: 'tool_result', tool_use_id: 'toolu_p', content: 'published Otters' },
+    ]);
+  });
+
+  it('three levels deep: the approval path names both agents, and a same-process resume goes on', async () => {
+    const log: string[] = [];
+    const { search, publish } = researchTools(log);
+    const writer = agentTool({
+      name: 'writer',
+      description: 'Writes and publishes',
+      params: ({ task }) => ({ model, max_tokens: 64, system: 'writer', messages: [{ role: 'user', content: task }], tools: [search, publish] }),
+    });
+    const editor = agentTool({
+      name: 'editor',
+      description: 'Edits',
+      params: ({ task }) => ({ model, max_tokens: 64, system: 'editor', messages: [{ role: 'user', content: task }], tools: [writer] }),
+    });
+    const server = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('editor', { task: 'a' })] }, { content: [text('end')] }],
+        editor: [{ content: [toolUse('writer', { task: 'b' })] }, { content: [text('edited')] }],
+        writer: [{ content: [toolUse('search', { query: 'q' }), toolUse('publish', { title: 'T' }, 'toolu_p')] }, { content: [text('written')] }],
+      }),
+    );
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [editor] });
+    await runner;
+    expect(runner.pendingApprovals.map((call) => [call.id, call.path])).toEqual([['toolu_p', ['editor', 'writer']]]);
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [editor] });
+    expect(resumed.pendingApprovals.map((call) => [call.id, call.path])).toEqual([['toolu_p', ['editor', 'writer']]]);
+    resumed.approve('toolu_p');
+    const final = await resumed;
+    expect(final.content).toMatchObject([{ text: 'end' }]);
+    expect(log).toEqual(['search q', 'publish T']);
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+});

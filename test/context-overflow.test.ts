@@ -1,0 +1,169 @@
+/**
+ * Context overflow: a request rejected because the prompt is too long (400 `invalid_request_error`,
+ * `prompt is too long: N tokens > M maximum`, as the API sends it; the testing kit's `contextWindow`
+ * answers so) is a `ContextOverflowError`, or with `compactionControl` enabled a compaction at once
+ * and the request sent again, once. Nothing is appended either way.
+ */
+import { BadRequestError } from '@anthropic-ai/sdk';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ContextOverflowError, type RunnerEvent, tool, toolRunner } from 'tool-runner';
+import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runner/testing';
+import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
+
+/** A tool whose result is long: 12,000 characters, about 3,000 of the kit's tokens. */
+const readFile = tool({
+  name: 'read_file',
+  description: 'Reads a file',
+  inputSchema: z.object({ path: z.string() }),
+  run: ({ path }) => `${path}: ${'All work and no play makes Jack a dull boy. '.repeat(270)}`,
+});
+const WINDOW = 2_000;
+const isSummaryRequest = (request: RecordedRequest) => String(wire(request).messages.at(-1)?.content).startsWith('You have been working on the task');
+const threadKind = (request: RecordedRequest) => (wire(request).body.thread as { type: string } | undefined)?.type ?? 'none';
+
+describe('a prompt too long for the context window', () => {
+  it('without compactionControl: ContextOverflowError with the API’s tokens and limit; nothing appended; a shorter history goes on', async () => {
+    const server = await mockServer({ steps: [{ content: [toolUse('read_file', { path: 'a.txt' })] }, { content: [text('It is about Jack.')] }], contextWindow: WINDOW });
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [readFile] });
+    const error = await runner.runUntilDone().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ContextOverflowError);
+    expect(error).toBeInstanceOf(BadRequestError);
+    const overflow = error as ContextOverflowError;
+    expect(overflow.status).toBe(400);
+    expect(overflow.type).toBe('invalid_request_error');
+    expect(overflow.apiMessage).toMatch(/^prompt is too long: \d+ tokens > 2000 maximum$/);
+    expect(overflow.tokens).toBeGreaterThan(WINDOW);
+    expect(overflow.limit).toBe(WINDOW);
+    expect(overflow.cause).toBeInstanceOf(BadRequestError);
+    expect(overflow.message).toMatch(/Nothing was appended: shorten the history/);
+    // The history is the one the rejected request sent: the call and its (long) result, no reply.
+    const history = runner.params.messages;
+    expect(history.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(historyProblems(history)).toEqual([]);
+    // The caller shortens the result and iterates again: the run goes on.
+    runner.setMessagesParams((params) => ({
+      ...params,
+      messages: params.messages.map((message, i) =>
+        i === 2 ? { role: 'user', content: [{ type: 'tool_result', tool_use_id: (history[1]!.content as Array<{ id: string }>)[0]!.id, content: 'a.txt: (too long, skipped)' }] } : message,
+      ),
+    }));
+    const final = await runner;
+    expect(final.content[0]).toMatchObject({ text: 'It is about Jack.' });
+    server.assertComplete();
+  });
+
+  it('the numbers come from the API’s message; a message without them leaves them undefined; another 400 is no overflow', async () => {
+    const server = await mockServer([
+      { error: { status: 400, message: 'prompt is too long: 208310 tokens > 200000 maximum' } },
+      { error: { status: 400, message: 'prompt is too long' } },
+      { error: { status: 400, message: 'messages.0.content: Field required' } },
+    ]);
+    const client = server.client({ maxRetries: 0 });
+    const errors = [];
+    for (let i = 0; i < 3; i++) errors.push(await toolRunner(client, { ...baseParams, thread: false }).runUntilDone().catch((caught: unknown) => caught));
+    expect(errors[0]).toMatchObject({ name: 'ContextOverflowError', tokens: 208_310, limit: 200_000 });
+    expect(errors[1]).toBeInstanceOf(ContextOverflowError);
+    expect(errors[1]).toMatchObject({ tokens: undefined, limit: undefined });
+    expect(errors[2]).toBeInstanceOf(BadRequestError);
+    expect(errors[2]).not.toBeInstanceOf(ContextOverflowError);
+  });
+
+  it('with compactionControl: compacts at once over a history cut to fit, and sends the request again', async () => {
+    const server = await mockServer({
+      steps: [
+        { content: [toolUse('read_file', { path: 'a.txt' })] },
+        (request) => {
+          expect(isSummaryRequest(request)).toBe(true);
+          return { content: [text('<summary>Read a.txt: Jack works all day.</summary>')], usage: { input_tokens: 1_500, output_tokens: 20 } };
+        },
+        { content: [text('It is about Jack.')] },
+      ],
+      contextWindow: WINDOW,
+    });
+    const messages = [{ role: 'user' as const, content: 'What is a.txt about?' }];
+    const events: RunnerEvent[] = [];
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(
+      server.client({ maxRetries: 0, logger, logLevel: 'warn' }),
+      { ...baseParams, messages, tools: [readFile], compactionControl: { enabled: true, contextTokenThreshold: 100_000, keepTurns: 2 } },
+      { onEvent: (event) => events.push(event) },
+    );
+    const final = await runner;
+    expect(final.content[0]).toMatchObject({ text: 'It is about Jack.' });
+    // The turn, the rejected request (no step used), the summary (accepted: it fits), the request sent again.
+    expect(server.requests).toHaveLength(4);
+    const [, rejected, summary, again] = server.requests;
+    expect(wire(rejected!).messages).toHaveLength(3);
+    expect(isSummaryRequest(summary!)).toBe(true);
+    const cutResult = wire(summary!).messages[2].content[0].content as string;
+    expect(cutResult).toMatch(/\[… \d+ characters cut to fit the summary request\]$/);
+    expect(cutResult.length).toBeLessThan(12_000);
+    // Sent again from the summary alone (no turn kept verbatim: they are what overflowed), on a new thread.
+    expect(wire(again!).messages).toHaveLength(1);
+    expect(wire(again!).messages[0].content[0].text).toContain('Read a.txt: Jack works all day.');
+    expect(threadKind(again!)).toBe('create');
+    expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(messages).toEqual([{ role: 'user', content: 'What is a.txt about?' }]);
+    expect(runner.iteration).toBe(2);
+    expect(runner.usage.input_tokens).toBe(wireUsage(events, 1) + 1_500 + final.usage.input_tokens);
+    expect(events.filter((event) => event.type === 'request.start').map((event) => [event.requestId, (event as { purpose: string }).purpose])).toEqual([
+      [1, 'turn'],
+      [2, 'turn'],
+      [3, 'compaction'],
+      [4, 'turn'],
+    ]);
+    expect(events.find((event) => event.type === 'request.end' && event.requestId === 2)).toMatchObject({ error: expect.any(ContextOverflowError) });
+    expect(lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/^Context overflow \(the prompt is too long: \d+ tokens > 2000\); compacting 3 messages at once/) });
+  });
+
+  it('once: a request still too long after compacting is a ContextOverflowError with the last rejection’s numbers', async () => {
+    const server = await mockServer([
+      { content: [toolUse('read_file', { path: 'a.txt' })] },
+      { error: { status: 400, message: 'prompt is too long: 3100 tokens > 2000 maximum' } },
+      { content: [text('<summary>S</summary>')] },
+      { error: { status: 400, message: 'prompt is too long: 2400 tokens > 2000 maximum' } },
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [readFile], compactionControl: { enabled: true } });
+    await expect(runner.runUntilDone()).rejects.toMatchObject({ name: 'ContextOverflowError', tokens: 2_400, limit: 2_000 });
+    server.assertComplete();
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('a disabled compactionControl counts as absent; a history of one message cannot be compacted', async () => {
+    const server = await mockServer({ steps: [{ content: [toolUse('read_file', { path: 'a.txt' })] }], contextWindow: WINDOW });
+    const disabled = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [readFile], compactionControl: { enabled: false } });
+    await expect(disabled.runUntilDone()).rejects.toBeInstanceOf(ContextOverflowError);
+    const long = { role: 'user' as const, content: 'x'.repeat(10_000) };
+    const single = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, messages: [long], compactionControl: { enabled: true } });
+    await expect(single.runUntilDone()).rejects.toBeInstanceOf(ContextOverflowError);
+    expect(single.params.messages).toEqual([long]);
+    // Two requests rejected, one summary never asked for.
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('streamed: the yielded stream carries the reply to the request sent again after compacting', async () => {
+    const server = await mockServer([
+      { content: [toolUse('read_file', { path: 'a.txt' })] },
+      { error: { status: 400, message: 'prompt is too long: 3100 tokens > 2000 maximum' } },
+      { content: [text('<summary>S</summary>')] },
+      { content: [text('Streamed after compacting.')], chunkSize: 6 },
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [readFile], stream: true, compactionControl: { enabled: true } });
+    const texts: string[] = [];
+    for await (const stream of runner) {
+      let streamed = '';
+      for await (const event of stream) if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') streamed += event.delta.text;
+      texts.push(streamed);
+    }
+    expect(texts).toEqual(['', 'Streamed after compacting.']);
+    expect(wire(server.requests[3]!).body.stream).toBe(true);
+    expect(runner.params.messages).toHaveLength(2);
+  });
+});
+
+/** The input tokens of the reply to request `requestId`, as its request.end event carried it. */
+function wireUsage(events: RunnerEvent[], requestId: number): number {
+  const end = events.find((event) => event.type === 'request.end' && event.requestId === requestId);
+  return (end as { message?: { usage: { input_tokens: number } } } | undefined)?.message?.usage.input_tokens ?? 0;
+}

@@ -1,0 +1,278 @@
+/**
+ * Fallbacks (`options.fallback`): a request that still fails after the client's own retries goes to
+ * each entry in order — another client and/or another model — with the whole history. Several
+ * testing-kit servers in one test, the real SDK clients over real HTTP: an `Anthropic` client, and
+ * an `AnthropicVertex` client (`@anthropic-ai/vertex-sdk`) whose Vertex paths the kit serves.
+ */
+import { APIUserAbortError, AuthenticationError, RateLimitError } from '@anthropic-ai/sdk';
+import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
+import { OAuth2Client } from 'google-auth-library';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { describe, expect, it } from 'vitest';
+import { type RunnerEvent, toolRunner } from 'tool-runner';
+import { openTelemetry } from 'tool-runner/otel';
+import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runner/testing';
+import { baseParams, captureLogger, mockServer, weatherTool, wire } from './helpers.js';
+
+const overloaded = { error: { status: 529, retryAfter: 0.001 } };
+const threadKind = (request: RecordedRequest) => (wire(request).body.thread as { type: string } | undefined)?.type ?? 'none';
+
+/** An `AnthropicVertex` client pointed at a testing-kit server, with a Google access token that needs no network. */
+function vertexClient(url: string, options: { maxRetries?: number } = {}) {
+  const authClient = new OAuth2Client();
+  authClient.setCredentials({ access_token: 'offline-token', expiry_date: Date.now() + 3_600_000 });
+  return new AnthropicVertex({ region: 'us-east5', projectId: 'offline-project', baseURL: `${url}/v1`, authClient, ...options });
+}
+
+describe('fallbacks across clients and models', () => {
+  it('the primary overloaded on every try (the SDK retries counted): the fallback client answers the same turn', async () => {
+    const primary = await mockServer([overloaded, overloaded, overloaded]);
+    const fallback = await mockServer([{ content: [text('From the fallback.')], usage: { input_tokens: 11, output_tokens: 4 } }]);
+    const { lines, logger } = captureLogger();
+    const events: RunnerEvent[] = [];
+    const runner = toolRunner(primary.client({ maxRetries: 2, logLevel: 'warn' }), { ...baseParams, system: 'Be brief.' }, {
+      logger,
+      onEvent: (event) => events.push(event),
+      fallback: [{ client: fallback.client(), model: 'claude-haiku-5-0', max_tokens: 512 }],
+    });
+    const final = await runner;
+    expect(final.content).toEqual([{ type: 'text', text: 'From the fallback.', citations: null }]);
+    expect(final.model).toBe('claude-haiku-5-0');
+    // The client's own retries ran first: three tries, numbered by the SDK.
+    expect(primary.requests.map((request) => request.headers['x-stainless-retry-count'])).toEqual(['0', '1', '2']);
+    // The fallback got the whole history, its overrides, and no thread.
+    const sent = wire(fallback.requests[0]!).body;
+    expect(sent.messages).toEqual(baseParams.messages);
+    expect(sent).toMatchObject({ model: 'claude-haiku-5-0', max_tokens: 512, system: 'Be brief.' });
+    expect(sent).not.toHaveProperty('thread');
+    expect(fallback.requests[0]!.headers['anthropic-beta'] ?? '').not.toContain('message-threads');
+    const end = events.filter((event) => event.type === 'request.end');
+    expect(end).toHaveLength(1);
+    expect(end[0]).toMatchObject({ requestId: 1, fallback: 0, message: final });
+    expect(lines).toContainEqual({
+      level: 'warn',
+      message: expect.stringMatching(/^The request failed on the primary after the client's retries \(OverloadedError: 529 overloaded_error: Mock overloaded_error \(529\)\); sending it to fallback 0 \(Anthropic client, model 'claude-haiku-5-0'\)$/),
+    });
+    expect(runner.usage).toMatchObject({ input_tokens: 11, output_tokens: 4 });
+    expect(runner.iteration).toBe(1);
+    expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+  });
+
+  it('each turn starts at the primary again, with the whole history; a thread does not cross clients', async () => {
+    const primary = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+      overloaded,
+      { content: [text('Sunny in Paris and Rome.')] },
+    ]);
+    const fallback = await mockServer([{ content: [toolUse('get_weather', { location: 'Rome' }, 'toolu_2')] }]);
+    const calls: string[] = [];
+    const events: RunnerEvent[] = [];
+    const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool(calls)] }, {
+      fallback: [{ client: fallback.client() }],
+      onEvent: (event) => events.push(event),
+    });
+    const final = await runner;
+    expect(final.content[0]).toMatchObject({ text: 'Sunny in Paris and Rome.' });
+    expect(calls).toEqual(['Paris', 'Rome']);
+    // Turn 1 on the primary's thread; turn 2 failed there and went to the fallback, whole history, no thread;
+    // turn 3 is back on the primary, on a new thread with the whole history (its server never saw the fallback's reply).
+    expect(primary.requests.map(threadKind)).toEqual(['create', 'continue', 'create']);
+    expect(fallback.requests.map(threadKind)).toEqual(['none']);
+    expect(wire(fallback.requests[0]!).body.messages).toHaveLength(3);
+    expect(wire(primary.requests[2]!).body.messages).toHaveLength(5);
+    expect(wire(primary.requests[2]!).body.model).toBe(baseParams.model);
+    expect(events.filter((event) => event.type === 'request.end').map((event) => (event as { fallback?: number }).fallback)).toEqual([undefined, 0, undefined]);
+    expect(runner.iteration).toBe(3);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('a fallback made with @anthropic-ai/vertex-sdk: served on its Vertex path, JSON and streamed', async () => {
+    const primary = await mockServer([overloaded, overloaded]);
+    const vertex = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Oslo' }, 'toolu_v')] },
+      { content: [text('Cold in Oslo.')] },
+    ]);
+    const { lines, logger } = captureLogger();
+    for (const stream of [false, true]) {
+      if (stream) {
+        primary.setSteps([overloaded]);
+        vertex.setSteps([{ content: [text('Streamed from Vertex.')] }]);
+      }
+      const runner = toolRunner(primary.client({ maxRetries: 0, logLevel: 'warn' }), { ...baseParams, tools: [weatherTool()], stream, max_iterations: stream ? 1 : 2 }, {
+        logger,
+        fallback: [{ client: vertexClient(vertex.url, { maxRetries: 0 }), model: 'claude-sonnet-5-5@20260101' }],
+      });
+      let last;
+      for await (const item of runner) last = stream ? await (item as { finalMessage(): Promise<unknown> }).finalMessage() : item;
+      expect(last).toMatchObject({ model: 'claude-sonnet-5-5@20260101' });
+    }
+    // Turn 2 of the JSON run went to the primary first (each turn does), then to Vertex again.
+    expect(vertex.requests.map((request) => request.path)).toEqual([
+      '/v1/projects/offline-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-5-5@20260101:rawPredict',
+      '/v1/projects/offline-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-5-5@20260101:rawPredict',
+      '/v1/projects/offline-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-5-5@20260101:streamRawPredict',
+    ]);
+    expect(vertex.requests[0]!.headers['authorization']).toBe('Bearer offline-token');
+    expect(wire(vertex.requests[1]!).body.messages).toHaveLength(3);
+    expect(wire(vertex.requests[2]!).body.stream).toBe(true);
+    expect(lines.filter((line) => line.level === 'warn').map((line) => line.message)).toEqual(
+      Array(3).fill(expect.stringContaining("sending it to fallback 0 (AnthropicVertex client, model 'claude-sonnet-5-5@20260101')")),
+    );
+  });
+
+  it('an entry without a client uses the primary client with its overrides, for that entry only', async () => {
+    const server = await mockServer([
+      overloaded,
+      { content: [toolUse('get_weather', { location: 'Paris' })] },
+      { content: [text('Back on the primary model.')] },
+    ]);
+    await toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, { fallback: [{ model: 'claude-haiku-5-0', stop_sequences: ['STOP'] }] });
+    expect(server.requests.map((request) => wire(request).body.model)).toEqual([baseParams.model, 'claude-haiku-5-0', baseParams.model]);
+    expect(server.requests.map(threadKind)).toEqual(['create', 'none', 'create']);
+    expect(wire(server.requests[1]!).body.stop_sequences).toEqual(['STOP']);
+    expect(wire(server.requests[2]!).body).not.toHaveProperty('stop_sequences');
+  });
+
+  it('all failing: the last error, nothing appended; iterating again starts at the primary and goes on', async () => {
+    const primary = await mockServer([overloaded, { content: [text('Recovered.')] }]);
+    const first = await mockServer([{ error: { status: 500 } }]);
+    const second = await mockServer([{ error: { status: 429, retryAfter: 0.001 } }]);
+    const events: RunnerEvent[] = [];
+    const runner = toolRunner(primary.client({ maxRetries: 0 }), baseParams, {
+      fallback: [{ client: first.client({ maxRetries: 0 }) }, { client: second.client({ maxRetries: 0 }) }],
+      onEvent: (event) => events.push(event),
+    });
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(RateLimitError);
+    expect(runner.params.messages).toEqual(baseParams.messages);
+    expect(events.find((event) => event.type === 'request.end')).toMatchObject({ fallback: 1, error: expect.any(RateLimitError) });
+    const final = await runner;
+    expect(final.content[0]).toMatchObject({ text: 'Recovered.' });
+    expect([primary.requests.length, first.requests.length, second.requests.length]).toEqual([2, 1, 1]);
+    expect(runner.usage.input_tokens).toBe(final.usage.input_tokens);
+  });
+
+  it('a failure that does not fall back ends the chain with that error: on the primary, or on a fallback', async () => {
+    const primary = await mockServer([{ error: { status: 400, message: 'messages: bad' } }, overloaded]);
+    const first = await mockServer([{ error: { status: 401 } }]);
+    const second = await mockServer([]);
+    const fallback = [{ client: first.client({ maxRetries: 0 }) }, { client: second.client() }];
+    const runner = toolRunner(primary.client({ maxRetries: 0 }), baseParams, { fallback });
+    await expect(runner.runUntilDone()).rejects.toMatchObject({ status: 400 });
+    expect(first.requests).toHaveLength(0);
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(AuthenticationError);
+    expect([primary.requests.length, first.requests.length, second.requests.length]).toEqual([2, 1, 0]);
+  });
+
+  it('a connection error after the retries falls back; an abort does not', async () => {
+    const primary = await mockServer([{ disconnectAfterEvents: 0 }]);
+    const fallback = await mockServer([{ content: [text('Connected.')] }]);
+    const final = await toolRunner(primary.client({ maxRetries: 0 }), baseParams, { fallback: [{ client: fallback.client() }] });
+    expect(final.content[0]).toMatchObject({ text: 'Connected.' });
+
+    const slow = await mockServer([{ content: [text('late')], delayMs: 2_000 }]);
+    const unused = await mockServer([]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const runner = toolRunner(slow.client({ maxRetries: 0 }), baseParams, { signal: controller.signal, fallback: [{ client: unused.client() }] });
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(unused.requests).toHaveLength(0);
+  });
+
+  it('OpenTelemetry: the request span carries the model that answered, and the fallback that did', async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('test');
+    const primary = await mockServer([overloaded, { content: [text('Primary again.')] }]);
+    const fallback = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })] }]);
+    await toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, {
+      onEvent: openTelemetry({ tracer }),
+      fallback: [{ client: fallback.client(), model: 'claude-haiku-5-0' }],
+    });
+    const chats = exporter.getFinishedSpans().filter((span) => span.name.startsWith('chat'));
+    expect(chats.map((span) => span.attributes['gen_ai.response.model'])).toEqual(['claude-haiku-5-0', baseParams.model]);
+    expect(chats.map((span) => span.attributes['tool_runner.request.fallback'])).toEqual([0, undefined]);
+  });
+
+  it('a compaction summary request falls back too', async () => {
+    const primary = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })], usage: { input_tokens: 50_000 } }, overloaded, { content: [text('Done.')] }]);
+    const fallback = await mockServer([{ content: [text('<summary>Asked for the weather in Paris.</summary>')], usage: { input_tokens: 7 } }]);
+    const events: RunnerEvent[] = [];
+    const runner = toolRunner(
+      primary.client({ maxRetries: 0 }),
+      { ...baseParams, tools: [weatherTool()], compactionControl: { enabled: true, contextTokenThreshold: 10_000 } },
+      { fallback: [{ client: fallback.client() }], onEvent: (event) => events.push(event) },
+    );
+    await runner;
+    expect(wire(fallback.requests[0]!).messages.at(-1)?.content).toMatch(/^You have been working on the task above/);
+    const summaryEnd = events.find((event) => event.type === 'request.end' && event.requestId === 2);
+    expect(summaryEnd).toMatchObject({ fallback: 0 });
+    expect(wire(primary.requests[2]!).body.messages[0].content[0].text).toContain('Asked for the weather in Paris.');
+    const final = await runner;
+    expect(runner.usage.input_tokens).toBe(50_000 + 7 + final.usage.input_tokens);
+  });
+});
+
+describe('a streamed turn falls back only before its first event', () => {
+  const failuresBeforeTheFirstEvent = {
+    'a 529 after the retries': overloaded,
+    'an SSE error event before any other': { content: [text('never sent')], error: { status: 529, afterEvents: 0 } },
+    'the connection dropped after the headers': { content: [text('never sent')], disconnectAfterEvents: 0 },
+  };
+  for (const [name, failure] of Object.entries(failuresBeforeTheFirstEvent)) {
+    it(`${name}: the yielded stream carries the fallback's reply, event by event`, async () => {
+      const primary = await mockServer([failure]);
+      const fallback = await mockServer([{ content: [text('Streamed by the fallback, in several pieces.')], chunkSize: 8 }]);
+      const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, stream: true }, { fallback: [{ client: fallback.client() }] });
+      const deltas: string[] = [];
+      for await (const stream of runner) {
+        for await (const event of stream) {
+          if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') deltas.push(event.delta.text);
+        }
+      }
+      expect(deltas.length).toBeGreaterThan(3);
+      expect(deltas.join('')).toBe('Streamed by the fallback, in several pieces.');
+      expect(runner.params.messages).toHaveLength(2);
+      expect(fallback.requests).toHaveLength(1);
+    });
+  }
+
+  const failuresMidStream = {
+    'an SSE error event after some events': { content: [text('partial text that breaks')], error: { status: 529, afterEvents: 4 } },
+    'the connection dropped after some events': { content: [text('partial text that breaks')], disconnectAfterEvents: 4 },
+  };
+  for (const [name, failure] of Object.entries(failuresMidStream)) {
+    it(`${name}: no fallback (the caller may have shown the text); the error is the stream's, nothing appended`, async () => {
+      const primary = await mockServer([failure]);
+      const fallback = await mockServer([]);
+      const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, stream: true }, { fallback: [{ client: fallback.client() }] });
+      await expect(runner.runUntilDone()).rejects.toBeInstanceOf(Error);
+      expect(fallback.requests).toHaveLength(0);
+      expect(runner.params.messages).toEqual(baseParams.messages);
+    });
+  }
+
+  it('with runToolsEagerly, a call of the fallback reply starts before its stream ends, and runs once', async () => {
+    const primary = await mockServer([overloaded, { content: [text('Done.')] }]);
+    const fallback = await mockServer([{ content: [toolUse('get_weather', { location: 'Lima' }), text('…and some more text after the call.')], eventDelayMs: 5 }]);
+    const calls: string[] = [];
+    await toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool(calls)], runToolsEagerly: true }, { fallback: [{ client: fallback.client() }] });
+    expect(calls).toEqual(['Lima']);
+  });
+});
+
+describe('options.fallback is checked at construction', () => {
+  const server = { beta: { messages: { create: () => Promise.reject(new Error('unused')), stream: () => ({}) as never } } };
+  const cases: Array<[string, unknown, RegExp]> = [
+    ['not an array', { model: 'x' }, /options\.fallback must be an array/],
+    ['an entry that is not an object', ['claude-haiku-5-0'], /options\.fallback\[0\] must be an object/],
+    ['a client without messages', [{ client: {} }], /options\.fallback\[0\]\.client must be an Anthropic client/],
+    ['an empty model', [{ model: '' }], /options\.fallback\[0\]\.model must be a non-empty string/],
+    ['messages', [{ messages: [] }], /options\.fallback\[0\]\.messages: .*not 'messages' \(the whole history goes to every entry\)/],
+    ['stream', [{ model: 'a' }, { stream: true }], /options\.fallback\[1\]\.stream/],
+    ['tools', [{ tools: [] }], /not 'tools'/],
+  ];
+  for (const [name, fallback, message] of cases) {
+    it(name, () => {
+      expect(() => toolRunner(server, baseParams, { fallback: fallback as never })).toThrow(message);
+    });
+  }
+});

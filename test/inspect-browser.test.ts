@@ -1,0 +1,194 @@
+/**
+ * The inspector page in a real browser: headless Chromium (Debian's `chromium`, which .ci/run
+ * installs) driven by playwright-core. A run with a streamed reply, two tool calls (one failing) and
+ * an approval decided by a click; reloads; a page opened late; the recorded file served by the CLI.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, type Page, chromium } from 'playwright-core';
+
+/** What the page function reads of an element. */
+interface Element {
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+  querySelector(selector: string): Element | null;
+}
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type RunnerEvent, tool, toolRunner } from 'tool-runner';
+import { type Inspector, inspector } from 'tool-runner/inspect';
+import { text, toolUse } from 'tool-runner/testing';
+import { inspectedSteps, inspectedTools, params, prompt, withToken } from './fixtures/inspected.js';
+import { baseParams, mockServer } from './helpers.js';
+
+const executablePath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const haveBrowser = existsSync(executablePath);
+if (!haveBrowser && process.env['CI']) throw new Error(`No Chromium at ${executablePath}: .ci/run installs Debian's chromium (or set CHROMIUM_PATH)`);
+
+const dir = mkdtempSync(join(tmpdir(), 'tool-runner-inspect-browser-'));
+let browser: Browser;
+const inspectors: Inspector[] = [];
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  if (haveBrowser) browser = await chromium.launch({ executablePath, headless: true });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+afterEach(async () => {
+  for (const child of children.splice(0)) child.kill();
+  await Promise.all(inspectors.splice(0).map((inspect) => inspect.close()));
+});
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  page.on('pageerror', (error) => {
+    throw error;
+  });
+  return page;
+}
+const card = (page: Page, name: string) => page.locator('article.tool', { has: page.locator('code', { hasText: new RegExp(`^${name}$`) }) });
+const request = (page: Page, n: number) => page.locator('article.request', { has: page.getByRole('heading', { name: `Request ${n}` }) });
+
+/** Checks what the page shows of the finished run (live, reloaded, or over the recorded file). */
+async function expectFinishedRun(page: Page) {
+  await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
+  await expect.poll(() => page.locator('article.prompt pre').textContent()).toBe(prompt);
+  await expect.poll(() => request(page, 1).locator('pre.text').textContent()).toBe('Let me look up the weather and your calendar.');
+  expect(await request(page, 1).locator('.status').textContent()).toBe('stop reason: tool_use');
+  expect(await request(page, 1).locator('.meta').first().textContent()).toMatch(/\d+ in · \d+ out · cache 0 read, 0 written · latency \d+(\.\d+)? m?s/);
+  expect(await request(page, 3).locator('pre.text').textContent()).toBe('Done: it is sunny in Paris, and Ann knows.');
+  expect(await card(page, 'get_weather').locator('.status').textContent()).toBe('done');
+  expect(await card(page, 'get_weather').locator('pre').allTextContents()).toEqual(['{\n  "city": "Paris"\n}', '21°C and sunny in Paris']);
+  expect(await card(page, 'read_calendar').locator('.status').textContent()).toBe('error');
+  expect(await card(page, 'read_calendar').locator('pre.error').textContent()).toBe('Error: calendar service unavailable');
+  expect(await card(page, 'send_email').locator('.status').textContent()).toBe('done');
+  expect(await card(page, 'send_email').locator('header .meta').textContent()).toMatch(/^allowed after \d+(\.\d+)? m?s · took \d+ ms$/);
+  expect(await card(page, 'send_email').getByRole('button').count()).toBe(0);
+  expect(await page.locator('.usage').textContent()).toMatch(/^Usage so far: [\d,]+ in · [\d,]+ out · cache 0 read, 0 written · 3 requests · 3 tool calls/);
+  expect(await page.getByRole('navigation', { name: 'Runs' }).getByRole('link').count()).toBe(1);
+}
+
+describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
+  it('shows the streamed reply, each call and the approval; Allow lets the run finish; reloads and the recorded file show the same', async () => {
+    const file = join(dir, 'runs.jsonl');
+    const server = await mockServer({ steps: inspectedSteps(), chunkSize: 4, eventDelayMs: 25 });
+    const inspect = await inspector({ record: file });
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    await expect.poll(() => page.locator('#connection').textContent()).toBe('live');
+
+    const log: string[] = [];
+    const run = toolRunner(server.client(), params(inspectedTools(log)), { onEvent: inspect.onEvent, approve: inspect.approve }).runUntilDone();
+    // The text shows while it streams: part of it, with the reply still on its way.
+    const full = 'Let me look up the weather and your calendar.';
+    await page.waitForFunction((length) => {
+      // In the page (no DOM types here): the first request's card and its text so far.
+      const card = (globalThis as unknown as { document: { querySelector(selector: string): Element | null } }).document.querySelector('article.request');
+      const shown = card?.querySelector('pre.text')?.textContent ?? '';
+      return card?.getAttribute('data-status') === 'running' && shown.length > 0 && shown.length < length;
+    }, full.length);
+    expect(await page.getByRole('status').textContent()).toBe('State: running');
+
+    const allow = card(page, 'send_email').getByRole('button', { name: 'Allow' });
+    await allow.waitFor();
+    expect(await page.getByRole('status').textContent()).toBe('State: waiting for approval');
+    expect(await card(page, 'send_email').getByRole('button', { name: 'Deny' }).isVisible()).toBe(true);
+    expect(await card(page, 'read_calendar').locator('.status').textContent()).toBe('error');
+    expect(log).toEqual(['get_weather', 'read_calendar']);
+
+    // A reload keeps the state: every record again, the approval still waiting.
+    await page.reload();
+    await card(page, 'send_email').getByRole('button', { name: 'Allow' }).click();
+    await run;
+    expect(log).toEqual(['get_weather', 'read_calendar', 'send_email ann@example.com: Sunny on Monday!']);
+    await expectFinishedRun(page);
+    await page.reload();
+    await expectFinishedRun(page);
+
+    // A page opened now shows the run from its start.
+    const late = await newPage();
+    await late.goto(inspect.url);
+    await expectFinishedRun(late);
+
+    expect((await late.goto(withToken(inspect.url, undefined)))!.status()).toBe(403);
+    expect((await late.goto(withToken(inspect.url, 'wrong')))!.status()).toBe(403);
+
+    // The recorded file, served by the CLI, shows the same run.
+    await inspect.close();
+    const cli = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'inspect', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(cli);
+    const url = await new Promise<string>((resolve) => cli.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+    const recorded = await newPage();
+    await recorded.goto(url);
+    await expectFinishedRun(recorded);
+    expect(await recorded.locator('#connection').textContent()).toBe('recorded file: runs.jsonl');
+
+    // Without the token, or with a wrong one: 403, for the CLI's page as for the live one (above).
+    expect((await recorded.goto(withToken(url, undefined)))!.status()).toBe(403);
+    expect((await recorded.goto(withToken(url, 'wrong')))!.status()).toBe(403);
+  }, 60_000);
+
+  it('with two pages open the first decision counts; edited input and a reason go with it; sub-agents show as nested lanes', async () => {
+    const server = await mockServer([
+      { content: [toolUse('researcher', { task: 'Paris weather' }, 'toolu_agent')] },
+      { content: [text('Sunny, 21°C.')] },
+      { content: [toolUse('send_email', { to: 'ann@example.com', body: 'Sunny' }, 'toolu_one'), toolUse('send_email', { to: 'bob@example.com', body: 'Sunny' }, 'toolu_two')] },
+      { content: [text('Ann was emailed; Bob was not.')] },
+    ]);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const researcher = tool({
+      name: 'researcher',
+      inputSchema: z.object({ task: z.string() }),
+      run: async ({ task }) => {
+        const forward = (event: RunnerEvent) => inspect.onEvent({ ...event, path: ['researcher'] } as unknown as RunnerEvent);
+        const reply = await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: task }] }, { onEvent: forward });
+        return reply.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+      },
+    });
+    const log: string[] = [];
+    const [, , email] = inspectedTools(log);
+    const first = await newPage();
+    const second = await newPage();
+    await first.goto(inspect.url);
+    await second.goto(inspect.url);
+    const run = toolRunner(server.client(), { ...baseParams, tools: [researcher, email!] }, { onEvent: inspect.onEvent, approve: inspect.approve }).runUntilDone();
+
+    // The sub-agent's request shows in a lane inside the researcher call.
+    const lane = card(first, 'researcher').getByRole('region', { name: 'Sub-agent researcher' });
+    await expect.poll(() => lane.locator('pre.text').textContent()).toBe('Sunny, 21°C.');
+    expect(await lane.locator('.lane-head').textContent()).toBe('Sub-agent researcher — finished');
+
+    // One question at a time: Ann's first. Edited input on the first page, and the second page follows.
+    const ann = first.getByRole('group', { name: 'Approval of send_email' });
+    await ann.getByText('Edit input').click();
+    await ann.getByRole('textbox', { name: 'Input to allow' }).fill('{ "to": "ann@example.com", "body": "Sunny, 21°C" }');
+    await second.getByRole('group', { name: 'Approval of send_email' }).waitFor();
+    await ann.getByRole('button', { name: 'Allow' }).click();
+    // Bob's is next; the second page decides it, with a reason; the first page's buttons go.
+    const bob = second.locator('article.tool', { hasText: 'bob@example.com' }).getByRole('group', { name: 'Approval of send_email' });
+    await expect.poll(() => second.getByRole('group', { name: 'Approval of send_email' }).count()).toBe(1);
+    await bob.getByRole('textbox', { name: 'Reason for Deny' }).fill('not Bob');
+    await bob.getByRole('button', { name: 'Deny' }).click();
+    await run;
+    expect(log).toEqual(['send_email ann@example.com: Sunny, 21°C']);
+    for (const page of [first, second]) {
+      await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
+      expect(await page.getByRole('button', { name: 'Allow' }).count()).toBe(0);
+      const statuses = await page.locator('article.tool > header .status').allTextContents();
+      expect(statuses).toEqual(['done', 'done', 'denied']);
+      expect(await page.locator('article.tool > header .meta').allTextContents()).toEqual([
+        expect.stringMatching(/^took \d+ ms$/),
+        expect.stringMatching(/^allowed with edited input after .* · took \d+ ms$/),
+        expect.stringMatching(/^denied after .* \(not Bob\) · took \d+ ms$/),
+      ]);
+    }
+  }, 60_000);
+});

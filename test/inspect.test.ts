@@ -1,0 +1,363 @@
+/**
+ * tool-runner/inspect without a browser: what the page is fed, the recorded file, the token, the
+ * approvals, and the CLI over a recorded file (test/inspect-browser.test.ts drives the page itself).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type RunnerEvent, tool, toolRunner } from 'tool-runner';
+import { type Inspector, type InspectorRecord, type OtherRecord, inspectRecording, inspector } from 'tool-runner/inspect';
+import { text, toolUse } from 'tool-runner/testing';
+import { decide, inspectedSteps, inspectedTools, params, prompt, readFeed, withToken } from './fixtures/inspected.js';
+import { baseParams, mockServer, sleep } from './helpers.js';
+
+type AnyRecord = InspectorRecord | OtherRecord;
+const dir = mkdtempSync(join(tmpdir(), 'tool-runner-inspect-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const open: Inspector[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((inspect) => inspect.close()));
+});
+async function start(options: Parameters<typeof inspector>[0] = {}): Promise<Inspector> {
+  const inspect = await inspector(options);
+  open.push(inspect);
+  return inspect;
+}
+const lines = (file: string): AnyRecord[] => readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as AnyRecord);
+const ofType = <T extends AnyRecord['type']>(records: AnyRecord[], type: T) => records.filter((record) => record.type === type) as Array<Extract<AnyRecord, { type: T }>>;
+
+describe('what the page is fed and the recorded file', () => {
+  it('records every event as one JSON line (no runner; a run id and a time), flushed by close(); the feed has the same records', async () => {
+    const file = join(dir, 'runs.jsonl');
+    const server = await mockServer({ steps: inspectedSteps(), chunkSize: 8 });
+    const inspect = await start({ record: file });
+    const log: string[] = [];
+    const feed = readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'));
+    await toolRunner(server.client(), params(inspectedTools(log)), { onEvent: inspect.onEvent, approve: () => ({ decision: 'allow' }) });
+    const fed = await feed;
+    await inspect.close();
+    const recorded = lines(file);
+    expect(recorded.map((record) => record.type)).toEqual(fed.map((record) => record.type));
+    expect(new Set(recorded.map((record) => record.run)).size).toBe(1);
+    for (const record of recorded) {
+      expect(record).not.toHaveProperty('runner');
+      expect(typeof record.time).toBe('number');
+    }
+    const types = recorded.map((record) => record.type);
+    expect(types[0]).toBe('run.start');
+    expect(types.at(-1)).toBe('run.end');
+    expect(ofType(recorded, 'request.start').map((record) => [record.requestId, record.model, record.purpose])).toEqual([
+      [1, 'claude-sonnet-5-5', 'turn'],
+      [2, 'claude-sonnet-5-5', 'turn'],
+      [3, 'claude-sonnet-5-5', 'turn'],
+    ]);
+    // The streamed text, in pieces that add up to the reply's text.
+    const streamed = ofType(recorded, 'request.text').filter((record) => record.requestId === 1).map((record) => record.text).join('');
+    expect(streamed).toBe('Let me look up the weather and your calendar.');
+    const ends = ofType(recorded, 'request.end');
+    expect(ends.map((record) => record.stopReason)).toEqual(['tool_use', 'tool_use', 'end_turn']);
+    expect(ends[0]!.usage!.input_tokens).toBeGreaterThan(0);
+    expect(ends[0]!.toolUses).toEqual([
+      { id: 'toolu_weather', name: 'get_weather' },
+      { id: 'toolu_calendar', name: 'read_calendar' },
+    ]);
+    const toolEnds = ofType(recorded, 'tool.end');
+    expect(toolEnds.find((record) => record.id === 'toolu_calendar')).toMatchObject({ isError: true, result: 'Error: calendar service unavailable' });
+    expect(toolEnds.find((record) => record.id === 'toolu_weather')).toMatchObject({ result: '21°C and sunny in Paris' });
+    expect(ofType(recorded, 'tool.start').find((record) => record.id === 'toolu_email')).toMatchObject({ input: { to: 'ann@example.com', body: 'Sunny on Monday!' } });
+    expect(ofType(recorded, 'run.start')[0]).toMatchObject({ model: 'claude-sonnet-5-5', prompt });
+    expect(ofType(recorded, 'run.end')[0]).toMatchObject({ state: 'finished', usage: { input_tokens: expect.any(Number) } });
+    expect(log).toEqual(['get_weather', 'read_calendar', 'send_email ann@example.com: Sunny on Monday!']);
+  });
+
+  it('without captureContent no input, result, text or prompt is kept, but timings, tokens and errors are', async () => {
+    const file = join(dir, 'no-content.jsonl');
+    const server = await mockServer({ steps: inspectedSteps() });
+    const inspect = await start({ record: file, captureContent: false });
+    await toolRunner(server.client(), params(inspectedTools()), { onEvent: inspect.onEvent, approve: () => ({ decision: 'allow' }) });
+    await inspect.close();
+    const raw = readFileSync(file, 'utf8');
+    for (const content of ['Paris', 'calendar service', 'ann@example.com', 'Sunny', 'Let me', prompt]) expect(raw).not.toContain(content);
+    const recorded = lines(file);
+    expect(ofType(recorded, 'request.text')).toEqual([]);
+    expect(ofType(recorded, 'tool.end').find((record) => record.id === 'toolu_calendar')).toEqual(expect.objectContaining({ isError: true }));
+    expect(ofType(recorded, 'request.end')[0]!.usage!.output_tokens).toBeGreaterThan(0);
+  });
+
+  it('captures contents by default on loopback only', async () => {
+    const server = await mockServer({ steps: [{ content: [text('a secret answer')] }, { content: [text('a secret answer')] }] });
+    const loopback = await start();
+    const everywhere = await start({ host: '0.0.0.0' });
+    expect(new URL(loopback.url).hostname).toBe('127.0.0.1');
+    for (const inspect of [loopback, everywhere]) await toolRunner(server.client(), { ...baseParams, stream: true }, { onEvent: inspect.onEvent });
+    // Read over loopback in both cases: no traffic leaves the machine.
+    const local = await readFeed(loopback.url, (records) => records.some((record) => record.type === 'run.end'));
+    const wide = await readFeed(withToken(everywhere.url.replace('0.0.0.0', '127.0.0.1'), new URL(everywhere.url).searchParams.get('token')!), (records) => records.some((record) => record.type === 'run.end'));
+    expect(JSON.stringify(local)).toContain('a secret answer');
+    expect(JSON.stringify(wide)).not.toContain('a secret answer');
+  });
+
+  it('the API key appears nowhere: not in the feed, the page or the recorded file, a failed request included', async () => {
+    const key = 'sk-ant-api03-never-show-me-0123456789';
+    const file = join(dir, 'key.jsonl');
+    const server = await mockServer([{ error: { status: 401, type: 'authentication_error', message: 'invalid x-api-key' } }]);
+    const inspect = await start({ record: file });
+    const client = server.client({ apiKey: key, maxRetries: 0 });
+    await expect(toolRunner(client, { ...baseParams, stream: true }, { onEvent: inspect.onEvent })).rejects.toThrow(/invalid x-api-key/);
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'));
+    const page = await (await fetch(inspect.url)).text();
+    await inspect.close();
+    const recorded = readFileSync(file, 'utf8');
+    expect(ofType(fed, 'run.end')[0]).toMatchObject({ state: 'failed', error: { name: 'AuthenticationError', status: 401 } });
+    for (const seen of [JSON.stringify(fed), page, recorded]) expect(seen).not.toContain(key);
+  });
+
+  it('marks timeouts, truncated results and denials, even without contents', async () => {
+    const server = await mockServer([
+      { content: [toolUse('slow', {}, 'toolu_slow'), toolUse('big', {}, 'toolu_big'), toolUse('guarded', {}, 'toolu_guarded')] },
+      { content: [text('ok')] },
+    ]);
+    const slow = tool({ name: 'slow', inputSchema: z.object({}), timeoutMs: 30, run: () => sleep(1000).then(() => 'late') });
+    const big = tool({ name: 'big', inputSchema: z.object({}), run: () => 'x'.repeat(500) });
+    const guarded = tool({ name: 'guarded', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
+    const inspect = await start({ captureContent: false });
+    await toolRunner(server.client(), { ...baseParams, tools: [slow, big, guarded] }, { onEvent: inspect.onEvent, maxToolResultChars: 100, approve: () => ({ decision: 'deny', reason: 'no' }) });
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'));
+    const ends = ofType(fed, 'tool.end');
+    expect(ends.find((record) => record.id === 'toolu_slow')).toMatchObject({ isError: true, timedOut: true });
+    expect(ends.find((record) => record.id === 'toolu_big')).toMatchObject({ truncated: true });
+    expect(ends.find((record) => record.id === 'toolu_big')).not.toHaveProperty('isError');
+    expect(ends.find((record) => record.id === 'toolu_guarded')).toMatchObject({ isError: true, denied: true });
+  });
+
+  it('a run that stops with calls waiting (no approve) ends as waiting, with those calls; a resumed iteration is the same run', async () => {
+    const server = await mockServer(inspectedSteps());
+    const inspect = await start();
+    const runner = toolRunner(server.client(), params(inspectedTools(), false), { onEvent: inspect.onEvent });
+    await runner;
+    runner.approve('toolu_email');
+    await runner;
+    const fed = await readFeed(inspect.url, (records) => ofType(records, 'run.end').length === 2);
+    expect(new Set(fed.map((record) => record.run)).size).toBe(1);
+    expect(ofType(fed, 'run.end').map((record) => [record.state, record.pending])).toEqual([
+      ['waiting', [{ id: 'toolu_email', name: 'send_email' }]],
+      ['finished', undefined],
+    ]);
+    expect(ofType(fed, 'tool.end').find((record) => record.id === 'toolu_email' && record.pending)).toBeTruthy();
+  });
+
+  it("a sub-agent's events (with path) join the run of the call that started them; fallback and unknown event fields show as they come", async () => {
+    const server = await mockServer([
+      { content: [toolUse('researcher', { task: 'find the capital' }, 'toolu_agent')] },
+      { content: [text('The capital is Paris.')] },
+      { content: [text('Paris.')] },
+    ]);
+    const inspect = await start();
+    // An agent as a tool, by hand: its runner's events reach the parent's listener with a path.
+    const researcher = tool({
+      name: 'researcher',
+      inputSchema: z.object({ task: z.string() }),
+      run: async ({ task }, context) => {
+        const forward = (event: RunnerEvent) => inspect.onEvent({ ...event, path: ['researcher'], ...(event.type === 'request.end' && { fallback: 0 }) } as unknown as RunnerEvent);
+        const sub = toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: task }] }, { onEvent: forward });
+        const reply = await sub;
+        expect(context.runner).toBeDefined();
+        return reply.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+      },
+    });
+    const parent = toolRunner(server.client(), { ...baseParams, tools: [researcher] }, { onEvent: inspect.onEvent });
+    await parent;
+    const someRunner = parent as unknown as RunnerEvent['runner'];
+    inspect.onEvent({ type: 'compaction.notice', runner: someRunner, tokens: 1200, text: 'kept only when captured', nested: { dropped: true } } as unknown as RunnerEvent);
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'compaction.notice'));
+    const runs = new Set(fed.map((record) => record.run));
+    expect(runs.size).toBe(1);
+    const nested = fed.filter((record) => record.path);
+    expect(nested.map((record) => record.type)).toEqual(['run.start', 'request.start', 'request.end', 'run.end']);
+    expect(nested.every((record) => record.path!.join('/') === 'researcher')).toBe(true);
+    expect(ofType(nested, 'request.end')[0]).toMatchObject({ fallback: 0 });
+    expect(fed.at(-1)).toEqual({ run: [...runs][0], time: expect.any(Number), type: 'compaction.notice', tokens: 1200, text: 'kept only when captured' });
+  });
+
+  it('keeps at most maxRuns runs: the oldest finished one is dropped first', async () => {
+    const server = await mockServer([{ content: [text('one')] }, { content: [text('two')] }, { content: [text('three')] }]);
+    const inspect = await start({ maxRuns: 2 });
+    for (let i = 0; i < 3; i++) await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
+    const fed = await readFeed(inspect.url, (records) => ofType(records, 'run.end').length === 2);
+    expect(ofType(fed, 'request.end').map((record) => record.requestId)).toHaveLength(2);
+    expect(JSON.stringify(fed)).not.toContain('"one"');
+  });
+
+  it('bad options fail clearly', async () => {
+    await expect(inspector({ port: -1 })).rejects.toThrow(/port must be an integer from 0 to 65535/);
+    await expect(inspector({ prot: 80 } as never)).rejects.toThrow(/unknown option 'prot'; the options are port, host, record/);
+    await expect(inspector({ record: join(dir, 'missing-dir', 'runs.jsonl') })).rejects.toThrow(/cannot record to '.*missing-dir.*'/);
+    await expect(inspector({ maxRuns: 0 })).rejects.toThrow(/maxRuns must be a positive integer/);
+  });
+});
+
+describe('the token', () => {
+  it('every request without it, or with a wrong one, gets 403: the page, the feed, the decide endpoint', async () => {
+    const inspect = await start();
+    const token = new URL(inspect.url).searchParams.get('token')!;
+    expect(token.length).toBeGreaterThanOrEqual(32);
+    expect((await fetch(inspect.url)).status).toBe(200);
+    for (const wrong of [undefined, '', 'x', `${token.slice(0, -1)}A`, `${token}A`]) {
+      for (const path of ['', 'api/events', 'favicon.ico', 'api/nothing']) expect((await fetch(withToken(inspect.url, wrong, path))).status).toBe(403);
+      expect((await decide(withToken(inspect.url, wrong), { run: 'r', id: 'i', decision: 'allow' })).status).toBe(403);
+    }
+    // Another inspector's token opens nothing here.
+    const other = await start();
+    expect((await fetch(withToken(inspect.url, new URL(other.url).searchParams.get('token')!))).status).toBe(403);
+  });
+
+  it('the page is served with a content security policy and no referrer; it loads nothing from elsewhere', async () => {
+    const inspect = await start();
+    const response = await fetch(inspect.url);
+    expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'nonce-[^']+'/);
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    const html = await response.text();
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+stylesheet|https?:\/\//);
+  });
+});
+
+describe('approvals decided from the page', () => {
+  it('approve waits with no page open; the first decision counts; a cross-origin post is refused', async () => {
+    const server = await mockServer(inspectedSteps());
+    const inspect = await start();
+    const log: string[] = [];
+    const run = toolRunner(server.client(), params(inspectedTools(log), false), { onEvent: inspect.onEvent, approve: inspect.approve }).runUntilDone();
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.waiting'));
+    await sleep(100);
+    expect(log.filter((entry) => entry.startsWith('send_email'))).toEqual([]);
+    const waiting = ofType(fed, 'approval.waiting')[0]!;
+    expect(waiting).toMatchObject({ id: 'toolu_email', name: 'send_email', input: { to: 'ann@example.com', body: 'Sunny on Monday!' } });
+    const body = { run: waiting.run, id: waiting.id, decision: 'allow', input: { to: 'ann@example.com', body: 'Edited on the page' } };
+    expect((await decide(inspect.url, body, { origin: 'http://evil.example' })).status).toBe(403);
+    expect((await decide(inspect.url, body, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    expect((await decide(inspect.url, { ...body, id: 'toolu_other' })).status).toBe(404);
+    expect((await decide(inspect.url, body, { origin: new URL(inspect.url).origin })).status).toBe(200);
+    const second = await decide(inspect.url, { ...body, decision: 'deny' });
+    expect(second.status).toBe(409);
+    expect(await second.json()).toEqual({ decided: false, reason: 'someone decided it already' });
+    await run;
+    expect(log).toContain('send_email ann@example.com: Edited on the page');
+    const after = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'));
+    expect(ofType(after, 'approval.decided')).toEqual([expect.objectContaining({ id: 'toolu_email', decision: 'allow', edited: true })]);
+  });
+
+  it("the run's signal ends the wait: the call is answered as aborted and never runs", async () => {
+    const server = await mockServer(inspectedSteps());
+    const inspect = await start();
+    const log: string[] = [];
+    const controller = new AbortController();
+    const runner = toolRunner(server.client(), params(inspectedTools(log), false), { onEvent: inspect.onEvent, approve: inspect.approve, signal: controller.signal });
+    const results: unknown[] = [];
+    const done = (async () => {
+      for await (const _ of runner) results.push(await runner.generateToolResponse());
+    })().catch((error: unknown) => error);
+    await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.waiting'));
+    controller.abort();
+    await done;
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.decided'));
+    expect(ofType(fed, 'approval.decided')[0]).toMatchObject({ id: 'toolu_email', decision: 'aborted' });
+    expect(log.filter((entry) => entry.startsWith('send_email'))).toEqual([]);
+    expect(JSON.stringify(results)).toContain("the call to 'send_email' was aborted");
+  });
+
+  it('close() denies the calls still waiting: the run goes on and ends', async () => {
+    const server = await mockServer(inspectedSteps());
+    const inspect = await inspector();
+    const log: string[] = [];
+    const run = toolRunner(server.client(), params(inspectedTools(log), false), { onEvent: inspect.onEvent, approve: inspect.approve }).runUntilDone();
+    await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.waiting'));
+    await inspect.close();
+    await run;
+    expect(server.requests[2]!.messages.at(-1)).toMatchObject({ content: [expect.objectContaining({ is_error: true, content: expect.stringContaining('inspector was closed') })] });
+    expect(log.filter((entry) => entry.startsWith('send_email'))).toEqual([]);
+  });
+
+  it('an approve without onEvent still shows its calls (in a run of their own)', async () => {
+    const server = await mockServer(inspectedSteps());
+    const inspect = await start();
+    const run = toolRunner(server.client(), params(inspectedTools(), false), { approve: inspect.approve }).runUntilDone();
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.waiting'));
+    const waiting = ofType(fed, 'approval.waiting')[0]!;
+    expect(ofType(fed, 'run.start')[0]).toMatchObject({ run: waiting.run, model: 'approvals asked without onEvent' });
+    expect((await decide(inspect.url, { run: waiting.run, id: waiting.id, decision: 'deny', reason: 'not today' })).status).toBe(200);
+    await run;
+    expect(JSON.stringify(server.requests[2]!.messages.at(-1))).toContain('denied by the user: not today');
+  });
+});
+
+describe('npx tool-runner inspect FILE', () => {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill();
+  });
+  /** The CLI as a user runs it; resolves to its first line of output. */
+  function cli(args: string[]): Promise<{ line: string; child: ChildProcess }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    return new Promise((resolve, reject) => {
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('\n')) resolve({ line: out.split('\n')[0]!, child });
+      });
+      child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+      child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}${err}`)));
+    });
+  }
+
+  it('prints the page url on one line and serves the recorded runs, and the lines added since, until stopped', async () => {
+    const file = join(dir, 'cli.jsonl');
+    const server = await mockServer({ steps: [...inspectedSteps(), { content: [text('second run')] }] });
+    const inspect = await inspector({ record: file });
+    await toolRunner(server.client(), params(inspectedTools()), { onEvent: inspect.onEvent, approve: () => ({ decision: 'allow' }) });
+    await inspect.close();
+    const recorded = lines(file);
+    writeFileSync(file, `${readFileSync(file, 'utf8')}not a record\n`);
+    const { line, child } = await cli(['inspect', file]);
+    expect(line).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{32,}$/);
+    expect((await fetch(withToken(line, undefined))).status).toBe(403);
+    expect((await fetch(line)).status).toBe(200);
+    const fed = await readFeed(line, (records) => records.some((record) => record.type === 'run.end'));
+    expect(fed).toEqual(recorded);
+    // A run recorded while the page is served shows up.
+    const more = await inspector({ record: file });
+    await toolRunner(server.client(), baseParams, { onEvent: more.onEvent });
+    await more.close();
+    await readFeed(line, (records) => ofType(records, 'run.end').length === 2);
+    child.kill('SIGINT');
+    await new Promise((resolve) => child.once('exit', resolve));
+  });
+
+  it('a missing file or bad arguments fail with a message', async () => {
+    await expect(cli(['inspect', join(dir, 'nope.jsonl')])).rejects.toThrow(/exited 1: tool-runner: inspect: cannot read '.*nope.jsonl'/);
+    await expect(cli(['inspect'])).rejects.toThrow(/name the recorded file/);
+    await expect(cli(['inspect', 'a', '--port', 'x'])).rejects.toThrow(/--port must be a number/);
+    await expect(cli(['serve'])).rejects.toThrow(/unknown command 'serve'/);
+  });
+
+  it('inspectRecording serves the same page from code', async () => {
+    const file = join(dir, 'api.jsonl');
+    writeFileSync(file, `${JSON.stringify({ run: 'r-1', time: 1, type: 'run.start', model: 'm' })}\n{"half": `);
+    const page = await inspectRecording(file, { pollMs: 20 });
+    try {
+      const fed = await readFeed(page.url, (records) => records.length === 1);
+      expect(fed).toEqual([{ run: 'r-1', time: 1, type: 'run.start', model: 'm' }]);
+      writeFileSync(file, `${readFileSync(file, 'utf8')}"line"}\n${JSON.stringify({ run: 'r-1', time: 2, type: 'run.end', state: 'finished' })}\n`);
+      const later = await readFeed(page.url, (records) => records.length === 2);
+      expect(later[1]).toMatchObject({ type: 'run.end' });
+      expect(page.skippedLines).toBe(1);
+      expect((await decide(page.url, { run: 'r-1', id: 'x', decision: 'allow' })).status).toBe(409);
+    } finally {
+      await page.close();
+    }
+  });
+});

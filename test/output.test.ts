@@ -1,0 +1,198 @@
+/**
+ * Typed final output (`options.output`, SPEC §9.2 and §9.7): sent as `output_config.format`, the
+ * final text parsed and validated into `runner.output`, a repair turn for an invalid one, and an
+ * `OutputError` when it stays invalid, or the model refuses or is cut off.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { OutputError, toolRunner } from 'tool-runner';
+import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
+
+const report = z.object({ city: z.string(), temperature: z.number(), tags: z.array(z.string()).default([]) });
+const json = (value: unknown) => text(JSON.stringify(value));
+
+describe('options.output', () => {
+  it('sends the schema as output_config.format (the caller’s other keys kept) and parses the final text into runner.output', async () => {
+    const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })] }, { content: [json({ city: 'Paris', temperature: 21 })] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()], output_config: { effort: 'low' } }, { output: report });
+    const seen: unknown[] = [];
+    for await (const _message of runner) seen.push([runner.output, runner.stoppedBy]);
+    // Inside the loop the run has not ended: no output, no stop.
+    expect(seen).toEqual([
+      [undefined, undefined],
+      [undefined, undefined],
+    ]);
+    expect(runner.output).toEqual({ city: 'Paris', temperature: 21, tags: [] });
+    expect(runner.stoppedBy).toBe('model');
+    for (const request of server.requests) {
+      expect(wire(request).body.output_config).toEqual({
+        effort: 'low',
+        format: { type: 'json_schema', schema: expect.objectContaining({ type: 'object', additionalProperties: false, required: ['city', 'temperature'] }) },
+      });
+    }
+    // The caller's params are not changed: the format is added to each request.
+    expect(runner.params.output_config).toEqual({ effort: 'low' });
+  });
+
+  it('takes a JSON Schema object too, validated at run time', async () => {
+    const schema = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'], additionalProperties: false } as const;
+    const server = await mockServer([{ content: [json({ answer: 'many' })] }, { content: [json({ answer: 42 })] }]);
+    const runner = toolRunner(server.client(), baseParams, { output: schema });
+    await runner;
+    expect(runner.output).toEqual({ answer: 42 });
+    expect(wire(server.requests[0]!).body.output_config.format.schema).toEqual(schema);
+    expect(wire(server.requests[1]!).messages.at(-1).content).toMatch(/- answer: must be integer/);
+  });
+
+  it('an invalid final text gets one repair turn naming each failing field, the invalid reply kept before it', async () => {
+    const server = await mockServer([
+      { content: [json({ city: 'Paris', temperature: 'warm', tags: [1] })] },
+      { content: [json({ city: 'Paris', temperature: 21 })] },
+    ]);
+    const runner = toolRunner(server.client(), baseParams, { output: report });
+    const final = await runner;
+    expect(runner.output).toEqual({ city: 'Paris', temperature: 21, tags: [] });
+    expect(server.requests).toHaveLength(2);
+    const repair = wire(server.requests[1]!).messages;
+    expect(repair.at(-2)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: '{"city":"Paris","temperature":"warm","tags":[1]}' }] });
+    expect(repair.at(-1).role).toBe('user');
+    expect(repair.at(-1).content).toMatch(/- temperature: .*number/i);
+    expect(repair.at(-1).content).toMatch(/- tags\[0\]: .*string/i);
+    expect(final.content).toEqual([expect.objectContaining({ text: '{"city":"Paris","temperature":21}' })]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('still invalid after the repair turns: OutputError from the iteration and from await, with the text, the issues and the stop reason', async () => {
+    const server = await mockServer([{ content: [text('{"city": "Paris"}')] }, { content: [text('not json at all')] }]);
+    const runner = toolRunner(server.client(), baseParams, { output: report });
+    const caught = await (async () => {
+      try {
+        for await (const _ of runner) {
+          // each reply
+        }
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(caught).toBeInstanceOf(OutputError);
+    const error = caught as OutputError;
+    expect(error.stopReason).toBe('end_turn');
+    expect(error.text).toBe('not json at all');
+    expect(error.issues).toEqual([{ path: '(root)', message: expect.stringMatching(/^is not valid JSON/) }]);
+    expect(error.message).toMatch(/after 1 repair turn/);
+    expect(runner.output).toBeUndefined();
+    expect(runner.stoppedBy).toBe('error');
+    expect(server.requests).toHaveLength(2);
+
+    // Iterating again asks once more, with the issues; the invalid reply stays before it.
+    server.setSteps([{ content: [json({ city: 'Paris', temperature: 3 })] }]);
+    await runner;
+    expect(runner.output).toMatchObject({ temperature: 3 });
+    expect(runner.stoppedBy).toBe('model');
+    expect(wire(server.requests[2]!).messages.at(-1).content).toMatch(/- \(root\): is not valid JSON/);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+
+    // `await runner` rejects with it too.
+    server.setSteps([{ content: [text('{}')] }, { content: [text('{}')] }]);
+    const awaited = toolRunner(server.client(), baseParams, { output: report });
+    await expect(awaited).rejects.toMatchObject({ name: 'OutputError', stopReason: 'end_turn', text: '{}', issues: [{ path: 'city' }, { path: 'temperature' }] });
+    expect(awaited.stoppedBy).toBe('error');
+  });
+
+  it('outputRepairs: 0 sends no repair turn', async () => {
+    const server = await mockServer([{ content: [json({ city: 'Paris' })] }]);
+    const runner = toolRunner(server.client(), baseParams, { output: report, outputRepairs: 0 });
+    const error = await runner.then(
+      () => undefined,
+      (thrown: unknown) => thrown as OutputError,
+    );
+    expect(error).toBeInstanceOf(OutputError);
+    expect(error!.issues).toEqual([{ path: 'temperature', message: expect.any(String) }]);
+    expect(error!.message).not.toMatch(/repair/);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('a refusal or a reply cut off by max_tokens: OutputError at once, no repair turn, no further request', async () => {
+    for (const stop_reason of ['refusal', 'max_tokens'] as const) {
+      const server = await mockServer([{ content: [text('{"city": "Par')], stop_reason }]);
+      const runner = toolRunner(server.client(), baseParams, { output: report });
+      const error = (await runner.then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      )) as OutputError;
+      expect(error).toBeInstanceOf(OutputError);
+      expect(error.stopReason).toBe(stop_reason);
+      expect(error.text).toBe('{"city": "Par');
+      expect(server.requests).toHaveLength(1);
+      expect(runner.stoppedBy).toBe('error');
+      expect(runner.output).toBeUndefined();
+    }
+  });
+
+  it('a streamed run: the format is sent, the events arrive as they stream, the final text is parsed', async () => {
+    const server = await mockServer({
+      steps: [{ content: [toolUse('get_weather', { location: 'Oslo' })] }, { content: [json({ city: 'Oslo', temperature: -3, tags: ['cold'] })], eventDelayMs: 2 }],
+      chunkSize: 8,
+    });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()], stream: true }, { output: report });
+    let deltas = 0;
+    for await (const stream of runner) {
+      for await (const event of stream) if (event.type === 'content_block_delta') deltas++;
+    }
+    expect(deltas).toBeGreaterThan(3);
+    expect(runner.output).toEqual({ city: 'Oslo', temperature: -3, tags: ['cold'] });
+    expect(wire(server.requests[1]!).body).toMatchObject({ stream: true, output_config: { format: { type: 'json_schema' } } });
+  });
+
+  it('on a message thread: the repair turn continues the thread with only the repair message', async () => {
+    const server = await mockServer([{ content: [json({ city: 'Rome' })] }, { content: [json({ city: 'Rome', temperature: 30 })] }]);
+    const runner = toolRunner(server.client(), baseParams, { output: report });
+    await runner;
+    expect(runner.output).toMatchObject({ city: 'Rome', temperature: 30 });
+    const [first, repair] = server.requests.map((request) => wire(request).body);
+    expect(first.thread).toEqual({ type: 'create' });
+    expect(repair.thread).toMatchObject({ type: 'continue' });
+    expect(repair.messages).toEqual([{ role: 'user', content: expect.stringMatching(/- temperature:/) }]);
+    expect(repair.output_config.format.type).toBe('json_schema');
+  });
+
+  it('over an SDK BetaMessageThread (toolRunner(thread, settings, options))', async () => {
+    const server = await mockServer([{ content: [json({ city: 'Lima', temperature: 18 })] }]);
+    const thread = server.client().beta.messages.thread({ model: baseParams.model, max_tokens: 256, messages: baseParams.messages });
+    const runner = toolRunner(thread, {}, { output: report });
+    await runner;
+    expect(runner.output).toEqual({ city: 'Lima', temperature: 18, tags: [] });
+    expect(wire(server.requests[0]!).body.output_config.format.type).toBe('json_schema');
+  });
+
+  it('with client-side compaction: the summary request asks for text (no format), the run ends on parsed output', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' })], usage: { input_tokens: 900 } },
+      { content: [text('<summary>Paris: 21°C.</summary>')] },
+      { content: [json({ city: 'Paris', temperature: 21 })] },
+    ]);
+    const runner = toolRunner(
+      server.client(),
+      { ...baseParams, tools: [weatherTool()], output_config: { effort: 'medium' }, compactionControl: { enabled: true, contextTokenThreshold: 500 } },
+      { output: report },
+    );
+    await runner;
+    const summary = wire(server.requests[1]!).body;
+    expect(summary.output_config).toEqual({ effort: 'medium' });
+    expect(wire(server.requests[2]!).body.output_config.format.type).toBe('json_schema');
+    expect(runner.output).toMatchObject({ temperature: 21 });
+  });
+
+  it('bad input is a clear error at construction, before any request', async () => {
+    const server = await mockServer([]);
+    const make = (options: object, params: object = {}) => () => toolRunner(server.client(), { ...baseParams, ...params }, options as never);
+    expect(make({ output: z.string() })).toThrow(/toolRunner: options\.output must describe an object \(type: "object"\) at the top level, got type "string"/);
+    expect(make({ output: { type: 'array', items: {} } })).toThrow(/options\.output must describe an object/);
+    expect(make({ output: 'json' })).toThrow(/options\.output must be a zod schema, a Standard Schema or a JSON Schema object, got string/);
+    expect(make({ output: report }, { output_config: { format: { type: 'json_schema', schema: {} } } })).toThrow(/options\.output and a format in the params/);
+    expect(make({ output: report, outputRepairs: -1 })).toThrow(/options\.outputRepairs must be a whole number of at least 0, got -1/);
+    expect(make({ output: report, outputRepairs: 1.5 })).toThrow(/outputRepairs must be a whole number/);
+    expect(server.requests).toHaveLength(0);
+  });
+});

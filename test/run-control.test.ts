@@ -1,0 +1,302 @@
+/**
+ * Run control (SPEC §9.2, §9.7): why a run stopped (`runner.stoppedBy`), budgets, the loop guard,
+ * and an answer at the limit (`onLimit: 'answer'`) — over HTTP against the testing kit's server.
+ */
+import { APIUserAbortError } from '@anthropic-ai/sdk';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type StoppedBy, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
+import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
+
+const usage = (tokens: number) => ({ input_tokens: tokens - 150, output_tokens: 50, cache_creation_input_tokens: 60, cache_read_input_tokens: 40 });
+const weather = (location: string, id?: string) => toolUse('get_weather', { location }, id);
+const resultsOf = (request: Parameters<typeof toolResults>[0]) => toolResults(request).map((result) => ({ content: result.content, is_error: result.is_error ?? false }));
+
+describe('budget.maxTokens', () => {
+  it('no request once the tokens (input + output + cache creation + cache read) reach it; the reply’s calls are answered; raising it goes on', async () => {
+    const server = await mockServer([
+      { content: [weather('Paris')], usage: usage(600) },
+      { content: [weather('Rome')], usage: usage(400) },
+      { content: [text('Paris 21°C, Rome 25°C.')], usage: usage(300) },
+    ]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)] }, { budget: { maxTokens: 1000 } });
+    const last = await runner;
+    expect(runner.stoppedBy).toBe('budget');
+    expect(server.requests).toHaveLength(2);
+    expect(last.content).toEqual([expect.objectContaining({ type: 'tool_use', input: { location: 'Rome' } })]);
+    expect(calls).toEqual(['Paris', 'Rome']);
+    expect(runner.params.messages.at(-1)!.role).toBe('user');
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+
+    // Iterating again without a new budget stops at once; with one (resumed with new options) the run goes on.
+    await runner;
+    expect(server.requests).toHaveLength(2);
+    const raised = resumeToolRunner(server.client(), runner.toJSON(), { tools: [weatherTool(calls)], options: { budget: { maxTokens: 2000 } } });
+    expect(raised.stoppedBy).toBe('budget');
+    expect((await raised).content).toEqual([expect.objectContaining({ text: 'Paris 21°C, Rome 25°C.' })]);
+    expect(raised.stoppedBy).toBe('model');
+    expect(raised.usage).toMatchObject({ input_tokens: 1300 - 450 });
+  });
+
+  it('summary requests of client-side compaction count, and none is sent once the budget is reached', async () => {
+    const server = await mockServer([
+      { content: [weather('Paris')], usage: usage(700) },
+      { content: [text('<summary>Asked for the weather in Paris.</summary>')], usage: usage(400) },
+      { content: [weather('Rome')], usage: usage(700) },
+    ]);
+    const runner = toolRunner(
+      server.client(),
+      { ...baseParams, tools: [weatherTool()], compactionControl: { enabled: true, contextTokenThreshold: 500 } },
+      { budget: { maxTokens: 1000 } },
+    );
+    await runner;
+    expect(runner.stoppedBy).toBe('budget');
+    // The turn, then its summary (the history and the summary prompt; 1,100 tokens in all): no third request.
+    expect(server.requests.map((request) => wire(request).messages.length)).toEqual([1, 4]);
+  });
+});
+
+describe('budget.maxToolCalls and maxCallsPerTool', () => {
+  it('calls past maxToolCalls are the last ones in the model’s order, answered “limit” and not run; a later reply past it stops the run', async () => {
+    const server = await mockServer([
+      { content: [weather('Paris', 'toolu_1'), weather('Rome', 'toolu_2'), weather('Oslo', 'toolu_3')] },
+      { content: [weather('Berlin', 'toolu_4')] },
+      { content: [text('never')] },
+    ]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)] }, { budget: { maxToolCalls: 2 } });
+    const last = await runner;
+    expect(calls).toEqual(['Paris', 'Rome']);
+    expect(server.requests).toHaveLength(2);
+    const answered = resultsOf(server.requests[1]!);
+    expect(answered.map((result) => result.is_error)).toEqual([false, false, true]);
+    expect(answered[2]!.content).toMatch(/not run: the run reached its limit of 2 tool calls \(budget\.maxToolCalls\)/);
+    expect(runner.stoppedBy).toBe('budget');
+    expect(last.content[0]).toMatchObject({ id: 'toolu_4' });
+    // The reply that stopped the run is answered too (not run), so the history can go on as it is.
+    expect(runner.params.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_4', is_error: true, content: expect.stringMatching(/limit/) }],
+    });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('maxCallsPerTool: a number for every tool, or a record by tool name', async () => {
+    const lookups: string[] = [];
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (lookups.push(q), `found ${q}`) });
+    const server = await mockServer([
+      { content: [weather('Paris'), toolUse('lookup', { q: 'a' }), weather('Rome'), toolUse('lookup', { q: 'b' })] },
+      { content: [text('done')] },
+    ]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls), lookup] }, { budget: { maxCallsPerTool: { get_weather: 1 } } });
+    await runner;
+    expect(calls).toEqual(['Paris']);
+    expect(lookups).toEqual(['a', 'b']);
+    const [, , rome] = resultsOf(server.requests[1]!);
+    expect(rome).toEqual({ is_error: true, content: expect.stringMatching(/'get_weather' reached its limit of 1 calls in this run \(budget\.maxCallsPerTool\)/) });
+    expect(runner.stoppedBy).toBe('model');
+
+    const again = await mockServer([{ content: [toolUse('lookup', { q: 'c' }), toolUse('lookup', { q: 'd' })] }, { content: [text('done')] }]);
+    const each = toolRunner(again.client(), { ...baseParams, tools: [lookup] }, { budget: { maxCallsPerTool: 1 } });
+    await each;
+    expect(lookups).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a streamed run starting tools eagerly: a call past the limit never starts', async () => {
+    const server = await mockServer([{ content: [weather('Paris'), weather('Rome')] }, { content: [text('done')] }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)], stream: true, runToolsEagerly: true }, { budget: { maxToolCalls: 1 } });
+    for await (const stream of runner) await stream.finalMessage();
+    expect(calls).toEqual(['Paris']);
+    expect(resultsOf(server.requests[1]!).map((result) => result.is_error)).toEqual([false, true]);
+    expect(runner.stoppedBy).toBe('model');
+  });
+});
+
+describe('loopGuard', () => {
+  it('a call deep-equal to maxRepeats earlier ones (key order aside) is not run and “repeats”; a second repeat stops the run', async () => {
+    const log: unknown[] = [];
+    const search = tool({ name: 'search', inputSchema: z.object({ q: z.string(), page: z.number() }), run: (input) => (log.push(input), 'nothing') });
+    const server = await mockServer([
+      { content: [toolUse('search', { q: 'x', page: 1 })] },
+      { content: [toolUse('search', { page: 1, q: 'x' }), toolUse('search', { q: 'x', page: 2 })] },
+      { content: [toolUse('search', { q: 'x', page: 1 })] },
+      { content: [text('never')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [search] }, { loopGuard: { maxRepeats: 1 } });
+    await runner;
+    expect(log).toEqual([
+      { q: 'x', page: 1 },
+      { q: 'x', page: 2 },
+    ]);
+    expect(server.requests).toHaveLength(3);
+    expect(resultsOf(server.requests[2]!)[0]).toEqual({ is_error: true, content: expect.stringMatching(/not run: it repeats an earlier call with the same input/) });
+    expect(runner.stoppedBy).toBe('loop_guard');
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('earlier calls include ones that were not run; repeats within one reply count', async () => {
+    const server = await mockServer([
+      { content: [weather('Paris'), weather('Paris'), weather('Paris')] },
+      { content: [text('done')] },
+    ]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)] }, { loopGuard: { maxRepeats: 2 }, budget: { maxCallsPerTool: 0 } });
+    await runner;
+    expect(calls).toEqual([]);
+    expect(resultsOf(server.requests[1]!).map((result) => String(result.content).match(/limit|repeats/)?.[0])).toEqual(['limit', 'limit', 'repeats']);
+    expect(runner.stoppedBy).toBe('model');
+  });
+});
+
+describe("onLimit: 'answer'", () => {
+  it('max_iterations: the last reply’s calls are answered as not run, one more request with tool_choice none gets the answer', async () => {
+    const server = await mockServer([{ content: [weather('Paris')] }, { content: [weather('Rome')] }, { content: [text('Paris is 21°C; Rome I could not check.')] }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)], max_iterations: 2 }, { onLimit: 'answer' });
+    const final = await runner;
+    expect(calls).toEqual(['Paris']);
+    expect(final.content).toEqual([expect.objectContaining({ text: 'Paris is 21°C; Rome I could not check.' })]);
+    expect(runner.stoppedBy).toBe('max_iterations');
+    expect(runner.iteration).toBe(3);
+    expect(server.requests.map((request) => wire(request).body.tool_choice)).toEqual([undefined, undefined, { type: 'none' }]);
+    expect(resultsOf(server.requests[2]!)).toEqual([{ is_error: true, content: expect.stringMatching(/limit of 2 requests \(max_iterations\)/) }]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('a token budget, with a typed output: the answer at the limit is parsed', async () => {
+    const server = await mockServer([
+      { content: [weather('Paris')], usage: usage(1200) },
+      { content: [text('{"answer":"unknown"}')], usage: usage(100) },
+    ]);
+    const calls: string[] = [];
+    const runner = toolRunner(
+      server.client(),
+      { ...baseParams, tools: [weatherTool(calls)] },
+      { onLimit: 'answer', budget: { maxTokens: 1000 }, output: z.object({ answer: z.string() }) },
+    );
+    await runner;
+    expect(calls).toEqual([]);
+    expect(runner.output).toEqual({ answer: 'unknown' });
+    expect(runner.stoppedBy).toBe('budget');
+    expect(wire(server.requests[1]!).body).toMatchObject({ tool_choice: { type: 'none' }, output_config: { format: { type: 'json_schema' } } });
+    expect(resultsOf(server.requests[1]!)[0]!.content).toMatch(/limit of 1000 tokens \(budget\.maxTokens; 1200 used\)/);
+  });
+
+  it('a second call past maxToolCalls: the run ends on an answer too', async () => {
+    const server = await mockServer([{ content: [weather('Paris'), weather('Rome')] }, { content: [weather('Oslo')] }, { content: [text('Only Paris.')] }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)] }, { onLimit: 'answer', budget: { maxToolCalls: 1 } });
+    expect(textOf(await runner)).toBe('Only Paris.');
+    expect(calls).toEqual(['Paris']);
+    expect(runner.stoppedBy).toBe('budget');
+    expect(wire(server.requests[2]!).body.tool_choice).toEqual({ type: 'none' });
+  });
+
+  it('a stop by the loop guard sends no further request', async () => {
+    const server = await mockServer([{ content: [weather('Paris')] }, { content: [weather('Paris')] }, { content: [weather('Paris')] }, { content: [text('never')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] }, { onLimit: 'answer', loopGuard: { maxRepeats: 1 } });
+    await runner;
+    expect(runner.stoppedBy).toBe('loop_guard');
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('a model that calls tools even then: they are not run, and the run stops', async () => {
+    const server = await mockServer([{ content: [weather('Paris')] }, { content: [weather('Rome')] }, { content: [text('never')] }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)], max_iterations: 1 }, { onLimit: 'answer' });
+    await runner;
+    expect(calls).toEqual([]);
+    expect(server.requests).toHaveLength(2);
+    expect(runner.stoppedBy).toBe('max_iterations');
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+});
+
+describe('runner.stoppedBy', () => {
+  it('is undefined while the run runs, and names each way a run ends', async () => {
+    const seen: Array<StoppedBy | undefined> = [];
+    const probe = tool({ name: 'probe', inputSchema: z.object({}), run: (_input, { runner }) => (seen.push(runner.stoppedBy), 'ok') });
+    const ask = tool({ name: 'ask', inputSchema: z.object({}), needsApproval: true, run: () => 'asked' });
+    const stops: Record<string, StoppedBy | undefined> = {};
+
+    let server = await mockServer([{ content: [toolUse('probe', {})] }, { content: [text('done')] }]);
+    let runner = toolRunner(server.client(), { ...baseParams, tools: [probe] });
+    await runner;
+    stops['model'] = runner.stoppedBy;
+
+    server = await mockServer([{ content: [toolUse('probe', {})] }]);
+    runner = toolRunner(server.client(), { ...baseParams, tools: [probe], max_iterations: 1 });
+    await runner;
+    stops['max_iterations'] = runner.stoppedBy;
+
+    server = await mockServer([{ content: [toolUse('ask', {})] }]);
+    runner = toolRunner(server.client(), { ...baseParams, tools: [ask] });
+    await runner;
+    stops['approval'] = runner.stoppedBy;
+
+    server = await mockServer([{ content: [toolUse('probe', {})] }, { content: [text('more')] }]);
+    runner = toolRunner(server.client(), { ...baseParams, tools: [probe] });
+    for await (const _ of runner) break;
+    stops['break'] = runner.stoppedBy;
+
+    server = await mockServer([{ error: { status: 500 } }]);
+    runner = toolRunner(server.client({ maxRetries: 0 }), baseParams);
+    await runner.then(undefined, () => undefined);
+    stops['error'] = runner.stoppedBy;
+
+    const controller = new AbortController();
+    const hang = tool({ name: 'hang', inputSchema: z.object({}), run: (_input, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))) });
+    server = await mockServer([{ content: [toolUse('hang', {})] }]);
+    runner = toolRunner(server.client(), { ...baseParams, tools: [hang] }, { signal: controller.signal, hooks: { onToolCall: () => void setTimeout(() => controller.abort(), 10) } });
+    await expect(runner).rejects.toBeInstanceOf(APIUserAbortError);
+    stops['abort'] = runner.stoppedBy;
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+
+    expect(stops).toEqual({ model: 'model', max_iterations: 'max_iterations', approval: 'approval', break: 'break', error: 'error', abort: 'abort' });
+    expect(seen).toEqual([undefined, undefined]);
+  });
+
+  it('after max_iterations, raising it with setMessagesParams and iterating again goes on', async () => {
+    const server = await mockServer([{ content: [weather('Paris')] }, { content: [weather('Rome')] }, { content: [text('done')] }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)], max_iterations: 1 });
+    await runner;
+    expect(runner.stoppedBy).toBe('max_iterations');
+    // Iterated again at the same limit: it stops at once, with no request, on the same reply.
+    expect((await runner).content[0]).toMatchObject({ input: { location: 'Paris' } });
+    expect(server.requests).toHaveLength(1);
+    runner.setMessagesParams((params) => ({ ...params, max_iterations: 5 }));
+    const seen: string[] = [];
+    for await (const message of runner) seen.push(message.stop_reason ?? '');
+    expect(seen).toEqual(['tool_use', 'end_turn']);
+    expect(runner.stoppedBy).toBe('model');
+    expect(calls).toEqual(['Paris', 'Rome']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('bad options are clear errors at construction, before any request', async () => {
+    const server = await mockServer([]);
+    const make = (options: object) => () => toolRunner(server.client(), baseParams, options as never);
+    expect(make({ budget: { maxTokens: -5 } })).toThrow(/options\.budget\.maxTokens must be a whole number of at least 1, got -5/);
+    expect(make({ budget: { maxTokens: 0 } })).toThrow(/budget\.maxTokens must be a whole number of at least 1, got 0/);
+    expect(make({ budget: { maxToolCalls: 2.5 } })).toThrow(/budget\.maxToolCalls must be a whole number of at least 0, got 2\.5/);
+    expect(make({ budget: { maxCallsPerTool: { search: -1 } } })).toThrow(/budget\.maxCallsPerTool\['search'\] must be a whole number/);
+    expect(make({ budget: { maxCallsPerTool: '3' } })).toThrow(/budget\.maxCallsPerTool must be a whole number of at least 0, got "3"/);
+    expect(make({ budget: { maxToken: 5 } })).toThrow(/unknown key options\.budget\.maxToken; the keys are maxTokens, maxToolCalls, maxCallsPerTool/);
+    expect(make({ budget: 100 })).toThrow(/options\.budget must be an object/);
+    expect(make({ loopGuard: { maxRepeats: 0 } })).toThrow(/loopGuard\.maxRepeats must be a whole number of at least 1, got 0/);
+    expect(make({ loopGuard: {} })).toThrow(/loopGuard\.maxRepeats is required/);
+    expect(make({ loopGuard: { maxRepeat: 2 } })).toThrow(/unknown key options\.loopGuard\.maxRepeat/);
+    expect(make({ onLimit: 'retry' })).toThrow(/options\.onLimit must be 'stop' or 'answer', got "retry"/);
+    expect(make({ onlimit: 'answer' })).toThrow(/unknown option 'onlimit'; the options are .*onLimit/);
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+function textOf(message: { content: Array<{ type: string; text?: string }> }): string {
+  return message.content.map((block) => block.text ?? '').join('');
+}
