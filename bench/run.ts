@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { agentsScenario } from './agents.js';
 import { type Pair, type PairFigures, pairRatios, pairsScenario, peersLongRound, startPeers, stopPairs } from './against-peers.js';
 import { bundleSizes } from './bundle.js';
 import { compactionTokens } from './compaction.js';
@@ -92,6 +93,7 @@ async function main() {
         ...peerPairs,
       ];
       await inProcessScenarios(url, peers.length ? pairs : []);
+      await agentsAsTools(url);
     } finally {
       stopPairs(peerPairs);
       for (const worker of all) worker.stop();
@@ -359,6 +361,21 @@ function durable() {
   }
   rows.push({ scenario, measure: 'wall ms per turn', figures: { 'tool-runner': [figures.plainMsPerTurn], 'durable (DBOS)': [figures.durableMsPerTurn] } });
   rows.push({ scenario, measure: 'extra wall ms per step (request or tool call)', figures: { 'durable (DBOS)': figures.extraMsPerStep } });
+}
+
+/** Agents as tools (issue 22): `agentTool` against a hand-written nested loop, each in a process of its own (bench/agents.ts). */
+async function agentsAsTools(url: string) {
+  const parentTurns = smoke ? 3 : 100;
+  const scenario = `agents as tools: ${parentTurns} parent turns × a 3-turn sub-agent`;
+  log(scenario);
+  const figures = await agentsScenario(url, rounds(9), parentTurns);
+  rows.push({ scenario, measure: 'client CPU ms per request', figures });
+  goals.push({
+    name: 'agents as tools: CPU/turn vs hand-written nested loop',
+    ratios: ratio(figures.agentTool, figures['hand-written nested loop']),
+    limit: 1.15,
+    description: '≤ 1.15×',
+  });
 }
 
 /** The reliability soak, in a process of its own (its heap is the measure): random runs with random faults. */

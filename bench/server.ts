@@ -14,7 +14,9 @@ export type Scenario =
   | { kind: 'eager'; textChunks: number; chunkDelayMs: number }
   /** `runs` requests of one `batch` (a concurrent round): every response is held until the last has come, then `holdMs`. */
   | { kind: 'hold'; holdMs: number; runs: number; batch: string }
-  | { kind: 'throughput'; chars: number; chunkSize: number };
+  | { kind: 'throughput'; chars: number; chunkSize: number }
+  /** A parent that calls the `helper` agent each turn until its last; the sub-agent (system `sub`) calls `lookup` until its last turn. */
+  | { kind: 'agents'; parentTurns: number; subTurns: number };
 
 interface Reply {
   content: BetaContentBlock[];
@@ -28,7 +30,7 @@ interface Reply {
 /** Threads: the number of replies in the conversation each reply ends, by its id (dropped once continued). */
 const threadTurns = new Map<string, number>();
 
-type Body = { messages: Array<{ role: string }>; thread?: { type: string; previous_message_id?: string } };
+type Body = { messages: Array<{ role: string }>; system?: unknown; thread?: { type: string; previous_message_id?: string } };
 
 /** How many replies the conversation already has: counted in the messages, or kept with the thread. */
 function turnOf(body: Body): number {
@@ -40,7 +42,7 @@ function turnOf(body: Body): number {
   return held + sent;
 }
 
-function reply(scenario: Scenario, turn: number): Reply {
+function reply(scenario: Scenario, turn: number, body: Body): Reply {
   switch (scenario.kind) {
     case 'long':
       return { content: turn < scenario.turns - 1 ? [toolUse('step', { n: turn })] : [text('done')] };
@@ -60,6 +62,9 @@ function reply(scenario: Scenario, turn: number): Reply {
       return { content: [text('done')], delayMs: scenario.holdMs, batch: { id: scenario.batch, runs: scenario.runs } };
     case 'throughput':
       return { content: [text('x'.repeat(scenario.chars))], chunkSize: scenario.chunkSize };
+    case 'agents':
+      if (body.system === 'sub') return { content: turn < scenario.subTurns - 1 ? [toolUse('lookup', { n: turn })] : [text('sub answer')] };
+      return { content: turn < scenario.parentTurns ? [toolUse('helper', { task: `task ${turn}` })] : [text('done')] };
   }
 }
 
@@ -106,7 +111,7 @@ const server = createServer(async (req, res) => {
   const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   const scenario = JSON.parse(String(req.headers['x-bench'])) as Scenario;
   const turn = turnOf(body);
-  const planned = reply(scenario, turn);
+  const planned = reply(scenario, turn, body);
   if (planned.batch) await batchComplete(planned.batch);
   if (planned.delayMs) await sleep(planned.delayMs);
   const built = message(planned.content, body.model);

@@ -25,7 +25,7 @@ import type { AnyTool, RunnableTool, Runner, RunnerParams } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
 import { Requests, type Turn } from './turn.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
-import { type Usage, addUsage } from './usage.js';
+import { type Usage, addUsage, copyUsage } from './usage.js';
 
 export abstract class RunnerControls implements Runner {
   protected readonly run: RunContext;
@@ -229,7 +229,7 @@ export abstract class RunnerControls implements Runner {
 
   /** The summed usage of every reply. */
   get usage(): Usage {
-    return structuredClone(this.state.usage);
+    return copyUsage(this.state.usage);
   }
 
   /** Why the run stopped, once it has (see {@link StoppedBy}); `undefined` while it runs. */

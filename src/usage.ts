@@ -34,6 +34,18 @@ export function addUsage(total: Usage, usage: Partial<BetaUsage> | null | undefi
   };
 }
 
+/** A copy the caller may change (`structuredClone` costs ~100× more, and sub-agents read it on every call). */
+export function copyUsage(usage: Usage): Usage {
+  const { web_search_requests, web_fetch_requests } = usage.server_tool_use;
+  return {
+    input_tokens: usage.input_tokens,
+    output_tokens: usage.output_tokens,
+    cache_creation_input_tokens: usage.cache_creation_input_tokens,
+    cache_read_input_tokens: usage.cache_read_input_tokens,
+    server_tool_use: { web_search_requests, web_fetch_requests },
+  };
+}
+
 /** What `now` adds to `before` (the usage of a sub-agent's run since it started or resumed). */
 export function usageSince(now: Usage, before: Usage): Usage {
   return {

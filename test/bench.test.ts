@@ -25,6 +25,9 @@ it('npm run bench runs every scenario against the three targets and the peers (s
     expect(line?.split('|').slice(2, 8).map((cell) => cell.trim())).toEqual(Array.from({ length: 6 }, () => expect.stringMatching(/^\d+\.\d{2,3} \(/)));
   }
   expect(stdout).toContain('| long 20: CPU/turn with loopGuard + budget vs hand-written |');
+  // Agents as tools: both nested loops ran the planned requests (the bench fails otherwise), each has a figure.
+  for (const loop of ['agentTool', 'hand-written nested loop']) expect(stdout).toMatch(new RegExp(`\\| agents as tools: 3 parent turns × a 3-turn sub-agent \\| client CPU ms per request \\| ${loop} \\| \\d`));
+  expect(stdout).toContain('| agents as tools: CPU/turn vs hand-written nested loop |');
   expect(stdout).toMatch(/\| goal \| ratio, median \(min–max\) \| limit \| met \|/);
 }, 150_000);
 
