@@ -58,6 +58,9 @@ interface LongWorkers {
   /** This runner with a loop guard and a budget on (the whole-history scenarios only: their cost does not depend on the thread). */
   guarded: LongWorker;
   handBesideGuarded: LongWorker;
+  /** This runner watched by the inspector with its page open in headless Chromium (bench/inspected.ts); not in a smoke run. */
+  inspected?: LongWorker;
+  handBesideInspected?: LongWorker;
 }
 
 async function main() {
@@ -73,6 +76,8 @@ async function main() {
       handBesideSdk: longWorker(handWritten.name),
       guarded: longWorker(oursGuarded.name),
       handBesideGuarded: longWorker(handWritten.name),
+      // The inspector's own tests drive the browser; a smoke run leaves it out.
+      ...(!smoke && { inspected: longWorker(INSPECTED), handBesideInspected: longWorker(handWritten.name) }),
     };
     const all = Object.values(workers);
     // The peers load their loops during the warm-up; each measured run of theirs follows a 200-turn run (`long`).
@@ -263,6 +268,7 @@ async function longScenario(url: string, workers: LongWorkers, peerPairs: Pair[]
   const last: Record<string, Series> = {};
   const sdkRatios: Series = [];
   const guardedRatios: Series = [];
+  const inspectedRatios: Series = [];
   const peerRatio: Record<string, { perTurn: Series; last: Series }> = {};
   const record = (name: string, figures: LongFigures) => {
     (perTurn[name] ??= []).push(figures.perTurnMs);
@@ -290,6 +296,11 @@ async function longScenario(url: string, workers: LongWorkers, peerPairs: Pair[]
       (perTurn[oursGuarded.name] ??= []).push(guarded!.perTurnMs);
       guardedRatios.push(guarded!.perTurnMs / handBesideGuarded!.perTurnMs);
     }
+    if (workers.inspected && workers.handBesideInspected) {
+      const [inspected, handBesideInspected] = await runTogether([workers.inspected, workers.handBesideInspected], request);
+      (perTurn[INSPECTED] ??= []).push(inspected!.perTurnMs);
+      inspectedRatios.push(inspected!.perTurnMs / handBesideInspected!.perTurnMs);
+    }
     sdkLast.push(theirs!.lastTenthMs / handBesideTheirs!.lastTenthMs);
     if (!thread) await peersLongRound(peerPairs, { url, turns }, round, (peer) => (smoke ? 1 : (peer.longRounds[turns] ?? 7)), recordPeer, log);
   }
@@ -304,6 +315,7 @@ async function longScenario(url: string, workers: LongWorkers, peerPairs: Pair[]
   goals.push({ name: `${label} ${turns}: last-10% turns CPU vs ${versus}`, ratios: ratio(last[ours.name]!, last[handWritten.name]!), limit: 1.1, description: '≤ 1.10× (flat)' });
   goals.push({ name: `${label} ${turns}: SDK runner CPU/turn vs ${versus}`, ratios: sdkRatios, limit: Number.NaN, description: 'reference' });
   if (!thread) goals.push({ name: `${label} ${turns}: CPU/turn with loopGuard + budget vs ${versus}`, ratios: guardedRatios, limit: 1.1, description: '≤ 1.10×' });
+  if (inspectedRatios.length > 0) goals.push({ name: `${label} ${turns}: CPU/turn with the inspector, its page open, vs ${versus}`, ratios: inspectedRatios, limit: 1.15, description: '≤ 1.15×' });
   if (thread) return;
   const peerColumn = (pick: 'perTurn' | 'last') => Object.fromEntries(Object.entries(peerRatio).map(([name, ratios]) => [name, ratios[pick]]));
   comparisons.push({
@@ -317,6 +329,9 @@ async function longScenario(url: string, workers: LongWorkers, peerPairs: Pair[]
     ratios: { [ours.name]: ratio(last[ours.name]!, last[handWritten.name]!), [sdk.name]: sdkLast, ...peerColumn('last') },
   });
 }
+
+/** This runner watched by the inspector, its page open (bench/inspected.ts, loaded only in its worker's process). */
+const INSPECTED = 'tool-runner + inspector';
 
 /** Which peers ran fewer rounds than the loops on the SDK's client, at this size. */
 function roundsNote(turns: number) {
