@@ -3,9 +3,9 @@
  * sub-agent each turn, the sub-agent 3 turns (two `lookup` calls and an answer), every request
  * counted (parentTurns × 4 + 1); run by `agentTool` and by a hand-written nested loop on the SDK's
  * client, over HTTP to the bench's server (bench/server.ts, in a process of its own). As the long
- * scenario: each loop in a Node process of its own (bench/long-worker.ts says why); each round, a
- * warm-up run of the same size (the loop's code at its optimised tier), then the measured run; the
- * rounds alternate which loop goes first.
+ * scenario: each loop in a Node process of its own (bench/long-worker.ts says why), the two at the
+ * same time (bench/paired.ts says why); each round, a warm-up run of the same size (the loop's code
+ * at its optimised tier), then the measured run.
  * Usage: node --expose-gc --import tsx bench/agents.ts [rounds=9] [parentTurns=100]
  * As a worker (forked by `agentsScenario`): bench/agents.ts worker <loop name>, with an IPC channel.
  */
@@ -107,13 +107,15 @@ function agentsWorker(name: LoopName) {
   };
 }
 
-/** `rounds` alternating rounds of both loops, each in its process: CPU ms per request of each, by round. */
+/** `rounds` rounds of both loops, each in its process, run at the same time: CPU ms per request of each, by round. */
 export async function agentsScenario(url: string, rounds: number, parentTurns: number): Promise<Record<LoopName, number[]>> {
   const workers = AGENT_LOOPS.map((name) => ({ name, worker: agentsWorker(name) }));
   const figures = { agentTool: [] as number[], 'hand-written nested loop': [] as number[] };
   try {
     for (let round = 0; round < rounds; round++) {
-      for (const { name, worker } of round % 2 === 0 ? workers : [...workers].reverse()) figures[name].push(await worker.measure({ url, parentTurns }));
+      // At the same time, as the long scenario's pairs: the two runs share the machine's drift.
+      const perTurn = await Promise.all(workers.map(({ worker }) => worker.measure({ url, parentTurns })));
+      workers.forEach(({ name }, i) => figures[name].push(perTurn[i]!));
     }
   } finally {
     for (const { worker } of workers) worker.stop();
