@@ -14,6 +14,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { BetaContentBlockParam, BetaMessage, BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { z } from 'zod';
 import { agentTool, textOf, tool, toolRunner } from '../src/index.js';
+import { cpuMs, median } from './scenarios.js';
 import type { Scenario } from './server.js';
 
 const SUB_TURNS = 3;
@@ -57,11 +58,6 @@ const handWritten: Loop = (client, lookupRun) =>
   });
 
 const loops: Record<LoopName, Loop> = { agentTool: withAgentTool, 'hand-written nested loop': handWritten };
-
-const cpuMs = () => {
-  const used = process.cpuUsage();
-  return (used.user + used.system) / 1000;
-};
 
 /** One run of `name` against the server at `url`: CPU ms per request; fails unless it made exactly the requests and calls planned. */
 async function measureRun(url: string, name: LoopName, parentTurns: number): Promise<number> {
@@ -143,12 +139,11 @@ if (process.argv[2] === 'worker') {
   const { url, child } = await startServer(pinToCoreZero());
   try {
     const figures = await agentsScenario(url, rounds, parentTurns);
-    const ratios = figures.agentTool.map((ms, i) => ms / figures['hand-written nested loop'][i]!).sort((a, b) => a - b);
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const ratios = figures.agentTool.map((ms, i) => ms / figures['hand-written nested loop'][i]!);
     console.log(
       `${parentTurns} parent turns × a ${SUB_TURNS}-turn sub-agent (${parentTurns * (SUB_TURNS + 1) + 1} requests), client CPU per request: ` +
         `agentTool ${median(figures.agentTool).toFixed(3)} ms, hand-written nested loop ${median(figures['hand-written nested loop']).toFixed(3)} ms; ` +
-        `ratio median ${median(ratios).toFixed(3)} (${ratios[0]!.toFixed(3)}–${ratios.at(-1)!.toFixed(3)}) over ${rounds} rounds`,
+        `ratio median ${median(ratios).toFixed(3)} (${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}) over ${rounds} rounds`,
     );
   } finally {
     child.kill('SIGTERM');

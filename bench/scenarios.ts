@@ -79,7 +79,8 @@ function expectCounts(target: Target, what: string, counted: Counts, expected: C
   throw new Error(`${target.name} did not run the same agent (${what}): ${show(counted)}; expected ${show(expected)}`);
 }
 
-const cpuMs = () => {
+/** CPU ms this process has used (user + system). */
+export const cpuMs = () => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
 };
