@@ -7,6 +7,7 @@
 import type { Approver } from './approval.js';
 import type { ClientLike } from './client.js';
 import type { RunnerEvent } from './events.js';
+import type { RunScope } from './scope.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { Usage } from './usage.js';
 
@@ -33,6 +34,8 @@ export interface AgentLink {
   readonly client: ClientLike;
   /** The parent's listeners (its own `onEvent`), when something listens. */
   readonly emit: ((event: RunnerEvent) => void) | undefined;
+  /** The scope the parent's listeners carry (`tool-runner/otel`'s): the sub-agent's requests and tools run in it too. */
+  readonly scope: RunScope | undefined;
   /** The parent's `options.approve`. */
   readonly approve: Approver | undefined;
   /** The parent yields streams (`stream: true`). */

@@ -15,6 +15,7 @@ import type { ToolRunnerOptions } from './options.js';
 import { resumeToolRunner } from './resume.js';
 import { ToolRunner } from './runner.js';
 import type { AnySchema } from './schema.js';
+import type { RunScope } from './scope.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { ExtraToolFields, NeedsApproval, RunnableTool, Runner, RunnerParams, ToolContext } from './surface.js';
 import { textOf } from './text.js';
@@ -82,7 +83,10 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
   // Made by `tool()` (validated input), untyped here: the generic schema would make the compiler's work explode.
   const make = tool as (options: object) => RunnableTool;
   const agentToolOf = (of: Agent) => {
-    const made = make({ ...rest, name, inputSchema: inputSchema ?? AGENT_TASK_SCHEMA, run: (input: unknown, context: ToolContext) => runAgent(of, input, context) });
+    const run = of.steps
+      ? (input: unknown, context: ToolContext) => oneAtATime(context.runner, () => runAgent(of, input, context))
+      : (input: unknown, context: ToolContext) => runAgent(of, input, context);
+    const made = make({ ...rest, name, inputSchema: inputSchema ?? AGENT_TASK_SCHEMA, run });
     // Not an API field: `tool-runner/dbos` asks for the durable form, whose sub-agent's steps are the workflow's.
     Object.defineProperty(made, AGENT_DURABLE, { value: (steps: AgentSteps) => agentToolOf({ ...of, steps }) });
     return made;
@@ -98,6 +102,21 @@ interface Agent {
   maxDepth: number;
   /** In a durable run: the sub-agent's requests and tool calls as steps of the workflow. */
   steps: AgentSteps | undefined;
+}
+
+/** The sub-agent a durable run's runner runs now (or last): the next one starts after it. */
+const durableTurns = new WeakMap<Runner, Promise<unknown>>();
+
+/**
+ * In a durable run, the sub-agents one runner calls run one after another, in the order their
+ * calls start: their requests and tools are steps of the workflow, numbered as they start, so
+ * they must start in the same order when the workflow is recovered. Sub-agents run at once would
+ * interleave their steps by timing.
+ */
+function oneAtATime<T>(runner: Runner, run: () => Promise<T>): Promise<T> {
+  const result = (durableTurns.get(runner) ?? Promise.resolve()).then(run);
+  durableTurns.set(runner, result.catch(() => undefined));
+  return result;
 }
 
 /** One call: the sub-agent runs (or goes on from the state it waited for approval in) to its end. */
@@ -137,15 +156,19 @@ async function runAgent(agent: Agent, input: unknown, context: ToolContext): Pro
 function subOptions(agent: Agent, link: AgentLink | undefined, signal: AbortSignal): ToolRunnerOptions {
   const own = agent.options;
   const options: ToolRunnerOptions = { ...own, signal: own.signal ? AbortSignal.any([signal, own.signal]) : signal };
-  if (link?.emit) options.onEvent = [forwarder(agent.name, link.emit), ...listeners(own.onEvent)];
+  if (link?.emit) options.onEvent = [forwarder(agent.name, link.emit, link.scope), ...listeners(own.onEvent)];
   const approve = link?.approve;
   if (!own.approve && approve) options.approve = ((call, context) => approve({ ...call, path: [agent.name, ...(call.path ?? [])] }, context)) as Approver;
   return options;
 }
 
-/** The sub-agent's events, to the parent's listeners, with the agent's name in front of their path. */
-function forwarder(name: string, emit: (event: RunnerEvent) => void): RunnerListener {
-  return (event) => emit({ ...event, path: [name, ...(event.path ?? [])] });
+/**
+ * The sub-agent's events, to the parent's listeners, with the agent's name in front of their path;
+ * with the scope they carry, so that the sub-agent's requests and tools run inside their spans.
+ */
+function forwarder(name: string, emit: (event: RunnerEvent) => void, scope?: RunScope): RunnerListener {
+  const forward: RunnerListener = (event) => emit({ ...event, path: [name, ...(event.path ?? [])] });
+  return scope ? Object.assign(forward, { scope }) : forward;
 }
 
 /** Drives a streamed sub-agent, its text deltas reaching the parent's listeners as `agent.text` events. */

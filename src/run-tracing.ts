@@ -27,8 +27,12 @@ const NO_TRACING: Tracing = Object.freeze({ scope: undefined, callerScope: undef
 /** The tracing of a run: none (shared) unless a listener carries a scope or the client traces. */
 export function runTracing(client: unknown, listeners: RunnerListener | RunnerListener[] | undefined, logger: LeveledLogger): Tracing {
   const traces = (client as { _tracer?: unknown })._tracer !== undefined && (client as { _tracer?: unknown })._tracer !== null;
-  const scoped = Array.isArray(listeners) ? listeners.some((listener) => listener?.scope) : listeners?.scope !== undefined;
-  return traces || scoped ? new RunTracing(client, listeners, logger) : NO_TRACING;
+  return traces || listenerScope(listeners) ? new RunTracing(client, listeners, logger) : NO_TRACING;
+}
+
+/** The scope a listener carries (`tool-runner/otel`'s), the first one given. */
+export function listenerScope(listeners: RunnerListener | RunnerListener[] | undefined): RunScope | undefined {
+  return Array.isArray(listeners) ? listeners.find((listener) => listener?.scope)?.scope : listeners?.scope;
 }
 
 export class RunTracing implements Tracing {
@@ -42,7 +46,7 @@ export class RunTracing implements Tracing {
   constructor(client: unknown, listeners: RunnerListener | RunnerListener[] | undefined, logger: LeveledLogger) {
     this.#client = client;
     this.#logger = logger;
-    this.#listener = (Array.isArray(listeners) ? listeners : [listeners]).find((listener) => listener?.scope)?.scope;
+    this.#listener = listenerScope(listeners);
   }
 
   /** A pass of the loop starts, with the run's params and its requests' options. */

@@ -17,7 +17,7 @@ import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
-import { runTracing } from './run-tracing.js';
+import { listenerScope, runTracing } from './run-tracing.js';
 import { OVER_MESSAGE_THREAD } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { StoppedBy } from './stop-reason.js';
@@ -251,6 +251,7 @@ export abstract class RunnerControls implements Runner {
     return {
       client: run.client,
       emit: run.emit,
+      scope: listenerScope(run.options.onEvent),
       approve: run.options.approve,
       streaming: state.settings.stream === true,
       addUsage: (usage) => {

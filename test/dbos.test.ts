@@ -97,6 +97,32 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(wire(server.requests[3]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_clerk', content: 'Charged.' }]);
   });
 
+  it('two sub-agents called in one reply run one after the other in a durable run, so a recovery replays their steps in order', async () => {
+    const steps = {
+      parent: [{ content: [toolUse('clerk', { task: 'Handle order 42' }, 'toolu_clerk'), toolUse('auditor', { task: 'Audit order 42' }, 'toolu_aud')] }, { content: [text('Done.')] }],
+      clerk: [{ content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] }, { content: [text('Charged.')] }],
+      auditor: [{ content: [toolUse('audit', { order: '42' }, 'toolu_audit')] }, { content: [text('Audited.')] }],
+    } as Record<string, ScriptedReply[]>;
+    const agentOf = (request: RecordedRequest) => String((request.body as { system?: string }).system ?? 'parent');
+    const server = await mockServer(Array.from({ length: 6 }, () => (request: RecordedRequest) => steps[agentOf(request)]!.shift()!));
+    const id = `agents-crash-${randomUUID()}`;
+    const first = worker('start', id, server.url, { AGENT: '1' });
+    await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
+    // The auditor waits for the clerk: nothing of it has run while the clerk's charge hangs.
+    expect(server.requests.map(agentOf)).toEqual(['parent', 'clerk']);
+    await kill(first);
+
+    const second = worker('recover', id, server.url, { AGENT: '1' });
+    const result = await resultOf(second);
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    expect(server.requests.map(agentOf)).toEqual(['parent', 'clerk', 'clerk', 'auditor', 'auditor', 'parent']);
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 2, finished: 1 }, audit: { started: 1, finished: 1 } });
+    expect(wire(server.requests[5]!).messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_clerk', content: 'Charged.' },
+      { type: 'tool_result', tool_use_id: 'toolu_aud', content: 'Audited.' },
+    ]);
+  });
+
   it('a worker killed during a streamed model request (a run from a queue): another sends it again and finishes the run', async () => {
     const reply = { content: [toolUse('record', { order: '7' }, 'toolu_rec')] };
     const server = await mockServer([{ ...reply, stallAfterEvents: 3 }, reply, { content: [text('All set.')] }]);

@@ -3,7 +3,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { SpanStatusCode, context } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { agentTool, tool, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
 import { text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep } from './helpers.js';
@@ -135,6 +135,38 @@ describe('requests and tool calls run inside their span (AsyncLocalStorage conte
       expect(spans.map((span) => span.name).filter((name) => name.startsWith('anthropic.') && name !== 'anthropic.messages.create')).toEqual([]);
     },
   );
+
+  it("a sub-agent's spans nest under the parent's execute_tool span, and its tools run inside theirs", async () => {
+    const { exporter, tracer } = tracing();
+    const search = tool({
+      name: 'search',
+      inputSchema: z.object({ query: z.string() }),
+      run: async ({ query }) => {
+        await sleep(1);
+        tracer.startSpan(`index.query ${query}`).end();
+        return `results for ${query}`;
+      },
+    });
+    const researcher = agentTool({
+      name: 'researcher',
+      description: 'Researches a topic',
+      params: ({ task }) => ({ ...baseParams, system: 'researcher', messages: [{ role: 'user', content: task }], tools: [search] }),
+    });
+    const server = await mockServer([
+      { content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')] },
+      { content: [toolUse('search', { query: 'otters' }, 'toolu_s')] },
+      { content: [text('They hold hands.')] },
+      { content: [text('Otters hold hands.')] },
+    ]);
+    await toolRunner(server.client(), { ...baseParams, tools: [researcher] }, { onEvent: openTelemetry({ tracer, agentName: 'lead' }) });
+    const spans = exporter.getFinishedSpans();
+    const chain: string[] = [];
+    for (let span: ReadableSpan | undefined = spans.find((s) => s.name === 'index.query otters'); span; span = parentOf(spans, span)) chain.push(span.name);
+    expect(chain).toEqual(['index.query otters', 'execute_tool search', 'invoke_agent lead', 'execute_tool researcher', 'invoke_agent lead']);
+    const [outer, inner] = spans.filter((span) => span.name === 'invoke_agent lead').sort((a, b) => (parentOf(spans, a) ? 1 : 0) - (parentOf(spans, b) ? 1 : 0));
+    expect(spans.filter((span) => span.name.startsWith('chat ')).map((chat) => parentOf(spans, chat))).toEqual([outer, inner, inner, outer]);
+    expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
+  });
 
   it('a hook or an approval a call waits for runs inside its span too', async () => {
     const { exporter, tracer } = tracing();
