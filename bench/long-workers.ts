@@ -17,9 +17,13 @@ export interface LongWorker {
 
 type Answer = { ready: true } | { figures: LongFigures | ScenarioFigure } | { error: string };
 
-/** Starts the worker process of the loop `name` (bench/target-by-name.ts); requests wait until it has loaded its loop. */
+/**
+ * Starts the worker process of the loop `name` (bench/target-by-name.ts); requests wait until it has loaded its loop.
+ * `BENCH_WORKER_ARGS` adds Node flags to every worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the loops.
+ */
 export function longWorker(name: string): LongWorker {
-  const child: ChildProcess = fork(new URL('./long-worker.ts', import.meta.url).pathname, [name], { execArgv: ['--expose-gc', '--import', 'tsx'] });
+  const extra = process.env['BENCH_WORKER_ARGS']?.split(' ').filter(Boolean) ?? [];
+  const child: ChildProcess = fork(new URL('./long-worker.ts', import.meta.url).pathname, [name], { execArgv: ['--expose-gc', '--import', 'tsx', ...extra] });
   const ready = new Promise<void>((resolve, reject) => {
     const exited = (code: number | null) => reject(new Error(`The ${name} worker exited (${code}) while loading`));
     child.once('exit', exited);

@@ -135,6 +135,42 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     expect((await recorded.goto(withToken(url, 'wrong')))!.status()).toBe(403);
   }, 60_000);
 
+  it('a fast run of many turns: the page keeps its last items (the rest behind a button); past maxRuns it lets go of the oldest runs', async () => {
+    const turns = 400;
+    const steps = [
+      { content: [text('first')] },
+      { content: [text('second')] },
+      ...Array.from({ length: turns - 1 }, (_, n) => ({ content: [toolUse('step', { n }, `toolu_${n}`)] })),
+      { content: [text('done')] },
+    ];
+    const server = await mockServer(steps);
+    const inspect = await inspector({ maxRuns: 2 });
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    const step = tool({ name: 'step', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `ok ${n}` });
+    const options = { onEvent: inspect.onEvent };
+    const runs = page.locator('#runs li');
+    await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: 'one' }] }, options);
+    await expect.poll(() => runs.count()).toBe(1);
+    await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: 'two' }] }, options);
+    await expect.poll(() => runs.count()).toBe(2);
+    await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: 'three' }], tools: [step] }, options);
+    // The oldest run is gone from the page as from the inspector; the newest is shown.
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
+    expect(await runs.locator('.run-name').allTextContents()).toEqual(['Run 3', 'Run 2']);
+    // 400 requests and 399 calls (and the prompt): the page holds at most 400 of them.
+    const items = page.locator('#run article.item');
+    const more = page.getByRole('button', { name: /^Show \d+ earlier items$/ });
+    const shown = await items.count();
+    expect(shown).toBeGreaterThanOrEqual(200);
+    expect(shown).toBeLessThanOrEqual(400);
+    expect(Number(/\d+/.exec((await more.textContent())!)![0]) + shown).toBe(2 * turns);
+    expect(await items.last().locator('pre.text').textContent()).toBe('done');
+    await more.click();
+    await expect.poll(() => items.count()).toBe(2 * turns);
+  }, 60_000);
+
   it('with two pages open the first decision counts; edited input and a reason go with it; sub-agents show as nested lanes', async () => {
     const server = await mockServer([
       { content: [toolUse('researcher', { task: 'Paris weather' }, 'toolu_agent')] },

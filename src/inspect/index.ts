@@ -66,7 +66,7 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
   const runs = new Runs(store, capture);
   let server;
   try {
-    server = await serveInspector({ port, host, store, approvals, settings: { mode: 'live', capture, title: 'tool-runner inspector' } });
+    server = await serveInspector({ port, host, store, approvals, settings: { mode: 'live', capture, title: 'tool-runner inspector', maxRuns } });
   } catch (error) {
     await recording?.close();
     throw error;

@@ -8,7 +8,7 @@ export const pageModelScript = String.raw`
 var token = new URLSearchParams(location.search).get('token') || '';
 function api(path) { return path + '?token=' + encodeURIComponent(token); }
 
-var model = { runs: new Map(), order: [], settings: { mode: 'live', capture: true, approvals: false, title: '' }, connection: 'connecting' };
+var model = { runs: new Map(), order: [], count: 0, settings: { mode: 'live', capture: true, approvals: false, title: '' }, connection: 'connecting' };
 var dirty = { list: true, selection: true, runs: new Set() };
 
 function zeroUsage() { return { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }; }
@@ -21,14 +21,31 @@ function runOf(id, time) {
   var run = model.runs.get(id);
   if (run) return run;
   run = {
-    id: id, number: model.order.length + 1, start: time, model: '', ended: false, state: 'running', stoppedBy: undefined,
+    id: id, number: ++model.count, start: time, model: '', ended: false, state: 'running', stoppedBy: undefined,
     error: undefined, usage: zeroUsage(), finalUsage: undefined, requests: 0, toolCalls: 0, lanes: new Map(),
     waiting: new Set(), pending: [], newItems: [], changed: new Set(), last: time,
   };
   model.runs.set(id, run);
   model.order.push(id);
   laneOf(run, undefined);
+  forgetOldRuns();
   return run;
+}
+
+/**
+ * Past the inspector's maxRuns, the page lets go of its oldest ended runs (not the one shown), as
+ * the inspector does: a page left open on a busy process stays small.
+ */
+function forgetOldRuns() {
+  var max = model.settings.maxRuns;
+  if (!max) return;
+  for (var i = 0; model.order.length > max && i < model.order.length; ) {
+    var old = model.runs.get(model.order[i]);
+    if (!old.ended || old === view.shown) { i++; continue; }
+    model.order.splice(i, 1);
+    model.runs.delete(old.id);
+    if (old.listEl && old.listEl.parentNode) old.listEl.parentNode.remove();
+  }
 }
 
 /** The lane of a sub-agent path (the run's own for none), nested under the call that started it. */
@@ -56,6 +73,7 @@ function itemOf(run, lane, key, make) {
   item.key = key;
   item.lane = lane;
   item.el = null;
+  item.index = lane.items.length;
   lane.items.push(item);
   lane.byKey.set(key, item);
   run.newItems.push(item);

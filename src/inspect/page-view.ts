@@ -4,9 +4,12 @@
  * every text goes in as text, never as HTML.
  */
 export const pageViewScript = String.raw`
-var view = { shown: null, frame: 0, timer: 0, last: 0, status: '' };
-/** At most this many frames a second while records pour in (a fast run must not keep the page busy). */
+var view = { shown: null, frame: 0, timer: 0, last: 0, status: '', drawn: 0 };
+/** At most ten frames a second (a fast run must not keep the page busy)... */
 var FRAME_MS = 100;
+/** ...and two while a frame draws more items than a person can read. */
+var BUSY_FRAME_MS = 500;
+var BUSY_ITEMS = 50;
 /** Items of a lane kept on the page; older ones are behind a "Show earlier" button. */
 var KEEP = 200;
 
@@ -37,7 +40,7 @@ function tokens(usage) {
 
 function schedule() {
   if (view.frame || view.timer) return;
-  var wait = view.last + FRAME_MS - Date.now();
+  var wait = view.last + (view.drawn > BUSY_ITEMS ? BUSY_FRAME_MS : FRAME_MS) - Date.now();
   if (wait <= 0) view.frame = requestAnimationFrame(render);
   else view.timer = setTimeout(function () { view.timer = 0; view.frame = requestAnimationFrame(render); }, wait);
 }
@@ -51,6 +54,7 @@ function selectedId() {
 function render() {
   view.frame = 0;
   view.last = Date.now();
+  view.drawn = 0;
   renderStatus();
   if (dirty.list) renderList();
   var id = selectedId();
@@ -122,22 +126,29 @@ function buildRun(run) {
 
 function updateRun(run) {
   var fresh = run.newItems; run.newItems = [];
-  fresh.forEach(function (item) { placeItem(run, item); });
+  // A long run keeps its last items on the page, not all of them; it drops to the last KEEP before
+  // drawing, so that the items of a fast run that would go at once are never drawn (a run of a
+  // thousand quick turns made the page's renderer busy for a third of the time, drawing them).
+  var trimmed = [];
+  run.lanes.forEach(function (lane) {
+    if (lane.showAll || !lane.el || lane.items.length - (lane.hidden || 0) <= 2 * KEEP) return;
+    var hidden = lane.items.length - KEEP;
+    for (var i = lane.hidden || 0; i < hidden; i++) {
+      var item = lane.items[i];
+      if (item.el) { item.el.remove(); item.el = null; }
+    }
+    lane.hidden = hidden;
+    trimmed.push(lane);
+  });
+  fresh.forEach(function (item) {
+    if (!item.lane.showAll && item.index < (item.lane.hidden || 0)) return;
+    placeItem(run, item);
+    view.drawn++;
+  });
   run.changed.forEach(function (item) { if (item.el) fillItem(run, item); });
   run.changed.clear();
-  run.lanes.forEach(function (lane) {
-    if (lane.changed && lane.head) { fillLaneHead(lane); lane.changed = false; }
-    // A long run keeps its last items on the page, not all of them.
-    if (!lane.showAll && lane.el && lane.items.length - (lane.hidden || 0) > 2 * KEEP) {
-      var drop = lane.items.length - (lane.hidden || 0) - KEEP;
-      for (var i = lane.hidden || 0; i < (lane.hidden || 0) + drop; i++) {
-        var item = lane.items[i];
-        if (item.el) { item.el.remove(); item.el = null; }
-      }
-      lane.hidden = (lane.hidden || 0) + drop;
-      showMore(run, lane);
-    }
-  });
+  run.lanes.forEach(function (lane) { if (lane.changed && lane.head) { fillLaneHead(lane); lane.changed = false; } });
+  trimmed.forEach(function (lane) { showMore(run, lane); });
   renderHead(run);
 }
 

@@ -18,6 +18,8 @@ export interface PageSettings {
   capture: boolean;
   /** A title for the page (the recorded file's name). */
   title: string;
+  /** The most runs the page keeps, as the inspector does (`maxRuns`); none for a recorded file. */
+  maxRuns?: number;
 }
 
 export interface InspectorServer {
