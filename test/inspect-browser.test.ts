@@ -159,11 +159,11 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     // The oldest run is gone from the page as from the inspector; the newest is shown.
     await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
     expect(await runs.locator('.run-name').allTextContents()).toEqual(['Run 3', 'Run 2']);
-    // 400 requests and 399 calls (and the prompt): the page holds at most 400 of them.
+    // 400 requests and 399 calls (and the prompt): the page holds the last of them, at most 400.
     const items = page.locator('#run article.item');
     const more = page.getByRole('button', { name: /^Show \d+ earlier items$/ });
     const shown = await items.count();
-    expect(shown).toBeGreaterThanOrEqual(200);
+    expect(shown).toBeGreaterThanOrEqual(50);
     expect(shown).toBeLessThanOrEqual(400);
     expect(Number(/\d+/.exec((await more.textContent())!)![0]) + shown).toBe(2 * turns);
     expect(await items.last().locator('pre.text').textContent()).toBe('done');

@@ -4,7 +4,7 @@
  * every text goes in as text, never as HTML.
  */
 export const pageViewScript = String.raw`
-var view = { shown: null, frame: 0, timer: 0, last: 0, status: '', drawn: 0 };
+var view = { shown: null, frame: 0, timer: 0, last: 0, status: '', arrived: 0 };
 /** At most ten frames a second (a fast run must not keep the page busy)... */
 var FRAME_MS = 100;
 /** ...and two while a frame draws more items than a person can read. */
@@ -12,6 +12,8 @@ var BUSY_FRAME_MS = 500;
 var BUSY_ITEMS = 50;
 /** Items of a lane kept on the page; older ones are behind a "Show earlier" button. */
 var KEEP = 200;
+/** ...and while a frame brings more than BUSY_ITEMS new ones, only this many new ones are drawn. */
+var BUSY_KEEP = 50;
 
 function h(tag, props) {
   var el = document.createElement(tag);
@@ -40,7 +42,7 @@ function tokens(usage) {
 
 function schedule() {
   if (view.frame || view.timer) return;
-  var wait = view.last + (view.drawn > BUSY_ITEMS ? BUSY_FRAME_MS : FRAME_MS) - Date.now();
+  var wait = view.last + (view.arrived > BUSY_ITEMS ? BUSY_FRAME_MS : FRAME_MS) - Date.now();
   if (wait <= 0) view.frame = requestAnimationFrame(render);
   else view.timer = setTimeout(function () { view.timer = 0; view.frame = requestAnimationFrame(render); }, wait);
 }
@@ -54,7 +56,7 @@ function selectedId() {
 function render() {
   view.frame = 0;
   view.last = Date.now();
-  view.drawn = 0;
+  view.arrived = 0;
   renderStatus();
   if (dirty.list) renderList();
   var id = selectedId();
@@ -126,13 +128,15 @@ function buildRun(run) {
 
 function updateRun(run) {
   var fresh = run.newItems; run.newItems = [];
-  // A long run keeps its last items on the page, not all of them; it drops to the last KEEP before
-  // drawing, so that the items of a fast run that would go at once are never drawn (a run of a
-  // thousand quick turns made the page's renderer busy for a third of the time, drawing them).
+  // A long run keeps its last items on the page, not all of them; it drops to the last KEEP (the last
+  // BUSY_KEEP while records pour in) before drawing, so that the items of a fast run that would go
+  // at once are never drawn (a run of a thousand quick turns kept the page's renderer busy a third
+  // of the time, drawing them).
+  var keep = fresh.length > BUSY_ITEMS ? BUSY_KEEP : KEEP;
   var trimmed = [];
   run.lanes.forEach(function (lane) {
-    if (lane.showAll || !lane.el || lane.items.length - (lane.hidden || 0) <= 2 * KEEP) return;
-    var hidden = lane.items.length - KEEP;
+    if (lane.showAll || !lane.el || lane.items.length - (lane.hidden || 0) <= 2 * keep) return;
+    var hidden = lane.items.length - keep;
     for (var i = lane.hidden || 0; i < hidden; i++) {
       var item = lane.items[i];
       if (item.el) { item.el.remove(); item.el = null; }
@@ -140,11 +144,8 @@ function updateRun(run) {
     lane.hidden = hidden;
     trimmed.push(lane);
   });
-  fresh.forEach(function (item) {
-    if (!item.lane.showAll && item.index < (item.lane.hidden || 0)) return;
-    placeItem(run, item);
-    view.drawn++;
-  });
+  view.arrived += fresh.length;
+  fresh.forEach(function (item) { if (item.lane.showAll || item.index >= (item.lane.hidden || 0)) placeItem(run, item); });
   run.changed.forEach(function (item) { if (item.el) fillItem(run, item); });
   run.changed.clear();
   run.lanes.forEach(function (lane) { if (lane.changed && lane.head) { fillLaneHead(lane); lane.changed = false; } });
