@@ -33,8 +33,9 @@ function runOf(id, time) {
 }
 
 /**
- * Past the inspector's maxRuns, the page lets go of its oldest ended runs (not the one shown), as
- * the inspector does: a page left open on a busy process stays small.
+ * Past the inspector's maxRuns, the page lets go of its oldest ended runs (not the one shown,
+ * view.shown of page-view.ts, the same script), as the inspector does: a page left open on a busy
+ * process stays small.
  */
 function forgetOldRuns() {
   var max = model.settings.maxRuns;

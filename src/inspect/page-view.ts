@@ -7,7 +7,7 @@ export const pageViewScript = String.raw`
 var view = { shown: null, frame: 0, timer: 0, last: 0, status: '', arrived: 0 };
 /** At most ten frames a second (a fast run must not keep the page busy)... */
 var FRAME_MS = 100;
-/** ...and two while a frame draws more items than a person can read. */
+/** ...and two after a frame that brought more than BUSY_ITEMS new items (more than a person reads). */
 var BUSY_FRAME_MS = 500;
 var BUSY_ITEMS = 50;
 /** Items of a lane kept on the page; older ones are behind a "Show earlier" button. */
