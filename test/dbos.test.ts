@@ -77,8 +77,7 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
       parent: [{ content: [toolUse('clerk', { task: 'Handle order 42' }, 'toolu_clerk')] }, { content: [text('Done.')] }],
       clerk: [{ content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] }, { content: [text('Charged.')] }],
     } as Record<string, ScriptedReply[]>;
-    const byAgent = (request: RecordedRequest): ScriptedReply => steps[String((request.body as { system?: string }).system ?? 'parent')]!.shift()!;
-    const server = await mockServer(Array.from({ length: 4 }, () => byAgent));
+    const server = await mockServer(scriptedByAgent(steps));
     const id = `agent-crash-${randomUUID()}`;
     const first = worker('start', id, server.url, { AGENT: '1' });
     await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
@@ -103,8 +102,7 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
       clerk: [{ content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] }, { content: [text('Charged.')] }],
       auditor: [{ content: [toolUse('audit', { order: '42' }, 'toolu_audit')] }, { content: [text('Audited.')] }],
     } as Record<string, ScriptedReply[]>;
-    const agentOf = (request: RecordedRequest) => String((request.body as { system?: string }).system ?? 'parent');
-    const server = await mockServer(Array.from({ length: 6 }, () => (request: RecordedRequest) => steps[agentOf(request)]!.shift()!));
+    const server = await mockServer(scriptedByAgent(steps));
     const id = `agents-crash-${randomUUID()}`;
     const first = worker('start', id, server.url, { AGENT: '1' });
     await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
@@ -244,6 +242,17 @@ describe('durableToolRunner: bad config', () => {
     expect(() => durableToolRunner({ name: 'x', client, approvalTimeoutSeconds: 0 })).toThrow(/approvalTimeoutSeconds/);
   });
 });
+
+/** The agent that sent a request: its `system` prompt; the outermost run sends none. */
+function agentOf(request: RecordedRequest): string {
+  return String((request.body as { system?: string }).system ?? 'parent');
+}
+
+/** Steps that answer each request from the script of the agent that sent it (sub-agents may run in any order). */
+function scriptedByAgent(scripts: Record<string, ScriptedReply[]>): Array<(request: RecordedRequest) => ScriptedReply> {
+  const total = Object.values(scripts).reduce((sum, script) => sum + script.length, 0);
+  return Array.from({ length: total }, () => (request: RecordedRequest) => scripts[agentOf(request)]!.shift()!);
+}
 
 /** Polls `check` until it holds (20 s at most). */
 async function until(check: () => Promise<boolean>): Promise<void> {
