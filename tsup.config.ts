@@ -15,6 +15,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
-  splitting: false,
+  splitting: true,
   external: ['@anthropic-ai/sdk', 'zod', '@modelcontextprotocol/sdk', '@opentelemetry/api', '@dbos-inc/dbos-sdk'],
 });

@@ -11,17 +11,21 @@ import type { RunScope } from './scope.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { Usage } from './usage.js';
 
+// The keys are registered symbols: a program that loads both the ESM and the CommonJS build (an ESM
+// `agentTool` run by a CommonJS `tool-runner/dbos`, say) has two copies of this module, which must agree
+// on them. `v1` names the shape of what they carry.
+
 /** The key of a runner's link (a method, so a run without sub-agents makes nothing). */
-export const AGENT_LINK: unique symbol = Symbol('tool-runner.agentLink');
+export const AGENT_LINK: unique symbol = Symbol.for('tool-runner.agentLink.v1');
 
 /** The key, on a tool's context, of the state of a sub-agent that waited for approval and now goes on. */
-export const AGENT_RESUME: unique symbol = Symbol('tool-runner.agentResume');
+export const AGENT_RESUME: unique symbol = Symbol.for('tool-runner.agentResume.v1');
 
 /**
  * The key of an agent tool's durable form (`tool-runner/dbos`): the same agent whose sub-agent's
  * requests and tool calls are steps of the parent's workflow, instead of one step for the whole call.
  */
-export const AGENT_DURABLE: unique symbol = Symbol('tool-runner.agentDurable');
+export const AGENT_DURABLE: unique symbol = Symbol.for('tool-runner.agentDurable.v1');
 
 /** How a durable run makes a sub-agent's requests and tools steps. */
 export interface AgentSteps {
@@ -44,10 +48,19 @@ export interface AgentLink {
   addUsage(usage: Usage): void;
 }
 
+const PENDING_BRAND = Symbol.for('tool-runner.agentPending.v1');
+
 /** Thrown by a sub-agent's tool when the sub-agent stopped for approval: the parent's call waits with it. */
 export class AgentPending extends Error {
+  readonly [PENDING_BRAND] = true;
+
   constructor(readonly snapshot: RunnerSnapshot) {
     super('The sub-agent waits for approval');
     this.name = 'AgentPending';
+  }
+
+  /** By its brand, not `instanceof`: the thrower may be the other build's copy of this module (see above). */
+  static is(value: unknown): value is AgentPending {
+    return typeof value === 'object' && value !== null && (value as { [PENDING_BRAND]?: unknown })[PENDING_BRAND] === true;
   }
 }

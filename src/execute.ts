@@ -122,7 +122,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   if ('thrown' in outcome) {
     const { thrown } = outcome;
     // A sub-agent (agentTool) stopped for approval: this call waits with it, holding its state.
-    if (thrown instanceof AgentPending) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse, agent: { snapshot: thrown.snapshot } }, call, context);
+    if (AgentPending.is(thrown)) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse, agent: { snapshot: thrown.snapshot } }, call, context);
     if (isToolError(thrown)) {
       // The tool's own answer to the model (an MCP `isError` result, say): the model's business, no stack.
       logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as unknown as Error).message}`);

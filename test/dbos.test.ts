@@ -18,6 +18,8 @@ import { createDatabase } from '../scripts/postgres.js';
 import { mockServer, wire } from './helpers.js';
 
 const serverUrl = inject('databaseUrl');
+/** A tsconfig without the root's paths: tsx then resolves `tool-runner` through package.json's exports to the built dist/, as a user's program does. */
+const PACKAGE_TSCONFIG = 'test/runtimes/tsconfig.json';
 if (!serverUrl) console.warn('test/dbos.test.ts: skipped — no PostgreSQL binaries (initdb, pg_ctl) on this machine');
 
 describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () => {
@@ -72,18 +74,20 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(result.messages).toHaveLength(4);
   });
 
-  it('a sub-agent (agentTool) killed mid-sub-run: its requests and tool calls are steps of the parent workflow, none repeated once finished', async () => {
+  // Also with the built package (its `tool-runner` and `tool-runner/dbos` entries as a user imports them): they must share one copy of the runner.
+  for (const from of ['src', 'package'] as const) it(`a sub-agent (agentTool) killed mid-sub-run: its requests and tool calls are steps of the parent workflow, none repeated once finished (${from})`, async () => {
     const steps = {
       parent: [{ content: [toolUse('clerk', { task: 'Handle order 42' }, 'toolu_clerk')] }, { content: [text('Done.')] }],
       clerk: [{ content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] }, { content: [text('Charged.')] }],
     } as Record<string, ScriptedReply[]>;
     const server = await mockServer(scriptedByAgent(steps));
     const id = `agent-crash-${randomUUID()}`;
-    const first = worker('start', id, server.url, { AGENT: '1' });
+    const package_ = from === 'package' ? { TSX_TSCONFIG_PATH: PACKAGE_TSCONFIG } : {};
+    const first = worker('start', id, server.url, { AGENT: '1', ...package_ });
     await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
     await kill(first);
 
-    const second = worker('recover', id, server.url, { AGENT: '1' });
+    const second = worker('recover', id, server.url, { AGENT: '1', ...package_ });
     const result = await resultOf(second);
     expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
     expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 2, finished: 1 } });

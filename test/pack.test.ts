@@ -81,6 +81,13 @@ describe('a fresh clone packs a working package', () => {
     expect(readFileSync(join(project, 'node_modules/tool-runner/LICENSE'), 'utf8')).toMatch(
       /^MIT License\n\nCopyright \(c\) 2026 tool-runner contributors\n/,
     );
+    // One copy of the runner per format, whatever entries a program imports (`tool-runner/dbos` drives the
+    // runner that `agentTool` from `tool-runner` looks into): the entries share chunks, none bundles its own.
+    const dist = join(project, 'node_modules/tool-runner/dist');
+    const holding = (text: string) => readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((file) => /\.c?js$/.test(file) && readFileSync(join(dist, file), 'utf8').includes(text));
+    const runnerCopies = holding('Cannot iterate over a consumed stream');
+    expect(runnerCopies.filter((file) => file.endsWith('.js'))).toHaveLength(1);
+    expect(runnerCopies.filter((file) => file.endsWith('.cjs'))).toHaveLength(1);
     expect((await run(process.execPath, ['agent.mjs'], project)).stdout).toBe(esmAnswer);
     expect((await run(process.execPath, ['agent.cjs'], project)).stdout).toBe('cjs answer: twice 21 is 42\n');
     // The bin: `npx tool-runner inspect FILE`.

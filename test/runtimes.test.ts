@@ -74,6 +74,18 @@ describe("a tool's timeout measures the tool", () => {
   });
 });
 
+describe('a program that loads both builds of the package (ESM and CommonJS)', () => {
+  it("an agentTool from the ESM build, in a runner from the CommonJS build, gets the parent's client and stops it for approval", async () => {
+    const { stdout } = await execFileAsync(process.execPath, [join(here, 'runtimes', 'dual-package.mjs')], { cwd: join(here, '..') });
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({
+      stopped: 'approval',
+      pending: [{ id: 'toolu_refund', name: 'refund', path: ['helper'] }],
+      final: 'done',
+      requests: 4,
+    });
+  });
+});
+
 describe("package.json's conditions say where each entry runs", () => {
   const bundleFor = (conditions: string[], specifier: string) =>
     build({
