@@ -1,3 +1,4 @@
+import { ToolError as SdkToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import type { ToolResultContent } from './types.js';
 
 /**
@@ -28,10 +29,15 @@ function describeBlocks(content: Exclude<ToolResultContent, string>): string {
   return content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join(' ');
 }
 
-/** A `ToolError`, ours or the SDK's (same shape: `name` and `content`). */
+/**
+ * A `ToolError`, ours or the SDK's, or a subclass of either that names itself (the SDK's toolsets
+ * throw `UnknownMemberError`, `ConfirmDeclinedError`, ... as ToolErrors); by name and `content` for
+ * another copy of either class.
+ */
 export function isToolError(value: unknown): value is { content: ToolResultContent } {
   return (
     value instanceof ToolError ||
+    value instanceof SdkToolError ||
     (value instanceof Error && value.name === 'ToolError' && 'content' in value)
   );
 }

@@ -8,6 +8,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { type BetaRunnableToolset, ToolsetContractError, ToolsetUsageError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
+import { isToolError } from './tool-error.js';
 
 /** The API's limit for a text field, and the most of an exception's text an error result holds. */
 const FIELD_MAX = 4096;
@@ -63,8 +64,8 @@ export async function runToolsetMember(toolset: BetaRunnableToolset, family: str
 
 /** What the model reads for a member's exception: a ToolError's text blocks, else `Error: <message>`, cut to the limit. */
 function errorContent(error: unknown): ToolResultContent {
-  if (error instanceof Error && error.name === 'ToolError' && 'content' in error) {
-    const content = (error as { content: ToolResultContent }).content;
+  if (isToolError(error)) {
+    const content = error.content;
     // The API takes only text on an error result: an image a member attached is dropped, its text kept.
     if (typeof content === 'string') return wellFormed(content);
     return content.filter((block) => block.type === 'text' && block.text !== '').map((block) => ({ ...block, text: wellFormed((block as { text: string }).text) }));

@@ -12,6 +12,7 @@ import { mcpTools } from '@anthropic-ai/sdk/helpers/beta/mcp';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { ToolError as SdkToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { toolRunner } from 'tool-runner';
 import { type MockServer, type Step, text, toolUse } from 'tool-runner/testing';
 import { connectedClient } from './fixtures/mcp-server.js';
@@ -315,6 +316,37 @@ for (const thread of [undefined, false] as const) {
       );
       expect(ours.log.filter((line) => line.startsWith('computer'))).toEqual(['computer left_click', 'computer screenshot', 'computer zoom']);
       expect(ours.log).toContain('navigate https://example.com');
+    });
+
+    it('2. a subclass of the SDK\'s ToolError that names itself sends its own content, from a tool and from a toolset member', async () => {
+      class NotFound extends SdkToolError {
+        constructor(content: ConstructorParameters<typeof SdkToolError>[0]) {
+          super(content);
+          this.name = 'NotFound';
+        }
+      }
+      const { ourServer } = await both(
+        () => [
+          { content: [toolUse('lookup', { id: '7' }, 'toolu_t1'), member('computer', 'screenshot', {}, 'toolu_c1')] },
+          { content: [text('done')] },
+        ],
+        async (start) => {
+          const lookup = betaZodTool({ name: 'lookup', description: 'Finds an order', inputSchema: z.object({ id: z.string() }), run: async ({ id }) => Promise.reject(new NotFound(`no order ${id}`)) });
+          const screen = {
+            ...computer([]),
+            run: async () => Promise.reject(new NotFound([{ type: 'text' as const, text: 'the screen' }, { type: 'text' as const, text: 'is off' }])),
+          };
+          return collect(start({ model, max_tokens: 256, messages: ask, tools: [lookup, screen] }));
+        },
+      );
+      const results = wire(ourServer.requests[1]!).messages.at(-1).content;
+      expect(results.map((result: { content: unknown }) => result.content)).toEqual([
+        'no order 7',
+        [
+          { type: 'text', text: 'the screen' },
+          { type: 'text', text: 'is off' },
+        ],
+      ]);
     });
 
     it('3. removeTools / addTools: a withdrawn tool is not run; the model is told in a system message', async () => {
