@@ -151,7 +151,7 @@ function failed(content: ToolResultContent, call: ToolCall, context: ExecutionCo
   return finished(errorResult(call.id, content), call, context);
 }
 
-function invalid(message: string, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
+function invalid(message: ToolResultContent, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
   context.logger.warn(`Tool '${call.name}' (${call.id}) got invalid input`);
   return failed(message, call, context);
 }
@@ -217,7 +217,8 @@ export function approvalAsker(approve: Approver | undefined): (call: ToolCall, s
   };
 }
 
-type Validated = { ok: true; value: unknown } | { ok: false; message: string };
+/** `message`: what the model reads (a `ToolError` the parser threw says it itself). */
+type Validated = { ok: true; value: unknown } | { ok: false; message: ToolResultContent };
 
 /**
  * The validated input; a promise only when the tool's validator is asynchronous. A validator that
@@ -257,6 +258,8 @@ function validated(tool: RunnableTool, result: ValidationResult<unknown>): Valid
 }
 
 function notValidated(tool: RunnableTool, thrown: unknown): Validated {
+  // The parser's own answer to the model, word for word (as the SDK's runner sends it).
+  if (isToolError(thrown)) return { ok: false, message: thrown.content };
   const reason = thrown instanceof Error ? thrown.message : String(thrown);
   return { ok: false, message: `Invalid input for tool '${tool.name}': ${reason}` };
 }

@@ -349,6 +349,25 @@ for (const thread of [undefined, false] as const) {
       ]);
     });
 
+    it("2. a ToolError thrown by a tool's parse is the parser's answer to the model, word for word", async () => {
+      const { ourServer } = await both(
+        () => [{ content: [toolUse('pick', { n: 12 }, 'toolu_p1')] }, { content: [text('done')] }],
+        async (start, log) => {
+          const pick = {
+            name: 'pick',
+            input_schema: { type: 'object' as const, properties: { n: { type: 'number' } } },
+            parse: (input: unknown) => {
+              if ((input as { n: number }).n > 9) throw new SdkToolError('Pick a number below 10.');
+              return input as { n: number };
+            },
+            run: async ({ n }: { n: number }) => (log.push(`picked ${n}`), String(n)),
+          };
+          return collect(start({ model, max_tokens: 256, messages: ask, tools: [pick] }));
+        },
+      );
+      expect(wire(ourServer.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_p1', content: 'Pick a number below 10.', is_error: true }]);
+    });
+
     it('3. removeTools / addTools: a withdrawn tool is not run; the model is told in a system message', async () => {
       const { ourServer } = await both(
         () => [
