@@ -110,9 +110,10 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   const outcome = context.limiter ? await context.limiter.run(() => runGuarded(tool, call, context, held)) : await runGuarded(tool, call, context, held);
   if (outcome.ok) {
     const { value } = outcome;
-    // A string is sent as the content, which the API reads as one text block (as the SDK sends it).
-    if (typeof value === 'string') {
-      return finished(value === '' ? { type: 'tool_result', tool_use_id: toolUse.id } : { type: 'tool_result', tool_use_id: toolUse.id, content: value }, call, context);
+    // A string is sent as the content, which the API reads as one text block (as the SDK sends it);
+    // nothing (a tool run for its side effect) is a result without content, as the SDK sends it too.
+    if (typeof value === 'string' || value === undefined) {
+      return finished(!value ? { type: 'tool_result', tool_use_id: toolUse.id } : { type: 'tool_result', tool_use_id: toolUse.id, content: value }, call, context);
     }
     if (Array.isArray(value)) return finished({ type: 'tool_result', tool_use_id: toolUse.id, content: value as ToolResultContent }, call, context);
     const kind = value === null ? 'null' : typeof value;

@@ -368,6 +368,18 @@ for (const thread of [undefined, false] as const) {
       expect(wire(ourServer.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_p1', content: 'Pick a number below 10.', is_error: true }]);
     });
 
+    it('2. a tool that returns nothing (run for its side effect) is answered with an empty result, not an error', async () => {
+      const { ourServer } = await both(
+        () => [{ content: [toolUse('save', { note: 'hi' }, 'toolu_s1')] }, { content: [text('saved')] }],
+        async (start, log) => {
+          // Typed to return a result, but a JavaScript tool may well return nothing.
+          const save = betaZodTool({ name: 'save', description: 'Saves a note', inputSchema: z.object({ note: z.string() }), run: (async ({ note }: { note: string }) => void log.push(`saved ${note}`)) as never });
+          return collect(start({ model, max_tokens: 256, messages: ask, tools: [save] }));
+        },
+      );
+      expect(wire(ourServer.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_s1' }]);
+    });
+
     it('3. removeTools / addTools: a withdrawn tool is not run; the model is told in a system message', async () => {
       const { ourServer } = await both(
         () => [
