@@ -12,9 +12,14 @@ export class ReplyError extends AnthropicError {
     this.name = 'ReplyError';
   }
 
-  /** The SDK's status, connection and abort errors pass through; anything else becomes a ReplyError. */
+  /**
+   * The SDK's status, connection and abort errors pass through, and so do plain `Error`s: the SDK
+   * throws those before it sends anything (no API key, no `fetch`), and no reply was read. Anything
+   * else (a body that is no JSON, a stream cut off) becomes a ReplyError.
+   */
   static from(error: unknown, streamed: boolean): unknown {
     if (error instanceof AnthropicError && error.constructor !== AnthropicError) return error;
+    if (error instanceof Error && error.constructor === Error) return error;
     const detail = error instanceof Error ? error.message : String(error);
     const what = streamed ? 'The reply stream broke before the message was complete' : "The API's reply could not be read";
     return new ReplyError(

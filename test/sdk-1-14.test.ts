@@ -7,6 +7,7 @@
  * `BetaToolRunner`: a row of the README's differences table.)
  */
 import type Anthropic from '@anthropic-ai/sdk';
+import AnthropicClient from '@anthropic-ai/sdk';
 import { AnthropicError } from '@anthropic-ai/sdk';
 import { mcpTools } from '@anthropic-ai/sdk/helpers/beta/mcp';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
@@ -522,6 +523,22 @@ describe("9. x-stainless-helper: the SDK's tags of the tools its helpers made", 
 });
 
 describe('errors of the SDK', () => {
+  it("a client with no API key: the SDK's own error, as its runner throws it, and nothing sent", async () => {
+    const server = await mockServer([{ content: [text('never')] }]);
+    const keyless = () => new AnthropicClient({ baseURL: server.url, apiKey: null, maxRetries: 0 });
+    const sdkError = await keyless()
+      .beta.messages.toolRunner({ model, max_tokens: 64, messages: ask, tools: [] })
+      .runUntilDone()
+      .catch((error: unknown) => error);
+    const ourError = await toolRunner(keyless(), { model, max_tokens: 64, messages: ask })
+      .runUntilDone()
+      .catch((error: unknown) => error);
+    expect(sdkError).toBeInstanceOf(Error);
+    expect(ourError).toMatchObject({ name: 'Error', message: (sdkError as Error).message });
+    expect((ourError as Error).message).toMatch(/^Could not resolve authentication method/);
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('AnthropicError for `compaction` in the params', () => {
     expect(() => toolRunner({ messages: {} } as never, { model, max_tokens: 1, messages: ask, compaction: { type: 'summarize' } } as never)).toThrow(AnthropicError);
   });
