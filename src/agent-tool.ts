@@ -8,6 +8,7 @@
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import { AGENT_DURABLE, AGENT_LINK, AGENT_RESUME, type AgentLink, AgentPending, type AgentSteps } from './agent-link.js';
+import { described } from './described.js';
 import type { Approver } from './approval.js';
 import type { ClientLike } from './client.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
@@ -78,7 +79,7 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
   if (typeof name !== 'string' || name.length === 0) throw new TypeError('agentTool(): `name` must be a non-empty string');
   if (typeof options.description !== 'string') throw new TypeError(`agentTool '${name}': \`description\` must be a string`);
   if (typeof params !== 'function') throw new TypeError(`agentTool '${name}': \`params\` must be a function (input, context) => params`);
-  if (!Number.isInteger(maxDepth) || maxDepth < 1) throw new RangeError(`agentTool '${name}': \`maxDepth\` must be a positive integer, got ${String(maxDepth)}`);
+  if (!Number.isInteger(maxDepth) || maxDepth < 1) throw new RangeError(`agentTool '${name}': \`maxDepth\` must be a positive integer, got ${described(maxDepth)}`);
   const agent: Agent = { name, params: params as Agent['params'], client, options: runOptions ?? {}, maxDepth, steps: undefined };
   // Made by `tool()` (validated input), untyped here: the generic schema would make the compiler's work explode.
   const make = tool as (options: object) => RunnableTool;

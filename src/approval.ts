@@ -36,7 +36,8 @@ export type Approver<Call extends AnyCall = AnyCall> = (call: ApprovalRequest<Ca
 
 /** The result text of a denied call: says "denied" and gives the reason. */
 export function deniedText(name: string, reason: string | undefined): string {
-  return `Error: the call to '${name}' was denied by the user${reason ? `: ${reason}` : '.'} It was not run.`;
+  const given = reason?.trim();
+  return `Error: the call to '${name}' was denied by the user${given ? `: ${given}${/[.!?]$/.test(given) ? '' : '.'}` : '.'} It was not run.`;
 }
 
 /** Checks a decision returned by `options.approve`, so a typo fails clearly instead of running the tool. */

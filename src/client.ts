@@ -20,6 +20,13 @@ export interface MessageStreamLike {
 /** `Anthropic`, `AnthropicBedrock`, `AnthropicVertex`, ...: any client with `beta.messages` or `messages`. */
 export type ClientLike = { beta: { messages: MessagesApi } } | { messages: MessagesApi };
 
+/** Throws a clear error when the first argument of `toolRunner` is no client at all (`undefined`, a string, ...). */
+export function checkClient(client: unknown): void {
+  if ((typeof client !== 'object' && typeof client !== 'function') || client === null) {
+    throw new TypeError(`toolRunner: the first argument must be an Anthropic client (or an SDK BetaMessageThread), got ${client === null ? 'null' : typeof client}`);
+  }
+}
+
 /** `client.beta.messages`, or `client.messages` for clients without `beta`. */
 export function messagesApi(client: ClientLike): MessagesApi {
   const beta = (client as { beta?: { messages?: MessagesApi } }).beta?.messages;

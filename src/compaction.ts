@@ -2,6 +2,7 @@
  * Client-side compaction: when a reply's token total passes the threshold, the runner asks the
  * model for a summary and goes on from it, keeping the last turns verbatim if asked.
  */
+import { described } from './described.js';
 import { toolUsesOf } from './history.js';
 import type { LeveledLogger } from './log.js';
 import type { BetaMessageParam, BetaUsage } from './types.js';
@@ -51,10 +52,10 @@ export function checkCompactionControl(control: CompactionControl | undefined): 
   }
   const { contextTokenThreshold: threshold, keepTurns } = control;
   if (threshold !== undefined && !(Number.isFinite(threshold) && threshold > 0)) {
-    throw new RangeError(`toolRunner: compactionControl.contextTokenThreshold must be a positive number, got ${String(threshold)}`);
+    throw new RangeError(`toolRunner: compactionControl.contextTokenThreshold must be a positive number, got ${described(threshold)}`);
   }
   if (keepTurns !== undefined && !(Number.isInteger(keepTurns) && keepTurns >= 0)) {
-    throw new RangeError(`toolRunner: compactionControl.keepTurns must be a whole number, got ${String(keepTurns)}`);
+    throw new RangeError(`toolRunner: compactionControl.keepTurns must be a whole number, got ${described(keepTurns)}`);
   }
 }
 

@@ -87,7 +87,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     }
     if (override && 'input' in override) {
       const replaced = await validateInput(tool, override.input);
-      if (!replaced.ok) return invalid(replaced.message, call, context);
+      if (!replaced.ok) return invalid(replaced.message, call, context, 'the onToolCall hook');
       call.input = replaced.value;
     }
     if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
@@ -103,7 +103,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   }
   if (decision?.input !== undefined) {
     const edited = await validateInput(tool, decision.input);
-    if (!edited.ok) return invalid(edited.message, call, context);
+    if (!edited.ok) return invalid(edited.message, call, context, 'the approver');
     call.input = edited.value;
   }
 
@@ -152,9 +152,15 @@ function failed(content: ToolResultContent, call: ToolCall, context: ExecutionCo
   return finished(errorResult(call.id, content), call, context);
 }
 
-function invalid(message: ToolResultContent, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
-  context.logger.warn(`Tool '${call.name}' (${call.id}) got invalid input`);
-  return failed(message, call, context);
+/** `editor`: who replaced the model's input (the approver, a hook); the model is told the invalid input was not its own. */
+function invalid(message: ToolResultContent, call: ToolCall, context: ExecutionContext, editor?: string): CallOutcome | Promise<CallOutcome> {
+  if (!editor) {
+    context.logger.warn(`Tool '${call.name}' (${call.id}) got invalid input`);
+    return failed(message, call, context);
+  }
+  context.logger.warn(`Tool '${call.name}' (${call.id}): the input ${editor} gave is invalid; the call was not run`);
+  const note = `Error: ${editor} replaced the input of this call with one that is not valid, so the call was not run.`;
+  return failed(typeof message === 'string' ? `${note}\n${message}` : [{ type: 'text', text: note }, ...message], call, context);
 }
 
 function waiting(pending: HeldCall, call: ToolCall, context: ExecutionContext): CallOutcome {

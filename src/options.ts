@@ -1,6 +1,7 @@
 /** The runner's own options (the third argument of `toolRunner`), checked at construction. */
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
+import { described } from './described.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
@@ -71,6 +72,7 @@ export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: 
   if (options.approve !== undefined && typeof options.approve !== 'function') {
     throw new TypeError('toolRunner: options.approve must be a function');
   }
+  checkLogger(options.logger);
   checkFallback(options.fallback);
   return { maxToolResultChars: options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS };
 }
@@ -78,6 +80,19 @@ export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: 
 function positive(name: string, value: number | undefined, integer: boolean): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !(value > 0) || (integer && !Number.isInteger(value))) {
-    throw new RangeError(`toolRunner: options.${name} must be a positive ${integer ? 'integer' : 'number'}, got ${String(value)}`);
+    const Kind = typeof value === 'number' ? RangeError : TypeError;
+    throw new Kind(`toolRunner: options.${name} must be a positive ${integer ? 'integer' : 'number'}, got ${described(value)}`);
   }
 }
+
+const LOG_METHODS = ['debug', 'info', 'warn', 'error'] as const;
+
+/** A logger has the four methods the runner calls (a pino or console-like object). */
+function checkLogger(logger: unknown): void {
+  if (logger === undefined) return;
+  const missing = typeof logger === 'object' && logger !== null ? LOG_METHODS.filter((method) => typeof (logger as Record<string, unknown>)[method] !== 'function') : LOG_METHODS;
+  if (missing.length > 0) {
+    throw new TypeError(`toolRunner: options.logger must be an object with ${LOG_METHODS.join(', ')} methods (console or a pino logger), got ${described(logger)}${missing.length < LOG_METHODS.length ? ` (no ${missing.join(', ')})` : ''}`);
+  }
+}
+

@@ -1,4 +1,5 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
+import { described } from './described.js';
 import { type CompactionControl, checkCompactionControl } from './compaction.js';
 import { rejectCompactionParam } from './server-compaction.js';
 import type { RunnerSettings } from './settings.js';
@@ -45,7 +46,7 @@ export function splitParams(params: RunnerParams): SplitParams {
   checkCompactionControl(settings['compactionControl'] as CompactionControl | undefined);
   const max = settings['max_iterations'] as number | undefined;
   if (max !== undefined && !(Number.isInteger(max) && max >= 0)) {
-    throw new RangeError(`toolRunner: max_iterations must be a positive integer (or 0 for no limit, as in the SDK), got ${String(max)}`);
+    throw new RangeError(`toolRunner: max_iterations must be a positive integer (or 0 for no limit, as in the SDK), got ${described(max)}`);
   }
   return { api, settings: settings as RunnerSettings, messages, tools };
 }

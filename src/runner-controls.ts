@@ -6,7 +6,7 @@
 import { AGENT_LINK, type AgentLink } from './agent-link.js';
 import type { ApprovalDecision, PendingApproval } from './approval.js';
 import { CallAnswers } from './call-answers.js';
-import type { ClientLike, RequestOptions } from './client.js';
+import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
@@ -39,6 +39,7 @@ export abstract class RunnerControls implements Runner {
 
   /** `supplied`: on resume, the runnable tools by name, for the tools `addTools` added. */
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions, snapshot: RunnerSnapshot | undefined, supplied?: (name: string) => RunnableTool) {
+    checkClient(client);
     const { maxToolResultChars } = checkOptions(options);
     const state = new RunState(params, snapshot);
     const logger = runnerLogger(client, options.logger);

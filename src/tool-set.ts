@@ -2,6 +2,7 @@
  * The tools of a run: runnable tools, plain definitions, and tool sources whose tools can change
  * between requests (an MCP server's, for instance), looked up again before each request.
  */
+import { described } from './described.js';
 import type { AnyTool, RunnableTool, ToolEntry, ToolSource } from './surface.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
 import type { BetaToolUnion } from './types.js';
@@ -85,7 +86,13 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
     if ('run' in entry && typeof (entry as { run?: unknown }).run !== 'function') {
       throw new TypeError(`toolRunner: tool '${name}' has a \`run\` that is not a function`);
     }
-    if (isRunnableTool(entry)) runnable.set(entry.name, entry);
+    if (isRunnableTool(entry)) {
+      const { timeoutMs } = entry as { timeoutMs?: unknown };
+      if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) {
+        throw new (typeof timeoutMs === 'number' ? RangeError : TypeError)(`toolRunner: tool '${name}' has a \`timeoutMs\` that is not a positive number: ${described(timeoutMs)}`);
+      }
+      runnable.set(entry.name, entry);
+    }
   }
   return { runnable, definitions: tools.map(toolDefinition) };
 }

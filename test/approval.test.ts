@@ -63,7 +63,7 @@ describe('approval with options.approve', () => {
       type: 'tool_result',
       tool_use_id: 'toolu_delete',
       is_error: true,
-      content: "Error: the call to 'delete_account' was denied by the user: never delete accounts It was not run.",
+      content: "Error: the call to 'delete_account' was denied by the user: never delete accounts. It was not run.",
     });
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });

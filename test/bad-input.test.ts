@@ -75,7 +75,36 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(make({}, { body: {} })).toThrow(/the request option 'body' is set by the runner/);
     expect(() => tool({ name: 'x', inputSchema: z.array(z.string()) as never, run: () => '' })).toThrow(/must describe an object/);
     expect(() => tool({ name: 'x', inputSchema: z.object({}), run: undefined as never })).toThrow(/`run` must be a function/);
+    // A wrong type says what it got, a string quoted (not "got 5" for '5').
+    expect(make({}, { toolTimeoutMs: '5' })).toThrow(new TypeError('toolRunner: options.toolTimeoutMs must be a positive number, got "5"'));
+    expect(make({ max_iterations: '3' })).toThrow(/max_iterations must be a positive integer .*, got "3"/);
+    expect(make({ tools: [tool({ name: 'slow', inputSchema: z.object({}), run: () => '', timeoutMs: '5' as never })] })).toThrow(
+      /tool 'slow' has a `timeoutMs` that is not a positive number: "5"/,
+    );
+    expect(make({}, { logger: true })).toThrow(/options.logger must be an object with debug, info, warn, error methods \(console or a pino logger\), got true/);
+    expect(make({}, { logger: { warn: () => {} } })).toThrow(/got an object \(no debug, info, error\)/);
+    expect(() => toolRunner(undefined as never, baseParams)).toThrow(new TypeError('toolRunner: the first argument must be an Anthropic client (or an SDK BetaMessageThread), got undefined'));
     expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('an input the model did not write', () => {
+  it("an approver's edit, or an onToolCall hook's input, that is not valid: the model is told it was not its input, and the call did not run", async () => {
+    const log: string[] = [];
+    const server = await mockServer([{ content: [toolUse('get_order', { id: 'A' }, 'toolu_edit'), toolUse('get_order', { id: 'B' }, 'toolu_hook')] }, { content: [text('ok')] }]);
+    const runner = toolRunner(
+      server.client(),
+      { ...baseParams, tools: [{ ...order(log), needsApproval: (input: { id: string }) => input.id === 'A' }] },
+      {
+        approve: () => ({ decision: 'allow', input: { id: 7 } }),
+        hooks: { onToolCall: (call) => (call.input.id === 'B' ? { input: { id: 'B', colour: 'red' } as never } : undefined) },
+      },
+    );
+    await runner;
+    const results = runner.params.messages[2]!.content as Array<{ tool_use_id: string; content: string; is_error?: boolean }>;
+    expect(results[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/^Error: the approver replaced the input of this call with one that is not valid, so the call was not run\.\nInvalid input for tool 'get_order':\n- id: /) });
+    expect(results[1]).toMatchObject({ is_error: true, content: expect.stringMatching(/^Error: the onToolCall hook replaced the input of this call with one that is not valid/) });
+    expect(log).toEqual([]);
   });
 });
 

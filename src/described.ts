@@ -1,0 +1,8 @@
+/** A value as an error message shows it: strings quoted, so that '5' does not read as 5. */
+export function described(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object' && value !== null) return 'an object';
+  return String(value);
+}
