@@ -53,7 +53,7 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1):
   if (!standard.jsonSchema || typeof standard.jsonSchema.input !== 'function') {
     throw new TypeError(
       `${owner.label}: ${owner.noun} (a ${standard.vendor} schema) cannot export JSON Schema (Standard JSON Schema). ` +
-        'Use zod >= 4.2 (import from "zod" or "zod/v4"), a library that implements Standard JSON Schema, or pass a plain JSON Schema object.',
+        'Use zod >= 4.2 (zod 3 and zod 4.0–4.1 cannot export it, "zod/v4" of zod 3 neither), a library that implements Standard JSON Schema, or pass a plain JSON Schema object.',
     );
   }
   const jsonSchema = standard.jsonSchema.input({ target: 'draft-2020-12' });
