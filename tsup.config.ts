@@ -16,5 +16,7 @@ export default defineConfig({
   sourcemap: true,
   target: 'node20',
   splitting: true,
+  // Class and function names as written (esbuild renames a class that refers to itself, and stacks then read '_ReplyError'); tsx, which runs the tests and the bench, keeps them too.
+  keepNames: true,
   external: ['@anthropic-ai/sdk', 'zod', '@modelcontextprotocol/sdk', '@opentelemetry/api', '@dbos-inc/dbos-sdk'],
 });

@@ -88,6 +88,10 @@ describe('a fresh clone packs a working package', () => {
     const runnerCopies = holding('Cannot iterate over a consumed stream');
     expect(runnerCopies.filter((file) => file.endsWith('.js'))).toHaveLength(1);
     expect(runnerCopies.filter((file) => file.endsWith('.cjs'))).toHaveLength(1);
+    // Classes keep the names they are written with (a stack reads `ReplyError: ...`, not `_ReplyError`).
+    const names = "console.log([m.ReplyError, m.ContextOverflowError, m.ToolRunner].map((c) => c.name).join(' '))";
+    expect((await run(process.execPath, ['--input-type=module', '-e', `const m = await import('tool-runner'); ${names}`], project)).stdout).toBe('ReplyError ContextOverflowError ToolRunner\n');
+    expect((await run(process.execPath, ['-e', `const m = require('tool-runner'); ${names}`], project)).stdout).toBe('ReplyError ContextOverflowError ToolRunner\n');
     expect((await run(process.execPath, ['agent.mjs'], project)).stdout).toBe(esmAnswer);
     expect((await run(process.execPath, ['agent.cjs'], project)).stdout).toBe('cjs answer: twice 21 is 42\n');
     // The bin: `npx tool-runner inspect FILE`.
