@@ -3,15 +3,28 @@
  * `npx tool-runner inspect FILE [--port N] [--host H]`: serves the inspector page over a file
  * recorded with `inspector({ record: FILE })`, prints its URL on one line, and runs until stopped.
  */
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { inspectRecording } from './inspect/recorded.js';
 
-const USAGE = 'Usage: tool-runner inspect FILE [--port N] [--host H]\n  Serves the inspector page over FILE (recorded with inspector({ record: FILE })) until stopped.';
+const USAGE =
+  'Usage: tool-runner inspect FILE [--port N] [--host H]\n  Serves the inspector page over FILE (recorded with inspector({ record: FILE })) until stopped.\n       tool-runner --version';
+
+/** The package's version, from the package.json beside this script's folder (dist/ or src/), whichever build runs. */
+function version(): string {
+  const script = realpathSync(process.argv[1]!);
+  return (JSON.parse(readFileSync(join(dirname(script), '..', 'package.json'), 'utf8')) as { version: string }).version;
+}
 
 async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args;
   if (command === '--help' || command === '-h' || command === undefined) {
     process.stdout.write(`${USAGE}\n`);
     return command === undefined ? 1 : 0;
+  }
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`${version()}\n`);
+    return 0;
   }
   if (command !== 'inspect') {
     process.stderr.write(`tool-runner: unknown command '${command}'\n${USAGE}\n`);
