@@ -9,6 +9,7 @@ import { type FallbackEntry, checkFallback } from './fallback.js';
 import type { Logger } from './log.js';
 import type { OutputSchema } from './output.js';
 import { RUN_CONTROL_KEYS, type RunControlOptions } from './run-control-options.js';
+import { SETTING_NAMES } from './settings.js';
 import type { AnyCall } from './types.js';
 import { REQUEST_OPTION_KEYS, type RunRequestOptions, checkRequestOptionKey } from './request-options.js';
 
@@ -56,12 +57,16 @@ const OWN: ReadonlySet<string> = new Set([
   'fallback',
 ]);
 
+/** Every key the third argument takes: the runner's own and the SDK's request options. */
+export const OPTION_KEYS: ReadonlySet<string> = new Set([...OWN, ...REQUEST_OPTION_KEYS]);
+
 /** Throws a clear error for an unknown option or a value out of range (run control's: run-control-options.ts); returns the limits to use. */
 export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: number } {
   if (typeof options !== 'object' || options === null) throw new TypeError('toolRunner: options must be an object');
   for (const key of Object.keys(options)) {
     if (OWN.has(key) || REQUEST_OPTION_KEYS.has(key)) continue;
     checkRequestOptionKey(key, 'toolRunner: options');
+    if (SETTING_NAMES.has(key)) throw new TypeError(`toolRunner: \`${key}\` is a param of the run, not an option: put it in the second argument, toolRunner(client, { ...params, ${key} })`);
     throw new TypeError(
       `toolRunner: unknown option '${key}'; the options are ${[...OWN].join(', ')}, and the SDK's request options ${[...REQUEST_OPTION_KEYS].join(', ')}`,
     );

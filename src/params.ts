@@ -1,12 +1,12 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
 import { described } from './described.js';
+import { OPTION_KEYS } from './options.js';
 import { type CompactionControl, checkCompactionControl } from './compaction.js';
 import { rejectCompactionParam } from './server-compaction.js';
-import type { RunnerSettings } from './settings.js';
+import { type RunnerSettings, SETTING_NAMES } from './settings.js';
 import type { RunnerParams, ToolEntry } from './surface.js';
 import type { BetaMessageParam } from './types.js';
 
-const SETTING_NAMES: ReadonlySet<string> = new Set(['max_iterations', 'stream', 'runToolsEagerly', 'compactionControl', 'thread']);
 
 export interface SplitParams {
   api: Record<string, unknown>;
@@ -40,8 +40,14 @@ export function splitParams(params: RunnerParams): SplitParams {
   const settings: Record<string, unknown> = {};
   for (const key in rest) {
     const value = (rest as Record<string, unknown>)[key];
-    if (!SETTING_NAMES.has(key)) api[key] = value;
-    else if (value !== undefined) settings[key] = value;
+    if (SETTING_NAMES.has(key)) {
+      if (value !== undefined) settings[key] = value;
+    } else if (OPTION_KEYS.has(key)) {
+      // It would go to the API as a field of the request, which the API refuses (400).
+      throw new TypeError(`toolRunner: \`${key}\` is an option of the runner, not a request param: pass it in the third argument, toolRunner(client, params, { ${key} })`);
+    } else {
+      api[key] = value;
+    }
   }
   checkCompactionControl(settings['compactionControl'] as CompactionControl | undefined);
   const max = settings['max_iterations'] as number | undefined;

@@ -28,3 +28,6 @@ export type ParamsWithoutTools = Omit<MessageCreateParamsBase, 'tools' | 'stream
   RunnerSettings & {
     messages: BetaMessageParam[];
   };
+
+/** The run's settings among the params (the rest is the request's body). */
+export const SETTING_NAMES: ReadonlySet<string> = new Set(['max_iterations', 'stream', 'runToolsEagerly', 'compactionControl', 'thread']);

@@ -78,6 +78,10 @@ describe('bad input from the user is a clear error at construction, before any r
     // A zod older than 4.2 (or zod 3's "zod/v4") has no Standard JSON Schema to export.
     const oldZod = { '~standard': { version: 1, vendor: 'zod', validate: (value: unknown) => ({ value }) } };
     expect(() => tool({ name: 'x', inputSchema: oldZod as never, run: () => '' })).toThrow(/\(a zod schema\) cannot export JSON Schema .*Use zod >= 4\.2 \(zod 3 and zod 4\.0–4\.1 cannot export it/);
+    // An option among the params would go to the API (which refuses it), a param among the options is unknown there: each names where it belongs.
+    expect(make({ fallback: [] })).toThrow(new TypeError('toolRunner: `fallback` is an option of the runner, not a request param: pass it in the third argument, toolRunner(client, params, { fallback })'));
+    expect(make({ concurrency: 2 })).toThrow(/`concurrency` is an option of the runner, not a request param/);
+    expect(make({}, { compactionControl: { enabled: true } })).toThrow(/`compactionControl` is a param of the run, not an option: put it in the second argument/);
     // A wrong type says what it got, a string quoted (not "got 5" for '5').
     expect(make({}, { toolTimeoutMs: '5' })).toThrow(new TypeError('toolRunner: options.toolTimeoutMs must be a positive number, got "5"'));
     expect(make({ max_iterations: '3' })).toThrow(/max_iterations must be a positive integer .*, got "3"/);

@@ -211,6 +211,18 @@ describe('faults', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('a body without model or max_tokens gets the API’s 400 and uses no step, so an offline test fails where production would', async () => {
+    const server = await mockServer([{ content: [text('complete')] }]);
+    const client = server.client({ maxRetries: 0 });
+    for (const [field, partial] of [['max_tokens', { model: body.model, messages: body.messages }], ['model', { max_tokens: 100, messages: body.messages }]] as const) {
+      const error = (await client.beta.messages.create(partial as never).catch((e: unknown) => e)) as APIError;
+      expect(error).toBeInstanceOf(BadRequestError);
+      expect(error.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: `${field}: Field required` } });
+    }
+    expect((await client.beta.messages.create(body)).content[0]).toMatchObject({ text: 'complete' });
+    server.assertComplete();
+  });
+
   it('contextWindow: a longer prompt gets the API’s 400 word for word and uses no step', async () => {
     const server = await mockServer({ steps: [{ content: [text('short enough')] }], contextWindow: 50 });
     const client = server.client({ maxRetries: 0 });

@@ -165,6 +165,12 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     requests.push(request);
     const route = request.method === 'POST' ? messagesRoute(path) : undefined;
     if (!route) return sendError(res, { status: 404, message: `Mock server: no route for ${request.method} ${path}` });
+    // A body the API would refuse consumes no step, so an offline test fails where production would.
+    const missing = missingField(body, route.model !== undefined);
+    if (missing) {
+      if (opened && !('error' in opened)) threads.release(opened);
+      return sendError(res, { status: 400, message: `${missing}: Field required` });
+    }
     // A rejected thread consumes no step: the model never saw the request.
     if (opened && 'error' in opened) return sendError(res, opened.error);
     const thread = opened;
@@ -330,4 +336,13 @@ function safeParse(raw: string): unknown {
 
 function sleep(ms: number | undefined): Promise<void> {
   return ms ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}
+
+/** The first field the API requires that `body` lacks (`model` is in the path on Vertex). */
+function missingField(body: unknown, modelInPath: boolean): string | undefined {
+  const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  if (!modelInPath && fields['model'] === undefined) return 'model';
+  if (fields['max_tokens'] === undefined) return 'max_tokens';
+  if (fields['messages'] === undefined) return 'messages';
+  return undefined;
 }
