@@ -8,6 +8,7 @@
  * This file is both the parent (which starts two workers, one after the other) and the worker.
  */
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
@@ -97,7 +98,8 @@ const server = process.env['ANTHROPIC_API_KEY']
 const runId = `order-42-${Date.now()}`;
 
 function worker(env: Record<string, string>): Promise<number | string | null> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/durable.ts'], {
+  // This very file, wherever it was copied and whatever the current folder.
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
     env: { ...process.env, WORKER: '1', RUN_ID: runId, ...(server ? { MOCK_URL: server.url } : {}), ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -107,7 +109,11 @@ function worker(env: Record<string, string>): Promise<number | string | null> {
 console.log(`worker 1 starts run ${runId}`);
 console.log(`worker 1 exited: ${await worker({ CRASH: '1' })}`);
 console.log('worker 2 launches DBOS and recovers the run');
-await worker({});
+const recovered = await worker({});
+if (recovered !== 0) {
+  console.error(`worker 2 failed (exit ${recovered}): the run was not recovered`);
+  process.exitCode = 1;
+}
 const { rows } = await db.query('SELECT what, runs FROM example_effects WHERE key LIKE $1 ORDER BY what DESC', [`${runId}:%`]);
 for (const row of rows) console.log(`side effect "${row.what}": tool ran ${row.runs} time(s)`);
 await server?.close();
