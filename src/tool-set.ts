@@ -83,6 +83,10 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
       if (names.has(name)) throw new TypeError(`toolRunner: two tools are named '${name}'; tool names must be unique`);
       names.add(name);
     }
+    const schema = (entry as { input_schema?: unknown }).input_schema;
+    if (isSchemaObject(schema)) {
+      throw new TypeError(`toolRunner: tool '${name}' has a ${String((schema as { '~standard': { vendor?: unknown } })['~standard']?.vendor ?? 'Standard')} schema as its input_schema, which takes JSON Schema: make the tool with tool({ name, inputSchema, run }), which converts it`);
+    }
     if ('run' in entry && typeof (entry as { run?: unknown }).run !== 'function') {
       throw new TypeError(`toolRunner: tool '${name}' has a \`run\` that is not a function`);
     }
@@ -102,4 +106,14 @@ function toolName(entry: AnyTool): string | undefined {
   const named = entry as { name?: unknown; mcp_server_name?: unknown };
   if (typeof named.name === 'string') return named.name;
   return typeof named.mcp_server_name === 'string' ? named.mcp_server_name : undefined;
+}
+
+/**
+ * A zod (or other Standard Schema) schema itself, not JSON Schema: a class instance with `~standard`.
+ * zod's exported JSON Schema carries a hidden `~standard` too, but is a plain object.
+ */
+function isSchemaObject(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null || !('~standard' in schema)) return false;
+  const prototype = Object.getPrototypeOf(schema);
+  return (prototype !== Object.prototype && prototype !== null) || 'def' in schema || '_def' in schema;
 }

@@ -82,6 +82,9 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(make({ fallback: [] })).toThrow(new TypeError('toolRunner: `fallback` is an option of the runner, not a request param: pass it in the third argument, toolRunner(client, params, { fallback })'));
     expect(make({ concurrency: 2 })).toThrow(/`concurrency` is an option of the runner, not a request param/);
     expect(make({}, { compactionControl: { enabled: true } })).toThrow(/`compactionControl` is a param of the run, not an option: put it in the second argument/);
+    expect(make({ tools: [{ name: 'raw', input_schema: z.object({ id: z.string() }) }] })).toThrow(
+      /tool 'raw' has a zod schema as its input_schema, which takes JSON Schema: make the tool with tool\(\{ name, inputSchema, run \}\)/,
+    );
     // A wrong type says what it got, a string quoted (not "got 5" for '5').
     expect(make({}, { toolTimeoutMs: '5' })).toThrow(new TypeError('toolRunner: options.toolTimeoutMs must be a positive number, got "5"'));
     expect(make({ max_iterations: '3' })).toThrow(/max_iterations must be a positive integer .*, got "3"/);
