@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
+
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 
 export default defineConfig({
   entry: {
@@ -16,7 +19,7 @@ export default defineConfig({
   sourcemap: true,
   target: 'node20',
   splitting: true,
-  // Class and function names as written (esbuild renames a class that refers to itself, and stacks then read '_ReplyError'); tsx, which runs the tests and the bench, keeps them too.
-  keepNames: true,
+  // The CLI's --version, whatever path the script is started from.
+  define: { __TOOL_RUNNER_VERSION__: JSON.stringify(version) },
   external: ['@anthropic-ai/sdk', 'zod', '@modelcontextprotocol/sdk', '@opentelemetry/api', '@dbos-inc/dbos-sdk'],
 });

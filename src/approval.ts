@@ -36,7 +36,7 @@ export type Approver<Call extends AnyCall = AnyCall> = (call: ApprovalRequest<Ca
 
 /** The result text of a denied call: says "denied" and gives the reason. */
 export function deniedText(name: string, reason: string | undefined): string {
-  const given = reason?.trim();
+  const given = typeof reason === 'string' ? reason.trim() : reason == null ? undefined : String(reason);
   return `Error: the call to '${name}' was denied by the user${given ? `: ${given}${/[.!?]$/.test(given) ? '' : '.'}` : '.'} It was not run.`;
 }
 

@@ -10,8 +10,12 @@ import { inspectRecording } from './inspect/recorded.js';
 const USAGE =
   'Usage: tool-runner inspect FILE [--port N] [--host H]\n  Serves the inspector page over FILE (recorded with inspector({ record: FILE })) until stopped.\n       tool-runner --version';
 
-/** The package's version, from the package.json beside this script's folder (dist/ or src/), whichever build runs. */
+/** Set by the build (tsup.config.ts's `define`); undefined when the source runs under tsx. */
+declare const __TOOL_RUNNER_VERSION__: string | undefined;
+
+/** The package's version: the build's, else from the package.json beside this script's folder. */
 function version(): string {
+  if (typeof __TOOL_RUNNER_VERSION__ === 'string') return __TOOL_RUNNER_VERSION__;
   const script = realpathSync(process.argv[1]!);
   return (JSON.parse(readFileSync(join(dirname(script), '..', 'package.json'), 'utf8')) as { version: string }).version;
 }

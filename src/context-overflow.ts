@@ -58,11 +58,11 @@ export class ContextOverflowError extends BadRequestError implements Overflow {
     this.message = `${rejection.message}. Nothing was appended: shorten the history (runner.setMessagesParams) or enable compactionControl, then iterate again.`;
   }
 
-  /** `error` as a ContextOverflowError when it reports an overflow, else `error` itself. */
+  /** `error` as a ContextOverflowError when it reports an overflow, else `error` itself. (`this`: see ReplyError.from.) */
   static from(error: unknown): unknown {
-    if (error instanceof ContextOverflowError) return error;
+    if (error instanceof this) return error;
     const overflow = contextOverflow(error);
-    return overflow ? new ContextOverflowError(error as APIError, overflow) : error;
+    return overflow ? new this(error as APIError, overflow) : error;
   }
 }
 

@@ -1,6 +1,8 @@
 /** A value as an error message shows it: strings quoted, so that '5' does not read as 5. */
 export function described(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (Object.is(value, -0)) return '-0';
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object' && value !== null) return 'an object';

@@ -6,6 +6,9 @@ import type { ValidationIssue } from './schema.js';
  * A reply that could not be read: a stream that broke mid-reply, or a body that is not valid JSON.
  * Nothing of it was added to the history: iterating again sends the same request again.
  */
+/** The message of the one error the SDK throws for each request before it sends anything (`validateHeaders`). */
+const NOT_SENT = /^Could not resolve authentication method/;
+
 export class ReplyError extends AnthropicError {
   constructor(message: string, options: { cause: unknown }) {
     super(message, options);
@@ -13,16 +16,17 @@ export class ReplyError extends AnthropicError {
   }
 
   /**
-   * The SDK's status, connection and abort errors pass through, and so do plain `Error`s: the SDK
-   * throws those before it sends anything (no API key, no `fetch`), and no reply was read. Anything
-   * else (a body that is no JSON, a stream cut off) becomes a ReplyError.
+   * The SDK's status, connection and abort errors pass through, and so does its refusal to send a
+   * request without credentials (nothing was sent, no reply to read). Anything else (a body that is
+   * no JSON, a stream cut off) becomes a ReplyError. (`this`, not the class's name: esbuild renames
+   * a class that names itself, and stacks would read `_ReplyError`.)
    */
   static from(error: unknown, streamed: boolean): unknown {
     if (error instanceof AnthropicError && error.constructor !== AnthropicError) return error;
-    if (error instanceof Error && error.constructor === Error) return error;
+    if (error instanceof Error && NOT_SENT.test(error.message)) return error;
     const detail = error instanceof Error ? error.message : String(error);
     const what = streamed ? 'The reply stream broke before the message was complete' : "The API's reply could not be read";
-    return new ReplyError(
+    return new this(
       `${what} (${detail}). Nothing of it was added to the history; iterate again to send the request again.`,
       { cause: error },
     );

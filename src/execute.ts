@@ -11,7 +11,7 @@ import { ValidatorError } from './errors.js';
 import { errorResult } from './history.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
-import { type ValidationResult, formatIssues } from './schema.js';
+import { RETRY_HINT, type ValidationResult, formatIssues } from './schema.js';
 import type { RunScope } from './scope.js';
 import type { HeldCall } from './snapshot.js';
 import type { RunnableTool, Runner, ToolContext } from './surface.js';
@@ -159,8 +159,9 @@ function invalid(message: ToolResultContent, call: ToolCall, context: ExecutionC
     return failed(message, call, context);
   }
   context.logger.warn(`Tool '${call.name}' (${call.id}): the input ${editor} gave is invalid; the call was not run`);
+  // Not "fix the input and call again": the model's own input was not the one rejected.
   const note = `Error: ${editor} replaced the input of this call with one that is not valid, so the call was not run.`;
-  return failed(typeof message === 'string' ? `${note}\n${message}` : [{ type: 'text', text: note }, ...message], call, context);
+  return failed(typeof message === 'string' ? `${note}\n${message.endsWith(RETRY_HINT) ? message.slice(0, -RETRY_HINT.length) : message}` : [{ type: 'text', text: note }, ...message], call, context);
 }
 
 function waiting(pending: HeldCall, call: ToolCall, context: ExecutionContext): CallOutcome {

@@ -2,7 +2,7 @@
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
 import { described } from './described.js';
-import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './guards.js';
+import { DEFAULT_MAX_TOOL_RESULT_CHARS, checkTimeoutMs } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
 import { type FallbackEntry, checkFallback } from './fallback.js';
@@ -65,15 +65,15 @@ export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: 
   if (typeof options !== 'object' || options === null) throw new TypeError('toolRunner: options must be an object');
   for (const key of Object.keys(options)) {
     if (OWN.has(key) || REQUEST_OPTION_KEYS.has(key)) continue;
-    checkRequestOptionKey(key, 'toolRunner: options');
     if (SETTING_NAMES.has(key)) throw new TypeError(`toolRunner: \`${key}\` is a param of the run, not an option: put it in the second argument, toolRunner(client, { ...params, ${key} })`);
+    checkRequestOptionKey(key, 'toolRunner: options');
     throw new TypeError(
       `toolRunner: unknown option '${key}'; the options are ${[...OWN].join(', ')}, and the SDK's request options ${[...REQUEST_OPTION_KEYS].join(', ')}`,
     );
   }
-  positive('concurrency', options.concurrency, true);
-  positive('toolTimeoutMs', options.toolTimeoutMs, false);
-  positive('maxToolResultChars', options.maxToolResultChars, true);
+  positiveInteger('concurrency', options.concurrency);
+  if (options.toolTimeoutMs !== undefined) checkTimeoutMs(options.toolTimeoutMs, 'toolRunner: options.toolTimeoutMs');
+  positiveInteger('maxToolResultChars', options.maxToolResultChars);
   if (options.approve !== undefined && typeof options.approve !== 'function') {
     throw new TypeError('toolRunner: options.approve must be a function');
   }
@@ -82,11 +82,11 @@ export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: 
   return { maxToolResultChars: options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS };
 }
 
-function positive(name: string, value: number | undefined, integer: boolean): void {
+function positiveInteger(name: string, value: number | undefined): void {
   if (value === undefined) return;
-  if (typeof value !== 'number' || !(value > 0) || (integer && !Number.isInteger(value))) {
+  if (typeof value !== 'number' || !(value > 0) || !Number.isInteger(value)) {
     const Kind = typeof value === 'number' ? RangeError : TypeError;
-    throw new Kind(`toolRunner: options.${name} must be a positive ${integer ? 'integer' : 'number'}, got ${described(value)}`);
+    throw new Kind(`toolRunner: options.${name} must be a positive integer, got ${described(value)}`);
   }
 }
 

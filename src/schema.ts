@@ -93,8 +93,11 @@ function describe(value: unknown): string {
   return typeof value;
 }
 
+/** The last line of an invalid call's result: the model may call again. */
+export const RETRY_HINT = '\nFix the input and call the tool again.';
+
 /** Formats validation issues for the model, one per line, so it can repair its call. */
 export function formatIssues(toolName: string, issues: ValidationIssue[]): string {
   const lines = issues.map((issue) => `- ${issue.path}: ${issue.message}`);
-  return `Invalid input for tool '${toolName}':\n${lines.join('\n')}\nFix the input and call the tool again.`;
+  return `Invalid input for tool '${toolName}':\n${lines.join('\n')}${RETRY_HINT}`;
 }

@@ -2,7 +2,7 @@
  * The tools of a run: runnable tools, plain definitions, and tool sources whose tools can change
  * between requests (an MCP server's, for instance), looked up again before each request.
  */
-import { described } from './described.js';
+import { checkTimeoutMs } from './guards.js';
 import type { AnyTool, RunnableTool, ToolEntry, ToolSource } from './surface.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
 import type { BetaToolUnion } from './types.js';
@@ -85,16 +85,15 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
     }
     const schema = (entry as { input_schema?: unknown }).input_schema;
     if (isSchemaObject(schema)) {
-      throw new TypeError(`toolRunner: tool '${name}' has a ${String((schema as { '~standard': { vendor?: unknown } })['~standard']?.vendor ?? 'Standard')} schema as its input_schema, which takes JSON Schema: make the tool with tool({ name, inputSchema, run }), which converts it`);
+      const vendor = String((schema as { '~standard': { vendor?: unknown } })['~standard']?.vendor ?? 'Standard Schema');
+      throw new TypeError(`toolRunner: tool '${name}': input_schema takes JSON Schema, not a schema object (${vendor}): make the tool with tool({ name, inputSchema, run }), which converts it`);
     }
     if ('run' in entry && typeof (entry as { run?: unknown }).run !== 'function') {
       throw new TypeError(`toolRunner: tool '${name}' has a \`run\` that is not a function`);
     }
     if (isRunnableTool(entry)) {
       const { timeoutMs } = entry as { timeoutMs?: unknown };
-      if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) {
-        throw new (typeof timeoutMs === 'number' ? RangeError : TypeError)(`toolRunner: tool '${name}' has a \`timeoutMs\` that is not a positive number: ${described(timeoutMs)}`);
-      }
+      if (timeoutMs !== undefined) checkTimeoutMs(timeoutMs, `toolRunner: tool '${name}': timeoutMs`);
       runnable.set(entry.name, entry);
     }
   }
@@ -109,11 +108,13 @@ function toolName(entry: AnyTool): string | undefined {
 }
 
 /**
- * A zod (or other Standard Schema) schema itself, not JSON Schema: a class instance with `~standard`.
- * zod's exported JSON Schema carries a hidden `~standard` too, but is a plain object.
+ * A zod, valibot, arktype, ... schema itself, not JSON Schema: a function or a class instance with
+ * `~standard`, or a plain object whose `~standard` shows. zod's exported JSON Schema is a plain
+ * object with a hidden (non-enumerable) `~standard`: JSON Schema.
  */
 function isSchemaObject(schema: unknown): boolean {
+  if (typeof schema === 'function') return '~standard' in schema;
   if (typeof schema !== 'object' || schema === null || !('~standard' in schema)) return false;
   const prototype = Object.getPrototypeOf(schema);
-  return (prototype !== Object.prototype && prototype !== null) || 'def' in schema || '_def' in schema;
+  return (prototype !== Object.prototype && prototype !== null) || Object.prototype.propertyIsEnumerable.call(schema, '~standard');
 }

@@ -76,6 +76,16 @@ describe('approval with options.approve', () => {
     expect(wire(server.requests[1]!).messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('- amount:') });
   });
 
+  it('a denial whose reason is not a string (an Error, a number) still denies, with the reason as text', async () => {
+    const server = await mockServer([{ content: [toolUse('delete_account', {}, 'toolu_a'), toolUse('delete_account', {}, 'toolu_b')] }, { content: [text('ok')] }]);
+    const reasons = [new Error('policy 7'), 42];
+    await toolRunner(server.client(), { ...baseParams, tools: tools([]) }, { approve: () => ({ decision: 'deny', reason: reasons.shift() as never }) });
+    expect(wire(server.requests[1]!).messages[2].content.map((result: { content: string }) => result.content)).toEqual([
+      "Error: the call to 'delete_account' was denied by the user: Error: policy 7. It was not run.",
+      "Error: the call to 'delete_account' was denied by the user: 42. It was not run.",
+    ]);
+  });
+
   it('an approver that throws or answers nonsense stops the run with a clear error', async () => {
     const server = await mockServer([{ content: [toolUse('delete_account', {})] }, { content: [toolUse('delete_account', {})] }]);
     const throwing = toolRunner(server.client(), { ...baseParams, tools: tools([]) }, {

@@ -82,14 +82,24 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(make({ fallback: [] })).toThrow(new TypeError('toolRunner: `fallback` is an option of the runner, not a request param: pass it in the third argument, toolRunner(client, params, { fallback })'));
     expect(make({ concurrency: 2 })).toThrow(/`concurrency` is an option of the runner, not a request param/);
     expect(make({}, { compactionControl: { enabled: true } })).toThrow(/`compactionControl` is a param of the run, not an option: put it in the second argument/);
+    expect(make({}, { stream: true })).toThrow(/`stream` is a param of the run, not an option/);
     expect(make({ tools: [{ name: 'raw', input_schema: z.object({ id: z.string() }) }] })).toThrow(
-      /tool 'raw' has a zod schema as its input_schema, which takes JSON Schema: make the tool with tool\(\{ name, inputSchema, run \}\)/,
+      /tool 'raw': input_schema takes JSON Schema, not a schema object \(zod\): make the tool with tool\(\{ name, inputSchema, run \}\)/,
     );
+    // valibot's schemas are plain objects with `~standard` in sight, arktype's are functions; zod's JSON Schema hides its `~standard`.
+    const standard = { version: 1, vendor: 'valibot', validate: (value: unknown) => ({ value }) };
+    expect(make({ tools: [{ name: 'v', input_schema: { kind: 'schema', type: 'object', '~standard': standard } }] })).toThrow(/tool 'v': input_schema takes JSON Schema, not a schema object \(valibot\)/);
+    expect(make({ tools: [{ name: 'a', input_schema: Object.assign(() => true, { '~standard': { ...standard, vendor: 'arktype' } }) }] })).toThrow(/tool 'a': input_schema takes JSON Schema, not a schema object \(arktype\)/);
+    expect(make({ tools: [{ name: 'j', input_schema: z.toJSONSchema(z.object({ id: z.string() })) }] })).not.toThrow();
     // A wrong type says what it got, a string quoted (not "got 5" for '5').
-    expect(make({}, { toolTimeoutMs: '5' })).toThrow(new TypeError('toolRunner: options.toolTimeoutMs must be a positive number, got "5"'));
+    expect(make({}, { toolTimeoutMs: '5' })).toThrow(new TypeError('toolRunner: options.toolTimeoutMs must be a positive number of milliseconds, at most 2147483647 (about 24.8 days), got "5"'));
+    // A timer cannot keep longer (it would fire at once).
+    expect(make({}, { toolTimeoutMs: Number.POSITIVE_INFINITY })).toThrow(RangeError);
+    expect(make({}, { toolTimeoutMs: 2 ** 31 })).toThrow(/at most 2147483647 .*, got 2147483648/);
+    expect(make({ signal: undefined })).not.toThrow();
     expect(make({ max_iterations: '3' })).toThrow(/max_iterations must be a positive integer .*, got "3"/);
     expect(make({ tools: [tool({ name: 'slow', inputSchema: z.object({}), run: () => '', timeoutMs: '5' as never })] })).toThrow(
-      /tool 'slow' has a `timeoutMs` that is not a positive number: "5"/,
+      /tool 'slow': timeoutMs must be a positive number of milliseconds, .*got "5"/,
     );
     expect(make({}, { logger: true })).toThrow(/options.logger must be an object with debug, info, warn, error methods \(console or a pino logger\), got true/);
     expect(make({}, { logger: { warn: () => {} } })).toThrow(/got an object \(no debug, info, error\)/);
@@ -113,6 +123,8 @@ describe('an input the model did not write', () => {
     await runner;
     const results = runner.params.messages[2]!.content as Array<{ tool_use_id: string; content: string; is_error?: boolean }>;
     expect(results[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/^Error: the approver replaced the input of this call with one that is not valid, so the call was not run\.\nInvalid input for tool 'get_order':\n- id: /) });
+    // Not "call the tool again": the model's own input was not the one rejected.
+    expect(results.map((result) => result.content)).not.toContainEqual(expect.stringContaining('call the tool again'));
     expect(results[1]).toMatchObject({ is_error: true, content: expect.stringMatching(/^Error: the onToolCall hook replaced the input of this call with one that is not valid/) });
     expect(log).toEqual([]);
   });

@@ -74,6 +74,23 @@ describe('API errors', () => {
     });
   }
 
+  it("a body that breaks while it is read with a plain Error (as workerd and Bun raise it) is a ReplyError; the SDK's refusal to send without a key is not", async () => {
+    const server = await mockServer([{ content: [text('unread')] }]);
+    // A 200 whose body fails mid-read, with the plain Error a runtime's fetch raises there.
+    const broken: typeof fetch = async () =>
+      new Response(new ReadableStream({ pull: (controller) => controller.error(new Error('Network connection lost.')) }), { status: 200, headers: { 'content-type': 'application/json' } });
+    const error = await toolRunner(server.client({ fetch: broken, maxRetries: 0 }), baseParams).runUntilDone().catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(ReplyError);
+    expect((error as ReplyError).cause).toMatchObject({ message: 'Network connection lost.' });
+    const keyless = server.client({ apiKey: null, maxRetries: 0 });
+    for (const stream of [false, true]) {
+      const refused = await toolRunner(keyless, { ...baseParams, stream }).runUntilDone().catch((thrown: unknown) => thrown);
+      expect(refused).not.toBeInstanceOf(ReplyError);
+      expect((refused as Error).message).toMatch(/^Could not resolve authentication method/);
+    }
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('a stream broken mid-reply is never half-appended; iterating again sends the same request', async () => {
     const server = await mockServer([
       { content: [text('partial answer that breaks'), toolUse('get_weather', { location: 'Paris' })], disconnectAfterEvents: 5 },

@@ -214,7 +214,12 @@ describe('faults', () => {
   it('a body without model or max_tokens gets the API’s 400 and uses no step, so an offline test fails where production would', async () => {
     const server = await mockServer([{ content: [text('complete')] }]);
     const client = server.client({ maxRetries: 0 });
-    for (const [field, partial] of [['max_tokens', { model: body.model, messages: body.messages }], ['model', { max_tokens: 100, messages: body.messages }]] as const) {
+    const cases = [
+      ['max_tokens', { model: body.model, messages: body.messages }],
+      ['model', { max_tokens: 100, messages: body.messages }],
+      ['messages', { model: body.model, max_tokens: 100 }],
+    ] as const;
+    for (const [field, partial] of cases) {
       const error = (await client.beta.messages.create(partial as never).catch((e: unknown) => e)) as APIError;
       expect(error).toBeInstanceOf(BadRequestError);
       expect(error.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: `${field}: Field required` } });
