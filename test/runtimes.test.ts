@@ -11,7 +11,7 @@ import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { toolUse, text, toolResults } from 'tool-runner/testing';
 import { mockServer } from './helpers.js';
-import { type Runtime, browser, bun, deno, node, workerd } from './runtimes/launch.js';
+import { type Runtime, binary, browser, bun, deno, node, workerd } from './runtimes/launch.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const execFileAsync = promisify(execFile);
@@ -84,6 +84,16 @@ describe('a program that loads both builds of the package (ESM and CommonJS)', (
       requests: 4,
     });
   });
+});
+
+describe('a CommonJS program (require), in Node and in Bun', () => {
+  const bunBinary = () => binary('bun', [['@oven/bun-linux-x64', 'bin/bun'], ['bun', 'bin/bun.exe']]);
+  for (const [name, file] of [['node', () => process.execPath], ['bun', bunBinary]] as const) {
+    it(`${name}: an API error keeps the SDK's class (one SDK in the program), and a run resumes after a tool call ran in the process`, async () => {
+      const { stdout } = await execFileAsync(file(), [join(here, 'runtimes', 'commonjs.cjs')], { cwd: join(here, '..') });
+      expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ error: 'OverloadedError', apiError: true, final: 'again' });
+    });
+  }
 });
 
 describe("package.json's conditions say where each entry runs", () => {
