@@ -135,8 +135,11 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     await kill(first);
     expect(await counts(id)).toEqual({});
 
-    const result = await resultOf(worker('recover', id, server.url, { QUEUE: '1' }));
+    const { stdout, stderr } = await printed(worker('recover', id, server.url, { QUEUE: '1' }));
+    const result = resultIn(stdout);
     expect(result.message.content).toEqual([{ type: 'text', text: 'All set.', citations: null }]);
+    // The step records the reply as data: recording it read none of the SDK's deprecated getters.
+    expect(stderr).not.toMatch(/The `parsed` property on `text` blocks is deprecated/);
     expect(server.requests).toHaveLength(3);
     expect(server.requests.every((request) => wire(request).body.stream === true)).toBe(true);
     expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 } });
@@ -275,18 +278,26 @@ function kill(child: ChildProcess): Promise<void> {
 }
 
 /** Everything the process printed, once it exits 0. */
-function output(child: ChildProcess): Promise<string> {
+function printed(child: ChildProcess): Promise<{ stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve, reject) => {
-    child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}\n${stdout}\n${stderr}`))));
+    child.once('exit', (code) => (code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`exit ${code}\n${stdout}\n${stderr}`))));
   });
 }
 
-async function resultOf(child: ChildProcess) {
-  const line = (await output(child)).split('\n').find((entry) => entry.startsWith('result '));
+async function output(child: ChildProcess): Promise<string> {
+  return (await printed(child)).stdout;
+}
+
+function resultIn(stdout: string) {
+  const line = stdout.split('\n').find((entry) => entry.startsWith('result '));
   if (!line) throw new Error('the worker printed no result');
   return JSON.parse(line.slice('result '.length));
+}
+
+async function resultOf(child: ChildProcess) {
+  return resultIn(await output(child));
 }

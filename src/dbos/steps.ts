@@ -19,10 +19,19 @@ import type { ToolResultContent } from '../types.js';
  * with an API or connection error records the failure, so that a replay throws the SDK's typed
  * error again and a run with fallbacks goes to the same fallback, whose step is recorded in turn.
  */
+/**
+ * A streamed reply as plain data, for DBOS to record: the stream's text blocks carry hidden getters
+ * (`parsed`, which warns that it is deprecated each time it is read), and so would every replay.
+ */
+function asData(message: unknown): unknown {
+  const { content } = message as { content: object[] };
+  return { ...(message as object), content: content.map((block) => ({ ...block })) };
+}
+
 export function stepClient(client: ClientLike, stream: boolean, name = 'model request'): ClientLike {
   const api = messagesApi(client);
   const request = (body: unknown, options: unknown): Promise<unknown> =>
-    stream ? api.stream(body, options).finalMessage() : Promise.resolve(api.create(body, options));
+    stream ? api.stream(body, options).finalMessage().then(asData) : Promise.resolve(api.create(body, options));
   const steps: MessagesApi = {
     create: async (body, options) => {
       const recorded = await DBOS.runStep(
