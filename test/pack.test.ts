@@ -93,6 +93,10 @@ describe('a fresh clone packs a working package', () => {
     expect((await run(process.execPath, ['-e', `const m = require('tool-runner'); ${names}`], project)).stdout).toBe('ReplyError ContextOverflowError ToolRunner\n');
     expect((await run(process.execPath, ['agent.mjs'], project)).stdout).toBe(esmAnswer);
     expect((await run(process.execPath, ['agent.cjs'], project)).stdout).toBe('cjs answer: twice 21 is 42\n');
+    // Types resolve for every entry under TypeScript's `node10` resolution too (the default for `module: commonjs`), through typesVersions.
+    writeFileSync(join(project, 'node10.ts'), "import { toolRunner } from 'tool-runner';\nimport { createMockServer } from 'tool-runner/testing';\nimport { inspector } from 'tool-runner/inspect';\nexport const used = [toolRunner, createMockServer, inspector];\n");
+    const tsc = join(repo, 'node_modules/typescript/bin/tsc');
+    await run(process.execPath, [tsc, '--noEmit', '--module', 'commonjs', '--moduleResolution', 'node10', '--skipLibCheck', 'node10.ts'], project);
     // The bin: `npx tool-runner inspect FILE`.
     expect((await run('npx', ['--no', '--', 'tool-runner', '--help'], project)).stdout).toMatch(/^Usage: tool-runner inspect FILE/);
   }, 180_000);
