@@ -1,3 +1,9 @@
+/** `message`, then what was given: a RangeError for a number out of range, a TypeError for anything else. */
+export function wrongValue(value: unknown, message: string): RangeError | TypeError {
+  const Kind = typeof value === 'number' ? RangeError : TypeError;
+  return new Kind(`${message}, got ${described(value)}`);
+}
+
 /** A value as an error message shows it: strings quoted, so that '5' does not read as 5. */
 export function described(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);

@@ -2,13 +2,13 @@
 import { AnthropicError } from '@anthropic-ai/sdk';
 import type { ValidationIssue } from './schema.js';
 
+/** The message of the one error the SDK throws for each request before it sends anything (`validateHeaders`). */
+const NOT_SENT = /^Could not resolve authentication method/;
+
 /**
  * A reply that could not be read: a stream that broke mid-reply, or a body that is not valid JSON.
  * Nothing of it was added to the history: iterating again sends the same request again.
  */
-/** The message of the one error the SDK throws for each request before it sends anything (`validateHeaders`). */
-const NOT_SENT = /^Could not resolve authentication method/;
-
 export class ReplyError extends AnthropicError {
   constructor(message: string, options: { cause: unknown }) {
     super(message, options);

@@ -1,5 +1,5 @@
 /** Size and concurrency guards around tool calls. */
-import { described } from './described.js';
+import { wrongValue } from './described.js';
 import type { ToolResultContent } from './types.js';
 
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 100_000;
@@ -10,8 +10,7 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 /** Throws a clear error unless `value` is a timeout a timer can keep (`what` names it: `options.toolTimeoutMs`, ...). */
 export function checkTimeoutMs(value: unknown, what: string): void {
   if (typeof value === 'number' && value > 0 && value <= MAX_TIMEOUT_MS) return;
-  const Kind = typeof value === 'number' ? RangeError : TypeError;
-  throw new Kind(`${what} must be a positive number of milliseconds, at most ${MAX_TIMEOUT_MS} (about 24.8 days), got ${described(value)}`);
+  throw wrongValue(value, `${what} must be a positive number of milliseconds, at most ${MAX_TIMEOUT_MS} (about 24.8 days)`);
 }
 
 /** Cuts the text of a result to `limit` characters in all, with a note the model can see. */

@@ -1,7 +1,7 @@
 /** The runner's own options (the third argument of `toolRunner`), checked at construction. */
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
-import { described } from './described.js';
+import { described, wrongValue } from './described.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS, checkTimeoutMs } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
@@ -84,10 +84,7 @@ export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: 
 
 function positiveInteger(name: string, value: number | undefined): void {
   if (value === undefined) return;
-  if (typeof value !== 'number' || !(value > 0) || !Number.isInteger(value)) {
-    const Kind = typeof value === 'number' ? RangeError : TypeError;
-    throw new Kind(`toolRunner: options.${name} must be a positive integer, got ${described(value)}`);
-  }
+  if (typeof value !== 'number' || !(value > 0) || !Number.isInteger(value)) throw wrongValue(value, `toolRunner: options.${name} must be a positive integer`);
 }
 
 const LOG_METHODS = ['debug', 'info', 'warn', 'error'] as const;

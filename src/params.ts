@@ -42,11 +42,11 @@ export function splitParams(params: RunnerParams): SplitParams {
     const value = (rest as Record<string, unknown>)[key];
     if (SETTING_NAMES.has(key)) {
       if (value !== undefined) settings[key] = value;
-    } else if (OPTION_KEYS.has(key) && value !== undefined) {
-      // It would go to the API as a field of the request, which the API refuses (400).
-      throw new TypeError(`toolRunner: \`${key}\` is an option of the runner, not a request param: pass it in the third argument, toolRunner(client, params, { ${key} })`);
     } else if (!OPTION_KEYS.has(key)) {
       api[key] = value;
+    } else if (value !== undefined) {
+      // An option of the runner would go to the API as a field of the request, which the API refuses (400).
+      throw new TypeError(`toolRunner: \`${key}\` is an option of the runner, not a request param: pass it in the third argument, toolRunner(client, params, { ${key} })`);
     }
   }
   checkCompactionControl(settings['compactionControl'] as CompactionControl | undefined);

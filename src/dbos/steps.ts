@@ -14,12 +14,6 @@ import { ToolError, thrownValueToContent } from '../tool-error.js';
 import type { ToolResultContent } from '../types.js';
 
 /**
- * A client whose `create` is a DBOS step (named `name`). With `stream`, the step streams the reply
- * (the request is a streamed one on the wire) and records the whole message. A request that fails
- * with an API or connection error records the failure, so that a replay throws the SDK's typed
- * error again and a run with fallbacks goes to the same fallback, whose step is recorded in turn.
- */
-/**
  * A streamed reply as plain data, for DBOS to record: the stream's text blocks carry hidden getters
  * (`parsed`, which warns that it is deprecated each time it is read), and so would every replay.
  */
@@ -28,6 +22,12 @@ function asData(message: unknown): unknown {
   return { ...(message as object), content: content.map((block) => ({ ...block })) };
 }
 
+/**
+ * A client whose `create` is a DBOS step (named `name`). With `stream`, the step streams the reply
+ * (the request is a streamed one on the wire) and records the whole message. A request that fails
+ * with an API or connection error records the failure, so that a replay throws the SDK's typed
+ * error again and a run with fallbacks goes to the same fallback, whose step is recorded in turn.
+ */
 export function stepClient(client: ClientLike, stream: boolean, name = 'model request'): ClientLike {
   const api = messagesApi(client);
   const request = (body: unknown, options: unknown): Promise<unknown> =>
