@@ -11,7 +11,7 @@ import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { toolUse, text, toolResults } from 'tool-runner/testing';
 import { mockServer } from './helpers.js';
-import { type Runtime, binary, browser, bun, deno, node, workerd } from './runtimes/launch.js';
+import { type Runtime, binary, browser, bun, deno, lastLine, node, workerd } from './runtimes/launch.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const execFileAsync = promisify(execFile);
@@ -67,7 +67,7 @@ describe("a tool's timeout measures the tool", () => {
   it('in a cold process, a 5 ms tool under timeoutMs: 50 is not timed out by another call of its message that is the first to use a JSON Schema tool', async () => {
     // The validator is prepared when the tool is defined, never on another call's clock (ajv compiled it lazily, on the first call).
     const { stdout } = await execFileAsync(process.execPath, [join(here, 'runtimes', 'cold-timeout.mjs')], { cwd: join(here, '..') });
-    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual([
+    expect(lastLine(stdout)).toEqual([
       { id: 'toolu_nap', content: 'slept 5 ms', is_error: false },
       { id: 'toolu_add', content: '3', is_error: false },
     ]);
@@ -77,7 +77,7 @@ describe("a tool's timeout measures the tool", () => {
 describe('a program that loads both builds of the package (ESM and CommonJS)', () => {
   it("an agentTool from the ESM build, in a runner from the CommonJS build, gets the parent's client and stops it for approval", async () => {
     const { stdout } = await execFileAsync(process.execPath, [join(here, 'runtimes', 'dual-package.mjs')], { cwd: join(here, '..') });
-    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({
+    expect(lastLine(stdout)).toEqual({
       stopped: 'approval',
       pending: [{ id: 'toolu_refund', name: 'refund', path: ['helper'] }],
       final: 'done',
@@ -91,7 +91,7 @@ describe('a CommonJS program (require), in Node and in Bun', () => {
   for (const [name, file] of [['node', () => process.execPath], ['bun', bunBinary]] as const) {
     it(`${name}: an API error keeps the SDK's class (one SDK in the program), and a run resumes after a tool call ran in the process`, async () => {
       const { stdout } = await execFileAsync(file(), [join(here, 'runtimes', 'commonjs.cjs')], { cwd: join(here, '..') });
-      expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ error: 'OverloadedError', apiError: true, final: 'again' });
+      expect(lastLine(stdout)).toEqual({ error: 'OverloadedError', apiError: true, final: 'again' });
     });
   }
 });

@@ -56,7 +56,8 @@ function command(file: string, args: string[], timeoutMs = 60_000): Promise<stri
 
 const cli = join(here, 'cli.mjs');
 const tsconfig = join(here, 'tsconfig.json');
-const lastLine = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as Report;
+/** What a program printed last: one JSON line. */
+export const lastLine = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as Report;
 
 export const node: Runtime = {
   name: 'node',
