@@ -92,7 +92,8 @@ export async function runWithGuards(
       await undefined;
       return { ok: true, value: await run(signal) };
     }
-    const running = Promise.resolve().then(() => run(signal));
+    // Aborted before it could start (the run's signal while it waited for a slot, or a hook ran): never started.
+    const running = Promise.resolve().then(() => (signal.aborted ? undefined : run(signal)));
     const settled = await untilAborted(running, signal);
     if (!settled.aborted) return { ok: true, value: settled.value };
     running.catch(() => {});

@@ -81,6 +81,31 @@ describe('concurrency', () => {
       Array.from({ length: 7 }, (_, n) => `done ${n}`),
     );
   });
+
+  it('calls still waiting for a slot when the run is aborted never start; every call is answered as aborted', async () => {
+    const started: number[] = [];
+    const charge = tool({
+      name: 'charge',
+      inputSchema: z.object({ n: z.number() }),
+      // Ignores its signal, as a side effect in flight would.
+      run: async ({ n }) => {
+        started.push(n);
+        await sleep(150);
+        return `charged ${n}`;
+      },
+    });
+    const calls = [1, 2, 3].map((n) => toolUse('charge', { n }, `toolu_${n}`));
+    const server = await mockServer([{ content: calls }]);
+    const controller = new AbortController();
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [charge] }, { concurrency: 1, signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    await expect(runner.runUntilDone()).rejects.toThrow();
+    await sleep(400);
+    expect(started).toEqual([1]);
+    const results = runner.params.messages.at(-1)!.content as Array<{ content: string }>;
+    expect(results.map((result) => result.content)).toEqual([1, 2, 3].map(() => "Error: the call to 'charge' was aborted before it finished."));
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
 });
 
 describe('result size', () => {
