@@ -91,7 +91,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         } finally {
           turn.stream?.abort();
           // The body left while reading a stream that broke (its error escaped the body): a failed request, not a `break`.
-          if (inBody && turn.reply === undefined) failedInBody = await replyFailure(turn.message);
+          if (inBody && turn.reply === undefined) failedInBody = await replyFailure(turn.message, runSignal(this.run));
           if (turn.compaction) this.compactions.abandon();
           this.turn = undefined;
         }
@@ -211,12 +211,16 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   }
 }
 
-/** How a turn's reply failed, once it settled; none when it arrived, or when the runner aborted it (a `break`). */
-async function replyFailure(message: Promise<BetaMessage>): Promise<{ error: unknown } | undefined> {
+/**
+ * How a turn's reply failed, once it settled; none when it arrived, or when the runner aborted it
+ * (a `break`). Aborted by the run's signal, it failed: the run rejects with the abort error.
+ */
+async function replyFailure(message: Promise<BetaMessage>, signal: AbortSignal | undefined): Promise<{ error: unknown } | undefined> {
   try {
     await message;
     return undefined;
   } catch (error) {
-    return error instanceof APIUserAbortError || (error as { cause?: unknown }).cause instanceof APIUserAbortError ? undefined : { error };
+    const aborted = error instanceof APIUserAbortError || (error as { cause?: unknown }).cause instanceof APIUserAbortError;
+    return aborted && !signal?.aborted ? undefined : { error };
   }
 }

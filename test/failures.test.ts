@@ -154,4 +154,25 @@ describe('abort (options.signal)', () => {
     });
     expect(server.requests).toHaveLength(1);
   });
+
+  it('aborted while the loop body reads a stream: the run rejects with the abort error, stoppedBy abort', async () => {
+    const server = await mockServer([
+      { content: [text('a reply that stalls')], stallAfterEvents: 3 },
+      { content: [text('the whole reply')] },
+    ]);
+    const controller = new AbortController();
+    const ends: unknown[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true }, { signal: controller.signal, onEvent: (event) => event.type === 'run.end' && ends.push(event.error) });
+    const done = runner.done();
+    setTimeout(() => controller.abort(), 100);
+    const read = async () => {
+      for await (const stream of runner) for await (const _event of stream);
+    };
+    await expect(read()).rejects.toBeInstanceOf(APIUserAbortError);
+    await expect(done).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(ends).toHaveLength(1);
+    expect(ends[0]).toBeInstanceOf(APIUserAbortError);
+    expect(runner.params.messages).toEqual(baseParams.messages);
+  });
 });
