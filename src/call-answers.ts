@@ -4,7 +4,7 @@
  * approval hold the run until they are decided.
  */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
-import type { ApprovalDecision, PendingApproval } from './approval.js';
+import { type ApprovalDecision, type Approver, type PendingApproval, oneAtATime } from './approval.js';
 import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall } from './execute.js';
 import { Limiter } from './guards.js';
 import { errorResult, insertToolResults, toolUsesOf } from './history.js';
@@ -24,7 +24,9 @@ export class CallAnswers {
   readonly #run: RunContext;
   readonly #maxToolResultChars: number;
   readonly #limiter: Limiter | undefined;
-  #askApproval: ExecutionContext['askApproval'] | undefined;
+  /** `options.approve`, one question at a time: the run's calls and its sub-agents' wait in one line. */
+  readonly approver: Approver | undefined;
+  readonly #askApproval: ExecutionContext['askApproval'];
   /** The calls of the message being answered; made when the first tool call comes. */
   #calls: ToolCalls | undefined;
   /** `addTools()` / `removeTools()`, and the tool changes the history makes. */
@@ -44,6 +46,8 @@ export class CallAnswers {
     this.#maxToolResultChars = maxToolResultChars;
     const { concurrency } = run.options;
     this.#limiter = concurrency ? new Limiter(concurrency) : undefined;
+    this.approver = run.options.approve && oneAtATime(run.options.approve);
+    this.#askApproval = approvalAsker(this.approver);
     if (snapshot) this.#callsNow().restore(snapshot);
   }
 
@@ -233,7 +237,7 @@ export class CallAnswers {
       runner: run.runner,
       hooks: run.options.hooks,
       emit: run.emit,
-      askApproval: (this.#askApproval ??= approvalAsker(run.options.approve)),
+      askApproval: this.#askApproval,
       decisions: this.#callsNow().decisions,
       toolTimeoutMs: run.options.toolTimeoutMs,
       maxToolResultChars: this.#maxToolResultChars,

@@ -204,24 +204,22 @@ async function needsApproval(tool: RunnableTool, input: unknown, context: ToolCo
 }
 
 /**
- * Asks `approve` about one call at a time (a person answers one question after another), or
- * resolves to undefined when there is no approver.
+ * Asks `approve` (the run's, one question at a time: `oneAtATime`) about a call, or resolves to
+ * undefined when there is no approver.
  */
 export function approvalAsker(approve: Approver | undefined): (call: ToolCall, signal: AbortSignal) => Promise<ApprovalDecision | undefined> {
-  let queue: Promise<unknown> = Promise.resolve();
-  return (call, signal) => {
-    if (!approve) return Promise.resolve(undefined);
-    const asked = queue.then(async () => {
-      let decision: unknown;
-      try {
-        decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse }, { signal });
-      } catch (error) {
-        throw new HookError('approve', error);
-      }
-      return checkDecision(decision, call.name);
-    });
-    queue = asked.catch(() => {});
-    return asked;
+  return async (call, signal) => {
+    if (!approve) return undefined;
+    let decision: unknown;
+    try {
+      decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse }, { signal });
+    } catch (error) {
+      // Aborted meanwhile (an approver that stops waiting by throwing, or a question never asked):
+      // not the approver's failure. Any decision will do: the caller answers the call as aborted.
+      if (signal.aborted) return { decision: 'deny' };
+      throw new HookError('approve', error);
+    }
+    return checkDecision(decision, call.name);
   };
 }
 

@@ -253,7 +253,7 @@ export abstract class RunnerControls implements Runner {
       client: run.client,
       emit: run.emit,
       scope: listenerScope(run.options.onEvent),
-      approve: run.options.approve,
+      approve: this.answers.approver,
       streaming: state.settings.stream === true,
       addUsage: (usage) => {
         state.usage = addUsage(state.usage, usage);

@@ -268,6 +268,41 @@ describe('agentTool: approvals inside a sub-agent', () => {
     expect(log).toEqual(['search otters', 'publish Otters']);
     expect(runner.stoppedBy).toBe('model');
   });
+
+  it("one question at a time: two sub-agents' calls and the parent's own wait in one line", async () => {
+    const log: string[] = [];
+    const { researcher, publish } = researchTools(log);
+    const server = await mockServer(
+      byAgent({
+        parent: [
+          { content: [toolUse('researcher', { task: 'otters' }, 'toolu_r1'), toolUse('researcher', { task: 'seals' }, 'toolu_r2'), toolUse('publish', { title: 'Lead' }, 'toolu_lead')] },
+          { content: [text('Done.')] },
+        ],
+        researcher: [
+          { content: [toolUse('publish', { title: 'One' }, 'toolu_p1')] },
+          { content: [toolUse('publish', { title: 'Two' }, 'toolu_p2')] },
+          { content: [text('Report one.')] },
+          { content: [text('Report two.')] },
+        ],
+      }),
+    );
+    let open = 0;
+    let most = 0;
+    const asked: string[] = [];
+    const approve = async (call: ApprovalRequest) => {
+      most = Math.max(most, ++open);
+      asked.push(`${(call.path ?? ['parent']).join('/')}: ${(call.input as { title: string }).title}`);
+      await sleep(30);
+      open--;
+      return { decision: 'allow' as const };
+    };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher, publish] }, { approve });
+    await runner;
+    expect(most).toBe(1);
+    expect(asked.sort()).toEqual(['parent: Lead', 'researcher: One', 'researcher: Two']);
+    expect(log.sort()).toEqual(['publish Lead', 'publish One', 'publish Two']);
+    expect(runner.stoppedBy).toBe('model');
+  });
 });
 
 describe('agentTool: streaming', () => {

@@ -1,3 +1,4 @@
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ApprovalRequest, HookError, tool, toolRunner } from 'tool-runner';
@@ -96,6 +97,24 @@ describe('approval with options.approve', () => {
     await expect(throwing.runUntilDone()).rejects.toThrow(new HookError('approve', new Error('approval service down')).message);
     const nonsense = toolRunner(server.client(), { ...baseParams, tools: tools([]) }, { approve: () => ({ decision: 'yes' }) as never });
     await expect(nonsense.runUntilDone()).rejects.toThrow(/options.approve returned \{"decision":"yes"\}/);
+  });
+
+  it('an approver that stops waiting by throwing when the run is aborted: the calls are answered as aborted, the run rejects with the abort error', async () => {
+    const log: string[] = [];
+    const server = await mockServer([{ content: [toolUse('balance', {}, 'toolu_balance'), toolUse('delete_account', {}, 'toolu_delete')] }]);
+    const controller = new AbortController();
+    const approve = (_call: ApprovalRequest, { signal }: { signal: AbortSignal }) =>
+      new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+    const runner = toolRunner(server.client(), { ...baseParams, tools: tools(log) }, { approve, signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(log).toEqual(['balance']);
+    expect(runner.params.messages.at(-1)!.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_balance', content: '1000' },
+      { type: 'tool_result', tool_use_id: 'toolu_delete', is_error: true, content: "Error: the call to 'delete_account' was aborted before it finished." },
+    ]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 });
 
