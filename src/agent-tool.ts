@@ -150,7 +150,16 @@ async function runAgent(agent: Agent, input: unknown, context: ToolContext): Pro
     link?.addUsage(usageSince(sub.usage, before));
   }
   if (sub.stoppedBy === 'approval') throw new AgentPending(structuredClone(sub.toJSON()));
-  return sub.output !== undefined ? JSON.stringify(sub.output) : textOf(final);
+  if (sub.output !== undefined) return JSON.stringify(sub.output);
+  // Stopped by a limit of its own while it still asked for tools: it did not finish, and the model is told.
+  if (final.stop_reason === 'tool_use') throw new ToolError(unfinishedText(agent.name, sub.stoppedBy, textOf(final)));
+  return textOf(final);
+}
+
+/** The result of a sub-agent that a limit stopped before it answered: which limit, and its last text. */
+function unfinishedText(name: string, stoppedBy: string | undefined, lastText: string): string {
+  const limit = stoppedBy === 'loop_guard' ? 'its loop guard' : stoppedBy === 'budget' ? 'its budget' : 'its max_iterations';
+  return `Error: the agent '${name}' stopped before it finished its task: it reached ${limit}.${lastText ? ` Its last text: ${lastText}` : ''}`;
 }
 
 /** The sub-agent's options: its own, with the call's signal, the parent's listeners (events get the path) and approver. */

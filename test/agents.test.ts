@@ -128,6 +128,35 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a sub-agent a limit of its own stops while it still asks for tools: an is_error result naming the limit, with its last text', async () => {
+    const search = tool({ name: 'search', inputSchema: z.object({ query: z.string() }), run: ({ query }) => `results for ${query}` });
+    const limited = (name: string, options: Parameters<typeof agentTool>[0]['options'], max_iterations?: number) =>
+      agentTool({ name, description: 'Researches', options, params: ({ task }) => ({ model, max_tokens: 512, system: name, messages: [{ role: 'user', content: task }], tools: [search], ...(max_iterations && { max_iterations }) }) });
+    const server = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('by_iterations', { task: 'otters' }, 'toolu_i'), toolUse('by_budget', { task: 'seals' }, 'toolu_b')] }, { content: [text('Partial.')] }],
+        by_iterations: [{ content: [text('Searching otters.'), toolUse('search', { query: 'otters' })] }],
+        // The second call is past the budget (not run); calling past it again stops the sub-agent.
+        by_budget: [
+          { content: [toolUse('search', { query: 'seals' })] },
+          { content: [toolUse('search', { query: 'more seals' })] },
+          { content: [toolUse('search', { query: 'even more seals' })] },
+        ],
+      }),
+    );
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [limited('by_iterations', undefined, 1), limited('by_budget', { budget: { maxToolCalls: 1 } })] });
+    await runner;
+    const results = wire(server.requests.at(-1)!).messages.at(-1).content;
+    expect(results[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_i',
+      is_error: true,
+      content: "Error: the agent 'by_iterations' stopped before it finished its task: it reached its max_iterations. Its last text: Searching otters.",
+    });
+    expect(results[1]).toMatchObject({ tool_use_id: 'toolu_b', is_error: true, content: "Error: the agent 'by_budget' stopped before it finished its task: it reached its budget." });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('nesting deeper than maxDepth is an is_error result, not a run (default 4: four levels run)', async () => {
     const run = async (maxDepth: number | undefined) => {
       const recursive: ReturnType<typeof agentTool> = agentTool({
