@@ -5,9 +5,9 @@
  */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { type ApprovalDecision, type Approver, type PendingApproval, oneAtATime } from './approval.js';
-import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall } from './execute.js';
+import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall, refuseToolCall } from './execute.js';
 import { Limiter } from './guards.js';
-import { errorResult, insertToolResults, toolUsesOf } from './history.js';
+import { insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
@@ -188,9 +188,13 @@ export class CallAnswers {
   /** One call of a toolset, with its lifecycle events; a call never to run is answered without running. */
   async #runMember(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, context: ExecutionContext): Promise<CallOutcome> {
     const notRun = this.#run.state.notRun?.get(toolUse.id);
-    if (notRun !== undefined) return { result: toolsetResultBlock(toolUse, notRun, true) };
     const call = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
     context.emit?.({ type: 'tool.start', runner: context.runner, call });
+    if (notRun !== undefined) {
+      const result = toolsetResultBlock(toolUse, notRun, true);
+      context.emit?.({ type: 'tool.end', runner: context.runner, call, result });
+      return { result };
+    }
     const run = async (): Promise<{ result: BetaToolResultBlockParam }> => ({ result: await runToolsetCall(toolset, family, toolUse, context.signal) });
     const { scope } = context;
     // In its span's context, when something traces (a toolset's span is named after the member, as the SDK's).
@@ -217,9 +221,7 @@ export class CallAnswers {
   #startCall(toolUse: BetaToolUseBlock, context: ExecutionContext): Promise<CallOutcome> {
     return this.#callsNow().start(toolUse, (held) => {
       const notRun = this.#run.state.notRun?.get(toolUse.id);
-      return notRun !== undefined
-        ? Promise.resolve({ result: errorResult(toolUse.id, notRun) })
-        : executeToolCall(toolUse, context, held);
+      return notRun !== undefined ? refuseToolCall(toolUse, notRun, context) : executeToolCall(toolUse, context, held);
     });
   }
 

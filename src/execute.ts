@@ -59,6 +59,16 @@ export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionCon
   return scope.toolCall(scoped, () => answerCall(tool, call, context, held));
 }
 
+/**
+ * A call the run does not run (past a budget's limit, a loop guard's repeat, a limit's last answer):
+ * its `is_error` result, seen by observers and the `onToolResult` hook as any call's.
+ */
+export async function refuseToolCall(toolUse: BetaToolUseBlock, content: string, context: ExecutionContext): Promise<CallOutcome> {
+  const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
+  context.emit?.({ type: 'tool.start', runner: context.runner, call });
+  return failed(content, call, context);
+}
+
 async function notFound(call: ToolCall, context: ExecutionContext): Promise<CallOutcome> {
   context.logger.warn(`Tool '${call.name}' (${call.id}) not found`);
   return failed(`Error: Tool '${call.name}' not found${suggestion(call.name, context.tools)}`, call, context);

@@ -131,7 +131,7 @@ describe('agentTool: a sub-agent is one tool call', () => {
   it('a sub-agent a limit of its own stops while it still asks for tools: an is_error result naming the limit, with its last text', async () => {
     const search = tool({ name: 'search', inputSchema: z.object({ query: z.string() }), run: ({ query }) => `results for ${query}` });
     const limited = (name: string, options: Parameters<typeof agentTool>[0]['options'], max_iterations?: number) =>
-      agentTool({ name, description: 'Researches', options, params: ({ task }) => ({ model, max_tokens: 512, system: name, messages: [{ role: 'user', content: task }], tools: [search], ...(max_iterations && { max_iterations }) }) });
+      agentTool({ name, description: 'Researches', ...(options && { options }), params: ({ task }) => ({ model, max_tokens: 512, system: name, messages: [{ role: 'user', content: task }], tools: [search], ...(max_iterations && { max_iterations }) }) });
     const server = await mockServer(
       byAgent({
         parent: [{ content: [toolUse('by_iterations', { task: 'otters' }, 'toolu_i'), toolUse('by_budget', { task: 'seals' }, 'toolu_b')] }, { content: [text('Partial.')] }],

@@ -83,6 +83,22 @@ describe('budget.maxToolCalls and maxCallsPerTool', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a call not run is seen as any call: tool.start and tool.end events, the onToolResult hook', async () => {
+    const server = await mockServer([{ content: [weather('Paris', 'toolu_1'), weather('Rome', 'toolu_2')] }, { content: [text('ok')] }]);
+    const seen: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] }, {
+      budget: { maxToolCalls: 1 },
+      onEvent: (event) => {
+        if (event.type === 'tool.start') seen.push(`start ${event.call.id}`);
+        if (event.type === 'tool.end') seen.push(`end ${event.call.id}${event.result?.is_error ? ' error' : ''}`);
+      },
+      hooks: { onToolResult: (result) => void seen.push(`hook ${result.tool_use_id}`) },
+    });
+    await runner;
+    expect(seen.filter((entry) => entry.endsWith('toolu_2') || entry.includes('toolu_2 '))).toEqual(['start toolu_2', 'end toolu_2 error', 'hook toolu_2']);
+    expect(seen.filter((entry) => entry.startsWith('hook')).sort()).toEqual(['hook toolu_1', 'hook toolu_2']);
+  });
+
   it('maxCallsPerTool: a number for every tool, or a record by tool name', async () => {
     const lookups: string[] = [];
     const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (lookups.push(q), `found ${q}`) });
