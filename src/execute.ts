@@ -101,7 +101,15 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       call.input = replaced.value;
     }
     if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
-      decision = context.decisions.get(toolUse.id) ?? (await context.askApproval(call, context.signal ?? NEVER_ABORTED));
+      decision = context.decisions.get(toolUse.id);
+      if (!decision) {
+        // The run's signal and the tool's timeout bound the wait for a decision too (the tool then gets its own time).
+        const timeoutMs = tool.timeoutMs ?? context.toolTimeoutMs;
+        const asked = await runWithGuards((signal) => context.askApproval(call, signal), context.signal, timeoutMs);
+        if ('thrown' in asked) throw asked.thrown;
+        if (!asked.ok) return failed(asked.timedOut ? approvalTimedOutText(tool.name, asked.timedOut) : abortedText(tool.name), call, context);
+        decision = asked.value as ApprovalDecision | undefined;
+      }
       if (!decision) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse }, call, context);
       // Aborted while a person was asked: answered as aborted, whatever the approver said.
       if (context.signal?.aborted) return failed(abortedText(tool.name), call, context);
@@ -286,6 +294,7 @@ function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
 
 export const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;
 export const timedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms and was stopped.`;
+export const approvalTimedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms waiting for approval and was not run.`;
 
 function safeJson(value: unknown): string {
   try {

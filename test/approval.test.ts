@@ -116,6 +116,22 @@ describe('approval with options.approve', () => {
     ]);
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
+
+  it("the tool's timeout bounds the wait for a decision: past it the call is answered as timed out, not run, and the approver's signal aborts", async () => {
+    const log: string[] = [];
+    const signals: AbortSignal[] = [];
+    const slowToDecide = tool({ name: 'wire_money', inputSchema: z.object({}), needsApproval: true, timeoutMs: 80, run: () => (log.push('wired'), 'wired') });
+    const server = await mockServer([{ content: [toolUse('wire_money', {}, 'toolu_w')] }, { content: [text('Nobody answered.')] }]);
+    const approve = (_call: ApprovalRequest, { signal }: { signal: AbortSignal }) => (signals.push(signal), new Promise<never>(() => {}));
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [slowToDecide] }, { approve });
+    await runner;
+    expect(log).toEqual([]);
+    expect(signals[0]?.aborted).toBe(true);
+    expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_w', is_error: true, content: "Error: the call to 'wire_money' timed out after 80 ms waiting for approval and was not run." },
+    ]);
+    expect(runner.stoppedBy).toBe('model');
+  });
 });
 
 describe('approval without options.approve: the run stops with pendingApprovals', () => {
