@@ -10,7 +10,7 @@ import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
-import { toolUsesOf } from './history.js';
+import { toolUsesOf, uniqueToolUseIds } from './history.js';
 import { runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -23,7 +23,7 @@ import type { RunnerSnapshot } from './snapshot.js';
 import type { StoppedBy } from './stop-reason.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
-import { Requests, type Turn } from './turn.js';
+import { Requests, type Turn, nextStepFor } from './turn.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 import { type Usage, addUsage, copyUsage } from './usage.js';
 
@@ -266,6 +266,16 @@ export abstract class RunnerControls implements Runner {
    * neighbours, iteration, usage) that `resumeToolRunner` continues, in this process or another.
    */
   toJSON(): RunnerSnapshot {
-    return this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON(), this.control.toJSON());
+    const snapshot = this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON(), this.control.toJSON());
+    // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
+    // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.
+    const turn = this.turn;
+    const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? turn.reply : undefined;
+    if (reply && nextStepFor(reply.stop_reason) === 'run_tools') {
+      const { content, renamed } = uniqueToolUseIds(reply.content);
+      snapshot.params.messages.push(structuredClone({ role: reply.role, content }));
+      for (const [id, text] of renamed) snapshot.notRun[id] = text;
+    }
+    return snapshot;
   }
 }

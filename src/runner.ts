@@ -77,10 +77,10 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         const sent = this.requests.send(this.compactions.takeScheduled(resuming));
         const turn = sent instanceof Promise ? await sent : sent;
         this.turn = turn;
-        let inBody = true;
         try {
+          turn.inBody = true;
           yield (this.state.settings.stream ? turn.stream : await turn.message) as RunnerItem<Stream>;
-          inBody = false;
+          turn.inBody = false;
           const next = await this.#finishTurn(turn);
           resuming = next === 'resume';
           if (lastCompaction) break;
@@ -91,7 +91,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         } finally {
           turn.stream?.abort();
           // The body left while reading a stream that broke (its error escaped the body): a failed request, not a `break`.
-          if (inBody && turn.reply === undefined) failedInBody = await replyFailure(turn.message, runSignal(this.run));
+          if (turn.inBody && turn.reply === undefined) failedInBody = await replyFailure(turn.message, runSignal(this.run));
           if (turn.compaction) this.compactions.abandon();
           this.turn = undefined;
         }

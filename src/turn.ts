@@ -26,6 +26,8 @@ import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock, ToolResultMes
 export interface Turn {
   message: Promise<BetaMessage>;
   stream: BetaMessageStream | undefined;
+  /** The loop body has the turn's item (from the yield until the body asks for the next). */
+  inBody: boolean;
   /** The loop body called setMessagesParams / pushMessages. */
   tookControl: boolean;
   /** The answer to the calls of a message, by the ids it answers: mutating it changes what is sent. */
@@ -140,6 +142,7 @@ export class Requests {
     const turn: Turn = {
       message: undefined!,
       stream: undefined,
+      inBody: false,
       tookControl: false,
       response: undefined,
       compaction: compaction !== undefined,

@@ -136,6 +136,31 @@ describe('pause and resume', () => {
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
+  it('a snapshot taken in the loop body holds the reply just yielded: the resumed run answers its calls, not the model again', async () => {
+    for (const stream of [false, true]) {
+      const ran: string[] = [];
+      const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (ran.push(q), `found ${q}`) });
+      const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')] }, { content: [text('Otters hold hands.')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [search], stream });
+      let saved = '';
+      for await (const item of runner) {
+        if (stream) await (item as { finalMessage(): Promise<unknown> }).finalMessage();
+        // A checkpoint after each reply; the process "dies" right after the first.
+        saved = JSON.stringify(runner.toJSON());
+        break;
+      }
+      const snapshot = JSON.parse(saved) as RunnerSnapshot;
+      expect(snapshot.params.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1' }] });
+      const resumed = resumeToolRunner(server.client(), snapshot, { tools: [search] });
+      expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Otters hold hands.' }] });
+      expect(server.requests).toHaveLength(2);
+      expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'found otters' }]);
+      expect(ran).toEqual(['otters']);
+      expect(resumed.iteration).toBe(2);
+      expect(historyProblems(resumed.params.messages)).toEqual([]);
+    }
+  });
+
   it('fails before any request for an unknown version or a tool that is not supplied', async () => {
     const server = await mockServer([{ content: [text('never')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools([]) });
