@@ -113,6 +113,7 @@ export class CallAnswers {
    */
   startEagerly(toolUse: BetaToolUseBlock): void {
     const { control } = this.#run;
+    if (control.admitsAfterUsage) return;
     // Admitted as it completes, held or not, so that calls are admitted in the model's order.
     if (control.admits) control.admit(toolUse);
     if (this.#deferred?.has(toolUse.id)) return;

@@ -29,6 +29,11 @@ export class RunControl {
   readonly admits: boolean;
   /** Requests go through `shapeRequest` (an output format, or answers at a limit). */
   readonly shapesRequests: boolean;
+  /**
+   * Calls wait for their reply's usage before they are admitted (`onLimit: 'answer'` with
+   * `budget.maxTokens`: the reply that reaches it has its calls answered as not run), so none starts eagerly.
+   */
+  readonly admitsAfterUsage: boolean;
   /** A stop a call decided (a second call past a limit, a second repeat), made before the next request. */
   #pending: LimitStop | undefined;
   /** `onLimit: 'answer'`: the limit whose answer is asked for, and the last reply before that request. */
@@ -52,6 +57,7 @@ export class RunControl {
     this.#answers = options.onLimit === 'answer';
     this.admits = this.#budget !== undefined || this.#guard !== undefined || this.#answers;
     this.shapesRequests = this.#output !== undefined || this.#answers;
+    this.admitsAfterUsage = this.#answers && options.budget?.maxTokens !== undefined;
     this.#pending = snapshot?.pending;
     if (state.stoppedBy === 'model') this.#answered = state.messages.at(-1);
     if (snapshot?.admitted) this.#admitted = { iteration: snapshot.admitted.iteration, ids: new Set(snapshot.admitted.ids) };

@@ -202,6 +202,19 @@ describe("onLimit: 'answer'", () => {
     expect(resultsOf(server.requests[1]!)[0]!.content).toMatch(/limit of 1000 tokens \(budget\.maxTokens; 1200 used\)/);
   });
 
+  it('a token budget with tools started eagerly: the reply that reaches it has its calls answered as not run, none started', async () => {
+    const server = await mockServer([
+      { content: [weather('Paris')], usage: usage(1200) },
+      { content: [text('Unknown.')], usage: usage(100) },
+    ]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)], stream: true, runToolsEagerly: true }, { onLimit: 'answer', budget: { maxTokens: 1000 } });
+    for await (const stream of runner) await stream.finalMessage();
+    expect(calls).toEqual([]);
+    expect(resultsOf(server.requests[1]!)[0]!.content).toMatch(/limit of 1000 tokens/);
+    expect(runner.stoppedBy).toBe('budget');
+  });
+
   it('a second call past maxToolCalls: the run ends on an answer too', async () => {
     const server = await mockServer([{ content: [weather('Paris'), weather('Rome')] }, { content: [weather('Oslo')] }, { content: [text('Only Paris.')] }]);
     const calls: string[] = [];
