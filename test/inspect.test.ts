@@ -87,6 +87,19 @@ describe('what the page is fed and the recorded file', () => {
     expect(ofType(recorded, 'request.end')[0]!.usage!.output_tokens).toBeGreaterThan(0);
   });
 
+  it("without captureContent a typed output's error names the fields at fault, not the model's answer", async () => {
+    const file = join(dir, 'output-error.jsonl');
+    const server = await mockServer([{ content: [text('Your SSN 078-05-1120')] }, { content: [text('{"ssn": 78051120}')] }]);
+    const inspect = await start({ record: file, captureContent: false });
+    const output = z.object({ ssn: z.string() });
+    await expect(toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent, output }).runUntilDone()).rejects.toThrow(/ssn/);
+    await inspect.close();
+    const raw = readFileSync(file, 'utf8');
+    expect(raw).not.toContain('078-05');
+    expect(raw).not.toContain('78051120');
+    expect(ofType(lines(file), 'run.end')[0]!.error).toEqual({ name: 'OutputError', message: expect.stringMatching(/did not match options\.output \(at ssn\).*captureContent is off/) });
+  });
+
   it('captures contents by default on loopback only', async () => {
     const server = await mockServer({ steps: [{ content: [text('a secret answer')] }, { content: [text('a secret answer')] }] });
     const loopback = await start();
@@ -196,6 +209,7 @@ describe('what the page is fed and the recorded file', () => {
     await expect(inspector({ prot: 80 } as never)).rejects.toThrow(/unknown option 'prot'; the options are port, host, record/);
     await expect(inspector({ record: join(dir, 'missing-dir', 'runs.jsonl') })).rejects.toThrow(/cannot record to '.*missing-dir.*'/);
     await expect(inspector({ maxRuns: 0 })).rejects.toThrow(/maxRuns must be a positive integer/);
+    await expect(inspector({ host: '0.0.0.0', captureContent: 'false' as never })).rejects.toThrow(/captureContent must be true or false, got "false"/);
   });
 });
 
@@ -280,6 +294,23 @@ describe('approvals decided from the page', () => {
     expect(log.filter((entry) => entry.startsWith('send_email'))).toEqual([]);
   });
 
+  it('after close() a call asked about is denied at once (no run hangs); the denied calls end in the recorded file', async () => {
+    const file = join(dir, 'closed.jsonl');
+    const steps = inspectedSteps();
+    const server = await mockServer([steps[0]!, steps[1]!, { content: [toolUse('send_email', { to: 'bob@example.com', body: 'Again' }, 'toolu_again')] }, steps[2]!]);
+    const inspect = await inspector({ record: file });
+    const log: string[] = [];
+    const run = toolRunner(server.client(), params(inspectedTools(log), false), { onEvent: inspect.onEvent, approve: inspect.approve }).runUntilDone();
+    await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.waiting'));
+    await inspect.close();
+    await run;
+    expect(server.requests[3]!.messages.at(-1)).toMatchObject({ content: [expect.objectContaining({ tool_use_id: 'toolu_again', is_error: true, content: expect.stringContaining('inspector was closed') })] });
+    expect(log.filter((entry) => entry.startsWith('send_email'))).toEqual([]);
+    const recorded = lines(file);
+    expect(ofType(recorded, 'approval.decided').map((record) => record.decision)).toEqual(['closed']);
+    expect(ofType(recorded, 'tool.end').find((record) => record.id === 'toolu_email')).toEqual(expect.objectContaining({ isError: true }));
+  });
+
   it('an approve without onEvent still shows its calls (in a run of their own)', async () => {
     const server = await mockServer(inspectedSteps());
     const inspect = await start();
@@ -333,6 +364,27 @@ describe('npx tool-runner inspect FILE', () => {
     await toolRunner(server.client(), baseParams, { onEvent: more.onEvent });
     await more.close();
     await readFeed(line, (records) => ofType(records, 'run.end').length === 2);
+    child.kill('SIGINT');
+    await new Promise((resolve) => child.once('exit', resolve));
+  });
+
+  it('a file recorded again while served is read from its start; a record after a cut-off line starts a line of its own', async () => {
+    const file = join(dir, 'again.jsonl');
+    const server = await mockServer({ steps: [{ content: [text('first run')] }, { content: [text('second run')] }] });
+    let inspect = await inspector({ record: file });
+    await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
+    await inspect.close();
+    const { line, child } = await cli(['inspect', file]);
+    await readFeed(line, (records) => ofType(records, 'run.end').length === 1);
+    // Recorded again, by a writer killed in the middle of a line before: a new file at the path.
+    rmSync(file);
+    writeFileSync(file, '{"run":"cut-off","ti');
+    inspect = await inspector({ record: file });
+    await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
+    await inspect.close();
+    expect(readFileSync(file, 'utf8').split('\n')[1]).toMatch(/^\{"run":"[^"]+","time":\d+,"type":"run.start"/);
+    const fed = await readFeed(line, (records) => ofType(records, 'run.end').length === 2);
+    expect(new Set(ofType(fed, 'run.start').map((record) => record.run)).size).toBe(2);
     child.kill('SIGINT');
     await new Promise((resolve) => child.once('exit', resolve));
   });

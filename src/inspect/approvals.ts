@@ -1,6 +1,6 @@
 /**
  * Approvals decided from the page: `inspect.approve` waits until a page decides (the first
- * decision counts), the run's signal aborts, or the inspector closes.
+ * decision counts), the run's signal aborts, or the inspector closes (after that, it denies at once).
  */
 import type { ApprovalDecision } from '../approval.js';
 import type { InspectorRecord } from './records.js';
@@ -27,6 +27,8 @@ export class PageApprovals {
   /** Approvals decided already (by another page, the signal, or close), so a late click is told so. */
   readonly #decided = new Set<string>();
   readonly #emit: (record: InspectorRecord) => void;
+  /** The inspector closed: a call asked about from now on is denied at once. */
+  #closed = false;
 
   constructor(emit: (record: InspectorRecord) => void) {
     this.#emit = emit;
@@ -48,7 +50,8 @@ export class PageApprovals {
       const aborted = () => decide({ decision: 'deny', reason: 'the run was aborted' }, { decision: 'aborted' });
       this.#waiting.set(key, { decide });
       this.#emit({ ...where, time: Date.now(), type: 'approval.waiting', id, name, ...(input !== undefined && { input }) });
-      if (signal?.aborted) aborted();
+      if (this.#closed) closed(decide);
+      else if (signal?.aborted) aborted();
       else signal?.addEventListener('abort', aborted, { once: true });
     });
   }
@@ -70,10 +73,12 @@ export class PageApprovals {
 
   /** The inspector closes: every call still waiting is denied (no page can decide it any more). */
   closeAll(): void {
-    for (const waiting of [...this.#waiting.values()]) {
-      waiting.decide({ decision: 'deny', reason: 'the inspector was closed before anyone decided' }, { decision: 'closed' });
-    }
+    this.#closed = true;
+    for (const { decide } of [...this.#waiting.values()]) closed(decide);
   }
 }
+
+/** Denies a call no page can decide any more. */
+const closed = (decide: Waiting['decide']) => decide({ decision: 'deny', reason: 'the inspector was closed before anyone decided' }, { decision: 'closed' });
 
 const keyOf = (run: string, id: string) => `${run}\u0000${id}`;

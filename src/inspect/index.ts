@@ -41,7 +41,10 @@ export interface Inspector {
   readonly onEvent: RunnerListener;
   /** Pass as `options.approve` to decide approvals from the page (Allow / Deny / edit input). */
   readonly approve: Approver<any>;
-  /** Stops the server, writes the rest of the record, and denies the calls still waiting for a decision. */
+  /**
+   * Denies the calls still waiting for a decision (and any asked later), writes the rest of the
+   * record, and stops the server. Events after it are not kept.
+   */
   close(): Promise<void>;
 }
 
@@ -73,6 +76,7 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
   }
 
   let closed: Promise<void> | undefined;
+  let keeping = true;
   const approve: Approver<AnyCall> = (call, context) => {
     const where = runs.callOf(call.toolUse);
     const path = (call as { path?: unknown }).path;
@@ -80,11 +84,17 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
   };
   return {
     url: server.url,
-    onEvent: (event) => runs.take(event),
+    // After close() nothing is kept or written (the file is closed).
+    onEvent: (event) => {
+      if (keeping) runs.take(event);
+    },
     approve,
     close: () =>
       (closed ??= (async () => {
         approvals.closeAll();
+        // The calls denied just now end within a turn of the event loop: their records go out with the rest.
+        await new Promise((resolve) => setImmediate(resolve));
+        keeping = false;
         store.flush();
         await server.close();
         await recording?.close();
@@ -173,10 +183,11 @@ function checkOptions(options: InspectorOptions): InspectorOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('inspector: options must be an object');
   const known = new Set(['port', 'host', 'record', 'captureContent', 'maxRuns']);
   for (const key of Object.keys(options)) if (!known.has(key)) throw new TypeError(`inspector: unknown option '${key}'; the options are ${[...known].join(', ')}`);
-  const { port, host, record, maxRuns } = options;
+  const { port, host, record, maxRuns, captureContent } = options;
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new RangeError(`inspector: port must be an integer from 0 to 65535, got ${String(port)}`);
   if (host !== undefined && (typeof host !== 'string' || host === '')) throw new TypeError('inspector: host must be a non-empty string');
   if (record !== undefined && (typeof record !== 'string' || record === '')) throw new TypeError('inspector: record must be a file path');
+  if (captureContent !== undefined && typeof captureContent !== 'boolean') throw new TypeError(`inspector: captureContent must be true or false, got ${JSON.stringify(captureContent)}`);
   if (maxRuns !== undefined && (!Number.isInteger(maxRuns) || maxRuns < 1)) throw new RangeError(`inspector: maxRuns must be a positive integer, got ${String(maxRuns)}`);
   return options;
 }

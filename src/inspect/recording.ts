@@ -15,11 +15,24 @@ export class Recording {
     this.#file = file;
   }
 
-  /** Opens (or creates) `path` for appending: a path that cannot be written fails here, not later. */
+  /**
+   * Opens (or creates) `path` for appending: a path that cannot be written fails here, not later. A
+   * file whose last line was cut off (its writer stopped in the middle) gets its line ended first,
+   * so that the first new record is a line of its own.
+   */
   static async open(path: string): Promise<Recording> {
+    let file: FileHandle | undefined;
     try {
-      return new Recording(await open(path, 'a'));
+      file = await open(path, 'a+');
+      const { size } = await file.stat();
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        await file.read(last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) await file.appendFile('\n');
+      }
+      return new Recording(file);
     } catch (error) {
+      await file?.close();
       throw new Error(`inspector: cannot record to '${path}': ${(error as Error).message}`, { cause: error });
     }
   }
@@ -44,10 +57,15 @@ export class Recording {
   }
 }
 
+/** How much of a file's start tells it from another recorded at the same path (the first record's run id is in it). */
+const START_BYTES = 64;
+
 /** Reads a recorded file as it grows: each `read()` returns the records of the lines completed since the last. */
 export class RecordedFile {
   readonly #path: string;
   #offset = 0;
+  /** The file's first bytes, as read: a new file at the path (its inode may be the old one's) is read from its start. */
+  #start = Buffer.alloc(0);
   /** The bytes of a line not yet ended (a writer in the middle of it). */
   #rest = Buffer.alloc(0);
   /** Lines that were not records (not JSON, or no `type`/`run`/`time`). */
@@ -61,9 +79,15 @@ export class RecordedFile {
     const file = await open(this.#path, 'r');
     try {
       const { size } = await file.stat();
+      // Another file at the path now (recorded again), or the same one cut shorter: read it from its start.
+      if (size < this.#offset || !(await this.#sameStart(file))) {
+        this.#offset = 0;
+        this.#rest = Buffer.alloc(0);
+      }
       if (size <= this.#offset) return [];
       const chunk = Buffer.alloc(size - this.#offset);
       const { bytesRead } = await file.read(chunk, 0, chunk.length, this.#offset);
+      if (this.#offset === 0) this.#start = Buffer.from(chunk.subarray(0, Math.min(bytesRead, START_BYTES)));
       this.#offset += bytesRead;
       const bytes = Buffer.concat([this.#rest, chunk.subarray(0, bytesRead)]);
       const end = bytes.lastIndexOf(0x0a);
@@ -73,6 +97,14 @@ export class RecordedFile {
     } finally {
       await file.close();
     }
+  }
+
+  /** Whether the file starts as the one read so far did (a file recorded again at the path starts with another run id). */
+  async #sameStart(file: FileHandle): Promise<boolean> {
+    if (this.#offset === 0) return true;
+    const start = Buffer.alloc(this.#start.length);
+    const { bytesRead } = await file.read(start, 0, start.length, 0);
+    return bytesRead === start.length && start.equals(this.#start);
   }
 
   #parse(text: string): Array<InspectorRecord | OtherRecord> {

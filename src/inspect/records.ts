@@ -97,7 +97,7 @@ export function recordOf(event: RunnerEvent, run: string, time: number, capture:
       if (typeof event.model === 'string') record.model = event.model;
       break;
     case 'run.end':
-      record = runEnd(run, time, event.runner, event.error);
+      record = runEnd(run, time, event.runner, event.error, capture);
       break;
     case 'request.start': {
       const { body } = event;
@@ -141,7 +141,7 @@ export function promptOf(runner: Runner): string | undefined {
   return text === '' ? undefined : clip(text);
 }
 
-function runEnd(run: string, time: number, runner: Runner, error: unknown): InspectorRecord {
+function runEnd(run: string, time: number, runner: Runner, error: unknown, capture: boolean): InspectorRecord {
   const stoppedBy = (runner as { stoppedBy?: unknown }).stoppedBy;
   const pending = error === undefined ? runner.pendingApprovals.map(({ id, name }) => ({ id, name })) : [];
   return {
@@ -150,7 +150,7 @@ function runEnd(run: string, time: number, runner: Runner, error: unknown): Insp
     type: 'run.end',
     state: error !== undefined ? 'failed' : pending.length > 0 ? 'waiting' : 'finished',
     ...(typeof stoppedBy === 'string' && { stoppedBy }),
-    ...(error !== undefined && { error: errorInfo(error) }),
+    ...(error !== undefined && { error: errorInfo(error, capture) }),
     usage: usageOf(runner.usage),
     ...(pending.length > 0 && { pending }),
   };
@@ -161,7 +161,7 @@ function requestEnd(run: string, time: number, event: Extract<RunnerEvent, { typ
   const fallback = (event as { fallback?: unknown }).fallback;
   const record: InspectorRecord = { run, time, type: 'request.end', requestId: event.requestId };
   if (typeof fallback === 'number') record.fallback = fallback;
-  if (event.error !== undefined) record.error = errorInfo(event.error);
+  if (event.error !== undefined) record.error = errorInfo(event.error, capture);
   if (message) {
     record.stopReason = message.stop_reason;
     record.model = message.model;
@@ -214,11 +214,22 @@ function usageOf(usage: Partial<Usage> | BetaMessage['usage'] | undefined): Reco
   };
 }
 
-/** An error's name, message and HTTP status: nothing else of it (the SDK's errors hold the response headers). */
-export function errorInfo(error: unknown): ErrorInfo {
+/**
+ * An error's name, message and HTTP status: nothing else of it (the SDK's errors hold the response
+ * headers). Without captured contents, an `OutputError` names only the fields at fault: its message
+ * quotes the model's answer.
+ */
+export function errorInfo(error: unknown, capture: boolean): ErrorInfo {
   if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
   const status = (error as { status?: unknown }).status;
-  return { name: error.name, message: error.message, ...(typeof status === 'number' && { status }) };
+  const message = capture || error.name !== 'OutputError' ? error.message : outputErrorWithoutContents(error);
+  return { name: error.name, message, ...(typeof status === 'number' && { status }) };
+}
+
+function outputErrorWithoutContents(error: Error): string {
+  const { issues, stopReason } = error as { issues?: Array<{ path?: unknown }>; stopReason?: unknown };
+  const paths = Array.isArray(issues) ? issues.map((issue) => String(issue.path)).join(', ') : '';
+  return `The final answer did not match options.output${paths ? ` (at ${paths})` : ''}; stop_reason ${String(stopReason)}. Its text is not shown: captureContent is off.`;
 }
 
 /** An event type this version does not know (a newer runner's): its plain fields; text only when captured. */
@@ -229,7 +240,7 @@ function otherRecord(run: string, time: number, event: Record<string, unknown>, 
     if (key === 'text' && !capture) continue;
     if (typeof value === 'number' || typeof value === 'boolean') record[key] = value;
     else if (typeof value === 'string') record[key] = clip(value);
-    else if (key === 'error' && value !== undefined) record[key] = errorInfo(value);
+    else if (key === 'error' && value !== undefined) record[key] = errorInfo(value, capture);
   }
   return record;
 }
