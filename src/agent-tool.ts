@@ -134,7 +134,7 @@ async function runAgent(agent: Agent, input: unknown, context: ToolContext): Pro
   const given = await agent.params(input, context);
   const params = steps && given.tools ? { ...given, tools: given.tools.map((entry) => steps.tool(entry)) } : given;
   const streaming = link?.streaming === true && link.emit !== undefined;
-  const options = subOptions(agent, link, context.signal);
+  const options = subOptions(agent, link, context);
   const resume = (context as { [AGENT_RESUME]?: RunnerSnapshot })[AGENT_RESUME];
   const sub: ToolRunner<boolean> = resume
     ? resumeToolRunner(client, resume, { tools: params.tools ?? [], options })
@@ -143,7 +143,7 @@ async function runAgent(agent: Agent, input: unknown, context: ToolContext): Pro
   const before = sub.usage;
   let final: BetaMessage;
   try {
-    final = streaming ? await streamed(sub, agent.name, link!.emit!) : await sub.runUntilDone();
+    final = streaming ? await streamed(sub, agent.name, context.toolUse.id, link!.emit!) : await sub.runUntilDone();
   } catch (error) {
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${describe(error)}`);
   } finally {
@@ -163,27 +163,28 @@ function unfinishedText(name: string, stoppedBy: string | undefined, lastText: s
 }
 
 /** The sub-agent's options: its own, with the call's signal, the parent's listeners (events get the path) and approver. */
-function subOptions(agent: Agent, link: AgentLink | undefined, signal: AbortSignal): ToolRunnerOptions {
+function subOptions(agent: Agent, link: AgentLink | undefined, { signal, toolUse }: ToolContext): ToolRunnerOptions {
   const own = agent.options;
   const options: ToolRunnerOptions = { ...own, signal: own.signal ? AbortSignal.any([signal, own.signal]) : signal };
-  if (link?.emit) options.onEvent = [forwarder(agent.name, link.emit, link.scope), ...listeners(own.onEvent)];
+  if (link?.emit) options.onEvent = [forwarder(agent.name, toolUse.id, link.emit, link.scope), ...listeners(own.onEvent)];
   const approve = link?.approve;
   if (!own.approve && approve) options.approve = ((call, context) => approve({ ...call, path: [agent.name, ...(call.path ?? [])] }, context)) as Approver;
   return options;
 }
 
 /**
- * The sub-agent's events, to the parent's listeners, with the agent's name in front of their path;
- * with the scope they carry, so that the sub-agent's requests and tools run inside their spans.
+ * The sub-agent's events, to the parent's listeners, with the agent's name in front of their path
+ * (and the id of the call that started it in front of their `callPath`); with the scope they carry,
+ * so that the sub-agent's requests and tools run inside their spans.
  */
-function forwarder(name: string, emit: (event: RunnerEvent) => void, scope?: RunScope): RunnerListener {
-  const forward: RunnerListener = (event) => emit({ ...event, path: [name, ...(event.path ?? [])] });
+function forwarder(name: string, callId: string, emit: (event: RunnerEvent) => void, scope?: RunScope): RunnerListener {
+  const forward: RunnerListener = (event) => emit({ ...event, path: [name, ...(event.path ?? [])], callPath: [callId, ...(event.callPath ?? [])] });
   return scope ? Object.assign(forward, { scope }) : forward;
 }
 
 /** Drives a streamed sub-agent, its text deltas reaching the parent's listeners as `agent.text` events. */
-async function streamed(sub: ToolRunner<boolean>, name: string, emit: (event: RunnerEvent) => void): Promise<BetaMessage> {
-  const forward = forwarder(name, emit);
+async function streamed(sub: ToolRunner<boolean>, name: string, callId: string, emit: (event: RunnerEvent) => void): Promise<BetaMessage> {
+  const forward = forwarder(name, callId, emit);
   for await (const item of sub) {
     (item as BetaMessageStream).on('text', (text) => forward({ type: 'agent.text', runner: sub, text }));
   }

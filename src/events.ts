@@ -28,6 +28,11 @@ export type RunnerEvent = (
 ) & {
   /** A sub-agent's event (`agentTool`): the agents' names, outermost first; none for the run's own events. */
   path?: string[];
+  /**
+   * With `path`: the `tool_use` id of the call that started each of those sub-agents, in the same
+   * order. It tells apart two calls of one agent tool running at once (parallel calls, or two runs).
+   */
+  callPath?: string[];
 };
 
 /**

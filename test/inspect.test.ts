@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerEvent, tool, toolRunner } from 'tool-runner';
+import { type RunnerEvent, agentTool, textOf, tool, toolRunner } from 'tool-runner';
 import { type Inspector, type InspectorRecord, type OtherRecord, inspectRecording, inspector } from 'tool-runner/inspect';
-import { text, toolUse } from 'tool-runner/testing';
+import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
 import { decide, inspectedSteps, inspectedTools, params, prompt, readFeed, withToken } from './fixtures/inspected.js';
 import { baseParams, mockServer, sleep } from './helpers.js';
 
@@ -193,6 +193,35 @@ describe('what the page is fed and the recorded file', () => {
     expect(nested.every((record) => record.path!.join('/') === 'researcher')).toBe(true);
     expect(ofType(nested, 'request.end')[0]).toMatchObject({ fallback: 0 });
     expect(fed.at(-1)).toEqual({ run: [...runs][0], time: expect.any(Number), type: 'compaction.notice', tokens: 1200, text: 'kept only when captured' });
+  });
+
+  it("sub-agents of one agent tool running at once (two runs, two calls of one reply) each join their own call: callPath names it", async () => {
+    const researcher = agentTool({ name: 'researcher', description: 'Researches', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }] }) });
+    const replies: Record<string, ScriptedReply[]> = {
+      'run A': [{ content: [toolUse('researcher', { task: 'cats' }, 'toolu_a1'), toolUse('researcher', { task: 'dogs' }, 'toolu_a2')] }, { content: [text('A done.')] }],
+      'run B': [{ content: [toolUse('researcher', { task: 'owls' }, 'toolu_b1')] }, { content: [text('B done.')] }],
+      cats: [{ content: [text('Cats purr and nap all day long.')] }],
+      dogs: [{ content: [text('Dogs bark and fetch all day long.')] }],
+      owls: [{ content: [text('Owls hoot and hunt all night long.')] }],
+    };
+    const step = (request: RecordedRequest) => replies[textOf(request.messages[0])]!.shift()!;
+    const server = await mockServer({ steps: Array.from({ length: 7 }, () => step), chunkSize: 3 });
+    const inspect = await start();
+    const run = (prompt: string) => toolRunner(server.client(), { ...baseParams, stream: true, messages: [{ role: 'user', content: prompt }], tools: [researcher] }, { onEvent: inspect.onEvent }).runUntilDone();
+    await Promise.all([run('run A'), run('run B')]);
+    const fed = await readFeed(inspect.url, (records) => ofType(records, 'run.end').filter((record) => !record.path).length === 2);
+    const runOf = (id: string) => ofType(fed, 'tool.start').find((record) => record.id === id)!.run;
+    const texts = new Map<string, string>();
+    for (const record of ofType(fed, 'agent.text' as never) as Array<AnyRecord & { text: string }>) {
+      expect(record.run).toBe(runOf(record.callPath![0]!));
+      texts.set(record.callPath![0]!, (texts.get(record.callPath![0]!) ?? '') + record.text);
+    }
+    expect(Object.fromEntries(texts)).toEqual({ toolu_a1: 'Cats purr and nap all day long.', toolu_a2: 'Dogs bark and fetch all day long.', toolu_b1: 'Owls hoot and hunt all night long.' });
+    for (const record of fed.filter((record) => record.path)) {
+      expect(record.path).toEqual(['researcher']);
+      expect(record.run).toBe(runOf(record.callPath![0]!));
+    }
+    expect(runOf('toolu_a1')).not.toBe(runOf('toolu_b1'));
   });
 
   it('keeps at most maxRuns runs: the oldest finished one is dropped first', async () => {

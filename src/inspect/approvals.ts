@@ -3,7 +3,7 @@
  * decision counts), the run's signal aborts, or the inspector closes (after that, it denies at once).
  */
 import type { ApprovalDecision } from '../approval.js';
-import type { InspectorRecord } from './records.js';
+import type { CallWhere, InspectorRecord } from './records.js';
 
 /** A decision as the page posts it. */
 export interface PageDecision {
@@ -35,9 +35,8 @@ export class PageApprovals {
   }
 
   /** Waits for a page's decision about call `id` of `run`. */
-  ask(run: string, id: string, name: string, input: unknown, path: string[] | undefined, signal: AbortSignal | undefined): Promise<ApprovalDecision> {
-    const key = keyOf(run, id);
-    const where = { run, ...(path && { path }) };
+  ask(where: CallWhere, id: string, name: string, input: unknown, signal: AbortSignal | undefined): Promise<ApprovalDecision> {
+    const key = keyOf(where.run, id);
     return new Promise<ApprovalDecision>((resolve) => {
       const decide: Waiting['decide'] = (decision, fields) => {
         this.#waiting.delete(key);

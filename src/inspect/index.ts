@@ -10,7 +10,7 @@ import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { Runner } from '../surface.js';
 import type { AnyCall, BetaToolUseBlock } from '../types.js';
 import { PageApprovals } from './approvals.js';
-import { type InspectorRecord, type OtherRecord, promptOf, recordOf } from './records.js';
+import { type CallWhere, type InspectorRecord, type OtherRecord, promptOf, recordOf } from './records.js';
 import { Recording } from './recording.js';
 import { serveInspector } from './server.js';
 import { RecordStore } from './store.js';
@@ -79,8 +79,10 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
   let keeping = true;
   const approve: Approver<AnyCall> = (call, context) => {
     const where = runs.callOf(call.toolUse);
+    // A sub-agent's call whose events this inspector does not see: its path as the approver is told it.
     const path = (call as { path?: unknown }).path;
-    return approvals.ask(where.run, call.toolUse.id, call.name, capture ? call.input : undefined, Array.isArray(path) && path.length > 0 ? path.map(String) : where.path, context?.signal);
+    const shown = where.path || !Array.isArray(path) || path.length === 0 ? where : { run: where.run, path: path.map(String) };
+    return approvals.ask(shown, call.toolUse.id, call.name, capture ? call.input : undefined, context?.signal);
   };
   return {
     url: server.url,
@@ -114,7 +116,7 @@ class Runs {
    * and sub-agent path, for `approve` (which is given the call, not the runner), and the running
    * calls an unknown runner's sub-agent events belong to.
    */
-  readonly #open = new Map<string, { run: string; path: string[] | undefined; name: string }>();
+  readonly #open = new Map<string, { where: CallWhere; name: string }>();
   #unattributed: string | undefined;
 
   constructor(store: RecordStore, capture: boolean) {
@@ -138,23 +140,27 @@ class Runs {
   }
 
   /** The run and path of a call seen in a `tool.start` (an `approve` without `onEvent`: a run of its own). */
-  callOf(toolUse: BetaToolUseBlock): { run: string; path: string[] | undefined } {
+  callOf(toolUse: BetaToolUseBlock): CallWhere {
     const known = this.#open.get(toolUse.id);
-    if (known) return known;
+    if (known) return known.where;
     this.#unattributed ??= this.#start('approvals asked without onEvent');
-    return { run: this.#unattributed, path: undefined };
+    return { run: this.#unattributed };
   }
 
   /** A runner not seen before: a run of its own, or, for a sub-agent's event, the run of the call that started it. */
   #runFor(event: RunnerEvent): string {
-    const path = (event as { path?: unknown }).path;
+    const { path, callPath } = event;
+    // The call that started the outermost sub-agent, by its id.
+    const started = callPath?.[0] === undefined ? undefined : this.#open.get(callPath[0]);
+    if (started) return started.where.run;
     if (Array.isArray(path) && path.length > 0) {
+      // An event without the call's id (a runner of an older version): the newest open call of that name.
       let named: string | undefined;
       let newest: string | undefined;
-      for (const call of this.#open.values()) {
-        if (call.path) continue;
-        newest = call.run;
-        if (call.name === String(path[0])) named = call.run;
+      for (const { where, name } of this.#open.values()) {
+        if (where.path) continue;
+        newest = where.run;
+        if (name === String(path[0])) named = where.run;
       }
       if (named ?? newest) return (named ?? newest)!;
     }
@@ -163,12 +169,13 @@ class Runs {
 
   #follow(event: RunnerEvent, record: InspectorRecord | OtherRecord): void {
     if (event.type === 'tool.start') {
-      this.#open.set(event.call.id, { run: record.run, path: record.path, name: event.call.name });
+      const { run, path, callPath } = record;
+      this.#open.set(event.call.id, { where: { run, ...(path && { path }), ...(callPath && { callPath }) }, name: event.call.name });
     } else if (event.type === 'tool.end') {
       if (!event.pending) this.#open.delete(event.call.id);
     } else if (event.type === 'run.end' && !record.path) {
       // Calls a run left unanswered (waiting for approval, aborted, a thrown hook) are open no more.
-      for (const [id, call] of this.#open) if (call.run === record.run) this.#open.delete(id);
+      for (const [id, call] of this.#open) if (call.where.run === record.run) this.#open.delete(id);
     }
   }
 

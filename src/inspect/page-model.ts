@@ -49,18 +49,24 @@ function forgetOldRuns() {
   }
 }
 
-/** The lane of a sub-agent path (the run's own for none), nested under the call that started it. */
-function laneOf(run, path) {
-  var key = path && path.length ? path.join(' \u203a ') : '';
+/**
+ * The lane of a sub-agent path (the run's own for none), nested under the call that started it: the
+ * call of id callPath's last (two calls of one agent at once have a lane each), or, in records
+ * without callPath, the last call of the agent's name.
+ */
+function laneOf(run, path, callPath) {
+  var ids = callPath && path && callPath.length === path.length ? callPath : null;
+  var key = path && path.length ? (ids || path).join(' \u203a ') : '';
   var lane = run.lanes.get(key);
   if (lane) return lane;
   lane = { key: key, path: path || [], items: [], byKey: new Map(), state: 'running', anchor: null, parent: null, el: null, sawStreamedText: false };
   if (key !== '') {
-    lane.parent = laneOf(run, path.slice(0, -1));
+    lane.parent = laneOf(run, path.slice(0, -1), ids && ids.slice(0, -1));
     var name = path[path.length - 1];
+    var id = ids && ids[ids.length - 1];
     for (var i = lane.parent.items.length - 1; i >= 0; i--) {
       var item = lane.parent.items[i];
-      if (item.kind === 'tool' && item.name === name) { lane.anchor = item; break; }
+      if (item.kind === 'tool' && (id ? item.id === id : item.name === name)) { lane.anchor = item; break; }
     }
   }
   run.lanes.set(key, lane);
@@ -95,7 +101,7 @@ function toolItem(run, lane, id, name, time) {
 
 function apply(record) {
   var run = runOf(record.run, record.time);
-  var lane = laneOf(run, record.path);
+  var lane = laneOf(run, record.path, record.callPath);
   var own = lane.key === '';
   var item;
   run.last = Math.max(run.last, record.time);

@@ -181,7 +181,7 @@ function laneElement(run, lane) {
   var parent = laneElement(run, lane.parent);
   lane.head = h('header', { className: 'lane-head' });
   lane.el = h('div', { className: 'items' });
-  var section = h('section', { className: 'lane', 'aria-label': 'Sub-agent ' + lane.key }, lane.head, lane.el);
+  var section = h('section', { className: 'lane', 'aria-label': 'Sub-agent ' + lane.path.join(' \u203a ') }, lane.head, lane.el);
   fillLaneHead(lane);
   if (lane.anchor && lane.anchor.el) lane.anchor.el.querySelector('.lanes').appendChild(section);
   else parent.appendChild(section);

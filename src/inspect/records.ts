@@ -18,7 +18,12 @@ export interface RecordBase {
   time: number;
   /** The sub-agent the event comes from (`agentTool` names, outermost first); absent for the run's own events. */
   path?: string[];
+  /** With `path`: the id of the call that started each of those sub-agents (absent in records of older versions). */
+  callPath?: string[];
 }
+
+/** Where a call is: its run, and the sub-agent it belongs to (none for the run's own calls). */
+export type CallWhere = Pick<RecordBase, 'run' | 'path' | 'callPath'>;
 
 /** An error as the page shows it: never the error object (its headers, its cause). */
 export interface ErrorInfo {
@@ -128,8 +133,9 @@ export function recordOf(event: RunnerEvent, run: string, time: number, capture:
     default:
       record = otherRecord(run, time, event as unknown as Record<string, unknown>, capture);
   }
-  const path = (event as { path?: unknown }).path;
+  const { path, callPath } = event as { path?: unknown; callPath?: unknown };
   if (Array.isArray(path) && path.length > 0) record.path = path.map(String);
+  if (record.path && Array.isArray(callPath) && callPath.length === record.path.length) record.callPath = callPath.map(String);
   return record;
 }
 
@@ -236,7 +242,7 @@ function outputErrorWithoutContents(error: Error): string {
 function otherRecord(run: string, time: number, event: Record<string, unknown>, capture: boolean): OtherRecord {
   const record: OtherRecord = { run, time, type: String(event['type']) };
   for (const [key, value] of Object.entries(event)) {
-    if (key === 'runner' || key === 'path' || key === 'type' || key === 'run' || key === 'time') continue;
+    if (key === 'runner' || key === 'path' || key === 'callPath' || key === 'type' || key === 'run' || key === 'time') continue;
     if (key === 'text' && !capture) continue;
     if (typeof value === 'number' || typeof value === 'boolean') record[key] = value;
     else if (typeof value === 'string') record[key] = clip(value);

@@ -93,6 +93,7 @@ export class RecordStore {
     const index = this.#items.length - 1;
     const last = index >= this.#unsentFrom ? this.#items[index] : undefined;
     if (!last || typeof last === 'string' || last.type !== record.type || last.run !== record.run || String(last.path) !== String(record.path)) return false;
+    if (String(last.callPath) !== String(record.callPath)) return false;
     if ((last as { requestId?: unknown }).requestId !== (record as { requestId?: unknown }).requestId) return false;
     (last as { text: string }).text += (record as { text: string }).text;
     return true;
