@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -8,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { toolRunner } from 'tool-runner';
 import { mcpToolset } from 'tool-runner/mcp';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { buildServer } from './fixtures/mcp-server.js';
+import { buildServer, connectedClient } from './fixtures/mcp-server.js';
 import { baseParams, mockServer, wire } from './helpers.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -35,6 +36,8 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
           toolUse('readme', {}, 'toolu_readme'),
           toolUse('fails', {}, 'toolu_fails'),
           toolUse('sound', {}, 'toolu_sound'),
+          toolUse('svg', {}, 'toolu_svg'),
+          toolUse('slug', { slug: 'a-b.c' }, 'toolu_slug'),
         ],
       },
       { content: [text('done')] },
@@ -42,7 +45,7 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
     const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset] });
     await runner;
     const sentTools = wire(server.requests[0]!).body.tools;
-    expect(sentTools.map((entry: { name: string }) => entry.name).sort()).toEqual(['add', 'fails', 'grow', 'picture', 'readme', 'sound']);
+    expect(sentTools.map((entry: { name: string }) => entry.name).sort()).toEqual(['add', 'break_listing', 'fails', 'grow', 'picture', 'readme', 'slug', 'sound', 'svg']);
     expect(sentTools.find((entry: { name: string }) => entry.name === 'add')).toMatchObject({
       description: 'Adds two numbers',
       input_schema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
@@ -59,6 +62,10 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
     expect(results.toolu_readme.content).toEqual([{ type: 'text', text: 'Resource file:///readme.md:\n# Hello' }]);
     expect(results.toolu_fails).toMatchObject({ is_error: true, content: [{ type: 'text', text: 'disk full' }] });
     expect(results.toolu_sound).toMatchObject({ is_error: true, content: expect.stringMatching(/returned audio content, which a tool result cannot hold/) });
+    expect(results.toolu_svg).toMatchObject({ is_error: true, content: expect.stringMatching(/an image of type image\/svg\+xml, which a tool result cannot hold \(JPEG, PNG, GIF and WebP can\)/) });
+    // A schema this runner cannot compile: the tool is sent with it as it is, its input unchecked here.
+    expect(sentTools.find((entry: { name: string }) => entry.name === 'slug').input_schema.properties.slug.pattern).toBe('^[\\w-.]+$');
+    expect(results.toolu_slug).toEqual({ type: 'tool_result', tool_use_id: 'toolu_slug', content: [{ type: 'text', text: 'slug a-b.c' }] });
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
@@ -78,6 +85,42 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
       tool_use_id: 'toolu_later',
       content: [{ type: 'text', text: 'later: hi' }],
     });
+  });
+});
+
+describe('MCP tools: failures and the client they share', () => {
+  it('a new list that cannot be had after tools/list_changed fails the next request clearly (no unhandled rejection); the last list stays', async () => {
+    const toolset = await mcpToolset(await connectedClient());
+    const server = await mockServer([{ content: [toolUse('break_listing', {}, 'toolu_break')] }, { content: [text('done')] }]);
+    // The whole history each request (no thread), so that each request names its tools.
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset], thread: false });
+    await expect(runner.runUntilDone()).rejects.toThrow(/mcpToolset: listing the server's tools again after it announced a change failed: .*Custom types cannot be represented/);
+    expect(server.requests).toHaveLength(1);
+    // Iterating again goes on with the last list.
+    await runner;
+    expect(wire(server.requests[1]!).body.tools.map((entry: { name: string }) => entry.name)).toContain('add');
+  });
+
+  it("the client's own listChanged handler still hears of a change; calls leave no abort listener behind; timeoutMs is the MCP request timeout", async () => {
+    const changes: unknown[] = [];
+    const client = await connectedClient({ listChanged: { tools: { onChanged: (error, tools) => changes.push(error ?? tools?.length) } } });
+    const timeouts: unknown[] = [];
+    const callTool = client.callTool.bind(client);
+    client.callTool = (params, schema, options) => (timeouts.push(options?.timeout), callTool(params, schema, options));
+    const toolset = await mcpToolset(client, { timeoutMs: 120_000 });
+    // The signals the calls are given (a run without a signal of its own may share one among them all):
+    // the MCP client adds an abort listener to the signal of each request and never removes it.
+    const signals = new Set<AbortSignal>();
+    const add = (await toolset.tools()).find((entry) => entry.name === 'add')!;
+    const run = add.run.bind(add);
+    add.run = (input, context) => (signals.add(context.signal), run(input, context));
+    const calls = Array.from({ length: 12 }, (_, n) => toolUse('add', { a: n, b: 1 }, `toolu_${n}`));
+    const server = await mockServer([{ content: calls }, { content: [toolUse('grow', {}, 'toolu_grow')] }, { content: [text('done')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [toolset] });
+    expect([...signals].map((signal) => getEventListeners(signal, 'abort').length)).toEqual([...signals].map(() => 0));
+    expect(timeouts).toEqual(Array.from({ length: 13 }, () => 120_000));
+    await expect.poll(() => changes.length).toBe(1);
+    await client.close();
   });
 });
 

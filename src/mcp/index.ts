@@ -7,7 +7,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../tool-error.js';
-import type { RunnableTool, ToolSource } from '../surface.js';
+import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { tool } from '../tool.js';
 import type { ToolResultContentBlock } from '../types.js';
 
@@ -50,19 +50,37 @@ export class McpToolset implements ToolSource {
   constructor(client: Client, options: McpToolsetOptions = {}) {
     this.#client = client;
     this.#options = options;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      this.#refreshing = this.refresh();
+    // Whoever listened before (the client's own `listChanged` option, another toolset on this client)
+    // still hears of the change: the MCP client keeps one handler per notification.
+    const previous = (client as unknown as { _notificationHandlers?: Map<string, (notification: unknown) => Promise<void>> })._notificationHandlers?.get(
+      ToolListChangedNotificationSchema.shape.method.value,
+    );
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
+      const refreshing = this.refresh();
+      // A failure is the next `tools()` call's to report (a run's request), never an unhandled rejection.
+      refreshing.catch(() => {});
+      this.#refreshing = refreshing;
+      await previous?.(notification);
     });
   }
 
-  /** The tools now; after a list change, once the new list has arrived. */
+  /**
+   * The tools now; after a list change, once the new list has arrived. A new list that could not be
+   * had (the server went away, say) rejects once, with why; the last list stays.
+   */
   tools(): RunnableTool[] | Promise<RunnableTool[]> {
     const refreshing = this.#refreshing;
     if (!refreshing) return this.#tools;
-    return refreshing.then(() => {
+    const settled = () => {
       if (this.#refreshing === refreshing) this.#refreshing = undefined;
-      return this.#tools;
-    });
+    };
+    return refreshing.then(
+      () => (settled(), this.#tools),
+      (error: unknown) => {
+        settled();
+        throw new Error(`mcpToolset: listing the server's tools again after it announced a change failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      },
+    );
   }
 
   /** Lists the server's tools again (every page). */
@@ -81,18 +99,31 @@ export class McpToolset implements ToolSource {
     const { prefix = '', timeoutMs, needsApproval } = this.#options;
     const client = this.#client;
     const schema = { ...entry.inputSchema, type: 'object' as const };
-    return tool({
+    const definition = {
       name: `${prefix}${entry.name}`,
       description: entry.description ?? entry.title ?? entry.name,
-      inputSchema: schema,
       ...(timeoutMs !== undefined && { timeoutMs }),
       ...(needsApproval !== undefined && {
         needsApproval: typeof needsApproval === 'function' ? (input: unknown) => needsApproval(entry.name, input) : needsApproval,
       }),
-      run: async (input, context) => {
-        const result = await client.callTool({ name: entry.name, arguments: input as Record<string, unknown> }, undefined, {
-          signal: context.signal,
-        });
+      run: async (input: unknown, context: ToolContext) => {
+        // A signal of the call's own: the MCP client never removes the listener it adds, and the
+        // signal a tool gets may be shared by every call (one that never aborts).
+        const call = new AbortController();
+        const abort = () => call.abort(context.signal.reason);
+        if (context.signal.aborted) abort();
+        else context.signal.addEventListener('abort', abort, { once: true });
+        let result: Awaited<ReturnType<Client['callTool']>>;
+        try {
+          // The MCP client's own request timeout (60 s by default) gives way to `timeoutMs`, and without
+          // it to the runner's: its signal (`toolTimeoutMs`, the run's abort) stops the call.
+          result = await client.callTool({ name: entry.name, arguments: input as Record<string, unknown> }, undefined, {
+            signal: call.signal,
+            timeout: timeoutMs ?? MAX_TIMEOUT_MS,
+          });
+        } finally {
+          context.signal.removeEventListener('abort', abort);
+        }
         const content = 'content' in result && Array.isArray(result.content) ? result.content : [];
         let blocks = content.map((item) => toBlock(entry.name, item as McpContent));
         if (blocks.length === 0 && 'structuredContent' in result && result.structuredContent !== undefined) {
@@ -101,9 +132,23 @@ export class McpToolset implements ToolSource {
         if (result.isError) throw new ToolError(blocks.length > 0 ? blocks : `MCP tool '${entry.name}' failed`);
         return blocks;
       },
-    });
+    };
+    try {
+      return tool({ ...definition, inputSchema: schema });
+    } catch (error) {
+      if (!(error instanceof TypeError && error.message.includes('not a valid JSON Schema'))) throw error;
+      // A schema this runner cannot compile (a pattern in another regex dialect, an external $ref):
+      // the tool is sent with it as it is and its input is not checked here, as the SDK's MCP helpers do.
+      return { ...definition, input_schema: schema } as RunnableTool;
+    }
   }
 }
+
+/** The longest timer a runtime takes (2^31 - 1 ms, about 24.8 days): no timeout of the MCP client's own. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** The image types a tool result can hold. */
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
 /** One MCP content item as a tool-result content block; a kind the API cannot take is a clear error. */
 function toBlock(toolName: string, item: McpContent): ToolResultContentBlock {
@@ -111,6 +156,9 @@ function toBlock(toolName: string, item: McpContent): ToolResultContentBlock {
     case 'text':
       return { type: 'text', text: item.text };
     case 'image':
+      if (!IMAGE_TYPES.has(item.mimeType)) {
+        throw new Error(`MCP tool '${toolName}' returned an image of type ${item.mimeType}, which a tool result cannot hold (JPEG, PNG, GIF and WebP can)`);
+      }
       return {
         type: 'image',
         source: { type: 'base64', media_type: item.mimeType as 'image/png', data: item.data },
