@@ -21,8 +21,11 @@ export type RunnerEvent = (
   | { type: 'request.text'; runner: Runner; requestId: number; text: string }
   /** A tool call starts being handled (looked up, validated, approved, run). */
   | { type: 'tool.start'; runner: Runner; call: ToolCall }
-  /** The call's result (an error result too), or `pending` when it waits for approval. */
-  | { type: 'tool.end'; runner: Runner; call: ToolCall; result?: BetaToolResultBlockParam; pending?: boolean }
+  /**
+   * The call's result (an error result too), or `pending` when it waits for approval, or the `error`
+   * its handling threw (a hook, the approver, a validator of its own): the run fails with it.
+   */
+  | { type: 'tool.end'; runner: Runner; call: ToolCall; result?: BetaToolResultBlockParam; pending?: boolean; error?: unknown }
   /** A sub-agent's text as it streams (the parent streams: `stream: true`). */
   | { type: 'agent.text'; runner: Runner; text: string }
 ) & {

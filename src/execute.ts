@@ -53,10 +53,21 @@ export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionCon
   context.emit?.({ type: 'tool.start', runner: context.runner, call });
   const tool = context.tools.get(toolUse.name);
   if (!tool) return notFound(call, context);
+  const answer = context.emit ? endsSeen : answerCall;
   const { scope } = context;
-  if (!scope) return answerCall(tool, call, context, held);
+  if (!scope) return answer(tool, call, context, held);
   const scoped = { runner: context.runner, call, tool, signal: context.signal, byCaller: context.byCaller };
-  return scope.toolCall(scoped, () => answerCall(tool, call, context, held));
+  return scope.toolCall(scoped, () => answer(tool, call, context, held));
+}
+
+/** `answerCall`, whose failure (a hook, the approver, a validator threw) listeners see end the call too. */
+async function endsSeen(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined): Promise<CallOutcome> {
+  try {
+    return await answerCall(tool, call, context, held);
+  } catch (error) {
+    context.emit?.({ type: 'tool.end', runner: context.runner, call, error });
+    throw error;
+  }
 }
 
 /**

@@ -80,6 +80,8 @@ export type InspectorRecord =
       truncated?: true;
       aborted?: true;
       denied?: true;
+      /** What its handling threw (a hook, the approver): the run failed with it. */
+      error?: ErrorInfo;
     })
   | (RecordBase & { type: 'approval.waiting'; id: string; name: string; input?: unknown })
   | (RecordBase & { type: 'approval.decided'; id: string; decision: 'allow' | 'deny' | 'aborted' | 'closed'; reason?: string; edited?: true });
@@ -129,6 +131,7 @@ export function recordOf(event: RunnerEvent, run: string, time: number, capture:
       record = event.pending
         ? { run, time, type: 'tool.end', id: event.call.id, name: event.call.name, pending: true }
         : toolEnd(run, time, event.call.id, event.call.name, event.result, capture);
+      if (event.error !== undefined) Object.assign(record, { isError: true, error: errorInfo(event.error, capture) });
       break;
     default:
       record = otherRecord(run, time, event as unknown as Record<string, unknown>, capture);

@@ -54,13 +54,15 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
     switch (event.type) {
       case 'run.start': {
         runIds.set(event.runner, ++nextRunId);
-        const span = tracer.startSpan(`invoke_agent ${agent}`, {
+        // A sub-agent (`agentTool`) is named after its tool.
+        const name = event.path?.at(-1) ?? agent;
+        const span = tracer.startSpan(`invoke_agent ${name}`, {
           kind: SpanKind.INTERNAL,
           attributes: {
             'gen_ai.operation.name': 'invoke_agent',
             'gen_ai.provider.name': 'anthropic',
             'gen_ai.system': 'anthropic',
-            'gen_ai.agent.name': agent,
+            'gen_ai.agent.name': name,
             ...(typeof event.model === 'string' && { 'gen_ai.request.model': event.model }),
           },
         });
@@ -152,10 +154,12 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         const result = event.result;
         if (event.pending) span.setAttribute('tool_runner.tool.pending_approval', true);
         if (result && capture) span.setAttribute('gen_ai.tool.call.result', JSON.stringify(result.content ?? ''));
-        if (result?.is_error) {
-          const text = typeof result.content === 'string' ? result.content : JSON.stringify(result.content ?? '');
+        if (event.error !== undefined) failed(span, event.error);
+        else if (result?.is_error) {
           span.setAttribute('error.type', 'tool_error');
-          span.setStatus({ code: SpanStatusCode.ERROR, message: text.slice(0, 500) });
+          // The result's text is content (an MCP error, a ToolError's words): on the span only when captured.
+          const text = typeof result.content === 'string' ? result.content : JSON.stringify(result.content ?? '');
+          span.setStatus({ code: SpanStatusCode.ERROR, ...(capture && { message: text.slice(0, 500) }) });
         }
         span.end();
         break;
@@ -165,8 +169,10 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
   return Object.assign(listener, { scope });
 }
 
+/** The error status of a failed operation; an abort (the runner's own `break`, the run's signal) is a cancellation, with none. */
 function failed(span: Span, error: unknown): void {
   const name = error instanceof Error ? error.constructor.name : 'Error';
+  if (name === 'APIUserAbortError' || (error as { name?: unknown } | null)?.name === 'AbortError') return;
   span.setAttribute('error.type', name);
   if (error instanceof Error) span.recordException(error);
   span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
