@@ -11,7 +11,7 @@ import { ValidatorError } from './errors.js';
 import { errorResult } from './history.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
-import { RETRY_HINT, type ValidationResult, formatIssues } from './schema.js';
+import { RETRY_HINT, type ValidationResult, formatIssues, thrownIssues } from './schema.js';
 import type { RunScope } from './scope.js';
 import type { HeldCall } from './snapshot.js';
 import type { RunnableTool, Runner, ToolContext } from './surface.js';
@@ -295,6 +295,9 @@ function validated(tool: RunnableTool, result: ValidationResult<unknown>): Valid
 function notValidated(tool: RunnableTool, thrown: unknown): Validated {
   // The parser's own answer to the model, word for word (as the SDK's runner sends it).
   if (isToolError(thrown)) return { ok: false, message: thrown.content };
+  // A parser's error that holds its issues (zod's, from `betaZodTool`): one line per problem, as for `tool()`.
+  const issues = thrownIssues(thrown);
+  if (issues) return { ok: false, message: formatIssues(tool.name, issues) };
   const reason = thrown instanceof Error ? thrown.message : String(thrown);
   return { ok: false, message: `Invalid input for tool '${tool.name}': ${reason}` };
 }

@@ -69,13 +69,26 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1):
 
 function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): ValidationResult<T> {
   if (!result.issues) return { ok: true, value: result.value as T };
-  return {
-    ok: false,
-    issues: result.issues.map((issue) => ({
-      path: formatPath((issue.path ?? []).map((segment) => (typeof segment === 'object' ? segment.key : segment))),
-      message: issue.message,
-    })),
-  };
+  return { ok: false, issues: issuesOf(result.issues) };
+}
+
+/** Standard Schema issues (zod's among them) as the runner's: a dotted path and a message each. */
+function issuesOf(issues: ReadonlyArray<StandardSchemaV1.Issue>): ValidationIssue[] {
+  return issues.map((issue) => ({
+    path: formatPath((issue.path ?? []).map((segment) => (typeof segment === 'object' ? segment.key : segment))),
+    message: issue.message,
+  }));
+}
+
+/**
+ * The issues of an error a parser threw, when it holds them as Standard Schema issues (a `ZodError`
+ * from the SDK's `betaZodTool`): each with a message, and a path of keys.
+ */
+export function thrownIssues(thrown: unknown): ValidationIssue[] | undefined {
+  const issues = (thrown as { issues?: unknown } | null)?.issues;
+  if (!Array.isArray(issues) || issues.length === 0) return undefined;
+  const wellFormed = issues.every((issue) => typeof issue?.message === 'string' && (issue.path === undefined || Array.isArray(issue.path)));
+  return wellFormed ? issuesOf(issues as StandardSchemaV1.Issue[]) : undefined;
 }
 
 function assertObjectSchema(owner: SchemaOwner, schema: object): asserts schema is JsonObjectSchema {

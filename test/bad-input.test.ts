@@ -1,3 +1,4 @@
+import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tool, toolRunner } from 'tool-runner';
@@ -23,6 +24,21 @@ describe('bad input from the model gets an is_error result it can act on', () =>
   it('input that is not a JSON object (unparsable partial JSON arrives as a string)', async () => {
     const { results } = await answers([toolUse('get_order', '{"id": "A-1', 'toolu_1')]);
     expect(results[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/Invalid input for tool 'get_order':\n- \(root\): /) });
+  });
+
+  it("the SDK's betaZodTool: zod's issues one per line with their paths, as for tool() (not zod's JSON dump)", async () => {
+    const lookup = betaZodTool({ name: 'lookup', description: 'Finds an order', inputSchema: z.object({ id: z.string(), items: z.array(z.object({ qty: z.number() })) }), run: ({ id }) => `order ${id}` });
+    const server = await mockServer([{ content: [toolUse('lookup', { items: [{ qty: 'two' }] }, 'toolu_z')] }, { content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] });
+    await runner;
+    const [result] = runner.params.messages[2]!.content as Array<{ content: string; is_error?: boolean }>;
+    expect(result!.is_error).toBe(true);
+    expect(result!.content.split('\n')).toEqual([
+      "Invalid input for tool 'lookup':",
+      expect.stringMatching(/^- id: /),
+      expect.stringMatching(/^- items\[0\]\.qty: /),
+      'Fix the input and call the tool again.',
+    ]);
   });
 
   it('missing, extra and mistyped fields, each with its path', async () => {
