@@ -94,6 +94,15 @@ export function answerDanglingCalls(
 }
 
 /**
+ * A reply as the history keeps it: its role and content, with repeated tool_use ids made unique
+ * (`renamed`: the repeats, with the text of their not-run results).
+ */
+export function keptReply(reply: BetaMessage): { kept: BetaMessageParam; renamed: ReadonlyMap<string, string> } {
+  const { content, renamed } = uniqueToolUseIds(reply.content);
+  return { kept: { role: reply.role, content }, renamed };
+}
+
+/**
  * A reply whose tool_use ids repeat within it: the repeats get ids of their own (`<id>_dup<n>`),
  * so each call can be answered exactly once; `renamed` lists them (they are answered, not run).
  */

@@ -10,7 +10,7 @@ import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
-import { toolUsesOf, uniqueToolUseIds } from './history.js';
+import { keptReply, toolUsesOf } from './history.js';
 import { runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -272,8 +272,8 @@ export abstract class RunnerControls implements Runner {
     const turn = this.turn;
     const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? turn.reply : undefined;
     if (reply && nextStepFor(reply.stop_reason) === 'run_tools') {
-      const { content, renamed } = uniqueToolUseIds(reply.content);
-      snapshot.params.messages.push(structuredClone({ role: reply.role, content }));
+      const { kept, renamed } = keptReply(reply);
+      snapshot.params.messages.push(structuredClone(kept));
       for (const [id, text] of renamed) snapshot.notRun[id] = text;
     }
     return snapshot;

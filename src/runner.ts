@@ -13,7 +13,7 @@ import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { ClientLike } from './client.js';
 import { type Settleable, settleable } from './completion.js';
-import { uniqueToolUseIds } from './history.js';
+import { keptReply } from './history.js';
 import type { ToolRunnerOptions } from './options.js';
 import { RunnerControls } from './runner-controls.js';
 import { runSignal } from './run-context.js';
@@ -125,9 +125,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       const reply = turn.reply ?? (await turn.message);
       // On a message thread a refused turn is not kept: the next request replays without it (the SDK's rule).
       if (reply.stop_reason === 'refusal' && this.run.dropsRefusals) return this.#ends(reply, undefined);
-      const { content, renamed } = uniqueToolUseIds(reply.content);
+      const { kept, renamed } = keptReply(reply);
       for (const [id, text] of renamed) this.state.markNotRun(id, text);
-      const kept = { role: reply.role, content };
       this.state.messages.push(kept);
       const step = nextStepFor(reply.stop_reason);
       if (step === 'stop') return this.#ends(reply, kept);

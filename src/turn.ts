@@ -186,7 +186,9 @@ export class Requests {
       else run.thread.answeredElsewhere();
       run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
       const counted = this.#received(reply);
-      if (!(counted instanceof Promise)) turn.reply = counted;
+      // Counted once the `onMessage` hook is done with it (a hook that throws leaves it unset: the reply failed).
+      if (counted instanceof Promise) counted.then((kept) => (turn.reply = kept), ignore);
+      else turn.reply = counted;
       return counted;
     };
     const failed = (failure: unknown, retried?: true): Promise<BetaMessage> => {

@@ -137,11 +137,12 @@ describe('pause and resume', () => {
   });
 
   it('a snapshot taken in the loop body holds the reply just yielded: the resumed run answers its calls, not the model again', async () => {
-    for (const stream of [false, true]) {
+    // Streamed or not, with an onMessage hook or not (the reply is counted once the hook is done with it).
+    for (const [stream, hooks] of [[false, undefined], [true, undefined], [false, { onMessage: () => {} }]] as const) {
       const ran: string[] = [];
       const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (ran.push(q), `found ${q}`) });
       const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')] }, { content: [text('Otters hold hands.')] }]);
-      const runner = toolRunner(server.client(), { ...baseParams, tools: [search], stream });
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [search], stream }, hooks ? { hooks } : {});
       let saved = '';
       for await (const item of runner) {
         if (stream) await (item as { finalMessage(): Promise<unknown> }).finalMessage();
