@@ -168,13 +168,21 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   return failed(outcome.timedOut ? timedOutText(tool.name, outcome.timedOut) : abortedText(tool.name), call, context);
 }
 
-/** The call's result as it is sent: cut to size, shown to observers and the `onToolResult` hook. */
+/**
+ * The call's result as it is sent: cut to size, shown to the `onToolResult` hook, then to observers
+ * (once: a hook that throws ends the call with its error instead, `endsSeen`).
+ */
 function finished(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
   if (result.content !== undefined) result.content = truncateResult(result.content, context.maxToolResultChars);
-  context.emit?.({ type: 'tool.end', runner: context.runner, call, result });
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
   const observed = callHook(context.hooks, 'onToolResult', result, call);
-  return observed ? observed.then(() => ({ result })) : { result };
+  if (!observed) return ended(result, call, context);
+  return observed.then(() => ended(result, call, context));
+}
+
+function ended(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome {
+  context.emit?.({ type: 'tool.end', runner: context.runner, call, result });
+  return { result };
 }
 
 function failed(content: ToolResultContent, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {

@@ -3,7 +3,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { SpanStatusCode, context } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentTool, tool, toolRunner } from 'tool-runner';
+import { type RunnerEvent, agentTool, tool, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
 import { text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep } from './helpers.js';
@@ -99,6 +99,20 @@ describe('OpenTelemetry spans (GenAI semantic conventions)', () => {
     await expect(toolRunner(server.client(), { ...baseParams, tools: [weather] }, { onEvent: openTelemetry({ tracer }), hooks }).runUntilDone()).rejects.toThrow(/policy service down/);
     const toolSpan = exporter.getFinishedSpans().find((span) => span.name === 'execute_tool get_weather')!;
     expect([toolSpan.status.code, toolSpan.attributes['error.type']]).toEqual([SpanStatusCode.ERROR, 'HookError']);
+    exporter.reset();
+    // An onToolResult hook that throws: the call ends once, with the hook's error.
+    const ends: unknown[] = [];
+    const results = await mockServer([{ content: [toolUse('get_weather', { city: 'Oslo' }, 'toolu_w')] }]);
+    const onResult = {
+      onToolResult: () => {
+        throw new Error('audit log down');
+      },
+    };
+    const listeners = [openTelemetry({ tracer }), (event: RunnerEvent) => event.type === 'tool.end' && ends.push(event.error ? 'error' : 'result')];
+    await expect(toolRunner(results.client(), { ...baseParams, tools: [weather] }, { onEvent: listeners, hooks: onResult }).runUntilDone()).rejects.toThrow(/audit log down/);
+    expect(ends).toEqual(['error']);
+    const resultSpan = exporter.getFinishedSpans().find((span) => span.name === 'execute_tool get_weather')!;
+    expect([resultSpan.status.code, resultSpan.attributes['error.type']]).toEqual([SpanStatusCode.ERROR, 'HookError']);
     exporter.reset();
     const streamed = await mockServer({ steps: [{ content: [text('A long reply that the loop body leaves early.')] }], chunkSize: 4 });
     const runner = toolRunner(streamed.client(), { ...baseParams, stream: true }, { onEvent: openTelemetry({ tracer }) });

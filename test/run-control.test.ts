@@ -95,7 +95,7 @@ describe('budget.maxToolCalls and maxCallsPerTool', () => {
       hooks: { onToolResult: (result) => void seen.push(`hook ${result.tool_use_id}`) },
     });
     await runner;
-    expect(seen.filter((entry) => entry.endsWith('toolu_2') || entry.includes('toolu_2 '))).toEqual(['start toolu_2', 'end toolu_2 error', 'hook toolu_2']);
+    expect(seen.filter((entry) => entry.endsWith('toolu_2') || entry.includes('toolu_2 '))).toEqual(['start toolu_2', 'hook toolu_2', 'end toolu_2 error']);
     expect(seen.filter((entry) => entry.startsWith('hook')).sort()).toEqual(['hook toolu_1', 'hook toolu_2']);
   });
 
