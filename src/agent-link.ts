@@ -40,7 +40,7 @@ export interface AgentLink {
   readonly emit: ((event: RunnerEvent) => void) | undefined;
   /** The scope the parent's listeners carry (`tool-runner/otel`'s): the sub-agent's requests and tools run in it too. */
   readonly scope: RunScope | undefined;
-  /** The parent's `options.approve`, one question at a time in the parent's line (`oneAtATime`). */
+  /** The parent's `options.approve`, as the parent asks it: one question at a time, timed (approver.ts). */
   readonly approve: Approver | undefined;
   /** The parent yields streams (`stream: true`). */
   readonly streaming: boolean;

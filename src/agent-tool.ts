@@ -10,6 +10,7 @@ import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream'
 import { AGENT_DURABLE, AGENT_LINK, AGENT_RESUME, type AgentLink, AgentPending, type AgentSteps } from './agent-link.js';
 import { described } from './described.js';
 import type { Approver } from './approval.js';
+import { lentApprover } from './approver.js';
 import type { ClientLike } from './client.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
 import type { ToolRunnerOptions } from './options.js';
@@ -168,7 +169,7 @@ function subOptions(agent: Agent, link: AgentLink | undefined, { signal, toolUse
   const options: ToolRunnerOptions = { ...own, signal: own.signal ? AbortSignal.any([signal, own.signal]) : signal };
   if (link?.emit) options.onEvent = [forwarder(agent.name, toolUse.id, link.emit, link.scope), ...listeners(own.onEvent)];
   const approve = link?.approve;
-  if (!own.approve && approve) options.approve = ((call, context) => approve({ ...call, path: [agent.name, ...(call.path ?? [])] }, context)) as Approver;
+  if (!own.approve && approve) options.approve = lentApprover((call, context) => approve({ ...call, path: [agent.name, ...(call.path ?? [])] }, context));
   return options;
 }
 

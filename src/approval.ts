@@ -34,24 +34,6 @@ export interface ApprovalContext {
 /** Asked for each call whose tool needs approval; without it, the run stops with `pendingApprovals`. */
 export type Approver<Call extends AnyCall = AnyCall> = (call: ApprovalRequest<Call>, context: ApprovalContext) => Promisable<ApprovalDecision>;
 
-/**
- * `approve` asked about one call at a time, as a person answers one question after another: each
- * question waits for the one before. A question whose run was aborted while it waited is not asked
- * (it rejects with the signal's reason). A run lends this same approver to its sub-agents
- * (`agentTool`), so their questions wait in the same line as the run's own.
- */
-export function oneAtATime<Call extends AnyCall>(approve: Approver<Call>): Approver<Call> {
-  let queue: Promise<unknown> = Promise.resolve();
-  return (call, context) => {
-    const asked = queue.then(() => {
-      context.signal.throwIfAborted();
-      return approve(call, context);
-    });
-    queue = asked.catch(() => {});
-    return asked;
-  };
-}
-
 /** The result text of a denied call: says "denied" and gives the reason. */
 export function deniedText(name: string, reason: string | undefined): string {
   const given = typeof reason === 'string' ? reason.trim() : reason == null ? undefined : String(reason);

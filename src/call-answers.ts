@@ -4,8 +4,9 @@
  * approval hold the run until they are decided.
  */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
-import { type ApprovalDecision, type Approver, type PendingApproval, oneAtATime } from './approval.js';
-import { type CallOutcome, type ExecutionContext, approvalAsker, executeToolCall, refuseToolCall } from './execute.js';
+import type { ApprovalDecision, Approver, PendingApproval } from './approval.js';
+import { approvalAsker, runApprover } from './approver.js';
+import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall } from './execute.js';
 import { Limiter } from './guards.js';
 import { insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -46,7 +47,7 @@ export class CallAnswers {
     this.#maxToolResultChars = maxToolResultChars;
     const { concurrency } = run.options;
     this.#limiter = concurrency ? new Limiter(concurrency) : undefined;
-    this.approver = run.options.approve && oneAtATime(run.options.approve);
+    this.approver = runApprover(run.options.approve);
     this.#askApproval = approvalAsker(this.approver);
     if (snapshot) this.#callsNow().restore(snapshot);
   }

@@ -4,7 +4,8 @@
  * and turn any failure into an `is_error` result the model can act on.
  */
 import { AGENT_RESUME, AgentPending } from './agent-link.js';
-import { type ApprovalDecision, type Approver, checkDecision, deniedText } from './approval.js';
+import { type ApprovalDecision, deniedText } from './approval.js';
+import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, callHook } from './hooks.js';
 import { ValidatorError } from './errors.js';
@@ -29,7 +30,8 @@ export interface ExecutionContext {
   /** Emits lifecycle events, when something listens. */
   emit: ((event: RunnerEvent) => void) | undefined;
   /** Asks `options.approve` (one question at a time), or resolves to undefined without it. */
-  askApproval: (call: ToolCall, signal: AbortSignal) => Promise<ApprovalDecision | undefined>;
+  /** Asks the run's approver (`approvalAsker`): within `timeLimit` ms once asked. */
+  askApproval: (call: ToolCall, signal: AbortSignal, timeLimit: number | undefined) => Promise<ApprovalDecision | undefined>;
   /** Decisions taken with runner.approve / runner.deny, by tool_use id. */
   decisions: ReadonlyMap<string, ApprovalDecision>;
   toolTimeoutMs: number | undefined;
@@ -114,11 +116,15 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
       decision = context.decisions.get(toolUse.id);
       if (!decision) {
-        // The run's signal and the tool's timeout bound the wait for a decision too (the tool then gets its own time).
-        const timeoutMs = tool.timeoutMs ?? context.toolTimeoutMs;
-        const asked = await runWithGuards((signal) => context.askApproval(call, signal), context.signal, timeoutMs);
-        if ('thrown' in asked) throw asked.thrown;
-        if (!asked.ok) return failed(asked.timedOut ? approvalTimedOutText(tool.name, asked.timedOut) : abortedText(tool.name), call, context);
+        // The run's signal ends the wait (in line too); the tool's timeout bounds a question once asked
+        // (approver.ts), and the tool then gets its own time.
+        const timeLimit = tool.timeoutMs ?? context.toolTimeoutMs;
+        const asked = await runWithGuards((signal) => context.askApproval(call, signal, timeLimit), context.signal, undefined);
+        if ('thrown' in asked) {
+          if (ApprovalTimedOut.is(asked.thrown)) return failed(approvalTimedOutText(tool.name, asked.thrown.ms), call, context);
+          throw asked.thrown;
+        }
+        if (!asked.ok) return failed(abortedText(tool.name), call, context);
         decision = asked.value as ApprovalDecision | undefined;
       }
       if (!decision) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse }, call, context);
@@ -238,26 +244,6 @@ async function needsApproval(tool: RunnableTool, input: unknown, context: ToolCo
   } catch (error) {
     throw new HookError(`needsApproval of '${tool.name}'`, error);
   }
-}
-
-/**
- * Asks `approve` (the run's, one question at a time: `oneAtATime`) about a call, or resolves to
- * undefined when there is no approver.
- */
-export function approvalAsker(approve: Approver | undefined): (call: ToolCall, signal: AbortSignal) => Promise<ApprovalDecision | undefined> {
-  return async (call, signal) => {
-    if (!approve) return undefined;
-    let decision: unknown;
-    try {
-      decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse }, { signal });
-    } catch (error) {
-      // Aborted meanwhile (an approver that stops waiting by throwing, or a question never asked):
-      // not the approver's failure. Any decision will do: the caller answers the call as aborted.
-      if (signal.aborted) return { decision: 'deny' };
-      throw new HookError('approve', error);
-    }
-    return checkDecision(decision, call.name);
-  };
 }
 
 /** `message`: what the model reads (a `ToolError` the parser threw says it itself). */

@@ -132,6 +132,16 @@ describe('approval with options.approve', () => {
     ]);
     expect(runner.stoppedBy).toBe('model');
   });
+
+  it("a question's time runs from when it is asked, not from when it joined the line", async () => {
+    const log: string[] = [];
+    const send = tool({ name: 'send', inputSchema: z.object({ n: z.number() }), needsApproval: true, run: ({ n }) => (log.push(`sent ${n}`), `sent ${n}`) });
+    const server = await mockServer([{ content: [1, 2, 3].map((n) => toolUse('send', { n }, `toolu_${n}`)) }, { content: [text('All sent.')] }]);
+    // Each answer takes 150 ms; each call has 300 ms: the third is asked 300 ms after the first.
+    const approve = () => new Promise<{ decision: 'allow' }>((resolve) => setTimeout(() => resolve({ decision: 'allow' }), 150));
+    await toolRunner(server.client(), { ...baseParams, tools: [send] }, { approve, toolTimeoutMs: 300 });
+    expect(log).toEqual(['sent 1', 'sent 2', 'sent 3']);
+  });
 });
 
 describe('approval without options.approve: the run stops with pendingApprovals', () => {

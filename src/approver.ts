@@ -1,0 +1,99 @@
+/**
+ * How a run asks `options.approve`: one question at a time (a person answers one after another),
+ * each bounded by its tool's timeout from the moment it is asked (not from when it joined the line),
+ * an approver's failure named. A run lends its approver to its sub-agents (`agentTool`), so their
+ * questions wait in the run's line and are timed there.
+ */
+import { type ApprovalContext, type ApprovalDecision, type Approver, checkDecision } from './approval.js';
+import { runWithGuards } from './guards.js';
+import { HookError, type ToolCall } from './hooks.js';
+
+// Registered symbols: a sub-agent's runner may be the other build's copy of this module (see agent-link.ts).
+
+/** The key, in the context a question is asked with, of its time limit (the tool's timeout). */
+const TIME_LIMIT: unique symbol = Symbol.for('tool-runner.approvalTimeLimit.v1');
+
+/** The mark of an approver lent by a parent run: already in the parent's line, and timed there. */
+const LENT: unique symbol = Symbol.for('tool-runner.lentApprover.v1');
+
+const TIMED_OUT_BRAND = Symbol.for('tool-runner.approvalTimedOut.v1');
+
+type AskedContext = ApprovalContext & { [TIME_LIMIT]?: number | undefined };
+
+/** No decision came within the call's time limit. */
+export class ApprovalTimedOut extends Error {
+  readonly [TIMED_OUT_BRAND] = true;
+
+  constructor(readonly ms: number) {
+    super(`No decision came within ${ms} ms`);
+    this.name = 'ApprovalTimedOut';
+  }
+
+  /** By its brand, not `instanceof`: the thrower may be the other build's copy of this module. */
+  static is(value: unknown): value is ApprovalTimedOut {
+    return typeof value === 'object' && value !== null && (value as { [TIMED_OUT_BRAND]?: unknown })[TIMED_OUT_BRAND] === true;
+  }
+}
+
+/** The run's approver: `approve` in a line of its own, each question timed once asked; a lent one as it is. */
+export function runApprover(approve: Approver | undefined): Approver | undefined {
+  if (!approve) return undefined;
+  if ((approve as { [LENT]?: unknown })[LENT] === true) return approve;
+  return oneQuestionAtATime(timed(approve));
+}
+
+/** `approve` as a parent lends it to a sub-agent: `ask` passes each question on, context included. */
+export function lentApprover(ask: Approver): Approver {
+  return Object.assign(ask, { [LENT]: true });
+}
+
+/**
+ * Each question waits for the one before. A question whose run was aborted while it waited is not
+ * asked (it rejects with the signal's reason).
+ */
+function oneQuestionAtATime(approve: Approver): Approver {
+  let queue: Promise<unknown> = Promise.resolve();
+  return (call, context) => {
+    const asked = queue.then(() => {
+      context.signal.throwIfAborted();
+      return approve(call, context);
+    });
+    queue = asked.catch(() => {});
+    return asked;
+  };
+}
+
+/** `approve` bounded by the question's time limit: past it, its signal aborts and `ApprovalTimedOut` is thrown. */
+function timed(approve: Approver): Approver {
+  return async (call, context) => {
+    const limit = (context as AskedContext)[TIME_LIMIT];
+    if (limit === undefined) return approve(call, { signal: context.signal });
+    const outcome = await runWithGuards((signal) => approve(call, { signal }), context.signal, limit);
+    if (outcome.ok) return outcome.value as ApprovalDecision;
+    if ('thrown' in outcome) throw outcome.thrown;
+    if (outcome.timedOut !== undefined) throw new ApprovalTimedOut(outcome.timedOut);
+    throw context.signal.reason;
+  };
+}
+
+/**
+ * Asks the run's approver about a call, within `timeLimit` ms once asked; resolves to undefined when
+ * there is no approver. Throws `ApprovalTimedOut`, or a `HookError` when the approver failed.
+ */
+export function approvalAsker(approve: Approver | undefined): (call: ToolCall, signal: AbortSignal, timeLimit: number | undefined) => Promise<ApprovalDecision | undefined> {
+  return async (call, signal, timeLimit) => {
+    if (!approve) return undefined;
+    const context: AskedContext = { signal, [TIME_LIMIT]: timeLimit };
+    let decision: unknown;
+    try {
+      decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse }, context);
+    } catch (error) {
+      if (ApprovalTimedOut.is(error)) throw error;
+      // Aborted meanwhile (an approver that stops waiting by throwing, or a question never asked):
+      // not the approver's failure. Any decision will do: the caller answers the call as aborted.
+      if (signal.aborted) return { decision: 'deny' };
+      throw new HookError('approve', error);
+    }
+    return checkDecision(decision, call.name);
+  };
+}
