@@ -101,13 +101,14 @@ describe('MCP tools: failures and the client they share', () => {
     expect(wire(server.requests[1]!).body.tools.map((entry: { name: string }) => entry.name)).toContain('add');
   });
 
-  it("the client's own listChanged handler still hears of a change; calls leave no abort listener behind; timeoutMs is the MCP request timeout", async () => {
+  it("every toolset on a client and the client's own listChanged handler hear of a change; calls leave no abort listener behind; timeoutMs is the MCP request timeout", async () => {
     const changes: unknown[] = [];
     const client = await connectedClient({ listChanged: { tools: { onChanged: (error, tools) => changes.push(error ?? tools?.length) } } });
     const timeouts: unknown[] = [];
     const callTool = client.callTool.bind(client);
     client.callTool = (params, schema, options) => (timeouts.push(options?.timeout), callTool(params, schema, options));
     const toolset = await mcpToolset(client, { timeoutMs: 120_000 });
+    const other = await mcpToolset(client, { prefix: 'other_' });
     // The signals the calls are given (a run without a signal of its own may share one among them all):
     // the MCP client adds an abort listener to the signal of each request and never removes it.
     const signals = new Set<AbortSignal>();
@@ -120,6 +121,9 @@ describe('MCP tools: failures and the client they share', () => {
     expect([...signals].map((signal) => getEventListeners(signal, 'abort').length)).toEqual([...signals].map(() => 0));
     expect(timeouts).toEqual(Array.from({ length: 13 }, () => 120_000));
     await expect.poll(() => changes.length).toBe(1);
+    // Both toolsets on the client hear of the change (each lists the tools again), the client's handler once.
+    expect((await other.tools()).map((entry) => entry.name)).toContain('other_later_tool');
+    expect(changes).toHaveLength(1);
     await client.close();
   });
 });

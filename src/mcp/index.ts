@@ -50,18 +50,42 @@ export class McpToolset implements ToolSource {
   constructor(client: Client, options: McpToolsetOptions = {}) {
     this.#client = client;
     this.#options = options;
-    // Whoever listened before (the client's own `listChanged` option, another toolset on this client)
-    // still hears of the change: the MCP client keeps one handler per notification.
-    const previous = (client as unknown as { _notificationHandlers?: Map<string, (notification: unknown) => Promise<void>> })._notificationHandlers?.get(
-      ToolListChangedNotificationSchema.shape.method.value,
-    );
-    client.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
-      const refreshing = this.refresh();
-      // A failure is the next `tools()` call's to report (a run's request), never an unhandled rejection.
-      refreshing.catch(() => {});
-      this.#refreshing = refreshing;
-      await previous?.(notification);
-    });
+    McpToolset.#listen(client, this);
+  }
+
+  /** The toolsets of each client (while in use), and the handler the client had before the first. */
+  static readonly #listening = new WeakMap<Client, { toolsets: Set<WeakRef<McpToolset>>; foreign: ((notification: unknown) => Promise<void>) | undefined }>();
+
+  /**
+   * Hears the client's `tools/list_changed` for `toolset`. The MCP client keeps one handler per
+   * notification: one handler per client serves its toolsets (those still in use), and whoever
+   * listened before (the client's own `listChanged` option) still hears of the change.
+   */
+  static #listen(client: Client, toolset: McpToolset): void {
+    let listening = McpToolset.#listening.get(client);
+    if (!listening) {
+      const method = ToolListChangedNotificationSchema.shape.method.value;
+      const handlers = (client as unknown as { _notificationHandlers?: Map<string, (notification: unknown) => Promise<void>> })._notificationHandlers;
+      const entry = { toolsets: new Set<WeakRef<McpToolset>>(), foreign: handlers?.get(method) };
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
+        for (const ref of entry.toolsets) {
+          const listener = ref.deref();
+          if (listener) listener.#listChanged();
+          else entry.toolsets.delete(ref);
+        }
+        await entry.foreign?.(notification);
+      });
+      McpToolset.#listening.set(client, (listening = entry));
+    }
+    listening.toolsets.add(new WeakRef(toolset));
+  }
+
+  /** The server announced a change: the next `tools()` waits for the new list. */
+  #listChanged(): void {
+    const refreshing = this.refresh();
+    // A failure is the next `tools()` call's to report (a run's request), never an unhandled rejection.
+    refreshing.catch(() => {});
+    this.#refreshing = refreshing;
   }
 
   /**
@@ -115,11 +139,10 @@ export class McpToolset implements ToolSource {
         else context.signal.addEventListener('abort', abort, { once: true });
         let result: Awaited<ReturnType<Client['callTool']>>;
         try {
-          // The MCP client's own request timeout (60 s by default) gives way to `timeoutMs`, and without
-          // it to the runner's: its signal (`toolTimeoutMs`, the run's abort) stops the call.
+          // `timeoutMs` is the MCP client's request timeout too (its own default is 60 s).
           result = await client.callTool({ name: entry.name, arguments: input as Record<string, unknown> }, undefined, {
             signal: call.signal,
-            timeout: timeoutMs ?? MAX_TIMEOUT_MS,
+            ...(timeoutMs !== undefined && { timeout: timeoutMs }),
           });
         } finally {
           context.signal.removeEventListener('abort', abort);
@@ -143,9 +166,6 @@ export class McpToolset implements ToolSource {
     }
   }
 }
-
-/** The longest timer a runtime takes (2^31 - 1 ms, about 24.8 days): no timeout of the MCP client's own. */
-const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /** The image types a tool result can hold. */
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
