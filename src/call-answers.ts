@@ -95,14 +95,20 @@ export class CallAnswers {
       uses.length === 1 && !sequences
         ? this.#startCall(uses[0]!, context).then((outcome) => [outcome])
         : Promise.all(uses.map((use) => (sequences ? this.#startInSequence(use, context, toolsets, sequences) : this.#startCall(use, context))));
-    const answer = started.then((outcomes) => {
-      const pending: HeldCall[] = [];
-      for (const outcome of outcomes) if ('pending' in outcome) pending.push(outcome.pending);
-      // An array of the exact size (one grown by push keeps spare room), since the history keeps it for the whole run.
-      const results = pending.length === 0 ? outcomes : outcomes.filter((outcome) => 'result' in outcome);
-      const message: ToolResultMessage = { role: 'user', content: results.map((outcome) => (outcome as { result: ToolResultMessage['content'][number] }).result) };
-      return { message, pending };
-    });
+    const answer = started.then(
+      (outcomes) => {
+        const pending: HeldCall[] = [];
+        for (const outcome of outcomes) if ('pending' in outcome) pending.push(outcome.pending);
+        // An array of the exact size (one grown by push keeps spare room), since the history keeps it for the whole run.
+        const results = pending.length === 0 ? outcomes : outcomes.filter((outcome) => 'result' in outcome);
+        const message: ToolResultMessage = { role: 'user', content: results.map((outcome) => (outcome as { result: ToolResultMessage['content'][number] }).result) };
+        return { message, pending };
+      },
+      (error: unknown) => {
+        this.#calls?.forgetFailed();
+        throw error;
+      },
+    );
     if (turn) turn.response = { key, answer };
     return answer;
   }
@@ -221,9 +227,9 @@ export class CallAnswers {
 
   /** Starts a call once until its message is answered; a call never to run is answered without running. */
   #startCall(toolUse: BetaToolUseBlock, context: ExecutionContext): Promise<CallOutcome> {
-    return this.#callsNow().start(toolUse, (held) => {
+    return this.#callsNow().start(toolUse, (held, ran) => {
       const notRun = this.#run.state.notRun?.get(toolUse.id);
-      return notRun !== undefined ? refuseToolCall(toolUse, notRun, context) : executeToolCall(toolUse, context, held);
+      return notRun !== undefined ? refuseToolCall(toolUse, notRun, context) : executeToolCall(toolUse, context, held, ran);
     });
   }
 

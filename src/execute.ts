@@ -50,26 +50,42 @@ export type CallOutcome = { result: BetaToolResultBlockParam } | { pending: Held
  * Runs one call. `held` is a call that waited for approval: its input was validated and its
  * `onToolCall` hook called then, so only the decision is applied now.
  */
-export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionContext, held?: HeldCall): Promise<CallOutcome> {
+export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionContext, held?: HeldCall, ran?: BetaToolResultBlockParam): Promise<CallOutcome> {
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
   context.emit?.({ type: 'tool.start', runner: context.runner, call });
   const tool = context.tools.get(toolUse.name);
   if (!tool) return notFound(call, context);
-  const answer = context.emit ? endsSeen : answerCall;
   const { scope } = context;
-  if (!scope) return answer(tool, call, context, held);
+  // The usual call: nothing traces, nothing listens, nothing to retry.
+  if (!scope && !context.emit && !ran) return answerCall(tool, call, context, held);
+  const answer = ran ? () => Promise.resolve(finished(ran, call, context)) : () => answerCall(tool, call, context, held);
+  const seen = context.emit ? () => endsSeen(answer, call, context) : answer;
+  if (!scope) return seen();
   const scoped = { runner: context.runner, call, tool, signal: context.signal, byCaller: context.byCaller };
-  return scope.toolCall(scoped, () => answer(tool, call, context, held));
+  return scope.toolCall(scoped, seen);
 }
 
-/** `answerCall`, whose failure (a hook, the approver, a validator threw) listeners see end the call too. */
-async function endsSeen(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined): Promise<CallOutcome> {
+/** The call's answer, whose failure (a hook, the approver, a validator threw) listeners see end the call too. */
+async function endsSeen(answer: () => Promise<CallOutcome>, call: ToolCall, context: ExecutionContext): Promise<CallOutcome> {
   try {
-    return await answerCall(tool, call, context, held);
+    return await answer();
   } catch (error) {
     context.emit?.({ type: 'tool.end', runner: context.runner, call, error });
     throw error;
   }
+}
+
+/** The results of calls whose tool had finished when a hook threw, by the error: a retry runs only the hooks. */
+const resultsBefore = new WeakMap<object, BetaToolResultBlockParam>();
+
+/** The result a call's tool produced before `error` (a hook's) was thrown; none if the tool had not finished. */
+export function resultBeforeFailure(error: unknown): BetaToolResultBlockParam | undefined {
+  return typeof error === 'object' && error !== null ? resultsBefore.get(error) : undefined;
+}
+
+function thrownAfter(result: BetaToolResultBlockParam, error: unknown): unknown {
+  if (typeof error === 'object' && error !== null) resultsBefore.set(error, result);
+  return error;
 }
 
 /**
@@ -166,9 +182,10 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
       logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);
     }
+    const content = thrownValueToContent(thrown);
     const observed = callHook(context.hooks, 'onToolError', thrown, call);
-    if (observed) await observed;
-    return failed(thrownValueToContent(thrown), call, context);
+    if (observed) await observed.catch((error: unknown) => Promise.reject(thrownAfter(errorResult(call.id, content), error)));
+    return failed(content, call, context);
   }
   logger.warn(`Tool '${tool.name}' (${toolUse.id}) ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : 'was aborted'}`);
   return failed(outcome.timedOut ? timedOutText(tool.name, outcome.timedOut) : abortedText(tool.name), call, context);
@@ -183,7 +200,10 @@ function finished(result: BetaToolResultBlockParam, call: ToolCall, context: Exe
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
   const observed = callHook(context.hooks, 'onToolResult', result, call);
   if (!observed) return ended(result, call, context);
-  return observed.then(() => ended(result, call, context));
+  return observed.then(
+    () => ended(result, call, context),
+    (error: unknown) => Promise.reject(thrownAfter(result, error)),
+  );
 }
 
 function ended(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome {

@@ -4,7 +4,7 @@
  * runs twice.
  */
 import type { ApprovalDecision } from './approval.js';
-import type { CallOutcome } from './execute.js';
+import { type CallOutcome, resultBeforeFailure } from './execute.js';
 import { decideInside, isAgentCall, openApprovals } from './nested-approvals.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
@@ -15,22 +15,45 @@ export class ToolCalls {
   readonly #held = new Map<string, HeldCall>();
   readonly #decisions = new Map<string, ApprovalDecision>();
   #pending: HeldCall[] = [];
+  /** The results of calls whose tool finished before a hook threw: a retry runs only what failed after it. */
+  readonly #ran = new Map<string, BetaToolResultBlockParam>();
+  /** Calls that failed (a hook threw), kept until the failure has been seen (`forgetFailed`). */
+  #failed: Set<string> | undefined;
 
-  /** Starts a call once: a call that started (or finished) is not run again. */
-  start(toolUse: BetaToolUseBlock, run: (held: HeldCall | undefined) => Promise<CallOutcome>): Promise<CallOutcome> {
-    let call = this.#calls.get(toolUse.id);
+  /**
+   * Starts a call once: a call that started (or finished) is not run again. `run` gets the call's
+   * state if it waited for approval, and its result if its tool finished before a hook threw.
+   */
+  start(toolUse: BetaToolUseBlock, run: (held: HeldCall | undefined, ran: BetaToolResultBlockParam | undefined) => Promise<CallOutcome>): Promise<CallOutcome> {
+    const id = toolUse.id;
+    let call = this.#calls.get(id);
     if (!call) {
-      call = run(this.#held.get(toolUse.id));
-      this.#calls.set(toolUse.id, call);
+      call = run(this.#held.get(id), this.#ran.get(id));
+      this.#calls.set(id, call);
       call.then(
         (outcome) => {
-          if ('result' in outcome) this.#settled.set(toolUse.id, outcome.result);
+          if (this.#ran.size > 0) this.#ran.delete(id);
+          if ('result' in outcome) this.#settled.set(id, outcome.result);
         },
-        // A call that failed (a hook threw) runs again when the run is retried.
-        () => this.#calls.delete(toolUse.id),
+        (error: unknown) => {
+          const ran = resultBeforeFailure(error);
+          if (ran) this.#ran.set(id, ran);
+          (this.#failed ??= new Set()).add(id);
+        },
       );
     }
     return call;
+  }
+
+  /**
+   * The answer failed, and its caller has the error: the calls that failed start again when the run
+   * is retried. (Until then a failed call keeps its rejection: a call started while the reply streamed
+   * fails the answer with its own error, instead of running again in silence.)
+   */
+  forgetFailed(): void {
+    if (!this.#failed) return;
+    for (const id of this.#failed) this.#calls.delete(id);
+    this.#failed = undefined;
   }
 
   /** The call of this id, if it started (or finished) and its message is not answered yet. */
@@ -91,11 +114,14 @@ export class ToolCalls {
     if (this.#held.size > 0) this.#held.clear();
     if (this.#decisions.size > 0) this.#decisions.clear();
     if (this.#pending.length > 0) this.#pending = [];
+    if (this.#ran.size > 0) this.#ran.clear();
+    this.#failed = undefined;
   }
 
   toJSON(): ToolCallsJSON {
     return {
-      settled: Object.fromEntries(this.#settled),
+      // A tool that finished before a hook threw is not run again by a resumed run either.
+      settled: Object.fromEntries(this.#ran.size > 0 ? [...this.#settled, ...this.#ran] : this.#settled),
       held: [...this.#held.values()],
       pending: this.#pending.map((call) => call.id),
       decisions: Object.fromEntries(this.#decisions),

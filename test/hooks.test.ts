@@ -84,6 +84,53 @@ describe('hooks', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a result hook that throws after the tool ran: iterating again runs the hook again, never the tool; started while the reply streamed too', async () => {
+    for (const eager of [false, true]) {
+      const log: string[] = [];
+      let failures = 1;
+      const hooks: Hooks = {
+        onToolResult: () => {
+          if (failures-- > 0) throw new Error('audit log down');
+        },
+      };
+      const server = await mockServer([{ content: [toolUse('echo', { say: 'pay once' }, 'toolu_pay')] }, { content: [text('Paid.')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [echo(log)], stream: eager, runToolsEagerly: eager }, { hooks });
+      const drive = async () => {
+        for await (const item of runner) if (eager) await (item as { finalMessage(): Promise<unknown> }).finalMessage();
+      };
+      await expect(drive()).rejects.toThrow(/onToolResult threw: Error: audit log down/);
+      expect(log).toEqual(['pay once']);
+      await drive();
+      expect(log).toEqual(['pay once']);
+      expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_pay', content: 'echo: pay once' }]);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
+  it('onToolError that throws after the tool failed: iterating again does not run the tool again', async () => {
+    let runs = 0;
+    let failures = 1;
+    const flaky = tool({
+      name: 'flaky',
+      inputSchema: z.object({}),
+      run: () => {
+        runs++;
+        throw new Error('kaboom');
+      },
+    });
+    const hooks: Hooks = {
+      onToolError: () => {
+        if (failures-- > 0) throw new Error('alerting down');
+      },
+    };
+    const server = await mockServer([{ content: [toolUse('flaky', {}, 'toolu_f')] }, { content: [text('Sorry.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [flaky] }, { hooks });
+    await expect(runner.runUntilDone()).rejects.toThrow(/onToolError threw/);
+    await runner;
+    expect(runs).toBe(1);
+    expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_f', is_error: true, content: 'Error: kaboom' }]);
+  });
+
   it('a throwing onRequest stops the run before the request is sent', async () => {
     const server = await mockServer([{ content: [text('never')] }]);
     const runner = toolRunner(server.client(), baseParams, {
