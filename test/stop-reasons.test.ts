@@ -38,6 +38,18 @@ describe('stop_reason table (SPEC §3)', () => {
     expect(runner.params.messages).toHaveLength(3);
   });
 
+  it('a paused turn that holds a tool_use goes back as it is: no tool runs (as the SDK)', async () => {
+    const server = await mockServer([
+      { content: [serverToolUse('web_search', { query: 'paris' }), toolUse('get_weather', { location: 'Paris' }, 'toolu_p')], stop_reason: 'pause_turn' },
+      { content: [text('Sunny in Paris.')] },
+    ]);
+    const calls: string[] = [];
+    await toolRunner(server.client(), { ...baseParams, thread: false, tools: [weatherTool(calls), { type: 'web_search_20250305', name: 'web_search' }] });
+    expect(calls).toEqual([]);
+    const resent = wire(server.requests[1]!).messages;
+    expect(resent.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'server_tool_use' }, { type: 'tool_use', id: 'toolu_p' }] });
+  });
+
   it('a tool_use cut off by max_tokens is never run and stays the last message', async () => {
     const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Pa' })], stop_reason: 'max_tokens' }]);
     const calls: string[] = [];
