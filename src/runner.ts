@@ -128,6 +128,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       if (reply.stop_reason === 'refusal' && this.run.dropsRefusals) return this.#ends(reply, undefined);
       const { kept, renamed } = keptReply(reply);
       for (const [id, text] of renamed) this.state.markNotRun(id, text);
+      // The server's thread holds the reply with its repeated ids: the next request replays the history as kept.
+      if (renamed.size > 0) this.run.thread.restart();
       this.state.messages.push(kept);
       const step = nextStepFor(reply.stop_reason);
       if (step === 'stop') return this.#ends(reply, kept);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, captureLogger, mockServer } from './helpers.js';
+import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
 const order = (log: string[] = []) =>
   tool({
@@ -73,6 +73,15 @@ describe('bad input from the model gets an is_error result it can act on', () =>
     expect(results[1]).toMatchObject({ is_error: true, content: expect.stringContaining("repeats the id 'toolu_same'") });
     const assistant = runner.params.messages[1]!.content as Array<{ id: string }>;
     expect(assistant.map((block) => block.id)).toEqual(['toolu_same', 'toolu_same_dup1']);
+  });
+
+  it('duplicate tool_use ids over a message thread: the next request replays the history as kept (the server holds the repeats)', async () => {
+    const server = await mockServer([{ content: [toolUse('get_order', { id: 'A' }, 'toolu_same'), toolUse('get_order', { id: 'B' }, 'toolu_same')] }, { content: [text('ok')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [order()] });
+    const next = wire(server.requests[1]!);
+    expect(next.body.thread).toEqual({ type: 'create' });
+    expect(next.messages[1].content.map((block: { id: string }) => block.id)).toEqual(['toolu_same', 'toolu_same_dup1']);
+    expect(historyProblems(next.messages)).toEqual([]);
   });
 });
 
