@@ -50,6 +50,17 @@ describe('stop_reason table (SPEC §3)', () => {
     expect(resent.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'server_tool_use' }, { type: 'tool_use', id: 'toolu_p' }] });
   });
 
+  it('an empty reply is not kept in the history: a paused one is sent again as the history was, a final one ends the run', async () => {
+    const server = await mockServer([{ content: [], stop_reason: 'pause_turn' }, { content: [] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, thread: false });
+    const final = await runner;
+    expect(final.content).toEqual([]);
+    expect(wire(server.requests[1]!).messages).toEqual(baseParams.messages);
+    expect(runner.params.messages).toEqual(baseParams.messages);
+    runner.pushMessages({ role: 'user', content: 'Still there?' });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('a tool_use cut off by max_tokens is never run and stays the last message', async () => {
     const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Pa' })], stop_reason: 'max_tokens' }]);
     const calls: string[] = [];
