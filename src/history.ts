@@ -88,9 +88,21 @@ export function answerDanglingCalls(
       errorResult(use.id, notRun.get(use.id) ?? notRunText(use.name)),
     );
     repaired ??= [...messages];
-    repaired.splice(i + 1, 0, { role: 'user', content: results });
+    if (answered.size === 0) repaired.splice(i + 1, 0, { role: 'user', content: results });
+    // Some are answered in the next message: the missing join them there, all in the model's order, first.
+    else repaired[i + 1] = withResultsInOrder(messages[i + 1]!, uses, results);
   }
   return repaired ?? messages;
+}
+
+/** `message` (a user message that answers some of `uses`) with `added` results too: every result first, in the order of `uses`. */
+function withResultsInOrder(message: BetaMessageParam, uses: BetaToolUseBlock[], added: BetaToolResultBlockParam[]): BetaMessageParam {
+  const blocks = message.content as BetaContentBlockParam[];
+  const byId = new Map<string, BetaContentBlockParam>();
+  for (const block of [...blocks, ...added]) if (block.type === 'tool_result') byId.set(block.tool_use_id, block);
+  const results = uses.map((use) => byId.get(use.id)!);
+  const others = blocks.filter((block) => block.type !== 'tool_result' || !uses.some((use) => use.id === block.tool_use_id));
+  return { ...message, content: [...results, ...others] } as BetaMessageParam;
 }
 
 /**

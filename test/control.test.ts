@@ -103,6 +103,21 @@ describe('reading and changing the state (SPEC §4)', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a state the caller set with a call left unanswered beside answered ones: its result joins theirs, all in the model\'s order, first', async () => {
+    const server = await mockServer([{ content: [text('Noted.')] }]);
+    const messages = [
+      { role: 'user' as const, content: 'Weather in Oslo and Rome?' },
+      { role: 'assistant' as const, content: [toolUse('get_weather', { location: 'Oslo' }, 'toolu_oslo'), toolUse('get_weather', { location: 'Rome' }, 'toolu_rome')] },
+      { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_rome', content: 'Sunny' }, { type: 'text' as const, text: 'And Oslo?' }] },
+    ];
+    await toolRunner(server.client(), { ...baseParams, messages, tools: [weatherTool()] });
+    const sent = wire(server.requests[0]!).messages;
+    expect(sent).toHaveLength(3);
+    expect(sent[2].content.map((block: { type: string; tool_use_id?: string }) => block.tool_use_id ?? block.type)).toEqual(['toolu_oslo', 'toolu_rome', 'text']);
+    expect(sent[2].content[0]).toMatchObject({ is_error: true });
+    expect(historyProblems(sent)).toEqual([]);
+  });
+
   it('generateToolResponse runs the tools once per iteration; mutating its message changes what is sent', async () => {
     const server = await mockServer([
       { content: [toolUse('get_weather', { location: 'Paris' })] },
