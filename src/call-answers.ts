@@ -6,8 +6,8 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ApprovalDecision, Approver, PendingApproval } from './approval.js';
 import { approvalAsker, runApprover } from './approver.js';
-import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall } from './execute.js';
-import { Limiter } from './guards.js';
+import { type CallOutcome, type ExecutionContext, abortedText, executeToolCall, refuseToolCall, timedOutText } from './execute.js';
+import { Limiter, runWithGuards } from './guards.js';
 import { insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
@@ -203,7 +203,7 @@ export class CallAnswers {
       context.emit?.({ type: 'tool.end', runner: context.runner, call, result });
       return { result };
     }
-    const run = async (): Promise<{ result: BetaToolResultBlockParam }> => ({ result: await runToolsetCall(toolset, family, toolUse, context.signal) });
+    const run = async (): Promise<{ result: BetaToolResultBlockParam }> => ({ result: await runMemberGuarded(toolset, family, toolUse, context) });
     const { scope } = context;
     // In its span's context, when something traces (a toolset's span is named after the member, as the SDK's).
     const outcome = scope ? await scope.toolCall({ runner: context.runner, call, tool: { name: toolUse.name }, signal: context.signal, byCaller: context.byCaller }, run) : await run();
@@ -283,4 +283,14 @@ function someToolsetCall(uses: readonly BetaToolUseBlock[]): boolean {
 /** A call named after one of the run's toolsets, without `toolset_name`, and no tool of that name: a toolset call with malformed actions. */
 function isMalformedToolsetCall(use: BetaToolUseBlock, toolsets: ReadonlyMap<string, BetaRunnableToolset>, context: ExecutionContext): boolean {
   return familyOf(use) === undefined && toolsets.has(use.name) && !context.tools.has(use.name);
+}
+
+/** A toolset member's call within `toolTimeoutMs` (the toolset's own signal handling otherwise). */
+async function runMemberGuarded(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, context: ExecutionContext): Promise<BetaToolResultBlockParam> {
+  const timeoutMs = context.toolTimeoutMs;
+  if (timeoutMs === undefined) return runToolsetCall(toolset, family, toolUse, context.signal);
+  const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, signal), context.signal, timeoutMs);
+  if (outcome.ok) return outcome.value as BetaToolResultBlockParam;
+  if ('thrown' in outcome) throw outcome.thrown;
+  return toolsetResultBlock(toolUse, outcome.timedOut ? timedOutText(toolUse.name, outcome.timedOut) : abortedText(toolUse.name), true);
 }

@@ -44,6 +44,23 @@ describe('timeouts', () => {
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 
+  it("options.toolTimeoutMs bounds a toolset member's call too", async () => {
+    const hangingToolset = {
+      type: 'computer_toolset_20260801' as const,
+      display_width_px: 1024,
+      display_height_px: 768,
+      run: () => new Promise<never>(() => {}),
+    };
+    const member = { type: 'tool_use', id: 'toolu_click', name: 'left_click', input: { coordinate: [1, 2] }, toolset_name: 'computer' } as never;
+    const server = await mockServer([{ content: [member] }, { content: [text('The screen froze.')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [hangingToolset as never] }, { toolTimeoutMs: 100 });
+    expect(wire(server.requests[1]!).messages[2].content[0]).toMatchObject({
+      tool_use_id: 'toolu_click',
+      is_error: true,
+      content: "Error: the call to 'left_click' timed out after 100 ms and was stopped.",
+    });
+  });
+
   it('a tool that rejects when its signal aborts is still answered as timed out', async () => {
     const server = await mockServer([{ content: [toolUse('polite', {}, 'toolu_p')] }, { content: [text('ok')] }]);
     const polite = tool({
