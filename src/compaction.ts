@@ -60,21 +60,34 @@ export function checkCompactionControl(control: CompactionControl | undefined): 
 }
 
 /**
- * The history can be compacted when it ends a turn: its last message answers the calls before it
- * (or is the caller's), so no `tool_use` is cut from its `tool_result`.
+ * The history can be compacted when it ends a turn: its last message (before the `system` messages
+ * of tool changes for the next request) answers the calls before it, or is the caller's, so no
+ * `tool_use` is cut from its `tool_result`.
  */
 export function canCompact(messages: readonly BetaMessageParam[]): boolean {
-  const last = messages.at(-1);
-  return last?.role === 'user' && messages.length >= 2;
+  const end = endOfConversation(messages);
+  return end >= 2 && messages[end - 1]!.role === 'user';
 }
+
+/** The index after the last message that is not a `system` message (tool changes). */
+function endOfConversation(messages: readonly BetaMessageParam[]): number {
+  let end = messages.length;
+  while (end > 0 && isToolChanges(messages[end - 1]!)) end--;
+  return end;
+}
+
+/** A `system` message: the tool changes the runner (or the caller) told the model of. */
+const isToolChanges = (message: BetaMessageParam) => (message.role as string) === 'system';
 
 /** Where the verbatim tail starts: at the assistant message that begins the `keepTurns`-th last turn. */
 export function tailStart(messages: readonly BetaMessageParam[], keepTurns: number): number {
   if (keepTurns === 0) return messages.length;
   let turns = 0;
   for (let i = messages.length - 1; i > 0; i--) {
-    // A turn begins at an assistant message that follows a user message.
-    if (messages[i]!.role === 'assistant' && messages[i - 1]!.role === 'user') {
+    // A turn begins at an assistant message that follows a user message (tool changes between them aside).
+    let before = i - 1;
+    while (before > 0 && isToolChanges(messages[before]!)) before--;
+    if (messages[i]!.role === 'assistant' && messages[before]!.role === 'user') {
       turns++;
       if (turns === keepTurns) return i;
     }
@@ -82,13 +95,18 @@ export function tailStart(messages: readonly BetaMessageParam[], keepTurns: numb
   return 1;
 }
 
-/** The history after compaction: the summary as the first user message, then the kept turns. */
+/**
+ * The history after compaction: the summary as the first user message, the tool changes of the
+ * summarised part (a summary does not carry which tools were added or removed), then the kept turns.
+ */
 export function compactedHistory(
   messages: readonly BetaMessageParam[],
   summary: string,
   keepTurns: number,
 ): BetaMessageParam[] {
-  const tail = messages.slice(tailStart(messages, keepTurns));
+  const start = tailStart(messages, keepTurns);
+  const tail = messages.slice(start);
+  const changes = messages.slice(0, start).filter(isToolChanges);
   const intro: BetaMessageParam = {
     role: 'user',
     content: [
@@ -101,8 +119,8 @@ export function compactedHistory(
     ],
   };
   // The tail starts at an assistant message whose calls are answered inside the tail.
-  if (tail.length > 0 && toolUsesOf(tail.at(-1)).length > 0) return [intro, ...tail.slice(0, -1)];
-  return [intro, ...tail];
+  if (tail.length > 0 && toolUsesOf(tail.at(-1)).length > 0) return [intro, ...changes, ...tail.slice(0, -1)];
+  return [intro, ...changes, ...tail];
 }
 
 /** The summary text of a reply: inside <summary> tags if it used them, else all its text. */

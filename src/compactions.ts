@@ -18,20 +18,23 @@ import { sameMessage, toolUsesOf } from './history.js';
 import type { RunContext } from './run-context.js';
 import { rejectCompactionEdit } from './server-compaction.js';
 import type { Requests } from './turn.js';
+import type { ToolChanges } from './tool-changes.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam } from './types.js';
 import { addUsage } from './usage.js';
 
 export class Compactions {
   readonly #run: RunContext;
   readonly #requests: Requests;
+  readonly #toolChanges: ToolChanges;
   /** When client-side compaction summarises the history. */
   readonly #trigger = new CompactionTrigger();
   /** A server-side compaction scheduled with compactBeforeNextTurn(), or sent and not yet adopted. */
   #server: { status: 'scheduled'; config: BetaCompactionConfig } | { status: 'in_flight'; lastMessage: BetaMessage | undefined } | undefined;
 
-  constructor(run: RunContext, requests: Requests) {
+  constructor(run: RunContext, requests: Requests, toolChanges: ToolChanges) {
     this.#run = run;
     this.#requests = requests;
+    this.#toolChanges = toolChanges;
   }
 
   /** `compactBeforeNextTurn()`: ignored while a compaction is in flight, as in the SDK. */
@@ -133,6 +136,8 @@ export class Compactions {
     this.#server = undefined;
     const { state, logger } = this.#run;
     if (reply.content.some((block) => block.type === 'compaction' && block.content)) {
+      // The history's tool removals go on withdrawing their tools once it is replaced (as the SDK records them).
+      this.#toolChanges.keepRemovals(state.messages);
       state.replaceHistory([{ role: 'assistant', content: reply.content }]);
       return;
     }

@@ -115,6 +115,12 @@ export class ToolChanges {
     return runnable;
   }
 
+  /** The history is about to be replaced (a server-side compaction): the tools it removed stay removed. */
+  keepRemovals(messages: readonly BetaMessageParam[]): void {
+    this.#scan(messages);
+    for (const [name, type] of this.#fromHistory ?? []) if (type === 'removal') (this.#overrides ??= new Map()).set(name, null);
+  }
+
   /**
    * Reads the tool changes of the history: its `system` messages' blocks and its compaction blocks'
    * `tool_changes`. The runner appends to the same array, so only new messages are read.

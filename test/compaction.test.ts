@@ -71,6 +71,44 @@ describe('client-side compaction (compactionControl)', () => {
     expect(JSON.stringify(after)).not.toContain('srvtoolu_1');
   });
 
+  it('tool changes survive a compaction: the model is still told of them, and a request they end can be compacted on overflow', async () => {
+    const query = tool({ name: 'query', inputSchema: z.object({ sql: z.string() }), run: ({ sql }) => `ran ${sql}` });
+    const toolChanges = (request: RecordedRequest) =>
+      wire(request).messages.filter((message: { role: string }) => message.role === 'system').flatMap((message: { content: Array<{ type: string }> }) => message.content.map((block) => block.type));
+    const compactionControl = { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT };
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: { input_tokens: 1_000, output_tokens: 10 } },
+      { content: [toolUse('query', { sql: 'select 1' }, 'toolu_q')], usage: big },
+      { content: [text('<summary>Looked up row 1, ran a query.</summary>')] },
+      { content: [text('Done.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], compactionControl });
+    let turn = 0;
+    for await (const _ of runner) {
+      if (++turn === 1) runner.addTools(query);
+      if (turn === 2) runner.removeTools('lookup');
+    }
+    expect(isSummaryRequest(server.requests[2]!)).toBe(true);
+    expect(toolChanges(server.requests[3]!)).toEqual(['tool_addition', 'tool_removal']);
+
+    // The request that carries the tool changes is rejected as too long: compacted at once, sent again.
+    const overflowing = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')] },
+      { error: { status: 400, message: 'prompt is too long: 250000 tokens > 200000 maximum' } },
+      { content: [text('<summary>Looked up row 1.</summary>')] },
+      { content: [text('Done.')] },
+    ]);
+    const again = toolRunner(overflowing.client(), { ...baseParams, tools: [lookup], compactionControl });
+    let first = true;
+    for await (const _ of again) {
+      if (first) again.addTools(query);
+      first = false;
+    }
+    expect(isSummaryRequest(overflowing.requests[2]!)).toBe(true);
+    expect(toolChanges(overflowing.requests[3]!)).toEqual(['tool_addition']);
+    expect(again.stoppedBy).toBe('model');
+  });
+
   it('a summary that leaves the context over the threshold: one warning, no compaction loop', async () => {
     const { lines, logger } = captureLogger();
     const summaryCalls: number[] = [];
@@ -121,6 +159,30 @@ describe('server-side context management', () => {
     expect(wire(server.requests[1]!).body.context_management).toEqual(contextManagement);
     expect(server.requests[1]!.headers['anthropic-beta']).toContain('context-management-2025-06-27');
     expect(wire(server.requests[2]!).body.messages).toHaveLength(2);
+  });
+
+  it("compactBeforeNextTurn: a tool the history's tool_removal withdrew stays withdrawn once the compaction block replaces the history", async () => {
+    const log: string[] = [];
+    const login = tool({ name: 'login', inputSchema: z.object({}), run: () => (log.push('login'), 'logged in') });
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')] },
+      { content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null } as never] },
+      { content: [toolUse('login', {}, 'toolu_login')] },
+      { content: [text('done')] },
+    ]);
+    const messages = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'system', content: [{ type: 'tool_removal', tool: { type: 'tool_reference', name: 'login' } }] } as never,
+      { role: 'user' as const, content: 'go' },
+    ];
+    const runner = toolRunner(server.client(), { ...baseParams, thread: false, messages, tools: [lookup, login] });
+    let first = true;
+    for await (const _ of runner) {
+      if (first) runner.compactBeforeNextTurn();
+      first = false;
+    }
+    expect(log).toEqual([]);
+    expect(wire(server.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_login', is_error: true, content: expect.stringMatching(/not found/) });
   });
 
   it('compactBeforeNextTurn sends a compaction request after the turn; its block replaces the history', async () => {
