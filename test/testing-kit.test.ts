@@ -124,6 +124,13 @@ describe('SSE replies', () => {
     expect(times).toHaveLength(5);
     expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(70);
   });
+
+  it('a long reply cut one character a delta streams whole (no stack overflow building its events)', async () => {
+    const long = 'a'.repeat(200_000);
+    const server = await mockServer({ steps: [{ content: [text(long)] }], chunkSize: 1 });
+    const message = await server.client({ maxRetries: 0 }).beta.messages.stream(body).finalMessage();
+    expect(message.content[0]).toMatchObject({ type: 'text', text: long });
+  });
 });
 
 describe('API errors', () => {

@@ -34,7 +34,10 @@ export function messageEvents(message: BetaMessage, chunkSize: number): SseEvent
     },
   });
   events.push({ event: 'ping', data: { type: 'ping' } });
-  content.forEach((block, index) => events.push(...blockEvents(block, index, chunkSize)));
+  // One push per event: a long reply cut fine has more events than a call can take as arguments.
+  content.forEach((block, index) => {
+    for (const event of blockEvents(block, index, chunkSize)) events.push(event);
+  });
   events.push({
     event: 'message_delta',
     data: {
