@@ -131,6 +131,13 @@ describe('SSE replies', () => {
     const message = await server.client({ maxRetries: 0 }).beta.messages.stream(body).finalMessage();
     expect(message.content[0]).toMatchObject({ type: 'text', text: long });
   });
+
+  it('deltas are cut by characters (code points): an emoji is never split in two', async () => {
+    const server = await mockServer({ steps: [{ content: [text('ab🌍cd🎉')] }], chunkSize: 3 });
+    const deltas: string[] = [];
+    await server.client().beta.messages.stream(body).on('text', (delta) => deltas.push(delta)).finalMessage();
+    expect(deltas).toEqual(['ab🌍', 'cd🎉']);
+  });
 });
 
 describe('API errors', () => {
