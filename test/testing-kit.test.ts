@@ -327,6 +327,16 @@ describe('a browser page can use the server (CORS)', () => {
     server.assertComplete();
   });
 
+  it('allows user-agent, which the SDK sets and Firefox asks for in the preflight', async () => {
+    const server = await mockServer([]);
+    const asked = 'anthropic-dangerous-direct-browser-access, anthropic-version, content-type, user-agent, x-api-key, x-stainless-retry-count';
+    const preflight = await fetch(`${server.url}/v1/messages`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': asked },
+    });
+    expect(preflight.headers.get('access-control-allow-headers')).toBe(asked);
+  });
+
   it('lets the page read request-id and retry-after, on replies and errors alike', async () => {
     const server = await mockServer([{ error: { status: 429, retryAfter: 1 } }, { content: [text('hi')] }]);
     const post = () => fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { origin: 'http://127.0.0.1:1', 'content-type': 'application/json' }, body: '{}' });
