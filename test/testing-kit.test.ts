@@ -192,6 +192,16 @@ describe('API errors', () => {
     expect(error).toBeInstanceOf(APIError);
     expect(String((error as Error).message)).toContain('overloaded_error');
   });
+
+  it('an error answer carries one request id, in its request-id header and its body', async () => {
+    const server = await mockServer([{ error: { status: 400 } }, { error: { status: 529 } }]);
+    const client = server.client({ maxRetries: 0 });
+    for (const _status of [400, 529]) {
+      const error = (await client.beta.messages.create(body).catch((e: unknown) => e)) as APIError;
+      expect(error.requestID).toMatch(/^req_01/);
+      expect(error.error).toMatchObject({ request_id: error.requestID });
+    }
+  });
 });
 
 describe('faults', () => {

@@ -213,11 +213,8 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
 
   /** Sends the events; resolves to whether the whole reply went out. */
   async function sendStream(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): Promise<boolean> {
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'request-id': apiId('req'),
-    });
+    const requestId = apiId('req');
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': requestId });
     // A stream dropped before its first event has answered 200 all the same (its headers, and an SSE comment, went out).
     if (reply.disconnectAfterEvents === 0) await new Promise((resolve) => res.write(': connected\n\n', resolve));
     const events: SseEvent[] = messageEvents(message, reply.chunkSize ?? options.chunkSize ?? 16);
@@ -228,7 +225,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       if (sent === reply.disconnectAfterEvents) return void res.socket?.destroy(), false;
       if (sent === reply.stallAfterEvents) return false;
       if (sent === errorAt && reply.error) {
-        const { type, message: text } = errorBody(reply.error).error;
+        const { type, message: text } = errorBody(reply.error, requestId).error;
         res.end(encodeEvent({ event: 'error', data: { type: 'error', error: { type, message: text } } }));
         return false;
       }
