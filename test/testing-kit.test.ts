@@ -1,4 +1,5 @@
 /** What the real SDK client makes of every response form and fault the local server produces. */
+import assert from 'node:assert/strict';
 import {
   APIConnectionError,
   APIConnectionTimeoutError,
@@ -292,6 +293,29 @@ describe('the script', () => {
     expect(error).toBeInstanceOf(BadRequestError);
     expect((error as Error).message).toMatch(/request #1 came after the last step \(1 steps scripted\).*one more/);
     expect(() => server.assertComplete()).toThrow(/request #1 came after the last step/);
+  });
+
+  it('a step that throws (a failed assertion about the request) fails the request, is not retried, and assertComplete throws it', async () => {
+    const server = await mockServer([
+      (request) => {
+        assert.equal(request.body.system, 'You are terse.');
+        return { content: [text('first')] };
+      },
+      { content: [text('second')] },
+    ]);
+    // The SDK's default retries: a retry would have taken the second step.
+    const error = await server.client().beta.messages.create({ ...body, system: 'You are chatty.' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect((error as Error).message).toMatch(/step #0 threw on request #0: Expected values to be strictly equal/);
+    expect(server.requests).toHaveLength(1);
+    let thrown: unknown;
+    try {
+      server.assertComplete();
+    } catch (caught) {
+      thrown = caught;
+    }
+    expect((thrown as Error).message).toMatch(/- step #0 threw on request #0: Expected values to be strictly equal[^]*You are chatty/);
+    expect((thrown as Error).cause).toBeInstanceOf(assert.AssertionError);
   });
 
   it('assertComplete throws when steps are left over', async () => {

@@ -10,6 +10,7 @@ import { apiId } from './blocks.js';
 import { allowPages, answerPreflight } from './cors.js';
 import { type ScriptedError, errorBody, promptTooLong, sendError } from './api-errors.js';
 import { messagesRoute } from './routes.js';
+import { Script } from './script.js';
 import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
 
@@ -74,7 +75,10 @@ export interface RecordedRequest {
   time: number;
 }
 
-/** A step: a reply, or a function of the request that makes one. */
+/**
+ * A step: a reply, or a function of the request that makes one. A function that throws (a failed
+ * assertion about the request) is answered with a 400 naming the failure, and `assertComplete()` throws it.
+ */
 export type Step = ScriptedReply | ((request: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>);
 
 export interface MockServerOptions {
@@ -105,7 +109,7 @@ export interface MockServer {
   requests: RecordedRequest[];
   /** Replaces the steps not yet used with these (to script the next part of a conversation, or reuse the server). */
   setSteps(steps: Step[]): void;
-  /** Throws when steps are left over or a request came after the last step. */
+  /** Throws when steps are left over, a request came after the last step, or a step threw (its error is the `cause`). */
   assertComplete(): void;
   /** Forgets every message thread, as a server that lost its state: continuing one gets `thread_not_found`. */
   forgetThreads(): void;
@@ -128,12 +132,8 @@ export interface MockServer {
  * ```
  */
 export async function createMockServer(options: MockServerOptions): Promise<MockServer> {
-  let steps = [...options.steps];
+  const script = new Script<Step>(options.steps);
   const requests: RecordedRequest[] = [];
-  const unexpected: string[] = [];
-  /** Index of the next step in `steps`; `used` counts the steps of earlier scripts (`setSteps`). */
-  let next = 0;
-  let used = 0;
   const threads = new ThreadStore(options.threads ?? 'hold');
 
   const server = createServer((req, res) => {
@@ -141,7 +141,11 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     // A browser's preflight is no Messages request: not recorded, and it uses no step.
     if (answerPreflight(req, res)) return void req.resume();
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, { status: 500, message: `Mock server failure: ${String(error)}` });
+      // The client went away (while it sent the body): nothing to answer, and nothing wrong with the script.
+      if (res.destroyed) return;
+      script.report(`Mock server failure on ${req.method} ${req.url}: ${messageOf(error)}`, error);
+      // Not a 500: the SDK would retry it, and the retry would take the next step.
+      if (!res.headersSent) sendError(res, { status: 400, message: `Mock server failure: ${messageOf(error)}` });
       else res.destroy();
     });
   });
@@ -184,16 +188,24 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
         return sendError(res, promptTooLong(tokens, window));
       }
     }
-    const step = steps[next];
-    if (step === undefined) {
+    const taken = script.take();
+    if (!taken) {
       const message =
-        `Mock server: request #${request.index} came after the last step (${used + steps.length} steps scripted). ` +
+        `Mock server: request #${request.index} came after the last step (${script.scripted} steps scripted). ` +
         `Its last message: ${describeLastMessage(request.body)}`;
-      unexpected.push(message);
+      script.report(message);
       return sendError(res, { status: 400, message });
     }
-    next++;
-    const reply = typeof step === 'function' ? await step(request) : step;
+    let reply: ScriptedReply;
+    try {
+      reply = typeof taken.step === 'function' ? await taken.step(request) : taken.step;
+    } catch (error) {
+      // A failed assertion in a step: reported, and answered with a 400, which the SDK does not retry
+      // (a retry would take the next step, and the failure would be lost).
+      const problem = `step #${taken.number} threw on request #${request.index}: ${messageOf(error)}`;
+      script.report(problem, error);
+      return sendError(res, { status: 400, message: `Mock server: ${problem}` });
+    }
     await sleep(reply.delayMs);
     if (reply.error && !(request.body?.stream && reply.error.afterEvents !== undefined)) {
       if (thread) threads.release(thread);
@@ -256,21 +268,8 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     url,
     requests,
     client: (clientOptions = {}) => new Anthropic({ apiKey: 'test-key', baseURL: url, ...clientOptions }),
-    setSteps(replacement) {
-      // Steps already used are dropped, not kept: a long-lived server does not grow.
-      used += next;
-      steps = [...replacement];
-      next = 0;
-    },
-    assertComplete() {
-      const problems = [...unexpected];
-      if (next < steps.length) {
-        problems.push(
-          `${steps.length - next} of ${used + steps.length} steps were never requested (the first is step #${used + next})`,
-        );
-      }
-      if (problems.length > 0) throw new Error(`Mock server script not complete:\n- ${problems.join('\n- ')}`);
-    },
+    setSteps: (replacement) => script.replace(replacement),
+    assertComplete: () => script.assertComplete(),
     forgetThreads: () => threads.forget(),
     close: () =>
       new Promise<void>((resolve) => {
@@ -343,4 +342,8 @@ function missingField(body: unknown, modelInPath: boolean): string | undefined {
   if (fields['max_tokens'] === undefined) return 'max_tokens';
   if (fields['messages'] === undefined) return 'messages';
   return undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
