@@ -4,14 +4,16 @@ import {
   APIConnectionError,
   APIConnectionTimeoutError,
   APIError,
+  APIUserAbortError,
+  type Anthropic,
   AuthenticationError,
   BadRequestError,
   InternalServerError,
   RateLimitError,
 } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
-import { mockServer, wire } from './helpers.js';
+import { type MockServer, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
+import { mockServer, sleep, wire } from './helpers.js';
 
 const body = { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hello there' }] };
 
@@ -379,5 +381,51 @@ describe('a browser page can use the server (CORS)', () => {
       expect(response.headers.get('access-control-expose-headers')).toBe('request-id, retry-after');
       expect(response.headers.get('request-id')).toMatch(/^req_/);
     }
+  });
+});
+
+describe('message threads', () => {
+  const threaded = { ...body, betas: ['message-threads-2026-08-12'] };
+  const continued = (id: string) => ({ ...threaded, thread: { type: 'continue' as const, previous_message_id: id }, messages: [{ role: 'user' as const, content: 'more' }] });
+
+  /** A thread, and a `continue` of it that gets no reply (what `fault` does); then the same `continue` again. */
+  async function continueAgainAfter(fault: (server: MockServer, client: Anthropic, again: ReturnType<typeof continued>) => Promise<void>) {
+    const server = await mockServer([{ content: [text('one')] }]);
+    const client = server.client({ maxRetries: 0 });
+    const first = await client.beta.messages.create({ ...threaded, thread: { type: 'create' } });
+    await fault(server, client, continued(first.id));
+    server.setSteps([{ content: [text('two')] }]);
+    return client.beta.messages.create(continued(first.id));
+  }
+
+  it('a continue that came after the last step leaves the thread free to continue', async () => {
+    const reply = await continueAgainAfter(async (_server, client, again) => {
+      await expect(client.beta.messages.create(again)).rejects.toThrow(/came after the last step/);
+    });
+    expect(reply.content[0]).toMatchObject({ text: 'two' });
+  });
+
+  it('a continue whose step threw leaves the thread free to continue', async () => {
+    const reply = await continueAgainAfter(async (server, client, again) => {
+      server.setSteps([() => { throw new Error('boom'); }]);
+      await expect(client.beta.messages.create(again)).rejects.toThrow(/step #1 threw on request #1: boom/);
+    });
+    expect(reply.content[0]).toMatchObject({ text: 'two' });
+  });
+
+  it('a stalled JSON reply holds the thread in flight until the client gives up, then frees it', async () => {
+    const reply = await continueAgainAfter(async (server, client, again) => {
+      server.setSteps([{ stallAfterEvents: 0 }]);
+      const controller = new AbortController();
+      const stalled = client.beta.messages.create(again, { signal: controller.signal }).catch((e: unknown) => e);
+      while (server.requests.length < 2) await sleep(5);
+      // While the first request stalls, the thread is in flight.
+      const meanwhile = (await client.beta.messages.create(again).catch((e: unknown) => e)) as APIError;
+      expect(meanwhile.error).toMatchObject({ error: { details: { error_code: 'thread_continue_in_flight' } } });
+      controller.abort();
+      expect(await stalled).toBeInstanceOf(APIUserAbortError);
+      await sleep(50); // the server sees the connection close
+    });
+    expect(reply.content[0]).toMatchObject({ text: 'two' });
   });
 });

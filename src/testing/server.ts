@@ -9,7 +9,7 @@ import type { BetaContentBlock, BetaMessage, BetaMessageParam, BetaUsage } from 
 import { apiId } from './blocks.js';
 import { allowPages, answerPreflight } from './cors.js';
 import { type ScriptedError, errorBody, promptTooLong, sendError } from './api-errors.js';
-import { messagesRoute } from './routes.js';
+import { type MessagesRoute, messagesRoute } from './routes.js';
 import { Script } from './script.js';
 import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
@@ -36,7 +36,7 @@ export interface ScriptedReply {
   disconnectAfterEvents?: number;
   /** Send a body (JSON) or an event (SSE) that is not valid JSON. */
   malformed?: boolean;
-  /** Stop sending after this many SSE events (or before the JSON body) and hold the connection open. */
+  /** Stop sending after this many SSE events (or before the JSON body) and hold the connection open until the client closes it. */
   stallAfterEvents?: number;
 }
 
@@ -153,13 +153,15 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const path = url.pathname;
+    const method = req.method ?? 'GET';
     const body = safeParse(raw) as any;
-    const opened: OpenedThread | undefined = body?.thread ? threads.open(body, req.headers['anthropic-beta']) : undefined;
+    const route = method === 'POST' ? messagesRoute(url.pathname) : undefined;
+    // An unknown route leaves the thread as it is.
+    const opened = route && body?.thread ? threads.open(body, req.headers['anthropic-beta']) : undefined;
     const request: RecordedRequest = {
       index: requests.length,
-      method: req.method ?? 'GET',
-      path,
+      method,
+      path: url.pathname,
       query: Object.fromEntries(url.searchParams),
       headers: req.headers,
       body,
@@ -167,32 +169,36 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       time: performance.now(),
     };
     requests.push(request);
-    const route = request.method === 'POST' ? messagesRoute(path) : undefined;
-    if (!route) return sendError(res, { status: 404, message: `Mock server: no route for ${request.method} ${path}` });
+    if (!route) return sendError(res, { status: 404, message: `Mock server: no route for ${method} ${url.pathname}` });
+    try {
+      await answer(request, res, route, opened);
+    } finally {
+      // However the request ended (refused, after the last step, a step that threw, a stall the client
+      // gave up on), a thread it continued without a reply the server holds can be continued again.
+      if (opened && !('error' in opened)) threads.release(opened);
+    }
+  }
+
+  /** Answers a request to a Messages route; `opened` is the thread it creates or continues, if any. */
+  async function answer(request: RecordedRequest, res: ServerResponse, route: MessagesRoute, opened: OpenedThread | undefined): Promise<void> {
+    const body = request.body as any;
     // A body the API would refuse consumes no step, so an offline test fails where production would.
     // (Vertex's count-tokens shares the Messages path; its body has no max_tokens.)
     const missing = route.model === 'count-tokens' ? undefined : missingField(body, route.model !== undefined);
-    if (missing) {
-      if (opened && !('error' in opened)) threads.release(opened);
-      return sendError(res, { status: 400, message: `${missing}: Field required` });
-    }
+    if (missing) return sendError(res, { status: 400, message: `${missing}: Field required` });
     // A rejected thread consumes no step: the model never saw the request.
     if (opened && 'error' in opened) return sendError(res, opened.error);
-    const thread = opened;
     // Nor does a prompt too long for the context window.
     const window = options.contextWindow;
     if (window !== undefined) {
       const tokens = derivedUsage(body, request.messages, []).input_tokens;
-      if (tokens > window) {
-        if (thread) threads.release(thread);
-        return sendError(res, promptTooLong(tokens, window));
-      }
+      if (tokens > window) return sendError(res, promptTooLong(tokens, window));
     }
     const taken = script.take();
     if (!taken) {
       const message =
         `Mock server: request #${request.index} came after the last step (${script.scripted} steps scripted). ` +
-        `Its last message: ${describeLastMessage(request.body)}`;
+        `Its last message: ${describeLastMessage(body)}`;
       script.report(message);
       return sendError(res, { status: 400, message });
     }
@@ -207,19 +213,15 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       return sendError(res, { status: 400, message: `Mock server: ${problem}` });
     }
     await sleep(reply.delayMs);
-    if (reply.error && !(request.body?.stream && reply.error.afterEvents !== undefined)) {
-      if (thread) threads.release(thread);
-      return sendError(res, reply.error);
-    }
-    const message = buildMessage(reply, request.body, request.messages, route.model);
-    if (request.body?.stream) {
+    if (reply.error && !(body?.stream && reply.error.afterEvents !== undefined)) return sendError(res, reply.error);
+    const message = buildMessage(reply, body, request.messages, route.model);
+    if (body?.stream) {
       // A stream that ends before message_stop leaves the server holding none of the reply.
-      const whole = await sendStream(res, reply, message);
-      if (thread) (whole ? threads.hold(thread, message.id, message.content) : threads.release(thread));
+      if ((await sendStream(res, reply, message)) && opened) threads.hold(opened, message.id, message.content);
     } else {
       // The server has computed the reply, whether or not it reaches the client.
-      if (thread && reply.stallAfterEvents === undefined) threads.hold(thread, message.id, message.content);
-      sendJson(res, reply, message);
+      if (opened && reply.stallAfterEvents === undefined) threads.hold(opened, message.id, message.content);
+      await sendJson(res, reply, message);
     }
   }
 
@@ -253,9 +255,10 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     return true;
   }
 
-  function sendJson(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): void {
+  /** Sends the message as JSON; a stall resolves once the client gives up (or the server closes). */
+  async function sendJson(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): Promise<void> {
     if (reply.disconnectAfterEvents !== undefined) return void res.socket?.destroy();
-    if (reply.stallAfterEvents !== undefined) return;
+    if (reply.stallAfterEvents !== undefined) return closed(res);
     const body = reply.malformed ? JSON.stringify(message).slice(0, 40) : JSON.stringify(message);
     res.writeHead(200, { 'content-type': 'application/json', 'request-id': apiId('req') });
     res.end(body);
@@ -333,6 +336,11 @@ function safeParse(raw: string): unknown {
 
 function sleep(ms: number | undefined): Promise<void> {
   return ms ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}
+
+/** Resolves once the connection of `res` is closed (by the client, or by `close()`). */
+function closed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => (res.closed ? resolve() : res.once('close', () => resolve())));
 }
 
 /** The first field the API requires that `body` lacks (`model` is in the path on Vertex). */
