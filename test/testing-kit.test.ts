@@ -1,5 +1,6 @@
 /** What the real SDK client makes of every response form and fault the local server produces. */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import {
   APIConnectionError,
   APIConnectionTimeoutError,
@@ -428,4 +429,18 @@ describe('message threads', () => {
     });
     expect(reply.content[0]).toMatchObject({ text: 'two' });
   });
+});
+
+describe('close()', () => {
+  it('ends the delays still running: the process ends with the server, and the waiting client gets a connection error', async () => {
+    const started = performance.now();
+    const output = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--import', 'tsx', 'test/fixtures/close-during-delay.ts'], { timeout: 15_000 }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+      );
+    });
+    expect(output.trim()).toBe('APIConnectionError');
+    // The reply's delay is 60 s.
+    expect(performance.now() - started).toBeLessThan(10_000);
+  }, 20_000);
 });

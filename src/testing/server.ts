@@ -113,7 +113,7 @@ export interface MockServer {
   assertComplete(): void;
   /** Forgets every message thread, as a server that lost its state: continuing one gets `thread_not_found`. */
   forgetThreads(): void;
-  /** Stops the server and drops open connections. */
+  /** Stops the server: drops open connections, and ends the delays still running. */
   close(): Promise<void>;
 }
 
@@ -135,6 +135,8 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   const script = new Script<Step>(options.steps);
   const requests: RecordedRequest[] = [];
   const threads = new ThreadStore(options.threads ?? 'hold');
+  /** Aborted by `close()`: the delays still running end with the server (no timer keeps the process alive). */
+  const closing = new AbortController();
 
   const server = createServer((req, res) => {
     allowPages(res);
@@ -212,7 +214,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       script.report(problem, error);
       return sendError(res, { status: 400, message: `Mock server: ${problem}` });
     }
-    await sleep(reply.delayMs);
+    await sleep(reply.delayMs, closing.signal);
     if (reply.error && !(body?.stream && reply.error.afterEvents !== undefined)) return sendError(res, reply.error);
     const message = buildMessage(reply, body, request.messages, route.model);
     if (body?.stream) {
@@ -246,7 +248,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       if (reply.malformed && sent === 2) res.write('event: content_block_start\ndata: {"type":"content_block_st\n\n');
       const event = events[sent];
       if (!event) break;
-      if (sent > 0) await sleep(eventDelay);
+      if (sent > 0) await sleep(eventDelay, closing.signal);
       // Before a scripted drop, each event is flushed, so the client sees exactly the events sent.
       if (reply.disconnectAfterEvents !== undefined) await new Promise((resolve) => res.write(encodeEvent(event), resolve));
       else res.write(encodeEvent(event));
@@ -276,6 +278,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     forgetThreads: () => threads.forget(),
     close: () =>
       new Promise<void>((resolve) => {
+        closing.abort();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -334,8 +337,18 @@ function safeParse(raw: string): unknown {
   }
 }
 
-function sleep(ms: number | undefined): Promise<void> {
-  return ms ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+/** Waits `ms`, or less if the server closes first. */
+function sleep(ms: number | undefined, closing: AbortSignal): Promise<void> {
+  if (!ms || closing.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const end = () => {
+      clearTimeout(timer);
+      closing.removeEventListener('abort', end);
+      resolve();
+    };
+    const timer = setTimeout(end, ms);
+    closing.addEventListener('abort', end);
+  });
 }
 
 /** Resolves once the connection of `res` is closed (by the client, or by `close()`). */
