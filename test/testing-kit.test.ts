@@ -206,6 +206,27 @@ describe('API errors', () => {
       expect(error.error).toMatchObject({ request_id: error.requestID });
     }
   });
+
+  it('a fault scheduled after more events than the reply has comes after the last one', async () => {
+    const faults = [{ error: { status: 529, afterEvents: 50 } }, { disconnectAfterEvents: 50 }, { stallAfterEvents: 50 }];
+    const server = await mockServer(faults.map((fault) => ({ content: [text('short')], ...fault })));
+    const client = server.client({ maxRetries: 0 });
+    const outcomes = [];
+    for (const _fault of faults) {
+      const stream = client.beta.messages.stream(body);
+      const seen: string[] = [];
+      stream.on('streamEvent', (event) => seen.push(event.type));
+      const stillWaiting = new Promise((resolve) => setTimeout(() => resolve('still waiting'), 500));
+      outcomes.push(await Promise.race([stream.finalMessage().catch((e: unknown) => e), stillWaiting]));
+      stream.abort();
+      expect(seen.at(-1)).toBe('message_stop');
+    }
+    expect(outcomes[0]).toBeInstanceOf(APIError);
+    expect(String((outcomes[0] as Error).message)).toContain('overloaded_error');
+    expect(outcomes[1]).toBeInstanceOf(Error);
+    expect(outcomes[1]).not.toBeInstanceOf(APIError);
+    expect(outcomes[2]).toBe('still waiting');
+  });
 });
 
 describe('faults', () => {

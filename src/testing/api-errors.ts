@@ -11,7 +11,7 @@ export interface ScriptedError {
   message?: string;
   /** Seconds, sent as the `retry-after` header (fractions allowed: the SDK honours them). */
   retryAfter?: number;
-  /** For a streamed request: answer 200, send this many events, then an SSE `error` event. */
+  /** For a streamed request: answer 200, send this many events (all, when the reply has fewer), then an SSE `error` event. */
   afterEvents?: number;
   /** The error's `details` (e.g. `{ error_code: 'thread_not_found' }`), as the API sends them. */
   details?: Record<string, unknown>;

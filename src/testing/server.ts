@@ -32,11 +32,14 @@ export interface ScriptedReply {
   chunkSize?: number;
   /** Answer with this error instead. The step is consumed, so a client retry meets the next step. */
   error?: ScriptedError;
-  /** Drop the connection after this many SSE events (or before the JSON body). */
+  /** Drop the connection after this many SSE events (after the last, when the reply has fewer), or before the JSON body. */
   disconnectAfterEvents?: number;
   /** Send a body (JSON) or an event (SSE) that is not valid JSON. */
   malformed?: boolean;
-  /** Stop sending after this many SSE events (or before the JSON body) and hold the connection open until the client closes it. */
+  /**
+   * Stop sending after this many SSE events (after the last, when the reply has fewer), or before the
+   * JSON body, and hold the connection open until the client closes it.
+   */
   stallAfterEvents?: number;
 }
 
@@ -234,12 +237,14 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     // A stream dropped before its first event has answered 200 all the same (its headers, and an SSE comment, went out).
     if (reply.disconnectAfterEvents === 0) await new Promise((resolve) => res.write(': connected\n\n', resolve));
     const events: SseEvent[] = messageEvents(message, reply.chunkSize ?? options.chunkSize ?? 16);
-    const errorAt = reply.error?.afterEvents;
+    // A fault scheduled after more events than the reply has comes after the last one (message_stop).
+    const after = (count: number | undefined) => (count === undefined ? undefined : Math.min(count, events.length));
+    const [disconnectAt, stallAt, errorAt] = [after(reply.disconnectAfterEvents), after(reply.stallAfterEvents), after(reply.error?.afterEvents)];
     const eventDelay = reply.eventDelayMs ?? options.eventDelayMs ?? 0;
     for (let sent = 0; sent <= events.length; sent++) {
       if (res.destroyed) return false;
-      if (sent === reply.disconnectAfterEvents) return void res.socket?.destroy(), false;
-      if (sent === reply.stallAfterEvents) return false;
+      if (sent === disconnectAt) return void res.socket?.destroy(), false;
+      if (sent === stallAt) return false;
       if (sent === errorAt && reply.error) {
         const { type, message: text } = errorBody(reply.error, requestId).error;
         res.end(encodeEvent({ event: 'error', data: { type: 'error', error: { type, message: text } } }));
@@ -250,7 +255,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       if (!event) break;
       if (sent > 0) await sleep(eventDelay, closing.signal);
       // Before a scripted drop, each event is flushed, so the client sees exactly the events sent.
-      if (reply.disconnectAfterEvents !== undefined) await new Promise((resolve) => res.write(encodeEvent(event), resolve));
+      if (disconnectAt !== undefined) await new Promise((resolve) => res.write(encodeEvent(event), resolve));
       else res.write(encodeEvent(event));
     }
     res.end();
