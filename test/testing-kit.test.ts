@@ -12,6 +12,8 @@ import {
   InternalServerError,
   RateLimitError,
 } from '@anthropic-ai/sdk';
+import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
+import { OAuth2Client } from 'google-auth-library';
 import { describe, expect, it } from 'vitest';
 import { type MockServer, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { mockServer, sleep, wire } from './helpers.js';
@@ -464,4 +466,34 @@ describe('close()', () => {
     // The reply's delay is 60 s.
     expect(performance.now() - started).toBeLessThan(10_000);
   }, 20_000);
+});
+
+describe('token counts', () => {
+  const counted = { ...body, system: 'Be brief.', tools: [{ name: 'get_weather', input_schema: { type: 'object' as const } }] };
+
+  it('count_tokens answers the input tokens a reply to the same request reports, and uses no step', async () => {
+    const server = await mockServer([{ content: [text('hi')] }]);
+    const client = server.client();
+    const { max_tokens: _maxTokens, ...countParams } = counted;
+    const count = await client.messages.countTokens(countParams);
+    const betaCount = await client.beta.messages.countTokens(countParams);
+    const reply = await client.messages.create(counted);
+    expect(count).toEqual({ input_tokens: reply.usage.input_tokens });
+    expect(betaCount).toEqual({ input_tokens: reply.usage.input_tokens });
+    expect(server.requests.map((request) => request.path)).toEqual(['/v1/messages/count_tokens', '/v1/messages/count_tokens', '/v1/messages']);
+    server.assertComplete();
+  });
+
+  it("Vertex's count-tokens path is served the same, without a step", async () => {
+    const server = await mockServer([{ content: [text('hi')] }]);
+    const authClient = new OAuth2Client();
+    authClient.setCredentials({ access_token: 'offline-token', expiry_date: Date.now() + 3_600_000 });
+    const vertex = new AnthropicVertex({ region: 'us-east5', projectId: 'offline-project', baseURL: `${server.url}/v1`, authClient });
+    const { max_tokens: _maxTokens, ...countParams } = counted;
+    const count = await vertex.messages.countTokens(countParams);
+    const reply = await vertex.messages.create(counted);
+    expect(count).toEqual({ input_tokens: reply.usage.input_tokens });
+    expect(server.requests[0]!.path).toMatch(/\/models\/count-tokens:rawPredict$/);
+    server.assertComplete();
+  });
 });

@@ -9,7 +9,7 @@ import type { BetaContentBlock, BetaMessage, BetaMessageParam, BetaUsage } from 
 import { apiId } from './blocks.js';
 import { allowPages, answerPreflight } from './cors.js';
 import { type ScriptedError, errorBody, promptTooLong, sendError } from './api-errors.js';
-import { type MessagesRoute, messagesRoute } from './routes.js';
+import { type MessagesRoute, messagesRoute, missingField } from './routes.js';
 import { Script } from './script.js';
 import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
@@ -161,8 +161,8 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     const method = req.method ?? 'GET';
     const body = safeParse(raw) as any;
     const route = method === 'POST' ? messagesRoute(url.pathname) : undefined;
-    // An unknown route leaves the thread as it is.
-    const opened = route && body?.thread ? threads.open(body, req.headers['anthropic-beta']) : undefined;
+    // Only a request for a reply opens a thread: a count, or an unknown route, leaves it as it is.
+    const opened = route?.kind === 'create' && body?.thread ? threads.open(body, req.headers['anthropic-beta']) : undefined;
     const request: RecordedRequest = {
       index: requests.length,
       method,
@@ -188,15 +188,16 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   async function answer(request: RecordedRequest, res: ServerResponse, route: MessagesRoute, opened: OpenedThread | undefined): Promise<void> {
     const body = request.body as any;
     // A body the API would refuse consumes no step, so an offline test fails where production would.
-    // (Vertex's count-tokens shares the Messages path; its body has no max_tokens.)
-    const missing = route.model === 'count-tokens' ? undefined : missingField(body, route.model !== undefined);
+    const missing = missingField(body, route);
     if (missing) return sendError(res, { status: 400, message: `${missing}: Field required` });
     // A rejected thread consumes no step: the model never saw the request.
     if (opened && 'error' in opened) return sendError(res, opened.error);
-    // Nor does a prompt too long for the context window.
+    // Nor does a count: it is no turn of the conversation.
+    if (route.kind === 'count') return sendBody(res, JSON.stringify({ input_tokens: inputTokens(body, request.messages) }));
+    // Nor a prompt too long for the context window.
     const window = options.contextWindow;
     if (window !== undefined) {
-      const tokens = derivedUsage(body, request.messages, []).input_tokens;
+      const tokens = inputTokens(body, request.messages);
       if (tokens > window) return sendError(res, promptTooLong(tokens, window));
     }
     const taken = script.take();
@@ -266,9 +267,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   async function sendJson(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): Promise<void> {
     if (reply.disconnectAfterEvents !== undefined) return void res.socket?.destroy();
     if (reply.stallAfterEvents !== undefined) return closed(res);
-    const body = reply.malformed ? JSON.stringify(message).slice(0, 40) : JSON.stringify(message);
-    res.writeHead(200, { 'content-type': 'application/json', 'request-id': apiId('req') });
-    res.end(body);
+    sendBody(res, reply.malformed ? JSON.stringify(message).slice(0, 40) : JSON.stringify(message));
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -307,11 +306,15 @@ function buildMessage(reply: ScriptedReply, body: any, conversation: unknown[], 
   } as unknown as BetaMessage;
 }
 
-/** About 4 characters a token, as a rough tokenizer would count (over the whole conversation, as the model sees it). */
+/** The prompt's tokens: about 4 characters a token, over the whole conversation, as the model sees it. */
+function inputTokens(body: any, conversation: unknown[]): number {
+  return Math.ceil(JSON.stringify([body?.system ?? '', body?.tools ?? [], conversation]).length / 4);
+}
+
+/** About 4 characters a token, as a rough tokenizer would count. */
 function derivedUsage(body: any, conversation: unknown[], content: unknown[]): BetaUsage {
-  const inputChars = JSON.stringify([body?.system ?? '', body?.tools ?? [], conversation]).length;
   return {
-    input_tokens: Math.ceil(inputChars / 4),
+    input_tokens: inputTokens(body, conversation),
     output_tokens: Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: 0,
@@ -361,13 +364,9 @@ function closed(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => (res.closed ? resolve() : res.once('close', () => resolve())));
 }
 
-/** The first field the API requires that `body` lacks (`model` is in the path on Vertex). */
-function missingField(body: unknown, modelInPath: boolean): string | undefined {
-  const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  if (!modelInPath && fields['model'] === undefined) return 'model';
-  if (fields['max_tokens'] === undefined) return 'max_tokens';
-  if (fields['messages'] === undefined) return 'messages';
-  return undefined;
+function sendBody(res: ServerResponse, json: string): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'request-id': apiId('req') });
+  res.end(json);
 }
 
 function messageOf(error: unknown): string {
