@@ -1,16 +1,22 @@
 /** What the real SDK client makes of every response form and fault the local server produces. */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import {
   APIConnectionError,
   APIConnectionTimeoutError,
   APIError,
+  APIUserAbortError,
+  type Anthropic,
   AuthenticationError,
   BadRequestError,
   InternalServerError,
   RateLimitError,
 } from '@anthropic-ai/sdk';
+import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
+import { OAuth2Client } from 'google-auth-library';
 import { describe, expect, it } from 'vitest';
-import { serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
-import { mockServer, wire } from './helpers.js';
+import { type MockServer, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
+import { mockServer, sleep, wire } from './helpers.js';
 
 const body = { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hello there' }] };
 
@@ -124,6 +130,20 @@ describe('SSE replies', () => {
     expect(times).toHaveLength(5);
     expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(70);
   });
+
+  it('a long reply cut one character a delta streams whole (no stack overflow building its events)', async () => {
+    const long = 'a'.repeat(200_000);
+    const server = await mockServer({ steps: [{ content: [text(long)] }], chunkSize: 1 });
+    const message = await server.client({ maxRetries: 0 }).beta.messages.stream(body).finalMessage();
+    expect(message.content[0]).toMatchObject({ type: 'text', text: long });
+  });
+
+  it('deltas are cut by characters (code points): an emoji is never split in two', async () => {
+    const server = await mockServer({ steps: [{ content: [text('ab🌍cd🎉')] }], chunkSize: 3 });
+    const deltas: string[] = [];
+    await server.client().beta.messages.stream(body).on('text', (delta) => deltas.push(delta)).finalMessage();
+    expect(deltas).toEqual(['ab🌍', 'cd🎉']);
+  });
 });
 
 describe('API errors', () => {
@@ -177,6 +197,37 @@ describe('API errors', () => {
     const error = await stream.finalMessage().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(APIError);
     expect(String((error as Error).message)).toContain('overloaded_error');
+  });
+
+  it('an error answer carries one request id, in its request-id header and its body', async () => {
+    const server = await mockServer([{ error: { status: 400 } }, { error: { status: 529 } }]);
+    const client = server.client({ maxRetries: 0 });
+    for (const _status of [400, 529]) {
+      const error = (await client.beta.messages.create(body).catch((e: unknown) => e)) as APIError;
+      expect(error.requestID).toMatch(/^req_01/);
+      expect(error.error).toMatchObject({ request_id: error.requestID });
+    }
+  });
+
+  it('a fault scheduled after more events than the reply has comes after the last one', async () => {
+    const faults = [{ error: { status: 529, afterEvents: 50 } }, { disconnectAfterEvents: 50 }, { stallAfterEvents: 50 }];
+    const server = await mockServer(faults.map((fault) => ({ content: [text('short')], ...fault })));
+    const client = server.client({ maxRetries: 0 });
+    const outcomes = [];
+    for (const _fault of faults) {
+      const stream = client.beta.messages.stream(body);
+      const seen: string[] = [];
+      stream.on('streamEvent', (event) => seen.push(event.type));
+      const stillWaiting = new Promise((resolve) => setTimeout(() => resolve('still waiting'), 500));
+      outcomes.push(await Promise.race([stream.finalMessage().catch((e: unknown) => e), stillWaiting]));
+      stream.abort();
+      expect(seen.at(-1)).toBe('message_stop');
+    }
+    expect(outcomes[0]).toBeInstanceOf(APIError);
+    expect(String((outcomes[0] as Error).message)).toContain('overloaded_error');
+    expect(outcomes[1]).toBeInstanceOf(Error);
+    expect(outcomes[1]).not.toBeInstanceOf(APIError);
+    expect(outcomes[2]).toBe('still waiting');
   });
 });
 
@@ -270,6 +321,29 @@ describe('the script', () => {
     expect(() => server.assertComplete()).toThrow(/request #1 came after the last step/);
   });
 
+  it('a step that throws (a failed assertion about the request) fails the request, is not retried, and assertComplete throws it', async () => {
+    const server = await mockServer([
+      (request) => {
+        assert.equal(request.body.system, 'You are terse.');
+        return { content: [text('first')] };
+      },
+      { content: [text('second')] },
+    ]);
+    // The SDK's default retries: a retry would have taken the second step.
+    const error = await server.client().beta.messages.create({ ...body, system: 'You are chatty.' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect((error as Error).message).toMatch(/step #0 threw on request #0: Expected values to be strictly equal/);
+    expect(server.requests).toHaveLength(1);
+    let thrown: unknown;
+    try {
+      server.assertComplete();
+    } catch (caught) {
+      thrown = caught;
+    }
+    expect((thrown as Error).message).toMatch(/- step #0 threw on request #0: Expected values to be strictly equal[^]*You are chatty/);
+    expect((thrown as Error).cause).toBeInstanceOf(assert.AssertionError);
+  });
+
   it('assertComplete throws when steps are left over', async () => {
     const server = await mockServer([{ content: [text('a')] }, { content: [text('b')] }, { content: [text('c')] }]);
     await server.client().beta.messages.create(body);
@@ -313,6 +387,16 @@ describe('a browser page can use the server (CORS)', () => {
     server.assertComplete();
   });
 
+  it('allows user-agent, which the SDK sets and Firefox asks for in the preflight', async () => {
+    const server = await mockServer([]);
+    const asked = 'anthropic-dangerous-direct-browser-access, anthropic-version, content-type, user-agent, x-api-key, x-stainless-retry-count';
+    const preflight = await fetch(`${server.url}/v1/messages`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': asked },
+    });
+    expect(preflight.headers.get('access-control-allow-headers')).toBe(asked);
+  });
+
   it('lets the page read request-id and retry-after, on replies and errors alike', async () => {
     const server = await mockServer([{ error: { status: 429, retryAfter: 1 } }, { content: [text('hi')] }]);
     const post = () => fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { origin: 'http://127.0.0.1:1', 'content-type': 'application/json' }, body: '{}' });
@@ -321,5 +405,95 @@ describe('a browser page can use the server (CORS)', () => {
       expect(response.headers.get('access-control-expose-headers')).toBe('request-id, retry-after');
       expect(response.headers.get('request-id')).toMatch(/^req_/);
     }
+  });
+});
+
+describe('message threads', () => {
+  const threaded = { ...body, betas: ['message-threads-2026-08-12'] };
+  const continued = (id: string) => ({ ...threaded, thread: { type: 'continue' as const, previous_message_id: id }, messages: [{ role: 'user' as const, content: 'more' }] });
+
+  /** A thread, and a `continue` of it that gets no reply (what `fault` does); then the same `continue` again. */
+  async function continueAgainAfter(fault: (server: MockServer, client: Anthropic, again: ReturnType<typeof continued>) => Promise<void>) {
+    const server = await mockServer([{ content: [text('one')] }]);
+    const client = server.client({ maxRetries: 0 });
+    const first = await client.beta.messages.create({ ...threaded, thread: { type: 'create' } });
+    await fault(server, client, continued(first.id));
+    server.setSteps([{ content: [text('two')] }]);
+    return client.beta.messages.create(continued(first.id));
+  }
+
+  it('a continue that came after the last step leaves the thread free to continue', async () => {
+    const reply = await continueAgainAfter(async (_server, client, again) => {
+      await expect(client.beta.messages.create(again)).rejects.toThrow(/came after the last step/);
+    });
+    expect(reply.content[0]).toMatchObject({ text: 'two' });
+  });
+
+  it('a continue whose step threw leaves the thread free to continue', async () => {
+    const reply = await continueAgainAfter(async (server, client, again) => {
+      server.setSteps([() => { throw new Error('boom'); }]);
+      await expect(client.beta.messages.create(again)).rejects.toThrow(/step #1 threw on request #1: boom/);
+    });
+    expect(reply.content[0]).toMatchObject({ text: 'two' });
+  });
+
+  it('a stalled JSON reply holds the thread in flight until the client gives up, then frees it', async () => {
+    const reply = await continueAgainAfter(async (server, client, again) => {
+      server.setSteps([{ stallAfterEvents: 0 }]);
+      const controller = new AbortController();
+      const stalled = client.beta.messages.create(again, { signal: controller.signal }).catch((e: unknown) => e);
+      while (server.requests.length < 2) await sleep(5);
+      // While the first request stalls, the thread is in flight.
+      const meanwhile = (await client.beta.messages.create(again).catch((e: unknown) => e)) as APIError;
+      expect(meanwhile.error).toMatchObject({ error: { details: { error_code: 'thread_continue_in_flight' } } });
+      controller.abort();
+      expect(await stalled).toBeInstanceOf(APIUserAbortError);
+      await sleep(50); // the server sees the connection close
+    });
+    expect(reply.content[0]).toMatchObject({ text: 'two' });
+  });
+});
+
+describe('close()', () => {
+  it('ends the delays still running: the process ends with the server, and the waiting client gets a connection error', async () => {
+    const started = performance.now();
+    const output = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--import', 'tsx', 'test/fixtures/close-during-delay.ts'], { timeout: 15_000 }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+      );
+    });
+    expect(output.trim()).toBe('APIConnectionError');
+    // The reply's delay is 60 s.
+    expect(performance.now() - started).toBeLessThan(10_000);
+  }, 20_000);
+});
+
+describe('token counts', () => {
+  const counted = { ...body, system: 'Be brief.', tools: [{ name: 'get_weather', input_schema: { type: 'object' as const } }] };
+
+  it('count_tokens answers the input tokens a reply to the same request reports, and uses no step', async () => {
+    const server = await mockServer([{ content: [text('hi')] }]);
+    const client = server.client();
+    const { max_tokens: _maxTokens, ...countParams } = counted;
+    const count = await client.messages.countTokens(countParams);
+    const betaCount = await client.beta.messages.countTokens(countParams);
+    const reply = await client.messages.create(counted);
+    expect(count).toEqual({ input_tokens: reply.usage.input_tokens });
+    expect(betaCount).toEqual({ input_tokens: reply.usage.input_tokens });
+    expect(server.requests.map((request) => request.path)).toEqual(['/v1/messages/count_tokens', '/v1/messages/count_tokens', '/v1/messages']);
+    server.assertComplete();
+  });
+
+  it("Vertex's count-tokens path is served the same, without a step", async () => {
+    const server = await mockServer([{ content: [text('hi')] }]);
+    const authClient = new OAuth2Client();
+    authClient.setCredentials({ access_token: 'offline-token', expiry_date: Date.now() + 3_600_000 });
+    const vertex = new AnthropicVertex({ region: 'us-east5', projectId: 'offline-project', baseURL: `${server.url}/v1`, authClient });
+    const { max_tokens: _maxTokens, ...countParams } = counted;
+    const count = await vertex.messages.countTokens(countParams);
+    const reply = await vertex.messages.create(counted);
+    expect(count).toEqual({ input_tokens: reply.usage.input_tokens });
+    expect(server.requests[0]!.path).toMatch(/\/models\/count-tokens:rawPredict$/);
+    server.assertComplete();
   });
 });

@@ -125,7 +125,8 @@ describe('a run over a message thread', () => {
 
   it('thread_continue_in_flight (a retry while the first attempt still runs): replays', async () => {
     const [first, second, third] = threeTurns();
-    const server = await mockServer([first!, { ...second!, stallAfterEvents: 0 }, second!, third!]);
+    // The server is still computing the first attempt's reply (delayMs) when the timed-out client retries.
+    const server = await mockServer([first!, { ...second!, delayMs: 1_500 }, second!, third!]);
     await toolRunner(server.client({ maxRetries: 1, timeout: 300 }), { ...baseParams, tools: [lookup] });
     expect(kinds(server.requests)).toEqual(['create', 'continue', 'continue', 'create', 'continue']);
   });

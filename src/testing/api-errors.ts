@@ -11,7 +11,7 @@ export interface ScriptedError {
   message?: string;
   /** Seconds, sent as the `retry-after` header (fractions allowed: the SDK honours them). */
   retryAfter?: number;
-  /** For a streamed request: answer 200, send this many events, then an SSE `error` event. */
+  /** For a streamed request: answer 200, send this many events (all, when the reply has fewer), then an SSE `error` event. */
   afterEvents?: number;
   /** The error's `details` (e.g. `{ error_code: 'thread_not_found' }`), as the API sends them. */
   details?: Record<string, unknown>;
@@ -28,12 +28,13 @@ const ERROR_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-export function errorBody(error: ScriptedError) {
+/** The API's error body; `requestId` is the one the answer's `request-id` header carries. */
+export function errorBody(error: ScriptedError, requestId: string) {
   const type = error.type ?? ERROR_TYPES[error.status] ?? 'api_error';
   return {
     type: 'error' as const,
     error: { type, message: error.message ?? `Mock ${type} (${error.status})`, ...(error.details && { details: error.details }) },
-    request_id: apiId('req'),
+    request_id: requestId,
   };
 }
 
@@ -43,8 +44,10 @@ export function promptTooLong(tokens: number, limit: number): ScriptedError {
 }
 
 export function sendError(res: ServerResponse, error: ScriptedError): void {
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'request-id': apiId('req') };
+  // One id per answer, in the header and the body, as the API sends it.
+  const requestId = apiId('req');
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'request-id': requestId };
   if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
   res.writeHead(error.status, headers);
-  res.end(JSON.stringify(errorBody(error)));
+  res.end(JSON.stringify(errorBody(error, requestId)));
 }

@@ -5,8 +5,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** The request headers a page may send: the API key, the API's and the SDK's own, and the body's type. */
-const ALLOWED = /^(x-api-key|anthropic-[a-z0-9-]+|x-stainless-[a-z0-9-]+|content-type|accept|authorization|idempotency-key)$/;
+/**
+ * The request headers a page may send: the API key, the API's and the SDK's own, and the body's type.
+ * `user-agent` too: the SDK sets it, and Firefox (which lets a page set it) asks for it in the preflight.
+ */
+const ALLOWED = /^(x-api-key|anthropic-[a-z0-9-]+|x-stainless-[a-z0-9-]+|content-type|accept|authorization|idempotency-key|user-agent)$/;
 
 /** Sets the headers every answer carries (before any `writeHead`, which keeps them). */
 export function allowPages(res: ServerResponse): void {

@@ -9,7 +9,8 @@ import type { BetaContentBlock, BetaMessage, BetaMessageParam, BetaUsage } from 
 import { apiId } from './blocks.js';
 import { allowPages, answerPreflight } from './cors.js';
 import { type ScriptedError, errorBody, promptTooLong, sendError } from './api-errors.js';
-import { messagesRoute } from './routes.js';
+import { type MessagesRoute, messagesRoute, missingField } from './routes.js';
+import { Script } from './script.js';
 import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
 
@@ -31,11 +32,14 @@ export interface ScriptedReply {
   chunkSize?: number;
   /** Answer with this error instead. The step is consumed, so a client retry meets the next step. */
   error?: ScriptedError;
-  /** Drop the connection after this many SSE events (or before the JSON body). */
+  /** Drop the connection after this many SSE events (after the last, when the reply has fewer), or before the JSON body. */
   disconnectAfterEvents?: number;
   /** Send a body (JSON) or an event (SSE) that is not valid JSON. */
   malformed?: boolean;
-  /** Stop sending after this many SSE events (or before the JSON body) and hold the connection open. */
+  /**
+   * Stop sending after this many SSE events (after the last, when the reply has fewer), or before the
+   * JSON body, and hold the connection open until the client closes it.
+   */
   stallAfterEvents?: number;
 }
 
@@ -74,7 +78,10 @@ export interface RecordedRequest {
   time: number;
 }
 
-/** A step: a reply, or a function of the request that makes one. */
+/**
+ * A step: a reply, or a function of the request that makes one. A function that throws (a failed
+ * assertion about the request) is answered with a 400 naming the failure, and `assertComplete()` throws it.
+ */
 export type Step = ScriptedReply | ((request: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>);
 
 export interface MockServerOptions {
@@ -105,11 +112,11 @@ export interface MockServer {
   requests: RecordedRequest[];
   /** Replaces the steps not yet used with these (to script the next part of a conversation, or reuse the server). */
   setSteps(steps: Step[]): void;
-  /** Throws when steps are left over or a request came after the last step. */
+  /** Throws when steps are left over, a request came after the last step, or a step threw (its error is the `cause`). */
   assertComplete(): void;
   /** Forgets every message thread, as a server that lost its state: continuing one gets `thread_not_found`. */
   forgetThreads(): void;
-  /** Stops the server and drops open connections. */
+  /** Stops the server: drops open connections, and ends the delays still running. */
   close(): Promise<void>;
 }
 
@@ -128,20 +135,22 @@ export interface MockServer {
  * ```
  */
 export async function createMockServer(options: MockServerOptions): Promise<MockServer> {
-  let steps = [...options.steps];
+  const script = new Script<Step>(options.steps);
   const requests: RecordedRequest[] = [];
-  const unexpected: string[] = [];
-  /** Index of the next step in `steps`; `used` counts the steps of earlier scripts (`setSteps`). */
-  let next = 0;
-  let used = 0;
   const threads = new ThreadStore(options.threads ?? 'hold');
+  /** Aborted by `close()`: the delays still running end with the server (no timer keeps the process alive). */
+  const closing = new AbortController();
 
   const server = createServer((req, res) => {
     allowPages(res);
     // A browser's preflight is no Messages request: not recorded, and it uses no step.
     if (answerPreflight(req, res)) return void req.resume();
     handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, { status: 500, message: `Mock server failure: ${String(error)}` });
+      // The client went away (while it sent the body): nothing to answer, and nothing wrong with the script.
+      if (res.destroyed) return;
+      script.report(`Mock server failure on ${req.method} ${req.url}: ${messageOf(error)}`, error);
+      // Not a 500: the SDK would retry it, and the retry would take the next step.
+      if (!res.headersSent) sendError(res, { status: 400, message: `Mock server failure: ${messageOf(error)}` });
       else res.destroy();
     });
   });
@@ -149,13 +158,15 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const path = url.pathname;
+    const method = req.method ?? 'GET';
     const body = safeParse(raw) as any;
-    const opened: OpenedThread | undefined = body?.thread ? threads.open(body, req.headers['anthropic-beta']) : undefined;
+    const route = method === 'POST' ? messagesRoute(url.pathname) : undefined;
+    // Only a request for a reply opens a thread: a count, or an unknown route, leaves it as it is.
+    const opened = route?.kind === 'create' && body?.thread ? threads.open(body, req.headers['anthropic-beta']) : undefined;
     const request: RecordedRequest = {
       index: requests.length,
-      method: req.method ?? 'GET',
-      path,
+      method,
+      path: url.pathname,
       query: Object.fromEntries(url.searchParams),
       headers: req.headers,
       body,
@@ -163,93 +174,100 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       time: performance.now(),
     };
     requests.push(request);
-    const route = request.method === 'POST' ? messagesRoute(path) : undefined;
-    if (!route) return sendError(res, { status: 404, message: `Mock server: no route for ${request.method} ${path}` });
-    // A body the API would refuse consumes no step, so an offline test fails where production would.
-    // (Vertex's count-tokens shares the Messages path; its body has no max_tokens.)
-    const missing = route.model === 'count-tokens' ? undefined : missingField(body, route.model !== undefined);
-    if (missing) {
+    if (!route) return sendError(res, { status: 404, message: `Mock server: no route for ${method} ${url.pathname}` });
+    try {
+      await answer(request, res, route, opened);
+    } finally {
+      // However the request ended (refused, after the last step, a step that threw, a stall the client
+      // gave up on), a thread it continued without a reply the server holds can be continued again.
       if (opened && !('error' in opened)) threads.release(opened);
-      return sendError(res, { status: 400, message: `${missing}: Field required` });
     }
+  }
+
+  /** Answers a request to a Messages route; `opened` is the thread it creates or continues, if any. */
+  async function answer(request: RecordedRequest, res: ServerResponse, route: MessagesRoute, opened: OpenedThread | undefined): Promise<void> {
+    const body = request.body as any;
+    // A body the API would refuse consumes no step, so an offline test fails where production would.
+    const missing = missingField(body, route);
+    if (missing) return sendError(res, { status: 400, message: `${missing}: Field required` });
     // A rejected thread consumes no step: the model never saw the request.
     if (opened && 'error' in opened) return sendError(res, opened.error);
-    const thread = opened;
-    // Nor does a prompt too long for the context window.
+    // Nor does a count: it is no turn of the conversation.
+    if (route.kind === 'count') return sendBody(res, JSON.stringify({ input_tokens: inputTokens(body, request.messages) }));
+    // Nor a prompt too long for the context window.
     const window = options.contextWindow;
     if (window !== undefined) {
-      const tokens = derivedUsage(body, request.messages, []).input_tokens;
-      if (tokens > window) {
-        if (thread) threads.release(thread);
-        return sendError(res, promptTooLong(tokens, window));
-      }
+      const tokens = inputTokens(body, request.messages);
+      if (tokens > window) return sendError(res, promptTooLong(tokens, window));
     }
-    const step = steps[next];
-    if (step === undefined) {
+    const taken = script.take();
+    if (!taken) {
       const message =
-        `Mock server: request #${request.index} came after the last step (${used + steps.length} steps scripted). ` +
-        `Its last message: ${describeLastMessage(request.body)}`;
-      unexpected.push(message);
+        `Mock server: request #${request.index} came after the last step (${script.scripted} steps scripted). ` +
+        `Its last message: ${describeLastMessage(body)}`;
+      script.report(message);
       return sendError(res, { status: 400, message });
     }
-    next++;
-    const reply = typeof step === 'function' ? await step(request) : step;
-    await sleep(reply.delayMs);
-    if (reply.error && !(request.body?.stream && reply.error.afterEvents !== undefined)) {
-      if (thread) threads.release(thread);
-      return sendError(res, reply.error);
+    let reply: ScriptedReply;
+    try {
+      reply = typeof taken.step === 'function' ? await taken.step(request) : taken.step;
+    } catch (error) {
+      // A failed assertion in a step: reported, and answered with a 400, which the SDK does not retry
+      // (a retry would take the next step, and the failure would be lost).
+      const problem = `step #${taken.number} threw on request #${request.index}: ${messageOf(error)}`;
+      script.report(problem, error);
+      return sendError(res, { status: 400, message: `Mock server: ${problem}` });
     }
-    const message = buildMessage(reply, request.body, request.messages, route.model);
-    if (request.body?.stream) {
+    await sleep(reply.delayMs, closing.signal);
+    if (reply.error && !(body?.stream && reply.error.afterEvents !== undefined)) return sendError(res, reply.error);
+    const message = buildMessage(reply, body, request.messages, route.model);
+    if (body?.stream) {
       // A stream that ends before message_stop leaves the server holding none of the reply.
-      const whole = await sendStream(res, reply, message);
-      if (thread) (whole ? threads.hold(thread, message.id, message.content) : threads.release(thread));
+      if ((await sendStream(res, reply, message)) && opened) threads.hold(opened, message.id, message.content);
     } else {
       // The server has computed the reply, whether or not it reaches the client.
-      if (thread && reply.stallAfterEvents === undefined) threads.hold(thread, message.id, message.content);
-      sendJson(res, reply, message);
+      if (opened && reply.stallAfterEvents === undefined) threads.hold(opened, message.id, message.content);
+      await sendJson(res, reply, message);
     }
   }
 
   /** Sends the events; resolves to whether the whole reply went out. */
   async function sendStream(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): Promise<boolean> {
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'request-id': apiId('req'),
-    });
+    const requestId = apiId('req');
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': requestId });
     // A stream dropped before its first event has answered 200 all the same (its headers, and an SSE comment, went out).
     if (reply.disconnectAfterEvents === 0) await new Promise((resolve) => res.write(': connected\n\n', resolve));
     const events: SseEvent[] = messageEvents(message, reply.chunkSize ?? options.chunkSize ?? 16);
-    const errorAt = reply.error?.afterEvents;
+    // A fault scheduled after more events than the reply has comes after the last one (message_stop).
+    const after = (count: number | undefined) => (count === undefined ? undefined : Math.min(count, events.length));
+    const [disconnectAt, stallAt, errorAt] = [after(reply.disconnectAfterEvents), after(reply.stallAfterEvents), after(reply.error?.afterEvents)];
     const eventDelay = reply.eventDelayMs ?? options.eventDelayMs ?? 0;
     for (let sent = 0; sent <= events.length; sent++) {
       if (res.destroyed) return false;
-      if (sent === reply.disconnectAfterEvents) return void res.socket?.destroy(), false;
-      if (sent === reply.stallAfterEvents) return false;
+      if (sent === disconnectAt) return void res.socket?.destroy(), false;
+      if (sent === stallAt) return false;
       if (sent === errorAt && reply.error) {
-        const { type, message: text } = errorBody(reply.error).error;
+        const { type, message: text } = errorBody(reply.error, requestId).error;
         res.end(encodeEvent({ event: 'error', data: { type: 'error', error: { type, message: text } } }));
         return false;
       }
       if (reply.malformed && sent === 2) res.write('event: content_block_start\ndata: {"type":"content_block_st\n\n');
       const event = events[sent];
       if (!event) break;
-      if (sent > 0) await sleep(eventDelay);
+      if (sent > 0) await sleep(eventDelay, closing.signal);
       // Before a scripted drop, each event is flushed, so the client sees exactly the events sent.
-      if (reply.disconnectAfterEvents !== undefined) await new Promise((resolve) => res.write(encodeEvent(event), resolve));
+      if (disconnectAt !== undefined) await new Promise((resolve) => res.write(encodeEvent(event), resolve));
       else res.write(encodeEvent(event));
     }
     res.end();
     return true;
   }
 
-  function sendJson(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): void {
+  /** Sends the message as JSON; a stall resolves once the client gives up (or the server closes). */
+  async function sendJson(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): Promise<void> {
     if (reply.disconnectAfterEvents !== undefined) return void res.socket?.destroy();
-    if (reply.stallAfterEvents !== undefined) return;
-    const body = reply.malformed ? JSON.stringify(message).slice(0, 40) : JSON.stringify(message);
-    res.writeHead(200, { 'content-type': 'application/json', 'request-id': apiId('req') });
-    res.end(body);
+    if (reply.stallAfterEvents !== undefined) return closed(res);
+    sendBody(res, reply.malformed ? JSON.stringify(message).slice(0, 40) : JSON.stringify(message));
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -259,24 +277,12 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     url,
     requests,
     client: (clientOptions = {}) => new Anthropic({ apiKey: 'test-key', baseURL: url, ...clientOptions }),
-    setSteps(replacement) {
-      // Steps already used are dropped, not kept: a long-lived server does not grow.
-      used += next;
-      steps = [...replacement];
-      next = 0;
-    },
-    assertComplete() {
-      const problems = [...unexpected];
-      if (next < steps.length) {
-        problems.push(
-          `${steps.length - next} of ${used + steps.length} steps were never requested (the first is step #${used + next})`,
-        );
-      }
-      if (problems.length > 0) throw new Error(`Mock server script not complete:\n- ${problems.join('\n- ')}`);
-    },
+    setSteps: (replacement) => script.replace(replacement),
+    assertComplete: () => script.assertComplete(),
     forgetThreads: () => threads.forget(),
     close: () =>
       new Promise<void>((resolve) => {
+        closing.abort();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -300,11 +306,15 @@ function buildMessage(reply: ScriptedReply, body: any, conversation: unknown[], 
   } as unknown as BetaMessage;
 }
 
-/** About 4 characters a token, as a rough tokenizer would count (over the whole conversation, as the model sees it). */
+/** The prompt's tokens: about 4 characters a token, over the whole conversation, as the model sees it. */
+function inputTokens(body: any, conversation: unknown[]): number {
+  return Math.ceil(JSON.stringify([body?.system ?? '', body?.tools ?? [], conversation]).length / 4);
+}
+
+/** About 4 characters a token, as a rough tokenizer would count. */
 function derivedUsage(body: any, conversation: unknown[], content: unknown[]): BetaUsage {
-  const inputChars = JSON.stringify([body?.system ?? '', body?.tools ?? [], conversation]).length;
   return {
-    input_tokens: Math.ceil(inputChars / 4),
+    input_tokens: inputTokens(body, conversation),
     output_tokens: Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: 0,
@@ -335,15 +345,30 @@ function safeParse(raw: string): unknown {
   }
 }
 
-function sleep(ms: number | undefined): Promise<void> {
-  return ms ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+/** Waits `ms`, or less if the server closes first. */
+function sleep(ms: number | undefined, closing: AbortSignal): Promise<void> {
+  if (!ms || closing.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const end = () => {
+      clearTimeout(timer);
+      closing.removeEventListener('abort', end);
+      resolve();
+    };
+    const timer = setTimeout(end, ms);
+    closing.addEventListener('abort', end);
+  });
 }
 
-/** The first field the API requires that `body` lacks (`model` is in the path on Vertex). */
-function missingField(body: unknown, modelInPath: boolean): string | undefined {
-  const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  if (!modelInPath && fields['model'] === undefined) return 'model';
-  if (fields['max_tokens'] === undefined) return 'max_tokens';
-  if (fields['messages'] === undefined) return 'messages';
-  return undefined;
+/** Resolves once the connection of `res` is closed (by the client, or by `close()`). */
+function closed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => (res.closed ? resolve() : res.once('close', () => resolve())));
+}
+
+function sendBody(res: ServerResponse, json: string): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'request-id': apiId('req') });
+  res.end(json);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -81,7 +81,7 @@ export class ThreadStore {
     });
   }
 
-  /** The request ended without a reply: the thread it continued can be continued again. */
+  /** The request ended: unless its reply is held (`hold`, after which this changes nothing), the thread it continued can be continued again. */
   release(opened: Exclude<OpenedThread, { error: ScriptedError }>): void {
     this.#end(opened.from, false);
   }

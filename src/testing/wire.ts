@@ -7,11 +7,16 @@ export interface SseEvent {
   data: unknown;
 }
 
-/** Splits `value` into chunks of `size` characters (at least one chunk, at least `minChunks` when long enough). */
+/**
+ * Splits `value` into chunks of `size` characters (at least one chunk, at least `minChunks` when long
+ * enough). Characters are code points, so a chunk never ends in half an emoji: the API's deltas
+ * are always well-formed text.
+ */
 export function chunk(value: string, size: number, minChunks = 1): string[] {
-  const step = Math.max(1, Math.min(size, Math.ceil(value.length / minChunks)));
+  const characters = Array.from(value);
+  const step = Math.max(1, Math.min(size, Math.ceil(characters.length / minChunks)));
   const chunks: string[] = [];
-  for (let i = 0; i < value.length; i += step) chunks.push(value.slice(i, i + step));
+  for (let i = 0; i < characters.length; i += step) chunks.push(characters.slice(i, i + step).join(''));
   return chunks.length > 0 ? chunks : [''];
 }
 
@@ -34,7 +39,10 @@ export function messageEvents(message: BetaMessage, chunkSize: number): SseEvent
     },
   });
   events.push({ event: 'ping', data: { type: 'ping' } });
-  content.forEach((block, index) => events.push(...blockEvents(block, index, chunkSize)));
+  // One push per event: a long reply cut fine has more events than a call can take as arguments.
+  content.forEach((block, index) => {
+    for (const event of blockEvents(block, index, chunkSize)) events.push(event);
+  });
   events.push({
     event: 'message_delta',
     data: {
