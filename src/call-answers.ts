@@ -149,6 +149,11 @@ export class CallAnswers {
       );
   }
 
+  /** Whether the call of this id has started (and its message is not answered yet). */
+  started(id: string): boolean {
+    return this.#calls?.started(id) !== undefined;
+  }
+
   /** A `tool_use` block finished streaming (eager starts list them in `toolCalls`). */
   closedInStream(toolUse: BetaToolUseBlock): void {
     this.toolCalls.push(toolUse);

@@ -15,6 +15,7 @@ import { FallbackChain, type FallbackTarget, withFirstEvent } from './fallback.j
 import { withHelperHeader } from './helper-header.js';
 import type { RunnerEvent } from './events.js';
 import { callHook } from './hooks.js';
+import { startedBeforeCutOffText, toolUsesOf } from './history.js';
 import type { RunContext } from './run-context.js';
 import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
@@ -55,6 +56,8 @@ export type OverflowRecovery = (overflow: Overflow) => Promise<boolean>;
 export interface EagerStarts extends EagerCalls {
   /** The reply's `tool_use` blocks that finished streaming, in order: the yielded stream's `toolCalls`. */
   readonly toolCalls: BetaToolUseBlock[];
+  /** Whether the call of this id has started. */
+  started(id: string): boolean;
 }
 
 /** The user message of results, and the calls still waiting for approval (not in the message). */
@@ -318,7 +321,12 @@ export class Requests {
   }
 
   #count(reply: BetaMessage): BetaMessage {
-    this.#run.state.count(reply);
+    const { state } = this.#run;
+    state.count(reply);
+    // A complete call of a reply then cut off by max_tokens may have started while it streamed: the model is told so.
+    if (reply.stop_reason === 'max_tokens' && state.settings.runToolsEagerly) {
+      for (const use of toolUsesOf(reply)) if (this.#eager.started(use.id)) state.markNotRun(use.id, startedBeforeCutOffText(use.name));
+    }
     return reply;
   }
 }
