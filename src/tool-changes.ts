@@ -16,6 +16,17 @@ type Change = { type: 'addition'; tool: AnyTool } | { type: 'removal'; name: str
 
 const NO_CHANGES: Change[] = [];
 
+/** Each tool is an argument of its own: an array, or something that is no tool, is a clear error (changing nothing). */
+function checkChangeArguments(method: 'addTools' | 'removeTools', tools: unknown[]): void {
+  for (const tool of tools) {
+    if (Array.isArray(tool)) throw new TypeError(`${method}() takes each tool as an argument of its own: ${method}(a, b), not ${method}([a, b])`);
+    const isTool = typeof tool === 'object' && tool !== null;
+    if (!isTool && !(method === 'removeTools' && typeof tool === 'string')) {
+      throw new TypeError(`${method}() takes tools${method === 'removeTools' ? ' or tool names' : ''}, got ${tool === null ? 'null' : typeof tool}`);
+    }
+  }
+}
+
 const USE_A_NEW_RUNNER = "a tool runner's toolsets come only from its tools param; change them with setMessagesParams(), or build a new runner";
 const REMOVE_WITH_A_NEW_RUNNER = "a tool runner's toolsets come only from its tools param; remove it there with setMessagesParams(), or build a new runner without it";
 
@@ -33,6 +44,7 @@ export class ToolChanges {
 
   /** `addTools()`: throws `ToolsetContractError` (adding nothing) for a toolset, or a definition of one of the run's toolsets. */
   add(tools: AnyTool[], families: ReadonlySet<string>): void {
+    checkChangeArguments('addTools', tools);
     for (const tool of tools) {
       if (isRunnableToolset(tool)) {
         throw new ToolsetContractError(`addTools() can't add the '${toolsetFamily(tool)}' toolset: ${USE_A_NEW_RUNNER}`);
@@ -50,6 +62,7 @@ export class ToolChanges {
 
   /** `removeTools()`: throws `ToolsetContractError` (removing nothing) for the name of one of the run's toolsets. */
   remove(tools: Array<AnyTool | string>, families: ReadonlySet<string>): void {
+    checkChangeArguments('removeTools', tools);
     const names = tools.map((tool) => (typeof tool === 'string' ? tool : String((tool as { name?: unknown }).name)));
     for (const name of names) {
       if (families.has(name)) throw new ToolsetContractError(`removeTools() can't remove the '${name}' toolset: ${REMOVE_WITH_A_NEW_RUNNER}`);

@@ -131,6 +131,16 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(() => toolRunner(undefined as never, baseParams)).toThrow(new TypeError('toolRunner: the first argument must be an Anthropic client (or an SDK BetaMessageThread), got undefined'));
     expect(server.requests).toHaveLength(0);
   });
+
+  it('addTools / removeTools given an array, or something that is no tool, throw and change nothing', async () => {
+    const server = await mockServer([{ content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [order()] });
+    expect(() => runner.addTools([order()] as never)).toThrow(new TypeError('addTools() takes each tool as an argument of its own: addTools(a, b), not addTools([a, b])'));
+    expect(() => runner.removeTools(['get_order'] as never)).toThrow(/removeTools\(\) takes each tool as an argument of its own/);
+    expect(() => runner.removeTools(undefined as never)).toThrow(new TypeError('removeTools() takes tools or tool names, got undefined'));
+    await runner;
+    expect(wire(server.requests[0]!).messages.filter((message: { role: string }) => message.role === 'system')).toEqual([]);
+  });
 });
 
 describe('an input the model did not write', () => {
