@@ -61,9 +61,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     let failedInBody: { error: unknown } | undefined;
     try {
       for (;;) {
-        // Calls the history ends with: a state the caller set, or a run stopped for approval. A paused
-        // turn goes back as it is, for the server to continue: no tool runs (SPEC §3).
-        const answered = resuming ? 'none' : this.answers.answerLastMessage(undefined);
+        // Calls the history ends with: a state the caller set, or a run stopped for approval.
+        const answered = this.answers.answerLastMessage(undefined);
         if (answered !== 'none' && (await answered) === 'pending') {
           stop = 'approval';
           break;

@@ -38,16 +38,16 @@ describe('stop_reason table (SPEC §3)', () => {
     expect(runner.params.messages).toHaveLength(3);
   });
 
-  it('a paused turn that holds a tool_use goes back as it is: no tool runs (as the SDK)', async () => {
+  it('a paused turn that holds a client tool_use (the API does not send one) has its calls answered: the history stays valid', async () => {
     const server = await mockServer([
       { content: [serverToolUse('web_search', { query: 'paris' }), toolUse('get_weather', { location: 'Paris' }, 'toolu_p')], stop_reason: 'pause_turn' },
       { content: [text('Sunny in Paris.')] },
     ]);
     const calls: string[] = [];
-    await toolRunner(server.client(), { ...baseParams, thread: false, tools: [weatherTool(calls), { type: 'web_search_20250305', name: 'web_search' }] });
-    expect(calls).toEqual([]);
-    const resent = wire(server.requests[1]!).messages;
-    expect(resent.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'server_tool_use' }, { type: 'tool_use', id: 'toolu_p' }] });
+    const runner = toolRunner(server.client(), { ...baseParams, thread: false, tools: [weatherTool(calls), { type: 'web_search_20250305', name: 'web_search' }] });
+    await runner;
+    expect(calls).toEqual(['Paris']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
   it('an empty reply is not kept in the history: a paused one is sent again as the history was, a final one ends the run', async () => {
