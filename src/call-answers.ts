@@ -6,7 +6,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ApprovalDecision, Approver, PendingApproval } from './approval.js';
 import { approvalAsker, runApprover } from './approver.js';
-import { type CallOutcome, type ExecutionContext, abortedText, executeToolCall, refuseToolCall, timedOutText } from './execute.js';
+import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, stoppedText } from './execute.js';
 import { Limiter, runWithGuards } from './guards.js';
 import { insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -28,6 +28,11 @@ export class CallAnswers {
   /** `options.approve`, one question at a time: the run's calls and its sub-agents' wait in one line. */
   readonly approver: Approver | undefined;
   readonly #askApproval: ExecutionContext['askApproval'];
+  /** An answer failed and its caller has the error: the calls that failed start again when the run is retried. */
+  readonly #answerFailed = (error: unknown): never => {
+    this.#calls?.forgetFailed();
+    throw error;
+  };
   /** The calls of the message being answered; made when the first tool call comes. */
   #calls: ToolCalls | undefined;
   /** `addTools()` / `removeTools()`, and the tool changes the history makes. */
@@ -104,10 +109,7 @@ export class CallAnswers {
         const message: ToolResultMessage = { role: 'user', content: results.map((outcome) => (outcome as { result: ToolResultMessage['content'][number] }).result) };
         return { message, pending };
       },
-      (error: unknown) => {
-        this.#calls?.forgetFailed();
-        throw error;
-      },
+      this.#answerFailed,
     );
     if (turn) turn.response = { key, answer };
     return answer;
@@ -297,5 +299,5 @@ async function runMemberGuarded(toolset: BetaRunnableToolset | undefined, family
   const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, signal), context.signal, timeoutMs);
   if (outcome.ok) return outcome.value as BetaToolResultBlockParam;
   if ('thrown' in outcome) throw outcome.thrown;
-  return toolsetResultBlock(toolUse, outcome.timedOut ? timedOutText(toolUse.name, outcome.timedOut) : abortedText(toolUse.name), true);
+  return toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome.timedOut), true);
 }

@@ -188,7 +188,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     return failed(content, call, context);
   }
   logger.warn(`Tool '${tool.name}' (${toolUse.id}) ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : 'was aborted'}`);
-  return failed(outcome.timedOut ? timedOutText(tool.name, outcome.timedOut) : abortedText(tool.name), call, context);
+  return failed(stoppedText(tool.name, outcome.timedOut), call, context);
 }
 
 /**
@@ -196,13 +196,15 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
  * (once: a hook that throws ends the call with its error instead, `endsSeen`).
  */
 function finished(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
-  if (result.content !== undefined) result.content = truncateResult(result.content, context.maxToolResultChars);
+  const uncut = result.content;
+  if (uncut !== undefined) result.content = truncateResult(uncut, context.maxToolResultChars);
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
   const observed = callHook(context.hooks, 'onToolResult', result, call);
   if (!observed) return ended(result, call, context);
   return observed.then(
     () => ended(result, call, context),
-    (error: unknown) => Promise.reject(thrownAfter(result, error)),
+    // A retry cuts it again: the result as the tool gave it.
+    (error: unknown) => Promise.reject(thrownAfter({ ...result, content: uncut } as BetaToolResultBlockParam, error)),
   );
 }
 
@@ -322,6 +324,8 @@ function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
 
 export const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;
 export const timedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms and was stopped.`;
+/** The result text of a call its guards stopped: timed out (after `timedOut` ms), or aborted. */
+export const stoppedText = (name: string, timedOut: number | undefined) => (timedOut ? timedOutText(name, timedOut) : abortedText(name));
 export const approvalTimedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms waiting for approval and was not run.`;
 
 function safeJson(value: unknown): string {

@@ -78,6 +78,8 @@ export async function runWithGuards(
   timeoutMs: number | undefined,
 ): Promise<RunOutcome> {
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // The shared signal that never aborts is no signal: joined to a timeout's, it would keep every join.
+  if (outer === NEVER_ABORTED) outer = undefined;
   let signal = outer ?? NEVER_ABORTED;
   let timeout: AbortController | undefined;
   if (timeoutMs !== undefined) {

@@ -64,7 +64,7 @@ export function errorResult(toolUseId: string, content: ToolResultContent): Beta
 export const cutOffText = (name: string) =>
   `Error: the call to '${name}' was cut off (the reply reached max_tokens), so it was not run.`;
 export const startedBeforeCutOffText = (name: string) =>
-  `Error: the reply was cut off (it reached max_tokens) after the call to '${name}' had started: it ran, but its result was not kept.`;
+  `Error: the reply was cut off (it reached max_tokens) after the call to '${name}' had started; its result was not kept.`;
 export const duplicateIdText = (id: string) =>
   `Error: this call repeats the id '${id}' of an earlier call in the same message, so it was not run. Give each call its own id.`;
 export const notRunText = (name: string) =>

@@ -55,6 +55,8 @@ export interface ToolCallsJSON {
   /** Ids of the held calls still waiting. */
   pending: string[];
   decisions: Record<string, ApprovalDecision>;
+  /** Results of calls whose tool finished before a hook threw: the resumed run runs only the hook again. */
+  ran?: Record<string, BetaToolResultBlockParam>;
 }
 
 /** What a snapshot keeps of the tool changes (`addTools` / `removeTools`). */

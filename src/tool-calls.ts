@@ -120,8 +120,9 @@ export class ToolCalls {
 
   toJSON(): ToolCallsJSON {
     return {
-      // A tool that finished before a hook threw is not run again by a resumed run either.
-      settled: Object.fromEntries(this.#ran.size > 0 ? [...this.#settled, ...this.#ran] : this.#settled),
+      settled: Object.fromEntries(this.#settled),
+      // A tool that finished before a hook threw: a resumed run runs only the hook again, as a retry does.
+      ...(this.#ran.size > 0 && { ran: Object.fromEntries(this.#ran) }),
       held: [...this.#held.values()],
       pending: this.#pending.map((call) => call.id),
       decisions: Object.fromEntries(this.#decisions),
@@ -135,6 +136,7 @@ export class ToolCalls {
       this.#calls.set(id, Promise.resolve({ result }));
     }
     for (const [id, decision] of Object.entries(json.decisions)) this.#decisions.set(id, decision);
+    for (const [id, result] of Object.entries(json.ran ?? {})) this.#ran.set(id, result);
     for (const call of json.held) this.#held.set(call.id, call);
     this.#pending = json.held.filter((call) => json.pending.includes(call.id));
   }

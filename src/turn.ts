@@ -322,10 +322,16 @@ export class Requests {
 
   #count(reply: BetaMessage): BetaMessage {
     const { state } = this.#run;
+    if (reply.stop_reason !== 'max_tokens' || !state.settings.runToolsEagerly) {
+      state.count(reply);
+      return reply;
+    }
+    // A complete call of a reply then cut off by max_tokens may have started while it streamed: the model is
+    // told so (a call the run control refused keeps its own reason).
+    const refused = new Set(state.notRun?.keys());
     state.count(reply);
-    // A complete call of a reply then cut off by max_tokens may have started while it streamed: the model is told so.
-    if (reply.stop_reason === 'max_tokens' && state.settings.runToolsEagerly) {
-      for (const use of toolUsesOf(reply)) if (this.#eager.started(use.id)) state.markNotRun(use.id, startedBeforeCutOffText(use.name));
+    for (const use of toolUsesOf(reply)) {
+      if (this.#eager.started(use.id) && !refused.has(use.id)) state.markNotRun(use.id, startedBeforeCutOffText(use.name));
     }
     return reply;
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { HookError, type Hooks, tool, toolRunner } from 'tool-runner';
+import { HookError, type Hooks, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
@@ -105,6 +105,27 @@ describe('hooks', () => {
       expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_pay', content: 'echo: pay once' }]);
       expect(historyProblems(runner.params.messages)).toEqual([]);
     }
+  });
+
+  it('a result hook that threw, then a snapshot resumed: the hook gets the uncut result again, the tool does not run again', async () => {
+    const log: string[] = [];
+    const seen: string[] = [];
+    let failures = 1;
+    const long = tool({ name: 'long', inputSchema: z.object({}), run: () => (log.push('ran'), 'x'.repeat(500)) });
+    const hooks: Hooks = {
+      onToolResult: (result) => {
+        seen.push(String(result.content).slice(-60));
+        if (failures-- > 0) throw new Error('audit log down');
+      },
+    };
+    const server = await mockServer([{ content: [toolUse('long', {}, 'toolu_long')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [long] }, { hooks, maxToolResultChars: 50 });
+    await expect(runner.runUntilDone()).rejects.toThrow(/audit log down/);
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [long], options: { hooks, maxToolResultChars: 50 } });
+    await resumed;
+    expect(log).toEqual(['ran']);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toMatch(/the result had 500 characters/);
   });
 
   it('onToolError that throws after the tool failed: iterating again does not run the tool again', async () => {

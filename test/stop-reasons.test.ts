@@ -61,7 +61,7 @@ describe('stop_reason table (SPEC §3)', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
-  it('with runToolsEagerly, a complete call of a reply then cut off by max_tokens ran: going on, the model is told so, not that it was not run', async () => {
+  it('with runToolsEagerly, a complete call of a reply then cut off by max_tokens ran: going on, the model is told it had started, not that it was not run', async () => {
     const server = await mockServer([
       { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_ran'), text('And then I will')], stop_reason: 'max_tokens' },
       { content: [text('ok')] },
@@ -73,7 +73,7 @@ describe('stop_reason table (SPEC §3)', () => {
     }
     expect(calls).toEqual(['Paris']);
     const results = wire(server.requests[1]!).messages.flatMap((message: { content: unknown }) => (Array.isArray(message.content) ? message.content : [])).filter((block: { type: string }) => block.type === 'tool_result');
-    expect(results).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_ran', is_error: true, content: expect.stringMatching(/after the call to 'get_weather' had started: it ran/) }]);
+    expect(results).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_ran', is_error: true, content: expect.stringMatching(/after the call to 'get_weather' had started; its result was not kept/) }]);
   });
 
   it('a tool_use cut off by max_tokens is never run and stays the last message', async () => {

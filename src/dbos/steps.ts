@@ -6,7 +6,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { AGENT_DURABLE, type AgentSteps } from '../agent-link.js';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
-import { abortedText, timedOutText } from '../execute.js';
+import { stoppedText } from '../execute.js';
 import { runWithGuards } from '../guards.js';
 import type { AnyTool, RunnableTool } from '../surface.js';
 import { isRunnableTool } from '../tool.js';
@@ -107,7 +107,7 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
         const outcome = await runWithGuards((signal) => tool.run(input, { ...context, signal, idempotencyKey }), context.signal, timeoutMs);
         if (outcome.ok) return { value: outcome.value as ToolResultContent };
         if ('thrown' in outcome) return { error: thrownValueToContent(outcome.thrown) };
-        return { error: outcome.timedOut === undefined ? abortedText(tool.name) : timedOutText(tool.name, outcome.timedOut) };
+        return { error: stoppedText(tool.name, outcome.timedOut) };
       },
       { name: `tool ${tool.name}` },
     );
