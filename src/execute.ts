@@ -29,8 +29,7 @@ export interface ExecutionContext {
   hooks: Hooks | undefined;
   /** Emits lifecycle events, when something listens. */
   emit: ((event: RunnerEvent) => void) | undefined;
-  /** Asks `options.approve` (one question at a time), or resolves to undefined without it. */
-  /** Asks the run's approver (`approvalAsker`): within `timeLimit` ms once asked. */
+  /** Asks the run's approver (`approvalAsker`: one question at a time, within `timeLimit` ms once asked), or resolves to undefined without one. */
   askApproval: (call: ToolCall, signal: AbortSignal, timeLimit: number | undefined) => Promise<ApprovalDecision | undefined>;
   /** Decisions taken with runner.approve / runner.deny, by tool_use id. */
   decisions: ReadonlyMap<string, ApprovalDecision>;
