@@ -25,6 +25,10 @@ export function checkClient(client: unknown): void {
   if ((typeof client !== 'object' && typeof client !== 'function') || client === null) {
     throw new TypeError(`toolRunner: the first argument must be an Anthropic client (or an SDK BetaMessageThread), got ${client === null ? 'null' : typeof client}`);
   }
+  // The SDK's own form is client.beta.messages.toolRunner(params): here the client comes first.
+  if (Object.getPrototypeOf(client) === Object.prototype && 'model' in client && Array.isArray((client as { messages?: unknown }).messages)) {
+    throw new TypeError('toolRunner: the first argument is the request params; pass your client first: toolRunner(client, params, options?)');
+  }
 }
 
 /** `client.beta.messages`, or `client.messages` for clients without `beta`. */

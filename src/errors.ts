@@ -2,8 +2,11 @@
 import { AnthropicError } from '@anthropic-ai/sdk';
 import type { ValidationIssue } from './schema.js';
 
-/** The message of the one error the SDK throws for each request before it sends anything (`validateHeaders`). */
-const NOT_SENT = /^Could not resolve authentication method/;
+/**
+ * Errors thrown before a request is sent, not the reply's: the SDK's for missing credentials
+ * (`validateHeaders`), and a body that cannot be written as JSON (a circular or BigInt value).
+ */
+const NOT_SENT = /^Could not resolve authentication method|^Converting circular structure to JSON|^Do not know how to serialize a BigInt/;
 
 /**
  * A reply that could not be read: a stream that broke mid-reply, or a body that is not valid JSON.

@@ -78,6 +78,7 @@ export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: 
     throw new TypeError('toolRunner: options.approve must be a function');
   }
   checkLogger(options.logger);
+  checkHooks(options.hooks);
   checkFallback(options.fallback);
   return { maxToolResultChars: options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS };
 }
@@ -85,6 +86,18 @@ export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: 
 function positiveInteger(name: string, value: number | undefined): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !(value > 0) || !Number.isInteger(value)) throw wrongValue(value, `toolRunner: options.${name} must be a positive integer`);
+}
+
+const HOOK_NAMES = new Set(['onRequest', 'onMessage', 'onToolCall', 'onToolResult', 'onToolError']);
+
+/** `hooks` is an object of known hooks, each a function (a misspelt one would never be called). */
+function checkHooks(hooks: unknown): void {
+  if (hooks === undefined) return;
+  if (typeof hooks !== 'object' || hooks === null) throw wrongValue(hooks, `toolRunner: options.hooks must be an object of hooks (${[...HOOK_NAMES].join(', ')})`);
+  for (const [name, hook] of Object.entries(hooks)) {
+    if (!HOOK_NAMES.has(name)) throw new TypeError(`toolRunner: unknown hook '${name}'; the hooks are ${[...HOOK_NAMES].join(', ')}`);
+    if (hook !== undefined && typeof hook !== 'function') throw wrongValue(hook, `toolRunner: hooks.${name} must be a function`);
+  }
 }
 
 const LOG_METHODS = ['debug', 'info', 'warn', 'error'] as const;

@@ -23,12 +23,24 @@ import type { AnyCall } from './types.js';
  * const final = await runner;
  * ```
  */
+/** The third argument: `{ tools?, options? }` (the run's options go in `options`). */
+function checkResumeArgument(resume: unknown): void {
+  if (Array.isArray(resume)) throw new TypeError('resumeToolRunner: the third argument is { tools, options? }: pass the tools as { tools: [...] }');
+  if (typeof resume !== 'object' || resume === null) throw new TypeError('resumeToolRunner: the third argument must be { tools?, options? }');
+  for (const key of Object.keys(resume)) {
+    if (key !== 'tools' && key !== 'options') throw new TypeError(`resumeToolRunner: unknown key '${key}' in the third argument, which is { tools?, options? }: the run's options go in { options: { ${key}, ... } }`);
+  }
+}
+
 export function resumeToolRunner<Stream extends boolean = boolean, const Output extends OutputSchema | undefined = undefined>(
   client: ClientLike,
   snapshot: RunnerSnapshot<Stream>,
   resume: { tools?: ToolEntry[]; options?: ToolRunnerOptions<AnyCall, Output> } = {},
 ): ToolRunner<Stream, OutputOf<Output>> {
+  if (typeof snapshot === 'string') throw new TypeError('resumeToolRunner: the snapshot is a string: JSON.parse it first');
   if (typeof snapshot !== 'object' || snapshot === null) throw new TypeError('resumeToolRunner: the snapshot must be an object');
+  if (typeof (snapshot as { toJSON?: unknown }).toJSON === 'function') throw new TypeError('resumeToolRunner: pass the runner\'s snapshot, runner.toJSON(), not the runner');
+  checkResumeArgument(resume);
   if (snapshot.version !== SNAPSHOT_VERSION) {
     throw new TypeError(
       `resumeToolRunner: snapshot version ${JSON.stringify(snapshot.version)} is not supported (this version of tool-runner reads version ${SNAPSHOT_VERSION})`,

@@ -198,6 +198,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
 
   /** Drives the loop to its end (or to a stop for approval) and resolves to the last message. */
   async runUntilDone(): Promise<BetaMessage> {
+    // Awaited from its own loop body, it would wait for the loop, which waits for the body.
+    if (this.turn?.inBody) throw new AnthropicError('await runner (or runUntilDone()) inside its own for await loop would wait forever: await it after the loop, or read the yielded message');
     if (!this.#consumed) {
       for await (const _ of this) {
         // Each iteration's work happens in the runner.

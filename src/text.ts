@@ -11,10 +11,21 @@
  */
 export function textOf(message: { content?: string | ReadonlyArray<{ type: string }> | undefined } | undefined): string {
   const content = message?.content;
-  if (content === undefined) return '';
+  if (content === undefined) return notAMessage(message);
   if (typeof content === 'string') return content;
   return content
     .filter((block): block is { type: 'text'; text: string } => block.type === 'text' && typeof (block as { text?: unknown }).text === 'string')
     .map((block) => block.text)
     .join('');
+}
+
+/** `''` for a message without content; a clear error for what is no message (a runner not awaited, a stream). */
+function notAMessage(value: unknown): '' {
+  if (typeof (value as { finalMessage?: unknown } | undefined)?.finalMessage === 'function') {
+    throw new TypeError('textOf() was given a stream: pass it the message, textOf(await stream.finalMessage())');
+  }
+  if (typeof (value as { then?: unknown } | undefined)?.then === 'function') {
+    throw new TypeError('textOf() was given a promise (a runner not awaited?): await it first, textOf(await runner)');
+  }
+  return '';
 }

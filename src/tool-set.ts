@@ -92,6 +92,10 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
       throw new TypeError(`toolRunner: tool '${name}' has a \`run\` that is not a function`);
     }
     if (isRunnableTool(entry)) {
+      // A plain object with `run` (tool() forgotten): the API would refuse it for want of a schema.
+      if (typeof schema !== 'object' || schema === null) {
+        throw new TypeError(`toolRunner: tool '${name}' has no input_schema: make it with tool({ name, inputSchema, run })${'inputSchema' in entry ? ', which turns inputSchema into it' : ''}`);
+      }
       const { timeoutMs } = entry as { timeoutMs?: unknown };
       if (timeoutMs !== undefined) checkTimeoutMs(timeoutMs, `toolRunner: tool '${name}': timeoutMs`);
       runnable.set(entry.name, entry);
@@ -102,6 +106,9 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
 
 function toolName(entry: AnyTool): string | undefined {
   if (typeof entry !== 'object' || entry === null) throw new TypeError('toolRunner: every entry of tools must be an object');
+  if (typeof (entry as { then?: unknown }).then === 'function') {
+    throw new TypeError('toolRunner: an entry of tools is a promise: await it first (tools: [await mcpToolset(client)], say)');
+  }
   const named = entry as { name?: unknown; mcp_server_name?: unknown };
   if (typeof named.name === 'string') return named.name;
   return typeof named.mcp_server_name === 'string' ? named.mcp_server_name : undefined;

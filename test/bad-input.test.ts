@@ -1,7 +1,7 @@
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { ReplyError, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
@@ -140,6 +140,50 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(() => runner.removeTools(undefined as never)).toThrow(new TypeError('removeTools() takes tools or tool names, got undefined'));
     await runner;
     expect(wire(server.requests[0]!).messages.filter((message: { role: string }) => message.role === 'system')).toEqual([]);
+  });
+});
+
+describe("a new user's first mistakes are clear errors", () => {
+  it('a tool without tool(), a promise in tools, params first, hooks misspelt, resumeToolRunner misused', async () => {
+    const server = await mockServer([]);
+    const client = server.client();
+    const make = (params: object, options?: object) => () => toolRunner(client, { ...baseParams, ...params } as never, options as never);
+    const plain = { name: 'get_weather', description: 'The weather', inputSchema: z.object({ city: z.string() }), run: () => 'sunny' };
+    expect(make({ tools: [plain] })).toThrow(new TypeError("toolRunner: tool 'get_weather' has no input_schema: make it with tool({ name, inputSchema, run }), which turns inputSchema into it"));
+    expect(make({ tools: [Promise.resolve(order())] })).toThrow(/an entry of tools is a promise: await it first/);
+    expect(() => toolRunner(baseParams as never, client as never)).toThrow(/the first argument is the request params; pass your client first/);
+    expect(make({}, { hooks: { onToolcall: () => {} } })).toThrow(/unknown hook 'onToolcall'; the hooks are onRequest, onMessage, onToolCall, onToolResult, onToolError/);
+    expect(make({}, { hooks: () => {} })).toThrow(/options.hooks must be an object of hooks/);
+    const runner = toolRunner(client, baseParams);
+    const snapshot = runner.toJSON();
+    expect(() => resumeToolRunner(client, JSON.stringify(snapshot) as never)).toThrow('resumeToolRunner: the snapshot is a string: JSON.parse it first');
+    expect(() => resumeToolRunner(client, runner as never)).toThrow(/pass the runner's snapshot, runner.toJSON\(\), not the runner/);
+    expect(() => resumeToolRunner(client, snapshot, { tools: [], budget: { maxToolCalls: 1 } } as never)).toThrow(/unknown key 'budget' in the third argument.*\{ options: \{ budget, \.\.\. \} \}/);
+    expect(() => resumeToolRunner(client, snapshot, [order()] as never)).toThrow(/pass the tools as \{ tools: \[\.\.\.\] \}/);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('textOf given a runner not awaited or a stream, and await runner in its own loop body: errors that say what to do', async () => {
+    const server = await mockServer([{ content: [text('Hello.')] }, { content: [text('Hi.')] }]);
+    const runner = toolRunner(server.client(), baseParams);
+    expect(() => textOf(runner as never)).toThrow(/textOf\(\) was given a promise \(a runner not awaited\?\): await it first/);
+    for await (const _ of runner) await expect(runner.runUntilDone()).rejects.toThrow(/inside its own for await loop would wait forever/);
+    expect(runner.stoppedBy).toBe('model');
+    const streamed = toolRunner(server.client(), { ...baseParams, stream: true });
+    for await (const stream of streamed) {
+      expect(() => textOf(stream as never)).toThrow(/textOf\(\) was given a stream: pass it the message, textOf\(await stream.finalMessage\(\)\)/);
+      await stream.finalMessage();
+    }
+  });
+
+  it('a request body that cannot be written as JSON is no failed reply: the error is thrown as it is', async () => {
+    const server = await mockServer([{ content: [text('never')] }]);
+    const metadata: Record<string, unknown> = {};
+    metadata['self'] = metadata;
+    const error = await toolRunner(server.client(), { ...baseParams, metadata } as never).runUntilDone().catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/^Converting circular structure to JSON/);
+    expect(error).not.toBeInstanceOf(ReplyError);
+    expect(server.requests).toHaveLength(0);
   });
 });
 
