@@ -133,7 +133,7 @@ async function runAgent(agent: Agent, input: unknown, context: ToolContext): Pro
   const client = agent.client ? (steps ? steps.client(agent.client) : agent.client) : link?.client;
   if (!client) throw new Error(`agentTool '${agent.name}': no client (give one, or run the tool in a tool runner)`);
   const given = await agent.params(input, context);
-  const params = steps && given.tools ? { ...given, tools: given.tools.map((entry) => steps.tool(entry)) } : given;
+  const params = steps ? durableParams(given, steps) : given;
   const streaming = link?.streaming === true && link.emit !== undefined;
   const options = subOptions(agent, link, context);
   const resume = (context as { [AGENT_RESUME]?: RunnerSnapshot })[AGENT_RESUME];
@@ -155,6 +155,15 @@ async function runAgent(agent: Agent, input: unknown, context: ToolContext): Pro
   // Stopped by a limit of its own while it still asked for tools: it did not finish, and the model is told.
   if (final.stop_reason === 'tool_use') throw new ToolError(unfinishedText(agent.name, sub.stoppedBy, textOf(final)));
   return textOf(final);
+}
+
+/**
+ * A sub-agent's params in a durable run: its tools are steps, and it neither streams nor starts tools
+ * eagerly (each of its requests is one step, read whole, as the parent's).
+ */
+function durableParams(given: RunnerParams, steps: AgentSteps): RunnerParams {
+  const { stream: _stream, runToolsEagerly: _eager, ...params } = given as RunnerParams & { runToolsEagerly?: unknown };
+  return given.tools ? { ...params, tools: given.tools.map((entry) => steps.tool(entry)) } : params;
 }
 
 /** The result of a sub-agent that a limit stopped before it answered: which limit, and its last text. */

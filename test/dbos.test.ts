@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { agentTool } from 'tool-runner';
 import { durableApprovals, durableToolRunner } from 'tool-runner/dbos';
 import type { InspectorRecord } from 'tool-runner/inspect';
 import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
@@ -247,6 +248,12 @@ describe('durableToolRunner: bad config', () => {
     );
     expect(() => durableToolRunner({ name: 'x', client, tools: [{ kind: 'tool-source', tools: () => [] }] })).toThrow(/tool sources/);
     expect(() => durableToolRunner({ name: 'x', client, approvalTimeoutSeconds: 0 })).toThrow(/approvalTimeoutSeconds/);
+    const timed = agentTool({ name: 'clerk', description: 'Files', timeoutMs: 1_000, params: ({ task }) => ({ model: 'm', max_tokens: 64, messages: [{ role: 'user', content: task }] }) });
+    expect(() => durableToolRunner({ name: 'timed-agent', client, tools: [timed] })).toThrow(/agent tool 'clerk': timeoutMs is not available in a durable run/);
+    const eager = durableToolRunner({ name: 'eager-run', client });
+    expect(() => eager.start('eager-1', { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], runToolsEagerly: true } as never)).toThrow(
+      /runToolsEagerly is not available in a durable run/,
+    );
   });
 });
 

@@ -98,6 +98,9 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
   const tools = (config.tools ?? []).map((entry) => durableTool(entry as Exclude<ToolEntry, { kind: 'tool-source' }>, toolTimeoutMs));
   const client = () => (typeof config.client === 'function' ? config.client() : config.client);
   const runnerFor = (params: DurableRunParams, runClient: ClientLike) => {
+    if ((params as { runToolsEagerly?: unknown }).runToolsEagerly) {
+      throw new TypeError('durableToolRunner: runToolsEagerly is not available in a durable run (each model request is one step, read whole)');
+    }
     const { stream, ...rest } = params;
     // A fallback's client is a step client too: the fallback that answered is recorded like any request.
     const fallback = options.fallback?.map((entry, i) => (entry.client ? { ...entry, client: stepClient(entry.client, stream === true, `model request (fallback ${i})`) } : entry));

@@ -97,6 +97,10 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
   if (!isRunnableTool(entry)) return entry;
   // An agent tool is not one step: its sub-agent's requests and tool calls are steps of the workflow.
   const durableAgent = (entry as { [AGENT_DURABLE]?: (steps: AgentSteps) => AnyTool })[AGENT_DURABLE];
+  if (durableAgent && entry.timeoutMs !== undefined) {
+    // Its sub-agent's recorded steps replay at once on recovery: a timeout would not decide the same.
+    throw new TypeError(`durableToolRunner: agent tool '${entry.name}': timeoutMs is not available in a durable run (its sub-agent's steps replay at once on recovery); bound its tools' time instead (options.toolTimeoutMs)`);
+  }
   if (durableAgent) return durableAgent({ client: (client) => stepClient(client, false), tool: (inner) => durableTool(inner as AnyTool, toolTimeoutMs) as typeof inner });
   const tool: RunnableTool = entry;
   const timeoutMs = tool.timeoutMs ?? toolTimeoutMs;
