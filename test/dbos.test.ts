@@ -203,15 +203,17 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(wire(server.requests[0]!).body.output_config.format.type).toBe('json_schema');
   });
 
-  it('a fallback that answered is a recorded step: after a crash, neither the failed primary nor the fallback is asked again', async () => {
-    const primary = await mockServer([{ error: { status: 529 } }, { content: [text('Charged.')] }]);
+  for (const streamed of [false, true]) it(`a fallback that answered is a recorded step: after a crash, neither the failed primary nor the fallback is asked again (${streamed ? 'streamed, the primary failing with an SSE error event' : 'a 529'})`, async () => {
+    const failure = streamed ? { error: { status: 529, type: 'overloaded_error', afterEvents: 0 } } : { error: { status: 529 } };
+    const primary = await mockServer([failure, { content: [text('Charged.')] }]);
     const fallback = await mockServer([{ content: [toolUse('record', { order: '9' }, 'toolu_rec'), toolUse('charge', { cents: 900 }, 'toolu_chg')] }]);
     const id = `fallback-${randomUUID()}`;
-    const first = worker('start', id, primary.url, { FALLBACK_URL: fallback.url });
+    const env = { FALLBACK_URL: fallback.url, ...(streamed && { STREAM: '1' }) };
+    const first = worker('start', id, primary.url, env);
     await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
     await kill(first);
 
-    const result = await resultOf(worker('recover', id, primary.url, { FALLBACK_URL: fallback.url }));
+    const result = await resultOf(worker('recover', id, primary.url, env));
     expect(result.message.content).toEqual([{ type: 'text', text: 'Charged.', citations: null }]);
     // The primary's 529 and the fallback's reply came back from their records; only turn 2 was sent.
     expect(primary.requests).toHaveLength(2);

@@ -66,21 +66,25 @@ interface RecordedFailure {
   message: string;
   headers: Record<string, string> | undefined;
   timeout: boolean;
+  /** An SSE `error` event (no status): its error type, which decides whether the run falls back. */
+  type?: string | null | undefined;
 }
 
 function failureOf(error: unknown): RecordedFailure | undefined {
   if (!(error instanceof APIError) || error instanceof APIUserAbortError) return undefined;
-  if (error.status === undefined && !(error instanceof APIConnectionError)) return undefined;
+  const event = error.status === undefined && !(error instanceof APIConnectionError);
   return {
     status: error.status,
     body: error.error ?? null,
     message: error.message,
     headers: error.headers ? Object.fromEntries(error.headers) : undefined,
     timeout: error instanceof APIConnectionTimeoutError,
+    ...(event && { type: error.type ?? null }),
   };
 }
 
 function errorOf(failed: RecordedFailure): APIError {
+  if (failed.type !== undefined) return new APIError(undefined, failed.body ?? undefined, failed.message, new Headers(failed.headers ?? {}), failed.type as never);
   if (failed.status === undefined) return failed.timeout ? new APIConnectionTimeoutError({ message: failed.message }) : new APIConnectionError({ message: failed.message });
   return APIError.generate(failed.status, failed.body ?? undefined, failed.message, new Headers(failed.headers ?? {}));
 }
