@@ -54,6 +54,16 @@ function draftOf($schema: unknown): Draft {
   return '2020-12';
 }
 
+/** The errors `invalidSchema` made: `isInvalidSchemaError` knows them without reading their words. */
+const invalidSchemas = new WeakSet<object>();
+
 function invalidSchema(owner: SchemaOwner, problem: string): TypeError {
-  return new TypeError(`${owner.label}: ${owner.noun} is not a valid JSON Schema: ${problem}`);
+  const error = new TypeError(`${owner.label}: ${owner.noun} is not a valid JSON Schema: ${problem}`);
+  invalidSchemas.add(error);
+  return error;
+}
+
+/** Whether `error` says a schema is no valid JSON Schema (one this runner cannot compile). */
+export function isInvalidSchemaError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && invalidSchemas.has(error);
 }

@@ -7,13 +7,14 @@
  * the request options' `openTelemetry.conversationId`. A step of telemetry that throws never fails
  * the run: it is logged at debug and skipped, as the SDK does.
  */
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
 import type { RequestOptions } from './client.js';
 import { sdkHelperTag } from './helper-header.js';
 import type { LeveledLogger } from './log.js';
 import type { RunScope, ScopedCall, ScopedOutcome } from './scope.js';
 import { setToolContentAttributes } from './sdk-span-content.js';
 import type { Runner } from './surface.js';
+import { isCancellation } from './stop-reason.js';
 import {
   type ContextLike,
   SPAN_KIND_INTERNAL,
@@ -168,16 +169,11 @@ function isSdkMcpTool(tool: object): boolean {
 
 /** The status of a failed operation: an abort is a cancellation, and sets none. */
 function failed(span: SpanLike, error: unknown, type?: string): void {
-  if (error instanceof APIUserAbortError || isAbortError(error)) return;
+  if (isCancellation(error)) return;
   span.setStatus({ code: STATUS_ERROR });
   span.setAttribute('error.type', type ?? errorType(error));
 }
 
-function isAbortError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { name, message } = error as { name?: unknown; message?: unknown };
-  return name === 'AbortError' || (message !== undefined && String(message).includes('FetchRequestCanceledException'));
-}
 
 /** `error.type` as the SDK names it: the API's error type, else the status, else the kind of failure. */
 function errorType(error: unknown): string {

@@ -17,6 +17,17 @@ export type StoppedBy = 'model' | 'max_iterations' | 'approval' | 'budget' | 'lo
 /** The stops a limit makes: after raising it, iterating again goes on. */
 export type LimitStop = 'max_iterations' | 'budget' | 'loop_guard';
 
+/**
+ * An abort, which is a cancellation rather than a failure: the SDK's abort error (by its name, so that
+ * code without the SDK's classes can ask), a fetch `AbortError`, or a request the platform canceled.
+ */
+export function isCancellation(error: unknown): boolean {
+  if (error instanceof APIUserAbortError) return true;
+  if (typeof error !== 'object' || error === null) return false;
+  const { name, message } = error as { name?: unknown; message?: unknown };
+  return name === 'AbortError' || error.constructor?.name === 'APIUserAbortError' || (message !== undefined && String(message).includes('FetchRequestCanceledException'));
+}
+
 /** A run that failed with `error`: aborted (by its signal, or the SDK's abort error), or failed. */
 export function stoppedByFailure(error: unknown, signal: AbortSignal | undefined): 'abort' | 'error' {
   if (error instanceof APIUserAbortError || (error as { cause?: unknown } | null)?.cause instanceof APIUserAbortError) return 'abort';

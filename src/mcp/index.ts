@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../tool-error.js';
 import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
+import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
 import type { ToolResultContentBlock } from '../types.js';
 
@@ -159,7 +160,7 @@ export class McpToolset implements ToolSource {
     try {
       return tool({ ...definition, inputSchema: schema });
     } catch (error) {
-      if (!(error instanceof TypeError && error.message.includes('not a valid JSON Schema'))) throw error;
+      if (!isInvalidSchemaError(error)) throw error;
       // A schema this runner cannot compile (a pattern in another regex dialect, an external $ref):
       // the tool is sent with it as it is and its input is not checked here, as the SDK's MCP helpers do.
       return { ...definition, input_schema: schema } as RunnableTool;

@@ -7,6 +7,7 @@
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
+import { isCancellation } from '../stop-reason.js';
 import type { Runner } from '../surface.js';
 
 export interface OpenTelemetryOptions {
@@ -171,8 +172,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
 
 /** The error status of a failed operation; an abort (the runner's own `break`, the run's signal) is a cancellation, with none. */
 function failed(span: Span, error: unknown): void {
+  if (isCancellation(error)) return;
   const name = error instanceof Error ? error.constructor.name : 'Error';
-  if (name === 'APIUserAbortError' || (error as { name?: unknown } | null)?.name === 'AbortError') return;
   span.setAttribute('error.type', name);
   if (error instanceof Error) span.recordException(error);
   span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
