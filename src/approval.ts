@@ -22,6 +22,21 @@ export type ApprovalDecision =
   | { decision: 'allow'; input?: unknown }
   | { decision: 'deny'; reason?: string | undefined };
 
+/**
+ * Not a user's decision: a denial because no decision came in time (a durable run's
+ * `approvalTimeoutSeconds`). The model reads that the wait timed out, not that the user denied it.
+ */
+export interface TimedOutDecision {
+  decision: 'deny';
+  timedOutMs: number;
+}
+
+/** The wait a denial timed out after, when no decision came in time. */
+export function timedOutMsOf(decision: ApprovalDecision): number | undefined {
+  const { timedOutMs } = decision as Partial<TimedOutDecision>;
+  return typeof timedOutMs === 'number' ? timedOutMs : undefined;
+}
+
 /** What an approver is told besides the call. */
 export interface ApprovalContext {
   /**

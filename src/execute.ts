@@ -4,7 +4,7 @@
  * and turn any failure into an `is_error` result the model can act on.
  */
 import { AGENT_RESUME, AgentPending } from './agent-link.js';
-import { type ApprovalDecision, deniedText } from './approval.js';
+import { type ApprovalDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, callHook } from './hooks.js';
@@ -148,6 +148,11 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     }
   }
   if (decision?.decision === 'deny') {
+    const timedOut = timedOutMsOf(decision);
+    if (timedOut !== undefined) {
+      logger.info(`Tool '${tool.name}' (${toolUse.id}) was not run: no decision within ${timedOut} ms`);
+      return failed(approvalTimedOutText(tool.name, timedOut), call, context);
+    }
     logger.info(`Tool '${tool.name}' (${toolUse.id}) denied${decision.reason ? `: ${decision.reason}` : ''}`);
     return failed(deniedText(tool.name, decision.reason), call, context);
   }

@@ -85,7 +85,8 @@ export async function runWithGuards(
   if (timeoutMs !== undefined) {
     timeout = new AbortController();
     const controller = timeout;
-    timer = setTimeout(() => controller.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    // A `TimeoutError`, as `AbortSignal.timeout()` aborts with: a tool (or an approver) can tell a timeout from an abort.
+    timer = setTimeout(() => controller.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
     signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
   }
   try {

@@ -226,6 +226,56 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(result.usage.input_tokens).toBeGreaterThan(0);
   });
 
+  it('a tool that throws: onToolError sees what it threw, and after a recovery an Error of the same name and message, never a ToolError', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { order: '42' }, 'toolu_look')] },
+      { content: [text('Sorry.')], delayMs: 60_000 },
+      { content: [text('Sorry.')] },
+    ]);
+    const id = `failing-${randomUUID()}`;
+    const first = worker('start', id, server.url, { FAILING: '1' });
+    let before = '';
+    first.stdout!.on('data', (chunk) => (before += chunk));
+    await until(async () => server.requests.length === 2);
+    await kill(first);
+
+    const after = await output(worker('recover', id, server.url, { FAILING: '1' }));
+    const result = resultIn(after);
+    const seen = (stdout: string) => stdout.split('\n').filter((line) => line.startsWith('onToolError ')).map((line) => JSON.parse(line.slice('onToolError '.length)));
+    expect(seen(before)).toEqual([{ name: 'RangeError', message: 'no order 42', toolError: false }]);
+    expect(seen(after)).toEqual([{ name: 'RangeError', message: 'no order 42', toolError: false }]);
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Sorry.', citations: null }]);
+    // The tool ran once; the recovered run read its failure from the record, as the model did.
+    expect(await counts(id)).toEqual({ lookup: { started: 1, finished: 0 } });
+    for (const request of [server.requests[1]!, server.requests[2]!]) {
+      expect(wire(request).messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_look', is_error: true, content: 'RangeError: no order 42' }]);
+    }
+  });
+
+  it('approvals: the calls of one stop share approvalTimeoutSeconds, pending() drops a decided call, an undecided one is answered as timed out', async () => {
+    const server = await mockServer([
+      { content: [toolUse('refund', { order: '42' }, 'toolu_ref'), toolUse('cancel', { order: '42' }, 'toolu_can')] },
+      { content: [text('Refunded; the cancellation waited too long.')] },
+    ]);
+    const id = `approval-timeout-${randomUUID()}`;
+    const done = resultOf(worker('start', id, server.url, { APPROVALS: '1', APPROVAL_SECONDS: '5' }));
+    await until(async () => (await approvalsOf(id)).length === 2);
+    const stopped = Date.now();
+    // Decided late: a wait of its own for the cancel would end 5 s after this.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await durableApprovals(dbos, id).approve('toolu_ref');
+    await until(async () => (await approvalsOf(id)).map((call) => call.id).join() === 'toolu_can');
+    const result = await done;
+    expect(Date.now() - stopped).toBeLessThan(7_500);
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Refunded; the cancellation waited too long.', citations: null }]);
+    expect(wire(server.requests[1]!).messages[2].content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_ref', content: 'refunded 42' },
+      { type: 'tool_result', tool_use_id: 'toolu_can', is_error: true, content: "Error: the call to 'cancel' timed out after 5000 ms waiting for approval and was not run." },
+    ]);
+    expect(await counts(id)).toEqual({ refund: { started: 1, finished: 1 } });
+    expect(await approvalsOf(id)).toEqual([]);
+  });
+
   const approvalsOf = (runId: string) => durableApprovals(dbos, runId).pending();
 
   function spawnFixture(file: string, env: Record<string, string>): ChildProcess {

@@ -22,6 +22,8 @@ describe('timeouts', () => {
     const runner = toolRunner(server.client(), { ...baseParams, tools: [hanging('slow', signals, 50)] });
     await runner;
     expect(signals[0]?.aborted).toBe(true);
+    // A timeout, as `AbortSignal.timeout()` says it: the tool can tell it from an abort.
+    expect(signals[0]?.reason).toMatchObject({ name: 'TimeoutError', message: 'timed out after 50 ms' });
     expect(wire(server.requests[1]!).messages[2].content[0]).toEqual({
       type: 'tool_result',
       tool_use_id: 'toolu_s',

@@ -12,7 +12,7 @@ import { type RunnerEvent, agentTool, textOf, tool, toolRunner } from 'tool-runn
 import { type Inspector, type InspectorRecord, type OtherRecord, inspectRecording, inspector } from 'tool-runner/inspect';
 import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
 import { decide, inspectedSteps, inspectedTools, params, prompt, readFeed, withToken } from './fixtures/inspected.js';
-import { baseParams, mockServer, sleep } from './helpers.js';
+import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
 type AnyRecord = InspectorRecord | OtherRecord;
 const dir = mkdtempSync(join(tmpdir(), 'tool-runner-inspect-'));
@@ -309,6 +309,18 @@ describe('approvals decided from the page', () => {
     expect(ofType(fed, 'approval.decided')[0]).toMatchObject({ id: 'toolu_email', decision: 'aborted' });
     expect(log.filter((entry) => entry.startsWith('send_email'))).toEqual([]);
     expect(JSON.stringify(results)).toContain("the call to 'send_email' was aborted");
+  });
+
+  it("the tool's timeout ends the wait: the decision is recorded as timed out, not as an abort", async () => {
+    const server = await mockServer(inspectedSteps());
+    const inspect = await start();
+    const log: string[] = [];
+    const runner = toolRunner(server.client(), params(inspectedTools(log), false), { onEvent: inspect.onEvent, approve: inspect.approve, toolTimeoutMs: 300 });
+    await runner;
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'));
+    expect(ofType(fed, 'approval.decided')).toEqual([expect.objectContaining({ id: 'toolu_email', decision: 'timedOut' })]);
+    expect(log.filter((entry) => entry.startsWith('send_email'))).toEqual([]);
+    expect(JSON.stringify(wire(server.requests.at(-1)!).messages)).toContain("the call to 'send_email' timed out after 300 ms waiting for approval");
   });
 
   it('close() denies the calls still waiting: the run goes on and ends', async () => {

@@ -4,7 +4,7 @@
  * runs again.
  */
 import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
-import type { ApprovalDecision } from '../approval.js';
+import type { ApprovalDecision, TimedOutDecision } from '../approval.js';
 import type { ClientLike } from '../client.js';
 import type { ToolRunnerOptions } from '../options.js';
 import type { StoppedBy } from '../stop-reason.js';
@@ -31,7 +31,10 @@ export interface DurableToolRunnerConfig {
   /** The tools, defined in code that every worker loads. MCP tool sources are not supported yet. */
   tools?: ToolEntry[];
   options?: DurableRunnerOptions;
-  /** How long a call may wait for a decision before it is denied. Default: 7 days. */
+  /**
+   * How long the calls a run stops for may wait for their decisions, from when it stops: a call
+   * still undecided then is answered as timed out waiting for approval, and not run. Default: 7 days.
+   */
   approvalTimeoutSeconds?: number;
 }
 
@@ -64,6 +67,15 @@ export interface DurableToolRunner {
   start(workflowId: string, params: DurableRunParams, options?: DurableStartOptions): Promise<WorkflowHandle<DurableRunResult>>;
   /** Starts the run and resolves to its result. */
   run(workflowId: string, params: DurableRunParams, options?: DurableStartOptions): Promise<DurableRunResult>;
+}
+
+/** The runner of a durable run: it can also end a call's wait for a decision. */
+class DurableRun extends ToolRunner {
+  /** No decision came within `ms`: the model reads that the wait timed out (not that the user denied it). */
+  timeOut(id: string, ms: number): void {
+    const timedOut: TimedOutDecision = { decision: 'deny', timedOutMs: ms };
+    this.answers.decide(id, timedOut);
+  }
 }
 
 const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
@@ -104,7 +116,7 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
     const { stream, ...rest } = params;
     // A fallback's client is a step client too: the fallback that answered is recorded like any request.
     const fallback = options.fallback?.map((entry, i) => (entry.client ? { ...entry, client: stepClient(entry.client, stream === true, `model request (fallback ${i})`) } : entry));
-    return new ToolRunner(stepClient(runClient, stream === true), { ...rest, tools }, fallback ? { ...options, fallback } : options);
+    return new DurableRun(stepClient(runClient, stream === true), { ...rest, tools }, fallback ? { ...options, fallback } : options);
   };
 
   const workflow = DBOS.registerWorkflow(
@@ -119,12 +131,19 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
           return result;
         }
         await DBOS.setEvent(PENDING_EVENT, pending);
+        // The calls of one stop share one deadline (DBOS.now() is recorded: a recovery keeps it).
+        const deadline = (await DBOS.now()) + approvalTimeoutSeconds * 1000;
+        let waiting = pending;
         for (const call of pending) {
-          const decision = await DBOS.recv<ApprovalDecision>(decisionTopic(call.id), { timeoutSeconds: approvalTimeoutSeconds });
+          const left = Math.max(0, deadline - (await DBOS.now()));
+          const decision = await DBOS.recv<ApprovalDecision>(decisionTopic(call.id), { timeoutSeconds: left / 1000 });
           if (decision?.decision === 'allow') runner.approve(call.id, decision.input === undefined ? {} : { input: decision.input });
-          else runner.deny(call.id, decision ? decision.reason : `no decision within ${approvalTimeoutSeconds} seconds`);
+          else if (decision) runner.deny(call.id, decision.reason);
+          else runner.timeOut(call.id, approvalTimeoutSeconds * 1000);
+          // `pending()` lists only the calls still waiting.
+          waiting = waiting.filter((other) => other !== call);
+          await DBOS.setEvent(PENDING_EVENT, waiting);
         }
-        await DBOS.setEvent(PENDING_EVENT, []);
       }
     },
     { name },

@@ -10,7 +10,7 @@ import { stoppedText } from '../execute.js';
 import { runWithGuards } from '../guards.js';
 import type { AnyTool, RunnableTool } from '../surface.js';
 import { isRunnableTool } from '../tool.js';
-import { ToolError, thrownValueToContent } from '../tool-error.js';
+import { ToolError, isToolError, thrownValueToContent } from '../tool-error.js';
 import type { ToolResultContent } from '../types.js';
 
 /**
@@ -89,8 +89,33 @@ function errorOf(failed: RecordedFailure): APIError {
   return APIError.generate(failed.status, failed.body ?? undefined, failed.message, new Headers(failed.headers ?? {}));
 }
 
-/** What a tool step records: the tool's result, or the content of the error result. */
-type StepResult = { value: ToolResultContent } | { error: ToolResultContent };
+/** What a tool step records: the tool's result, or the content of the error result (and what was thrown, unless a `ToolError`). */
+type StepResult = { value: ToolResultContent } | { error: ToolResultContent; thrown?: ThrownRecord };
+
+/** A thrown Error as JSON (its class is not kept), or any other thrown value as its text. */
+type ThrownRecord = { name: string; message: string; stack?: string | undefined } | { text: string };
+
+function thrownRecordOf(thrown: unknown): ThrownRecord | undefined {
+  if (isToolError(thrown)) return undefined;
+  if (thrown instanceof Error) return { name: thrown.name, message: thrown.message, stack: thrown.stack };
+  // `Error: <the value as text>`, as thrownValueToContent writes it: the text read back gives the same.
+  return { text: (thrownValueToContent(thrown) as string).slice('Error: '.length) };
+}
+
+/**
+ * What a recovered run throws for a recorded failure: an Error of the same name and message (the
+ * model reads the same `Name: message`, `onToolError` sees an error, not the model's business), or
+ * the recorded `ToolError` content (a `ToolError`, a timeout, an older record).
+ */
+function thrownAgain(recorded: { error: ToolResultContent; thrown?: ThrownRecord }): unknown {
+  const { thrown } = recorded;
+  if (!thrown) return new ToolError(recorded.error);
+  if ('text' in thrown) return thrown.text;
+  const error = new Error(thrown.message);
+  error.name = thrown.name;
+  if (thrown.stack !== undefined) error.stack = thrown.stack;
+  return error;
+}
 
 /**
  * The tool as a DBOS step. The step holds the whole call, timeout included, so a call that timed
@@ -110,16 +135,20 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
   const timeoutMs = tool.timeoutMs ?? toolTimeoutMs;
   const run: RunnableTool['run'] = async (input, context) => {
     const idempotencyKey = `${DBOS.workflowID ?? 'no-workflow'}:${context.toolUse.id}`;
+    // What the tool threw when the step runs in this process (not replayed): thrown again as it is.
+    let original: { thrown: unknown } | undefined;
     const recorded = await DBOS.runStep(
       async (): Promise<StepResult> => {
         const outcome = await runWithGuards((signal) => tool.run(input, { ...context, signal, idempotencyKey }), context.signal, timeoutMs);
         if (outcome.ok) return { value: outcome.value as ToolResultContent };
-        if ('thrown' in outcome) return { error: thrownValueToContent(outcome.thrown) };
-        return { error: stoppedText(tool.name, outcome.timedOut) };
+        if (!('thrown' in outcome)) return { error: stoppedText(tool.name, outcome.timedOut) };
+        original = { thrown: outcome.thrown };
+        const thrown = thrownRecordOf(outcome.thrown);
+        return thrown ? { error: thrownValueToContent(outcome.thrown), thrown } : { error: thrownValueToContent(outcome.thrown) };
       },
       { name: `tool ${tool.name}` },
     );
-    if ('error' in recorded) throw new ToolError(recorded.error);
+    if ('error' in recorded) throw original ? original.thrown : thrownAgain(recorded);
     return recorded.value;
   };
   const { timeoutMs: _ownTimeout, ...rest } = tool;

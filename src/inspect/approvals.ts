@@ -45,8 +45,11 @@ export class PageApprovals {
         this.#emit({ ...where, time: Date.now(), type: 'approval.decided', id, ...fields });
         resolve(decision);
       };
-      // The run's answer to an aborted call is "aborted" whatever is decided (execute.ts).
-      const aborted = () => decide({ decision: 'deny', reason: 'the run was aborted' }, { decision: 'aborted' });
+      // The run's answer to an aborted or timed-out call is its own, whatever is decided (execute.ts).
+      const aborted = () =>
+        (signal?.reason as { name?: unknown } | undefined)?.name === 'TimeoutError'
+          ? decide({ decision: 'deny', reason: 'no decision in time' }, { decision: 'timedOut' })
+          : decide({ decision: 'deny', reason: 'the run was aborted' }, { decision: 'aborted' });
       this.#waiting.set(key, { decide });
       this.#emit({ ...where, time: Date.now(), type: 'approval.waiting', id, name, ...(input !== undefined && { input }) });
       if (this.#closed) closed(decide);

@@ -227,7 +227,7 @@ function fillRequest(run, item) {
   if (item.error) el.appendChild(h('p', { className: 'error', text: item.error.name + ': ' + item.error.message }));
 }
 
-var DECIDED = { allow: 'allowed', deny: 'denied', aborted: 'approval ended by an abort', closed: 'approval ended: the inspector closed' };
+var DECIDED = { allow: 'allowed', deny: 'denied', aborted: 'approval ended by an abort', timedOut: 'approval ended: no decision in time', closed: 'approval ended: the inspector closed' };
 
 function toolStatus(item) {
   if (item.approval && item.approval.state === 'waiting') return 'waiting for approval';
