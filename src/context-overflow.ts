@@ -55,7 +55,7 @@ export class ContextOverflowError extends BadRequestError implements Overflow {
     this.cause = rejection;
     this.tokens = overflow.tokens;
     this.limit = overflow.limit;
-    this.message = `${rejection.message}. Nothing was appended: shorten the history (runner.setMessagesParams) or enable compactionControl, then iterate again.`;
+    this.message = `${rejection.message}. Nothing was appended: shorten the history (runner.setMessagesParams), or turn compactionControl on if it is off, then iterate again.`;
   }
 
   /** `error` as a ContextOverflowError when it reports an overflow, else `error` itself. (`this`: see ReplyError.from.) */
