@@ -5,6 +5,7 @@
  * and sends the request again, once.
  */
 import { APIError, BadRequestError } from '@anthropic-ai/sdk';
+import { brandClass } from './brand.js';
 import type { BetaMessageParam } from './types.js';
 
 /** What the API said of an overflow: its numbers, when its message gives them. */
@@ -141,3 +142,5 @@ function cutContent(content: unknown, cap: number): unknown {
 function cutTexts(messages: readonly BetaMessageParam[], cap: number): BetaMessageParam[] {
   return messages.map((message) => ({ ...message, content: cutContent(message.content, cap) }) as BetaMessageParam);
 }
+
+brandClass(ContextOverflowError, 'ContextOverflowError');

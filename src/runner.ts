@@ -220,7 +220,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   /** `await runner` is `runner.runUntilDone()`. */
   then<Result1 = BetaMessage, Result2 = never>(
     onfulfilled?: ((value: BetaMessage) => Result1 | PromiseLike<Result1>) | null,
-    onrejected?: ((reason: unknown) => Result2 | PromiseLike<Result2>) | null,
+    // `any`, as `PromiseLike` types it: a handler typed `(error: APIError) => …` compiles, as on the SDK's runner.
+    onrejected?: ((reason: any) => Result2 | PromiseLike<Result2>) | null,
   ): Promise<Result1 | Result2> {
     return this.runUntilDone().then(onfulfilled, onrejected);
   }
