@@ -74,10 +74,11 @@ export type RunnerParams = ParamsWithoutTools & {
 };
 
 /**
- * `runner.params` as it reads. `tools` is typed as always there, as the SDK's runner types it (so a
- * program typed against the SDK compiles), though it is `undefined` when the run has no tools.
+ * `runner.params` as it reads: a read-only copy, as the SDK's runner types it. `tools` is typed as
+ * always there, as the SDK types it (so a program typed against the SDK compiles), though it is
+ * `undefined` when the run has no tools.
  */
-export type RunnerParamsRead = Omit<RunnerParams, 'tools'> & { tools: ToolEntry[] };
+export type RunnerParamsRead = Readonly<Omit<RunnerParams, 'tools'> & { tools: ToolEntry[] }>;
 
 /**
  * The public surface of a run, as tools (`context.runner`), hooks and observers (`RunnerEvent.runner`)

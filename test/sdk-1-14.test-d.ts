@@ -66,6 +66,8 @@ describe('an SDK 1.14 program compiles on toolRunner(client, …)', () => {
     const runner = toolRunner(client, params);
     for await (const _message of runner) {
       const count: number = runner.params.tools.length;
+      // @ts-expect-error read-only, as the SDK types it: change params with setMessagesParams
+      runner.params.max_tokens = 5;
       runner.setMessagesParams({ ...runner.params, tools: [...runner.params.tools, extra] });
       runner.setMessagesParams((previous: BetaToolRunnerParams) => ({ ...previous, max_tokens: 5 }));
       runner.setMessagesParams((previous) => ({ ...previous, tools: [...previous.tools, extra] }));
