@@ -3,7 +3,7 @@
  * the developer's error at `tool()` time, with where it is, and never an "invalid input" told to the
  * model at run time.
  */
-import { forEachSubschema, isObject } from './json-schema-walk.js';
+import { type Draft, forEachSubschema, isObject } from './json-schema-walk.js';
 
 const TYPES: ReadonlySet<string> = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
 
@@ -11,28 +11,31 @@ const COUNTS = ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties
 const NUMBERS = ['minimum', 'maximum'];
 const LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 
-/**
- * The first problem of `schema`, as `where: what`, or undefined when it can be used. `resolves`
- * tells whether a `$ref` found at a schema points to a schema the validator knows.
- */
-export function schemaProblem(schema: unknown, resolves: (node: Record<string, unknown>) => boolean): string | undefined {
-  return problemAt(schema, [], resolves, 0);
+/** What the check knows besides the schema: its draft, and whether a `$ref` found at a schema points to a schema the validator knows. */
+interface Context {
+  draft: Draft;
+  resolves: (node: Record<string, unknown>) => boolean;
 }
 
-function problemAt(schema: unknown, where: string[], resolves: (node: Record<string, unknown>) => boolean, depth: number): string | undefined {
+/** The first problem of `schema` (written in `draft`), as `where: what`, or undefined when it can be used. */
+export function schemaProblem(schema: unknown, draft: Draft, resolves: Context['resolves']): string | undefined {
+  return problemAt(schema, [], { draft, resolves }, 0);
+}
+
+function problemAt(schema: unknown, where: string[], context: Context, depth: number): string | undefined {
   if (typeof schema === 'boolean') return undefined;
   if (!isObject(schema)) return at(where, `a schema must be an object or a boolean, got ${describe(schema)}`);
   if (depth > 100) return at(where, 'the schema is nested more than 100 levels deep');
-  const own = ownProblem(schema, resolves);
+  const own = ownProblem(schema, context);
   if (own) return at([...where, own.key], own.message);
   let found: string | undefined;
   forEachSubschema(schema, (sub, path) => {
-    found ??= problemAt(sub, [...where, ...path], resolves, depth + 1);
+    found ??= problemAt(sub, [...where, ...path], context, depth + 1);
   });
   return found;
 }
 
-function ownProblem(schema: Record<string, unknown>, resolves: (node: Record<string, unknown>) => boolean): { key: string; message: string } | undefined {
+function ownProblem(schema: Record<string, unknown>, { draft, resolves }: Context): { key: string; message: string } | undefined {
   const { type, required, pattern, patternProperties, multipleOf, $ref } = schema;
   const types = Array.isArray(type) ? type : type === undefined ? [] : [type];
   for (const name of types) {
@@ -53,11 +56,8 @@ function ownProblem(schema: Record<string, unknown>, resolves: (node: Record<str
   for (const key of NUMBERS) {
     if (schema[key] !== undefined && typeof schema[key] !== 'number') return { key, message: `must be a number, got ${JSON.stringify(schema[key])}` };
   }
-  for (const key of ['exclusiveMinimum', 'exclusiveMaximum']) {
-    // A boolean in draft 4, a number since draft 6.
-    const value = schema[key];
-    if (value !== undefined && typeof value !== 'number' && typeof value !== 'boolean') return { key, message: `must be a number, got ${JSON.stringify(value)}` };
-  }
+  const bounds = exclusiveBoundProblem(schema, draft);
+  if (bounds) return bounds;
   if (multipleOf !== undefined && !(typeof multipleOf === 'number' && multipleOf > 0)) {
     return { key: 'multipleOf', message: `must be a number greater than 0, got ${JSON.stringify(multipleOf)}` };
   }
@@ -82,6 +82,27 @@ function ownProblem(schema: Record<string, unknown>, resolves: (node: Record<str
   if ($ref !== undefined) {
     if (typeof $ref !== 'string') return { key: '$ref', message: 'must be a string' };
     if (!resolves(schema)) return { key: '$ref', message: `${JSON.stringify($ref)} does not point to a schema in this schema (only references inside the schema are followed)` };
+  }
+  return undefined;
+}
+
+/**
+ * `exclusiveMaximum` is a boolean beside `maximum` in draft 4, a number since draft 6; the boolean
+ * form is taken in every draft too, as OpenAPI 3.0 writes it (json-schema-prepare.ts turns it into
+ * the number). The same for the minimum.
+ */
+function exclusiveBoundProblem(schema: Record<string, unknown>, draft: Draft): { key: string; message: string } | undefined {
+  for (const [bound, key] of [
+    ['minimum', 'exclusiveMinimum'],
+    ['maximum', 'exclusiveMaximum'],
+  ] as const) {
+    const value = schema[key];
+    if (value === undefined) continue;
+    if (draft === '4' && typeof value !== 'boolean') {
+      return { key, message: `must be a boolean in draft-04 (a number since draft-06), got ${JSON.stringify(value)}` };
+    }
+    if (typeof value !== 'number' && typeof value !== 'boolean') return { key, message: `must be a number, got ${JSON.stringify(value)}` };
+    if (value === true && typeof schema[bound] !== 'number') return { key, message: `true needs a number in ${bound} beside it` };
   }
   return undefined;
 }

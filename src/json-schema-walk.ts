@@ -1,6 +1,7 @@
 /**
  * Where a JSON Schema holds subschemas, by keyword, for every draft from 4 to 2020-12: the one map
- * that the schema check, the defaults and the format stripping walk by.
+ * that the schema check, the defaults and the validator's copy of the schema walk by; and which
+ * draft a schema is written in.
  */
 
 /** Keywords whose value is one subschema (`items` too, when it is not an array). */
@@ -46,30 +47,31 @@ export function forEachSubschema(schema: Record<string, unknown>, visit: Subsche
   }
 }
 
-/** Whether `key` of a schema holds names of properties (so a `format` or `default` there is a name, not a keyword). */
-function holdsSubschemas(key: string): boolean {
+/** Whether the value at `key` of a schema holds subschemas (so a `format` or `default` found there is a name, not a keyword). */
+export function holdsSubschemas(key: string): boolean {
   return ONE.has(key) || LIST.has(key) || MAP.has(key) || key === 'dependencies';
 }
 
-/** A schema with every `format` keyword removed (formats are annotations, as in 2019-09 and 2020-12's default). */
-export function withoutFormats(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(withoutFormats);
-  if (!isObject(schema)) return schema;
+/** The value at `key` of a schema (one that `holdsSubschemas`) with `map` applied to each of its subschemas. */
+export function mapSubschemas(key: string, value: unknown, map: (schema: unknown) => unknown): unknown {
+  if (Array.isArray(value)) return LIST.has(key) ? value.map(map) : value;
+  if (ONE.has(key)) return map(value);
+  if (!isObject(value)) return value;
   const copy: Record<string, unknown> = {};
-  for (const key in schema) {
-    if (key === 'format') continue;
-    copy[key] = holdsSubschemas(key) ? mapSubschemas(key, schema[key]) : schema[key];
-  }
+  for (const name in value) copy[name] = Array.isArray(value[name]) ? value[name] : map(value[name]);
   return copy;
 }
 
-function mapSubschemas(key: string, value: unknown): unknown {
-  if (Array.isArray(value)) return LIST.has(key) ? value.map(withoutFormats) : value;
-  if (ONE.has(key)) return withoutFormats(value);
-  if (!isObject(value)) return value;
-  const copy: Record<string, unknown> = {};
-  for (const name in value) copy[name] = Array.isArray(value[name]) ? value[name] : withoutFormats(value[name]);
-  return copy;
+/** The JSON Schema drafts the validator knows (6 is read as 7). */
+export type Draft = '4' | '7' | '2019-09' | '2020-12';
+
+/** The draft `$schema` names; without one, 2020-12 (the API's draft for `input_schema`). */
+export function draftOf($schema: unknown): Draft {
+  if (typeof $schema !== 'string') return '2020-12';
+  if ($schema.includes('draft-04')) return '4';
+  if ($schema.includes('draft-06') || $schema.includes('draft-07')) return '7';
+  if ($schema.includes('2019-09')) return '2019-09';
+  return '2020-12';
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

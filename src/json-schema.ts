@@ -8,28 +8,22 @@ import { type OutputUnit, type Schema, dereference, validate } from '@cfworker/j
 import { applyDefaults, hasDefaults } from './json-schema-defaults.js';
 import { schemaProblem } from './json-schema-check.js';
 import { keywordLookup, toIssues } from './json-schema-issues.js';
-import { withoutFormats } from './json-schema-walk.js';
+import { prepareSchema } from './json-schema-prepare.js';
+import { draftOf } from './json-schema-walk.js';
 import type { CompiledSchema, JsonObjectSchema, SchemaOwner } from './validation.js';
 
-type Draft = '4' | '7' | '2019-09' | '2020-12';
 type Lookup = Record<string, Schema | boolean>;
 
 /** Prepares `schema` (already checked to be an object schema) of `owner` (a tool, the run's output); throws a TypeError naming what is wrong. */
 export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchema): CompiledSchema<T> {
-  // The validator marks the schema it is given, and `format` is an annotation here (as ajv ran it,
-  // and as 2020-12 says by default): it validates a copy without formats, never the caller's object.
-  let copy: Schema;
-  let lookup: Lookup;
-  try {
-    copy = withoutFormats(structuredClone(schema)) as Schema;
-    lookup = dereference(copy);
-  } catch (error) {
-    throw invalidSchema(owner, error instanceof Error ? error.message : String(error));
-  }
+  // The schema is checked as the caller wrote it (so that its errors name the caller's places), and
+  // the validator gets a copy of its own: it marks the objects it is given, and reads some forms
+  // differently from ajv (json-schema-prepare.ts). The caller's object is never changed.
   const draft = draftOf(schema.$schema);
-  const resolve = (node: Record<string, unknown>) => lookup[(node.__absolute_ref__ as string | undefined) ?? (node.$ref as string)];
-  const problem = schemaProblem(copy, (node) => resolve(node) !== undefined);
+  const checked = dereferenced(owner, () => structuredClone(schema) as Schema);
+  const problem = schemaProblem(checked.schema, draft, (node) => checked.resolve(node) !== undefined);
   if (problem) throw invalidSchema(owner, problem);
+  const { schema: copy, lookup, resolve } = dereferenced(owner, () => prepareSchema(checked.schema, draft) as Schema);
   const keywordAt = keywordLookup(copy, resolve);
   const defaults = hasDefaults(copy);
   return {
@@ -45,13 +39,18 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
   };
 }
 
-/** The draft `$schema` names; without one, 2020-12 (the API's draft for `input_schema`). */
-function draftOf($schema: unknown): Draft {
-  if (typeof $schema !== 'string') return '2020-12';
-  if ($schema.includes('draft-04')) return '4';
-  if ($schema.includes('draft-06') || $schema.includes('draft-07')) return '7';
-  if ($schema.includes('2019-09')) return '2019-09';
-  return '2020-12';
+/** The schema `make` makes with its `$ref`s resolved (the validator's lookup), and a resolver of a node's `$ref`. */
+function dereferenced(owner: SchemaOwner, make: () => Schema) {
+  let schema: Schema;
+  let lookup: Lookup;
+  try {
+    schema = make();
+    lookup = dereference(schema);
+  } catch (error) {
+    throw invalidSchema(owner, error instanceof Error ? error.message : String(error));
+  }
+  const resolve = (node: Record<string, unknown>) => lookup[(node.__absolute_ref__ as string | undefined) ?? (node.$ref as string)];
+  return { schema, lookup, resolve };
 }
 
 /** The errors `invalidSchema` made: `isInvalidSchemaError` knows them without reading their words. */

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ValidatorError, tool, toolRunner } from 'tool-runner';
+import { OutputError, ValidatorError, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer } from './helpers.js';
+import { baseParams, mockServer, wire } from './helpers.js';
 
 /** The text the model gets back for one call of a tool with `schema`, and the input `run` saw (if it ran). */
 async function answer(schema: object, input: unknown) {
@@ -19,6 +19,15 @@ async function answer(schema: object, input: unknown) {
 }
 
 const lines = (content: string) => content.split('\n').filter((line) => line.startsWith('- '));
+
+/** A run with `schema` as `options.output` whose model replies `replies` in turn: its output, or the error it ended with, and the repair turns' issues. */
+async function output(schema: object, replies: unknown[]) {
+  const server = await mockServer(replies.map((reply) => ({ content: [text(typeof reply === 'string' ? reply : JSON.stringify(reply))] })));
+  const runner = toolRunner(server.client(), baseParams, { output: schema as { type: 'object' } });
+  const error = await runner.then(() => undefined, (thrown: unknown) => thrown);
+  const repairs = server.requests.slice(1).map((request) => lines(String(wire(request).messages.at(-1).content)));
+  return { value: runner.output, error, repairs };
+}
 
 describe('JSON Schema issues the model can act on', () => {
   const order = {
@@ -95,6 +104,25 @@ describe('JSON Schema issues the model can act on', () => {
     expect(await answer(draft7, { s: 'ok' })).toMatchObject({ isError: false, seen: { s: 'ok' } });
   });
 
+  it("OpenAPI 3.0's boolean exclusiveMaximum/exclusiveMinimum beside maximum/minimum, without a draft-04 $schema: read as draft 4 reads it", async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        n: { type: 'number', minimum: 0, maximum: 5, exclusiveMaximum: true },
+        m: { type: 'number', minimum: 0, exclusiveMinimum: true },
+        k: { type: 'number', maximum: 5, exclusiveMaximum: false },
+      },
+    };
+    const before = JSON.stringify(schema);
+    expect(await answer(schema, { n: 3, m: 0.5, k: 5 })).toMatchObject({ isError: false, seen: { n: 3, m: 0.5, k: 5 } });
+    expect(lines((await answer(schema, { n: 5, m: 0, k: 6 })).content)).toEqual(['- n: must be < 5', '- m: must be > 0', '- k: must be <= 5']);
+    expect(lines((await answer(schema, { n: -1 })).content)).toEqual(['- n: must be >= 0']);
+    expect(JSON.stringify(schema)).toBe(before);
+    // The run's output schema too (the same validator).
+    expect(await output(schema, [{ n: 3 }])).toMatchObject({ value: { n: 3 }, error: undefined });
+    expect(await output(schema, [{ n: 5 }, { n: 4.5 }])).toMatchObject({ value: { n: 4.5 }, repairs: [['- n: must be < 5']] });
+  });
+
   it('format is an annotation, as before: a value that does not look like an email still reaches the tool', async () => {
     const schema = { type: 'object', properties: { email: { type: 'string', format: 'email' }, format: { type: 'string' } } };
     expect(await answer(schema, { email: 'not an email', format: 'x' })).toMatchObject({ isError: false, seen: { email: 'not an email', format: 'x' } });
@@ -137,6 +165,9 @@ describe('a schema the validator cannot use is an error at tool() time, saying w
     [{ type: 'object', properties: { s: { type: 'string', minLength: -1 } } }, /properties\.s\.minLength: must be a non-negative integer, got -1/],
     [{ type: 'object', properties: { a: 5 } }, /properties\.a: a schema must be an object or a boolean, got number/],
     [{ type: 'object', anyOf: [] }, /anyOf: must be a non-empty array of schemas/],
+    [{ type: 'object', properties: { n: { exclusiveMaximum: true } } }, /properties\.n\.exclusiveMaximum: true needs a number in maximum beside it/],
+    [{ type: 'object', properties: { n: { exclusiveMinimum: 'yes' } } }, /properties\.n\.exclusiveMinimum: must be a number, got "yes"/],
+    [{ $schema: 'http://json-schema.org/draft-04/schema#', type: 'object', properties: { n: { exclusiveMinimum: 0 } } }, /properties\.n\.exclusiveMinimum: must be a boolean in draft-04/],
   ])('%j', (schema, message) => {
     expect(bad(schema)).toThrow(TypeError);
     expect(bad(schema)).toThrow(/^Tool 'x': the input schema is not a valid JSON Schema: /);

@@ -1,0 +1,47 @@
+/**
+ * The schema the validator gets: a copy of the caller's (which is never changed; the validator marks
+ * the objects it is given), made once when the tool is defined, in the forms the validator reads as
+ * ajv read the original: without `format` keywords (an annotation here), and with OpenAPI's boolean
+ * `exclusiveMaximum`/`exclusiveMinimum` turned into the numbers of draft 6 and later.
+ */
+import { type Draft, holdsSubschemas, isObject, mapSubschemas } from './json-schema-walk.js';
+
+/** A key left out of the copy. */
+const LEFT_OUT = Symbol('left out');
+
+/** A copy of `schema` (an already checked schema of `draft`) as the validator is to read it. */
+export function prepareSchema(schema: unknown, draft: Draft): unknown {
+  const prepare = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(prepare);
+    if (!isObject(node)) return node;
+    // Built key by key (never a `delete` afterwards, which would slow down every read of the node).
+    const copy: Record<string, unknown> = {};
+    for (const key in node) {
+      const value = holdsSubschemas(key) ? mapSubschemas(key, node[key], prepare) : rewritten(node, key, draft);
+      if (value !== LEFT_OUT) copy[key] = value;
+    }
+    return copy;
+  };
+  return prepare(schema);
+}
+
+/** The value of `key` of `schema` in the copy, or LEFT_OUT. */
+function rewritten(schema: Record<string, unknown>, key: string, draft: Draft): unknown {
+  const value = schema[key];
+  switch (key) {
+    case 'format':
+      return LEFT_OUT;
+    // `{maximum: 5, exclusiveMaximum: true}` (draft 4, and OpenAPI 3.0 whatever the draft) is
+    // `{exclusiveMaximum: 5}` since draft 6; `exclusiveMaximum: false` says nothing. The same for the minimum.
+    case 'maximum':
+      return draft !== '4' && schema.exclusiveMaximum === true ? LEFT_OUT : value;
+    case 'minimum':
+      return draft !== '4' && schema.exclusiveMinimum === true ? LEFT_OUT : value;
+    case 'exclusiveMaximum':
+      return draft === '4' || typeof value !== 'boolean' ? value : value ? schema.maximum : LEFT_OUT;
+    case 'exclusiveMinimum':
+      return draft === '4' || typeof value !== 'boolean' ? value : value ? schema.minimum : LEFT_OUT;
+    default:
+      return value;
+  }
+}
