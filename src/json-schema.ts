@@ -29,10 +29,20 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
   return {
     jsonSchema: schema,
     validate(input) {
-      // A copy, so that neither defaults nor the tool's own changes reach the model's tool_use block.
-      const value = structuredClone(input);
-      if (defaults) applyDefaults(copy, value, resolve);
-      const result = validate(value, copy, draft, lookup, false);
+      let value: unknown;
+      let result: ReturnType<typeof validate>;
+      try {
+        // A copy, so that neither defaults nor the tool's own changes reach the model's tool_use block.
+        value = structuredClone(input);
+        if (defaults) applyDefaults(copy, value, resolve);
+        result = validate(value, copy, draft, lookup, false);
+      } catch (error) {
+        // The copy and the validator recurse (and spread each subschema's errors into an argument
+        // list): an input nested thousands deep, or with tens of thousands of errors, exhausts the
+        // stack. That is the input's size, which the model can change, not a failing validator.
+        if (!isStackOverflow(error)) throw error;
+        return { ok: false, issues: [{ path: '(root)', message: 'is nested too deeply or too large to validate' }] };
+      }
       if (result.valid) return { ok: true, value: value as T };
       return { ok: false, issues: toIssues(result.errors as OutputUnit[], keywordAt) };
     },
@@ -51,6 +61,11 @@ function dereferenced(owner: SchemaOwner, make: () => Schema) {
   }
   const resolve = (node: Record<string, unknown>) => lookup[(node.__absolute_ref__ as string | undefined) ?? (node.$ref as string)];
   return { schema, lookup, resolve };
+}
+
+/** A stack exhausted: a `RangeError` in V8 and JavaScriptCore, an `InternalError` ("too much recursion") in SpiderMonkey. */
+function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError || (error instanceof Error && error.name === 'InternalError');
 }
 
 /** The errors `invalidSchema` made: `isInvalidSchemaError` knows them without reading their words. */
