@@ -32,9 +32,10 @@ type SubschemaVisitor = (schema: unknown, where: readonly string[]) => void;
 export function forEachSubschema(schema: Record<string, unknown>, visit: SubschemaVisitor): void {
   for (const key in schema) {
     const value = schema[key];
-    if (Array.isArray(value)) {
-      if (LIST.has(key)) value.forEach((sub, index) => visit(sub, [key, String(index)]));
+    if (Array.isArray(value) && LIST.has(key)) {
+      value.forEach((sub, index) => visit(sub, [key, String(index)]));
     } else if (ONE.has(key)) {
+      // A list where one schema belongs too (`not: []`): the check says so.
       visit(value, [key]);
     } else if (MAP.has(key) || (key === 'dependencies' && isObject(value))) {
       if (!isObject(value)) continue;
