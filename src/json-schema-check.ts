@@ -37,6 +37,7 @@ function problemAt(schema: unknown, where: string[], context: Context, depth: nu
 
 function ownProblem(schema: Record<string, unknown>, { draft, resolves }: Context): { key: string; message: string } | undefined {
   const { type, required, pattern, patternProperties, multipleOf, $ref } = schema;
+  if (Array.isArray(type) && type.length === 0) return { key: 'type', message: 'must name at least one type (an empty list allows no value)' };
   const types = Array.isArray(type) ? type : type === undefined ? [] : [type];
   for (const name of types) {
     if (typeof name !== 'string' || !TYPES.has(name)) {
@@ -46,7 +47,14 @@ function ownProblem(schema: Record<string, unknown>, { draft, resolves }: Contex
   if (required !== undefined && (!Array.isArray(required) || required.some((name) => typeof name !== 'string'))) {
     return { key: 'required', message: 'must be an array of property names' };
   }
-  if ('enum' in schema && !Array.isArray(schema.enum)) return { key: 'enum', message: 'must be an array of values' };
+  if ('enum' in schema && !(Array.isArray(schema.enum) && schema.enum.length > 0)) {
+    return { key: 'enum', message: 'must be a non-empty array of values (an empty one allows no value)' };
+  }
+  if (schema.uniqueItems !== undefined && typeof schema.uniqueItems !== 'boolean') {
+    return { key: 'uniqueItems', message: `must be a boolean, got ${JSON.stringify(schema.uniqueItems)}` };
+  }
+  const names = namesProblem(schema);
+  if (names) return names;
   for (const key of COUNTS) {
     const value = schema[key];
     if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 0)) {
@@ -82,6 +90,30 @@ function ownProblem(schema: Record<string, unknown>, { draft, resolves }: Contex
   if ($ref !== undefined) {
     if (typeof $ref !== 'string') return { key: '$ref', message: 'must be a string' };
     if (!resolves(schema)) return { key: '$ref', message: `${JSON.stringify($ref)} does not point to a schema in this schema (only references inside the schema are followed)` };
+  }
+  return undefined;
+}
+
+/** `dependentRequired` (and `dependencies`, drafts 4 to 7, beside its schemas) maps a name to the names it requires. */
+function namesProblem(schema: Record<string, unknown>): { key: string; message: string } | undefined {
+  const { dependentRequired, dependencies } = schema;
+  if (dependentRequired !== undefined && !isObject(dependentRequired)) {
+    return { key: 'dependentRequired', message: 'must be an object whose values are arrays of property names' };
+  }
+  if (dependencies !== undefined && !isObject(dependencies)) {
+    return { key: 'dependencies', message: 'must be an object whose values are schemas or arrays of property names' };
+  }
+  for (const [key, map] of [
+    ['dependentRequired', dependentRequired],
+    ['dependencies', dependencies],
+  ] as const) {
+    if (!isObject(map)) continue;
+    for (const name in map) {
+      const value = map[name];
+      const names = Array.isArray(value) && value.every((item) => typeof item === 'string');
+      if (names || (key === 'dependencies' && !Array.isArray(value))) continue;
+      return { key: `${key}.${name}`, message: `must be an array of property names${key === 'dependencies' ? ' or a schema' : ''}, got ${JSON.stringify(value)}` };
+    }
   }
   return undefined;
 }
