@@ -1,8 +1,9 @@
 /**
  * The schema the validator gets: a copy of the caller's (which is never changed; the validator marks
  * the objects it is given), made once when the tool is defined, in the forms the validator reads as
- * ajv read the original: without `format` keywords (an annotation here), and with OpenAPI's boolean
- * `exclusiveMaximum`/`exclusiveMinimum` turned into the numbers of draft 6 and later.
+ * ajv read the original: without `format` keywords (an annotation here), with OpenAPI's boolean
+ * `exclusiveMaximum`/`exclusiveMinimum` turned into the numbers of draft 6 and later, and with the
+ * keywords beside a draft-07 `$ref` enforced.
  */
 import { type Draft, holdsSubschemas, isObject, mapSubschemas } from './json-schema-walk.js';
 
@@ -16,13 +17,35 @@ export function prepareSchema(schema: unknown, draft: Draft): unknown {
     if (!isObject(node)) return node;
     // Built key by key (never a `delete` afterwards, which would slow down every read of the node).
     const copy: Record<string, unknown> = {};
+    const refBeside = refWithKeywords(node, draft);
     for (const key in node) {
-      const value = holdsSubschemas(key) ? mapSubschemas(key, node[key], prepare) : rewritten(node, key, draft);
+      if (refBeside && key === '$ref') continue;
+      let value = holdsSubschemas(key) ? mapSubschemas(key, node[key], prepare) : rewritten(node, key, draft);
+      if (refBeside && key === 'allOf') value = [...(value as unknown[]), { $ref: node.$ref }];
       if (value !== LEFT_OUT) copy[key] = value;
     }
+    if (refBeside && !('allOf' in node)) copy.allOf = [{ $ref: node.$ref }];
     return copy;
   };
   return prepare(schema);
+}
+
+/** Keywords that assert nothing: a `$ref` beside these alone is left as it is. */
+const ANNOTATIONS: ReadonlySet<string> = new Set([
+  '$ref', '$id', 'id', '$schema', '$comment', '$anchor', 'definitions', '$defs',
+  'title', 'description', 'default', 'examples', 'readOnly', 'writeOnly', 'deprecated',
+]);
+
+/**
+ * Whether `schema` (of draft 4, 6 or 7) has a `$ref` with keywords beside it that the validator would
+ * ignore, as those drafts say, and ajv did not: `{$ref, ...rest}` goes to the validator as
+ * `{...rest, allOf: [...rest.allOf, {$ref}]}`, which enforces both (an appended `allOf` entry keeps
+ * the places of the others, which a `$ref` may point to).
+ */
+function refWithKeywords(schema: Record<string, unknown>, draft: Draft): boolean {
+  if ((draft !== '4' && draft !== '7') || typeof schema.$ref !== 'string') return false;
+  for (const key in schema) if (!ANNOTATIONS.has(key) && !key.startsWith('x-')) return true;
+  return false;
 }
 
 /** The value of `key` of `schema` in the copy, or LEFT_OUT. */

@@ -123,6 +123,33 @@ describe('JSON Schema issues the model can act on', () => {
     expect(await output(schema, [{ n: 5 }, { n: 4.5 }])).toMatchObject({ value: { n: 4.5 }, repairs: [['- n: must be < 5']] });
   });
 
+  it('draft-04/06/07: the keywords beside a $ref are enforced, as ajv enforced them (those drafts say to ignore them)', async () => {
+    const draft7 = 'http://json-schema.org/draft-07/schema#';
+    const city = {
+      $schema: draft7,
+      type: 'object',
+      $ref: '#/definitions/b',
+      definitions: { b: { properties: { city: { type: 'string' } } } },
+      required: ['city'],
+      additionalProperties: false,
+    };
+    const before = JSON.stringify(city);
+    expect(lines((await answer(city, { cty: 'Paris' })).content)).toEqual(['- city: is required', '- cty: is not allowed']);
+    expect(JSON.stringify(city)).toBe(before);
+    const short = {
+      $schema: 'http://json-schema.org/draft-04/schema#',
+      type: 'object',
+      definitions: { s: { type: 'string' } },
+      properties: { a: { $ref: '#/definitions/s', maxLength: 2, description: 'two letters' }, b: { $ref: '#/definitions/s', allOf: [{ minLength: 1 }] } },
+    };
+    expect(lines((await answer(short, { a: 'abc', b: '' })).content)).toEqual(['- a: must have at most 2 characters', '- b: must have at least 1 characters']);
+    expect(lines((await answer(short, { a: 1, b: 2 })).content)).toEqual(['- a: must be string', '- b: must be string']);
+    expect(await answer(short, { a: 'ab', b: 'c' })).toMatchObject({ isError: false, seen: { a: 'ab', b: 'c' } });
+    // additionalProperties sees the properties of its own schema only, as ajv read it: `city` is allowed here, not above.
+    const { additionalProperties: _, ...open } = city;
+    expect(await output(open, [{}, { city: 'Paris' }])).toMatchObject({ value: { city: 'Paris' }, repairs: [['- city: is required']] });
+  });
+
   it('format is an annotation, as before: a value that does not look like an email still reaches the tool', async () => {
     const schema = { type: 'object', properties: { email: { type: 'string', format: 'email' }, format: { type: 'string' } } };
     expect(await answer(schema, { email: 'not an email', format: 'x' })).toMatchObject({ isError: false, seen: { email: 'not an email', format: 'x' } });
