@@ -87,6 +87,11 @@ function ownProblem(schema: Record<string, unknown>, { draft, resolves }: Contex
       if (problem) return { key: `patternProperties.${key}`, message: problem };
     }
   }
+  // The validator knows neither (it would let any value through there): never a silent pass.
+  if ('$dynamicRef' in schema) return { key: '$dynamicRef', message: 'is not supported by the validator (2020-12 dynamic scope); use $ref' };
+  if (schema.$recursiveRef !== undefined && schema.$recursiveRef !== '#') {
+    return { key: '$recursiveRef', message: `must be "#" (the only value 2019-09 defines), got ${JSON.stringify(schema.$recursiveRef)}` };
+  }
   if ($ref !== undefined) {
     if (typeof $ref !== 'string') return { key: '$ref', message: 'must be a string' };
     if (!resolves(schema)) return { key: '$ref', message: `${JSON.stringify($ref)} does not point to a schema in this schema (only references inside the schema are followed)` };

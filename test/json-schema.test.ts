@@ -3,9 +3,14 @@
  * model can act on for each kind of keyword, defaults, every draft, schema errors at tool() time,
  * and a validator that fails on its own account as a runner error.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OutputError, ValidatorError, tool, toolRunner } from 'tool-runner';
+import { mcpToolset } from 'tool-runner/mcp';
 import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, wire } from './helpers.js';
 
@@ -240,6 +245,39 @@ describe('a schema the validator cannot use is an error at tool() time, saying w
     expect(bad(schema)).toThrow(TypeError);
     expect(bad(schema)).toThrow(/^Tool 'x': the input schema is not a valid JSON Schema: /);
     expect(bad(schema)).toThrow(message);
+  });
+});
+
+describe('keywords the validator does not know are errors at tool() time, never a silent pass', () => {
+  const tree = { type: 'object', $dynamicAnchor: 'node', properties: { name: { type: 'string' }, kids: { type: 'array', items: { $dynamicRef: '#node' } } } } as const;
+
+  it('$dynamicRef (2020-12), and a $recursiveRef other than "#" (2019-09)', () => {
+    expect(() => tool({ name: 'x', inputSchema: tree, run: () => '' })).toThrow(
+      /^Tool 'x': the input schema is not a valid JSON Schema: properties\.kids\.items\.\$dynamicRef: is not supported by the validator/,
+    );
+    const recursive = { $schema: 'https://json-schema.org/draft/2019-09/schema', type: 'object', properties: { k: { $recursiveRef: '#/properties' } } } as const;
+    expect(() => tool({ name: 'x', inputSchema: recursive, run: () => '' })).toThrow(/properties\.k\.\$recursiveRef: must be "#"/);
+    // A $dynamicAnchor that no $dynamicRef uses is a plain anchor, which changes nothing: the schema is used.
+    const anchored = { type: 'object', $dynamicAnchor: 'node', properties: { name: { type: 'string' } } } as const;
+    expect(tool({ name: 'x', inputSchema: anchored, run: () => '' }).validateInput?.({ name: 5 })).toMatchObject({ ok: false });
+  });
+
+  it('an MCP tool whose schema has one is sent as it is, its input unchecked here (as the SDK does): the server validates it', async () => {
+    const mcp = new Server({ name: 'dynamic', version: '1.0.0' }, { capabilities: { tools: {} } });
+    mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'tree', description: 'Takes a tree', inputSchema: tree }] }));
+    mcp.setRequestHandler(CallToolRequestSchema, async (request) => ({ content: [{ type: 'text', text: `got ${JSON.stringify(request.params.arguments)}` }] }));
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await mcp.connect(serverSide);
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(clientSide);
+    try {
+      const server = await mockServer([{ content: [toolUse('tree', { name: 5, kids: [{ name: 5 }] }, 'toolu_1')] }, { content: [text('ok')] }]);
+      await toolRunner(server.client(), { ...baseParams, tools: [await mcpToolset(client)] });
+      expect(wire(server.requests[0]!).body.tools[0].input_schema).toEqual(tree);
+      expect(toolResults(server.requests[1]!)[0]).toMatchObject({ content: [{ type: 'text', text: 'got {"name":5,"kids":[{"name":5}]}' }] });
+    } finally {
+      await client.close();
+    }
   });
 });
 
