@@ -1,9 +1,9 @@
 /**
  * The schema the validator gets: a copy of the caller's (which is never changed; the validator marks
  * the objects it is given), made once when the tool is defined, in the forms the validator reads as
- * ajv read the original: without `format` keywords (an annotation here), with OpenAPI's boolean
- * `exclusiveMaximum`/`exclusiveMinimum` turned into the numbers of draft 6 and later, and with the
- * keywords beside a draft-07 `$ref` enforced.
+ * ajv read the original: without `format` keywords (an annotation here); with OpenAPI 3.0's boolean
+ * `exclusiveMaximum`/`exclusiveMinimum` as the numbers of draft 6 and later, and its `nullable: true`
+ * as null in `type` and `enum`; with the keywords beside a draft-07 `$ref` enforced.
  */
 import { type Draft, holdsSubschemas, isObject, mapSubschemas } from './json-schema-walk.js';
 
@@ -64,6 +64,13 @@ function rewritten(schema: Record<string, unknown>, key: string, draft: Draft): 
       return draft === '4' || typeof value !== 'boolean' ? value : value ? schema.maximum : LEFT_OUT;
     case 'exclusiveMinimum':
       return draft === '4' || typeof value !== 'boolean' ? value : value ? schema.minimum : LEFT_OUT;
+    // OpenAPI 3.0's `nullable: true` (ajv took it): null is one more value the schema allows.
+    case 'type':
+      if (schema.nullable !== true) return value;
+      if (Array.isArray(value)) return value.includes('null') ? value : [...value, 'null'];
+      return value === 'null' ? value : [value, 'null'];
+    case 'enum':
+      return schema.nullable === true && Array.isArray(value) && !value.includes(null) ? [...value, null] : value;
     default:
       return value;
   }

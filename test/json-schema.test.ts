@@ -155,6 +155,18 @@ describe('JSON Schema issues the model can act on', () => {
     expect(await output(open, [{}, { city: 'Paris' }])).toMatchObject({ value: { city: 'Paris' }, repairs: [['- city: is required']] });
   });
 
+  it("OpenAPI 3.0's nullable: true lets null through beside the type (and the enum), as ajv did", async () => {
+    const schema = {
+      type: 'object',
+      properties: { v: { type: 'string', nullable: true }, c: { type: 'string', enum: ['red', 'green'], nullable: true }, n: { type: ['number', 'null'], nullable: true } },
+    };
+    const before = JSON.stringify(schema);
+    expect(await answer(schema, { v: null, c: null, n: null })).toMatchObject({ isError: false, seen: { v: null, c: null, n: null } });
+    expect(lines((await answer(schema, { v: 1, c: 'blue' })).content)).toEqual(['- v: must be string or null', '- c: must be one of "red", "green", null']);
+    expect(JSON.stringify(schema)).toBe(before);
+    expect(await output(schema, [{ v: null }])).toMatchObject({ value: { v: null }, error: undefined });
+  });
+
   it('format is an annotation, as before: a value that does not look like an email still reaches the tool', async () => {
     const schema = { type: 'object', properties: { email: { type: 'string', format: 'email' }, format: { type: 'string' } } };
     expect(await answer(schema, { email: 'not an email', format: 'x' })).toMatchObject({ isError: false, seen: { email: 'not an email', format: 'x' } });
