@@ -27,46 +27,88 @@ const WRAPPERS: ReadonlySet<string> = new Set([
 /** Resolves a unit's `keywordLocation` to the keyword's value in the schema (undefined when it cannot). */
 type KeywordLookup = (keywordLocation: string) => { value: unknown; schema: Record<string, unknown> } | undefined;
 
-export function toIssues(units: readonly OutputUnit[], keywordAt: KeywordLookup): ValidationIssue[] {
+/**
+ * `value`: the input the units are about (its arrays tell an index from a property named `"1"`).
+ */
+export function toIssues(units: readonly OutputUnit[], keywordAt: KeywordLookup, value: unknown): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
-  for (const unit of units) {
-    if (WRAPPERS.has(unit.keyword)) continue;
-    const issue = toIssue(unit, keywordAt);
+  const hidden = unevaluatedBesideIssues(units);
+  units.forEach((unit, index) => {
+    if (WRAPPERS.has(unit.keyword) || hidden.has(index)) return;
+    const issue = toIssue(unit, keywordAt, value);
     const key = `${issue.path}\n${issue.message}`;
-    if (seen.has(key)) continue;
+    if (seen.has(key)) return;
     seen.add(key);
     issues.push(issue);
-  }
+  });
   // Never an empty list for an invalid input: the wrappers' own sentences, if they were all there was.
-  if (issues.length === 0) for (const unit of units) issues.push({ path: formatPath(pointerSegments(unit.instanceLocation)), message: unit.error });
+  if (issues.length === 0) for (const unit of units) issues.push({ path: pathOf(value, unit.instanceLocation), message: unit.error });
   return issues;
 }
 
-function toIssue(unit: OutputUnit, keywordAt: KeywordLookup): ValidationIssue {
-  const segments = pointerSegments(unit.instanceLocation);
-  const quoted = [...unit.error.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((match) => match[1]!);
-  const found = keywordAt(unit.keywordLocation);
+/**
+ * The units an `unevaluatedProperties`/`unevaluatedItems` gave for a property (or an item) that has
+ * issues of its own: a declared property whose value is wrong is "unevaluated" to the validator
+ * (only a valid one counts as evaluated), and "city: is not allowed" beside "city: must be string"
+ * would tell the model to leave out a property the schema asks for. The units of one such keyword
+ * come right after its wrapper unit, at the property's place or below it.
+ */
+function unevaluatedBesideIssues(units: readonly OutputUnit[]): Set<number> {
+  const judged = new Map<number, string>();
+  for (let index = 0; index < units.length; index++) {
+    const { keyword, instanceLocation } = units[index]!;
+    if (keyword !== 'unevaluatedProperties' && keyword !== 'unevaluatedItems') continue;
+    const prefix = `${instanceLocation}/`;
+    const first = units[index + 1]?.instanceLocation;
+    if (first === undefined || !first.startsWith(prefix)) continue;
+    const place = prefix + first.slice(prefix.length).split('/')[0]!;
+    while (index + 1 < units.length && within(units[index + 1]!.instanceLocation, place)) judged.set(++index, place);
+  }
+  if (judged.size === 0) return new Set();
+  // Every place that has an issue of another keyword, with the places above it.
+  const placesWithIssues = new Set<string>();
+  units.forEach((unit, index) => {
+    if (judged.has(index) || WRAPPERS.has(unit.keyword)) return;
+    for (let place = unit.instanceLocation; place.length > 0; place = place.slice(0, Math.max(0, place.lastIndexOf('/')))) placesWithIssues.add(place);
+  });
+  return new Set([...judged].filter(([, place]) => placesWithIssues.has(place)).map(([index]) => index));
+}
+
+function within(location: string, place: string): boolean {
+  return location === place || location.startsWith(`${place}/`);
+}
+
+function toIssue(unit: OutputUnit, keywordAt: KeywordLookup, input: unknown): ValidationIssue {
+  const found = keywordAt(unit.keywordLocation.replace(/\/dependantRequired$/, '/dependentRequired'));
   const value = found?.value;
   const schema = found?.schema ?? {};
-  const issue = (message: string, extra: string[] = []): ValidationIssue => ({ path: formatPath([...segments, ...extra]), message });
+  const issue = (message: string, name?: string): ValidationIssue => ({ path: pathOf(input, unit.instanceLocation, name), message });
+  // The validator's own sentence, when the keyword's value cannot be found to say it better.
+  const ownSentence = () => issue(unit.error.replace(/^Instance /, 'the value ').replace(/\.$/, ''));
   switch (unit.keyword) {
     case 'false':
       return issue('is not allowed');
-    case 'required':
-      return issue('is required', quoted.slice(0, 1));
+    case 'required': {
+      // The name is not escaped in the sentence: read it whole, quotes and all.
+      const name = /^Instance does not have required property "([^]*)"\.$/.exec(unit.error)?.[1];
+      return name === undefined ? ownSentence() : issue('is required', name);
+    }
     case 'dependentRequired':
-    case 'dependencies':
-      if (quoted.length >= 2) return issue(`is required when "${quoted[0]}" is present`, [quoted[1]!]);
-      return issue(`must match the schema that "${quoted[0] ?? '?'}" requires`);
+    case 'dependencies': {
+      const pair = dependency(unit.error, value);
+      if (pair?.[1] !== undefined) return issue(`is required when ${JSON.stringify(pair[0])} is present`, pair[1]);
+      const name = /^Instance has "([^]*)" but does not match dependant schema\.$/.exec(unit.error)?.[1];
+      return issue(`must match the schema that ${name === undefined ? 'another property' : JSON.stringify(name)} requires`);
+    }
     case 'type': {
-      const types = Array.isArray(value) ? value : [value ?? quoted[1]];
-      return issue(`must be ${types.join(' or ')}`);
+      if (value === undefined) return ownSentence();
+      return issue(`must be ${(Array.isArray(value) ? value : [value]).join(' or ')}`);
     }
     case 'enum':
       return issue(`must be one of ${listValues(value)}`);
     case 'const':
-      return issue(`must be ${JSON.stringify(value)}`);
+      return found ? issue(`must be ${JSON.stringify(value)}`) : ownSentence();
     case 'minimum':
       return issue(`must be ${schema.exclusiveMinimum === true ? '>' : '>='} ${String(value)}`);
     case 'maximum':
@@ -93,8 +135,11 @@ function toIssue(unit: OutputUnit, keywordAt: KeywordLookup): ValidationIssue {
       return issue(`must have at least ${String(value)} properties`);
     case 'maxProperties':
       return issue(`must have at most ${String(value)} properties`);
-    case 'propertyNames':
-      return issue('is not an allowed property name', quoted.slice(0, 1));
+    case 'propertyNames': {
+      const name = /^Property name "([^]*)" does not match schema\.$/.exec(unit.error)?.[1];
+      // The unit is at the object; the name is the place.
+      return name === undefined ? ownSentence() : issue('is not an allowed property name', name);
+    }
     case 'anyOf':
       return issue('must match at least one of the schemas in anyOf (the issues of each follow)');
     case 'oneOf':
@@ -103,8 +148,39 @@ function toIssue(unit: OutputUnit, keywordAt: KeywordLookup): ValidationIssue {
       return issue('must not match the schema in "not"');
     default:
       // contains, minContains, maxContains, then, else, format, ...: the validator's own sentence.
-      return issue(unit.error.replace(/^Instance /, 'the value ').replace(/\.$/, ''));
+      return ownSentence();
   }
+}
+
+/**
+ * Which name requires which, from the sentence `Instance has "a" but does not have "b".`, where the
+ * names are not escaped: matched against the pairs the keyword's value (`{a: ["b"]}`) holds.
+ */
+function dependency(sentence: string, map: unknown): [string, string] | undefined {
+  if (!isObject(map)) return undefined;
+  for (const name in map) {
+    const names = map[name];
+    if (!Array.isArray(names)) continue;
+    for (const other of names) if (sentence === `Instance has "${name}" but does not have "${String(other)}".`) return [name, String(other)];
+  }
+  return undefined;
+}
+
+/**
+ * The issue's path: the unit's place in the input (`#/items/0/a~1b`), and `name` below it (a
+ * property that is missing). A segment is an index where the input holds an array there, so that a
+ * property named "1" reads `["1"]`, not `[1]`.
+ */
+function pathOf(input: unknown, pointer: string, name?: string): string {
+  const segments: PropertyKey[] = [];
+  let value = input;
+  for (const segment of pointerSegments(pointer)) {
+    const index = Array.isArray(value) && /^\d+$/.test(segment) ? Number(segment) : undefined;
+    segments.push(index ?? segment);
+    value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[segment] : undefined;
+  }
+  if (name !== undefined) segments.push(name);
+  return formatPath(segments);
 }
 
 function listValues(values: unknown): string {
@@ -131,8 +207,11 @@ function safeDecode(segment: string): string {
   }
 }
 
-/** Follows `keywordLocation` (`#/properties/a/$ref/type`) through the schema, resolving each `$ref` with `resolve`. */
-export function keywordLookup(root: unknown, resolve: (node: Record<string, unknown>) => unknown): KeywordLookup {
+/** The schema a node's `$ref` (or `$recursiveRef`) points to. */
+export type Resolve = (node: Record<string, unknown>, keyword?: '$ref' | '$recursiveRef') => unknown;
+
+/** Follows `keywordLocation` (`#/properties/a/$ref/type`) through the schema, resolving each `$ref` and `$recursiveRef` with `resolve`. */
+export function keywordLookup(root: unknown, resolve: Resolve): KeywordLookup {
   return (keywordLocation) => {
     const segments = pointerSegments(keywordLocation);
     const keyword = segments.pop();
@@ -140,7 +219,8 @@ export function keywordLookup(root: unknown, resolve: (node: Record<string, unkn
     let node: unknown = root;
     for (const segment of segments) {
       if (!isObject(node) && !Array.isArray(node)) return undefined;
-      node = segment === '$ref' && isObject(node) ? resolve(node) : (node as Record<string, unknown>)[segment];
+      const reference = segment === '$ref' || segment === '$recursiveRef';
+      node = reference && isObject(node) ? resolve(node, segment) : (node as Record<string, unknown>)[segment];
     }
     return isObject(node) ? { value: node[keyword], schema: node } : undefined;
   };

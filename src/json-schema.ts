@@ -7,7 +7,7 @@
 import { type OutputUnit, type Schema, dereference, validate } from '@cfworker/json-schema';
 import { applyDefaults, hasDefaults } from './json-schema-defaults.js';
 import { schemaProblem } from './json-schema-check.js';
-import { keywordLookup, toIssues } from './json-schema-issues.js';
+import { type Resolve, keywordLookup, toIssues } from './json-schema-issues.js';
 import { prepareSchema } from './json-schema-prepare.js';
 import { draftOf } from './json-schema-walk.js';
 import type { CompiledSchema, JsonObjectSchema, SchemaOwner } from './validation.js';
@@ -44,7 +44,7 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
         return { ok: false, issues: [{ path: '(root)', message: 'is nested too deeply or too large to validate' }] };
       }
       if (result.valid) return { ok: true, value: value as T };
-      return { ok: false, issues: toIssues(result.errors as OutputUnit[], keywordAt) };
+      return { ok: false, issues: toIssues(result.errors as OutputUnit[], keywordAt, value) };
     },
   };
 }
@@ -59,7 +59,10 @@ function dereferenced(owner: SchemaOwner, make: () => Schema) {
   } catch (error) {
     throw invalidSchema(owner, error instanceof Error ? error.message : String(error));
   }
-  const resolve = (node: Record<string, unknown>) => lookup[(node.__absolute_ref__ as string | undefined) ?? (node.$ref as string)];
+  // A `$recursiveRef` ("#") to the schema its place resolves "#" to: the root, or the nearest `$id`'s
+  // (the validator's dynamic scope may pick an outer `$recursiveAnchor`; this is for messages only).
+  const resolve: Resolve = (node, keyword = '$ref') =>
+    keyword === '$ref' ? lookup[(node.__absolute_ref__ as string | undefined) ?? (node.$ref as string)] : lookup[node.__absolute_recursive_ref__ as string];
   return { schema, lookup, resolve };
 }
 

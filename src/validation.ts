@@ -30,13 +30,18 @@ export interface SchemaOwner {
   noun: string;
 }
 
-/** Dotted location in the input (`items[2].name`), or `(root)`. */
+/**
+ * Dotted location in the input (`items[2].name`), or `(root)`: a number is an array index; a
+ * property whose name would read as something else (`"1"`, `"a.b"`, `""`, one with a quote or a
+ * space) is quoted in brackets (`["1"]`, `meta["a.b"]`).
+ */
 export function formatPath(segments: ReadonlyArray<PropertyKey>): string {
   let path = '';
   for (const segment of segments) {
-    const key = typeof segment === 'symbol' ? segment.toString() : String(segment);
-    if (/^\d+$/.test(key)) path += `[${key}]`;
-    else path += path ? `.${key}` : key;
+    if (typeof segment === 'number') path += `[${segment}]`;
+    else if (typeof segment === 'symbol') path += `[${segment.toString()}]`;
+    else if (segment === '' || /^\d+$|[.[\]"'\s]/.test(segment)) path += `[${JSON.stringify(segment)}]`;
+    else path += path ? `.${segment}` : segment;
   }
   return path || '(root)';
 }

@@ -167,6 +167,46 @@ describe('JSON Schema issues the model can act on', () => {
     expect(await output(schema, [{ v: null }])).toMatchObject({ value: { v: null }, error: undefined });
   });
 
+  it('an unevaluatedProperties: false says nothing of a declared property that has issues of its own (it told the model to leave it out)', async () => {
+    const schema = {
+      type: 'object',
+      allOf: [{ properties: { city: { type: 'string' } }, required: ['city'] }],
+      properties: { days: { type: 'integer' } },
+      unevaluatedProperties: false,
+    };
+    expect(lines((await answer(schema, { city: 7, days: 'two', extra: 1 })).content)).toEqual(['- city: must be string', '- days: must be integer', '- extra: is not allowed']);
+  });
+
+  it('names that would read as something else are quoted: ["1"] is a property, [1] an index; quotes in names kept whole', async () => {
+    const schema = {
+      type: 'object',
+      properties: { '0': { type: 'string' }, list: { type: 'array', items: { type: 'string' } }, 'a.b': { type: 'string' } },
+      required: ['1', 'say "hi"'],
+      dependentRequired: { 'a"b': ['c"d'] },
+    };
+    expect(lines((await answer(schema, { '0': 1, list: [1], 'a.b': 2, 'a"b': 3 })).content)).toEqual([
+      '- ["1"]: is required',
+      '- ["say \\"hi\\""]: is required',
+      '- ["c\\"d"]: is required when "a\\"b" is present',
+      '- ["0"]: must be string',
+      '- list[0]: must be string',
+      '- ["a.b"]: must be string',
+    ]);
+    // A zod record's keys are names too.
+    const zodTool = tool({ name: 'z', inputSchema: z.object({ counts: z.record(z.string(), z.number()) }), run: () => '' });
+    expect(await zodTool.validateInput!({ counts: { '7': 'x' } })).toMatchObject({ ok: false, issues: [{ path: 'counts["7"]' }] });
+  });
+
+  it('a const reached through $recursiveRef (2019-09) is named (it read "must be undefined")', async () => {
+    const schema = {
+      $schema: 'https://json-schema.org/draft/2019-09/schema',
+      $recursiveAnchor: true,
+      type: 'object',
+      properties: { k: { const: 'yes' }, c: { $recursiveRef: '#' } },
+    };
+    expect(lines((await answer(schema, { c: { k: 'no' } })).content)).toEqual(['- c.k: must be "yes"']);
+  });
+
   it('format is an annotation, as before: a value that does not look like an email still reaches the tool', async () => {
     const schema = { type: 'object', properties: { email: { type: 'string', format: 'email' }, format: { type: 'string' } } };
     expect(await answer(schema, { email: 'not an email', format: 'x' })).toMatchObject({ isError: false, seen: { email: 'not an email', format: 'x' } });
