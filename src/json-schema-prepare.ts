@@ -1,10 +1,12 @@
 /**
  * The schema the validator gets: a copy of the caller's (which is never changed; the validator marks
  * the objects it is given), made once when the tool is defined, in the forms the validator reads as
- * ajv read the original: without `format` keywords (an annotation here); with OpenAPI 3.0's boolean
- * `exclusiveMaximum`/`exclusiveMinimum` as the numbers of draft 6 and later, and its `nullable: true`
- * as null in `type` and `enum`; with the keywords beside a draft-07 `$ref` enforced.
+ * ajv read the original: without `format` keywords (an annotation here) wherever a `$ref` may land;
+ * with OpenAPI 3.0's boolean `exclusiveMaximum`/`exclusiveMinimum` as the numbers of draft 6 and
+ * later, and its `nullable: true` as null in `type` and `enum`; with the keywords beside a draft-07
+ * `$ref` enforced.
  */
+import { ignoredKeyword } from '@cfworker/json-schema';
 import { type Draft, holdsSubschemas, isObject, mapSubschemas } from './json-schema-walk.js';
 
 /** A key left out of the copy. */
@@ -20,7 +22,11 @@ export function prepareSchema(schema: unknown, draft: Draft): unknown {
     const refBeside = refWithKeywords(node, draft);
     for (const key in node) {
       if (refBeside && key === '$ref') continue;
-      let value = holdsSubschemas(key) ? mapSubschemas(key, node[key], prepare) : rewritten(node, key, draft);
+      let value = holdsSubschemas(key)
+        ? mapSubschemas(key, node[key], prepare)
+        : isObject(node[key]) && !ignoredKeyword[key]
+          ? prepare(node[key]) // An object under any other key is a schema a `$ref` may point to, as the validator's dereference reads it.
+          : rewritten(node, key, draft);
       if (refBeside && key === 'allOf') value = [...(value as unknown[]), { $ref: node.$ref }];
       if (value !== LEFT_OUT) copy[key] = value;
     }
@@ -53,7 +59,7 @@ function rewritten(schema: Record<string, unknown>, key: string, draft: Draft): 
   const value = schema[key];
   switch (key) {
     case 'format':
-      return LEFT_OUT;
+      return typeof value === 'string' ? LEFT_OUT : value;
     // `{maximum: 5, exclusiveMaximum: true}` (draft 4, and OpenAPI 3.0 whatever the draft) is
     // `{exclusiveMaximum: 5}` since draft 6; `exclusiveMaximum: false` says nothing. The same for the minimum.
     case 'maximum':

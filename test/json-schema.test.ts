@@ -212,6 +212,20 @@ describe('JSON Schema issues the model can act on', () => {
     expect(await answer(schema, { email: 'not an email', format: 'x' })).toMatchObject({ isError: false, seen: { email: 'not an email', format: 'x' } });
   });
 
+  it('format is an annotation wherever a $ref lands: under an unknown keyword (x-defs), a contentSchema, a draft-07 dependencies', async () => {
+    const schema = {
+      type: 'object',
+      'x-defs': { em: { type: 'string', format: 'email' } },
+      properties: { e: { $ref: '#/x-defs/em' }, c: { $ref: '#/properties/x/contentSchema' }, x: { contentSchema: { type: 'string', format: 'email' } } },
+      examples: [{ e: 'a@b.c', format: 'kept' }],
+    } as const;
+    expect(await answer(schema, { e: 'bob at example', c: 'nope' })).toMatchObject({ isError: false, seen: { e: 'bob at example', c: 'nope' } });
+    expect(lines((await answer(schema, { e: 1 })).content)).toEqual(['- e: must be string']);
+    const draft7 = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', dependencies: { a: { properties: { e: { format: 'email' } } } } };
+    expect(await answer(draft7, { a: 1, e: 'nope' })).toMatchObject({ isError: false });
+    expect(schema['x-defs'].em.format).toBe('email');
+  });
+
   it('defaults fill missing properties in nested objects, array items and through $ref, in a copy the tool gets', async () => {
     const schema = {
       type: 'object',
