@@ -1,15 +1,33 @@
 /**
  * A JSON Schema's `default`s written into the input before it is validated, as ajv's `useDefaults`
  * did: a missing property whose schema under `properties` has a `default` gets a copy of it, in
- * nested objects and array items too, through `allOf` and `$ref`; never inside `anyOf`, `oneOf`
- * or `not`, where it is not known which branch applies.
+ * nested objects and array items too, through `$ref`, `allOf`, the `then` or `else` that the `if`
+ * picks, the `dependentSchemas` (and draft-07 `dependencies`) of the properties present, and the
+ * `patternProperties` / `additionalProperties` of the properties present; never inside `anyOf`,
+ * `oneOf`, `not` or `if` itself, where it is not known which branch applies.
  */
-import { forEachSubschema, isObject } from './json-schema-walk.js';
+import { ignoredKeyword } from '@cfworker/json-schema';
+import { isObject } from './json-schema-walk.js';
 
-type Resolve = (node: Record<string, unknown>) => unknown;
+export interface DefaultsContext {
+  /** The schema a node's `$ref` points to. */
+  resolve: (node: Record<string, unknown>) => unknown;
+  /** Whether `value` is valid against `schema` (an `if`), as the defaults written so far have it. */
+  matches: (schema: unknown, value: unknown) => boolean;
+}
 
-/** Whether any `properties` entry of the schema has a `default` (else applying them is skipped). */
+/** A list of schemas, innermost first: those whose defaults the value being filled came from, or those applied to one value. */
+interface Chain {
+  schema: object;
+  outer: Chain | undefined;
+}
+
+/**
+ * Whether any `properties` entry of the schema has a `default` (else applying them is skipped):
+ * anywhere a `$ref` may land, which is any object that is not a keyword's value (`enum`, `const`, ...).
+ */
 export function hasDefaults(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(hasDefaults);
   if (!isObject(schema)) return false;
   const { properties } = schema;
   if (isObject(properties)) {
@@ -18,34 +36,88 @@ export function hasDefaults(schema: unknown): boolean {
       if (isObject(property) && 'default' in property) return true;
     }
   }
-  let found = false;
-  forEachSubschema(schema, (sub) => {
-    found ||= hasDefaults(sub);
-  });
-  return found;
+  for (const key in schema) if (!ignoredKeyword[key] && hasDefaults(schema[key])) return true;
+  return false;
 }
 
-/** Writes the defaults that apply into `value` (a copy the caller owns). */
-export function applyDefaults(schema: unknown, value: unknown, resolve: Resolve, hops = 0): void {
-  if (!isObject(schema) || hops > 32) return;
-  if (typeof schema.$ref === 'string') applyDefaults(resolve(schema), value, resolve, hops + 1);
-  if (Array.isArray(schema.allOf)) for (const sub of schema.allOf) applyDefaults(sub, value, resolve, hops + 1);
-  if (isObject(value)) {
-    const { properties } = schema;
-    if (!isObject(properties)) return;
-    for (const name in properties) {
-      const property = properties[name];
-      if (!isObject(property) || name === '__proto__') continue;
-      const present = Object.hasOwn(value, name);
-      if (!present && 'default' in property) value[name] = structuredClone(property.default);
-      if (present || 'default' in property) applyDefaults(property, value[name], resolve);
-    }
-  } else if (Array.isArray(value)) {
+/**
+ * Writes the defaults that apply into `value` (a copy the caller owns). `inserted`: the property
+ * schemas whose defaults `value` sits in; `applied`: the schemas applied to `value` already, through
+ * `$ref`, `allOf`, ... (a schema that refers to itself there is followed once).
+ */
+export function applyDefaults(schema: unknown, value: unknown, context: DefaultsContext, inserted?: Chain, applied?: Chain): void {
+  if (!isObject(schema) || within(applied, schema)) return;
+  // In ajv's order: the keywords of any type first, then the object's (its own properties' defaults first).
+  const here: Chain = { schema, outer: applied };
+  const same = (sub: unknown) => applyDefaults(sub, value, context, inserted, here);
+  if (typeof schema.$ref === 'string') same(context.resolve(schema));
+  if (Array.isArray(schema.allOf)) schema.allOf.forEach(same);
+  if (schema.if !== undefined && (schema.then !== undefined || schema.else !== undefined)) {
+    same(context.matches(schema.if, value) ? schema.then : schema.else);
+  }
+  if (isObject(value)) objectDefaults(schema, value, context, inserted, same);
+  else if (Array.isArray(value)) {
     const { items, prefixItems } = schema;
     const tuple = Array.isArray(prefixItems) ? prefixItems : Array.isArray(items) ? items : undefined;
     value.forEach((item, index) => {
       const itemSchema = tuple && index < tuple.length ? tuple[index] : Array.isArray(items) ? undefined : items;
-      applyDefaults(itemSchema, item, resolve);
+      applyDefaults(itemSchema, item, context, inserted);
     });
   }
+}
+
+function objectDefaults(
+  schema: Record<string, unknown>,
+  value: Record<string, unknown>,
+  context: DefaultsContext,
+  inserted: Chain | undefined,
+  same: (sub: unknown) => void,
+): void {
+  const { properties, patternProperties, additionalProperties, dependentSchemas, dependencies } = schema;
+  if (isObject(properties)) {
+    for (const name in properties) {
+      const property = properties[name];
+      if (!isObject(property) || name === '__proto__') continue;
+      if (Object.hasOwn(value, name)) applyDefaults(property, value[name], context, inserted);
+      else if ('default' in property && !within(inserted, property)) {
+        // A default of a recursive schema (`{child: {$ref: '#', default: {}}}`) is not filled in again inside itself.
+        value[name] = structuredClone(property.default);
+        applyDefaults(property, value[name], context, { schema: property, outer: inserted });
+      }
+    }
+  }
+  // Each property by the schemas its name picks, as the validator reads them.
+  if (isObject(patternProperties) || isObject(additionalProperties)) {
+    const patterns = isObject(patternProperties) ? compiled(patternProperties) : [];
+    for (const name in value) {
+      let matched = isObject(properties) && Object.hasOwn(properties, name);
+      for (const [pattern, sub] of patterns) {
+        if (!pattern.test(name)) continue;
+        matched = true;
+        applyDefaults(sub, value[name], context, inserted);
+      }
+      if (!matched) applyDefaults(additionalProperties, value[name], context, inserted);
+    }
+  }
+  for (const map of [dependentSchemas, dependencies]) {
+    if (!isObject(map)) continue;
+    for (const name in map) if (Object.hasOwn(value, name) && !Array.isArray(map[name])) same(map[name]);
+  }
+}
+
+/** Each `patternProperties` entry's regular expression, made once per schema. */
+const patternsOf = new WeakMap<object, Array<readonly [RegExp, unknown]>>();
+
+function compiled(patternProperties: Record<string, unknown>): Array<readonly [RegExp, unknown]> {
+  let patterns = patternsOf.get(patternProperties);
+  if (!patterns) {
+    patterns = Object.keys(patternProperties).map((pattern) => [new RegExp(pattern, 'u'), patternProperties[pattern]] as const);
+    patternsOf.set(patternProperties, patterns);
+  }
+  return patterns;
+}
+
+function within(chain: Chain | undefined, schema: object): boolean {
+  for (let at = chain; at; at = at.outer) if (at.schema === schema) return true;
+  return false;
 }

@@ -25,7 +25,7 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
   if (problem) throw invalidSchema(owner, problem);
   const { schema: copy, lookup, resolve } = dereferenced(owner, () => prepareSchema(checked.schema, draft) as Schema);
   const keywordAt = keywordLookup(copy, resolve);
-  const defaults = hasDefaults(copy);
+  const defaults = hasDefaults(copy) ? { resolve, matches: (sub: unknown, value: unknown) => validate(value, sub as Schema, draft, lookup, true).valid } : undefined;
   return {
     jsonSchema: schema,
     validate(input) {
@@ -34,7 +34,7 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
       try {
         // A copy, so that neither defaults nor the tool's own changes reach the model's tool_use block.
         value = structuredClone(input);
-        if (defaults) applyDefaults(copy, value, resolve);
+        if (defaults) applyDefaults(copy, value, defaults);
         result = validate(value, copy, draft, lookup, false);
       } catch (error) {
         // The copy and the validator recurse (and spread each subschema's errors into an argument

@@ -243,6 +243,31 @@ describe('JSON Schema issues the model can act on', () => {
     expect(input).toEqual({ stops: [{}, { wait: 5 }] });
   });
 
+  it('defaults under the then/else the if picks, the dependentSchemas of present properties, patternProperties and additionalProperties; a recursive default filled once', async () => {
+    const schema = {
+      type: 'object',
+      properties: { kind: { enum: ['metric', 'imperial'] }, unit: { type: 'string' }, country: { type: 'string' } },
+      if: { properties: { kind: { const: 'imperial' } }, required: ['kind'] },
+      then: { properties: { unit: { default: 'fahrenheit' } } },
+      else: { properties: { unit: { default: 'celsius' } } },
+      dependentSchemas: { city: { properties: { country: { default: 'FR' } } } },
+      patternProperties: { '^opt_': { type: 'object', properties: { on: { default: true } } } },
+      additionalProperties: { type: 'object', properties: { weight: { default: 1 } } },
+    } as const;
+    expect((await answer(schema, { kind: 'imperial' })).seen).toEqual({ kind: 'imperial', unit: 'fahrenheit' });
+    expect((await answer(schema, {})).seen).toEqual({ unit: 'celsius' });
+    expect((await answer(schema, { kind: 'metric', city: {}, opt_x: {}, extra: {} })).seen).toEqual({
+      kind: 'metric',
+      unit: 'celsius',
+      country: 'FR',
+      city: { weight: 1 },
+      opt_x: { on: true },
+      extra: { weight: 1 },
+    });
+    const tree = { type: 'object', properties: { child: { $ref: '#', default: {} } } } as const;
+    expect(await answer(tree, {})).toMatchObject({ isError: false, seen: { child: {} } });
+  });
+
   it("leaves the caller's schema as it was (the validator works on a copy)", () => {
     const schema = { type: 'object', properties: { a: { $ref: '#/$defs/a', format: 'uri' } }, $defs: { a: { type: 'string' } } } as const;
     const before = JSON.stringify(schema);
