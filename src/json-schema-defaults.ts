@@ -47,32 +47,28 @@ export function hasDefaults(schema: unknown): boolean {
  */
 export function applyDefaults(schema: unknown, value: unknown, context: DefaultsContext, inserted?: Chain, applied?: Chain): void {
   if (!isObject(schema) || within(applied, schema)) return;
-  // In ajv's order: the keywords of any type first, then the object's (its own properties' defaults first).
-  const here: Chain = { schema, outer: applied };
-  const same = (sub: unknown) => applyDefaults(sub, value, context, inserted, here);
-  if (typeof schema.$ref === 'string') same(context.resolve(schema));
-  if (Array.isArray(schema.allOf)) schema.allOf.forEach(same);
+  // In ajv's order: the keywords of any type first, then the object's (its own properties' defaults
+  // first). Nothing is allocated for a node that applies no other schema to the same value.
+  const { $ref, allOf } = schema;
+  let here: Chain | undefined;
+  if (typeof $ref === 'string') applyDefaults(context.resolve(schema), value, context, inserted, (here ??= { schema, outer: applied }));
+  if (Array.isArray(allOf)) for (const sub of allOf) applyDefaults(sub, value, context, inserted, (here ??= { schema, outer: applied }));
   if (schema.if !== undefined && (schema.then !== undefined || schema.else !== undefined)) {
-    same(context.matches(schema.if, value) ? schema.then : schema.else);
+    const branch = context.matches(schema.if, value) ? schema.then : schema.else;
+    applyDefaults(branch, value, context, inserted, (here ??= { schema, outer: applied }));
   }
-  if (isObject(value)) objectDefaults(schema, value, context, inserted, same);
+  if (isObject(value)) objectDefaults(schema, value, context, inserted, applied);
   else if (Array.isArray(value)) {
     const { items, prefixItems } = schema;
     const tuple = Array.isArray(prefixItems) ? prefixItems : Array.isArray(items) ? items : undefined;
-    value.forEach((item, index) => {
+    for (let index = 0; index < value.length; index++) {
       const itemSchema = tuple && index < tuple.length ? tuple[index] : Array.isArray(items) ? undefined : items;
-      applyDefaults(itemSchema, item, context, inserted);
-    });
+      applyDefaults(itemSchema, value[index], context, inserted);
+    }
   }
 }
 
-function objectDefaults(
-  schema: Record<string, unknown>,
-  value: Record<string, unknown>,
-  context: DefaultsContext,
-  inserted: Chain | undefined,
-  same: (sub: unknown) => void,
-): void {
+function objectDefaults(schema: Record<string, unknown>, value: Record<string, unknown>, context: DefaultsContext, inserted: Chain | undefined, applied: Chain | undefined): void {
   const { properties, patternProperties, additionalProperties, dependentSchemas, dependencies } = schema;
   if (isObject(properties)) {
     for (const name in properties) {
@@ -88,7 +84,7 @@ function objectDefaults(
   }
   // Each property by the schemas its name picks, as the validator reads them.
   if (isObject(patternProperties) || isObject(additionalProperties)) {
-    const patterns = isObject(patternProperties) ? compiled(patternProperties) : [];
+    const patterns = isObject(patternProperties) ? compiled(patternProperties) : NO_PATTERNS;
     for (const name in value) {
       let matched = isObject(properties) && Object.hasOwn(properties, name);
       for (const [pattern, sub] of patterns) {
@@ -99,16 +95,30 @@ function objectDefaults(
       if (!matched) applyDefaults(additionalProperties, value[name], context, inserted);
     }
   }
-  for (const map of [dependentSchemas, dependencies]) {
-    if (!isObject(map)) continue;
-    for (const name in map) if (Object.hasOwn(value, name) && !Array.isArray(map[name])) same(map[name]);
+  if (isObject(dependentSchemas)) dependentDefaults(schema, dependentSchemas, value, context, inserted, applied);
+  if (isObject(dependencies)) dependentDefaults(schema, dependencies, value, context, inserted, applied);
+}
+
+/** The defaults of the schemas that the present properties require of the object (an array there names properties). */
+function dependentDefaults(
+  schema: object,
+  map: Record<string, unknown>,
+  value: Record<string, unknown>,
+  context: DefaultsContext,
+  inserted: Chain | undefined,
+  applied: Chain | undefined,
+): void {
+  for (const name in map) {
+    if (Object.hasOwn(value, name) && !Array.isArray(map[name])) applyDefaults(map[name], value, context, inserted, { schema, outer: applied });
   }
 }
+
+const NO_PATTERNS: ReadonlyArray<readonly [RegExp, unknown]> = [];
 
 /** Each `patternProperties` entry's regular expression, made once per schema. */
 const patternsOf = new WeakMap<object, Array<readonly [RegExp, unknown]>>();
 
-function compiled(patternProperties: Record<string, unknown>): Array<readonly [RegExp, unknown]> {
+function compiled(patternProperties: Record<string, unknown>): ReadonlyArray<readonly [RegExp, unknown]> {
   let patterns = patternsOf.get(patternProperties);
   if (!patterns) {
     patterns = Object.keys(patternProperties).map((pattern) => [new RegExp(pattern, 'u'), patternProperties[pattern]] as const);

@@ -54,7 +54,7 @@ export function toIssues(units: readonly OutputUnit[], keywordAt: KeywordLookup,
  * would tell the model to leave out a property the schema asks for. The units of one such keyword
  * come right after its wrapper unit, at the property's place or below it.
  */
-function unevaluatedBesideIssues(units: readonly OutputUnit[]): Set<number> {
+function unevaluatedBesideIssues(units: readonly OutputUnit[]): ReadonlySet<number> {
   const judged = new Map<number, string>();
   for (let index = 0; index < units.length; index++) {
     const { keyword, instanceLocation } = units[index]!;
@@ -65,7 +65,7 @@ function unevaluatedBesideIssues(units: readonly OutputUnit[]): Set<number> {
     const place = prefix + first.slice(prefix.length).split('/')[0]!;
     while (index + 1 < units.length && within(units[index + 1]!.instanceLocation, place)) judged.set(++index, place);
   }
-  if (judged.size === 0) return new Set();
+  if (judged.size === 0) return NONE;
   // Every place that has an issue of another keyword, with the places above it.
   const placesWithIssues = new Set<string>();
   units.forEach((unit, index) => {
@@ -74,6 +74,8 @@ function unevaluatedBesideIssues(units: readonly OutputUnit[]): Set<number> {
   });
   return new Set([...judged].filter(([, place]) => placesWithIssues.has(place)).map(([index]) => index));
 }
+
+const NONE: ReadonlySet<number> = new Set();
 
 function within(location: string, place: string): boolean {
   return location === place || location.startsWith(`${place}/`);
