@@ -46,6 +46,8 @@ export function resumeToolRunner<Stream extends boolean = boolean, const Output 
       `resumeToolRunner: snapshot version ${JSON.stringify(snapshot.version)} is not supported (this version of tool-runner reads version ${SNAPSHOT_VERSION})`,
     );
   }
+  // The resumed run owns a copy: its decisions never change the caller's snapshot, which may be resumed again.
+  const owned = structuredClone(snapshot);
   const supplied = new Map<string, RunnableTool>();
   for (const entry of resume.tools ?? []) if (isRunnableTool(entry)) supplied.set(entry.name, entry);
   const toolsets = toolsetsOf(resume.tools);
@@ -57,7 +59,7 @@ export function resumeToolRunner<Stream extends boolean = boolean, const Output 
   };
   // Tool sources (MCP servers) are supplied again, in the order they had.
   const sources = (resume.tools ?? []).filter(isToolSource);
-  const tools = snapshot.tools.map((entry): ToolEntry => {
+  const tools = owned.tools.map((entry): ToolEntry => {
     if ('definition' in entry) return entry.definition;
     if ('toolset' in entry) {
       const toolset = toolsets.get(entry.toolset);
@@ -71,6 +73,6 @@ export function resumeToolRunner<Stream extends boolean = boolean, const Output 
     }
     return runnable(entry.runnable);
   });
-  const params = { ...snapshot.params, ...(tools.length > 0 && { tools }) } as RunnerParams;
-  return new ToolRunner<Stream, OutputOf<Output>>(client, params, resume.options, snapshot, runnable);
+  const params = { ...owned.params, ...(tools.length > 0 && { tools }) } as RunnerParams;
+  return new ToolRunner<Stream, OutputOf<Output>>(client, params, resume.options, owned, runnable);
 }

@@ -387,6 +387,29 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
     ]);
   });
 
+  it('resuming leaves the snapshot object as it was: a decision on one resumed runner, and the same object resumed again still waits and goes on', async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(script());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
+    await runner;
+    const snapshot = runner.toJSON(); // kept in memory, not written as JSON
+    const before = JSON.stringify(snapshot);
+    const first = resumeToolRunner(server.client(), snapshot, { tools: [researcher] });
+    first.deny('toolu_p', 'not today');
+    await first;
+    expect(first.stoppedBy).toBe('model');
+    expect(JSON.stringify(snapshot)).toBe(before);
+    const again = await mockServer(byAgent({ parent: [{ content: [text('Published.')] }], researcher: [{ content: [text('Report published.')] }] }));
+    const second = resumeToolRunner(again.client(), snapshot, { tools: [researcher] });
+    expect(second.pendingApprovals.map((call) => [call.id, call.path])).toEqual([['toolu_p', ['researcher']]]);
+    second.approve('toolu_p');
+    await second;
+    expect(second.stoppedBy).toBe('model');
+    expect(log).toEqual(['search otters', 'publish Otters']);
+    expect(historyProblems(second.params.messages)).toEqual([]);
+  });
+
   it('three levels deep: the approval path names both agents, and a same-process resume goes on', async () => {
     const log: string[] = [];
     const { search, publish } = researchTools(log);
