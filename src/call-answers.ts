@@ -53,7 +53,7 @@ export class CallAnswers {
     const { concurrency } = run.options;
     this.#limiter = concurrency ? new Limiter(concurrency) : undefined;
     this.approver = runApprover(run.options.approve);
-    this.#askApproval = approvalAsker(this.approver);
+    this.#askApproval = this.approver && approvalAsker(this.approver);
     if (snapshot) this.#callsNow().restore(snapshot);
   }
 

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerSnapshot, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type ApprovalRequest, type RunnerSnapshot, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { byAgent, researchTools } from './fixtures/agent-tools.js';
 import { bankTools } from './fixtures/bank-tools.js';
 import { baseParams, mockServer, wire } from './helpers.js';
 
@@ -134,6 +135,59 @@ describe('pause and resume', () => {
     expect(log).toEqual(['transfer 700 to b']);
     expect(wire(server.requests[1]!).messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('too much') });
     expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
+  it('a run stopped for approval, resumed with options.approve: the approver is asked about the waiting calls, a sub-agent\'s too', async () => {
+    const server = await mockServer([
+      { content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1'), toolUse('transfer', { amount: 700, to: 'b' }, 'toolu_2')] },
+      { content: [text('ok')] },
+    ]);
+    const log: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools(log) });
+    await runner;
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+    const asked: string[] = [];
+    const approve = (call: ApprovalRequest) => (asked.push(call.toolUse.id), (call.input as { amount: number }).amount > 600 ? { decision: 'deny' as const, reason: 'too much' } : { decision: 'allow' as const });
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: bankTools(log), options: { approve } });
+    await resumed;
+    expect(asked).toEqual(['toolu_1', 'toolu_2']);
+    expect(resumed.stoppedBy).toBe('model');
+    expect(log).toEqual(['transfer 500 to a']);
+    expect(wire(server.requests[1]!).messages.at(-1).content[1]).toMatchObject({ tool_use_id: 'toolu_2', is_error: true, content: expect.stringContaining('too much') });
+
+    // A sub-agent's waiting call: the sub-agent, resumed, asks the parent's approver (with the path).
+    const research: string[] = [];
+    const { researcher } = researchTools(research);
+    const nested = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')] }, { content: [text('Published.')] }],
+        researcher: [{ content: [toolUse('publish', { title: 'Otters' }, 'toolu_p')] }, { content: [text('Report published.')] }],
+      }),
+    );
+    const parent = toolRunner(nested.client(), { ...baseParams, tools: [researcher] });
+    await parent;
+    const paths: Array<string[] | undefined> = [];
+    const again = resumeToolRunner(nested.client(), JSON.parse(JSON.stringify(parent.toJSON())), {
+      tools: [researcher],
+      options: { approve: (call) => (paths.push(call.path), { decision: 'allow' }) },
+    });
+    await again;
+    expect(paths).toEqual([['researcher']]);
+    expect(again.stoppedBy).toBe('model');
+    expect(research).toEqual(['publish Otters']);
+    expect(historyProblems(again.params.messages)).toEqual([]);
+  });
+
+  it('a waiting call resumed with an approver slower than the tool\'s timeout: answered as timed out waiting for approval, not run', async () => {
+    const server = await mockServer([{ content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1')] }, { content: [text('ok')] }]);
+    const log: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools(log) });
+    await runner;
+    const approve = () => new Promise<never>(() => {});
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: bankTools(log), options: { approve, toolTimeoutMs: 50 } });
+    await resumed;
+    expect(log).toEqual([]);
+    expect(wire(server.requests[1]!).messages.at(-1).content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('timed out after 50 ms waiting for approval') });
   });
 
   it('a snapshot taken in the loop body holds the reply just yielded: the resumed run answers its calls, not the model again', async () => {
