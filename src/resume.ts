@@ -3,7 +3,8 @@ import type { ClientLike } from './client.js';
 import type { ToolRunnerOptions } from './options.js';
 import type { OutputOf, OutputSchema } from './output.js';
 import { ToolRunner } from './runner.js';
-import { SNAPSHOT_VERSION, type RunnerSnapshot } from './snapshot.js';
+import type { RunnerSnapshot } from './snapshot.js';
+import { checkSnapshot } from './snapshot-check.js';
 import type { RunnableTool, RunnerParams, ToolEntry } from './surface.js';
 import { isRunnableTool } from './tool.js';
 import { isToolSource } from './tool-set.js';
@@ -38,14 +39,10 @@ export function resumeToolRunner<Stream extends boolean = boolean, const Output 
   resume: { tools?: ToolEntry[]; options?: ToolRunnerOptions<AnyCall, Output> } = {},
 ): ToolRunner<Stream, OutputOf<Output>> {
   if (typeof snapshot === 'string') throw new TypeError('resumeToolRunner: the snapshot is a string: JSON.parse it first');
-  if (typeof snapshot !== 'object' || snapshot === null) throw new TypeError('resumeToolRunner: the snapshot must be an object');
+  if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) throw new TypeError('resumeToolRunner: the snapshot must be an object');
   if (typeof (snapshot as { toJSON?: unknown }).toJSON === 'function') throw new TypeError('resumeToolRunner: pass the runner\'s snapshot, runner.toJSON(), not the runner');
   checkResumeArgument(resume);
-  if (snapshot.version !== SNAPSHOT_VERSION) {
-    throw new TypeError(
-      `resumeToolRunner: snapshot version ${JSON.stringify(snapshot.version)} is not supported (this version of tool-runner reads version ${SNAPSHOT_VERSION})`,
-    );
-  }
+  checkSnapshot(snapshot);
   // The resumed run owns a copy: its decisions never change the caller's snapshot, which may be resumed again.
   const owned = structuredClone(snapshot);
   const supplied = new Map<string, RunnableTool>();

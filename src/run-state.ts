@@ -39,7 +39,8 @@ export class RunState {
     this.messages = copyHistory(messages);
     if (snapshot) {
       this.iteration = snapshot.iteration;
-      this.usage = snapshot.usage;
+      // Fields a snapshot may leave out count as 0.
+      this.usage = addUsage(NO_USAGE, snapshot.usage);
       const notRun = Object.entries(snapshot.notRun);
       if (notRun.length > 0) this.notRun = new Map(notRun);
       this.stoppedBy = snapshot.stoppedBy;

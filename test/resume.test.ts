@@ -9,6 +9,13 @@ import { baseParams, mockServer, wire } from './helpers.js';
 
 const webSearch = { type: 'web_search_20250305' as const, name: 'web_search' as const };
 
+/** The researcher sub-agent publishes (which needs approval), then reports. */
+const researchScript = () =>
+  byAgent({
+    parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')] }, { content: [text('Published.')] }],
+    researcher: [{ content: [toolUse('publish', { title: 'Otters' }, 'toolu_p')] }, { content: [text('Report published.')] }],
+  });
+
 describe('pause and resume', () => {
   it('a snapshot is JSON-safe and versioned', async () => {
     const server = await mockServer([{ content: [toolUse('balance', {})], usage: { input_tokens: 11, output_tokens: 3 } }, { content: [text('ok')] }]);
@@ -158,12 +165,7 @@ describe('pause and resume', () => {
     // A sub-agent's waiting call: the sub-agent, resumed, asks the parent's approver (with the path).
     const research: string[] = [];
     const { researcher } = researchTools(research);
-    const nested = await mockServer(
-      byAgent({
-        parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')] }, { content: [text('Published.')] }],
-        researcher: [{ content: [toolUse('publish', { title: 'Otters' }, 'toolu_p')] }, { content: [text('Report published.')] }],
-      }),
-    );
+    const nested = await mockServer(researchScript());
     const parent = toolRunner(nested.client(), { ...baseParams, tools: [researcher] });
     await parent;
     const paths: Array<string[] | undefined> = [];
@@ -214,6 +216,44 @@ describe('pause and resume', () => {
       expect(resumed.iteration).toBe(2);
       expect(historyProblems(resumed.params.messages)).toEqual([]);
     }
+  });
+
+  it('a damaged snapshot fails before any request, with a TypeError naming the field', async () => {
+    const server = await mockServer([{ content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1')] }, { content: [text('never')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools([]), max_iterations: 3 }, { budget: { maxToolCalls: 5 } });
+    await runner;
+    const saved = JSON.stringify(runner.toJSON());
+    // Each damage changes the snapshot, or returns another value to resume instead.
+    const cases: Array<[(snapshot: any) => unknown, RegExp]> = [
+      [() => [], /the snapshot must be an object/],
+      [() => ({ version: 1 }), /snapshot\.params must be an object, got nothing \(it is missing\)/],
+      [(s) => void delete s.params.messages, /snapshot\.params\.messages must be an array/],
+      [(s) => void (s.tools = [{ foo: 1 }]), /snapshot\.tools\[0\] must be \{ runnable \}, \{ definition \}, \{ source: true \} or \{ toolset \}/],
+      [(s) => void delete s.usage, /snapshot\.usage must be an object, got nothing/],
+      [(s) => void (s.usage.input_tokens = '10'), /snapshot\.usage\.input_tokens must be a whole number, 0 or more, got "10"/],
+      [(s) => void delete s.iteration, /snapshot\.iteration must be a whole number/],
+      [(s) => void delete s.notRun, /snapshot\.notRun must be an object/],
+      [(s) => void delete s.calls.held, /snapshot\.calls\.held must be an array/],
+      [(s) => void (s.calls.pending = ['toolu_zzz']), /snapshot\.calls\.pending\[0\] must be the id of a call in calls\.held, got "toolu_zzz"/],
+      [(s) => void (s.stoppedBy = 'bogus'), /snapshot\.stoppedBy must be one of 'model', .*got "bogus"/],
+      [(s) => void (s.control.budget = 5), /snapshot\.control\.budget must be an object, got 5/],
+      [(s) => void (s.version = '1'), /snapshot version "1" is not supported/],
+    ];
+    for (const [damage, error] of cases) {
+      const snapshot = JSON.parse(saved);
+      const given = (damage(snapshot) ?? snapshot) as RunnerSnapshot;
+      expect(() => resumeToolRunner(server.client(), given, { tools: bankTools([]), options: { budget: { maxToolCalls: 5 } } })).toThrow(error);
+      expect(() => resumeToolRunner(server.client(), given, { tools: bankTools([]) })).toThrow(TypeError);
+    }
+    expect(server.requests).toHaveLength(1);
+    // A sub-agent's state inside the snapshot is checked too, by its path.
+    const { researcher } = researchTools([]);
+    const nested = await mockServer(researchScript());
+    const parent = toolRunner(nested.client(), { ...baseParams, tools: [researcher] });
+    await parent;
+    const snapshot = JSON.parse(JSON.stringify(parent.toJSON()));
+    delete snapshot.calls.held[0].agent.snapshot.iteration;
+    expect(() => resumeToolRunner(nested.client(), snapshot, { tools: [researcher] })).toThrow(/snapshot\.calls\.held\[0\]\.agent\.snapshot\.iteration must be a whole number/);
   });
 
   it('fails before any request for an unknown version or a tool that is not supplied', async () => {
