@@ -256,6 +256,25 @@ describe('pause and resume', () => {
     expect(() => resumeToolRunner(nested.client(), snapshot, { tools: [researcher] })).toThrow(/snapshot\.calls\.held\[0\]\.agent\.snapshot\.iteration must be a whole number/);
   });
 
+  it('tools supplied twice under one name, or that the snapshot does not use, fail before any request (they were dropped in silence)', async () => {
+    const server = await mockServer([{ content: [text('first')] }, { content: [text('never')] }]);
+    const make = (name: string) => tool({ name, inputSchema: z.object({}), run: () => `${name} ran` });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [make('a')] });
+    await runner;
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+    expect(() => resumeToolRunner(server.client(), snapshot, { tools: [make('a'), make('a')] })).toThrow("resumeToolRunner: two tools are named 'a'; tool names must be unique");
+    expect(() => resumeToolRunner(server.client(), snapshot, { tools: [make('a'), make('b')] })).toThrow(
+      /tool 'b' was supplied, but the snapshot does not use it \(it uses: a\): .*call runner\.addTools\(\)/,
+    );
+    const computer = { type: 'computer_toolset_20260801' as const, display_width_px: 800, display_height_px: 600, run: async () => 'clicked' };
+    expect(() => resumeToolRunner(server.client(), snapshot, { tools: [make('a'), computer] })).toThrow(/the 'computer' toolset was supplied, but the snapshot does not use it/);
+    expect(server.requests).toHaveLength(1);
+    // The way to give a resumed run another tool.
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: [make('a')] });
+    resumed.addTools(make('b'));
+    expect(resumed.toJSON().toolChanges?.overrides).toEqual({ b: { runnable: 'b' } });
+  });
+
   it('fails before any request for an unknown version or a tool that is not supplied', async () => {
     const server = await mockServer([{ content: [text('never')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools([]) });
