@@ -214,7 +214,10 @@ export class CallAnswers {
     const { scope } = context;
     // In its span's context, when something traces (a toolset's span is named after the member, as the SDK's).
     const outcome = scope ? await scope.toolCall({ runner: context.runner, call, tool: { name: toolUse.name }, signal: context.signal, byCaller: context.byCaller }, run) : await run();
-    context.emit?.({ type: 'tool.end', runner: context.runner, call, result: outcome.result });
+    if (context.emit) {
+      context.results.keepSettled(toolUse.id, outcome.result);
+      context.emit({ type: 'tool.end', runner: context.runner, call, result: outcome.result });
+    }
     return outcome;
   }
 
@@ -261,6 +264,7 @@ export class CallAnswers {
       limiter: this.#limiter,
       scope: byCaller ? run.tracing.callerScope : run.tracing.scope,
       byCaller,
+      results: this.#callsNow(),
     };
   }
 

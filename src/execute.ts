@@ -40,6 +40,16 @@ export interface ExecutionContext {
   scope: RunScope | undefined;
   /** The calls are the caller's `generateToolResponse()`, not the loop's. */
   byCaller: boolean;
+  /** Where a call's result is kept once known, before a hook or an observer sees it (a snapshot taken there holds it). */
+  results: CallResults;
+}
+
+/** The results of a message's calls as the snapshot keeps them (tool-calls.ts). */
+export interface CallResults {
+  /** The tool finished; the `onToolResult` hook has not (a resumed run runs only the hook again). */
+  keepRan(id: string, result: BetaToolResultBlockParam): void;
+  /** The call is done: its result as sent (never run again). */
+  keepSettled(id: string, result: BetaToolResultBlockParam): void;
 }
 
 /** A call ends with its result, or waits for a decision (no `options.approve`). */
@@ -208,6 +218,7 @@ function finished(result: BetaToolResultBlockParam, call: ToolCall, context: Exe
   const uncut = result.content;
   if (uncut !== undefined) result.content = truncateResult(uncut, context.maxToolResultChars);
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
+  if (context.hooks?.onToolResult) context.results.keepRan(call.id, { ...result, content: uncut } as BetaToolResultBlockParam);
   const observed = callHook(context.hooks, 'onToolResult', result, call);
   if (!observed) return ended(result, call, context);
   return observed.then(
@@ -218,7 +229,10 @@ function finished(result: BetaToolResultBlockParam, call: ToolCall, context: Exe
 }
 
 function ended(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome {
-  context.emit?.({ type: 'tool.end', runner: context.runner, call, result });
+  if (context.emit) {
+    context.results.keepSettled(call.id, result);
+    context.emit({ type: 'tool.end', runner: context.runner, call, result });
+  }
   return { result };
 }
 
