@@ -10,7 +10,7 @@ import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
-import { keptReply, toolUsesOf } from './history.js';
+import { insertToolResults, keptReply, toolUsesOf } from './history.js';
 import { runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -94,7 +94,10 @@ export abstract class RunnerControls implements Runner {
     const turn = this.turn;
     const uses = toolUsesOf(turn ? await turn.message : this.state.messages.at(-1));
     if (uses.length === 0) return null;
-    return (await this.answers.answer(turn, uses, signal ?? undefined, true)).message;
+    const answered = this.answers.answer(turn, uses, signal ?? undefined, true);
+    const answer = await answered;
+    if (turn?.response?.answer === answered) turn.response.given = answer;
+    return answer.message;
   }
 
   /**
@@ -275,6 +278,13 @@ export abstract class RunnerControls implements Runner {
       const { kept, renamed } = keptReply(reply);
       snapshot.params.messages.push(structuredClone(kept));
       for (const [id, text] of renamed) snapshot.notRun[id] = text;
+      // The body has the answer (generateToolResponse), with none waiting: it goes in as the body changed it,
+      // as the run would send it.
+      const given = turn!.response?.given;
+      if (given && given.pending.length === 0 && turn!.response!.key === toolUsesOf(kept).map((use) => use.id).join('\n')) {
+        insertToolResults(snapshot.params.messages, structuredClone(given.message));
+        snapshot.calls = { settled: {}, held: [], pending: [], decisions: {} };
+      }
     }
     return snapshot;
   }

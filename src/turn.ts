@@ -31,8 +31,11 @@ export interface Turn {
   inBody: boolean;
   /** The loop body called setMessagesParams / pushMessages. */
   tookControl: boolean;
-  /** The answer to the calls of a message, by the ids it answers: mutating it changes what is sent. */
-  response: { key: string; answer: Promise<Answer> } | undefined;
+  /**
+   * The answer to the calls of a message, by the ids it answers: mutating it changes what is sent.
+   * `given`: the answer `generateToolResponse()` gave the loop body (a snapshot holds it as the body left it).
+   */
+  response: { key: string; answer: Promise<Answer>; given?: Answer } | undefined;
   /** This request was a server-side compaction (compactBeforeNextTurn). */
   compaction: boolean;
   /** The reply, once counted (what `message` resolves to). */

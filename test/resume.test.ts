@@ -275,6 +275,36 @@ describe('pause and resume', () => {
     expect(resumed.toJSON().toolChanges?.overrides).toEqual({ b: { runnable: 'b' } });
   });
 
+  it('a snapshot taken in the loop body after generateToolResponse() holds the answer as the body changed it, as the run would send it', async () => {
+    const change = {
+      replace: (response: any) => void (response.content[0] = { ...response.content[0], content: 'MODIFIED', cache_control: { type: 'ephemeral' } }),
+      append: (response: any) => void response.content.push({ type: 'text', text: 'Note: checked by hand.' }),
+    };
+    for (const [how, edit] of Object.entries(change)) {
+      const ran: string[] = [];
+      const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (ran.push(q), `found ${q}`) });
+      const sent = async (pause: boolean) => {
+        const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')] }, { content: [text('Otters hold hands.')] }]);
+        const runner = toolRunner(server.client(), { ...baseParams, tools: [search] });
+        for await (const message of runner) {
+          if (message.stop_reason !== 'tool_use') continue;
+          edit(await runner.generateToolResponse());
+          if (!pause) continue;
+          const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [search] });
+          expect(await resumed).toMatchObject({ content: [{ text: 'Otters hold hands.' }] });
+          expect(historyProblems(resumed.params.messages)).toEqual([]);
+          break;
+        }
+        expect(server.requests).toHaveLength(2);
+        return wire(server.requests[1]!).messages.at(-1);
+      };
+      const unpaused = await sent(false);
+      expect(await sent(true), how).toEqual(unpaused);
+      expect(JSON.stringify(unpaused)).toMatch(how === 'replace' ? /MODIFIED/ : /checked by hand/);
+      expect(ran).toEqual(['otters', 'otters']);
+    }
+  });
+
   it('fails before any request for an unknown version or a tool that is not supplied', async () => {
     const server = await mockServer([{ content: [text('never')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools([]) });
