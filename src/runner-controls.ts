@@ -269,11 +269,13 @@ export abstract class RunnerControls implements Runner {
    * neighbours, iteration, usage) that `resumeToolRunner` continues, in this process or another.
    */
   toJSON(): RunnerSnapshot {
-    const snapshot = this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON(), this.control.toJSON());
+    const turn = this.turn;
+    // A streamed reply the body has (`finalMessage()`) while the onMessage hook runs: counted into the snapshot.
+    const uncounted = turn?.inBody ? turn.uncounted : undefined;
+    const snapshot = this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON(), this.control.toJSON(), uncounted);
     // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
     // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.
-    const turn = this.turn;
-    const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? turn.reply : undefined;
+    const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;
     if (reply && nextStepFor(reply.stop_reason) === 'run_tools') {
       const { kept, renamed } = keptReply(reply);
       snapshot.params.messages.push(structuredClone(kept));

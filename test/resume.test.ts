@@ -193,11 +193,12 @@ describe('pause and resume', () => {
   });
 
   it('a snapshot taken in the loop body holds the reply just yielded: the resumed run answers its calls, not the model again', async () => {
-    // Streamed or not, with an onMessage hook or not (the reply is counted once the hook is done with it).
-    for (const [stream, hooks] of [[false, undefined], [true, undefined], [false, { onMessage: () => {} }]] as const) {
+    // Streamed or not, with an onMessage hook or not (the reply is counted once the hook is done with it;
+    // a stream's finalMessage() resolves before: the snapshot counts it in).
+    for (const [stream, hooks] of [[false, undefined], [true, undefined], [false, { onMessage: () => {} }], [true, { onMessage: () => {} }]] as const) {
       const ran: string[] = [];
       const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (ran.push(q), `found ${q}`) });
-      const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')] }, { content: [text('Otters hold hands.')] }]);
+      const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')], usage: { input_tokens: 10, output_tokens: 5 } }, { content: [text('Otters hold hands.')] }]);
       const runner = toolRunner(server.client(), { ...baseParams, tools: [search], stream }, hooks ? { hooks } : {});
       let saved = '';
       for await (const item of runner) {
@@ -208,6 +209,8 @@ describe('pause and resume', () => {
       }
       const snapshot = JSON.parse(saved) as RunnerSnapshot;
       expect(snapshot.params.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1' }] });
+      expect(snapshot.usage).toMatchObject({ input_tokens: 10, output_tokens: 5 });
+      expect(snapshot.lastMessage).toMatchObject({ stop_reason: 'tool_use' });
       const resumed = resumeToolRunner(server.client(), snapshot, { tools: [search] });
       expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Otters hold hands.' }] });
       expect(server.requests).toHaveLength(2);
