@@ -55,7 +55,7 @@ export abstract class RunnerControls implements Runner {
     this.answers = new CallAnswers(this.run, maxToolResultChars, snapshot?.calls);
     if (snapshot?.toolChanges && supplied) this.answers.changes.restore(snapshot.toolChanges, supplied);
     this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages), (overflow) => this.compactions.afterOverflow(overflow));
-    this.compactions = new Compactions(this.run, this.requests, this.answers.changes);
+    this.compactions = new Compactions(this.run, this.requests, this.answers.changes, snapshot?.compaction);
   }
 
   abstract done(): Promise<BetaMessage>;
@@ -273,6 +273,8 @@ export abstract class RunnerControls implements Runner {
     // A streamed reply the body has (`finalMessage()`) while the onMessage hook runs: counted into the snapshot.
     const uncounted = turn?.inBody ? turn.uncounted : undefined;
     const snapshot = this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON(), this.control.toJSON(), uncounted);
+    const compaction = this.compactions.toJSON();
+    if (compaction) snapshot.compaction = structuredClone(compaction);
     // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
     // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.
     const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;

@@ -33,6 +33,10 @@ export function checkSnapshot(snapshot: object, path = 'snapshot'): asserts snap
   optional(json, 'stoppedBy', path, (stop, at) => oneOf(stop, STOPS, at));
   optional(json, 'lastMessage', path, checkMessage);
   optional(json, 'control', path, checkControl);
+  optional(json, 'compaction', path, (compaction, at) => {
+    optional(record(compaction, at), 'trigger', at, (trigger, inside) => oneOf(trigger, { 'just-compacted': true, off: true }, inside));
+    optional(compaction as Json, 'scheduled', at, record);
+  });
 }
 
 function checkMessage(value: unknown, path: string): void {
