@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { resumeToolRunner, tool, toolRunner } from 'tool-runner';
-import { type RecordedRequest, historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
+import { type RecordedRequest, type ScriptedReply, historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
 const lookup = tool({ name: 'lookup', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `row ${n}: ${'data '.repeat(20)}` });
@@ -137,7 +137,7 @@ describe('client-side compaction (compactionControl)', () => {
     const risky = tool({ name: 'risky', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });
     const summaries: RecordedRequest[] = [];
     const summary = (request: RecordedRequest) => (summaries.push(request), { content: [text('<summary>still huge</summary>')] });
-    const reply = (content: unknown) => (request: RecordedRequest) => (isSummaryRequest(request) ? summary(request) : { content: [content], usage: big });
+    const reply = (content: NonNullable<ScriptedReply['content']>[number]) => (request: RecordedRequest) => (isSummaryRequest(request) ? summary(request) : { content: [content], usage: big });
     const server = await mockServer([
       reply(toolUse('lookup', { n: 1 })),
       summary,
