@@ -92,6 +92,7 @@ function checkControl(value: unknown, path: string): void {
   const control = record(value, path);
   optional(control, 'output', path, (output, at) => {
     count(record(output, at)['repaired'], `${at}.repaired`);
+    optional(output as Json, 'text', at, text);
     optional(output as Json, 'failed', at, list);
   });
   optional(control, 'budget', path, (budget, at) => {
