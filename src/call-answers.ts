@@ -6,6 +6,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ApprovalDecision, Approver, PendingApproval } from './approval.js';
 import { approvalAsker, runApprover } from './approver.js';
+import { ignore } from './completion.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, stoppedText } from './execute.js';
 import { Limiter, runWithGuards } from './guards.js';
 import { insertToolResults, toolUsesOf } from './history.js';
@@ -20,6 +21,13 @@ import type { ToolSet } from './tool-set.js';
 import { ToolsetSequences, familyOf, runToolsetCall, toolsetsOf } from './toolsets.js';
 import { toolsetResultBlock } from './toolset-member.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
+
+/** The calls a reply started while it streamed: their own abort, and their outcomes. */
+interface EagerStarts {
+  controller: AbortController;
+  signal: AbortSignal;
+  started: Array<Promise<unknown>>;
+}
 
 export class CallAnswers {
   readonly #run: RunContext;
@@ -46,6 +54,8 @@ export class CallAnswers {
   #eagerFamilies: Map<string, 'running' | 'waiting'> | undefined;
   /** The `tool_use` blocks of the current reply that have finished streaming, in the model's order (eager starts). */
   #toolCalls: BetaToolUseBlock[] | undefined;
+  /** The calls the current reply started while it streamed: their own abort (the reply may not be kept), and their outcomes. */
+  #eager: EagerStarts | undefined;
 
   constructor(run: RunContext, maxToolResultChars: number, snapshot?: ToolCallsJSON) {
     this.#run = run;
@@ -126,12 +136,13 @@ export class CallAnswers {
     // Admitted as it completes, held or not, so that calls are admitted in the model's order.
     if (control.admits) control.admit(toolUse);
     if (this.#deferred?.has(toolUse.id)) return;
-    const context = this.#executionContext(runSignal(this.#run), false);
+    const eager = this.#eagerNow();
+    const context = this.#executionContext(eager.signal, false);
     const toolsets = this.#toolsetsNow();
     const malformed = isMalformedToolsetCall(toolUse, toolsets, context);
     const family = malformed ? toolUse.name : familyOf(toolUse);
     if (family === undefined) {
-      void this.#startCall(toolUse, context);
+      eager.started.push(this.#startCall(toolUse, context));
       return;
     }
     const families = (this.#eagerFamilies ??= new Map());
@@ -140,9 +151,9 @@ export class CallAnswers {
       return;
     }
     families.set(family, 'running');
-    this.#callsNow()
-      .start(toolUse, () => this.#runMember(toolsets.get(family), family, toolUse, context))
-      .then(
+    const started = this.#callsNow().start(toolUse, () => this.#runMember(toolsets.get(family), family, toolUse, context));
+    eager.started.push(started);
+    started.then(
         (outcome) => {
           if (('result' in outcome && outcome.result.is_error) || families.get(family) === 'waiting') families.set(family, 'waiting');
           else families.delete(family);
@@ -171,6 +182,29 @@ export class CallAnswers {
     if (this.#deferred) this.#deferred = undefined;
     if (this.#eagerFamilies) this.#eagerFamilies = undefined;
     if (this.#toolCalls) this.#toolCalls = undefined;
+    if (this.#eager) this.#eager = undefined;
+  }
+
+  /**
+   * The reply is not kept (the loop body left it, or it failed): the calls it started while it
+   * streamed are aborted, and settle (their `tool.end` sent) before the run goes on or ends.
+   * Undefined when it started none.
+   */
+  abandonEager(): Promise<void> | undefined {
+    const eager = this.#eager;
+    if (!eager) return undefined;
+    this.#eager = undefined;
+    eager.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
+    return Promise.allSettled(eager.started).then(ignore);
+  }
+
+  /** This reply's eager state: made at its first eager start, its signal aborted by the run's too. */
+  #eagerNow(): EagerStarts {
+    if (this.#eager) return this.#eager;
+    const controller = new AbortController();
+    const outer = runSignal(this.#run);
+    const signal = outer ? AbortSignal.any([outer, controller.signal]) : controller.signal;
+    return (this.#eager = { controller, signal, started: [] });
   }
 
   /** `deferToolCall()`: holds a call of the current reply that has not started until the reply is answered. */

@@ -39,6 +39,10 @@ async function main(args: string[]): Promise<number> {
   let host = '127.0.0.1';
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
+    if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
     if (arg === '--port' || arg === '--host') {
       const value = rest[++i];
       if (value === undefined) return fail(`${arg} needs a value`);

@@ -13,7 +13,7 @@ import {
   summaryText,
   thresholdOf,
 } from './compaction.js';
-import { type Overflow, fitForSummary } from './context-overflow.js';
+import { type Overflow, contextOverflow, fitForSummary } from './context-overflow.js';
 import { sameMessage, toolUsesOf } from './history.js';
 import type { RunContext } from './run-context.js';
 import type { CompactionJSON } from './snapshot.js';
@@ -104,7 +104,15 @@ export class Compactions {
     const total = this.#trigger.check(control, reply.usage, logger);
     if (total === undefined || !canCompact(state.messages)) return;
     logger.info(`Compaction: ${total} tokens > ${thresholdOf(control)}; summarising ${state.messages.length} messages`);
-    await this.#compact(control, state.messages, control.keepTurns ?? 0);
+    try {
+      await this.#compact(control, state.messages, control.keepTurns ?? 0);
+    } catch (error) {
+      // The summary request carries the tool results the reply's usage did not count: it may be too long itself.
+      const overflow = contextOverflow(error);
+      if (!overflow) throw error;
+      logger.warn(`Compaction: the summary request was too long too; summarising ${state.messages.length} messages cut to fit`);
+      await this.#compact(control, fitForSummary(state.messages, overflow, this.#otherChars()), 0);
+    }
   }
 
   /**
@@ -118,8 +126,13 @@ export class Compactions {
     if (!control?.enabled || !canCompact(state.messages)) return false;
     const numbers = overflow.tokens === undefined ? '' : `: ${overflow.tokens} tokens > ${overflow.limit}`;
     logger.warn(`Context overflow (the prompt is too long${numbers}); compacting ${state.messages.length} messages at once and sending the request again`);
-    const others = JSON.stringify([state.apiParams['system'] ?? '', state.tools.definitions ?? []]).length;
-    return this.#compact(control, fitForSummary(state.messages, overflow, others), 0);
+    return this.#compact(control, fitForSummary(state.messages, overflow, this.#otherChars()), 0);
+  }
+
+  /** The characters a summary request sends besides the history: the system prompt and the tools. */
+  #otherChars(): number {
+    const { state } = this.#run;
+    return JSON.stringify([state.apiParams['system'] ?? '', state.tools.definitions ?? []]).length;
   }
 
   /** Asks for a summary of `messages` (the history, or a copy cut to fit) and goes on from it; false when it has no text. */
@@ -128,6 +141,11 @@ export class Compactions {
     const body = summaryRequestBody(state.apiParams, messages, control, state.tools.definitions);
     const summaryReply = await this.#requests.summary(body);
     state.usage = addUsage(state.usage, summaryReply.usage);
+    if (summaryReply.stop_reason === 'max_tokens') {
+      // A summary cut off mid-way would lose what it had not written yet.
+      logger.warn(`Compaction: the summary was cut off at max_tokens (${String(body['max_tokens'])}); the conversation is kept as it is`);
+      return false;
+    }
     const summary = summaryText(summaryReply.content);
     if (!summary) {
       logger.warn('Compaction: the summary request returned no text; the conversation is kept as it is');

@@ -5,6 +5,7 @@
  * and sends the request again, once.
  */
 import { APIError, BadRequestError } from '@anthropic-ai/sdk';
+import { brandClass } from './brand.js';
 import type { BetaMessageParam } from './types.js';
 
 /** What the API said of an overflow: its numbers, when its message gives them. */
@@ -55,7 +56,7 @@ export class ContextOverflowError extends BadRequestError implements Overflow {
     this.cause = rejection;
     this.tokens = overflow.tokens;
     this.limit = overflow.limit;
-    this.message = `${rejection.message}. Nothing was appended: shorten the history (runner.setMessagesParams) or enable compactionControl, then iterate again.`;
+    this.message = `${rejection.message}. Nothing was appended: shorten the history (runner.setMessagesParams), or turn compactionControl on if it is off, then iterate again.`;
   }
 
   /** `error` as a ContextOverflowError when it reports an overflow, else `error` itself. (`this`: see ReplyError.from.) */
@@ -141,3 +142,5 @@ function cutContent(content: unknown, cap: number): unknown {
 function cutTexts(messages: readonly BetaMessageParam[], cap: number): BetaMessageParam[] {
   return messages.map((message) => ({ ...message, content: cutContent(message.content, cap) }) as BetaMessageParam);
 }
+
+brandClass(ContextOverflowError, 'ContextOverflowError');

@@ -14,3 +14,11 @@ export function described(value: unknown): string {
   if (typeof value === 'object' && value !== null) return 'an object';
   return String(value);
 }
+
+/**
+ * An error's kind as messages and spans name it: its `name` (which the SDK's errors and ours set, and
+ * a bundler does not rename), else its class's name (a subclass that does not set `name`).
+ */
+export function errorName(error: Error): string {
+  return error.name && error.name !== 'Error' ? error.name : error.constructor.name || 'Error';
+}

@@ -1,5 +1,6 @@
 /** Errors of the runner's own, beside the SDK's typed errors (which reach the caller unchanged). */
 import { AnthropicError } from '@anthropic-ai/sdk';
+import { brandClass } from './brand.js';
 import type { ValidationIssue } from './schema.js';
 
 /**
@@ -75,3 +76,7 @@ export class OutputError extends AnthropicError {
     this.stopReason = details.stopReason;
   }
 }
+
+brandClass(ReplyError, 'ReplyError');
+brandClass(ValidatorError, 'ValidatorError');
+brandClass(OutputError, 'OutputError');

@@ -168,7 +168,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     // A string is sent as the content, which the API reads as one text block (as the SDK sends it);
     // nothing (a tool run for its side effect) is a result without content, as the SDK sends it too.
     if (typeof value === 'string' || value === undefined) {
-      return finished(!value ? { type: 'tool_result', tool_use_id: toolUse.id } : { type: 'tool_result', tool_use_id: toolUse.id, content: value }, call, context);
+      // An empty string is sent as it is, as the SDK sends it.
+      return finished(value === undefined ? { type: 'tool_result', tool_use_id: toolUse.id } : { type: 'tool_result', tool_use_id: toolUse.id, content: value }, call, context);
     }
     if (Array.isArray(value)) return finished({ type: 'tool_result', tool_use_id: toolUse.id, content: value as ToolResultContent }, call, context);
     const kind = value === null ? 'null' : typeof value;

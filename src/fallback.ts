@@ -6,6 +6,7 @@
  * falls back and what the logs say are here.
  */
 import { APIConnectionError, APIError, APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
+import { errorName } from './described.js';
 import { type ClientLike, type OpenedStream, messagesApi } from './client.js';
 import type { LeveledLogger } from './log.js';
 import type { MessageCreateParamsBase } from './types.js';
@@ -156,7 +157,9 @@ export async function withFirstEvent(opened: OpenedStream): Promise<OpenedStream
 
 function labelOf(index: number, client: ClientLike | undefined, model: unknown): string {
   const parts: string[] = [];
-  if (client) parts.push(client.constructor?.name && client.constructor.name !== 'Object' ? `${client.constructor.name} client` : 'its own client');
+  // The SDK's client classes by name (`AnthropicBedrock`, ...); a bundler's renamed copy (`Anthropic2`, `e`) is no name to show.
+  const named = client?.constructor?.name;
+  if (client) parts.push(named && /^Anthropic(?:[A-Z][a-z]+)?$/.test(named) ? `${named} client` : 'its own client');
   if (typeof model === 'string') parts.push(`model '${model}'`);
   return `fallback ${index}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
 }
@@ -166,5 +169,5 @@ function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const api = error instanceof APIError && error.apiMessage ? [error.status, error.type].filter((part) => part != null).join(' ') : undefined;
   const message = api === undefined ? error.message : `${api}: ${(error as APIError).apiMessage}`;
-  return `${error.constructor.name}: ${message.length > 200 ? `${message.slice(0, 200)}…` : message}`;
+  return `${errorName(error)}: ${message.length > 200 ? `${message.slice(0, 200)}…` : message}`;
 }

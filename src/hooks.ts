@@ -1,4 +1,5 @@
 /** Lifecycle hooks: typed, awaited, and a hook that throws surfaces as a HookError (never swallowed). */
+import { brandClass } from './brand.js';
 import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, Promisable, ToolResultContent } from './types.js';
 
 /** A tool call as hooks see it (its input typed by tool, a union by name, when `toolRunner` sees the tools). */
@@ -58,3 +59,5 @@ export function callHook<K extends keyof Hooks>(
   };
   return run();
 }
+
+brandClass(HookError, 'HookError');

@@ -52,7 +52,10 @@ export class RunControl {
       rejectTwoFormats(state.apiParams);
       this.#output = new RunOutput(options.output, options.outputRepairs ?? DEFAULT_OUTPUT_REPAIRS, snapshot?.output, state.messages.at(-1), state.lastMessage);
     }
-    if (options.budget) this.#budget = new RunBudget(options.budget, snapshot?.budget);
+    if (options.budget) {
+      this.#budget = new RunBudget(options.budget, snapshot?.budget);
+      warnUnknownNames(options.budget.maxCallsPerTool, state, logger);
+    }
     if (options.loopGuard) this.#guard = new LoopGuard(options.loopGuard, snapshot?.loopGuard);
     this.#answers = options.onLimit === 'answer';
     this.admits = this.#budget !== undefined || this.#guard !== undefined || this.#answers;
@@ -210,4 +213,24 @@ function rejectTwoFormats(apiParams: Record<string, unknown>): void {
       'toolRunner: options.output and a format in the params (output_config.format or output_format) were both given; keep one: options.output is sent as output_config.format and parsed into runner.output',
     );
   }
+}
+
+/**
+ * A `budget.maxCallsPerTool` key that names none of the run's tools is likely misspelt: it would
+ * never limit anything. A warning, not an error: `addTools()` may bring the tool later. (Not checked
+ * when tool sources or toolsets name their tools only at run time.)
+ */
+function warnUnknownNames(perTool: unknown, state: RunState, logger: LeveledLogger): void {
+  if (typeof perTool !== 'object' || perTool === null || state.tools.hasSources) return;
+  const names = new Set<string>();
+  for (const definition of state.tools.definitions ?? []) {
+    const { name } = definition as { name?: unknown };
+    if (typeof name !== 'string') return;
+    names.add(name);
+  }
+  const unknown = Object.keys(perTool).filter((key) => !names.has(key));
+  if (unknown.length === 0) return;
+  logger.warn(
+    `budget.maxCallsPerTool names no tool of this run: ${unknown.map((key) => `'${key}'`).join(', ')} (its tools: ${[...names].map((name) => `'${name}'`).join(', ') || 'none'}); a misspelt name limits nothing`,
+  );
 }

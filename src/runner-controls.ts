@@ -3,6 +3,7 @@
  * and change the run's state between turns. It wires the run's rooms together; `ToolRunner`
  * (runner.ts) adds the loop itself on top.
  */
+import type { BetaToolRunnerParams } from '@anthropic-ai/sdk/lib/tools/BetaToolRunner';
 import { AGENT_LINK, type AgentLink } from './agent-link.js';
 import type { ApprovalDecision, PendingApproval } from './approval.js';
 import { CallAnswers } from './call-answers.js';
@@ -21,7 +22,7 @@ import { listenerScope, runTracing } from './run-tracing.js';
 import { OVER_MESSAGE_THREAD } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { StoppedBy } from './stop-reason.js';
-import type { AnyTool, RunnableTool, Runner, RunnerParams } from './surface.js';
+import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsRead } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
 import { Requests, type Turn, nextStepFor } from './turn.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
@@ -189,8 +190,11 @@ export abstract class RunnerControls implements Runner {
    * runner.setMessagesParams((params) => ({ ...params, max_tokens: 2048 }));
    * ```
    */
-  setMessagesParams(params: RunnerParams | ((previous: RunnerParams) => RunnerParams)): void {
-    const next = typeof params === 'function' ? params(this.params) : params;
+  setMessagesParams(params: RunnerParams | ((previous: RunnerParamsRead) => RunnerParams)): void;
+  /** A function typed with the SDK's params type, as a program written for the SDK's runner has it. */
+  setMessagesParams(mutate: (previous: BetaToolRunnerParams) => BetaToolRunnerParams): void;
+  setMessagesParams(params: RunnerParams | ((previous: never) => RunnerParams | BetaToolRunnerParams)): void {
+    const next = (typeof params === 'function' ? params(this.params as never) : params) as RunnerParams;
     this.compactions.checkNewParams(next as unknown as Record<string, unknown>, next.messages ?? []);
     this.state.replace(next);
     if (this.turn) {
@@ -222,8 +226,8 @@ export abstract class RunnerControls implements Runner {
   }
 
   /** A read-only copy of the current params. In the loop body it does not yet hold the message just yielded. */
-  get params(): RunnerParams {
-    return this.state.params;
+  get params(): RunnerParamsRead {
+    return this.state.params as RunnerParamsRead;
   }
 
   /** The number of requests sent (a failed one too), as the SDK counts them. */

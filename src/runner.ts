@@ -17,6 +17,7 @@ import { keptReply } from './history.js';
 import type { ToolRunnerOptions } from './options.js';
 import { RunnerControls } from './runner-controls.js';
 import { runSignal } from './run-context.js';
+import { handBackHistory } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import { type StoppedBy, stoppedByFailure } from './stop-reason.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
@@ -92,6 +93,9 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           turn.stream?.abort();
           // The body left while reading a stream that broke (its error escaped the body): a failed request, not a `break`.
           if (turn.inBody && turn.reply === undefined) failedInBody = await replyFailure(turn.message, runSignal(this.run));
+          // A reply not kept (the body left it, or it failed): the calls it started while streaming stop, and end before the run does.
+          const abandoned = turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : undefined;
+          if (abandoned) await abandoned;
           if (turn.compaction) this.compactions.abandon();
           this.turn = undefined;
         }
@@ -101,6 +105,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       this.#failed(error);
       throw error;
     } finally {
+      this.#handBackHistory();
       if (failedInBody) this.#failed(failedInBody.error);
       // A `break` in the loop body ends the run too: it resolves to the last reply.
       else if (!failed) {
@@ -167,6 +172,15 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     this.run.emit?.({ type: 'run.end', runner: this, message: this.state.lastMessage, error });
   }
 
+  /** A run over an SDK thread (`toolRunner(thread, …)`) leaves its whole history in the thread. */
+  #handBackHistory(): void {
+    try {
+      handBackHistory(this.run.client, this.state.messages);
+    } catch (error) {
+      this.run.logger.warn(`The run's last messages could not be handed back to its thread: ${(error as Error).message}`);
+    }
+  }
+
   #finish(): void {
     const last = this.state.lastMessage;
     if (last) this.#settle().resolve(last);
@@ -198,8 +212,6 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
 
   /** Drives the loop to its end (or to a stop for approval) and resolves to the last message. */
   async runUntilDone(): Promise<BetaMessage> {
-    // Awaited from its own loop body, it would wait for the loop, which waits for the body.
-    if (this.turn?.inBody) throw new AnthropicError('await runner (or runUntilDone()) inside its own for await loop would wait forever: await it after the loop, or read the yielded message');
     if (!this.#consumed) {
       for await (const _ of this) {
         // Each iteration's work happens in the runner.
@@ -211,7 +223,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   /** `await runner` is `runner.runUntilDone()`. */
   then<Result1 = BetaMessage, Result2 = never>(
     onfulfilled?: ((value: BetaMessage) => Result1 | PromiseLike<Result1>) | null,
-    onrejected?: ((reason: unknown) => Result2 | PromiseLike<Result2>) | null,
+    // `any`, as `PromiseLike` types it: a handler typed `(error: APIError) => …` compiles, as on the SDK's runner.
+    onrejected?: ((reason: any) => Result2 | PromiseLike<Result2>) | null,
   ): Promise<Result1 | Result2> {
     return this.runUntilDone().then(onfulfilled, onrejected);
   }

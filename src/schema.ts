@@ -20,12 +20,19 @@ export type { CompiledSchema, JsonObjectSchema, SchemaOwner, ValidationIssue, Va
 /** Any schema kind `tool()` (and `options.output`) accepts. */
 export type AnySchema = StandardSchemaV1 | JsonObjectSchema;
 
-/** The value a schema validates to: inferred from zod / Standard Schema / `as const` JSON Schema. */
+/**
+ * The value a schema validates to: inferred from zod / Standard Schema / `as const` JSON Schema.
+ * Without `strictNullChecks` (a project not `strict`), a JSON Schema's value is an object of
+ * `any`s: json-schema-to-ts needs strict mode, and its inference there is "excessively deep" for
+ * every `tool()` call, zod ones included. (`undefined extends string` holds only without it.)
+ */
 export type SchemaValue<S> =
   S extends StandardSchemaV1<unknown, infer Output>
     ? Output
     : S extends JSONSchema
-      ? FromSchema<S>
+      ? undefined extends string
+        ? Record<string, any>
+        : FromSchema<S>
       : unknown;
 
 export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {

@@ -24,8 +24,22 @@ export interface MessageThreadLike {
   update(params: Record<string, unknown>): void;
 }
 
-/** Marks the client made over a thread: its replies follow the thread's rules (a refused turn is not kept). */
+/**
+ * Marks the client made over a thread: its replies follow the thread's rules (a refused turn is not
+ * kept). Its value hands the run's history back to the thread when a run ends.
+ */
 export const OVER_MESSAGE_THREAD = Symbol('tool-runner.overMessageThread');
+
+/** What a client over a thread holds under `OVER_MESSAGE_THREAD`: gives the thread the run's history. */
+export type HandBack = (messages: BetaMessageParam[]) => void;
+
+/**
+ * Gives the thread a run's history when the run ends (the results of its last calls, when no request
+ * followed them: a limit, an abort, a `break`), so that `thread.messages` holds the whole run.
+ */
+export function handBackHistory(client: ClientLike, messages: BetaMessageParam[]): void {
+  (client as { [OVER_MESSAGE_THREAD]?: HandBack })[OVER_MESSAGE_THREAD]?.(messages);
+}
 
 export function isMessageThread(value: unknown): value is MessageThreadLike {
   if (typeof value !== 'object' || value === null) return false;
@@ -45,7 +59,8 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     create: (body, options) => keepingTools(thread, () => thread.send(...turnOf(thread, body), options)),
     stream: (body, options) => keepingTools(thread, () => thread.stream(...turnOf(thread, body), options)) as ReturnType<MessagesApi['stream']>,
   };
-  return { client: { beta: { messages: api }, [OVER_MESSAGE_THREAD]: true } as ClientLike, params };
+  const handBack: HandBack = (messages) => stage(thread, messages);
+  return { client: { beta: { messages: api }, [OVER_MESSAGE_THREAD]: handBack } as ClientLike, params };
 }
 
 /**
@@ -67,22 +82,27 @@ function keepingTools<T>(thread: MessageThreadLike, send: () => T): T {
  */
 function turnOf(thread: MessageThreadLike, body: Record<string, unknown>): [BetaMessageParam[], Record<string, unknown>] {
   const { messages, stream: _stream, ...fields } = body as { messages: BetaMessageParam[]; stream?: unknown } & Record<string, unknown>;
-  const held = thread.messages;
-  if (extendsHistory(messages, held)) {
-    // Staged on the thread, not given to the turn: a turn takes its own messages back when no reply to them is kept (a refusal).
-    const fresh = messages.slice(held.length);
-    if (fresh.length > 0) thread.append(...fresh);
-  } else {
-    const state = (thread as { _state?: { setMessages?: (messages: BetaMessageParam[]) => void } })._state;
-    if (typeof state?.setMessages !== 'function') throw new AnthropicError("toolRunner(thread): this thread's history can't be replaced; only append to it");
-    state.setMessages(messages);
-  }
+  stage(thread, messages);
   const own = thread.params;
   const changed: Record<string, unknown> = {};
   for (const key in fields) {
     if (key === 'tools' || JSON.stringify(fields[key]) !== JSON.stringify(own[key])) changed[key] = fields[key];
   }
   return [[], changed];
+}
+
+/** Gives the thread the history `messages`: what it lacks of it is staged, a rewritten one replaces its own. */
+function stage(thread: MessageThreadLike, messages: BetaMessageParam[]): void {
+  const held = thread.messages;
+  if (extendsHistory(messages, held)) {
+    // Staged on the thread, not given to the turn: a turn takes its own messages back when no reply to them is kept (a refusal).
+    const fresh = messages.slice(held.length);
+    if (fresh.length > 0) thread.append(...fresh);
+    return;
+  }
+  const state = (thread as { _state?: { setMessages?: (messages: BetaMessageParam[]) => void } })._state;
+  if (typeof state?.setMessages !== 'function') throw new AnthropicError("toolRunner(thread): this thread's history can't be replaced; only append to it");
+  state.setMessages(messages);
 }
 
 /** Whether `messages` is `held` and then more (compared by value: the thread keeps its own copies). */

@@ -4,6 +4,7 @@
  * here. This file imports only rooms that import nothing of the runner (no import cycle).
  */
 import type { BetaTool } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { BetaToolRunnerParams } from '@anthropic-ai/sdk/lib/tools/BetaToolRunner';
 import type { PendingApproval } from './approval.js';
 import type { RequestOptions } from './client.js';
 import type { JsonObjectSchema, ValidationResult } from './schema.js';
@@ -73,12 +74,19 @@ export type RunnerParams = ParamsWithoutTools & {
 };
 
 /**
+ * `runner.params` as it reads: a read-only copy, as the SDK's runner types it. `tools` is typed as
+ * always there, as the SDK types it (so a program typed against the SDK compiles), though it is
+ * `undefined` when the run has no tools.
+ */
+export type RunnerParamsRead = Readonly<Omit<RunnerParams, 'tools'> & { tools: ToolEntry[] }>;
+
+/**
  * The public surface of a run, as tools (`context.runner`), hooks and observers (`RunnerEvent.runner`)
  * see it. `ToolRunner` implements it; see its methods for the details and examples.
  */
 export interface Runner {
   /** A read-only copy of the current params. In the loop body it does not yet hold the message just yielded. */
-  readonly params: RunnerParams;
+  readonly params: RunnerParamsRead;
   /** The number of requests sent (a failed one too), as the SDK counts them. */
   readonly iteration: number;
   /** The summed usage of every reply. */
@@ -91,7 +99,9 @@ export interface Runner {
   readonly output: unknown;
   approve(id: string, options?: { input?: unknown }): void;
   deny(id: string, reason?: string): void;
-  setMessagesParams(params: RunnerParams | ((previous: RunnerParams) => RunnerParams)): void;
+  setMessagesParams(params: RunnerParams | ((previous: RunnerParamsRead) => RunnerParams)): void;
+  /** A function typed with the SDK's params type, as a program written for the SDK's runner has it. */
+  setMessagesParams(mutate: (previous: BetaToolRunnerParams) => BetaToolRunnerParams): void;
   pushMessages(...messages: BetaMessageParam[]): void;
   setRequestOptions(options: RequestOptions | ((previous: RequestOptions) => RequestOptions)): void;
   generateToolResponse(signal?: AbortSignal | null): Promise<ToolResultMessage | null>;

@@ -212,7 +212,7 @@ function withThreadsBetaHeader<O extends { headers?: unknown }>(options: O): O {
   const beta = entries.find(([name]) => name.toLowerCase() === 'anthropic-beta');
   if (!beta || typeof beta[1] !== 'string' || beta[1].split(',').map((value) => value.trim()).includes(MESSAGE_THREADS_BETA)) return options;
   const merged = entries.filter(([name]) => name.toLowerCase() !== 'anthropic-beta');
-  merged.push(['anthropic-beta', `${beta[1]},${MESSAGE_THREADS_BETA}`]);
+  merged.push(['anthropic-beta', `${beta[1]}, ${MESSAGE_THREADS_BETA}`]);
   return withFields(options, { headers: Object.fromEntries(merged) }) as unknown as O;
 }
 

@@ -1,4 +1,5 @@
 import { ToolError as SdkToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
+import { brandClass } from './brand.js';
 import type { ToolResultContent } from './types.js';
 
 /**
@@ -59,3 +60,5 @@ function safeString(value: unknown): string {
     return Object.prototype.toString.call(value);
   }
 }
+
+brandClass(ToolError, 'ToolError');

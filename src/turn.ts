@@ -181,7 +181,7 @@ export class Requests {
         // As the SDK's runner stream: the calls that finished streaming, in the model's order.
         Object.assign(stream, { toolCalls: eager.toolCalls });
       }
-      if (run.emit) emitStreamedText(stream, run.emit, run.runner, requestId);
+      if (run.emit) emitStreamedText(stream, run.emit, run.runner, turn);
       turn.stream = stream;
       message = stream.finalMessage();
     } else if (fallbacks) {
@@ -352,6 +352,7 @@ export class Requests {
 }
 
 /** Tells the observers each piece of a streamed reply's text as it arrives (`request.text`); only when something listens. */
-function emitStreamedText(stream: BetaMessageStream, emit: (event: RunnerEvent) => void, runner: Runner, requestId: number): void {
-  stream.on('text', (text) => emit({ type: 'request.text', runner, requestId, text }));
+/** The streamed text as `request.text` events, under the turn's request id of the moment (an overflow's request sent again has its own). */
+function emitStreamedText(stream: BetaMessageStream, emit: (event: RunnerEvent) => void, runner: Runner, turn: Sent): void {
+  stream.on('text', (text) => emit({ type: 'request.text', runner, requestId: turn.requestId, text }));
 }

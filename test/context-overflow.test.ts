@@ -149,7 +149,8 @@ describe('a prompt too long for the context window', () => {
       { content: [text('<summary>S</summary>')] },
       { content: [text('Streamed after compacting.')], chunkSize: 6 },
     ]);
-    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [readFile], stream: true, compactionControl: { enabled: true } });
+    const events: RunnerEvent[] = [];
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [readFile], stream: true, compactionControl: { enabled: true } }, { onEvent: (event) => events.push(event) });
     const texts: string[] = [];
     for await (const stream of runner) {
       let streamed = '';
@@ -157,8 +158,58 @@ describe('a prompt too long for the context window', () => {
       texts.push(streamed);
     }
     expect(texts).toEqual(['', 'Streamed after compacting.']);
+    // The text is the request sent again's (#4), not the rejected one's (#2).
+    const streamed = events.filter((event) => event.type === 'request.text');
+    expect(streamed.map((event) => (event as { text: string }).text).join('')).toBe('Streamed after compacting.');
+    expect(new Set(streamed.map((event) => event.requestId))).toEqual(new Set([4]));
     expect(wire(server.requests[3]!).body.stream).toBe(true);
     expect(runner.params.messages).toHaveLength(2);
+  });
+});
+
+describe('a compaction whose summary request fails or is cut off', () => {
+  const longTurn = { content: [toolUse('read_file', { path: 'a.txt' }, 'toolu_r')], usage: { input_tokens: 5_000, output_tokens: 10 } };
+
+  it('a threshold compaction whose summary request is too long itself: summarises the history cut to fit, and goes on', async () => {
+    const server = await mockServer([
+      longTurn,
+      { error: { status: 400, message: 'prompt is too long: 3100 tokens > 2000 maximum' } },
+      { content: [text('<summary>Read a.txt: Jack works all day.</summary>')] },
+      { content: [text('It is about Jack.')] },
+    ]);
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ maxRetries: 0, logger, logLevel: 'warn' }), {
+      ...baseParams,
+      tools: [readFile],
+      compactionControl: { enabled: true, contextTokenThreshold: 1_000 },
+    });
+    const final = await runner;
+    expect(final.content[0]).toMatchObject({ text: 'It is about Jack.' });
+    const [, first, second, after] = server.requests;
+    expect(isSummaryRequest(first!) && isSummaryRequest(second!)).toBe(true);
+    expect(wire(second!).messages[2].content[0].content).toMatch(/\[… \d+ characters cut to fit the summary request\]$/);
+    expect(wire(after!).messages[0].content[0].text).toContain('Read a.txt: Jack works all day.');
+    expect(lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/^Compaction: the summary request was too long too/) });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('a summary cut off at max_tokens is not adopted: the history stays whole, with a warning', async () => {
+    const server = await mockServer([
+      longTurn,
+      { content: [text('<summary>1. The task: the user asked for')], stop_reason: 'max_tokens' },
+      { content: [text('It is about Jack.')] },
+    ]);
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ maxRetries: 0, logger, logLevel: 'warn' }), {
+      ...baseParams,
+      tools: [readFile],
+      compactionControl: { enabled: true, contextTokenThreshold: 1_000 },
+    });
+    await runner;
+    // The last request still holds the call and its result: nothing was replaced by the half summary.
+    expect(wire(server.requests[2]!).messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(JSON.stringify(runner.params.messages)).not.toContain('The task: the user asked for');
+    expect(lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/^Compaction: the summary was cut off at max_tokens/) });
   });
 });
 

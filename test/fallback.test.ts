@@ -4,7 +4,7 @@
  * testing-kit servers in one test, the real SDK clients over real HTTP: an `Anthropic` client, and
  * an `AnthropicVertex` client (`@anthropic-ai/vertex-sdk`) whose Vertex paths the kit serves.
  */
-import { APIUserAbortError, AuthenticationError, RateLimitError } from '@anthropic-ai/sdk';
+import { APIUserAbortError, AuthenticationError, OverloadedError, RateLimitError } from '@anthropic-ai/sdk';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { OAuth2Client } from 'google-auth-library';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -56,6 +56,19 @@ describe('fallbacks across clients and models', () => {
     expect(runner.usage).toMatchObject({ input_tokens: 11, output_tokens: 4 });
     expect(runner.iteration).toBe(1);
     expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+  });
+
+  it("in a bundle that renamed the SDK's classes (Anthropic2, OverloadedError2): the warning names the error by its name, and no renamed client", async () => {
+    const primary = await mockServer([{ error: { status: 529 } }]);
+    const fallback = await mockServer([{ content: [text('From the fallback.')] }]);
+    const { lines, logger } = captureLogger();
+    const base = primary.client({ maxRetries: 0 });
+    // As a bundler leaves them: another class name, the same behaviour (the SDK's errors keep their `name`).
+    class OverloadedError2 extends OverloadedError {}
+    const renamedErrors = { logLevel: 'warn', beta: { messages: { create: (body: never, options: never) => base.beta.messages.create(body, options).catch((error: OverloadedError) => Promise.reject(new OverloadedError2(529, error.error, undefined, error.headers))), stream: base.beta.messages.stream.bind(base.beta.messages) } } };
+    const Anthropic2 = class extends (fallback.client().constructor as new (options: object) => object) {};
+    await toolRunner(renamedErrors as never, { ...baseParams, thread: false }, { logger, fallback: [{ client: new Anthropic2({ baseURL: fallback.url, apiKey: 'k' }) as never }] });
+    expect(lines.map((line) => line.message)).toContainEqual(expect.stringMatching(/\(OverloadedError: 529 .*\); sending it to fallback 0 \(its own client\)$/));
   });
 
   it('each turn starts at the primary again, with the whole history; a thread does not cross clients', async () => {

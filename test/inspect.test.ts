@@ -435,6 +435,8 @@ describe('npx tool-runner inspect FILE', () => {
     await expect(cli(['inspect'])).rejects.toThrow(/name the recorded file/);
     await expect(cli(['inspect', 'a', '--port', 'x'])).rejects.toThrow(/--port must be a number/);
     await expect(cli(['serve'])).rejects.toThrow(/unknown command 'serve'/);
+    // --help after the command (and the file) prints the usage.
+    expect((await cli(['inspect', 'runs.jsonl', '--help'])).line).toMatch(/^Usage: tool-runner inspect FILE/);
   });
 
   it('inspectRecording serves the same page from code', async () => {

@@ -23,6 +23,13 @@ describe('the built package', () => {
     expect(JSON.parse(cjs.stdout)).toEqual([core, testing]);
   });
 
+  it('a project that is not strict compiles tool() and agentTool() with zod and JSON Schema input', async () => {
+    // json-schema-to-ts needs strict mode: without it, inference was "excessively deep" for every tool() (zod ones too).
+    const tsc = 'node_modules/typescript/bin/tsc';
+    const { stdout } = await run(process.execPath, [tsc, '-p', 'test/fixtures/loose/tsconfig.json']).catch((error: { stdout: string }) => error);
+    expect(stdout).toBe('');
+  }, 60_000);
+
   it('the mcp, otel and dbos subpaths load, and import their optional peers only there', async () => {
     const esm = await run(process.execPath, [
       '--input-type=module',

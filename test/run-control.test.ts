@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type StoppedBy, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
+import { baseParams, captureLogger, mockServer, weatherTool, wire } from './helpers.js';
 
 const usage = (tokens: number) => ({ input_tokens: tokens - 150, output_tokens: 50, cache_creation_input_tokens: 60, cache_read_input_tokens: 40 });
 const weather = (location: string, id?: string) => toolUse('get_weather', { location }, id);
@@ -119,6 +119,16 @@ describe('budget.maxToolCalls and maxCallsPerTool', () => {
     const each = toolRunner(again.client(), { ...baseParams, tools: [lookup] }, { budget: { maxCallsPerTool: 1 } });
     await each;
     expect(lookups).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a maxCallsPerTool name that is none of the run\'s tools: a warning naming it and the tools', () => {
+    const { lines, logger } = captureLogger();
+    const calls: string[] = [];
+    const client = { logLevel: 'warn', beta: { messages: { create: () => Promise.reject(new Error('not sent')), stream: () => Promise.reject(new Error('not sent')) } } };
+    toolRunner(client as never, { ...baseParams, tools: [weatherTool(calls)] }, { logger, budget: { maxCallsPerTool: { get_wether: 1, get_weather: 2 } } });
+    expect(lines).toEqual([{ level: 'warn', message: "budget.maxCallsPerTool names no tool of this run: 'get_wether' (its tools: 'get_weather'); a misspelt name limits nothing" }]);
+    toolRunner(client as never, { ...baseParams, tools: [weatherTool(calls)] }, { logger, budget: { maxCallsPerTool: { get_weather: 2 } } });
+    expect(lines).toHaveLength(1);
   });
 
   it('a streamed run starting tools eagerly: a call past the limit never starts', async () => {

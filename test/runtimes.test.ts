@@ -117,8 +117,8 @@ describe("package.json's conditions say where each entry runs", () => {
     }
   });
 
-  it('the testing kit and the durable runs, which need Node, are not exported to a Worker or a page', async () => {
-    for (const specifier of ['tool-runner/testing', 'tool-runner/dbos']) {
+  it('the testing kit, the durable runs and the inspector, which need Node, are not exported to a Worker or a page', async () => {
+    for (const specifier of ['tool-runner/testing', 'tool-runner/dbos', 'tool-runner/inspect']) {
       const failure = (await bundleFor(['workerd', 'worker', 'browser'], specifier).catch((error: unknown) => error)) as { errors?: Array<{ text: string; notes: Array<{ text: string }> }> };
       expect(failure.errors?.[0]?.text).toBe(`Could not resolve "${specifier}"`);
       expect(failure.errors?.[0]?.notes[0]?.text).toMatch(/cannot be imported from package "tool-runner" because it was explicitly disabled by the package author/);

@@ -60,6 +60,26 @@ describe('an SDK 1.14 program compiles on toolRunner(client, …)', () => {
     await runner.generateToolResponse(null);
   });
 
+  it('reading params as the SDK types them (tools always there), a mutator typed with the SDK type, a typed rejection handler', async () => {
+    const extra = betaZodTool({ name: 'extra', description: 'More', inputSchema: z.object({ q: z.string() }), run: async ({ q }) => q });
+    const params: BetaToolRunnerParams = { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], tools: [weather] };
+    const runner = toolRunner(client, params);
+    for await (const _message of runner) {
+      const count: number = runner.params.tools.length;
+      // @ts-expect-error read-only, as the SDK types it: change params with setMessagesParams
+      runner.params.max_tokens = 5;
+      runner.setMessagesParams({ ...runner.params, tools: [...runner.params.tools, extra] });
+      runner.setMessagesParams((previous: BetaToolRunnerParams) => ({ ...previous, max_tokens: 5 }));
+      runner.setMessagesParams((previous) => ({ ...previous, tools: [...previous.tools, extra] }));
+      void count;
+    }
+    const text: string = await runner.then(
+      (message) => message.id,
+      (error: Error) => error.message,
+    );
+    void text;
+  });
+
   it('stream: true with runToolsEagerly and deferred calls', async () => {
     const runner = toolRunner(client, {
       model: 'claude-sonnet-5-5',

@@ -153,6 +153,42 @@ for (const thread of [undefined, false] as const) {
       expect(ourServer.requests.map((request) => request.query)).toEqual([{ trace: 'on' }, { trace: 'on' }]);
     });
 
+    it('a tool that returns an empty string: its result is sent with content "" ', async () => {
+      const { ourServer } = await both(
+        () => [{ content: [toolUse('blank', {}, 'toolu_e1')] }, { content: [text('ok')] }],
+        async (start, log) => {
+          const blank = betaZodTool({ name: 'blank', description: 'Says nothing', inputSchema: z.object({}), run: async () => (log.push('blank'), '') });
+          return collect(start({ model, max_tokens: 256, messages: ask, tools: [blank] }));
+        },
+      );
+      expect(JSON.stringify(bodiesOf(ourServer)[1])).toContain('{"type":"tool_result","tool_use_id":"toolu_e1","content":""}');
+    });
+
+    it("an anthropic-beta header of the caller's: sent as the SDK sends it (with the threads beta over a thread)", async () => {
+      const { ourServer } = await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_b1')] }, { content: [text('21°C')] }],
+        async (start, log) => collect(start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] }, { headers: { 'anthropic-beta': 'foo-2025-01-01' } })),
+      );
+      expect(ourServer.requests[0]!.headers['anthropic-beta']).toMatch(/^foo-2025-01-01/);
+    });
+
+    it('await runner (and runUntilDone()) from another task while the loop runs: waits for its end', async () => {
+      await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_w1')], delayMs: 100 }, { content: [text('21°C')], delayMs: 100 }],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] });
+          const seen = collect(runner);
+          // While the first request is in flight, and while the loop body holds the first reply.
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          const awaited = runner.runUntilDone();
+          await new Promise((resolve) => setTimeout(resolve, 120));
+          const later = Promise.resolve(runner);
+          const [messages, first, second] = await Promise.all([seen, awaited, later]);
+          return { count: messages.length, first: first.content, second: second.content };
+        },
+      );
+    });
+
     it('1. a signal set with setRequestOptions reaches the tools', async () => {
       const { ours } = await both(
         () => [{ content: [toolUse('wait', {}, 'toolu_02')] }, { content: [text('done')] }],
@@ -498,6 +534,30 @@ describe('10. toolRunner(thread, settings) runs over an SDK BetaMessageThread', 
       expect(ourServer.requests.map((request) => wire(request).body.thread?.type)).toEqual(['create', 'continue', 'create', 'continue']);
     });
   }
+});
+
+describe('10. a run over a thread that stops after its tools ran (max_iterations) leaves their results in the thread', () => {
+  it('a second run over the thread sends them, and does not run the tool again', async () => {
+    const steps = (): Step[] => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_m1')] }, { content: [text('21°C.')] }];
+    const program = async (makeRunner: (thread: any, settings: any) => Runner, client: Anthropic, log: string[]) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      await makeRunner(thread, { max_iterations: 1 });
+      const after = thread.messages.map((message: { role: string }) => message.role);
+      const second = await makeRunner(thread, {});
+      return comparable({ after, second, messages: thread.messages });
+    };
+    const sdkServer = await mockServer(steps());
+    const ourServer = await mockServer(steps());
+    const sdkLog: string[] = [];
+    const ourLog: string[] = [];
+    const sdk = await program((thread, settings) => thread.toolRunner(settings), sdkServer.client(), sdkLog);
+    const ours = await program((thread, settings) => toolRunner(thread, settings) as unknown as Runner, ourServer.client(), ourLog);
+    expect(ours).toEqual(sdk);
+    expect((ours as { after: string[] }).after).toEqual(['user', 'assistant', 'user']);
+    expect(ourLog).toEqual(['get_weather Paris']);
+    expect(ourLog).toEqual(sdkLog);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+  });
 });
 
 describe("9. x-stainless-helper: the SDK's tags of the tools its helpers made", () => {

@@ -100,6 +100,47 @@ describe('runToolsEagerly', () => {
     expect(log.map(([what]) => what)).toEqual(['tool start', 'reply end', 'reply end']);
   });
 
+  /** A tool that waits until told or aborted, and logs how it ended. */
+  function heedingTool(log: string[]) {
+    return tool({
+      name: 'lookup',
+      inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+      run: async (_input, { signal }) => {
+        log.push('tool start');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 2_000);
+          signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        });
+        log.push(`tool end (aborted: ${signal.aborted})`);
+        return 'found';
+      },
+    });
+  }
+
+  it('a break while an eager call runs: the call is aborted, and ends before the run does', async () => {
+    const server = await mockServer(steps());
+    const log: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, runToolsEagerly: true, tools: [heedingTool(log)] }, { onEvent: (event) => event.type.startsWith('tool.') || event.type.startsWith('run.') ? log.push(event.type) : undefined });
+    for await (const stream of runner) {
+      for await (const event of stream) if (event.type === 'content_block_start' && event.content_block.type === 'text') break;
+      break;
+    }
+    log.push(`loop left (${runner.stoppedBy})`);
+    expect(log).toEqual(['run.start', 'tool.start', 'tool start', 'tool end (aborted: true)', 'tool.end', 'run.end', 'loop left (break)']);
+  });
+
+  it('a stream that breaks after an eager call started: the call is aborted before the run rejects', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { q: 'x' }, 'toolu_1'), text('Long text. '.repeat(10))], chunkSize: 8, eventDelayMs: 5, disconnectAfterEvents: 12 },
+      { content: [toolUse('lookup', { q: 'x' }, 'toolu_2')] },
+      { content: [text('done')] },
+    ]);
+    const log: string[] = [];
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true, runToolsEagerly: true, tools: [heedingTool(log)] });
+    await expect(runner.runUntilDone()).rejects.toThrow(/The reply stream broke/);
+    expect(log).toEqual(['tool start', 'tool end (aborted: true)']);
+  });
+
   it('never starts a tool whose block was cut off by max_tokens', async () => {
     const server = await mockServer([{ content: [text('thinking aloud'), toolUse('lookup', { q: 'x' })], stop_reason: 'max_tokens' }]);
     const log: Array<[string, number]> = [];

@@ -422,6 +422,21 @@ describe('message threads', () => {
     return client.beta.messages.create(continued(first.id));
   }
 
+  it("a continue counts the thread's system prompt and tools, as the model sees them: the same tokens and window as without a thread", async () => {
+    const system = 'You answer briefly. '.repeat(300);
+    const tools = [{ name: 'lookup', description: 'Looks things up. '.repeat(100), input_schema: { type: 'object' as const } }];
+    const server = await mockServer({ steps: [{ content: [text('one')] }, { content: [text('two')] }, { content: [text('one')] }], contextWindow: 2_500 });
+    const client = server.client({ maxRetries: 0 });
+    const first = await client.beta.messages.create({ ...threaded, system, tools, thread: { type: 'create' } });
+    const next = await client.beta.messages.create(continued(first.id));
+    const whole = await client.beta.messages.create({ ...body, system, tools, messages: [...body.messages, { role: 'assistant', content: first.content }, { role: 'user', content: 'more' }] });
+    expect(next.usage.input_tokens).toBeGreaterThan(1_500);
+    expect(next.usage.input_tokens).toBe(whole.usage.input_tokens);
+    // Past the window, on a continue too.
+    const longer = (await client.beta.messages.create({ ...continued(next.id), messages: [{ role: 'user', content: 'x'.repeat(4_000) }] }).catch((e: unknown) => e)) as APIError;
+    expect(longer.error).toMatchObject({ error: { message: expect.stringMatching(/^prompt is too long/) } });
+  });
+
   it('a continue that came after the last step leaves the thread free to continue', async () => {
     const reply = await continueAgainAfter(async (_server, client, again) => {
       await expect(client.beta.messages.create(again)).rejects.toThrow(/came after the last step/);

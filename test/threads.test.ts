@@ -203,7 +203,7 @@ describe('a thread with the caller’s own anthropic-beta header', () => {
     expect(final.content[0]).toMatchObject({ text: 'Rows 1 and 2.' });
     expect(kinds(server.requests)).toEqual(['create', 'continue', 'continue']);
     for (const request of server.requests) {
-      expect(String(request.headers['anthropic-beta']).split(',')).toEqual(['context-1m-2025-08-07', 'message-threads-2026-08-12']);
+      expect(String(request.headers['anthropic-beta']).split(', ')).toEqual(['context-1m-2025-08-07', 'message-threads-2026-08-12']);
     }
   });
 });

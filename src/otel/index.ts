@@ -5,6 +5,7 @@
  * imports `@opentelemetry/api`.
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
+import { errorName } from '../described.js';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
 import { isCancellation } from '../stop-reason.js';
@@ -173,7 +174,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
 /** The error status of a failed operation; an abort (the runner's own `break`, the run's signal) is a cancellation, with none. */
 function failed(span: Span, error: unknown): void {
   if (isCancellation(error)) return;
-  const name = error instanceof Error ? error.constructor.name : 'Error';
+  const name = error instanceof Error ? errorName(error) : 'Error';
   span.setAttribute('error.type', name);
   if (error instanceof Error) span.recordException(error);
   span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });

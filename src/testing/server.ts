@@ -186,7 +186,9 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
 
   /** Answers a request to a Messages route; `opened` is the thread it creates or continues, if any. */
   async function answer(request: RecordedRequest, res: ServerResponse, route: MessagesRoute, opened: OpenedThread | undefined): Promise<void> {
-    const body = request.body as any;
+    const sent = request.body as any;
+    // What the model sees: a thread's continue leaves out the system prompt and tools the thread holds.
+    const body = opened && !('error' in opened) && sent ? { ...sent, system: sent.system ?? opened.prompt.system, tools: sent.tools ?? opened.prompt.tools } : sent;
     // A body the API would refuse consumes no step, so an offline test fails where production would.
     const missing = missingField(body, route);
     if (missing) return sendError(res, { status: 400, message: `${missing}: Field required` });

@@ -12,9 +12,16 @@ interface Fingerprint {
   tools: string;
 }
 
+/** The thread's system prompt and tools, as its create request gave them: the model sees them on every turn. */
+export interface ThreadPrompt {
+  system: unknown;
+  tools: unknown;
+}
+
 interface HeldThread {
   messages: unknown[];
   fingerprint: Fingerprint;
+  prompt: ThreadPrompt;
   /** A request continued from it and got its reply: it cannot be continued again. */
   continued: boolean;
   /** A request continuing from it is in progress. */
@@ -22,7 +29,7 @@ interface HeldThread {
 }
 
 /** How a thread request opens: the whole conversation the model sees, or the API's rejection. */
-export type OpenedThread = { conversation: unknown[]; fingerprint: Fingerprint; from: string | undefined } | { error: ScriptedError };
+export type OpenedThread = { conversation: unknown[]; fingerprint: Fingerprint; prompt: ThreadPrompt; from: string | undefined } | { error: ScriptedError };
 
 /** `hold`: threads work; `unsupported`: every thread request is rejected as `thread_unsupported_request`. */
 export type ThreadSupport = 'hold' | 'unsupported';
@@ -53,7 +60,7 @@ export class ThreadStore {
     }
     const fingerprint = fingerprintOf(body);
     const thread = body.thread as { type?: string; previous_message_id?: string };
-    if (thread.type === 'create') return { conversation: body.messages ?? [], fingerprint, from: undefined };
+    if (thread.type === 'create') return { conversation: body.messages ?? [], fingerprint, prompt: { system: body.system, tools: body.tools }, from: undefined };
     const id = thread.previous_message_id ?? '';
     const held = this.#held.get(id);
     if (!held) return rejection(404, 'thread_not_found', `No usable thread state for previous_message_id ${id}`);
@@ -66,7 +73,7 @@ export class ThreadStore {
       return rejection(400, 'thread_fingerprint_mismatch', `Differs from the thread: ${changed.join(', ')}`);
     }
     held.inFlight = true;
-    return { conversation: [...held.messages, ...(body.messages ?? [])], fingerprint: held.fingerprint, from: id };
+    return { conversation: [...held.messages, ...(body.messages ?? [])], fingerprint: held.fingerprint, prompt: held.prompt, from: id };
   }
 
   /** The reply was delivered (or computed): hold the conversation under its id. */
@@ -76,6 +83,7 @@ export class ThreadStore {
     this.#held.set(replyId, {
       messages: [...opened.conversation, { role: 'assistant', content }],
       fingerprint: opened.fingerprint,
+      prompt: opened.prompt,
       continued: false,
       inFlight: false,
     });
