@@ -9,6 +9,17 @@ import { baseParams, mockServer, wire } from './helpers.js';
 
 const webSearch = { type: 'web_search_20250305' as const, name: 'web_search' as const };
 
+/** A run stopped with two transfers waiting for approval (toolu_1: 500 to a, toolu_2: 700 to b); then it answers 'ok'. */
+async function twoTransfersWaiting(log: string[]) {
+  const server = await mockServer([
+    { content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1'), toolUse('transfer', { amount: 700, to: 'b' }, 'toolu_2')] },
+    { content: [text('ok')] },
+  ]);
+  const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools(log) });
+  await runner;
+  return { server, runner };
+}
+
 /** The researcher sub-agent publishes (which needs approval), then reports. */
 const researchScript = () =>
   byAgent({
@@ -125,13 +136,8 @@ describe('pause and resume', () => {
   });
 
   it('resumes in the same process, keeping decisions taken before the snapshot', async () => {
-    const server = await mockServer([
-      { content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1'), toolUse('transfer', { amount: 700, to: 'b' }, 'toolu_2')] },
-      { content: [text('ok')] },
-    ]);
     const log: string[] = [];
-    const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools(log) });
-    await runner;
+    const { server, runner } = await twoTransfersWaiting(log);
     runner.deny('toolu_1', 'too much');
     const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot, {
       tools: bankTools(log),
@@ -145,13 +151,8 @@ describe('pause and resume', () => {
   });
 
   it('a run stopped for approval, resumed with options.approve: the approver is asked about the waiting calls, a sub-agent\'s too', async () => {
-    const server = await mockServer([
-      { content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1'), toolUse('transfer', { amount: 700, to: 'b' }, 'toolu_2')] },
-      { content: [text('ok')] },
-    ]);
     const log: string[] = [];
-    const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools(log) });
-    await runner;
+    const { server, runner } = await twoTransfersWaiting(log);
     const snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
     const asked: string[] = [];
     const approve = (call: ApprovalRequest) => (asked.push(call.toolUse.id), (call.input as { amount: number }).amount > 600 ? { decision: 'deny' as const, reason: 'too much' } : { decision: 'allow' as const });
