@@ -172,6 +172,11 @@ export class CompactionTrigger {
   compacted(): void {
     this.#state = 'just-compacted';
   }
+
+  /** A summary came back unusable (cut off, or no text): no more summaries for this run, rather than one a turn. */
+  giveUp(): void {
+    this.#state = 'off';
+  }
 }
 
 export const thresholdOf = (control: CompactionControl): number => control.contextTokenThreshold ?? DEFAULT_CONTEXT_TOKEN_THRESHOLD;

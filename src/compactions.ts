@@ -13,7 +13,7 @@ import {
   summaryText,
   thresholdOf,
 } from './compaction.js';
-import { type Overflow, contextOverflow, fitForSummary } from './context-overflow.js';
+import { ContextOverflowError, type Overflow, contextOverflow, fitForSummary } from './context-overflow.js';
 import { sameMessage, toolUsesOf } from './history.js';
 import type { RunContext } from './run-context.js';
 import type { CompactionJSON } from './snapshot.js';
@@ -109,9 +109,11 @@ export class Compactions {
     } catch (error) {
       // The summary request carries the tool results the reply's usage did not count: it may be too long itself.
       const overflow = contextOverflow(error);
-      if (!overflow) throw error;
-      logger.warn(`Compaction: the summary request was too long too; summarising ${state.messages.length} messages cut to fit`);
-      await this.#compact(control, fitForSummary(state.messages, overflow, this.#otherChars()), 0);
+      const fitted = overflow && fitForSummary(state.messages, overflow, this.#otherChars());
+      // Without the API's numbers nothing can be cut to fit: the same request would fail the same way.
+      if (!fitted || fitted === state.messages) throw ContextOverflowError.from(error);
+      logger.warn(`Compaction: the summary request was too long too; summarising ${state.messages.length} messages cut to fit, no turn kept verbatim`);
+      await this.#compact(control, fitted, 0).catch((again: unknown) => Promise.reject(ContextOverflowError.from(again)));
     }
   }
 
@@ -141,14 +143,12 @@ export class Compactions {
     const body = summaryRequestBody(state.apiParams, messages, control, state.tools.definitions);
     const summaryReply = await this.#requests.summary(body);
     state.usage = addUsage(state.usage, summaryReply.usage);
-    if (summaryReply.stop_reason === 'max_tokens') {
-      // A summary cut off mid-way would lose what it had not written yet.
-      logger.warn(`Compaction: the summary was cut off at max_tokens (${String(body['max_tokens'])}); the conversation is kept as it is`);
-      return false;
-    }
-    const summary = summaryText(summaryReply.content);
+    const summary = summaryReply.stop_reason === 'max_tokens' ? undefined : summaryText(summaryReply.content);
     if (!summary) {
-      logger.warn('Compaction: the summary request returned no text; the conversation is kept as it is');
+      // A summary cut off mid-way would lose what it had not written yet.
+      const why = summaryReply.stop_reason === 'max_tokens' ? `was cut off at max_tokens (${String(body['max_tokens'])})` : 'returned no text';
+      logger.warn(`Compaction: the summary request ${why}; the conversation is kept as it is, and compacting past the threshold is off for the rest of this run`);
+      this.#trigger.giveUp();
       return false;
     }
     state.replaceHistory(compactedHistory(state.messages, summary, keepTurns));

@@ -79,8 +79,10 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         const turn = sent instanceof Promise ? await sent : sent;
         this.turn = turn;
         try {
+          const item = this.state.settings.stream ? turn.stream : await turn.message;
+          // In the body only once it holds the item (a whole reply that failed never reached it).
           turn.inBody = true;
-          yield (this.state.settings.stream ? turn.stream : await turn.message) as RunnerItem<Stream>;
+          yield item as RunnerItem<Stream>;
           turn.inBody = false;
           const next = await this.#finishTurn(turn);
           resuming = next === 'resume';

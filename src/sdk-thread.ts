@@ -59,7 +59,10 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     create: (body, options) => keepingTools(thread, () => thread.send(...turnOf(thread, body), options)),
     stream: (body, options) => keepingTools(thread, () => thread.stream(...turnOf(thread, body), options)) as ReturnType<MessagesApi['stream']>,
   };
-  const handBack: HandBack = (messages) => stage(thread, messages);
+  // Only what the thread lacks: a run left by a `break` holds less than the thread (which kept the reply).
+  const handBack: HandBack = (messages) => {
+    if (extendsHistory(messages, thread.messages)) stage(thread, messages);
+  };
   return { client: { beta: { messages: api }, [OVER_MESSAGE_THREAD]: handBack } as ClientLike, params };
 }
 

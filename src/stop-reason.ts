@@ -25,7 +25,8 @@ export function isCancellation(error: unknown): boolean {
   if (error instanceof APIUserAbortError) return true;
   if (typeof error !== 'object' || error === null) return false;
   const { name, message } = error as { name?: unknown; message?: unknown };
-  return name === 'AbortError' || error.constructor?.name === 'APIUserAbortError' || (message !== undefined && String(message).includes('FetchRequestCanceledException'));
+  // `name`, which the SDK sets on its errors and a bundler does not rename (a class's own name it may).
+  return name === 'AbortError' || name === 'APIUserAbortError' || (message !== undefined && String(message).includes('FetchRequestCanceledException'));
 }
 
 /** A run that failed with `error`: aborted (by its signal, or the SDK's abort error), or failed. */

@@ -193,10 +193,18 @@ describe('a compaction whose summary request fails or is cut off', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
-  it('a summary cut off at max_tokens is not adopted: the history stays whole, with a warning', async () => {
+  it('a summary request too long itself without the API\'s numbers: nothing to cut, a ContextOverflowError at once (not the same request again)', async () => {
+    const server = await mockServer([longTurn, { error: { status: 400, message: 'prompt is too long' } }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [readFile], compactionControl: { enabled: true, contextTokenThreshold: 1_000 } });
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(ContextOverflowError);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('a summary cut off at max_tokens is not adopted: the history stays whole, with one warning, and no summary is asked for again', async () => {
     const server = await mockServer([
       longTurn,
       { content: [text('<summary>1. The task: the user asked for')], stop_reason: 'max_tokens' },
+      { ...longTurn, content: [toolUse('read_file', { path: 'b.txt' }, 'toolu_r2')] },
       { content: [text('It is about Jack.')] },
     ]);
     const { lines, logger } = captureLogger();
@@ -206,10 +214,15 @@ describe('a compaction whose summary request fails or is cut off', () => {
       compactionControl: { enabled: true, contextTokenThreshold: 1_000 },
     });
     await runner;
-    // The last request still holds the call and its result: nothing was replaced by the half summary.
+    // The next request still holds the call and its result: nothing was replaced by the half summary.
     expect(wire(server.requests[2]!).messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
     expect(JSON.stringify(runner.params.messages)).not.toContain('The task: the user asked for');
-    expect(lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/^Compaction: the summary was cut off at max_tokens/) });
+    // The next reply past the threshold asks for no summary: four requests, one of them a summary.
+    expect(server.requests.filter(isSummaryRequest)).toHaveLength(1);
+    server.assertComplete();
+    expect(lines.filter((line) => line.message.startsWith('Compaction:'))).toEqual([
+      { level: 'warn', message: expect.stringMatching(/^Compaction: the summary request was cut off at max_tokens \(\d+\); the conversation is kept as it is, and compacting past the threshold is off/) },
+    ]);
   });
 });
 

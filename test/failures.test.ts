@@ -155,6 +155,19 @@ describe('abort (options.signal)', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('a whole reply that fails (an API error, an onMessage hook that throws): one run.end, with the error', async () => {
+    for (const fault of ['api', 'hook'] as const) {
+      const server = await mockServer(fault === 'api' ? [{ error: { status: 400 } }] : [{ content: [text('hi')] }]);
+      const ends: unknown[] = [];
+      const hooks = fault === 'hook' ? { onMessage: () => { throw new Error('hook failed'); } } : undefined;
+      const runner = toolRunner(server.client({ maxRetries: 0 }), baseParams, { hooks, onEvent: (event) => event.type === 'run.end' && ends.push(event.error) });
+      await expect(runner.runUntilDone()).rejects.toThrow();
+      expect(ends).toHaveLength(1);
+      expect(ends[0]).toBeInstanceOf(Error);
+      expect(runner.stoppedBy).toBe('error');
+    }
+  });
+
   it('aborted while the loop body reads a stream: the run rejects with the abort error, stoppedBy abort', async () => {
     const server = await mockServer([
       { content: [text('a reply that stalls')], stallAfterEvents: 3 },

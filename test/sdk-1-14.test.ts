@@ -560,6 +560,23 @@ describe('10. a run over a thread that stops after its tools ran (max_iterations
   });
 });
 
+describe('10. a break over a thread keeps the reply the thread holds', () => {
+  for (const when of ['the final reply', 'a reply that asks for tools']) it(when, async () => {
+    const steps = (): Step[] => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_k1')] }, { content: [text('21°C.')] }];
+    const program = async (makeRunner: (thread: any, settings: any) => Runner, client: Anthropic, log: string[]) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      for await (const message of makeRunner(thread, {})) if (when === 'a reply that asks for tools' || message.stop_reason === 'end_turn') break;
+      return comparable(thread.messages);
+    };
+    const sdkServer = await mockServer(steps());
+    const ourServer = await mockServer(steps());
+    const sdk = await program((thread, settings) => thread.toolRunner(settings), sdkServer.client(), []);
+    const ours = await program((thread, settings) => toolRunner(thread, settings) as unknown as Runner, ourServer.client(), []);
+    expect(ours).toEqual(sdk);
+    expect((ours as unknown[]).length).toBe(when === 'the final reply' ? 4 : 2);
+  });
+});
+
 describe("9. x-stainless-helper: the SDK's tags of the tools its helpers made", () => {
   it('a run with mcpTools() sends them as the SDK does', async () => {
     const mcp = await connectedClient();
