@@ -283,7 +283,7 @@ describe('agentTool: the parent signal, abort and tool timeout stop the sub-agen
         description: 'Works',
         ...(how === 'timeout' && { timeoutMs: 100 }),
         // A slow audit hook keeps the sub-agent busy after it was told to stop.
-        options: { hooks: { onToolResult: () => sleep(200) } },
+        options: { hooks: { onToolResult: async () => void (await sleep(200)) } },
         params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [slow] }),
       });
       const server = await mockServer(
