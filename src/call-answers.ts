@@ -198,6 +198,11 @@ export class CallAnswers {
     return Promise.allSettled(eager.started).then(ignore);
   }
 
+  /** The run stops on the reply (cut off by `max_tokens`, say): the calls it started end before the run does. */
+  settleEager(): Promise<void> | undefined {
+    return this.#eager ? Promise.allSettled(this.#eager.started).then(ignore) : undefined;
+  }
+
   /** This reply's eager state: made at its first eager start, its signal aborted by the run's too. */
   #eagerNow(): EagerStarts {
     if (this.#eager) return this.#eager;

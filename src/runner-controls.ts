@@ -19,7 +19,7 @@ import { initialRequestOptions } from './request-options.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { listenerScope, runTracing } from './run-tracing.js';
-import { OVER_MESSAGE_THREAD } from './sdk-thread.js';
+import { OVER_MESSAGE_THREAD, lendableClient } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { StoppedBy } from './stop-reason.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsRead } from './surface.js';
@@ -257,7 +257,7 @@ export abstract class RunnerControls implements Runner {
   [AGENT_LINK](): AgentLink {
     const { run, state } = this;
     return {
-      client: run.client,
+      client: lendableClient(run.client),
       emit: run.emit,
       scope: listenerScope(run.options.onEvent),
       approve: this.answers.approver,
