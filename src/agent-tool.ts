@@ -122,7 +122,9 @@ function oneAtATime<T>(runner: Runner, run: () => Promise<T>): Promise<T> {
 }
 
 /** One call: the sub-agent runs (or goes on from the state it waited for approval in) to its end. */
-async function runAgent(agent: Agent, input: unknown, context: ToolContext): Promise<string> {
+async function runAgent(agent: Agent, input: unknown, called: ToolContext | undefined): Promise<string> {
+  // Run by another runner (the SDK's), or called directly: a context of its own, with no parent to borrow from.
+  const context = called?.runner ? called : standaloneContext(called);
   const depth = (depths.get(context.runner) ?? 0) + 1;
   if (depth > agent.maxDepth) {
     throw new ToolError(`Error: the agent '${agent.name}' was not run: it would be sub-agent level ${depth}, past its maxDepth of ${agent.maxDepth}.`);
@@ -141,20 +143,45 @@ async function runAgent(agent: Agent, input: unknown, context: ToolContext): Pro
     ? resumeToolRunner(client, resume, { tools: params.tools ?? [], options })
     : new ToolRunner(client, streaming && !params.stream ? { ...params, stream: true } : params, options);
   depths.set(sub, depth);
-  const before = sub.usage;
+  // The sub-agent's usage goes to the parent when it ends, or at once when the parent stops waiting
+  // for it (an abort, the call's timeout): the parent's usage then already holds what it spent.
+  let counted = sub.usage;
+  const addUsage = () => {
+    const now = sub.usage;
+    link?.addUsage(usageSince(now, counted));
+    counted = now;
+  };
+  context.signal?.addEventListener('abort', addUsage, { once: true });
   let final: BetaMessage;
   try {
     final = streaming ? await streamed(sub, agent.name, context.toolUse.id, link!.emit!) : await sub.runUntilDone();
   } catch (error) {
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${describe(error)}`);
   } finally {
-    link?.addUsage(usageSince(sub.usage, before));
+    context.signal?.removeEventListener('abort', addUsage);
+    addUsage();
   }
   if (sub.stoppedBy === 'approval') throw new AgentPending(structuredClone(sub.toJSON()));
   if (sub.output !== undefined) return JSON.stringify(sub.output);
   // Stopped by a limit of its own while it still asked for tools: it did not finish, and the model is told.
   if (final.stop_reason === 'tool_use') throw new ToolError(unfinishedText(agent.name, sub.stoppedBy, textOf(final)));
+  // Cut off, refused, or out of context: no finished answer either.
+  const unfinished = UNFINISHED_REPLIES[final.stop_reason ?? ''];
+  if (unfinished) throw new ToolError(`Error: the agent '${agent.name}' did not finish its task: ${unfinished}.${textOf(final) ? ` Its last text: ${textOf(final)}` : ''}`);
   return textOf(final);
+}
+
+/** The stop reasons of a sub-agent's last reply that are no finished answer, in words. */
+const UNFINISHED_REPLIES: Readonly<Record<string, string>> = {
+  max_tokens: 'its reply was cut off at max_tokens',
+  refusal: 'the model refused',
+  model_context_window_exceeded: "its reply was cut off at the model's context window",
+};
+
+/** The context of a call no tool runner of ours makes: no parent, its own id, no signal. */
+function standaloneContext(given: ToolContext | undefined): ToolContext {
+  const toolUse = given?.toolUse ?? { type: 'tool_use', id: 'agent-call', name: 'agent', input: {} };
+  return { ...given, toolUse } as ToolContext;
 }
 
 /**
@@ -175,7 +202,8 @@ function unfinishedText(name: string, stoppedBy: string | undefined, lastText: s
 /** The sub-agent's options: its own, with the call's signal, the parent's listeners (events get the path) and approver. */
 function subOptions(agent: Agent, link: AgentLink | undefined, { signal, toolUse }: ToolContext): ToolRunnerOptions {
   const own = agent.options;
-  const options: ToolRunnerOptions = { ...own, signal: own.signal ? AbortSignal.any([signal, own.signal]) : signal };
+  const joined = signal && own.signal ? AbortSignal.any([signal, own.signal]) : (signal ?? own.signal);
+  const options: ToolRunnerOptions = joined ? { ...own, signal: joined } : { ...own };
   if (link?.emit) options.onEvent = [forwarder(agent.name, toolUse.id, link.emit, link.scope), ...listeners(own.onEvent)];
   const approve = link?.approve;
   if (!own.approve && approve) options.approve = lentApprover((call, context) => approve({ ...call, path: [agent.name, ...(call.path ?? [])] }, context));
@@ -201,8 +229,8 @@ async function streamed(sub: ToolRunner<boolean>, name: string, callId: string, 
   return sub.done();
 }
 
-function linkOf(runner: Runner): AgentLink | undefined {
-  const lend = (runner as { [AGENT_LINK]?: () => AgentLink })[AGENT_LINK];
+function linkOf(runner: Runner | undefined): AgentLink | undefined {
+  const lend = (runner as { [AGENT_LINK]?: () => AgentLink } | undefined)?.[AGENT_LINK];
   return typeof lend === 'function' ? lend.call(runner) : undefined;
 }
 

@@ -77,12 +77,11 @@ function timed(approve: Approver): Approver {
 }
 
 /**
- * Asks the run's approver about a call, within `timeLimit` ms once asked; resolves to undefined when
- * there is no approver. Throws `ApprovalTimedOut`, or a `HookError` when the approver failed.
+ * Asks the run's approver about a call, within `timeLimit` ms once asked. Throws `ApprovalTimedOut`,
+ * or a `HookError` when the approver failed.
  */
-export function approvalAsker(approve: Approver | undefined): (call: ToolCall, signal: AbortSignal, timeLimit: number | undefined) => Promise<ApprovalDecision | undefined> {
+export function approvalAsker(approve: Approver): (call: ToolCall, signal: AbortSignal, timeLimit: number | undefined) => Promise<ApprovalDecision> {
   return async (call, signal, timeLimit) => {
-    if (!approve) return undefined;
     const context: AskedContext = { signal, [TIME_LIMIT]: timeLimit };
     let decision: unknown;
     try {

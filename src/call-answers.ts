@@ -63,7 +63,7 @@ export class CallAnswers {
     const { concurrency } = run.options;
     this.#limiter = concurrency ? new Limiter(concurrency) : undefined;
     this.approver = runApprover(run.options.approve);
-    this.#askApproval = approvalAsker(this.approver);
+    this.#askApproval = this.approver && approvalAsker(this.approver);
     if (snapshot) this.#callsNow().restore(snapshot);
   }
 
@@ -198,6 +198,11 @@ export class CallAnswers {
     return Promise.allSettled(eager.started).then(ignore);
   }
 
+  /** The run stops on the reply (cut off by `max_tokens`, say): the calls it started end before the run does. */
+  settleEager(): Promise<void> | undefined {
+    return this.#eager ? Promise.allSettled(this.#eager.started).then(ignore) : undefined;
+  }
+
   /** This reply's eager state: made at its first eager start, its signal aborted by the run's too. */
   #eagerNow(): EagerStarts {
     if (this.#eager) return this.#eager;
@@ -248,7 +253,10 @@ export class CallAnswers {
     const { scope } = context;
     // In its span's context, when something traces (a toolset's span is named after the member, as the SDK's).
     const outcome = scope ? await scope.toolCall({ runner: context.runner, call, tool: { name: toolUse.name }, signal: context.signal, byCaller: context.byCaller }, run) : await run();
-    context.emit?.({ type: 'tool.end', runner: context.runner, call, result: outcome.result });
+    if (context.emit) {
+      context.results.keepSettled(toolUse.id, outcome.result);
+      context.emit({ type: 'tool.end', runner: context.runner, call, result: outcome.result });
+    }
     return outcome;
   }
 
@@ -295,6 +303,7 @@ export class CallAnswers {
       limiter: this.#limiter,
       scope: byCaller ? run.tracing.callerScope : run.tracing.scope,
       byCaller,
+      results: this.#callsNow(),
     };
   }
 

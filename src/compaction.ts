@@ -138,7 +138,16 @@ export function summaryText(content: ReadonlyArray<{ type: string; text?: string
  * still past it, warn once and stop compacting for the run instead of compacting in a loop.
  */
 export class CompactionTrigger {
-  #state: 'armed' | 'just-compacted' | 'off' = 'armed';
+  #state: 'armed' | 'just-compacted' | 'off';
+
+  /** `state`: a snapshot's (compactions.ts). */
+  constructor(state: 'armed' | 'just-compacted' | 'off' = 'armed') {
+    this.#state = state;
+  }
+
+  get state(): 'armed' | 'just-compacted' | 'off' {
+    return this.#state;
+  }
 
   /** After a reply: its token total if a summary should follow now, else `undefined`. */
   check(control: CompactionControl, usage: Partial<BetaUsage> | null | undefined, logger: LeveledLogger): number | undefined {

@@ -16,6 +16,7 @@ import {
 import { ContextOverflowError, type Overflow, contextOverflow, fitForSummary } from './context-overflow.js';
 import { sameMessage, toolUsesOf } from './history.js';
 import type { RunContext } from './run-context.js';
+import type { CompactionJSON } from './snapshot.js';
 import { rejectCompactionEdit } from './server-compaction.js';
 import type { Requests } from './turn.js';
 import type { ToolChanges } from './tool-changes.js';
@@ -27,14 +28,24 @@ export class Compactions {
   readonly #requests: Requests;
   readonly #toolChanges: ToolChanges;
   /** When client-side compaction summarises the history. */
-  readonly #trigger = new CompactionTrigger();
+  readonly #trigger: CompactionTrigger;
   /** A server-side compaction scheduled with compactBeforeNextTurn(), or sent and not yet adopted. */
-  #server: { status: 'scheduled'; config: BetaCompactionConfig } | { status: 'in_flight'; lastMessage: BetaMessage | undefined } | undefined;
+  #server: { status: 'scheduled'; config: BetaCompactionConfig } | { status: 'in_flight'; config: BetaCompactionConfig; lastMessage: BetaMessage | undefined } | undefined;
 
-  constructor(run: RunContext, requests: Requests, toolChanges: ToolChanges) {
+  constructor(run: RunContext, requests: Requests, toolChanges: ToolChanges, snapshot?: CompactionJSON) {
     this.#run = run;
     this.#requests = requests;
     this.#toolChanges = toolChanges;
+    this.#trigger = new CompactionTrigger(snapshot?.trigger);
+    if (snapshot?.scheduled) this.#server = { status: 'scheduled', config: snapshot.scheduled };
+  }
+
+  /** What a snapshot keeps: a trigger not armed, a server-side compaction not adopted (sent again on resume); none at the start's state. */
+  toJSON(): CompactionJSON | undefined {
+    const trigger = this.#trigger.state;
+    const server = this.#server;
+    if (trigger === 'armed' && !server) return undefined;
+    return { ...(trigger !== 'armed' && { trigger }), ...(server && { scheduled: server.config }) };
   }
 
   /** `compactBeforeNextTurn()`: ignored while a compaction is in flight, as in the SDK. */
@@ -66,7 +77,7 @@ export class Compactions {
     const server = this.#server;
     if (server?.status !== 'scheduled' || resuming) return undefined;
     rejectCompactionEdit(this.#run.state.apiParams);
-    this.#server = { status: 'in_flight', lastMessage: this.#run.state.lastMessage };
+    this.#server = { status: 'in_flight', config: server.config, lastMessage: this.#run.state.lastMessage };
     return server.config;
   }
 

@@ -4,7 +4,7 @@
  * and turn any failure into an `is_error` result the model can act on.
  */
 import { AGENT_RESUME, AgentPending } from './agent-link.js';
-import { type ApprovalDecision, deniedText, timedOutMsOf } from './approval.js';
+import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, callHook } from './hooks.js';
@@ -29,8 +29,8 @@ export interface ExecutionContext {
   hooks: Hooks | undefined;
   /** Emits lifecycle events, when something listens. */
   emit: ((event: RunnerEvent) => void) | undefined;
-  /** Asks the run's approver (`approvalAsker`: one question at a time, within `timeLimit` ms once asked), or resolves to undefined without one. */
-  askApproval: (call: ToolCall, signal: AbortSignal, timeLimit: number | undefined) => Promise<ApprovalDecision | undefined>;
+  /** Asks the run's approver (`approvalAsker`: one question at a time, within `timeLimit` ms once asked); none without one. */
+  askApproval: ((call: ToolCall, signal: AbortSignal, timeLimit: number | undefined) => Promise<ApprovalDecision>) | undefined;
   /** Decisions taken with runner.approve / runner.deny, by tool_use id. */
   decisions: ReadonlyMap<string, ApprovalDecision>;
   toolTimeoutMs: number | undefined;
@@ -40,6 +40,16 @@ export interface ExecutionContext {
   scope: RunScope | undefined;
   /** The calls are the caller's `generateToolResponse()`, not the loop's. */
   byCaller: boolean;
+  /** Where a call's result is kept once known, before a hook or an observer sees it (a snapshot taken there holds it). */
+  results: CallResults;
+}
+
+/** The results of a message's calls as the snapshot keeps them (tool-calls.ts). */
+export interface CallResults {
+  /** The tool finished; the `onToolResult` hook has not (a resumed run runs only the hook again). */
+  keepRan(id: string, result: BetaToolResultBlockParam): void;
+  /** The call is done: its result as sent (never run again). */
+  keepSettled(id: string, result: BetaToolResultBlockParam): void;
 }
 
 /** A call ends with its result, or waits for a decision (no `options.approve`). */
@@ -112,7 +122,9 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   if (held) {
     call.input = held.input;
     decision = context.decisions.get(toolUse.id);
-    if (!decision) return waiting(held, call, context);
+    // A resumed run with an approver asks it now; a sub-agent's calls are asked by the sub-agent, which borrows it.
+    if (!decision && context.askApproval && !held.agent) decision = await askApprover(tool, call, context);
+    if (!decision && !(held.agent && context.askApproval)) return waiting(held, call, context);
   } else {
     let validated = validateInput(tool, toolUse.input);
     if (validated instanceof Promise) validated = await validated;
@@ -129,24 +141,12 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       call.input = replaced.value;
     }
     if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
-      decision = context.decisions.get(toolUse.id);
-      if (!decision) {
-        // The run's signal ends the wait (in line too); the tool's timeout bounds a question once asked
-        // (approver.ts), and the tool then gets its own time.
-        const timeLimit = tool.timeoutMs ?? context.toolTimeoutMs;
-        const asked = await runWithGuards((signal) => context.askApproval(call, signal, timeLimit), context.signal, undefined);
-        if ('thrown' in asked) {
-          if (ApprovalTimedOut.is(asked.thrown)) return failed(approvalTimedOutText(tool.name, asked.thrown.ms), call, context);
-          throw asked.thrown;
-        }
-        if (!asked.ok) return failed(abortedText(tool.name), call, context);
-        decision = asked.value as ApprovalDecision | undefined;
-      }
+      decision = context.decisions.get(toolUse.id) ?? (context.askApproval && (await askApprover(tool, call, context)));
       if (!decision) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse }, call, context);
-      // Aborted while a person was asked: answered as aborted, whatever the approver said.
-      if (context.signal?.aborted) return failed(abortedText(tool.name), call, context);
     }
   }
+  // Aborted while a person was asked: answered as aborted, whatever the approver said.
+  if (decision && context.signal?.aborted) return failed(abortedText(tool.name), call, context);
   if (decision?.decision === 'deny') {
     const timedOut = timedOutMsOf(decision);
     if (timedOut !== undefined) {
@@ -197,6 +197,21 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
 }
 
 /**
+ * Asks the run's approver about a call. The run's signal ends the wait (in line too; the caller then
+ * answers the call as aborted); the tool's timeout bounds a question once asked (approver.ts), past
+ * it the call is denied as timed out, and the tool then gets its own time.
+ */
+async function askApprover(tool: RunnableTool, call: ToolCall, context: ExecutionContext): Promise<ApprovalDecision> {
+  const timeLimit = tool.timeoutMs ?? context.toolTimeoutMs;
+  const asked = await runWithGuards((signal) => context.askApproval!(call, signal, timeLimit), context.signal, undefined);
+  if ('thrown' in asked) {
+    if (ApprovalTimedOut.is(asked.thrown)) return { decision: 'deny', timedOutMs: asked.thrown.ms } as TimedOutDecision;
+    throw asked.thrown;
+  }
+  return asked.ok ? (asked.value as ApprovalDecision) : { decision: 'deny' };
+}
+
+/**
  * The call's result as it is sent: cut to size, shown to the `onToolResult` hook, then to observers
  * (once: a hook that throws ends the call with its error instead, `endsSeen`).
  */
@@ -204,6 +219,7 @@ function finished(result: BetaToolResultBlockParam, call: ToolCall, context: Exe
   const uncut = result.content;
   if (uncut !== undefined) result.content = truncateResult(uncut, context.maxToolResultChars);
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
+  if (context.hooks?.onToolResult) context.results.keepRan(call.id, { ...result, content: uncut } as BetaToolResultBlockParam);
   const observed = callHook(context.hooks, 'onToolResult', result, call);
   if (!observed) return ended(result, call, context);
   return observed.then(
@@ -214,7 +230,10 @@ function finished(result: BetaToolResultBlockParam, call: ToolCall, context: Exe
 }
 
 function ended(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome {
-  context.emit?.({ type: 'tool.end', runner: context.runner, call, result });
+  if (context.emit) {
+    context.results.keepSettled(call.id, result);
+    context.emit({ type: 'tool.end', runner: context.runner, call, result });
+  }
   return { result };
 }
 

@@ -18,7 +18,9 @@ export type OutputOf<S> = [S] extends [undefined] ? unknown : SchemaValue<S>;
 
 /** What a snapshot keeps of the output. */
 export interface OutputJSON {
-  /** The validated output, once the run ended with one. */
+  /** The final reply's text the output was parsed from, once the run ended with one: a resumed run parses it again with the schema. */
+  text?: string;
+  /** The validated output, as older snapshots kept it (as JSON left it: a transformed value, a `Date`, did not survive); read when there is no text. */
   value?: unknown;
   /** Repair turns sent so far. */
   repaired: number;
@@ -41,7 +43,8 @@ export class RunOutput {
   readonly #format: { type: 'json_schema'; schema: Record<string, unknown> };
   readonly #repairs: number;
   #repaired = 0;
-  #value: { value: unknown } | undefined;
+  /** The output, and the text it was parsed from. */
+  #value: { value: unknown; text: string } | undefined;
   /** The caller's `output_config` last merged with the format, and the merge (made again only when it changes). */
   #mergedFrom: unknown;
   #merged: Record<string, unknown> | undefined;
@@ -50,9 +53,10 @@ export class RunOutput {
 
   /**
    * Throws a clear error for a schema that is not an object schema, or that can't be sent as a
-   * format. `last`: on resume, the history's last message (the reply a snapshot's failure is about).
+   * format. On resume: `last`, the history's last message (the reply a snapshot's failure is about);
+   * `final`, the run's last reply (an older snapshot's output is parsed again from its text).
    */
-  constructor(schema: OutputSchema, repairs: number, snapshot?: OutputJSON, last?: BetaMessageParam) {
+  constructor(schema: OutputSchema, repairs: number, snapshot?: OutputJSON, last?: BetaMessageParam, final?: BetaMessage) {
     this.#schema = compileSchema(OWNER, schema);
     let sent: Record<string, unknown>;
     try {
@@ -64,9 +68,33 @@ export class RunOutput {
     this.#repairs = repairs;
     if (snapshot) {
       this.#repaired = snapshot.repaired;
-      if ('value' in snapshot) this.#value = { value: snapshot.value };
+      this.#restore(snapshot, final);
       if (snapshot.failed && last) this.#failed = { reply: last, issues: snapshot.failed };
     }
+  }
+
+  /**
+   * A run that ended with an output: its text parsed again with the schema supplied now, so that the
+   * output has the schema's type (an older snapshot's stored value when the text does not pass).
+   */
+  #restore(snapshot: OutputJSON, final: BetaMessage | undefined): void {
+    const older = 'value' in snapshot;
+    const text = snapshot.text ?? (older && final ? textOf(final) : undefined);
+    const stored = older ? { value: snapshot.value, text: text ?? '' } : undefined;
+    if (text === undefined) {
+      this.#value = stored;
+      return;
+    }
+    const read = this.#read(text);
+    if (!(read instanceof Promise)) {
+      this.#value = read.ok ? { value: read.value, text } : stored;
+      return;
+    }
+    // An asynchronous schema: the output once it has read the text (unless the run settled another meanwhile).
+    this.#value = stored;
+    read.then((result) => {
+      if (result.ok && this.#value === stored) this.#value = { value: result.value, text };
+    }, ignore);
   }
 
   /** The validated output, once the run ended with one. */
@@ -93,7 +121,7 @@ export class RunOutput {
     const read = await this.#read(text);
     const stopReason = reply.stop_reason;
     if (read.ok && !NO_REPAIR.has(stopReason)) {
-      this.#value = { value: read.value };
+      this.#value = { value: read.value, text };
       return undefined;
     }
     const issues = read.ok ? [] : read.issues;
@@ -115,7 +143,8 @@ export class RunOutput {
     return failed && failed.reply === last ? repairMessage(failed.issues) : undefined;
   }
 
-  async #read(text: string): Promise<{ ok: true; value: unknown } | { ok: false; issues: ValidationIssue[] }> {
+  /** The text parsed and validated; a promise only when the schema validates asynchronously. */
+  #read(text: string): Read | Promise<Read> {
     if (text.trim() === '') return { ok: false, issues: [{ path: '(root)', message: 'is missing: the reply has no text' }] };
     let parsed: unknown;
     try {
@@ -129,11 +158,16 @@ export class RunOutput {
   /** `last`: the history's last message (a failure is kept only while the history still ends with its reply). */
   toJSON(last: BetaMessageParam | undefined): OutputJSON {
     const json: OutputJSON = { repaired: this.#repaired };
-    if (this.#value) json.value = this.#value.value;
+    // The text, not the value: a parsed value (a Date, a URL a transform made) does not survive JSON or a clone.
+    if (this.#value) json.text = this.#value.text;
     if (this.#failed && this.#failed.reply === last) json.failed = this.#failed.issues;
     return json;
   }
 }
+
+type Read = { ok: true; value: unknown } | { ok: false; issues: ValidationIssue[] };
+
+const ignore = () => {};
 
 /** The repair turn's message: each failing field, and what to do. */
 function repairMessage(issues: ValidationIssue[]): BetaMessageParam {

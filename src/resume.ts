@@ -3,7 +3,8 @@ import type { ClientLike } from './client.js';
 import type { ToolRunnerOptions } from './options.js';
 import type { OutputOf, OutputSchema } from './output.js';
 import { ToolRunner } from './runner.js';
-import { SNAPSHOT_VERSION, type RunnerSnapshot } from './snapshot.js';
+import type { RunnerSnapshot } from './snapshot.js';
+import { checkSnapshot } from './snapshot-check.js';
 import type { RunnableTool, RunnerParams, ToolEntry } from './surface.js';
 import { isRunnableTool } from './tool.js';
 import { isToolSource } from './tool-set.js';
@@ -38,16 +39,18 @@ export function resumeToolRunner<Stream extends boolean = boolean, const Output 
   resume: { tools?: ToolEntry[]; options?: ToolRunnerOptions<AnyCall, Output> } = {},
 ): ToolRunner<Stream, OutputOf<Output>> {
   if (typeof snapshot === 'string') throw new TypeError('resumeToolRunner: the snapshot is a string: JSON.parse it first');
-  if (typeof snapshot !== 'object' || snapshot === null) throw new TypeError('resumeToolRunner: the snapshot must be an object');
+  if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) throw new TypeError('resumeToolRunner: the snapshot must be an object');
   if (typeof (snapshot as { toJSON?: unknown }).toJSON === 'function') throw new TypeError('resumeToolRunner: pass the runner\'s snapshot, runner.toJSON(), not the runner');
   checkResumeArgument(resume);
-  if (snapshot.version !== SNAPSHOT_VERSION) {
-    throw new TypeError(
-      `resumeToolRunner: snapshot version ${JSON.stringify(snapshot.version)} is not supported (this version of tool-runner reads version ${SNAPSHOT_VERSION})`,
-    );
-  }
+  checkSnapshot(snapshot);
+  // The resumed run owns a copy: its decisions never change the caller's snapshot, which may be resumed again.
+  const owned = structuredClone(snapshot);
   const supplied = new Map<string, RunnableTool>();
-  for (const entry of resume.tools ?? []) if (isRunnableTool(entry)) supplied.set(entry.name, entry);
+  for (const entry of resume.tools ?? []) {
+    if (!isRunnableTool(entry)) continue;
+    if (supplied.has(entry.name)) throw new TypeError(`resumeToolRunner: two tools are named '${entry.name}'; tool names must be unique`);
+    supplied.set(entry.name, entry);
+  }
   const toolsets = toolsetsOf(resume.tools);
   const runnable = (name: string): RunnableTool => {
     const tool = supplied.get(name);
@@ -57,7 +60,7 @@ export function resumeToolRunner<Stream extends boolean = boolean, const Output 
   };
   // Tool sources (MCP servers) are supplied again, in the order they had.
   const sources = (resume.tools ?? []).filter(isToolSource);
-  const tools = snapshot.tools.map((entry): ToolEntry => {
+  const tools = owned.tools.map((entry): ToolEntry => {
     if ('definition' in entry) return entry.definition;
     if ('toolset' in entry) {
       const toolset = toolsets.get(entry.toolset);
@@ -71,6 +74,31 @@ export function resumeToolRunner<Stream extends boolean = boolean, const Output 
     }
     return runnable(entry.runnable);
   });
-  const params = { ...snapshot.params, ...(tools.length > 0 && { tools }) } as RunnerParams;
-  return new ToolRunner<Stream, OutputOf<Output>>(client, params, resume.options, snapshot, runnable);
+  checkAllUsed(owned, supplied, toolsets, sources.length);
+  const params = { ...owned.params, ...(tools.length > 0 && { tools }) } as RunnerParams;
+  return new ToolRunner<Stream, OutputOf<Output>>(client, params, resume.options, owned, runnable);
+}
+
+/**
+ * Every tool supplied is one the snapshot names: a tool it does not name would not be sent (a resumed
+ * run's tools are the snapshot's), so supplying one is a mistake, not a way to add it.
+ */
+function checkAllUsed(snapshot: RunnerSnapshot, supplied: ReadonlyMap<string, RunnableTool>, toolsets: ReadonlyMap<string, unknown>, sourcesLeft: number): void {
+  const named = new Set<string>();
+  const families = new Set<string>();
+  for (const entry of snapshot.tools) {
+    if ('runnable' in entry) named.add(entry.runnable);
+    else if ('toolset' in entry) families.add(entry.toolset);
+  }
+  // Added by addTools (or taken away by removeTools: supplying one of those is harmless).
+  for (const name of Object.keys(snapshot.toolChanges?.overrides ?? {})) named.add(name);
+  for (const change of snapshot.toolChanges?.pending ?? []) if ('runnable' in change) named.add(change.runnable);
+  const hint = 'supply the tools of the run only; to give the resumed run another, call runner.addTools() (or setMessagesParams()) after resuming';
+  for (const name of supplied.keys()) {
+    if (!named.has(name)) throw new TypeError(`resumeToolRunner: tool '${name}' was supplied, but the snapshot does not use it (it uses: ${[...named].join(', ') || 'none'}): ${hint}`);
+  }
+  for (const family of toolsets.keys()) {
+    if (!families.has(family)) throw new TypeError(`resumeToolRunner: the '${family}' toolset was supplied, but the snapshot does not use it: ${hint}`);
+  }
+  if (sourcesLeft > 0) throw new TypeError(`resumeToolRunner: more tool sources (MCP servers) were supplied than the snapshot uses: ${hint}`);
 }

@@ -50,7 +50,7 @@ export class RunControl {
     this.#logger = logger;
     if (options.output !== undefined) {
       rejectTwoFormats(state.apiParams);
-      this.#output = new RunOutput(options.output, options.outputRepairs ?? DEFAULT_OUTPUT_REPAIRS, snapshot?.output, state.messages.at(-1));
+      this.#output = new RunOutput(options.output, options.outputRepairs ?? DEFAULT_OUTPUT_REPAIRS, snapshot?.output, state.messages.at(-1), state.lastMessage);
     }
     if (options.budget) {
       this.#budget = new RunBudget(options.budget, snapshot?.budget);

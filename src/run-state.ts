@@ -39,7 +39,8 @@ export class RunState {
     this.messages = copyHistory(messages);
     if (snapshot) {
       this.iteration = snapshot.iteration;
-      this.usage = snapshot.usage;
+      // Fields a snapshot may leave out count as 0.
+      this.usage = addUsage(NO_USAGE, snapshot.usage);
       const notRun = Object.entries(snapshot.notRun);
       if (notRun.length > 0) this.notRun = new Map(notRun);
       this.stoppedBy = snapshot.stoppedBy;
@@ -91,16 +92,7 @@ export class RunState {
       for (const use of toolUsesOf(reply)) this.markNotRun(use.id, cutOffText(use.name));
     }
     const containerId = reply.container?.id;
-    if (containerId) this.#adoptContainer(containerId);
-  }
-
-  /** Later requests run in the container the server chose, unless the caller named one. */
-  #adoptContainer(id: string): void {
-    const container = this.apiParams['container'];
-    if (container == null) this.apiParams['container'] = id;
-    else if (typeof container === 'object' && (container as { id?: unknown }).id == null) {
-      this.apiParams['container'] = { ...container, id };
-    }
+    if (containerId) adoptContainer(this.apiParams, containerId);
   }
 
   /** A read-only copy of the current params. */
@@ -113,8 +105,23 @@ export class RunState {
     } as RunnerParams;
   }
 
-  /** The JSON snapshot of the run, with the calls, the thread, the tool changes and the run control that live beside this state. */
-  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined): RunnerSnapshot {
+  /**
+   * The JSON snapshot of the run, with the calls, the thread, the tool changes and the run control that live beside this state.
+   * `uncounted`: a reply that arrived but is not counted yet (its `onMessage` hook runs), counted into the snapshot as `count` does.
+   */
+  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, uncounted?: BetaMessage): RunnerSnapshot {
+    const snapshot = this.#json(calls, thread, toolChanges, control);
+    if (uncounted) {
+      snapshot.usage = addUsage(snapshot.usage, uncounted.usage);
+      snapshot.lastMessage = structuredClone(uncounted);
+      if (uncounted.stop_reason === 'max_tokens') for (const use of toolUsesOf(uncounted)) snapshot.notRun[use.id] = cutOffText(use.name);
+      const containerId = uncounted.container?.id;
+      if (containerId) adoptContainer(snapshot.params as unknown as Record<string, unknown>, containerId);
+    }
+    return snapshot;
+  }
+
+  #json(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined): RunnerSnapshot {
     return structuredClone({
       version: SNAPSHOT_VERSION,
       params: { ...this.apiParams, ...this.settings, messages: this.messages } as RunnerSnapshot['params'],
@@ -135,5 +142,14 @@ export class RunState {
       ...(this.lastMessage && { lastMessage: this.lastMessage }),
       ...(control && { control }),
     });
+  }
+}
+
+/** Later requests run in the container the server chose, unless the caller named one. */
+function adoptContainer(params: Record<string, unknown>, id: string): void {
+  const container = params['container'];
+  if (container == null) params['container'] = id;
+  else if (typeof container === 'object' && (container as { id?: unknown }).id == null) {
+    params['container'] = { ...container, id };
   }
 }

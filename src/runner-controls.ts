@@ -11,7 +11,7 @@ import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
-import { keptReply, toolUsesOf } from './history.js';
+import { insertToolResults, keptReply, toolUsesOf } from './history.js';
 import { runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -19,7 +19,7 @@ import { initialRequestOptions } from './request-options.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { listenerScope, runTracing } from './run-tracing.js';
-import { OVER_MESSAGE_THREAD } from './sdk-thread.js';
+import { OVER_MESSAGE_THREAD, lendableClient } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { StoppedBy } from './stop-reason.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsRead } from './surface.js';
@@ -56,7 +56,7 @@ export abstract class RunnerControls implements Runner {
     this.answers = new CallAnswers(this.run, maxToolResultChars, snapshot?.calls);
     if (snapshot?.toolChanges && supplied) this.answers.changes.restore(snapshot.toolChanges, supplied);
     this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages), (overflow) => this.compactions.afterOverflow(overflow));
-    this.compactions = new Compactions(this.run, this.requests, this.answers.changes);
+    this.compactions = new Compactions(this.run, this.requests, this.answers.changes, snapshot?.compaction);
   }
 
   abstract done(): Promise<BetaMessage>;
@@ -95,7 +95,10 @@ export abstract class RunnerControls implements Runner {
     const turn = this.turn;
     const uses = toolUsesOf(turn ? await turn.message : this.state.messages.at(-1));
     if (uses.length === 0) return null;
-    return (await this.answers.answer(turn, uses, signal ?? undefined, true)).message;
+    const answered = this.answers.answer(turn, uses, signal ?? undefined, true);
+    const answer = await answered;
+    if (turn?.response?.answer === answered) turn.response.given = answer;
+    return answer.message;
   }
 
   /**
@@ -254,7 +257,7 @@ export abstract class RunnerControls implements Runner {
   [AGENT_LINK](): AgentLink {
     const { run, state } = this;
     return {
-      client: run.client,
+      client: lendableClient(run.client),
       emit: run.emit,
       scope: listenerScope(run.options.onEvent),
       approve: this.answers.approver,
@@ -270,15 +273,26 @@ export abstract class RunnerControls implements Runner {
    * neighbours, iteration, usage) that `resumeToolRunner` continues, in this process or another.
    */
   toJSON(): RunnerSnapshot {
-    const snapshot = this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON(), this.control.toJSON());
+    const turn = this.turn;
+    // A streamed reply the body has (`finalMessage()`) while the onMessage hook runs: counted into the snapshot.
+    const uncounted = turn?.inBody ? turn.uncounted : undefined;
+    const snapshot = this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON(), this.control.toJSON(), uncounted);
+    const compaction = this.compactions.toJSON();
+    if (compaction) snapshot.compaction = structuredClone(compaction);
     // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
     // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.
-    const turn = this.turn;
-    const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? turn.reply : undefined;
+    const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;
     if (reply && nextStepFor(reply.stop_reason) === 'run_tools') {
       const { kept, renamed } = keptReply(reply);
       snapshot.params.messages.push(structuredClone(kept));
       for (const [id, text] of renamed) snapshot.notRun[id] = text;
+      // The body has the answer (generateToolResponse), with none waiting: it goes in as the body changed it,
+      // as the run would send it.
+      const given = turn!.response?.given;
+      if (given && given.pending.length === 0 && turn!.response!.key === toolUsesOf(kept).map((use) => use.id).join('\n')) {
+        insertToolResults(snapshot.params.messages, structuredClone(given.message));
+        snapshot.calls = { settled: {}, held: [], pending: [], decisions: {} };
+      }
     }
     return snapshot;
   }

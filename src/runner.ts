@@ -85,6 +85,9 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           yield item as RunnerItem<Stream>;
           turn.inBody = false;
           const next = await this.#finishTurn(turn);
+          // The run stops on this reply: the calls it started while streaming end before the run does.
+          const settling = next === 'stop' ? this.answers.settleEager() : undefined;
+          if (settling) await settling;
           resuming = next === 'resume';
           if (lastCompaction) break;
           if (next === 'pending') stop = 'approval';

@@ -30,6 +30,14 @@ export interface MessageThreadLike {
  */
 export const OVER_MESSAGE_THREAD = Symbol('tool-runner.overMessageThread');
 
+/** The key, on a client over a thread, of the client a run lends its sub-agents (the thread's own). */
+const LENT_CLIENT = Symbol('tool-runner.lentClient');
+
+/** The client a run on `client` lends its sub-agents: a thread's own client, not the thread. */
+export function lendableClient(client: ClientLike): ClientLike {
+  return (client as { [LENT_CLIENT]?: ClientLike })[LENT_CLIENT] ?? client;
+}
+
 /** What a client over a thread holds under `OVER_MESSAGE_THREAD`: gives the thread the run's history. */
 export type HandBack = (messages: BetaMessageParam[]) => void;
 
@@ -63,7 +71,9 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   const handBack: HandBack = (messages) => {
     if (extendsHistory(messages, thread.messages)) stage(thread, messages);
   };
-  return { client: { beta: { messages: api }, [OVER_MESSAGE_THREAD]: handBack } as ClientLike, params };
+  // Sub-agents get the thread's own client: they are conversations of their own, never the thread's.
+  const client = { beta: { messages: api }, [OVER_MESSAGE_THREAD]: handBack, [LENT_CLIENT]: (thread as { _client?: ClientLike })._client };
+  return { client: client as ClientLike, params };
 }
 
 /**

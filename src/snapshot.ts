@@ -6,7 +6,7 @@ import type { OutputJSON } from './output.js';
 import type { ParamsWithoutTools } from './settings.js';
 import type { LimitStop, StoppedBy } from './stop-reason.js';
 import type { ThreadSnapshot } from './thread.js';
-import type { BetaMessage, BetaToolResultBlockParam, BetaToolUnion } from './types.js';
+import type { BetaCompactionConfig, BetaMessage, BetaToolResultBlockParam, BetaToolUnion } from './types.js';
 import type { Usage } from './usage.js';
 
 export const SNAPSHOT_VERSION = 1;
@@ -33,6 +33,16 @@ export interface RunnerSnapshot<Stream extends boolean = boolean> {
   lastMessage?: BetaMessage;
   /** Run control (`options.output`, `budget`, `loopGuard`): the output, the calls counted, a stop decided. */
   control?: RunControlJSON;
+  /** Compaction's state, when it is not the start's: client-side compaction just done or off, a server-side one scheduled. */
+  compaction?: CompactionJSON;
+}
+
+/** What a snapshot keeps of compaction (compactions.ts). */
+export interface CompactionJSON {
+  /** `compactionControl`: `'just-compacted'` (the next reply tells whether the summary helped), or `'off'` for the rest of the run. */
+  trigger?: 'just-compacted' | 'off';
+  /** A server-side compaction `compactBeforeNextTurn()` scheduled, not yet adopted: the resumed run sends it. */
+  scheduled?: BetaCompactionConfig;
 }
 
 /** What a snapshot keeps of run control (the options themselves are supplied again on resume). */

@@ -4,12 +4,12 @@
  * runs twice.
  */
 import type { ApprovalDecision } from './approval.js';
-import { type CallOutcome, resultBeforeFailure } from './execute.js';
+import { type CallOutcome, type CallResults, resultBeforeFailure } from './execute.js';
 import { decideInside, isAgentCall, openApprovals } from './nested-approvals.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
 
-export class ToolCalls {
+export class ToolCalls implements CallResults {
   readonly #calls = new Map<string, Promise<CallOutcome>>();
   readonly #settled = new Map<string, BetaToolResultBlockParam>();
   readonly #held = new Map<string, HeldCall>();
@@ -54,6 +54,17 @@ export class ToolCalls {
     if (!this.#failed) return;
     for (const id of this.#failed) this.#calls.delete(id);
     this.#failed = undefined;
+  }
+
+  /** Kept before the `onToolResult` hook runs: a snapshot taken in it runs only the hook again (as a retry does). */
+  keepRan(id: string, result: BetaToolResultBlockParam): void {
+    this.#ran.set(id, result);
+  }
+
+  /** Kept before observers see the call end: a snapshot taken then never runs it again. */
+  keepSettled(id: string, result: BetaToolResultBlockParam): void {
+    if (this.#ran.size > 0) this.#ran.delete(id);
+    this.#settled.set(id, result);
   }
 
   /** The call of this id, if it started (or finished) and its message is not answered yet. */

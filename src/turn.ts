@@ -31,12 +31,17 @@ export interface Turn {
   inBody: boolean;
   /** The loop body called setMessagesParams / pushMessages. */
   tookControl: boolean;
-  /** The answer to the calls of a message, by the ids it answers: mutating it changes what is sent. */
-  response: { key: string; answer: Promise<Answer> } | undefined;
+  /**
+   * The answer to the calls of a message, by the ids it answers: mutating it changes what is sent.
+   * `given`: the answer `generateToolResponse()` gave the loop body (a snapshot holds it as the body left it).
+   */
+  response: { key: string; answer: Promise<Answer>; given?: Answer } | undefined;
   /** This request was a server-side compaction (compactBeforeNextTurn). */
   compaction: boolean;
   /** The reply, once counted (what `message` resolves to). */
   reply: BetaMessage | undefined;
+  /** The reply while its `onMessage` hook runs, not counted yet (a stream's `finalMessage()` has it): a snapshot counts it in. */
+  uncounted: BetaMessage | undefined;
   /** The request's number in the events (a request sent again after a context overflow gets a new one). */
   requestId: number;
   /** The index of the `options.fallback` entry the request went to last; `undefined` for the primary. */
@@ -150,6 +155,7 @@ export class Requests {
       response: undefined,
       compaction: compaction !== undefined,
       reply: undefined,
+      uncounted: undefined,
       requestId: 0,
       fallback: undefined,
     };
@@ -190,8 +196,16 @@ export class Requests {
       run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
       const counted = this.#received(reply);
       // Counted once the `onMessage` hook is done with it (a hook that throws leaves it unset: the reply failed).
-      if (counted instanceof Promise) counted.then((kept) => (turn.reply = kept), ignore);
-      else turn.reply = counted;
+      if (counted instanceof Promise) {
+        turn.uncounted = reply;
+        counted.then(
+          (kept) => {
+            turn.reply = kept;
+            turn.uncounted = undefined;
+          },
+          () => (turn.uncounted = undefined),
+        );
+      } else turn.reply = counted;
       return counted;
     };
     const failed = (failure: unknown, retried?: true): Promise<BetaMessage> => {

@@ -157,6 +157,59 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a sub-agent whose last reply is cut off, refused or out of context: an is_error result saying it did not finish, with its last text', async () => {
+    const stops = { max_tokens: 'its reply was cut off at max_tokens', refusal: 'the model refused', model_context_window_exceeded: "its reply was cut off at the model's context window" } as const;
+    for (const [stop, words] of Object.entries(stops)) {
+      const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }] }) });
+      const server = await mockServer(
+        byAgent({
+          parent: [{ content: [toolUse('worker', { task: 'go' }, 'toolu_w')] }, { content: [text('ok')] }],
+          worker: [{ content: [text('The answer is definitely')], stop_reason: stop as 'max_tokens' }],
+        }),
+      );
+      await toolRunner(server.client(), { ...baseParams, tools: [worker] });
+      expect(wire(server.requests.at(-1)!).messages.at(-1).content[0]).toEqual({
+        type: 'tool_result',
+        tool_use_id: 'toolu_w',
+        is_error: true,
+        content: `Error: the agent 'worker' did not finish its task: ${words}. Its last text: The answer is definitely`,
+      });
+    }
+  });
+
+  it("run by the SDK's own runner (no parent to borrow from), an agent tool with its own client runs", async () => {
+    const own = await mockServer([{ content: [text('Sub answer.')] }, { content: [text('Sub answer.')] }]);
+    const worker = agentTool({ name: 'worker', description: 'Works', client: own.client(), params: ({ task }) => ({ model, max_tokens: 64, messages: [{ role: 'user', content: task }] }) });
+    const server = await mockServer([{ content: [toolUse('worker', { task: 'go' }, 'toolu_w')] }, { content: [text('done')] }]);
+    await server.client().beta.messages.toolRunner({ ...baseParams, tools: [worker as never] });
+    expect(wire(server.requests[1]!).messages.at(-1).content[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_w', content: 'Sub answer.' });
+    expect(await worker.run({ task: 'direct' } as never, undefined as never)).toBe('Sub answer.');
+  });
+
+  it('a parent over an SDK thread lends its sub-agents the thread\'s client, not the thread: their prompts and histories stay apart', async () => {
+    const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model: 'sub-model', max_tokens: 64, messages: [{ role: 'user', content: `[S] ${task}` }] }) });
+    const server = await mockServer([
+      { content: [toolUse('worker', { task: 'a' }, 'toolu_a'), toolUse('worker', { task: 'b' }, 'toolu_b')] },
+      { content: [text('sub a')] },
+      { content: [text('sub b')] },
+      { content: [text('Both done.')] },
+    ]);
+    const thread = server.client().beta.messages.thread({ ...baseParams, system: 'PARENT RULES', tools: [worker] } as never);
+    const final = await toolRunner(thread, {});
+    expect(final.content[0]).toMatchObject({ text: 'Both done.' });
+    const subRequests = server.requests.filter((request) => wire(request).body.model === 'sub-model');
+    expect(subRequests).toHaveLength(2);
+    for (const request of subRequests) {
+      expect(wire(request).body.system).toBeUndefined();
+      // A conversation of its own (a thread it creates, not the parent's continued).
+      expect(wire(request).messages.map((message: { content: unknown }) => message.content)).toEqual([expect.stringMatching(/^\[S\] [ab]$/)]);
+    }
+    // The parent's thread holds the parent's conversation only, and its last request continued it.
+    expect(thread.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(JSON.stringify(thread.messages)).not.toContain('[S]');
+    expect(wire(server.requests.at(-1)!).body.thread).toMatchObject({ type: 'continue' });
+  });
+
   it('nesting deeper than maxDepth is an is_error result, not a run (default 4: four levels run)', async () => {
     const run = async (maxDepth: number | undefined) => {
       const recursive: ReturnType<typeof agentTool> = agentTool({
@@ -218,6 +271,32 @@ describe('agentTool: the parent signal, abort and tool timeout stop the sub-agen
     expect(historyProblems(runner.params.messages)).toEqual([]);
     await sleep(20);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it("the parent aborted or timed out while a sub-agent runs: the parent's usage holds what the sub-agent spent, when the parent settles", async () => {
+    for (const how of ['abort', 'timeout'] as const) {
+      const signals: AbortSignal[] = [];
+      const controller = new AbortController();
+      const slow = slowTools(() => (how === 'abort' ? controller.abort() : undefined), signals);
+      const worker = agentTool({
+        name: 'worker',
+        description: 'Works',
+        ...(how === 'timeout' && { timeoutMs: 100 }),
+        // A slow audit hook keeps the sub-agent busy after it was told to stop.
+        options: { hooks: { onToolResult: async () => void (await sleep(200)) } },
+        params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [slow] }),
+      });
+      const server = await mockServer(
+        byAgent({ parent: [{ content: [toolUse('worker', { task: 'go' })], usage: u(1, 1) }, { content: [text('too slow')], usage: u(1, 1) }], worker: [{ content: [toolUse('slow', {})], usage: u(1000, 10) }] }),
+      );
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [worker] }, { signal: controller.signal });
+      await runner.runUntilDone().catch(() => undefined);
+      const parentTokens = how === 'abort' ? 1 : 2;
+      expect(runner.usage.input_tokens).toBe(parentTokens + 1000);
+      await sleep(300);
+      // Counted once: nothing more when the sub-agent ends later.
+      expect(runner.usage.input_tokens).toBe(parentTokens + 1000);
+    }
   });
 
   it('the agent tool timeout stops the sub-agent and its tools: a timeout result', async () => {
@@ -385,6 +464,29 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
       { type: 'tool_result', tool_use_id: 'toolu_s', content: 'results for otters' },
       { type: 'tool_result', tool_use_id: 'toolu_p', content: 'published Otters' },
     ]);
+  });
+
+  it('resuming leaves the snapshot object as it was: a decision on one resumed runner, and the same object resumed again still waits and goes on', async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(script());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
+    await runner;
+    const snapshot = runner.toJSON(); // kept in memory, not written as JSON
+    const before = JSON.stringify(snapshot);
+    const first = resumeToolRunner(server.client(), snapshot, { tools: [researcher] });
+    first.deny('toolu_p', 'not today');
+    await first;
+    expect(first.stoppedBy).toBe('model');
+    expect(JSON.stringify(snapshot)).toBe(before);
+    const again = await mockServer(byAgent({ parent: [{ content: [text('Published.')] }], researcher: [{ content: [text('Report published.')] }] }));
+    const second = resumeToolRunner(again.client(), snapshot, { tools: [researcher] });
+    expect(second.pendingApprovals.map((call) => [call.id, call.path])).toEqual([['toolu_p', ['researcher']]]);
+    second.approve('toolu_p');
+    await second;
+    expect(second.stoppedBy).toBe('model');
+    expect(log).toEqual(['search otters', 'publish Otters']);
+    expect(historyProblems(second.params.messages)).toEqual([]);
   });
 
   it('three levels deep: the approval path names both agents, and a same-process resume goes on', async () => {

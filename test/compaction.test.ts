@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
-import { type RecordedRequest, historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
+import { resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type RecordedRequest, type ScriptedReply, historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
 const lookup = tool({ name: 'lookup', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `row ${n}: ${'data '.repeat(20)}` });
@@ -132,6 +132,34 @@ describe('client-side compaction (compactionControl)', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('compaction turned off for the run stays off in a snapshot: resumed, it does not summarise again', async () => {
+    const { lines, logger } = captureLogger();
+    const risky = tool({ name: 'risky', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });
+    const summaries: RecordedRequest[] = [];
+    const summary = (request: RecordedRequest) => (summaries.push(request), { content: [text('<summary>still huge</summary>')] });
+    const reply = (content: NonNullable<ScriptedReply['content']>[number]) => (request: RecordedRequest) => (isSummaryRequest(request) ? summary(request) : { content: [content], usage: big });
+    const server = await mockServer([
+      reply(toolUse('lookup', { n: 1 })),
+      summary,
+      reply(toolUse('lookup', { n: 2 })), // still over the threshold after compacting: compaction is off
+      reply(toolUse('risky', {}, 'toolu_risky')), // stops for approval
+      reply(toolUse('lookup', { n: 3 })), // after resume: over the threshold again
+      reply(text('done')),
+    ]);
+    const params = { ...baseParams, tools: [lookup, risky], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
+    const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), params);
+    await runner;
+    expect(runner.stoppedBy).toBe('approval');
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    expect(snapshot.compaction).toEqual({ trigger: 'off' });
+    const resumed = resumeToolRunner(server.client({ logger, logLevel: 'warn' }), snapshot, { tools: [lookup, risky] });
+    resumed.approve('toolu_risky');
+    expect(await resumed).toMatchObject({ content: [{ text: 'done' }] });
+    expect(summaries).toHaveLength(1);
+    expect(lines.filter((line) => line.message.includes('compaction is off'))).toHaveLength(1);
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
   it('is checked at construction', async () => {
     const server = await mockServer([]);
     expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: 'yes' } as never })).toThrow(/enabled: boolean/);
@@ -183,6 +211,28 @@ describe('server-side context management', () => {
     }
     expect(log).toEqual([]);
     expect(wire(server.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_login', is_error: true, content: expect.stringMatching(/not found/) });
+  });
+
+  it('a snapshot taken after compactBeforeNextTurn keeps it scheduled: the resumed run sends the compaction request', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')] },
+      { content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null } as never] },
+      { content: [text('done')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] });
+    let saved = '';
+    for await (const _message of runner) {
+      runner.compactBeforeNextTurn({ type: 'summarize', instructions: 'Keep the numbers.' } as never);
+      saved = JSON.stringify(runner.toJSON());
+      break;
+    }
+    expect(JSON.parse(saved).compaction).toEqual({ scheduled: { type: 'summarize', instructions: 'Keep the numbers.' } });
+    const resumed = resumeToolRunner(server.client(), JSON.parse(saved), { tools: [lookup] });
+    expect(await resumed).toMatchObject({ content: [{ text: 'done' }] });
+    expect(wire(server.requests[1]!).body.compaction).toEqual({ type: 'summarize', instructions: 'Keep the numbers.' });
+    expect(wire(server.requests[2]!).messages).toEqual([
+      { role: 'assistant', content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null }] },
+    ]);
   });
 
   it('compactBeforeNextTurn sends a compaction request after the turn; its block replaces the history', async () => {

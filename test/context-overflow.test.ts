@@ -169,6 +169,12 @@ describe('a prompt too long for the context window', () => {
 
 describe('a compaction whose summary request fails or is cut off', () => {
   const longTurn = { content: [toolUse('read_file', { path: 'a.txt' }, 'toolu_r')], usage: { input_tokens: 5_000, output_tokens: 10 } };
+  /** A run that compacts past 1,000 tokens, its warnings kept. */
+  const compacting = (server: Awaited<ReturnType<typeof mockServer>>) => {
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ maxRetries: 0, logger, logLevel: 'warn' }), { ...baseParams, tools: [readFile], compactionControl: { enabled: true, contextTokenThreshold: 1_000 } });
+    return { runner, lines };
+  };
 
   it('a threshold compaction whose summary request is too long itself: summarises the history cut to fit, and goes on', async () => {
     const server = await mockServer([
@@ -177,12 +183,7 @@ describe('a compaction whose summary request fails or is cut off', () => {
       { content: [text('<summary>Read a.txt: Jack works all day.</summary>')] },
       { content: [text('It is about Jack.')] },
     ]);
-    const { lines, logger } = captureLogger();
-    const runner = toolRunner(server.client({ maxRetries: 0, logger, logLevel: 'warn' }), {
-      ...baseParams,
-      tools: [readFile],
-      compactionControl: { enabled: true, contextTokenThreshold: 1_000 },
-    });
+    const { runner, lines } = compacting(server);
     const final = await runner;
     expect(final.content[0]).toMatchObject({ text: 'It is about Jack.' });
     const [, first, second, after] = server.requests;
@@ -195,7 +196,7 @@ describe('a compaction whose summary request fails or is cut off', () => {
 
   it('a summary request too long itself without the API\'s numbers: nothing to cut, a ContextOverflowError at once (not the same request again)', async () => {
     const server = await mockServer([longTurn, { error: { status: 400, message: 'prompt is too long' } }]);
-    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [readFile], compactionControl: { enabled: true, contextTokenThreshold: 1_000 } });
+    const { runner } = compacting(server);
     await expect(runner.runUntilDone()).rejects.toBeInstanceOf(ContextOverflowError);
     expect(server.requests).toHaveLength(2);
   });
@@ -207,12 +208,7 @@ describe('a compaction whose summary request fails or is cut off', () => {
       { ...longTurn, content: [toolUse('read_file', { path: 'b.txt' }, 'toolu_r2')] },
       { content: [text('It is about Jack.')] },
     ]);
-    const { lines, logger } = captureLogger();
-    const runner = toolRunner(server.client({ maxRetries: 0, logger, logLevel: 'warn' }), {
-      ...baseParams,
-      tools: [readFile],
-      compactionControl: { enabled: true, contextTokenThreshold: 1_000 },
-    });
+    const { runner, lines } = compacting(server);
     await runner;
     // The next request still holds the call and its result: nothing was replaced by the half summary.
     expect(wire(server.requests[2]!).messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { HookError, type Hooks, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { HookError, type Hooks, type RunnerEvent, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
@@ -126,6 +126,40 @@ describe('hooks', () => {
     expect(log).toEqual(['ran']);
     expect(seen).toHaveLength(2);
     expect(seen[1]).toMatch(/the result had 500 characters/);
+  });
+
+  it('a snapshot taken in onToolResult or a tool.end listener holds the finished call: resumed, its tool never runs again (a hook it was taken in runs again)', async () => {
+    for (const where of ['onToolResult', 'tool.end'] as const) {
+      const log: string[] = [];
+      const seen: string[] = [];
+      const worker = (name: string, ms: number) => tool({ name, inputSchema: z.object({}), run: async () => (await sleep(ms), log.push(name), `${name} done`) });
+      const tools = () => [worker('fast', 1), worker('slow', 40)];
+      let saved = '';
+      const save = (runner: { toJSON(): unknown }, name: string) => {
+        if (name === 'fast' && !saved) saved = JSON.stringify(runner.toJSON());
+      };
+      const hooks: Hooks = { onToolResult: (_result, call) => void seen.push(call.name) };
+      let runner: ReturnType<typeof toolRunner> | undefined;
+      const options =
+        where === 'onToolResult'
+          ? { hooks: { onToolResult: (_result: unknown, call: { name: string }) => save(runner!, call.name) } }
+          : { onEvent: (event: RunnerEvent) => event.type === 'tool.end' && save(event.runner, event.call.name) };
+      const server = await mockServer([{ content: [toolUse('fast', {}, 'toolu_f'), toolUse('slow', {}, 'toolu_s')] }, { content: [text('Done.')] }, { content: [text('Done again.')] }]);
+      runner = toolRunner(server.client(), { ...baseParams, tools: tools() }, options);
+      await runner;
+      expect(log).toEqual(['fast', 'slow']);
+      const resumed = resumeToolRunner(server.client(), JSON.parse(saved), { tools: tools(), options: { hooks } });
+      await resumed;
+      // Only the call that had not finished runs again.
+      expect(log).toEqual(['fast', 'slow', 'slow']);
+      // The hook the snapshot was taken in had not finished: it runs again; a call whose observers saw it end is done.
+      expect(seen.sort()).toEqual(where === 'onToolResult' ? ['fast', 'slow'] : ['slow']);
+      expect(wire(server.requests.at(-1)!).messages.at(-1).content).toEqual([
+        { type: 'tool_result', tool_use_id: 'toolu_f', content: 'fast done' },
+        { type: 'tool_result', tool_use_id: 'toolu_s', content: 'slow done' },
+      ]);
+      expect(historyProblems(resumed.params.messages)).toEqual([]);
+    }
   });
 
   it('onToolError that throws after the tool failed: iterating again does not run the tool again', async () => {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { OutputError, toolRunner } from 'tool-runner';
+import { OutputError, resumeToolRunner, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
 
@@ -182,6 +182,27 @@ describe('options.output', () => {
     expect(summary.output_config).toEqual({ effort: 'medium' });
     expect(wire(server.requests[2]!).body.output_config.format.type).toBe('json_schema');
     expect(runner.output).toMatchObject({ temperature: 21 });
+  });
+
+  it('resumed from a JSON snapshot, the output has the schema\'s type: a transform\'s value is made again from the final text', async () => {
+    const schema = z.object({ when: z.string().transform((value) => new Date(value)), where: z.url().transform((value) => new URL(value)) });
+    const answer = { when: '2026-01-02T00:00:00.000Z', where: 'https://example.com/otters' };
+    const server = await mockServer([{ content: [text(JSON.stringify(answer))] }]);
+    const runner = toolRunner(server.client(), baseParams, { output: schema });
+    await runner;
+    // A URL would be cloned into an empty object: the snapshot keeps the text, not the value.
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    expect(snapshot.control.output).toEqual({ repaired: 0, text: JSON.stringify(answer) });
+    const resumed = resumeToolRunner(server.client(), snapshot, { options: { output: schema } });
+    expect(resumed.output?.when).toBeInstanceOf(Date);
+    expect(resumed.output?.where).toBeInstanceOf(URL);
+    await resumed;
+    expect(resumed.output?.when.toISOString()).toBe(answer.when);
+    expect(server.requests).toHaveLength(1);
+    // A snapshot an older version wrote keeps the value as JSON left it: its final text is parsed again.
+    const { text: _text, ...older } = snapshot.control.output;
+    const old = resumeToolRunner(server.client(), { ...snapshot, control: { ...snapshot.control, output: { ...older, value: answer } } }, { options: { output: schema } });
+    expect(old.output?.when).toBeInstanceOf(Date);
   });
 
   it('bad input is a clear error at construction, before any request', async () => {

@@ -108,5 +108,5 @@ describe('a fresh clone packs a working package', () => {
     expect(existsSync(join(project, 'node_modules/tool-runner/dist/index.d.ts'))).toBe(true);
     expect((await run(process.execPath, ['agent.mjs'], project)).stdout).toBe(esmAnswer);
     expect((await run(process.execPath, ['agent.cjs'], project)).stdout).toBe('cjs answer: twice 21 is 42\n');
-  }, 180_000);
+  }, 300_000);
 });

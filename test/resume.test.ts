@@ -1,12 +1,31 @@
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerSnapshot, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type ApprovalRequest, type RunnerSnapshot, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { byAgent, researchTools } from './fixtures/agent-tools.js';
 import { bankTools } from './fixtures/bank-tools.js';
 import { baseParams, mockServer, wire } from './helpers.js';
 
 const webSearch = { type: 'web_search_20250305' as const, name: 'web_search' as const };
+
+/** A run stopped with two transfers waiting for approval (toolu_1: 500 to a, toolu_2: 700 to b); then it answers 'ok'. */
+async function twoTransfersWaiting(log: string[]) {
+  const server = await mockServer([
+    { content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1'), toolUse('transfer', { amount: 700, to: 'b' }, 'toolu_2')] },
+    { content: [text('ok')] },
+  ]);
+  const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools(log) });
+  await runner;
+  return { server, runner };
+}
+
+/** The researcher sub-agent publishes (which needs approval), then reports. */
+const researchScript = () =>
+  byAgent({
+    parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')] }, { content: [text('Published.')] }],
+    researcher: [{ content: [toolUse('publish', { title: 'Otters' }, 'toolu_p')] }, { content: [text('Report published.')] }],
+  });
 
 describe('pause and resume', () => {
   it('a snapshot is JSON-safe and versioned', async () => {
@@ -117,13 +136,8 @@ describe('pause and resume', () => {
   });
 
   it('resumes in the same process, keeping decisions taken before the snapshot', async () => {
-    const server = await mockServer([
-      { content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1'), toolUse('transfer', { amount: 700, to: 'b' }, 'toolu_2')] },
-      { content: [text('ok')] },
-    ]);
     const log: string[] = [];
-    const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools(log) });
-    await runner;
+    const { server, runner } = await twoTransfersWaiting(log);
     runner.deny('toolu_1', 'too much');
     const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot, {
       tools: bankTools(log),
@@ -136,12 +150,56 @@ describe('pause and resume', () => {
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
+  it('a run stopped for approval, resumed with options.approve: the approver is asked about the waiting calls, a sub-agent\'s too', async () => {
+    const log: string[] = [];
+    const { server, runner } = await twoTransfersWaiting(log);
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+    const asked: string[] = [];
+    const approve = (call: ApprovalRequest) => (asked.push(call.toolUse.id), (call.input as { amount: number }).amount > 600 ? { decision: 'deny' as const, reason: 'too much' } : { decision: 'allow' as const });
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: bankTools(log), options: { approve } });
+    await resumed;
+    expect(asked).toEqual(['toolu_1', 'toolu_2']);
+    expect(resumed.stoppedBy).toBe('model');
+    expect(log).toEqual(['transfer 500 to a']);
+    expect(wire(server.requests[1]!).messages.at(-1).content[1]).toMatchObject({ tool_use_id: 'toolu_2', is_error: true, content: expect.stringContaining('too much') });
+
+    // A sub-agent's waiting call: the sub-agent, resumed, asks the parent's approver (with the path).
+    const research: string[] = [];
+    const { researcher } = researchTools(research);
+    const nested = await mockServer(researchScript());
+    const parent = toolRunner(nested.client(), { ...baseParams, tools: [researcher] });
+    await parent;
+    const paths: Array<string[] | undefined> = [];
+    const again = resumeToolRunner(nested.client(), JSON.parse(JSON.stringify(parent.toJSON())), {
+      tools: [researcher],
+      options: { approve: (call) => (paths.push(call.path), { decision: 'allow' }) },
+    });
+    await again;
+    expect(paths).toEqual([['researcher']]);
+    expect(again.stoppedBy).toBe('model');
+    expect(research).toEqual(['publish Otters']);
+    expect(historyProblems(again.params.messages)).toEqual([]);
+  });
+
+  it('a waiting call resumed with an approver slower than the tool\'s timeout: answered as timed out waiting for approval, not run', async () => {
+    const server = await mockServer([{ content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1')] }, { content: [text('ok')] }]);
+    const log: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools(log) });
+    await runner;
+    const approve = () => new Promise<never>(() => {});
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: bankTools(log), options: { approve, toolTimeoutMs: 50 } });
+    await resumed;
+    expect(log).toEqual([]);
+    expect(wire(server.requests[1]!).messages.at(-1).content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('timed out after 50 ms waiting for approval') });
+  });
+
   it('a snapshot taken in the loop body holds the reply just yielded: the resumed run answers its calls, not the model again', async () => {
-    // Streamed or not, with an onMessage hook or not (the reply is counted once the hook is done with it).
-    for (const [stream, hooks] of [[false, undefined], [true, undefined], [false, { onMessage: () => {} }]] as const) {
+    // Streamed or not, with an onMessage hook or not (the reply is counted once the hook is done with it;
+    // a stream's finalMessage() resolves before: the snapshot counts it in).
+    for (const [stream, hooks] of [[false, undefined], [true, undefined], [false, { onMessage: () => {} }], [true, { onMessage: () => {} }]] as const) {
       const ran: string[] = [];
       const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (ran.push(q), `found ${q}`) });
-      const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')] }, { content: [text('Otters hold hands.')] }]);
+      const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')], usage: { input_tokens: 10, output_tokens: 5 } }, { content: [text('Otters hold hands.')] }]);
       const runner = toolRunner(server.client(), { ...baseParams, tools: [search], stream }, hooks ? { hooks } : {});
       let saved = '';
       for await (const item of runner) {
@@ -152,6 +210,8 @@ describe('pause and resume', () => {
       }
       const snapshot = JSON.parse(saved) as RunnerSnapshot;
       expect(snapshot.params.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1' }] });
+      expect(snapshot.usage).toMatchObject({ input_tokens: 10, output_tokens: 5 });
+      expect(snapshot.lastMessage).toMatchObject({ stop_reason: 'tool_use' });
       const resumed = resumeToolRunner(server.client(), snapshot, { tools: [search] });
       expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Otters hold hands.' }] });
       expect(server.requests).toHaveLength(2);
@@ -159,6 +219,93 @@ describe('pause and resume', () => {
       expect(ran).toEqual(['otters']);
       expect(resumed.iteration).toBe(2);
       expect(historyProblems(resumed.params.messages)).toEqual([]);
+    }
+  });
+
+  it('a damaged snapshot fails before any request, with a TypeError naming the field', async () => {
+    const server = await mockServer([{ content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1')] }, { content: [text('never')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools([]), max_iterations: 3 }, { budget: { maxToolCalls: 5 } });
+    await runner;
+    const saved = JSON.stringify(runner.toJSON());
+    // Each damage changes the snapshot, or returns another value to resume instead.
+    const cases: Array<[(snapshot: any) => unknown, RegExp]> = [
+      [() => [], /the snapshot must be an object/],
+      [() => ({ version: 1 }), /snapshot\.params must be an object, got nothing \(it is missing\)/],
+      [(s) => void delete s.params.messages, /snapshot\.params\.messages must be an array/],
+      [(s) => void (s.tools = [{ foo: 1 }]), /snapshot\.tools\[0\] must be \{ runnable \}, \{ definition \}, \{ source: true \} or \{ toolset \}/],
+      [(s) => void delete s.usage, /snapshot\.usage must be an object, got nothing/],
+      [(s) => void (s.usage.input_tokens = '10'), /snapshot\.usage\.input_tokens must be a whole number, 0 or more, got "10"/],
+      [(s) => void delete s.iteration, /snapshot\.iteration must be a whole number/],
+      [(s) => void delete s.notRun, /snapshot\.notRun must be an object/],
+      [(s) => void delete s.calls.held, /snapshot\.calls\.held must be an array/],
+      [(s) => void (s.calls.pending = ['toolu_zzz']), /snapshot\.calls\.pending\[0\] must be the id of a call in calls\.held, got "toolu_zzz"/],
+      [(s) => void (s.stoppedBy = 'bogus'), /snapshot\.stoppedBy must be one of 'model', .*got "bogus"/],
+      [(s) => void (s.control.budget = 5), /snapshot\.control\.budget must be an object, got 5/],
+      [(s) => void (s.version = '1'), /snapshot version "1" is not supported/],
+    ];
+    for (const [damage, error] of cases) {
+      const snapshot = JSON.parse(saved);
+      const given = (damage(snapshot) ?? snapshot) as RunnerSnapshot;
+      expect(() => resumeToolRunner(server.client(), given, { tools: bankTools([]), options: { budget: { maxToolCalls: 5 } } })).toThrow(error);
+      expect(() => resumeToolRunner(server.client(), given, { tools: bankTools([]) })).toThrow(TypeError);
+    }
+    expect(server.requests).toHaveLength(1);
+    // A sub-agent's state inside the snapshot is checked too, by its path.
+    const { researcher } = researchTools([]);
+    const nested = await mockServer(researchScript());
+    const parent = toolRunner(nested.client(), { ...baseParams, tools: [researcher] });
+    await parent;
+    const snapshot = JSON.parse(JSON.stringify(parent.toJSON()));
+    delete snapshot.calls.held[0].agent.snapshot.iteration;
+    expect(() => resumeToolRunner(nested.client(), snapshot, { tools: [researcher] })).toThrow(/snapshot\.calls\.held\[0\]\.agent\.snapshot\.iteration must be a whole number/);
+  });
+
+  it('tools supplied twice under one name, or that the snapshot does not use, fail before any request (they were dropped in silence)', async () => {
+    const server = await mockServer([{ content: [text('first')] }, { content: [text('never')] }]);
+    const make = (name: string) => tool({ name, inputSchema: z.object({}), run: () => `${name} ran` });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [make('a')] });
+    await runner;
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+    expect(() => resumeToolRunner(server.client(), snapshot, { tools: [make('a'), make('a')] })).toThrow("resumeToolRunner: two tools are named 'a'; tool names must be unique");
+    expect(() => resumeToolRunner(server.client(), snapshot, { tools: [make('a'), make('b')] })).toThrow(
+      /tool 'b' was supplied, but the snapshot does not use it \(it uses: a\): .*call runner\.addTools\(\)/,
+    );
+    const computer = { type: 'computer_toolset_20260801' as const, display_width_px: 800, display_height_px: 600, run: async () => 'clicked' };
+    expect(() => resumeToolRunner(server.client(), snapshot, { tools: [make('a'), computer] })).toThrow(/the 'computer' toolset was supplied, but the snapshot does not use it/);
+    expect(server.requests).toHaveLength(1);
+    // The way to give a resumed run another tool.
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: [make('a')] });
+    resumed.addTools(make('b'));
+    expect(resumed.toJSON().toolChanges?.overrides).toEqual({ b: { runnable: 'b' } });
+  });
+
+  it('a snapshot taken in the loop body after generateToolResponse() holds the answer as the body changed it, as the run would send it', async () => {
+    const change = {
+      replace: (response: any) => void (response.content[0] = { ...response.content[0], content: 'MODIFIED', cache_control: { type: 'ephemeral' } }),
+      append: (response: any) => void response.content.push({ type: 'text', text: 'Note: checked by hand.' }),
+    };
+    for (const [how, edit] of Object.entries(change)) {
+      const ran: string[] = [];
+      const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (ran.push(q), `found ${q}`) });
+      const sent = async (pause: boolean) => {
+        const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')] }, { content: [text('Otters hold hands.')] }]);
+        const runner = toolRunner(server.client(), { ...baseParams, tools: [search] });
+        for await (const message of runner) {
+          if (message.stop_reason !== 'tool_use') continue;
+          edit(await runner.generateToolResponse());
+          if (!pause) continue;
+          const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [search] });
+          expect(await resumed).toMatchObject({ content: [{ text: 'Otters hold hands.' }] });
+          expect(historyProblems(resumed.params.messages)).toEqual([]);
+          break;
+        }
+        expect(server.requests).toHaveLength(2);
+        return wire(server.requests[1]!).messages.at(-1);
+      };
+      const unpaused = await sent(false);
+      expect(await sent(true), how).toEqual(unpaused);
+      expect(JSON.stringify(unpaused)).toMatch(how === 'replace' ? /MODIFIED/ : /checked by hand/);
+      expect(ran).toEqual(['otters', 'otters']);
     }
   });
 

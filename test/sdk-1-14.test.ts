@@ -503,6 +503,19 @@ for (const thread of [undefined, false] as const) {
   });
 }
 
+type ThreadProgram = (makeRunner: (thread: any, settings: any) => Runner, client: Anthropic, log: string[]) => Promise<unknown>;
+
+/** Runs `program` over an SDK thread with the SDK's runner and with ours, against servers scripted alike. */
+async function overThreadBoth(steps: () => Step[], program: ThreadProgram) {
+  const sdkServer = await mockServer(steps());
+  const ourServer = await mockServer(steps());
+  const sdkLog: string[] = [];
+  const ourLog: string[] = [];
+  const sdk = await program((thread, settings) => thread.toolRunner(settings), sdkServer.client(), sdkLog);
+  const ours = await program((thread, settings) => toolRunner(thread, settings) as unknown as Runner, ourServer.client(), ourLog);
+  return { sdk, ours, sdkServer, ourServer, sdkLog, ourLog };
+}
+
 describe('10. toolRunner(thread, settings) runs over an SDK BetaMessageThread', () => {
   const steps = (): Step[] => [
     { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_t1')] },
@@ -512,7 +525,7 @@ describe('10. toolRunner(thread, settings) runs over an SDK BetaMessageThread', 
   ];
   for (const stream of [false, true]) {
     it(stream ? 'streaming' : 'whole messages', async () => {
-      const program = async (makeRunner: (thread: any, settings: any) => Runner, client: Anthropic, log: string[]) => {
+      const { sdk, ours, sdkServer, ourServer, sdkLog, ourLog } = await overThreadBoth(steps, async (makeRunner, client, log) => {
         const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
         const first = [];
         for await (const item of makeRunner(thread, { max_iterations: 5, stream })) first.push(stream ? await item.finalMessage() : item);
@@ -520,13 +533,7 @@ describe('10. toolRunner(thread, settings) runs over an SDK BetaMessageThread', 
         thread.append({ role: 'user', content: 'And in Atlantis?' } as never);
         const second = await makeRunner(thread, { stream });
         return comparable({ first, second, messages: thread.messages });
-      };
-      const sdkServer = await mockServer(steps());
-      const ourServer = await mockServer(steps());
-      const sdkLog: string[] = [];
-      const ourLog: string[] = [];
-      const sdk = await program((thread, settings) => thread.toolRunner(settings), sdkServer.client(), sdkLog);
-      const ours = await program((thread, settings) => toolRunner(thread, settings) as unknown as Runner, ourServer.client(), ourLog);
+      });
       expect(ours).toEqual(sdk);
       expect(ourLog).toEqual(sdkLog);
       expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
@@ -539,19 +546,13 @@ describe('10. toolRunner(thread, settings) runs over an SDK BetaMessageThread', 
 describe('10. a run over a thread that stops after its tools ran (max_iterations) leaves their results in the thread', () => {
   it('a second run over the thread sends them, and does not run the tool again', async () => {
     const steps = (): Step[] => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_m1')] }, { content: [text('21°C.')] }];
-    const program = async (makeRunner: (thread: any, settings: any) => Runner, client: Anthropic, log: string[]) => {
+    const { sdk, ours, sdkServer, ourServer, sdkLog, ourLog } = await overThreadBoth(steps, async (makeRunner, client, log) => {
       const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
       await makeRunner(thread, { max_iterations: 1 });
       const after = thread.messages.map((message: { role: string }) => message.role);
       const second = await makeRunner(thread, {});
       return comparable({ after, second, messages: thread.messages });
-    };
-    const sdkServer = await mockServer(steps());
-    const ourServer = await mockServer(steps());
-    const sdkLog: string[] = [];
-    const ourLog: string[] = [];
-    const sdk = await program((thread, settings) => thread.toolRunner(settings), sdkServer.client(), sdkLog);
-    const ours = await program((thread, settings) => toolRunner(thread, settings) as unknown as Runner, ourServer.client(), ourLog);
+    });
     expect(ours).toEqual(sdk);
     expect((ours as { after: string[] }).after).toEqual(['user', 'assistant', 'user']);
     expect(ourLog).toEqual(['get_weather Paris']);
@@ -563,15 +564,11 @@ describe('10. a run over a thread that stops after its tools ran (max_iterations
 describe('10. a break over a thread keeps the reply the thread holds', () => {
   for (const when of ['the final reply', 'a reply that asks for tools']) it(when, async () => {
     const steps = (): Step[] => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_k1')] }, { content: [text('21°C.')] }];
-    const program = async (makeRunner: (thread: any, settings: any) => Runner, client: Anthropic, log: string[]) => {
+    const { sdk, ours } = await overThreadBoth(steps, async (makeRunner, client, log) => {
       const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
       for await (const message of makeRunner(thread, {})) if (when === 'a reply that asks for tools' || message.stop_reason === 'end_turn') break;
       return comparable(thread.messages);
-    };
-    const sdkServer = await mockServer(steps());
-    const ourServer = await mockServer(steps());
-    const sdk = await program((thread, settings) => thread.toolRunner(settings), sdkServer.client(), []);
-    const ours = await program((thread, settings) => toolRunner(thread, settings) as unknown as Runner, ourServer.client(), []);
+    });
     expect(ours).toEqual(sdk);
     expect((ours as unknown[]).length).toBe(when === 'the final reply' ? 4 : 2);
   });

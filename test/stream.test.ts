@@ -141,6 +141,17 @@ describe('runToolsEagerly', () => {
     expect(log).toEqual(['tool start', 'tool end (aborted: true)']);
   });
 
+  it('a reply cut off by max_tokens after an eager call started: the run ends once that call has', async () => {
+    const server = await mockServer([{ content: [toolUse('lookup', { q: 'x' }), text('Now some long text while the tool runs. '.repeat(3))], chunkSize: 8, eventDelayMs: 2, stop_reason: 'max_tokens' }]);
+    const log: string[] = [];
+    const slow = tool({ name: 'lookup', inputSchema: { type: 'object', properties: { q: { type: 'string' } } }, run: async () => (log.push('tool start'), await sleep(150), log.push('tool end'), 'found') });
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, runToolsEagerly: true, tools: [slow] }, { onEvent: (event) => (event.type === 'run.end' ? log.push('run.end') : undefined) });
+    const final = await runner;
+    log.push('settled');
+    expect(final.stop_reason).toBe('max_tokens');
+    expect(log).toEqual(['tool start', 'tool end', 'run.end', 'settled']);
+  });
+
   it('never starts a tool whose block was cut off by max_tokens', async () => {
     const server = await mockServer([{ content: [text('thinking aloud'), toolUse('lookup', { q: 'x' })], stop_reason: 'max_tokens' }]);
     const log: Array<[string, number]> = [];

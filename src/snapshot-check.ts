@@ -1,0 +1,149 @@
+/**
+ * A snapshot's shape, checked before a resumed run uses any of it: a stored snapshot may be damaged,
+ * cut short or edited by hand. The first wrong field is a TypeError that names it by its path
+ * (`snapshot.usage.input_tokens`), thrown before any request; optional fields may be missing.
+ */
+import { described } from './described.js';
+import { SNAPSHOT_VERSION, type RunnerSnapshot } from './snapshot.js';
+import type { LimitStop, StoppedBy } from './stop-reason.js';
+
+type Json = Record<string, unknown>;
+
+const STOPS: Record<StoppedBy, true> = { model: true, max_iterations: true, approval: true, budget: true, loop_guard: true, abort: true, break: true, error: true };
+const LIMITS: Record<LimitStop, true> = { max_iterations: true, budget: true, loop_guard: true };
+
+/** Throws a TypeError naming the first field of `snapshot` that `runner.toJSON()` would not have written. */
+export function checkSnapshot(snapshot: object, path = 'snapshot'): asserts snapshot is RunnerSnapshot {
+  const json = snapshot as Json;
+  if (json['version'] !== SNAPSHOT_VERSION) {
+    throw new TypeError(`resumeToolRunner: ${path} version ${JSON.stringify(json['version'])} is not supported (this version of tool-runner reads version ${SNAPSHOT_VERSION})`);
+  }
+  const params = record(json['params'], `${path}.params`);
+  list(params['messages'], `${path}.params.messages`).forEach((message, i) => checkMessage(message, `${path}.params.messages[${i}]`));
+  list(json['tools'], `${path}.tools`).forEach((entry, i) => checkToolEntry(entry, `${path}.tools[${i}]`));
+  count(json['iteration'], `${path}.iteration`);
+  checkUsage(json['usage'], `${path}.usage`);
+  each(json['notRun'], `${path}.notRun`, text);
+  checkCalls(json['calls'], `${path}.calls`);
+  optional(json, 'toolChanges', path, checkToolChanges);
+  optional(json, 'thread', path, (thread, at) => {
+    text(record(thread, at)['previous_message_id'], `${at}.previous_message_id`);
+    count((thread as Json)['held'], `${at}.held`);
+  });
+  optional(json, 'stoppedBy', path, (stop, at) => oneOf(stop, STOPS, at));
+  optional(json, 'lastMessage', path, checkMessage);
+  optional(json, 'control', path, checkControl);
+  optional(json, 'compaction', path, (compaction, at) => {
+    optional(record(compaction, at), 'trigger', at, (trigger, inside) => oneOf(trigger, { 'just-compacted': true, off: true }, inside));
+    optional(compaction as Json, 'scheduled', at, record);
+  });
+}
+
+function checkMessage(value: unknown, path: string): void {
+  const message = record(value, path);
+  if (typeof message['content'] !== 'string') list(message['content'], `${path}.content`).forEach((block, i) => record(block, `${path}.content[${i}]`));
+  text(message['role'], `${path}.role`);
+}
+
+function checkToolEntry(value: unknown, path: string): void {
+  const entry = record(value, path);
+  if (typeof entry['runnable'] === 'string' || typeof entry['toolset'] === 'string' || entry['source'] === true) return;
+  if ('definition' in entry) return void record(entry['definition'], `${path}.definition`);
+  fail(path, '{ runnable }, { definition }, { source: true } or { toolset }', value);
+}
+
+function checkUsage(value: unknown, path: string): void {
+  const usage = record(value, path);
+  count(usage['input_tokens'], `${path}.input_tokens`);
+  count(usage['output_tokens'], `${path}.output_tokens`);
+  for (const key of ['cache_creation_input_tokens', 'cache_read_input_tokens']) optional(usage, key, path, count);
+  optional(usage, 'server_tool_use', path, (server, at) => {
+    for (const key of ['web_search_requests', 'web_fetch_requests']) optional(record(server, at), key, at, count);
+  });
+}
+
+function checkCalls(value: unknown, path: string): void {
+  const calls = record(value, path);
+  each(calls['settled'], `${path}.settled`, record);
+  optional(calls, 'ran', path, (ran, at) => each(ran, at, record));
+  const held = list(calls['held'], `${path}.held`).map((call, i) => {
+    const at = `${path}.held[${i}]`;
+    const entry = record(call, at);
+    text(entry['name'], `${at}.name`);
+    record(entry['toolUse'], `${at}.toolUse`);
+    optional(entry, 'agent', at, (agent, inside) => checkSnapshot(record(record(agent, inside)['snapshot'], `${inside}.snapshot`), `${inside}.snapshot`));
+    return text(entry['id'], `${at}.id`);
+  });
+  list(calls['pending'], `${path}.pending`).forEach((id, i) => {
+    if (!held.includes(text(id, `${path}.pending[${i}]`))) fail(`${path}.pending[${i}]`, 'the id of a call in calls.held', id);
+  });
+  each(calls['decisions'], `${path}.decisions`, (decision, at) => oneOf(record(decision, at)['decision'], { allow: true, deny: true }, `${at}.decision`));
+}
+
+function checkToolChanges(value: unknown, path: string): void {
+  const changes = record(value, path);
+  each(changes['overrides'], `${path}.overrides`, (override, at) => {
+    if (override !== null) text(record(override, at)['runnable'], `${at}.runnable`);
+  });
+  list(changes['pending'], `${path}.pending`).forEach((change, i) => oneOf(record(change, `${path}.pending[${i}]`)['type'], { addition: true, removal: true }, `${path}.pending[${i}].type`));
+}
+
+function checkControl(value: unknown, path: string): void {
+  const control = record(value, path);
+  optional(control, 'output', path, (output, at) => {
+    count(record(output, at)['repaired'], `${at}.repaired`);
+    optional(output as Json, 'text', at, text);
+    optional(output as Json, 'failed', at, list);
+  });
+  optional(control, 'budget', path, (budget, at) => {
+    count(record(budget, at)['toolCalls'], `${at}.toolCalls`);
+    each((budget as Json)['perTool'], `${at}.perTool`, count);
+    optional(budget as Json, 'overAt', at, count);
+  });
+  optional(control, 'loopGuard', path, (guard, at) => {
+    each(record(guard, at)['seen'], `${at}.seen`, count);
+    count((guard as Json)['repeats'], `${at}.repeats`);
+  });
+  optional(control, 'pending', path, (stop, at) => oneOf(stop, LIMITS, at));
+  optional(control, 'admitted', path, (admitted, at) => {
+    count(record(admitted, at)['iteration'], `${at}.iteration`);
+    list((admitted as Json)['ids'], `${at}.ids`).forEach((id, i) => text(id, `${at}.ids[${i}]`));
+  });
+}
+
+function record(value: unknown, path: string): Json {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(path, 'an object', value);
+  return value as Json;
+}
+
+function list(value: unknown, path: string): unknown[] {
+  if (!Array.isArray(value)) fail(path, 'an array', value);
+  return value;
+}
+
+function text(value: unknown, path: string): string {
+  if (typeof value !== 'string') fail(path, 'a string', value);
+  return value;
+}
+
+function count(value: unknown, path: string): void {
+  if (!Number.isSafeInteger(value) || (value as number) < 0) fail(path, 'a whole number, 0 or more', value);
+}
+
+function oneOf(value: unknown, names: Record<string, true>, path: string): void {
+  if (typeof value !== 'string' || !Object.hasOwn(names, value)) fail(path, `one of ${Object.keys(names).map((name) => `'${name}'`).join(', ')}`, value);
+}
+
+/** An object whose every value passes `check`. */
+function each(value: unknown, path: string, check: (value: unknown, path: string) => unknown): void {
+  for (const [key, inner] of Object.entries(record(value, path))) check(inner, `${path}[${JSON.stringify(key)}]`);
+}
+
+/** `json[key]`, checked when it is there (`undefined` counts as missing, as JSON drops it). */
+function optional(json: Json, key: string, path: string, check: (value: unknown, path: string) => unknown): void {
+  if (json[key] !== undefined) check(json[key], `${path}.${key}`);
+}
+
+function fail(path: string, expected: string, value: unknown): never {
+  throw new TypeError(`resumeToolRunner: ${path} must be ${expected}, got ${value === undefined ? 'nothing (it is missing)' : described(value)}`);
+}
