@@ -191,11 +191,10 @@ export class CallAnswers {
    * Undefined when it started none.
    */
   abandonEager(): Promise<void> | undefined {
-    const eager = this.#eager;
-    if (!eager) return undefined;
+    this.#eager?.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
+    const settled = this.settleEager();
     this.#eager = undefined;
-    eager.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
-    return Promise.allSettled(eager.started).then(ignore);
+    return settled;
   }
 
   /** The run stops on the reply (cut off by `max_tokens`, say): the calls it started end before the run does. */
