@@ -163,11 +163,10 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   }
   if (sub.stoppedBy === 'approval') throw new AgentPending(structuredClone(sub.toJSON()));
   if (sub.output !== undefined) return JSON.stringify(sub.output);
-  // Stopped by a limit of its own while it still asked for tools: it did not finish, and the model is told.
-  if (final.stop_reason === 'tool_use') throw new ToolError(unfinishedText(agent.name, sub.stoppedBy, textOf(final)));
-  // Cut off, refused, or out of context: no finished answer either.
-  const unfinished = UNFINISHED_REPLIES[final.stop_reason ?? ''];
-  if (unfinished) throw new ToolError(`Error: the agent '${agent.name}' did not finish its task: ${unfinished}.${textOf(final) ? ` Its last text: ${textOf(final)}` : ''}`);
+  // Stopped by a limit of its own while it still asked for tools, or its last reply cut off or refused:
+  // it did not finish, and the model is told.
+  const unfinished = final.stop_reason === 'tool_use' ? limitOf(sub.stoppedBy) : UNFINISHED_REPLIES[final.stop_reason ?? ''];
+  if (unfinished) throw new ToolError(unfinishedText(agent.name, unfinished, textOf(final)));
   return textOf(final);
 }
 
@@ -177,6 +176,11 @@ const UNFINISHED_REPLIES: Readonly<Record<string, string>> = {
   refusal: 'the model refused',
   model_context_window_exceeded: "its reply was cut off at the model's context window",
 };
+
+/** The limit of its own that stopped a sub-agent while it still asked for tools, in words. */
+function limitOf(stoppedBy: string | undefined): string {
+  return `it reached ${stoppedBy === 'loop_guard' ? 'its loop guard' : stoppedBy === 'budget' ? 'its budget' : 'its max_iterations'}`;
+}
 
 /** The context of a call no tool runner of ours makes: no parent, its own id, no signal. */
 function standaloneContext(given: ToolContext | undefined): ToolContext {
@@ -193,10 +197,9 @@ function durableParams(given: RunnerParams, steps: AgentSteps): RunnerParams {
   return given.tools ? { ...params, tools: given.tools.map((entry) => steps.tool(entry)) } : params;
 }
 
-/** The result of a sub-agent that a limit stopped before it answered: which limit, and its last text. */
-function unfinishedText(name: string, stoppedBy: string | undefined, lastText: string): string {
-  const limit = stoppedBy === 'loop_guard' ? 'its loop guard' : stoppedBy === 'budget' ? 'its budget' : 'its max_iterations';
-  return `Error: the agent '${name}' stopped before it finished its task: it reached ${limit}.${lastText ? ` Its last text: ${lastText}` : ''}`;
+/** The result of a sub-agent that stopped before it answered: why, and its last text. */
+function unfinishedText(name: string, why: string, lastText: string): string {
+  return `Error: the agent '${name}' stopped before it finished its task: ${why}.${lastText ? ` Its last text: ${lastText}` : ''}`;
 }
 
 /** The sub-agent's options: its own, with the call's signal, the parent's listeners (events get the path) and approver. */

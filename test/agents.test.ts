@@ -157,7 +157,7 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
-  it('a sub-agent whose last reply is cut off, refused or out of context: an is_error result saying it did not finish, with its last text', async () => {
+  it('a sub-agent whose last reply is cut off, refused or out of context: an is_error result saying it stopped before it finished, and why, with its last text', async () => {
     const stops = { max_tokens: 'its reply was cut off at max_tokens', refusal: 'the model refused', model_context_window_exceeded: "its reply was cut off at the model's context window" } as const;
     for (const [stop, words] of Object.entries(stops)) {
       const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }] }) });
@@ -172,7 +172,7 @@ describe('agentTool: a sub-agent is one tool call', () => {
         type: 'tool_result',
         tool_use_id: 'toolu_w',
         is_error: true,
-        content: `Error: the agent 'worker' did not finish its task: ${words}. Its last text: The answer is definitely`,
+        content: `Error: the agent 'worker' stopped before it finished its task: ${words}. Its last text: The answer is definitely`,
       });
     }
   });
