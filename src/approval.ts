@@ -9,6 +9,11 @@ export type ApprovalRequest<Call extends AnyCall = AnyCall> = Call & {
   toolUse: BetaToolUseBlock;
   /** A sub-agent's call (`agentTool`): the agents' names, outermost first; none for the run's own calls. */
   path?: string[];
+  /**
+   * A sub-agent's call waiting in `pendingApprovals`: the `tool_use` ids of the calls that started
+   * each agent of `path` (two calls of one agent are told apart by them).
+   */
+  callPath?: string[];
 };
 
 /** A call the run stopped for: approve or deny it with `runner.approve(id)` / `runner.deny(id, reason)`. */

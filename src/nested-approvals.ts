@@ -7,16 +7,19 @@
 import type { ApprovalDecision, PendingApproval } from './approval.js';
 import type { HeldCall } from './snapshot.js';
 
-/** The calls waiting for a decision: a sub-agent's in place of the call that runs it, each with its `path`. */
-export function openApprovals(waiting: readonly HeldCall[], path?: string[]): PendingApproval[] {
+/**
+ * The calls waiting for a decision: a sub-agent's in place of the call that runs it, each with its
+ * `path` (the agents' names) and `callPath` (the ids of the calls that started them).
+ */
+export function openApprovals(waiting: readonly HeldCall[], path?: string[], callPath?: string[]): PendingApproval[] {
   const open: PendingApproval[] = [];
   for (const call of waiting) {
     if (call.agent) {
-      open.push(...openApprovals(waitingIn(call), [...(path ?? []), call.name]));
+      open.push(...openApprovals(waitingIn(call), [...(path ?? []), call.name], [...(callPath ?? []), call.id]));
       continue;
     }
     const { agent: _agent, ...own } = call;
-    open.push(path ? { ...own, path } : own);
+    open.push(path && callPath ? { ...own, path, callPath } : own);
   }
   return open;
 }

@@ -335,7 +335,7 @@ describe('agentTool: approvals inside a sub-agent', () => {
     const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
     await runner;
     expect(runner.stoppedBy).toBe('approval');
-    expect(runner.pendingApprovals).toEqual([{ id: 'toolu_p', name: 'publish', input: { title: 'Otters' }, toolUse: expect.objectContaining({ id: 'toolu_p' }), path: ['researcher'] }]);
+    expect(runner.pendingApprovals).toEqual([{ id: 'toolu_p', name: 'publish', input: { title: 'Otters' }, toolUse: expect.objectContaining({ id: 'toolu_p' }), path: ['researcher'], callPath: ['toolu_r'] }]);
     expect(log).toEqual(['search otters']);
     expect(runner.usage).toMatchObject({ input_tokens: 11 });
     expect(() => runner.approve('toolu_r')).toThrow(/not waiting for approval.*toolu_p \(publish\)/);
@@ -351,6 +351,21 @@ describe('agentTool: approvals inside a sub-agent', () => {
     expect(wire(server.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_r', content: 'Report published.' });
     expect(runner.usage).toMatchObject({ input_tokens: 22, output_tokens: 22 });
     expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('two calls of one agent waiting at once: their pendingApprovals name the call that started each (callPath)', async () => {
+    const { researcher } = researchTools([]);
+    const server = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r1'), toolUse('researcher', { task: 'seals' }, 'toolu_r2')] }],
+        researcher: [{ content: [toolUse('publish', { title: 'A' }, 'toolu_pa')] }, { content: [toolUse('publish', { title: 'B' }, 'toolu_pb')] }],
+      }),
+    );
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
+    await runner;
+    const waiting = runner.pendingApprovals.map(({ id, path, callPath }) => ({ id, path, callPath }));
+    expect(waiting.map((call) => call.path)).toEqual([['researcher'], ['researcher']]);
+    expect(new Set(waiting.map((call) => call.callPath![0]))).toEqual(new Set(['toolu_r1', 'toolu_r2']));
   });
 
   it('deny on the parent reaches the sub-agent', async () => {
