@@ -86,13 +86,7 @@ export class RunState {
 
   /** A reply arrived: add its usage; calls cut off by max_tokens never run. */
   count(reply: BetaMessage): void {
-    this.usage = addUsage(this.usage, reply.usage);
-    this.lastMessage = reply;
-    if (reply.stop_reason === 'max_tokens') {
-      for (const use of toolUsesOf(reply)) this.markNotRun(use.id, cutOffText(use.name));
-    }
-    const containerId = reply.container?.id;
-    if (containerId) adoptContainer(this.apiParams, containerId);
+    countReply(this, this.apiParams, reply);
   }
 
   /** A read-only copy of the current params. */
@@ -112,11 +106,12 @@ export class RunState {
   toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, uncounted?: BetaMessage): RunnerSnapshot {
     const snapshot = this.#json(calls, thread, toolChanges, control);
     if (uncounted) {
-      snapshot.usage = addUsage(snapshot.usage, uncounted.usage);
-      snapshot.lastMessage = structuredClone(uncounted);
-      if (uncounted.stop_reason === 'max_tokens') for (const use of toolUsesOf(uncounted)) snapshot.notRun[use.id] = cutOffText(use.name);
-      const containerId = uncounted.container?.id;
-      if (containerId) adoptContainer(snapshot.params as unknown as Record<string, unknown>, containerId);
+      // Counted as `count` counts it, into the snapshot.
+      const reply = structuredClone(uncounted);
+      const counted: Counted = { usage: snapshot.usage, lastMessage: snapshot.lastMessage, markNotRun: (id, text) => (snapshot.notRun[id] = text) };
+      countReply(counted, snapshot.params as unknown as Record<string, unknown>, reply);
+      snapshot.usage = counted.usage;
+      snapshot.lastMessage = reply;
     }
     return snapshot;
   }
@@ -143,6 +138,24 @@ export class RunState {
       ...(control && { control }),
     });
   }
+}
+
+/** Where a reply is counted: the run's state, or a snapshot of it. */
+interface Counted {
+  usage: Usage;
+  lastMessage: BetaMessage | undefined;
+  markNotRun(id: string, text: string): void;
+}
+
+/** Counts a reply: its usage added, it is the last message, calls cut off by max_tokens never run, its container adopted. */
+function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage): void {
+  into.usage = addUsage(into.usage, reply.usage);
+  into.lastMessage = reply;
+  if (reply.stop_reason === 'max_tokens') {
+    for (const use of toolUsesOf(reply)) into.markNotRun(use.id, cutOffText(use.name));
+  }
+  const containerId = reply.container?.id;
+  if (containerId) adoptContainer(params, containerId);
 }
 
 /** Later requests run in the container the server chose, unless the caller named one. */
