@@ -80,8 +80,9 @@ export abstract class RunnerControls implements Runner {
 
   /**
    * Runs the tools of the current message (at most once per iteration) and returns the user
-   * message of `tool_result` blocks, or null when there is nothing to run. Mutate the returned
-   * message to change what is sent. Calls waiting for approval are not in it (see `pendingApprovals`).
+   * message of `tool_result` blocks, or null when there is nothing to run (no calls, or every call
+   * waits for approval). Mutate the returned message to change what is sent. Calls waiting for
+   * approval are not in it (see `pendingApprovals`).
    *
    * @example
    * ```ts
@@ -98,7 +99,8 @@ export abstract class RunnerControls implements Runner {
     const answered = this.answers.answer(turn, uses, signal ?? undefined, true);
     const answer = await answered;
     if (turn?.response?.answer === answered) turn.response.given = answer;
-    return answer.message;
+    // Every call waits for approval: nothing to send yet (a user message with no content is no answer).
+    return answer.message.content.length > 0 ? answer.message : null;
   }
 
   /**

@@ -179,6 +179,21 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('generateToolResponse() in the loop body gives null when every call waits (an empty user message is no answer), then the answers once decided', async () => {
+    const log: string[] = [];
+    const server = await mockServer([{ content: [toolUse('delete_account', {}, 'toolu_delete')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: tools(log) });
+    const responses: unknown[] = [];
+    for await (const _message of runner) responses.push(await runner.generateToolResponse());
+    expect(responses).toEqual([null]);
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_delete']);
+    runner.approve('toolu_delete');
+    const final = await runner;
+    expect(final.content[0]).toMatchObject({ text: 'Done.' });
+    expect(log).toEqual(['deleted']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('iterating again without deciding stops again at once, sending nothing', async () => {
     const server = await mockServer(script());
     const runner = toolRunner(server.client(), { ...baseParams, tools: tools([]) });
