@@ -2,7 +2,8 @@
  * What a parent run lends the sub-agents its tools start (`agentTool`, agent-tool.ts), without
  * the core knowing about agents: its client, its listeners, its approver, its usage. And the two
  * signals between a sub-agent's tool and the parent's calls: a sub-agent stopped for approval
- * (`AgentPending`), and the state it goes on from (`AGENT_RESUME` on the tool context).
+ * (`AgentPending`), what the parent lent it failed (`LentFailed`), and the state it goes on from
+ * (`AGENT_RESUME` on the tool context).
  */
 import type { Approver } from './approval.js';
 import type { ClientLike } from './client.js';
@@ -62,5 +63,25 @@ export class AgentPending extends Error {
   /** By its brand, not `instanceof`: the thrower may be the other build's copy of this module (see above). */
   static is(value: unknown): value is AgentPending {
     return typeof value === 'object' && value !== null && (value as { [PENDING_BRAND]?: unknown })[PENDING_BRAND] === true;
+  }
+}
+
+const LENT_FAILED_BRAND = Symbol.for('tool-runner.agentLentFailed.v1');
+
+/**
+ * Thrown by a sub-agent's tool when what the parent lent it failed (the parent's approver threw, or
+ * answered nonsense): the parent's run fails with `error`, as it does for a call of its own.
+ */
+export class LentFailed extends Error {
+  readonly [LENT_FAILED_BRAND] = true;
+
+  constructor(readonly error: unknown) {
+    super("The parent's approver failed");
+    this.name = 'LentFailed';
+  }
+
+  /** By its brand, not `instanceof`: the thrower may be the other build's copy of this module (see above). */
+  static is(value: unknown): value is LentFailed {
+    return typeof value === 'object' && value !== null && (value as { [LENT_FAILED_BRAND]?: unknown })[LENT_FAILED_BRAND] === true;
   }
 }

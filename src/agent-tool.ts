@@ -7,12 +7,13 @@
  * public runner; what the parent lends it comes through `AGENT_LINK` (agent-link.ts).
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import { AGENT_DURABLE, AGENT_LINK, AGENT_RESUME, type AgentLink, AgentPending, type AgentSteps } from './agent-link.js';
+import { AGENT_DURABLE, AGENT_LINK, AGENT_RESUME, type AgentLink, AgentPending, type AgentSteps, LentFailed } from './agent-link.js';
 import { described } from './described.js';
-import type { Approver } from './approval.js';
-import { lentApprover } from './approver.js';
+import { type Approver, checkDecision } from './approval.js';
+import { ApprovalTimedOut, lentApprover } from './approver.js';
 import type { ClientLike } from './client.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
+import { HookError } from './hooks.js';
 import type { ToolRunnerOptions } from './options.js';
 import { resumeToolRunner } from './resume.js';
 import { ToolRunner } from './runner.js';
@@ -137,7 +138,8 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   const given = await agent.params(input, context);
   const params = steps ? durableParams(given, steps) : given;
   const streaming = link?.streaming === true && link.emit !== undefined;
-  const options = subOptions(agent, link, context);
+  const lentFailure: { error?: unknown } = {};
+  const options = subOptions(agent, link, context, lentFailure);
   const resume = (context as { [AGENT_RESUME]?: RunnerSnapshot })[AGENT_RESUME];
   const sub: ToolRunner<boolean> = resume
     ? resumeToolRunner(client, resume, { tools: params.tools ?? [], options })
@@ -156,6 +158,7 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   try {
     final = streaming ? await streamed(sub, agent.name, context.toolUse.id, link!.emit!) : await sub.runUntilDone();
   } catch (error) {
+    if ('error' in lentFailure) throw new LentFailed(lentFailure.error);
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${describe(error)}`);
   } finally {
     context.signal?.removeEventListener('abort', addUsage);
@@ -202,15 +205,38 @@ function unfinishedText(name: string, why: string, lastText: string): string {
   return `Error: the agent '${name}' stopped before it finished its task: ${why}.${lastText ? ` Its last text: ${lastText}` : ''}`;
 }
 
-/** The sub-agent's options: its own, with the call's signal, the parent's listeners (events get the path) and approver. */
-function subOptions(agent: Agent, link: AgentLink | undefined, { signal, toolUse }: ToolContext): ToolRunnerOptions {
+/**
+ * The sub-agent's options: its own, with the call's signal, the parent's listeners (events get the
+ * path) and approver. The approver failing (throwing, answering nonsense) goes in `lentFailure`: the
+ * parent's failure, not the sub-agent's.
+ */
+function subOptions(agent: Agent, link: AgentLink | undefined, { signal, toolUse }: ToolContext, lentFailure: { error?: unknown }): ToolRunnerOptions {
   const own = agent.options;
   const joined = signal && own.signal ? AbortSignal.any([signal, own.signal]) : (signal ?? own.signal);
   const options: ToolRunnerOptions = joined ? { ...own, signal: joined } : { ...own };
   if (link?.emit) options.onEvent = [forwarder(agent.name, toolUse.id, link.emit, link.scope), ...listeners(own.onEvent)];
   const approve = link?.approve;
-  if (!own.approve && approve) options.approve = lentApprover((call, context) => approve({ ...call, path: [agent.name, ...(call.path ?? [])] }, context));
+  if (!own.approve && approve) options.approve = lentApprover((call, context) => failuresKept(approve, lentFailure)({ ...call, path: [agent.name, ...(call.path ?? [])] }, context));
   return options;
+}
+
+/** `approve`, its failures (not a timeout or an abort: those answer the call) kept in `kept` as the parent reports them. */
+function failuresKept(approve: Approver, kept: { error?: unknown }): Approver {
+  return async (call, context) => {
+    let decision: unknown;
+    try {
+      decision = await approve(call, context);
+    } catch (error) {
+      if (!ApprovalTimedOut.is(error) && !context.signal.aborted) kept.error ??= new HookError('approve', error);
+      throw error;
+    }
+    try {
+      return checkDecision(decision, call.name);
+    } catch (error) {
+      kept.error ??= error;
+      throw error;
+    }
+  };
 }
 
 /**

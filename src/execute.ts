@@ -3,7 +3,7 @@
  * hooks and the approval have their say, run it under its guards (abort, timeout, concurrency),
  * and turn any failure into an `is_error` result the model can act on.
  */
-import { AGENT_RESUME, AgentPending } from './agent-link.js';
+import { AGENT_RESUME, AgentPending, LentFailed } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
@@ -180,6 +180,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     const { thrown } = outcome;
     // A sub-agent (agentTool) stopped for approval: this call waits with it, holding its state.
     if (AgentPending.is(thrown)) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse, agent: { snapshot: thrown.snapshot } }, call, context);
+    // The approver this run lent the sub-agent failed: this run's failure, as for a call of its own.
+    if (LentFailed.is(thrown)) throw thrown.error;
     if (isToolError(thrown)) {
       // The tool's own answer to the model (an MCP `isError` result, say): the model's business, no stack.
       logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as unknown as Error).message}`);

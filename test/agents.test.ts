@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type ApprovalRequest, type RunnerEvent, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type ApprovalRequest, HookError, type RunnerEvent, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { createMockServer, historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, wire } from './helpers.js';
 import { byAgent, model, researchTools } from './fixtures/agent-tools.js';
@@ -366,6 +366,27 @@ describe('agentTool: approvals inside a sub-agent', () => {
     const waiting = runner.pendingApprovals.map(({ id, path, callPath }) => ({ id, path, callPath }));
     expect(waiting.map((call) => call.path)).toEqual([['researcher'], ['researcher']]);
     expect(new Set(waiting.map((call) => call.callPath![0]))).toEqual(new Set(['toolu_r1', 'toolu_r2']));
+  });
+
+  it("the parent's approver that throws or answers nonsense about a sub-agent's call stops the parent's run, as for a call of its own", async () => {
+    for (const [approve, error] of [
+      [
+        () => {
+          throw new Error('approval service down');
+        },
+        new HookError('approve', new Error('approval service down')).message,
+      ],
+      [() => ({ decision: 'yes' }) as never, /options.approve returned \{"decision":"yes"\}/],
+    ] as const) {
+      const log: string[] = [];
+      const { researcher } = researchTools(log);
+      const server = await mockServer(script());
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] }, { approve });
+      await expect(runner.runUntilDone()).rejects.toThrow(error);
+      // The parent's request and the sub-agent's first: nothing went back to the model as an answer.
+      expect(server.requests).toHaveLength(2);
+      expect(log).toEqual(['search otters']);
+    }
   });
 
   it('deny on the parent reaches the sub-agent', async () => {
