@@ -50,6 +50,8 @@ export interface CallResults {
   keepRan(id: string, result: BetaToolResultBlockParam): void;
   /** The call is done: its result as sent (never run again). */
   keepSettled(id: string, result: BetaToolResultBlockParam): void;
+  /** The call waits for a decision: its state (a sub-agent's, with its finished calls) goes on from here. */
+  keepHeld(call: HeldCall): void;
 }
 
 /** A call ends with its result, or waits for a decision (no `options.approve`). */
@@ -256,7 +258,10 @@ function invalid(message: ToolResultContent, call: ToolCall, context: ExecutionC
 }
 
 function waiting(pending: HeldCall, call: ToolCall, context: ExecutionContext): CallOutcome {
-  context.emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
+  if (context.emit) {
+    context.results.keepHeld(pending);
+    context.emit({ type: 'tool.end', runner: context.runner, call, pending: true });
+  }
   return { pending };
 }
 

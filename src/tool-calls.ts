@@ -67,6 +67,11 @@ export class ToolCalls implements CallResults {
     this.#settled.set(id, result);
   }
 
+  /** Kept before observers see the call wait: a snapshot taken then goes on from its state (a sub-agent's finished calls not run again). */
+  keepHeld(call: HeldCall): void {
+    this.#held.set(call.id, call);
+  }
+
   /** The call of this id, if it started (or finished) and its message is not answered yet. */
   started(id: string): Promise<CallOutcome> | undefined {
     return this.#calls.get(id);

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type ApprovalRequest, HookError, type RunnerEvent, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type ApprovalRequest, HookError, type RunnerEvent, type RunnerSnapshot, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { createMockServer, historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, wire } from './helpers.js';
 import { byAgent, model, researchTools } from './fixtures/agent-tools.js';
@@ -523,6 +523,34 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
     expect(second.stoppedBy).toBe('model');
     expect(log).toEqual(['search otters', 'publish Otters']);
     expect(historyProblems(second.params.messages)).toEqual([]);
+  });
+
+  it("a snapshot taken as the sub-agent's call ends waiting (its tool.end) holds the sub-agent's state: resumed, its finished calls do not run again", async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(script());
+    let snapshot: RunnerSnapshot | undefined;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] }, {
+      onEvent: (event) => {
+        if (event.type === 'tool.end' && event.pending && !event.path) snapshot = runner.toJSON();
+      },
+    });
+    await runner;
+    const rest = await mockServer(byAgent({ parent: [{ content: [text('Published.')] }], researcher: [{ content: [text('Report published.')] }] }));
+    const resumed = resumeToolRunner(rest.client(), JSON.parse(JSON.stringify(snapshot)), { tools: [researcher] });
+    await resumed;
+    expect(resumed.pendingApprovals.map((call) => [call.id, call.path])).toEqual([['toolu_p', ['researcher']]]);
+    resumed.approve('toolu_p');
+    await resumed;
+    expect(resumed.stoppedBy).toBe('model');
+    expect(log).toEqual(['search otters', 'publish Otters']);
+    const researcherAsked = rest.requests.filter((request) => JSON.stringify(wire(request).messages).includes('toolu_s'));
+    // (A continued thread the new server does not know is sent again whole: the same last message.)
+    expect(wire(researcherAsked.at(-1)!).messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_s', content: 'results for otters' },
+      { type: 'tool_result', tool_use_id: 'toolu_p', content: 'published Otters' },
+    ]);
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
   it('three levels deep: the approval path names both agents, and a same-process resume goes on', async () => {
