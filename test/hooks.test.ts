@@ -84,6 +84,41 @@ describe('hooks', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a reply whose onMessage hook threw was paid for: its usage is in runner.usage, and budget.maxTokens counts it', async () => {
+    for (const stream of [false, true]) {
+      const server = await mockServer([
+        { content: [text('first')], usage: { input_tokens: 1000, output_tokens: 500 } },
+        { content: [text('second')], usage: { input_tokens: 1000, output_tokens: 500 } },
+      ]);
+      let failures = 1;
+      const runner = toolRunner(server.client(), { ...baseParams, stream }, {
+        budget: { maxTokens: 1500 },
+        hooks: {
+          onMessage: () => {
+            if (failures-- > 0) throw new Error('db down');
+          },
+        },
+      });
+      await expect(runner.runUntilDone()).rejects.toThrow(HookError);
+      expect(runner.usage).toMatchObject({ input_tokens: 1000, output_tokens: 500 });
+      // The budget is spent: no second request.
+      await runner.runUntilDone().catch(() => undefined);
+      expect(server.requests).toHaveLength(1);
+      expect(runner.stoppedBy).toBe('budget');
+    }
+  });
+
+  it('onToolCall returning something that is not { result } or { input } (or nothing) stops the run with a HookError saying what it must return', async () => {
+    for (const odd of ['skip', 42, { result: 42 }, { result: null }, { result: { a: 1 } }]) {
+      const server = await mockServer([{ content: [toolUse('echo', { say: 'x' })] }, { content: [text('ok')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [echo([])] }, { hooks: { onToolCall: () => odd as never } });
+      const error = await runner.runUntilDone().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HookError);
+      expect((error as Error).message).toMatch(/hooks\.onToolCall threw: TypeError: onToolCall returned .* return nothing, \{ result \}/);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
   it('a result hook that throws after the tool ran: iterating again runs the hook again, never the tool; started while the reply streamed too', async () => {
     for (const eager of [false, true]) {
       const log: string[] = [];
