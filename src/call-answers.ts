@@ -101,7 +101,11 @@ export class CallAnswers {
     if (turn?.response?.key === key) return turn.response.answer;
     const { control } = this.#run;
     // In the model's order, before any starts: a call past a limit, or a repeat, is not run.
-    if (control.admits) for (const use of uses) control.admit(use);
+    if (control.admits) {
+      // Answered: the calls admitted while the reply streamed count for good.
+      control.keepEager();
+      for (const use of uses) control.admit(use);
+    }
     const context = this.#executionContext(signal, byCaller);
     const toolsets = this.#toolsetsNow();
     const sequences = toolsets.size > 0 || someToolsetCall(uses) ? new ToolsetSequences() : undefined;
@@ -134,7 +138,7 @@ export class CallAnswers {
     const { control } = this.#run;
     if (control.admitsAfterUsage) return;
     // Admitted as it completes, held or not, so that calls are admitted in the model's order.
-    if (control.admits) control.admit(toolUse);
+    if (control.admits) control.admitEagerly(toolUse);
     if (this.#deferred?.has(toolUse.id)) return;
     const eager = this.#eagerNow();
     const context = this.#executionContext(eager.signal, false);
@@ -179,6 +183,7 @@ export class CallAnswers {
 
   /** A new reply: its calls start afresh (the eager state of the last one goes). */
   beginTurn(): void {
+    if (this.#run.control.admits) this.#run.control.keepEager();
     if (this.#deferred) this.#deferred = undefined;
     if (this.#eagerFamilies) this.#eagerFamilies = undefined;
     if (this.#toolCalls) this.#toolCalls = undefined;
@@ -191,6 +196,8 @@ export class CallAnswers {
    * Undefined when it started none.
    */
   abandonEager(): Promise<void> | undefined {
+    // Its calls admitted while it streamed no longer count against the budget or the loop guard.
+    if (this.#run.control.admits) this.#run.control.dropEager();
     this.#eager?.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
     const settled = this.settleEager();
     this.#eager = undefined;
