@@ -57,6 +57,31 @@ describe('JSON replies', () => {
     });
   });
 
+  it('every reply carries stop_details and diagnostics (null unless scripted), JSON and SSE alike; a refusal can script its stop_details', async () => {
+    // The fields left out are sent as null, as the API sends them.
+    const scripted = { category: 'cyber' as const, explanation: 'Not this.' };
+    const refusal = { type: 'refusal', ...scripted, fallback_credit_token: null, fallback_has_prefill_claim: null, recommended_model: null };
+    const steps = [{ content: [text('Hi')] }, { content: [text('No.')], stop_reason: 'refusal' as const, stop_details: scripted }];
+    const server = await mockServer([...steps, ...steps]);
+    const client = server.client();
+    const json = [await client.beta.messages.create(body), await client.beta.messages.create(body)];
+    const streamed = [await client.beta.messages.stream(body).finalMessage(), await client.beta.messages.stream(body).finalMessage()];
+    for (const [plain, refused] of [json, streamed]) {
+      expect(plain).toHaveProperty('stop_details', null);
+      expect(plain).toHaveProperty('diagnostics', null);
+      expect(refused).toMatchObject({ stop_reason: 'refusal', diagnostics: null });
+      expect(refused!.stop_details).toEqual(refusal);
+    }
+    // The stream sends them where the API does: stop_details in message_delta's delta, null in message_start's message.
+    server.setSteps([steps[1]!]);
+    const events: any[] = [];
+    // A copy of each event: the SDK builds its message on message_start's.
+    await client.beta.messages.stream(body).on('streamEvent', (event) => events.push(structuredClone(event))).finalMessage();
+    server.assertComplete();
+    expect(events.find((event) => event.type === 'message_start').message).toMatchObject({ stop_details: null, diagnostics: null });
+    expect(events.find((event) => event.type === 'message_delta').delta).toEqual({ stop_reason: 'refusal', stop_sequence: null, stop_details: refusal, container: null });
+  });
+
   it('a step function gets the recorded request; every request is recorded with body, headers and time', async () => {
     const server = await mockServer([
       async (request) => ({ content: [text(`you said: ${wire(request).messages[0].content}`)] }),

@@ -20,6 +20,11 @@ export interface ScriptedReply {
   /** Inferred when left out: `tool_use` when the content has a tool_use block, else `end_turn`. */
   stop_reason?: BetaMessage['stop_reason'];
   stop_sequence?: string | null;
+  /**
+   * Why the model stopped, in detail: a refusal's `{ category, explanation, ... }` (the fields left out
+   * are sent as `null`, `type` as `'refusal'`). `null` when left out, as for any other stop.
+   */
+  stop_details?: Partial<NonNullable<BetaMessage['stop_details']>> | null;
   /** Merged over usage derived from the request (about 4 characters a token). */
   usage?: Partial<BetaUsage>;
   /** The container the server tool ran in: `{ id }` is sent back as the message's container. */
@@ -302,11 +307,23 @@ function buildMessage(reply: ScriptedReply, body: any, conversation: unknown[], 
     content,
     stop_reason,
     stop_sequence: reply.stop_sequence ?? null,
+    stop_details: reply.stop_details ? { ...NO_STOP_DETAILS, ...reply.stop_details } : null,
     container: reply.container ? { expires_at: new Date(Date.now() + 3_600_000).toISOString(), ...reply.container } : null,
     usage: { ...derivedUsage(body, conversation, content), ...reply.usage },
     context_management: null,
+    diagnostics: null,
   } as unknown as BetaMessage;
 }
+
+/** A refusal's details as the API sends them when it has none to give: every field there, `null`. */
+const NO_STOP_DETAILS = {
+  type: 'refusal',
+  category: null,
+  explanation: null,
+  fallback_credit_token: null,
+  fallback_has_prefill_claim: null,
+  recommended_model: null,
+} satisfies NonNullable<BetaMessage['stop_details']>;
 
 /** The prompt's tokens: about 4 characters a token, over the whole conversation, as the model sees it. */
 function inputTokens(body: any, conversation: unknown[]): number {

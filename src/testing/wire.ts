@@ -23,7 +23,7 @@ export function chunk(value: string, size: number, minChunks = 1): string[] {
 /** The SSE events that stream `message`, deltas cut into chunks of `chunkSize` characters. */
 export function messageEvents(message: BetaMessage, chunkSize: number): SseEvent[] {
   const events: SseEvent[] = [];
-  const { content, stop_reason, stop_sequence, usage, container, ...head } = message;
+  const { content, stop_reason, stop_sequence, stop_details, usage, container, ...head } = message;
   events.push({
     event: 'message_start',
     data: {
@@ -33,6 +33,7 @@ export function messageEvents(message: BetaMessage, chunkSize: number): SseEvent
         content: [],
         stop_reason: null,
         stop_sequence: null,
+        stop_details: null,
         container: container ?? null,
         usage: { ...usage, output_tokens: Math.min(1, usage.output_tokens) },
       },
@@ -47,7 +48,7 @@ export function messageEvents(message: BetaMessage, chunkSize: number): SseEvent
     event: 'message_delta',
     data: {
       type: 'message_delta',
-      delta: { stop_reason, stop_sequence, container: container ?? null },
+      delta: { stop_reason, stop_sequence, stop_details: stop_details ?? null, container: container ?? null },
       usage,
     },
   });
