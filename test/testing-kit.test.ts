@@ -224,6 +224,18 @@ describe('API errors', () => {
     expect(String((error as Error).message)).toContain('overloaded_error');
   });
 
+  it("an SSE error event carries the error whole, details included, as a JSON error answer does", async () => {
+    const error = { status: 529, message: 'Overloaded', details: { error_code: 'some_code' } };
+    const server = await mockServer([{ error }, { content: [text('partial text here')], error: { ...error, afterEvents: 4 } }]);
+    const client = server.client({ maxRetries: 0 });
+    const json = (await client.beta.messages.create(body).catch((e: unknown) => e)) as APIError;
+    const streamed = (await client.beta.messages.stream(body).finalMessage().catch((e: unknown) => e)) as APIError;
+    const sent = { type: 'overloaded_error', message: 'Overloaded', details: { error_code: 'some_code' } };
+    expect(json.error).toMatchObject({ type: 'error', error: sent });
+    expect(streamed).toBeInstanceOf(APIError);
+    expect(streamed.error).toEqual({ type: 'error', error: sent });
+  });
+
   it('an error answer carries one request id, in its request-id header and its body', async () => {
     const server = await mockServer([{ error: { status: 400 } }, { error: { status: 529 } }]);
     const client = server.client({ maxRetries: 0 });

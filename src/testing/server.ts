@@ -254,8 +254,8 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       if (sent === disconnectAt) return void res.socket?.destroy(), false;
       if (sent === stallAt) return false;
       if (sent === errorAt && reply.error) {
-        const { type, message: text } = errorBody(reply.error, requestId).error;
-        res.end(encodeEvent({ event: 'error', data: { type: 'error', error: { type, message: text } } }));
+        // The error whole (its details too), as in a JSON error answer; the request id is in the headers.
+        res.end(encodeEvent({ event: 'error', data: { type: 'error', error: errorBody(reply.error, requestId).error } }));
         return false;
       }
       if (reply.malformed && sent === 2) res.write('event: content_block_start\ndata: {"type":"content_block_st\n\n');
