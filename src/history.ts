@@ -162,36 +162,67 @@ export function insertToolResults(messages: BetaMessageParam[], results: ToolRes
 
 /**
  * The rules the API applies to a history, as a list of problems (empty when valid): every
- * `tool_use` answered exactly once in the very next user message and nowhere else, no result
- * without its call, no empty content.
+ * `tool_use` answered exactly once in the very next user message and nowhere else, its results
+ * there before any other block; no result without its call; no two `tool_use` blocks with one id
+ * in the whole history; no empty content, no text block without non-whitespace text. And the
+ * promise the runner keeps besides (the API does not check it): results in the order of their calls.
  */
 export function historyProblems(messages: readonly BetaMessageParam[]): string[] {
   const problems: string[] = [];
+  /** Each tool_use id, and the message that first holds it. */
+  const useIds = new Map<string, number>();
   messages.forEach((message, i) => {
     if (Array.isArray(message.content) ? message.content.length === 0 : message.content === '') {
       if (!(i === messages.length - 1 && message.role === 'assistant')) problems.push(`message ${i} has empty content`);
     }
-    if (message.role === 'user') {
-      const previousUses = new Set(toolUsesOf(messages[i - 1]).map((use) => use.id));
-      const seen = new Set<string>();
-      if (typeof message.content !== 'string') {
-        for (const block of message.content) {
-          if (block.type !== 'tool_result') continue;
-          if (!previousUses.has(block.tool_use_id)) {
-            problems.push(`message ${i}: tool_result ${block.tool_use_id} answers no tool_use of message ${i - 1}`);
-          }
-          if (seen.has(block.tool_use_id)) problems.push(`message ${i}: tool_use ${block.tool_use_id} answered twice`);
-          seen.add(block.tool_use_id);
+    if (Array.isArray(message.content)) {
+      message.content.forEach((block, j) => {
+        if (block.type === 'text' && block.text.trim() === '') {
+          problems.push(`message ${i}: text block ${j} is ${block.text === '' ? 'empty' : 'only whitespace'}`);
         }
-      }
+      });
     }
+    if (message.role === 'user') problems.push(...resultProblems(message, i, toolUsesOf(messages[i - 1])));
     const uses = toolUsesOf(message);
+    for (const use of uses) {
+      const first = useIds.get(use.id);
+      if (first === undefined) useIds.set(use.id, i);
+      else problems.push(`message ${i}: tool_use id ${use.id} repeats ${first === i ? 'an id of the same message' : `the id of a tool_use in message ${first}`}`);
+    }
     if (uses.length > 0 && i < messages.length - 1) {
       const answered = answeredIds(messages[i + 1]);
       for (const use of uses) {
         if (!answered.has(use.id)) problems.push(`message ${i}: tool_use ${use.id} (${use.name}) has no tool_result in message ${i + 1}`);
       }
     }
+  });
+  return problems;
+}
+
+/** The problems of the tool_result blocks of user message `i`, which answer `previousUses` (the calls of message `i - 1`). */
+function resultProblems(message: BetaMessageParam, i: number, previousUses: BetaToolUseBlock[]): string[] {
+  const blocks = message.content;
+  if (!Array.isArray(blocks)) return [];
+  const problems: string[] = [];
+  const callOrder = new Map(previousUses.map((use, position) => [use.id, position]));
+  const seen = new Set<string>();
+  let otherBlock: number | undefined;
+  let lastCall = -1;
+  blocks.forEach((block, j) => {
+    if (block.type !== 'tool_result') {
+      otherBlock ??= j;
+      return;
+    }
+    const id = block.tool_use_id;
+    const position = callOrder.get(id);
+    if (position === undefined) problems.push(`message ${i}: tool_result ${id} answers no tool_use of message ${i - 1}`);
+    if (seen.has(id)) problems.push(`message ${i}: tool_use ${id} answered twice`);
+    if (otherBlock !== undefined) problems.push(`message ${i}: tool_result ${id} comes after a ${blocks[otherBlock]!.type} block (block ${otherBlock}): results come first`);
+    if (position !== undefined && !seen.has(id)) {
+      if (position < lastCall) problems.push(`message ${i}: tool_result ${id} comes after the result of a later call: results go in the calls' order`);
+      lastCall = Math.max(lastCall, position);
+    }
+    seen.add(id);
   });
   return problems;
 }

@@ -15,7 +15,7 @@ import {
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { OAuth2Client } from 'google-auth-library';
 import { describe, expect, it } from 'vitest';
-import { type MockServer, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
+import { type MockServer, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { mockServer, sleep, wire } from './helpers.js';
 
 const body = { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hello there' }] };
@@ -547,5 +547,43 @@ describe('token counts', () => {
     expect(count).toEqual({ input_tokens: reply.usage.input_tokens });
     expect(server.requests[0]!.path).toMatch(/\/models\/count-tokens:rawPredict$/);
     server.assertComplete();
+  });
+});
+
+describe('historyProblems', () => {
+  const call = (id: string) => ({ type: 'tool_use' as const, id, name: 't', input: {} });
+  const result = (id: string) => ({ type: 'tool_result' as const, tool_use_id: id, content: 'ok' });
+  const ask = { role: 'user' as const, content: 'hi' };
+  const calls = (...ids: string[]) => ({ role: 'assistant' as const, content: ids.map(call) });
+  const results = (...blocks: any[]) => ({ role: 'user' as const, content: blocks });
+
+  it('a valid history has none: results first and in the calls’ order, text after them, a call unanswered only at the end', () => {
+    expect(historyProblems([ask, calls('a', 'b'), results(result('a'), result('b'), { type: 'text', text: 'and now?' }), calls('c')])).toEqual([]);
+  });
+
+  it('finds a result that comes after another block (the API takes results first)', () => {
+    expect(historyProblems([ask, calls('a', 'b'), results(result('a'), { type: 'text', text: 'x' }, result('b'))])).toEqual([
+      'message 2: tool_result b comes after a text block (block 1): results come first',
+    ]);
+  });
+
+  it('finds two tool_use blocks with one id, in one message or across the history (the API wants them unique)', () => {
+    expect(historyProblems([ask, calls('a', 'a'), results(result('a'))])).toEqual(['message 1: tool_use id a repeats an id of the same message']);
+    expect(historyProblems([ask, calls('a'), results(result('a')), calls('a'), results(result('a'))])).toEqual([
+      'message 3: tool_use id a repeats the id of a tool_use in message 1',
+    ]);
+  });
+
+  it('finds a text block that is empty or only whitespace (the API refuses both)', () => {
+    expect(historyProblems([{ role: 'user', content: [{ type: 'text', text: '' }] }])).toEqual(['message 0: text block 0 is empty']);
+    expect(historyProblems([ask, { role: 'assistant', content: [{ type: 'text', text: '\n\n' }, call('a')] }, results(result('a'))])).toEqual([
+      'message 1: text block 0 is only whitespace',
+    ]);
+  });
+
+  it('finds results out of the calls’ order (the runner keeps them in order)', () => {
+    expect(historyProblems([ask, calls('a', 'b', 'c'), results(result('b'), result('a'), result('c'))])).toEqual([
+      "message 2: tool_result a comes after the result of a later call: results go in the calls' order",
+    ]);
   });
 });
