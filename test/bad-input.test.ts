@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -130,6 +131,16 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(make({}, { logger: { warn: () => {} } })).toThrow(/got an object \(no debug, info, error\)/);
     expect(() => toolRunner(undefined as never, baseParams)).toThrow(new TypeError('toolRunner: the first argument must be an Anthropic client (or an SDK BetaMessageThread), got undefined'));
     expect(server.requests).toHaveLength(0);
+  });
+
+  it("max_iterations 0 means no limit, as the README's list of construction errors says: only a negative or not whole one throws", async () => {
+    const server = await mockServer([{ content: [toolUse('get_order', { id: 'A' })] }, { content: [toolUse('get_order', { id: 'B' })] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, max_iterations: 0, tools: [order()] });
+    expect(textOf(await runner)).toBe('done');
+    expect(runner.iteration).toBe(3);
+    const reliability = readFileSync('README.md', 'utf8').split('## Reliability')[1]!.split('\n## ')[0]!;
+    const atConstruction = reliability.slice(reliability.indexOf('a clear error at construction')).split('\n- ')[0]!.replace(/\s+/g, ' ');
+    expect(atConstruction).toContain('`max_iterations` negative or not whole (0 means no limit)');
   });
 
   it('addTools / removeTools given an array, or something that is no tool, throw and change nothing', async () => {
