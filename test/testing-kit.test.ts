@@ -405,14 +405,14 @@ describe('the script', () => {
 });
 
 describe('a browser page can use the server (CORS)', () => {
-  it('answers a preflight with the SDK headers it asked for, records nothing and uses no step', async () => {
+  it('answers a preflight with the headers it asked for, records nothing and uses no step', async () => {
     const server = await mockServer([{ content: [text('hi')] }]);
     const preflight = await fetch(`${server.url}/v1/messages`, {
       method: 'OPTIONS',
       headers: {
         origin: 'http://127.0.0.1:1',
         'access-control-request-method': 'POST',
-        'access-control-request-headers': 'anthropic-version, content-type, x-api-key, x-stainless-retry-count, x-stainless-os, x-unknown',
+        'access-control-request-headers': 'anthropic-version, content-type, x-api-key, x-stainless-retry-count, x-stainless-os, bad name',
       },
     });
     expect(preflight.status).toBe(204);
@@ -432,6 +432,18 @@ describe('a browser page can use the server (CORS)', () => {
       headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': asked },
     });
     expect(preflight.headers.get('access-control-allow-headers')).toBe(asked);
+  });
+
+  it('allows every header the preflight asks for: trace context the SDK adds when tracing, and the caller’s own', async () => {
+    const server = await mockServer([]);
+    const asked = 'anthropic-version, content-type, x-api-key, traceparent, tracestate, baggage, x-team';
+    const preflight = await fetch(`${server.url}/v1/messages`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': asked },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toBe(asked);
+    expect(server.requests).toHaveLength(0);
   });
 
   it('lets the page read request-id and retry-after, on replies and errors alike', async () => {

@@ -1,15 +1,12 @@
 /**
  * CORS for the testing kit's server, so that a browser page (the SDK with `dangerouslyAllowBrowser`)
- * can use it: preflights are answered, the SDK's request headers allowed, `request-id` and
+ * can use it: preflights are answered, the request headers a page asks for allowed, `request-id` and
  * `retry-after` readable by the page.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/**
- * The request headers a page may send: the API key, the API's and the SDK's own, and the body's type.
- * `user-agent` too: the SDK sets it, and Firefox (which lets a page set it) asks for it in the preflight.
- */
-const ALLOWED = /^(x-api-key|anthropic-[a-z0-9-]+|x-stainless-[a-z0-9-]+|content-type|accept|authorization|idempotency-key|user-agent)$/;
+/** A header name (an HTTP token): what a preflight may ask for, and the answer may repeat. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
 
 /** Sets the headers every answer carries (before any `writeHead`, which keeps them). */
 export function allowPages(res: ServerResponse): void {
@@ -17,13 +14,18 @@ export function allowPages(res: ServerResponse): void {
   res.setHeader('access-control-expose-headers', 'request-id, retry-after');
 }
 
-/** Answers a preflight (true when `req` was one): 204 with the methods and the asked headers that are allowed. */
+/**
+ * Answers a preflight (true when `req` was one): 204 with the methods and every header asked for.
+ * A local test server allows them all: besides the SDK's own (`x-api-key`, `anthropic-*`,
+ * `x-stainless-*`, `content-type`, `user-agent`), a page sends the trace context the SDK adds when
+ * tracing (`traceparent`, `tracestate`, `baggage`, a propagator's own) and the caller's `headers`.
+ */
 export function answerPreflight(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.method !== 'OPTIONS') return false;
   const asked = String(req.headers['access-control-request-headers'] ?? '')
     .split(',')
     .map((name) => name.trim().toLowerCase())
-    .filter((name) => ALLOWED.test(name));
+    .filter((name) => HEADER_NAME.test(name));
   res.writeHead(204, {
     'access-control-allow-methods': 'POST, GET, OPTIONS',
     'access-control-allow-headers': asked.length > 0 ? asked.join(', ') : 'x-api-key, content-type',
