@@ -22,14 +22,17 @@ export class ReplyError extends AnthropicError {
   /**
    * The SDK's status, connection and abort errors pass through, and so does its refusal to send a
    * request without credentials (nothing was sent, no reply to read). Anything else (a body that is
-   * no JSON, a stream cut off) becomes a ReplyError. (`this`, not the class's name: esbuild renames
-   * a class that names itself, and stacks would read `_ReplyError`.)
+   * no JSON, a stream cut off) becomes a ReplyError; `complete`: the stream had the whole message
+   * (`message_stop`) when it broke. (`this`, not the class's name: esbuild renames a class that
+   * names itself, and stacks would read `_ReplyError`.)
    */
-  static from(error: unknown, streamed: boolean): unknown {
+  static from(error: unknown, streamed: boolean, complete = false): unknown {
     if (error instanceof AnthropicError && error.constructor !== AnthropicError) return error;
     if (error instanceof Error && NOT_SENT.test(error.message)) return error;
     const detail = error instanceof Error ? error.message : String(error);
-    const what = streamed ? 'The reply stream broke before the message was complete' : "The API's reply could not be read";
+    const what = !streamed
+      ? "The API's reply could not be read"
+      : `The reply stream broke ${complete ? 'after the message was complete, before the stream ended' : 'before the message was complete'}`;
     return new this(
       `${what} (${detail}). Nothing of it was added to the history; iterate again to send the request again.`,
       { cause: error },

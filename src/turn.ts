@@ -216,7 +216,8 @@ export class Requests {
         return again.then(replied, (error: unknown) => failed(error, true));
       }
       run.thread.failed();
-      const error = ReplyError.from(ContextOverflowError.from(failure), streaming === true);
+      const complete = turn.stream !== undefined && turn.stream.receivedMessages.length > 0;
+      const error = ReplyError.from(ContextOverflowError.from(failure), streaming === true, complete);
       run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
       throw error;
     };

@@ -103,6 +103,22 @@ describe('API errors', () => {
     await runner;
     expect(wire(server.requests[1]!).body).toEqual(wire(server.requests[0]!).body);
   });
+
+  it('a stream that breaks after message_stop says so: the message was complete, the stream was not', async () => {
+    const server = await mockServer([
+      { content: [text('whole')], disconnectAfterEvents: 1_000 },
+      { content: [text('partial answer that breaks')], disconnectAfterEvents: 5 },
+      { content: [text('ok')] },
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true });
+    const afterTheMessage = await runner.runUntilDone().catch((e: unknown) => e);
+    expect(afterTheMessage).toBeInstanceOf(ReplyError);
+    expect((afterTheMessage as Error).message).toMatch(/^The reply stream broke after the message was complete, before the stream ended \(.+\)\. Nothing of it was added to the history/);
+    const midReply = await runner.runUntilDone().catch((e: unknown) => e);
+    expect((midReply as Error).message).toMatch(/^The reply stream broke before the message was complete \(.+\)\. Nothing of it was added/);
+    await runner;
+    expect(runner.params.messages.at(-1)).toMatchObject({ content: [{ text: 'ok' }] });
+  });
 });
 
 describe('abort (options.signal)', () => {
