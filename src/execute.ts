@@ -258,10 +258,9 @@ function invalid(message: ToolResultContent, call: ToolCall, context: ExecutionC
 }
 
 function waiting(pending: HeldCall, call: ToolCall, context: ExecutionContext): CallOutcome {
-  if (context.emit) {
-    context.results.keepHeld(pending);
-    context.emit({ type: 'tool.end', runner: context.runner, call, pending: true });
-  }
+  // Kept at once: a snapshot taken before the reply's other calls end (in a listener, a hook) holds it.
+  context.results.keepHeld(pending);
+  context.emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
   return { pending };
 }
 
