@@ -233,6 +233,19 @@ describe('what the page is fed and the recorded file', () => {
     expect(JSON.stringify(fed)).not.toContain('"one"');
   });
 
+  it('a run maxRuns drops has every record in the recorded file and on an open page: its last ones were not yet sent', async () => {
+    const file = join(dir, 'evicted.jsonl');
+    const server = await mockServer([{ content: [text('one')] }, { content: [text('two')] }, { content: [text('three')] }]);
+    const inspect = await start({ record: file, maxRuns: 1 });
+    const feed = readFeed(inspect.url, (records) => ofType(records, 'run.end').length === 3);
+    for (let i = 0; i < 3; i++) await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
+    const fed = await feed;
+    await inspect.close();
+    const expected = ['run.start', 'request.start', 'request.end', 'run.end'];
+    expect(lines(file).map((record) => record.type)).toEqual([...expected, ...expected, ...expected]);
+    expect(fed.map((record) => record.type)).toEqual([...expected, ...expected, ...expected]);
+  });
+
   it('bad options fail clearly', async () => {
     await expect(inspector({ port: -1 })).rejects.toThrow(/port must be an integer from 0 to 65535/);
     await expect(inspector({ prot: 80 } as never)).rejects.toThrow(/unknown option 'prot'; the options are port, host, record/);

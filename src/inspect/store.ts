@@ -116,6 +116,8 @@ export class RecordStore {
     for (const [run, { ended }] of this.#runs) {
       if (!ended) continue;
       this.#runs.delete(run);
+      // Its last records may not have gone out yet (a batch waits up to 50 ms): they go now, to the pages and the file.
+      this.flush();
       this.#drop(run);
       return;
     }
