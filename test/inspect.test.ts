@@ -246,6 +246,16 @@ describe('what the page is fed and the recorded file', () => {
     expect(fed.map((record) => record.type)).toEqual([...expected, ...expected, ...expected]);
   });
 
+  it('after more runs at once than maxRuns, the store shrinks back to maxRuns as they end', async () => {
+    const server = await mockServer({ steps: Array.from({ length: 4 }, (_, i) => ({ content: [text(`answer ${i}`)], delayMs: 30 })) });
+    const inspect = await start({ maxRuns: 2 });
+    await Promise.all([0, 1, 2, 3].map(() => toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent })));
+    // A page opened now gets what the store keeps, in its first batch.
+    const fed = await readFeed(inspect.url, (records) => records.length > 0);
+    expect(new Set(fed.map((record) => record.run)).size).toBe(2);
+    expect(ofType(fed, 'run.end')).toHaveLength(2);
+  });
+
   it('bad options fail clearly', async () => {
     await expect(inspector({ port: -1 })).rejects.toThrow(/port must be an integer from 0 to 65535/);
     await expect(inspector({ prot: 80 } as never)).rejects.toThrow(/unknown option 'prot'; the options are port, host, record/);

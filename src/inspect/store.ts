@@ -99,37 +99,44 @@ export class RecordStore {
     return true;
   }
 
-  /** Keeps at most `maxRuns` runs: past that, the oldest ended run's records are dropped. */
+  /**
+   * Keeps at most `maxRuns` runs: past that, the oldest ended runs' records are dropped, as a run
+   * starts or ends (more runs at once than `maxRuns` shrink back as they end).
+   */
   #track(record: AnyRecord): void {
     if (record.path) return;
     const known = this.#runs.get(record.run);
     if (record.type === 'run.start') {
       if (known) known.ended = false;
       else this.#runs.set(record.run, { ended: false });
-      if (this.#runs.size > this.#maxRuns) this.#evict();
     } else if (record.type === 'run.end' && known) {
       known.ended = true;
+    } else {
+      return;
     }
+    if (this.#runs.size > this.#maxRuns) this.#evict();
   }
 
   #evict(): void {
+    const dropped = new Set<string>();
     for (const [run, { ended }] of this.#runs) {
-      if (!ended) continue;
-      this.#runs.delete(run);
-      // Its last records may not have gone out yet (a batch waits up to 50 ms): they go now, to the pages and the file.
-      this.flush();
-      this.#drop(run);
-      return;
+      if (this.#runs.size - dropped.size <= this.#maxRuns) break;
+      if (ended) dropped.add(run);
     }
+    if (dropped.size === 0) return;
+    for (const run of dropped) this.#runs.delete(run);
+    // Their last records may not have gone out yet (a batch waits up to 50 ms): they go now, to the pages and the file.
+    this.flush();
+    this.#drop(dropped);
   }
 
-  /** Drops the records of `run` in place, keeping the others in order. */
-  #drop(run: string): void {
+  /** Drops the records of `runs` in place, keeping the others in order. */
+  #drop(runs: Set<string>): void {
     let kept = 0;
     let unsentFrom = this.#unsentFrom;
     const length = this.#items.length;
     for (let i = 0; i < length; i++) {
-      if (this.#runOf[i] === run) {
+      if (runs.has(this.#runOf[i]!)) {
         if (i < this.#unsentFrom) unsentFrom--;
         continue;
       }
