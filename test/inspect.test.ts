@@ -256,6 +256,24 @@ describe('what the page is fed and the recorded file', () => {
     expect(ofType(fed, 'run.end')).toHaveLength(2);
   });
 
+  it("a streamed sub-agent's text is joined while unsent, its request.text and agent.text alike: a few records per reply, not two per piece", async () => {
+    const file = join(dir, 'sub-text.jsonl');
+    const long = 'word '.repeat(400);
+    const server = await mockServer({ steps: [{ content: [toolUse('helper', { task: 't' }, 'toolu_helper')] }, { content: [text(long)] }, { content: [text('done')] }], chunkSize: 4 });
+    const helper = agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }] }) });
+    const inspect = await start({ record: file });
+    await toolRunner(server.client(), { ...baseParams, stream: true, tools: [helper] }, { onEvent: inspect.onEvent });
+    await inspect.close();
+    const recorded = lines(file);
+    const own = ofType(recorded, 'request.text').filter((record) => record.path);
+    const forwarded = ofType(recorded, 'agent.text');
+    expect(own.map((record) => record.text).join('')).toBe(long);
+    expect(forwarded.map((record) => record.text).join('')).toBe(long);
+    // 500 pieces of 4 characters each: joined into one record per batch (a batch waits 50 ms).
+    expect(own.length).toBeLessThan(10);
+    expect(forwarded.length).toBeLessThan(10);
+  });
+
   it('bad options fail clearly', async () => {
     await expect(inspector({ port: -1 })).rejects.toThrow(/port must be an integer from 0 to 65535/);
     await expect(inspector({ prot: 80 } as never)).rejects.toThrow(/unknown option 'prot'; the options are port, host, record/);
