@@ -166,10 +166,11 @@ function apply(record) {
       item.text += record.text;
       break;
     case 'tool.start':
+      // A call that waited for approval starts again when its run goes on: counted once.
+      if (!lane.byKey.has('tool ' + record.id)) run.toolCalls++;
       item = toolItem(run, lane, record.id, record.name, record.time);
       item.start = record.time;
       if ('input' in record) { item.input = record.input; item.hasInput = true; }
-      run.toolCalls++;
       dirty.list = true;
       break;
     case 'tool.end':
