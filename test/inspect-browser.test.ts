@@ -243,4 +243,20 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     expect(await page.locator('.usage').textContent()).toMatch(/ · 2 requests · 1 tool calls · /);
     expect(await page.locator('#runs .run-meta').textContent()).toMatch(/ · 2 req · 1 calls$/);
   }, 60_000);
+
+  it("a call whose approver threw shows the error's message", async () => {
+    const server = await mockServer([{ content: [toolUse('send_email', { to: 'ann@example.com', body: 'Hi' }, 'toolu_email')] }]);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    const [, , email] = inspectedTools();
+    const approve = () => {
+      throw new Error('the approval service is down');
+    };
+    await expect(toolRunner(server.client(), { ...baseParams, tools: [email!] }, { onEvent: inspect.onEvent, approve }).runUntilDone()).rejects.toThrow(/approval service is down/);
+    await expect.poll(() => card(page, 'send_email').locator('.status').textContent()).toBe('error');
+    await expect.poll(() => card(page, 'send_email').locator('p.error').allTextContents()).toEqual(['HookError: approve threw: Error: the approval service is down']);
+  }, 60_000);
+
 });
