@@ -259,4 +259,13 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     await expect.poll(() => card(page, 'send_email').locator('p.error').allTextContents()).toEqual(['HookError: approve threw: Error: the approval service is down']);
   }, 60_000);
 
+  it('after close() an open page says the inspector stopped (it does not try to reconnect)', async () => {
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    await expect.poll(() => page.locator('#connection').textContent()).toBe('live');
+    await inspect.close();
+    await expect.poll(() => page.locator('#connection').textContent()).toBe('live — the inspector stopped');
+  }, 60_000);
 });

@@ -298,6 +298,7 @@ function approvalBox(run, item) {
 function connect() {
   var source = new EventSource(api('api/events'));
   source.addEventListener('settings', function (event) { model.settings = JSON.parse(event.data); dirty.list = true; schedule(); });
+  source.addEventListener('closed', function () { source.close(); model.connection = 'closed'; schedule(); });
   source.onmessage = function (event) {
     var records = JSON.parse(event.data);
     for (var i = 0; i < records.length; i++) apply(records[i]);
