@@ -482,6 +482,33 @@ describe('npx tool-runner inspect FILE', () => {
     expect((await cli(['inspect', 'runs.jsonl', '--help'])).line).toMatch(/^Usage: tool-runner inspect FILE/);
   });
 
+  it('a page over a file recorded without contents says so (capture: false); over one with contents, capture: true', async () => {
+    const settingsOf = async (url: string) => {
+      const feed = new URL('api/events', url);
+      feed.search = new URL(url).search;
+      const controller = new AbortController();
+      const response = await fetch(feed, { signal: controller.signal });
+      const reader = response.body!.getReader();
+      let buffer = '';
+      while (!buffer.includes('\n\n')) buffer += new TextDecoder().decode((await reader.read()).value);
+      controller.abort();
+      return JSON.parse(/event: settings\ndata: (.*)/.exec(buffer)![1]!) as { capture: boolean };
+    };
+    for (const captureContent of [false, true]) {
+      const file = join(dir, `capture-${captureContent}.jsonl`);
+      const server = await mockServer([{ content: [text('hi')] }]);
+      const inspect = await start({ record: file, captureContent });
+      await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
+      await inspect.close();
+      const page = await inspectRecording(file);
+      try {
+        expect((await settingsOf(page.url)).capture).toBe(captureContent);
+      } finally {
+        await page.close();
+      }
+    }
+  });
+
   it('inspectRecording serves the same page from code', async () => {
     const file = join(dir, 'api.jsonl');
     writeFileSync(file, `${JSON.stringify({ run: 'r-1', time: 1, type: 'run.start', model: 'm' })}\n{"half": `);
