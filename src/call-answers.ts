@@ -257,8 +257,15 @@ export class CallAnswers {
     }
     const run = async (): Promise<{ result: BetaToolResultBlockParam }> => ({ result: await runMemberGuarded(toolset, family, toolUse, context) });
     const { scope } = context;
-    // In its span's context, when something traces (a toolset's span is named after the member, as the SDK's).
-    const outcome = scope ? await scope.toolCall({ runner: context.runner, call, tool: { name: toolUse.name }, signal: context.signal, byCaller: context.byCaller }, run) : await run();
+    let outcome: { result: BetaToolResultBlockParam };
+    try {
+      // In its span's context, when something traces (a toolset's span is named after the member, as the SDK's).
+      outcome = scope ? await scope.toolCall({ runner: context.runner, call, tool: { name: toolUse.name }, signal: context.signal, byCaller: context.byCaller }, run) : await run();
+    } catch (error) {
+      // Aborted (or the toolset misused): the call ends with the error, as any call whose handling threw (execute.ts `endsSeen`).
+      context.emit?.({ type: 'tool.end', runner: context.runner, call, error });
+      throw error;
+    }
     if (context.emit) {
       context.results.keepSettled(toolUse.id, outcome.result);
       context.emit({ type: 'tool.end', runner: context.runner, call, result: outcome.result });

@@ -231,3 +231,41 @@ describe('requests and tool calls run inside their span (AsyncLocalStorage conte
     expect(parentOf(spans, spans.find((span) => span.name === 'ask a person')!)!.name).toBe('execute_tool guarded');
   });
 });
+
+describe('every call that starts ends: its tool.end is sent and its span ended', () => {
+  /** The tool.start / tool.end events of a run, as `start id` and `end id (error|result)` lines. */
+  const lifecycle = (lines: string[]) => (event: RunnerEvent) => {
+    if (event.type === 'tool.start') lines.push(`start ${event.call.id}`);
+    if (event.type === 'tool.end') lines.push(`end ${event.call.id} ${event.error !== undefined ? 'error' : 'result'}`);
+  };
+
+  it('a toolset member call cut short by the run\'s abort sends tool.end with the abort, and its span ends with no error status', async () => {
+    const { exporter, tracer } = tracing();
+    const controller = new AbortController();
+    const computer = {
+      type: 'computer_toolset_20260801' as const,
+      display_width_px: 1024,
+      display_height_px: 768,
+      // A screenshot that takes long, stopped by its signal; the run is aborted once it started.
+      run: (call: { signal?: AbortSignal }) =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(() => resolve([{ type: 'text', text: 'a screenshot' }]), 5_000);
+          call.signal?.addEventListener('abort', () => {
+            clearTimeout(timer);
+            reject(new Error('stopped'));
+          });
+          setTimeout(() => controller.abort(), 5);
+        }),
+    };
+    const member = { type: 'tool_use', id: 'toolu_m', name: 'screenshot', input: {}, toolset_name: 'computer' } as never;
+    const server = await mockServer([{ content: [member] }, { content: [text('Done.')] }]);
+    const lines: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [computer as never] }, { signal: controller.signal, onEvent: [openTelemetry({ tracer }), lifecycle(lines)] });
+    await expect(runner.runUntilDone()).rejects.toThrow();
+    expect(lines).toEqual(['start toolu_m', 'end toolu_m error']);
+    const span = exporter.getFinishedSpans().find((each) => each.name === 'execute_tool screenshot');
+    expect(span).toBeDefined();
+    expect(span!.status.code).not.toBe(SpanStatusCode.ERROR);
+    expect(span!.attributes['error.type']).toBeUndefined();
+  });
+});
