@@ -7,7 +7,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ApprovalDecision, Approver, PendingApproval } from './approval.js';
 import { approvalAsker, runApprover } from './approver.js';
 import { ignore } from './completion.js';
-import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, stoppedText } from './execute.js';
+import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, stoppedText, toolEnd } from './execute.js';
 import { Limiter, runWithGuards } from './guards.js';
 import { insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -268,7 +268,7 @@ export class CallAnswers {
     }
     if (context.emit) {
       context.results.keepSettled(toolUse.id, outcome.result);
-      context.emit({ type: 'tool.end', runner: context.runner, call, result: outcome.result });
+      context.emit(toolEnd(call, outcome.result, context));
     }
     return outcome;
   }

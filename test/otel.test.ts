@@ -268,4 +268,67 @@ describe('every call that starts ends: its tool.end is sent and its span ended',
     expect(span!.status.code).not.toBe(SpanStatusCode.ERROR);
     expect(span!.attributes['error.type']).toBeUndefined();
   });
+
+  it('a call cut short by an abort or a `break` is a cancellation: tool.end says so, and its span has no error status; a timeout stays an error', async () => {
+    const { exporter, tracer } = tracing();
+    const slow = tool({
+      name: 'slow',
+      inputSchema: z.object({}),
+      run: (_input, { signal }) =>
+        new Promise<string>((resolve, reject) => {
+          const timer = setTimeout(() => resolve('done'), 5_000);
+          signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          });
+        }),
+    });
+    // Ignores its signal: the runner answers for it when the run is aborted.
+    const deaf = tool({ name: 'deaf', inputSchema: z.object({}), run: () => sleep(300).then(() => 'done') });
+    const cancelled: string[] = [];
+    const seen = (event: RunnerEvent) => event.type === 'tool.end' && event.cancelled && cancelled.push(event.call.name);
+    const statuses = () => {
+      const spans = exporter.getFinishedSpans().filter((span) => span.name.startsWith('execute_tool'));
+      exporter.reset();
+      return spans.map((span) => [span.name, span.status.code, span.attributes['error.type']]);
+    };
+    for (const name of ['slow', 'deaf']) {
+      const server = await mockServer([{ content: [toolUse(name, {})] }, { content: [text('Done.')] }]);
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 30);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [slow, deaf] }, { signal: controller.signal, onEvent: [openTelemetry({ tracer }), seen] });
+      await expect(runner.runUntilDone()).rejects.toThrow();
+      expect(statuses()).toEqual([[`execute_tool ${name}`, SpanStatusCode.UNSET, undefined]]);
+    }
+    // A call started while its reply streamed, left by a `break` in the loop body.
+    const streamed = await mockServer({ steps: [{ content: [toolUse('slow', {}), text('more '.repeat(40))], chunkSize: 2 }], eventDelayMs: 2 });
+    for await (const stream of toolRunner(streamed.client(), { ...baseParams, stream: true, runToolsEagerly: true, tools: [slow] }, { onEvent: [openTelemetry({ tracer }), seen] })) {
+      for await (const event of stream) if (event.type === 'content_block_start' && event.index === 1) break;
+      await sleep(20);
+      break;
+    }
+    expect(statuses()).toEqual([['execute_tool slow', SpanStatusCode.UNSET, undefined]]);
+    // A toolset member call under `toolTimeoutMs`, aborted by the run's signal.
+    const controller = new AbortController();
+    const computer = {
+      type: 'computer_toolset_20260801' as const,
+      display_width_px: 1024,
+      display_height_px: 768,
+      run: () => {
+        setTimeout(() => controller.abort(), 5);
+        return new Promise(() => {});
+      },
+    };
+    const member = { type: 'tool_use', id: 'toolu_m', name: 'screenshot', input: {}, toolset_name: 'computer' } as never;
+    const members = await mockServer([{ content: [member] }, { content: [text('Done.')] }]);
+    const options = { signal: controller.signal, toolTimeoutMs: 5_000, onEvent: [openTelemetry({ tracer }), seen] };
+    await expect(toolRunner(members.client(), { ...baseParams, tools: [computer as never] }, options).runUntilDone()).rejects.toThrow();
+    expect(statuses()).toEqual([['execute_tool screenshot', SpanStatusCode.UNSET, undefined]]);
+    expect(cancelled).toEqual(['slow', 'deaf', 'slow', 'screenshot']);
+    // A call stopped by its timeout failed: an error.
+    const late = await mockServer([{ content: [toolUse('deaf', {})] }, { content: [text('Done.')] }]);
+    await toolRunner(late.client(), { ...baseParams, tools: [deaf] }, { toolTimeoutMs: 10, onEvent: [openTelemetry({ tracer }), seen] });
+    expect(statuses()).toEqual([['execute_tool deaf', SpanStatusCode.ERROR, 'tool_error']]);
+    expect(cancelled).toHaveLength(4);
+  });
 });

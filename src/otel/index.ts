@@ -157,7 +157,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         if (event.pending) span.setAttribute('tool_runner.tool.pending_approval', true);
         if (result && capture) span.setAttribute('gen_ai.tool.call.result', JSON.stringify(result.content ?? ''));
         if (event.error !== undefined) failed(span, event.error);
-        else if (result?.is_error) {
+        // Cut short by an abort or a `break`: a cancellation, with no error status.
+        else if (result?.is_error && !event.cancelled) {
           span.setAttribute('error.type', 'tool_error');
           // The result's text is content (an MCP error, a ToolError's words): on the span only when captured.
           const text = typeof result.content === 'string' ? result.content : JSON.stringify(result.content ?? '');
