@@ -332,3 +332,22 @@ describe('every call that starts ends: its tool.end is sent and its span ended',
     expect(cancelled).toHaveLength(4);
   });
 });
+
+describe('chat spans as the GenAI conventions and the SDK record them', () => {
+  it('gen_ai.usage.input_tokens counts the cached tokens too, as the SDK\'s own request span does; the cache counts stay apart', async () => {
+    const { exporter, provider, tracer } = tracing();
+    const usage = { input_tokens: 10, cache_read_input_tokens: 5_000, cache_creation_input_tokens: 300, output_tokens: 7 };
+    const server = await mockServer([{ content: [text('Hi.')], usage }]);
+    await toolRunner(server.client({ openTelemetry: { tracerProvider: provider } }), baseParams, { onEvent: openTelemetry({ tracer }) });
+    const spans = exporter.getFinishedSpans();
+    const chat = spans.find((span) => span.name.startsWith('chat'))!;
+    const create = spans.find((span) => span.name === 'anthropic.messages.create')!;
+    expect(chat.attributes).toMatchObject({
+      'gen_ai.usage.input_tokens': 5_310,
+      'gen_ai.usage.output_tokens': 7,
+      'gen_ai.usage.cache_read.input_tokens': 5_000,
+      'gen_ai.usage.cache_creation.input_tokens': 300,
+    });
+    expect(chat.attributes['gen_ai.usage.input_tokens']).toBe(create.attributes['gen_ai.usage.input_tokens']);
+  });
+});

@@ -111,16 +111,16 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         requests.delete(id);
         const message = event.message;
         if (message) {
+          const { usage } = message;
           span.setAttributes({
             'gen_ai.response.id': message.id,
             'gen_ai.response.model': message.model,
             'gen_ai.response.finish_reasons': message.stop_reason ? [message.stop_reason] : [],
-            'gen_ai.usage.input_tokens': message.usage.input_tokens,
-            'gen_ai.usage.output_tokens': message.usage.output_tokens,
-            ...(message.usage.cache_read_input_tokens != null && { 'gen_ai.usage.cache_read.input_tokens': message.usage.cache_read_input_tokens }),
-            ...(message.usage.cache_creation_input_tokens != null && {
-              'gen_ai.usage.cache_creation.input_tokens': message.usage.cache_creation_input_tokens,
-            }),
+            // All the input tokens, the cached ones included, as the conventions ask (and the SDK's own span counts them).
+            'gen_ai.usage.input_tokens': usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0),
+            'gen_ai.usage.output_tokens': usage.output_tokens,
+            ...(usage.cache_read_input_tokens != null && { 'gen_ai.usage.cache_read.input_tokens': usage.cache_read_input_tokens }),
+            ...(usage.cache_creation_input_tokens != null && { 'gen_ai.usage.cache_creation.input_tokens': usage.cache_creation_input_tokens }),
             ...(capture && { 'gen_ai.output.messages': JSON.stringify([{ role: message.role, content: message.content }]) }),
           });
         }
