@@ -70,7 +70,7 @@ describe('OpenTelemetry spans (GenAI semantic conventions)', () => {
     const spans = exporter.getFinishedSpans();
     expect(spans.find((span) => span.name === 'execute_tool broken')!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'Error: offline' });
     const chat = spans.find((span) => span.name.startsWith('chat'))!;
-    expect(JSON.parse(String(chat.attributes['gen_ai.input.messages']))).toEqual(baseParams.messages);
+    expect(JSON.parse(String(chat.attributes['gen_ai.input.messages']))).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'Weather in Paris?' }] }]);
     expect(String(chat.attributes['gen_ai.output.messages'])).toContain('get_weather');
     const toolSpan = spans.find((span) => span.name === 'execute_tool get_weather')!;
     expect(toolSpan.attributes['gen_ai.tool.call.arguments']).toBe('{"city":"Rome"}');
@@ -349,5 +349,89 @@ describe('chat spans as the GenAI conventions and the SDK record them', () => {
       'gen_ai.usage.cache_creation.input_tokens': 300,
     });
     expect(chat.attributes['gen_ai.usage.input_tokens']).toBe(create.attributes['gen_ai.usage.input_tokens']);
+  });
+});
+
+describe('captured content in the GenAI conventions\' shape (captureContent)', () => {
+  // The client's own request spans need a context manager to be recorded beside the listener's.
+  beforeAll(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  });
+  afterAll(() => {
+    context.disable();
+  });
+
+  /** Each chat span and the client's own span of the same request, in the order they ended. */
+  const pairs = (spans: ReadableSpan[]) => {
+    const creates = spans.filter((span) => span.name === 'anthropic.messages.create');
+    return spans.filter((span) => span.name.startsWith('chat ')).map((chat, index) => [chat, creates[index]!] as const);
+  };
+
+  it('system instructions, input and output messages as parts, as the SDK\'s own request span records them (the output with its finish_reason)', async () => {
+    const { exporter, provider, tracer } = tracing();
+    const server = await mockServer([
+      { content: [text('Let me look.'), toolUse('get_weather', { city: 'Rome' }, 'toolu_w')] },
+      { content: [text('Sunny in Rome.')] },
+    ]);
+    const client = server.client({ openTelemetry: { tracerProvider: provider, traces: { contentMode: 'content' } } });
+    // Without a thread, the client's span sees the whole history too (over one, only what each request adds).
+    await toolRunner(client, { ...baseParams, system: 'Be brief.', tools: [weather], thread: false }, { onEvent: openTelemetry({ tracer, captureContent: true }) });
+    const spans = exporter.getFinishedSpans();
+    expect(pairs(spans)).toHaveLength(2);
+    for (const [chat, create] of pairs(spans)) {
+      for (const key of ['gen_ai.system_instructions', 'gen_ai.input.messages']) expect(JSON.parse(String(chat.attributes[key]))).toEqual(JSON.parse(String(create.attributes[key])));
+      const [ours] = JSON.parse(String(chat.attributes['gen_ai.output.messages']));
+      const [sdk] = JSON.parse(String(create.attributes['gen_ai.output.messages']));
+      expect(ours).toEqual({ ...sdk, finish_reason: chat.attributes['gen_ai.response.finish_reasons']![0 as never] });
+    }
+    const [first, second] = pairs(spans).map(([chat]) => chat);
+    expect(JSON.parse(String(first!.attributes['gen_ai.system_instructions']))).toEqual([{ type: 'text', content: 'Be brief.' }]);
+    expect(JSON.parse(String(first!.attributes['gen_ai.output.messages']))).toEqual([
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'text', content: 'Let me look.' },
+          { type: 'tool_call', id: 'toolu_w', name: 'get_weather', arguments: { city: 'Rome' } },
+        ],
+        finish_reason: 'tool_use',
+      },
+    ]);
+    expect(JSON.parse(String(second!.attributes['gen_ai.input.messages'])).at(-1)).toEqual({
+      role: 'user',
+      parts: [{ type: 'tool_call_response', id: 'toolu_w', response: [{ type: 'text', text: 'sunny in Rome' }] }],
+    });
+  });
+
+  it('within maxContentBytes: whole parts are left out, oldest first, and the span says so', async () => {
+    const { exporter, tracer } = tracing();
+    const history = Array.from({ length: 6 }, (_, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `message ${index} ${'é'.repeat(60)}` }));
+    const server = await mockServer([{ content: [text(`the reply ${'ü'.repeat(60)}`)] }]);
+    const limit = 700;
+    await toolRunner(server.client(), { ...baseParams, system: `system ${'x'.repeat(60)}`, messages: history }, { onEvent: openTelemetry({ tracer, captureContent: true, maxContentBytes: limit }) });
+    const chat = exporter.getFinishedSpans().find((span) => span.name.startsWith('chat '))!;
+    const keys = ['gen_ai.system_instructions', 'gen_ai.input.messages', 'gen_ai.output.messages'];
+    const size = keys.reduce((sum, key) => sum + new TextEncoder().encode(String(chat.attributes[key] ?? '')).length, 0);
+    expect(size).toBeLessThanOrEqual(limit);
+    expect(size).toBeGreaterThan(limit / 2);
+    expect(chat.attributes['tool_runner.content.truncated']).toBe(true);
+    // The oldest went first: the system instructions and the first messages; the last message and the reply stay.
+    expect(chat.attributes['gen_ai.system_instructions']).toBeUndefined();
+    const input = JSON.parse(String(chat.attributes['gen_ai.input.messages'])) as Array<{ parts: Array<{ content: string }> }>;
+    expect(input.at(-1)!.parts[0]!.content).toBe(history.at(-1)!.content);
+    expect(input[0]!.parts[0]!.content).not.toBe(history[0]!.content);
+    expect(JSON.parse(String(chat.attributes['gen_ai.output.messages']))[0].parts[0].content).toMatch(/^the reply/);
+    // Within the limit, nothing is left out.
+    exporter.reset();
+    const roomy = await mockServer([{ content: [text('Hi.')] }]);
+    await toolRunner(roomy.client(), baseParams, { onEvent: openTelemetry({ tracer, captureContent: true, maxContentBytes: limit }) });
+    expect(exporter.getFinishedSpans().find((span) => span.name.startsWith('chat '))!.attributes['tool_runner.content.truncated']).toBeUndefined();
+    // A tool call's arguments (or result) over the limit are left out whole.
+    exporter.reset();
+    const big = await mockServer([{ content: [toolUse('get_weather', { city: 'ß'.repeat(400) }, 'toolu_big')] }, { content: [text('Done.')] }]);
+    await toolRunner(big.client(), { ...baseParams, tools: [weather] }, { onEvent: openTelemetry({ tracer, captureContent: true, maxContentBytes: limit }) });
+    const call = exporter.getFinishedSpans().find((span) => span.name === 'execute_tool get_weather')!;
+    expect(call.attributes['gen_ai.tool.call.arguments']).toBeUndefined();
+    expect(call.attributes['gen_ai.tool.call.result']).toBeUndefined();
+    expect(call.attributes['tool_runner.content.truncated']).toBe(true);
   });
 });
