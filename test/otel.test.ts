@@ -352,6 +352,39 @@ describe('chat spans as the GenAI conventions and the SDK record them', () => {
   });
 });
 
+describe('the conversation a run belongs to', () => {
+  it('requestOptions.openTelemetry.conversationId is gen_ai.conversation.id on the run, chat and execute_tool spans; setRequestOptions changes it for the spans that start after', async () => {
+    const { exporter, tracer } = tracing();
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { city: 'Rome' }, 'toolu_1')] },
+      { content: [toolUse('get_weather', { city: 'Oslo' }, 'toolu_2')] },
+      { content: [text('Sunny, then snow.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weather] }, { requestOptions: { openTelemetry: { conversationId: 'conv-42' } }, onEvent: openTelemetry({ tracer }) });
+    let turns = 0;
+    for await (const _message of runner) if (++turns === 2) runner.setRequestOptions({ openTelemetry: { conversationId: 'conv-43' } });
+    const ids = exporter
+      .getFinishedSpans()
+      .map((span) => `${span.name} ${span.attributes['gen_ai.tool.call.id'] ?? ''}${span.attributes['gen_ai.conversation.id']}`)
+      .sort();
+    expect(ids).toEqual(
+      [
+        'chat claude-sonnet-5-5 conv-42',
+        'chat claude-sonnet-5-5 conv-42',
+        'chat claude-sonnet-5-5 conv-43',
+        'execute_tool get_weather toolu_1conv-42',
+        'execute_tool get_weather toolu_2conv-43',
+        'invoke_agent tool-runner conv-42',
+      ].sort(),
+    );
+    // None without one.
+    exporter.reset();
+    const plain = await mockServer([{ content: [text('Hi.')] }]);
+    await toolRunner(plain.client(), baseParams, { onEvent: openTelemetry({ tracer }) });
+    expect(exporter.getFinishedSpans().filter((span) => span.attributes['gen_ai.conversation.id'] !== undefined)).toEqual([]);
+  });
+});
+
 describe('captured content in the GenAI conventions\' shape (captureContent)', () => {
   // The client's own request spans need a context manager to be recorded beside the listener's.
   beforeAll(() => {

@@ -33,7 +33,8 @@ export interface OpenTelemetryOptions {
 
 /**
  * A listener for `options.onEvent` that records spans: `invoke_agent` for the run, `chat {model}`
- * for each request, `execute_tool {name}` for each tool call (error status when it fails). Each
+ * for each request, `execute_tool {name}` for each tool call (error status when it fails), each with
+ * `gen_ai.conversation.id` from the run's `requestOptions.openTelemetry.conversationId`. Each
  * request is sent, and each tool call handled, with its span active: a span the tool starts is a
  * child of its `execute_tool` span, and the client's own `anthropic.messages.create` span (when
  * the client traces) a child of `chat`. With it, the run makes none of the SDK runner's own spans
@@ -80,6 +81,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
             'gen_ai.system': 'anthropic',
             'gen_ai.agent.name': name,
             ...(typeof event.model === 'string' && { 'gen_ai.request.model': event.model }),
+            ...conversationOf(event.runner),
           },
         });
         runs.set(event.runner, { span, context: trace.setSpan(context.active(), span) });
@@ -109,6 +111,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
               ...(typeof body['max_tokens'] === 'number' && { 'gen_ai.request.max_tokens': body['max_tokens'] }),
               ...(typeof body['temperature'] === 'number' && { 'gen_ai.request.temperature': body['temperature'] }),
               'tool_runner.request.purpose': event.purpose,
+              ...conversationOf(event.runner),
             },
           },
           parent(event.runner),
@@ -160,6 +163,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
               'gen_ai.tool.name': event.call.name,
               'gen_ai.tool.call.id': event.call.id,
               'gen_ai.tool.type': 'function',
+              ...conversationOf(event.runner),
             },
           },
           parent(event.runner),
@@ -193,6 +197,12 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
 }
 
 const DEFAULT_MAX_CONTENT_BYTES = 750_000;
+
+/** `gen_ai.conversation.id` from the run's request options (`openTelemetry.conversationId`), as the SDK's spans have it. */
+function conversationOf(runner: Runner): { 'gen_ai.conversation.id': string } | undefined {
+  const id = (runner.requestOptions as { openTelemetry?: { conversationId?: unknown } } | undefined)?.openTelemetry?.conversationId;
+  return typeof id === 'string' ? { 'gen_ai.conversation.id': id } : undefined;
+}
 
 function setContent(span: Span, content: { attributes: Record<string, string>; truncated: boolean }): void {
   span.setAttributes(content.attributes);
