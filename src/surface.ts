@@ -104,6 +104,8 @@ export interface Runner {
   setMessagesParams(mutate: (previous: BetaToolRunnerParams) => BetaToolRunnerParams): void;
   pushMessages(...messages: BetaMessageParam[]): void;
   setRequestOptions(options: RequestOptions | ((previous: RequestOptions) => RequestOptions)): void;
+  /** The request options the next requests go with (`options.requestOptions`, as `setRequestOptions` left them). */
+  readonly requestOptions: Readonly<RequestOptions>;
   generateToolResponse(signal?: AbortSignal | null): Promise<ToolResultMessage | null>;
   compactBeforeNextTurn(config?: BetaCompactionConfig): void;
   addTools(...tools: AnyTool[]): void;
