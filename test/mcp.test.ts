@@ -5,12 +5,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toolRunner } from 'tool-runner';
 import { mcpToolset } from 'tool-runner/mcp';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { buildServer, connectedClient } from './fixtures/mcp-server.js';
-import { baseParams, mockServer, wire } from './helpers.js';
+import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -125,6 +126,44 @@ describe('MCP tools: failures and the client they share', () => {
     expect((await other.tools()).map((entry) => entry.name)).toContain('other_later_tool');
     expect(changes).toHaveLength(1);
     await client.close();
+  });
+});
+
+async function listingClient() {
+  const client = new Client({ name: 'tool-runner-test', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mcp-listing-server.ts'] }));
+  cleanups.push(() => client.close());
+  return client;
+}
+
+describe('MCP tools: listing them again after tools/list_changed (a real MCP server in a child process)', () => {
+  it("a run waiting for a listing that hangs: the run's signal ends it at once (results kept); the toolset's timeoutMs ends the listing", async () => {
+    const toolset = await mcpToolset(await listingClient());
+    const server = await mockServer([{ content: [toolUse('hang_listing', {}, 'toolu_hang')] }, { content: [text('never requested')] }]);
+    const controller = new AbortController();
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset] }, { signal: controller.signal });
+    const run = runner.runUntilDone();
+    await expect.poll(() => runner.params.messages.length).toBe(3);
+    await sleep(100);
+    const aborted = performance.now();
+    controller.abort();
+    await expect(run).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(performance.now() - aborted).toBeLessThan(500);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(server.requests).toHaveLength(1);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    expect(runner.params.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_hang', content: [{ type: 'text', text: 'changed; listing will hang' }] }],
+    });
+
+    const timed = await mcpToolset(await listingClient(), { timeoutMs: 500 });
+    const other = await mockServer([{ content: [toolUse('hang_listing', {}, 'toolu_hang')] }, { content: [text('never requested')] }]);
+    const started = performance.now();
+    await expect(toolRunner(other.client(), { ...baseParams, tools: [timed] }).runUntilDone()).rejects.toThrow(
+      /mcpToolset: listing the server's tools again after it announced a change failed: .*timed out/i,
+    );
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
 

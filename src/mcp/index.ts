@@ -15,7 +15,10 @@ import type { ToolResultContentBlock } from '../types.js';
 export interface McpToolsetOptions {
   /** Put before each tool's name (e.g. `github_`), to keep the names of several servers apart. */
   prefix?: string;
-  /** Abort a call after this many ms (the runner's `toolTimeoutMs` applies too). */
+  /**
+   * Abort a call after this many ms (the runner's `toolTimeoutMs` applies too); the timeout of each
+   * request that lists the tools, too.
+   */
   timeoutMs?: number;
   /** Ask for approval before these tools run (see the approval docs): all of them, or some by MCP name. */
   needsApproval?: boolean | ((name: string, input: unknown) => boolean);
@@ -108,12 +111,14 @@ export class McpToolset implements ToolSource {
     );
   }
 
-  /** Lists the server's tools again (every page). */
+  /** Lists the server's tools again (every page; `timeoutMs` is the timeout of each page's request). */
   async refresh(): Promise<void> {
+    const { timeoutMs } = this.#options;
+    const options = timeoutMs === undefined ? undefined : { timeout: timeoutMs };
     const listed: McpTool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.#client.listTools(cursor === undefined ? {} : { cursor });
+      const page = await this.#client.listTools(cursor === undefined ? {} : { cursor }, options);
       listed.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
