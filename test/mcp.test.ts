@@ -165,6 +165,30 @@ describe('MCP tools: listing them again after tools/list_changed (a real MCP ser
     );
     expect(performance.now() - started).toBeLessThan(5_000);
   });
+
+  it('two changes close together: the newer list stands, though the listing of the older answers last', async () => {
+    const toolset = await mcpToolset(await listingClient());
+    const server = await mockServer([
+      { content: [toolUse('change_twice', {}, 'toolu_change')] },
+      { content: [toolUse('wait', { ms: 200 }, 'toolu_wait')] },
+      { content: [toolUse('v3', {}, 'toolu_v3')] },
+      { content: [text('done')] },
+    ]);
+    // The whole history each request (no thread), so that each request names its tools.
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset], thread: false });
+    await runner;
+    const names = (index: number) => wire(server.requests[index]!).body.tools.map((entry: { name: string }) => entry.name);
+    expect(names(0)).not.toContain('v2');
+    for (const index of [1, 2, 3]) expect(names(index)).toEqual(['hang_listing', 'change_twice', 'wait', 'v2', 'v3']);
+    expect(runner.params.messages.at(-2)).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_v3', content: [{ type: 'text', text: 'v3 ran' }] }],
+    });
+    expect((await toolset.tools()).map((entry) => entry.name)).toContain('v3');
+    // A listing begun before a later one (aborted) settles as the later one does: it does not fail.
+    await expect(Promise.all([toolset.refresh(), toolset.refresh()])).resolves.toEqual([undefined, undefined]);
+    expect((await toolset.tools()).map((entry) => entry.name)).toContain('v3');
+  });
 });
 
 describe('MCP tools over streamable HTTP on 127.0.0.1', () => {
