@@ -8,8 +8,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toolRunner } from 'tool-runner';
-import { mcpToolset } from 'tool-runner/mcp';
+import { McpToolset, mcpToolset } from 'tool-runner/mcp';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { listingClientOf } from './fixtures/mcp-listing-server.js';
 import { buildServer, connectedClient } from './fixtures/mcp-server.js';
 import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
@@ -188,6 +189,35 @@ describe('MCP tools: listing them again after tools/list_changed (a real MCP ser
     // A listing begun before a later one (aborted) settles as the later one does: it does not fail.
     await expect(Promise.all([toolset.refresh(), toolset.refresh()])).resolves.toEqual([undefined, undefined]);
     expect((await toolset.tools()).map((entry) => entry.name)).toContain('v3');
+  });
+});
+
+describe("MCP tool names the Messages API refuses (it takes ^[a-zA-Z0-9_-]{1,128}$; MCP's names may hold '.', '/', ...)", () => {
+  it('a clear error at creation naming each such tool (with its prefix, and its length when too long), not a 400 for every request', async () => {
+    const client = await listingClientOf(['files.read', 'ok', 'files/write']);
+    cleanups.push(() => client.close());
+    await expect(mcpToolset(client)).rejects.toThrow(
+      "mcpToolset: the server's tools 'files.read', 'files/write' cannot be sent to the model: the Messages API takes 1 to 128 letters, digits, '_' and '-' (^[a-zA-Z0-9_-]{1,128}$); the request would be refused whole",
+    );
+    const long = await listingClientOf(['ok', 'x'.repeat(120)]);
+    cleanups.push(() => long.close());
+    await expect(mcpToolset(long, { prefix: 'my_server_' })).rejects.toThrow(`the server's tool '${'x'.repeat(120)}' (as 'my_server_${'x'.repeat(120)}', 130 characters) cannot be sent`);
+    // Without the prefix, 120 characters is a name the API takes.
+    expect((await (await mcpToolset(long)).tools()).map((entry) => entry.name)).toEqual(['ok', 'x'.repeat(120)]);
+    // A prefix no name could begin with: refused before anything is listed.
+    expect(() => new McpToolset(long, { prefix: 'my.server.' })).toThrow(/mcpToolset: prefix "my\.server\." cannot begin a tool name/);
+  });
+
+  it('such a name after tools/list_changed fails the next request clearly; the last list stays', async () => {
+    const client = await listingClientOf(['add_tool']);
+    cleanups.push(() => client.close());
+    const toolset = await mcpToolset(client);
+    const server = await mockServer([{ content: [toolUse('add_tool', { name: 'files.read' }, 'toolu_add')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset], thread: false });
+    await expect(runner.runUntilDone()).rejects.toThrow(/mcpToolset: listing the server's tools again after it announced a change failed: .*tool 'files\.read' cannot be sent to the model/);
+    expect(server.requests).toHaveLength(1);
+    await runner;
+    expect(wire(server.requests[1]!).body.tools.map((entry: { name: string }) => entry.name)).toEqual(['add_tool']);
   });
 });
 

@@ -10,10 +10,14 @@ import { ToolError } from '../tool-error.js';
 import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
+import { checkPrefix, checkToolNames } from './tool-names.js';
 import type { ToolResultContentBlock } from '../types.js';
 
 export interface McpToolsetOptions {
-  /** Put before each tool's name (e.g. `github_`), to keep the names of several servers apart. */
+  /**
+   * Put before each tool's name (e.g. `github_`), to keep the names of several servers apart. Like
+   * the names, letters, digits, `_` and `-` only: the Messages API takes no other in a tool's name.
+   */
   prefix?: string;
   /**
    * Abort a call after this many ms (the runner's `toolTimeoutMs` applies too); the timeout of each
@@ -57,6 +61,7 @@ export class McpToolset implements ToolSource {
   #abortListing: AbortController | undefined;
 
   constructor(client: Client, options: McpToolsetOptions = {}) {
+    checkPrefix(options.prefix);
     this.#client = client;
     this.#options = options;
     McpToolset.#listen(client, this);
@@ -149,6 +154,7 @@ export class McpToolset implements ToolSource {
       if (listing === this.#listings) throw error;
     }
     if (listing !== this.#listings) return this.#latest;
+    checkToolNames(listed.map((entry) => entry.name), this.#options.prefix ?? '');
     this.#tools = listed.map((entry) => this.#runnable(entry));
   }
 
