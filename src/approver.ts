@@ -48,8 +48,9 @@ export function lentApprover(ask: Approver): Approver {
 }
 
 /**
- * Each question waits for the one before. A question whose run was aborted while it waited is not
- * asked (it rejects with the signal's reason).
+ * Each question waits for the one before: until it is answered, or its wait ends (an abort, its
+ * timeout), so that an approver that never answers an abandoned question does not hold the line.
+ * A question whose run was aborted while it waited is not asked (it rejects with the signal's reason).
  */
 function oneQuestionAtATime(approve: Approver): Approver {
   let queue: Promise<unknown> = Promise.resolve();
@@ -58,9 +59,22 @@ function oneQuestionAtATime(approve: Approver): Approver {
       context.signal.throwIfAborted();
       return approve(call, context);
     });
-    queue = asked.catch(() => {});
+    queue = answeredOrAbandoned(asked, context.signal);
     return asked;
   };
+}
+
+/** Resolves once `asked` settles or `signal` aborts, whichever comes first. */
+function answeredOrAbandoned(asked: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    if (signal.aborted) return done();
+    signal.addEventListener('abort', done, { once: true });
+    asked.then(done, done);
+  });
 }
 
 /** `approve` bounded by the question's time limit: past it, its signal aborts and `ApprovalTimedOut` is thrown. */

@@ -28,11 +28,15 @@ export class RunBudget {
 
   constructor(budget: Budget, snapshot?: BudgetJSON) {
     this.#budget = budget;
-    if (snapshot) {
-      this.#toolCalls = snapshot.toolCalls;
-      for (const [name, count] of Object.entries(snapshot.perTool)) this.#perTool.set(name, count);
-      this.#overAt = snapshot.overAt;
-    }
+    if (snapshot) this.restore(snapshot);
+  }
+
+  /** Counts from `json` again (a snapshot's, or the counts before a reply that was not kept). */
+  restore(json: BudgetJSON): void {
+    this.#toolCalls = json.toolCalls;
+    this.#perTool.clear();
+    for (const [name, count] of Object.entries(json.perTool)) this.#perTool.set(name, count);
+    this.#overAt = json.overAt;
   }
 
   /** The run's tokens have reached `maxTokens`: no more requests. */

@@ -101,7 +101,11 @@ export class CallAnswers {
     if (turn?.response?.key === key) return turn.response.answer;
     const { control } = this.#run;
     // In the model's order, before any starts: a call past a limit, or a repeat, is not run.
-    if (control.admits) for (const use of uses) control.admit(use);
+    if (control.admits) {
+      // Answered: the calls admitted while the reply streamed count for good.
+      control.keepEager();
+      for (const use of uses) control.admit(use);
+    }
     const context = this.#executionContext(signal, byCaller);
     const toolsets = this.#toolsetsNow();
     const sequences = toolsets.size > 0 || someToolsetCall(uses) ? new ToolsetSequences() : undefined;
@@ -109,7 +113,7 @@ export class CallAnswers {
     const started =
       uses.length === 1 && !sequences
         ? this.#startCall(uses[0]!, context).then((outcome) => [outcome])
-        : Promise.all(uses.map((use) => (sequences ? this.#startInSequence(use, context, toolsets, sequences) : this.#startCall(use, context))));
+        : allCalls(uses.map((use) => (sequences ? this.#startInSequence(use, context, toolsets, sequences) : this.#startCall(use, context))));
     const answer = started.then(
       (outcomes) => {
         const pending: HeldCall[] = [];
@@ -134,7 +138,7 @@ export class CallAnswers {
     const { control } = this.#run;
     if (control.admitsAfterUsage) return;
     // Admitted as it completes, held or not, so that calls are admitted in the model's order.
-    if (control.admits) control.admit(toolUse);
+    if (control.admits) control.admitEagerly(toolUse);
     if (this.#deferred?.has(toolUse.id)) return;
     const eager = this.#eagerNow();
     const context = this.#executionContext(eager.signal, false);
@@ -179,6 +183,7 @@ export class CallAnswers {
 
   /** A new reply: its calls start afresh (the eager state of the last one goes). */
   beginTurn(): void {
+    if (this.#run.control.admits) this.#run.control.keepEager();
     if (this.#deferred) this.#deferred = undefined;
     if (this.#eagerFamilies) this.#eagerFamilies = undefined;
     if (this.#toolCalls) this.#toolCalls = undefined;
@@ -191,6 +196,8 @@ export class CallAnswers {
    * Undefined when it started none.
    */
   abandonEager(): Promise<void> | undefined {
+    // Its calls admitted while it streamed no longer count against the budget or the loop guard.
+    if (this.#run.control.admits) this.#run.control.dropEager();
     this.#eager?.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
     const settled = this.settleEager();
     this.#eager = undefined;
@@ -319,6 +326,17 @@ export class CallAnswers {
   toJSON(): ToolCallsJSON {
     return this.#callsNow().toJSON();
   }
+}
+
+/**
+ * The outcomes of a reply's calls; when one fails (a hook, the approver), its error once the others
+ * have ended too: none runs on past the run's end, and a retry does not run them again.
+ */
+function allCalls<T>(started: Array<Promise<T>>): Promise<T[]> {
+  return Promise.all(started).catch(async (error: unknown) => {
+    await Promise.allSettled(started);
+    throw error;
+  });
 }
 
 const resultOf = (outcome: CallOutcome): BetaToolResultBlockParam => (outcome as { result: BetaToolResultBlockParam }).result;

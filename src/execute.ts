@@ -7,7 +7,7 @@ import { AGENT_RESUME, AgentPending, LentFailed } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
-import { type Hooks, HookError, type ToolCall, callHook } from './hooks.js';
+import { type Hooks, HookError, type ToolCall, callHook, checkOverride } from './hooks.js';
 import { ValidatorError } from './errors.js';
 import { errorResult } from './history.js';
 import type { RunnerEvent } from './events.js';
@@ -132,7 +132,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     if (validated instanceof Promise) validated = await validated;
     if (!validated.ok) return invalid(validated.message, call, context);
     call.input = validated.value;
-    const override = context.hooks?.onToolCall ? await callHook(context.hooks, 'onToolCall', { ...call }) : undefined;
+    const override = context.hooks?.onToolCall ? checkOverride(await callHook(context.hooks, 'onToolCall', { ...call })) : undefined;
     if (override && 'result' in override) {
       const result: BetaToolResultBlockParam = { type: 'tool_result', tool_use_id: toolUse.id, content: override.result };
       return finished(override.isError ? { ...result, is_error: true } : result, call, context);

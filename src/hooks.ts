@@ -60,4 +60,25 @@ export function callHook<K extends keyof Hooks>(
   return run();
 }
 
+/** What `onToolCall` returned, checked: nothing, `{ result }` (a string or content blocks) or `{ input }`; else a HookError saying so. */
+export function checkOverride(value: unknown): ToolCallOverride | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'object') {
+    if ('result' in value) {
+      const { result } = value as { result: unknown };
+      if (typeof result === 'string' || Array.isArray(result)) return value as ToolCallOverride;
+    } else if ('input' in value) return value as ToolCallOverride;
+  }
+  let shown: string;
+  try {
+    shown = JSON.stringify(value) ?? String(value);
+  } catch {
+    shown = String(value);
+  }
+  throw new HookError(
+    'onToolCall',
+    new TypeError(`onToolCall returned ${shown}; return nothing, { result } (a string or content blocks, with isError if it is one) or { input }`),
+  );
+}
+
 brandClass(HookError, 'HookError');

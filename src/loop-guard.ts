@@ -19,10 +19,14 @@ export class LoopGuard {
 
   constructor(options: LoopGuardOptions, snapshot?: LoopGuardJSON) {
     this.#maxRepeats = options.maxRepeats;
-    if (snapshot) {
-      for (const [key, count] of Object.entries(snapshot.seen)) this.#seen.set(key, count);
-      this.#repeats = snapshot.repeats;
-    }
+    if (snapshot) this.restore(snapshot);
+  }
+
+  /** The calls seen from `json` again (a snapshot's, or those before a reply that was not kept). */
+  restore(json: LoopGuardJSON): void {
+    this.#seen.clear();
+    for (const [key, count] of Object.entries(json.seen)) this.#seen.set(key, count);
+    this.#repeats = json.repeats;
   }
 
   /** Repeats answered so far in the run. */

@@ -5,9 +5,9 @@
  * the requests (the output format; `tool_choice: none` for the answer at a limit).
  * A run without any of these options makes one of these and asks it only what costs nothing.
  */
-import { RunBudget } from './budget.js';
+import { type BudgetJSON, RunBudget } from './budget.js';
 import type { LeveledLogger } from './log.js';
-import { LoopGuard } from './loop-guard.js';
+import { LoopGuard, type LoopGuardJSON } from './loop-guard.js';
 import { DEFAULT_OUTPUT_REPAIRS, RunOutput } from './output.js';
 import { type RunControlOptions, checkRunControlOptions } from './run-control-options.js';
 import type { RunState } from './run-state.js';
@@ -42,6 +42,8 @@ export class RunControl {
   #admitted: { iteration: number; ids: Set<string> } | undefined;
   /** A resumed run that had ended on the model's answer: the answer, while the history still ends with it. */
   #answered: BetaMessageParam | undefined;
+  /** The admissions before the first call of the streaming reply was admitted (`admitEagerly`): put back if the reply is not kept. */
+  #beforeEager: Admissions | undefined;
 
   /** Checks the options (clear errors at construction, before any request). */
   constructor(options: RunControlOptions, state: RunState, logger: LeveledLogger, snapshot?: RunControlJSON) {
@@ -129,6 +131,36 @@ export class RunControl {
     state.markNotRun(use.id, text);
   }
 
+  /**
+   * A call admitted as its block completes while the reply streams (`runToolsEagerly`): counted now,
+   * and taken back with `dropEager` if the reply is not kept (a retried turn makes the call anew).
+   */
+  admitEagerly(use: BetaToolUseBlock): void {
+    this.#beforeEager ??= this.#admissions();
+    this.admit(use);
+  }
+
+  /** The streamed reply is answered, or a new one starts: its calls admitted while it streamed stay counted. */
+  keepEager(): void {
+    this.#beforeEager = undefined;
+  }
+
+  /** The streamed reply is not kept (a `break`, a broken stream, dropped by the loop body): its calls admitted while it streamed are not counted. */
+  dropEager(): void {
+    const before = this.#beforeEager;
+    if (!before) return;
+    this.#beforeEager = undefined;
+    if (before.budget) this.#budget!.restore(before.budget);
+    if (before.guard) this.#guard!.restore(before.guard);
+    this.#pending = before.pending;
+    this.#admitted = before.admitted;
+  }
+
+  #admissions(): Admissions {
+    const admitted = this.#admitted && { iteration: this.#admitted.iteration, ids: new Set(this.#admitted.ids) };
+    return { budget: this.#budget?.toJSON(), guard: this.#guard?.toJSON(), pending: this.#pending, admitted };
+  }
+
   #verdict(use: BetaToolUseBlock, iteration: number): string | undefined {
     const guard = this.#guard;
     const repeat = guard?.admit(use.name, use.input);
@@ -203,6 +235,14 @@ export class RunControl {
     if (this.#admitted) json.admitted = { iteration: this.#admitted.iteration, ids: [...this.#admitted.ids] };
     return json;
   }
+}
+
+/** What the calls admitted so far have counted: the budget's calls, the guard's calls seen, a stop they decided. */
+interface Admissions {
+  budget: BudgetJSON | undefined;
+  guard: LoopGuardJSON | undefined;
+  pending: LimitStop | undefined;
+  admitted: { iteration: number; ids: Set<string> } | undefined;
 }
 
 /** `options.output` and a format in the params: one would silently replace the other. */

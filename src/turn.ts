@@ -22,6 +22,7 @@ import { compactionRequestParams } from './server-compaction.js';
 import { type EagerCalls, startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
 import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock, ToolResultMessage } from './types.js';
+import { addUsage } from './usage.js';
 
 /** One iteration: the request sent and what the loop body has done since. */
 export interface Turn {
@@ -308,7 +309,13 @@ export class Requests {
       throw error;
     }
     run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, message: reply, fallback: sent.fallback });
-    await callHook(run.options.hooks, 'onMessage', reply);
+    try {
+      await callHook(run.options.hooks, 'onMessage', reply);
+    } catch (error) {
+      // Not adopted, but paid for (the caller counts an adopted summary's usage).
+      run.state.usage = addUsage(run.state.usage, reply.usage);
+      throw error;
+    }
     return reply;
   }
 
@@ -331,7 +338,16 @@ export class Requests {
 
   #received(reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
     const hooked = callHook(this.#run.options.hooks, 'onMessage', reply);
-    return hooked ? hooked.then(() => this.#count(reply)) : this.#count(reply);
+    if (!hooked) return this.#count(reply);
+    return hooked.then(
+      () => this.#count(reply),
+      (error: unknown) => {
+        // The reply is not kept, but it was paid for: its usage counts (runner.usage, budget.maxTokens).
+        const { state } = this.#run;
+        state.usage = addUsage(state.usage, reply.usage);
+        throw error;
+      },
+    );
   }
 
   #count(reply: BetaMessage): BetaMessage {

@@ -144,6 +144,29 @@ describe('approval with options.approve', () => {
   });
 });
 
+describe('the approver after an abort', () => {
+  it('a question the approver never answers, abandoned by an abort, does not hold the line: iterating again with a new signal asks the next', async () => {
+    const gated = tool({ name: 'gated', inputSchema: z.object({ q: z.string() }), needsApproval: true, run: ({ q }) => `gated ${q}` });
+    const server = await mockServer([{ content: [toolUse('gated', { q: 'a' })] }, { content: [text('done')] }]);
+    const controller = new AbortController();
+    const asked: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated] }, {
+      signal: controller.signal,
+      // The first question is never answered (a person who left, an approver that does not heed its signal).
+      approve: (call) => (asked.push(call.input.q), asked.length === 1 ? new Promise<never>(() => {}) : { decision: 'allow' }),
+    });
+    setTimeout(() => controller.abort(), 50);
+    await expect(runner.runUntilDone()).rejects.toThrow(APIUserAbortError);
+    runner.setRequestOptions({ signal: new AbortController().signal });
+    // The aborted call was answered as aborted: the model's next reply is what goes on.
+    server.setSteps([{ content: [toolUse('gated', { q: 'b' })] }, { content: [text('done')] }]);
+    const final = await runner.runUntilDone();
+    expect(final.content[0]).toMatchObject({ text: 'done' });
+    expect(asked).toEqual(['a', 'b']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+});
+
 describe('approval without options.approve: the run stops with pendingApprovals', () => {
   it('runs the calls that need no approval, stops, and goes on after approve / deny', async () => {
     const log: string[] = [];

@@ -84,6 +84,63 @@ describe('hooks', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a reply whose onMessage hook threw was paid for: its usage is in runner.usage, and budget.maxTokens counts it', async () => {
+    for (const stream of [false, true]) {
+      const server = await mockServer([
+        { content: [text('first')], usage: { input_tokens: 1000, output_tokens: 500 } },
+        { content: [text('second')], usage: { input_tokens: 1000, output_tokens: 500 } },
+      ]);
+      let failures = 1;
+      const runner = toolRunner(server.client(), { ...baseParams, stream }, {
+        budget: { maxTokens: 1500 },
+        hooks: {
+          onMessage: () => {
+            if (failures-- > 0) throw new Error('db down');
+          },
+        },
+      });
+      await expect(runner.runUntilDone()).rejects.toThrow(HookError);
+      expect(runner.usage).toMatchObject({ input_tokens: 1000, output_tokens: 500 });
+      // The budget is spent: no second request.
+      await runner.runUntilDone().catch(() => undefined);
+      expect(server.requests).toHaveLength(1);
+      expect(runner.stoppedBy).toBe('budget');
+    }
+  });
+
+  it('onToolCall returning something that is not { result } or { input } (or nothing) stops the run with a HookError saying what it must return', async () => {
+    for (const odd of ['skip', 42, { result: 42 }, { result: null }, { result: { a: 1 } }]) {
+      const server = await mockServer([{ content: [toolUse('echo', { say: 'x' })] }, { content: [text('ok')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [echo([])] }, { hooks: { onToolCall: () => odd as never } });
+      const error = await runner.runUntilDone().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HookError);
+      expect((error as Error).message).toMatch(/hooks\.onToolCall threw: TypeError: onToolCall returned .* return nothing, \{ result \}/);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
+  it('a hook that throws for one call: the other calls of the reply end before the run rejects, and iterating again does not run them again', async () => {
+    for (const hook of ['onToolCall', 'onToolResult'] as const) {
+      const log: string[] = [];
+      const fast = tool({ name: 'fast', inputSchema: z.object({}), run: () => 'fast' });
+      const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (await sleep(300), log.push('slow ran'), 'slow') });
+      const server = await mockServer([{ content: [toolUse('fast', {}), toolUse('slow', {})] }, { content: [text('done')] }]);
+      let failures = 1;
+      const hooks = { [hook]: (first: { name?: string }, second?: { name: string }) => {
+        if ((second ?? first).name === 'fast' && failures-- > 0) throw new Error('hook failed');
+      } };
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [fast, slow] }, {
+        hooks,
+        onEvent: (event) => (event.type === 'run.end' || (event.type === 'tool.end' && event.call.name === 'slow') ? log.push(event.type) : undefined),
+      });
+      await expect(runner.runUntilDone()).rejects.toThrow(HookError);
+      expect(log).toEqual(['slow ran', 'tool.end', 'run.end']);
+      await runner.runUntilDone();
+      expect(log.filter((entry) => entry === 'slow ran')).toHaveLength(1);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
   it('a result hook that throws after the tool ran: iterating again runs the hook again, never the tool; started while the reply streamed too', async () => {
     for (const eager of [false, true]) {
       const log: string[] = [];

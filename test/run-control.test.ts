@@ -142,6 +142,29 @@ describe('budget.maxToolCalls and maxCallsPerTool', () => {
   });
 });
 
+describe('calls started while a reply streams (runToolsEagerly), of a reply that is not kept', () => {
+  it('do not count against the budget or the loop guard: the retried turn makes the same call and it runs', async () => {
+    for (const limits of [{ loopGuard: { maxRepeats: 1 } }, { budget: { maxToolCalls: 1 } }, { budget: { maxCallsPerTool: { lookup: 1 } } }]) {
+      for (const stream of [false, true]) {
+        let runs = 0;
+        const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (runs++, `found ${q}`) });
+        const server = await mockServer([
+          // The stream breaks after the call's block completed (it started), before the reply ends.
+          { content: [toolUse('lookup', { q: 'x' }), text('and some more text after the call')], disconnectAfterEvents: 9 },
+          { content: [toolUse('lookup', { q: 'x' })] },
+          { content: [text('done')] },
+        ]);
+        const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], stream, runToolsEagerly: true }, limits);
+        await expect(runner.runUntilDone()).rejects.toThrow();
+        await runner.runUntilDone();
+        expect(toolResults(runner.params.messages.slice(0, -1)).map((result) => result.content)).toEqual(['found x']);
+        expect(runner.stoppedBy).toBe('model');
+        expect(historyProblems(runner.params.messages)).toEqual([]);
+      }
+    }
+  });
+});
+
 describe('loopGuard', () => {
   it('a call deep-equal to maxRepeats earlier ones (key order aside) is not run and “repeats”; a second repeat stops the run', async () => {
     const log: unknown[] = [];

@@ -129,6 +129,22 @@ describe('runToolsEagerly', () => {
     expect(log).toEqual(['run.start', 'tool.start', 'tool start', 'tool end (aborted: true)', 'tool.end', 'run.end', 'loop left (break)']);
   });
 
+  it('the loop body drops the reply (setMessagesParams) while its eager call runs: the call is aborted, and ends before the next request', async () => {
+    const server = await mockServer([{ content: [toolUse('lookup', { q: 'x' }, 'toolu_1')] }, { content: [text('done')] }]);
+    const log: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, runToolsEagerly: true, tools: [heedingTool(log)] }, {
+      onEvent: (event) => (event.type === 'request.start' || event.type.startsWith('run.') ? log.push(event.type) : undefined),
+    });
+    let first = true;
+    for await (const _message of runner) {
+      if (!first) continue;
+      first = false;
+      runner.setMessagesParams((params) => ({ ...params, messages: [{ role: 'user', content: 'Something else' }] }));
+    }
+    expect(log).toEqual(['run.start', 'request.start', 'tool start', 'tool end (aborted: true)', 'request.start', 'run.end']);
+    expect(runner.params.messages.map((message) => message.content)).toEqual(['Something else', [expect.objectContaining({ text: 'done' })]]);
+  });
+
   it('a stream that breaks after an eager call started: the call is aborted before the run rejects', async () => {
     const server = await mockServer([
       { content: [toolUse('lookup', { q: 'x' }, 'toolu_1'), text('Long text. '.repeat(10))], chunkSize: 8, eventDelayMs: 5, disconnectAfterEvents: 12 },
