@@ -60,8 +60,12 @@ export type AnyTool = RunnableTool<any> | BetaToolUnion;
 /** A `tools` entry whose tools may change during a run (see `tool-runner/mcp`). */
 export interface ToolSource {
   readonly kind: 'tool-source';
-  /** The tools now. Called before each request: return the same array while nothing changed. */
-  tools(): AnyTool[] | Promise<AnyTool[]>;
+  /**
+   * The tools now. Called before each request: return the same array while nothing changed. `signal`
+   * is the run's (when it has one): a slow source may stop when it aborts; the run does not wait for
+   * it either way.
+   */
+  tools(options?: { signal?: AbortSignal }): AnyTool[] | Promise<AnyTool[]>;
 }
 
 /** Anything `tools` may hold. */
