@@ -7,7 +7,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ApprovalDecision, Approver, PendingApproval } from './approval.js';
 import { approvalAsker, runApprover } from './approver.js';
 import { ignore } from './completion.js';
-import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, stoppedText } from './execute.js';
+import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, stoppedText, toolEnd } from './execute.js';
 import { Limiter, runWithGuards } from './guards.js';
 import { insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -257,11 +257,18 @@ export class CallAnswers {
     }
     const run = async (): Promise<{ result: BetaToolResultBlockParam }> => ({ result: await runMemberGuarded(toolset, family, toolUse, context) });
     const { scope } = context;
-    // In its span's context, when something traces (a toolset's span is named after the member, as the SDK's).
-    const outcome = scope ? await scope.toolCall({ runner: context.runner, call, tool: { name: toolUse.name }, signal: context.signal, byCaller: context.byCaller }, run) : await run();
+    let outcome: { result: BetaToolResultBlockParam };
+    try {
+      // In its span's context, when something traces (a toolset's span is named after the member, as the SDK's).
+      outcome = scope ? await scope.toolCall({ runner: context.runner, call, tool: { name: toolUse.name }, signal: context.signal, byCaller: context.byCaller }, run) : await run();
+    } catch (error) {
+      // Aborted (or the toolset misused): the call ends with the error, as any call whose handling threw (execute.ts `endsSeen`).
+      context.emit?.({ type: 'tool.end', runner: context.runner, call, error });
+      throw error;
+    }
     if (context.emit) {
       context.results.keepSettled(toolUse.id, outcome.result);
-      context.emit({ type: 'tool.end', runner: context.runner, call, result: outcome.result });
+      context.emit(toolEnd(call, outcome.result, context));
     }
     return outcome;
   }

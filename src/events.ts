@@ -24,8 +24,10 @@ export type RunnerEvent = (
   /**
    * The call's result (an error result too), or `pending` when it waits for approval, or the `error`
    * its handling threw (a hook, the approver, a validator of its own): the run fails with it.
+   * `cancelled`: the error result says the call was cut short by an abort (the run's signal, or a
+   * `break` that left the reply which started it), not that the tool failed.
    */
-  | { type: 'tool.end'; runner: Runner; call: ToolCall; result?: BetaToolResultBlockParam; pending?: boolean; error?: unknown }
+  | { type: 'tool.end'; runner: Runner; call: ToolCall; result?: BetaToolResultBlockParam; pending?: boolean; error?: unknown; cancelled?: true }
   /** A sub-agent's text as it streams (the parent streams: `stream: true`). */
   | { type: 'agent.text'; runner: Runner; text: string }
 ) & {

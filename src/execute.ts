@@ -236,9 +236,16 @@ function finished(result: BetaToolResultBlockParam, call: ToolCall, context: Exe
 function ended(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome {
   if (context.emit) {
     context.results.keepSettled(call.id, result);
-    context.emit({ type: 'tool.end', runner: context.runner, call, result });
+    context.emit(toolEnd(call, result, context));
   }
   return { result };
+}
+
+/** The `tool.end` of a call with its result: an error result once the call's signal aborted is a cancellation. */
+export function toolEnd(call: ToolCall, result: BetaToolResultBlockParam, context: ExecutionContext): RunnerEvent {
+  return result.is_error === true && context.signal?.aborted === true
+    ? { type: 'tool.end', runner: context.runner, call, result, cancelled: true }
+    : { type: 'tool.end', runner: context.runner, call, result };
 }
 
 function failed(content: ToolResultContent, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {

@@ -111,7 +111,7 @@ export async function runWithGuards(
 type Settled<T> = { aborted: true } | { aborted: false; value: T };
 
 /** Settles with the promise, or with `aborted` as soon as the signal aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<Settled<T>> {
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<Settled<T>> {
   if (signal.aborted) return Promise.resolve({ aborted: true });
   return new Promise((resolve, reject) => {
     const onAbort = () => resolve({ aborted: true });

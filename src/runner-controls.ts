@@ -227,6 +227,11 @@ export abstract class RunnerControls implements Runner {
     run.requestOptions = typeof options === 'function' ? options(run.requestOptions) : { ...run.requestOptions, ...options };
   }
 
+  /** The request options the next requests go with (`options.requestOptions`, as `setRequestOptions` left them). */
+  get requestOptions(): Readonly<RequestOptions> {
+    return this.run.requestOptions;
+  }
+
   /** A read-only copy of the current params. In the loop body it does not yet hold the message just yielded. */
   get params(): RunnerParamsRead {
     return this.state.params as RunnerParamsRead;

@@ -50,7 +50,7 @@ export function setToolContentAttributes(span: SpanLike, input: unknown, result:
 }
 
 /** A result's content as a list of blocks: text and search results keep their fields, others only their type. */
-function toolResultContentBlocks(content: unknown): unknown[] {
+export function toolResultContentBlocks(content: unknown): unknown[] {
   if (content === undefined || content === null) return [];
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) return [];
@@ -61,7 +61,7 @@ function toolResultContentBlocks(content: unknown): unknown[] {
 }
 
 /** `value` without `encrypted_` fields and image or document data, at any depth. */
-function withoutLeftOutFields(value: unknown): unknown {
+export function withoutLeftOutFields(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutLeftOutFields);
   if (typeof value !== 'object' || value === null) return value;
   const { type, file_type } = value as { type?: unknown; file_type?: unknown };
@@ -75,7 +75,7 @@ function withoutLeftOutFields(value: unknown): unknown {
 }
 
 /** The size of `text` in UTF-8, in bytes, without encoding it. */
-function utf8Length(text: string): number {
+export function utf8Length(text: string): number {
   let size = 0;
   for (let index = 0; index < text.length; index++) {
     const unit = text.charCodeAt(index);

@@ -60,8 +60,12 @@ export type AnyTool = RunnableTool<any> | BetaToolUnion;
 /** A `tools` entry whose tools may change during a run (see `tool-runner/mcp`). */
 export interface ToolSource {
   readonly kind: 'tool-source';
-  /** The tools now. Called before each request: return the same array while nothing changed. */
-  tools(): AnyTool[] | Promise<AnyTool[]>;
+  /**
+   * The tools now. Called before each request: return the same array while nothing changed. `signal`
+   * is the run's (when it has one): a slow source may stop when it aborts; the run does not wait for
+   * it either way.
+   */
+  tools(options?: { signal?: AbortSignal }): AnyTool[] | Promise<AnyTool[]>;
 }
 
 /** Anything `tools` may hold. */
@@ -104,6 +108,8 @@ export interface Runner {
   setMessagesParams(mutate: (previous: BetaToolRunnerParams) => BetaToolRunnerParams): void;
   pushMessages(...messages: BetaMessageParam[]): void;
   setRequestOptions(options: RequestOptions | ((previous: RequestOptions) => RequestOptions)): void;
+  /** The request options the next requests go with (`options.requestOptions`, as `setRequestOptions` left them). */
+  readonly requestOptions: Readonly<RequestOptions>;
   generateToolResponse(signal?: AbortSignal | null): Promise<ToolResultMessage | null>;
   compactBeforeNextTurn(config?: BetaCompactionConfig): void;
   addTools(...tools: AnyTool[]): void;

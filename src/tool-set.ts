@@ -2,7 +2,8 @@
  * The tools of a run: runnable tools, plain definitions, and tool sources whose tools can change
  * between requests (an MCP server's, for instance), looked up again before each request.
  */
-import { checkTimeoutMs } from './guards.js';
+import { APIUserAbortError } from '@anthropic-ai/sdk';
+import { checkTimeoutMs, untilAborted } from './guards.js';
 import type { AnyTool, RunnableTool, ToolEntry, ToolSource } from './surface.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
 import type { BetaToolUnion } from './types.js';
@@ -31,11 +32,24 @@ export class ToolSet {
     return this.#lists.length > 0;
   }
 
-  /** Asks the sources for their tools; rebuilds the maps when one changed. */
-  async refresh(): Promise<void> {
+  /**
+   * Asks the sources for their tools; rebuilds the maps when one changed. The run's `signal` reaches
+   * the sources and ends the wait at once (`APIUserAbortError`), whether a source heeds it or not.
+   */
+  async refresh(signal?: AbortSignal): Promise<void> {
     const sources = (this.entries ?? []).filter(isToolSource);
     if (sources.length === 0) return;
-    const lists = await Promise.all(sources.map((source) => source.tools()));
+    const asked = Promise.all(sources.map((source) => (signal ? source.tools({ signal }) : source.tools())));
+    let lists: AnyTool[][];
+    if (signal) {
+      const settled = await untilAborted(asked, signal);
+      if (settled.aborted) {
+        // A source that ignores the signal answers (or fails) later: nobody waits for it.
+        asked.catch(() => {});
+        throw new APIUserAbortError();
+      }
+      lists = settled.value;
+    } else lists = await asked;
     if (lists.every((list, i) => list === this.#lists[i])) return;
     this.#lists = lists;
     ({ runnable: this.runnable, definitions: this.definitions } = toolMaps(this.#expanded()));

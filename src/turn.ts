@@ -16,7 +16,7 @@ import { withHelperHeader } from './helper-header.js';
 import type { RunnerEvent } from './events.js';
 import { callHook } from './hooks.js';
 import { startedBeforeCutOffText, toolUsesOf } from './history.js';
-import type { RunContext } from './run-context.js';
+import { type RunContext, runSignal } from './run-context.js';
 import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
 import { type EagerCalls, startToolsEagerly } from './stream.js';
@@ -115,7 +115,7 @@ export class Requests {
    */
   send(compaction?: BetaCompactionConfig): Turn | Promise<Turn> {
     const tools = this.#run.state.tools;
-    return tools.hasSources ? tools.refresh().then(() => this.#sendBody(compaction)) : this.#sendBody(compaction);
+    return tools.hasSources ? tools.refresh(runSignal(this.#run)).then(() => this.#sendBody(compaction)) : this.#sendBody(compaction);
   }
 
   #sendBody(compaction: BetaCompactionConfig | undefined): Turn | Promise<Turn> {

@@ -146,6 +146,34 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 } });
   });
 
+  it("a streamed durable run sends its reply's text to the inspector live; a recovery sends none for the steps it replays", async () => {
+    const server = await mockServer({
+      steps: [{ content: [text('Recording and charging.'), toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] }, { content: [text('Done.')] }],
+      chunkSize: 5,
+    });
+    const id = `stream-text-${randomUUID()}`;
+    const file = join(tmpdir(), `inspect-${id}.jsonl`);
+    const first = worker('start', id, server.url, { STREAM: '1', INSPECT_RECORD: file });
+    await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
+    await until(async () => existsSync(file) && readFileSync(file, 'utf8').includes('"tool.start"'));
+    await kill(first);
+    const result = await resultOf(worker('recover', id, server.url, { INSPECT_RECORD: file }));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    const records = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as InspectorRecord);
+    rmSync(file);
+    const ids = [...new Set(records.map((record) => record.run))];
+    expect(ids).toHaveLength(2);
+    const texts = (run: string) => {
+      const joined: Record<number, string> = {};
+      for (const record of records) if (record.run === run && record.type === 'request.text') joined[record.requestId] = (joined[record.requestId] ?? '') + record.text;
+      return joined;
+    };
+    // The first worker streamed its first reply; the second replayed that step (no text) and streamed the next.
+    expect(texts(ids[0]!)).toEqual({ 1: 'Recording and charging.' });
+    expect(texts(ids[1]!)).toEqual({ 2: 'Done.' });
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('an approval waits durably: the worker dies while it waits, another process approves, a new worker completes the run', async () => {
     const server = await mockServer([
       { content: [toolUse('refund', { order: '42' }, 'toolu_ref'), toolUse('record', { order: '42' }, 'toolu_rec')] },

@@ -171,6 +171,38 @@ describe('abort (options.signal)', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("aborted while a tool source's tools() is slow: the run rejects at once with the abort error, the source gets the signal, the history keeps the results", async () => {
+    const controller = new AbortController();
+    const given: Array<AbortSignal | undefined> = [];
+    let slow = false;
+    // A source that ignores the signal it is given (5 s), as a source written before it existed would.
+    const source = {
+      kind: 'tool-source' as const,
+      tools: (options?: { signal?: AbortSignal }) => {
+        given.push(options?.signal);
+        return slow ? new Promise<never[]>((resolve) => setTimeout(() => resolve([]), 5_000)) : [];
+      },
+    };
+    const slowDown = tool({ name: 'slow_down', inputSchema: { type: 'object' }, run: () => ((slow = true), 'ok') });
+    const server = await mockServer([{ content: [toolUse('slow_down', {}, 'toolu_s')] }, { content: [text('never requested')] }]);
+    const ends: unknown[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [slowDown, source] }, { signal: controller.signal, onEvent: (event) => event.type === 'run.end' && ends.push(event.error) });
+    const started = performance.now();
+    const run = runner.runUntilDone();
+    await expect.poll(() => slow).toBe(true);
+    await sleep(50);
+    controller.abort();
+    await expect(run).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(performance.now() - started).toBeLessThan(1_500);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(ends).toHaveLength(1);
+    expect(given).toEqual([controller.signal, controller.signal]);
+    expect(server.requests).toHaveLength(1);
+    const messages = runner.params.messages;
+    expect(historyProblems(messages)).toEqual([]);
+    expect(messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_s', content: 'ok' }] });
+  });
+
   it('a whole reply that fails (an API error, an onMessage hook that throws): one run.end, with the error', async () => {
     for (const fault of ['api', 'hook'] as const) {
       const server = await mockServer(fault === 'api' ? [{ error: { status: 400 } }] : [{ content: [text('hi')] }]);

@@ -227,4 +227,45 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
       ]);
     }
   }, 60_000);
+
+  it('a run stopped for approval and continued counts each call once', async () => {
+    const server = await mockServer([{ content: [toolUse('send_email', { to: 'ann@example.com', body: 'Hi' }, 'toolu_email')] }, { content: [text('Sent.')] }]);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    const [, , email] = inspectedTools();
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [email!] }, { onEvent: inspect.onEvent });
+    await runner;
+    runner.approve('toolu_email');
+    await runner;
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
+    expect(await page.locator('.usage').textContent()).toMatch(/ · 2 requests · 1 tool calls · /);
+    expect(await page.locator('#runs .run-meta').textContent()).toMatch(/ · 2 req · 1 calls$/);
+  }, 60_000);
+
+  it("a call whose approver threw shows the error's message", async () => {
+    const server = await mockServer([{ content: [toolUse('send_email', { to: 'ann@example.com', body: 'Hi' }, 'toolu_email')] }]);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    const [, , email] = inspectedTools();
+    const approve = () => {
+      throw new Error('the approval service is down');
+    };
+    await expect(toolRunner(server.client(), { ...baseParams, tools: [email!] }, { onEvent: inspect.onEvent, approve }).runUntilDone()).rejects.toThrow(/approval service is down/);
+    await expect.poll(() => card(page, 'send_email').locator('.status').textContent()).toBe('error');
+    await expect.poll(() => card(page, 'send_email').locator('p.error').allTextContents()).toEqual(['HookError: approve threw: Error: the approval service is down']);
+  }, 60_000);
+
+  it('after close() an open page says the inspector stopped (it does not try to reconnect)', async () => {
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    await expect.poll(() => page.locator('#connection').textContent()).toBe('live');
+    await inspect.close();
+    await expect.poll(() => page.locator('#connection').textContent()).toBe('live — the inspector stopped');
+  }, 60_000);
 });

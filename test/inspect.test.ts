@@ -233,6 +233,47 @@ describe('what the page is fed and the recorded file', () => {
     expect(JSON.stringify(fed)).not.toContain('"one"');
   });
 
+  it('a run maxRuns drops has every record in the recorded file and on an open page: its last ones were not yet sent', async () => {
+    const file = join(dir, 'evicted.jsonl');
+    const server = await mockServer([{ content: [text('one')] }, { content: [text('two')] }, { content: [text('three')] }]);
+    const inspect = await start({ record: file, maxRuns: 1 });
+    const feed = readFeed(inspect.url, (records) => ofType(records, 'run.end').length === 3);
+    for (let i = 0; i < 3; i++) await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
+    const fed = await feed;
+    await inspect.close();
+    const expected = ['run.start', 'request.start', 'request.end', 'run.end'];
+    expect(lines(file).map((record) => record.type)).toEqual([...expected, ...expected, ...expected]);
+    expect(fed.map((record) => record.type)).toEqual([...expected, ...expected, ...expected]);
+  });
+
+  it('after more runs at once than maxRuns, the store shrinks back to maxRuns as they end', async () => {
+    const server = await mockServer({ steps: Array.from({ length: 4 }, (_, i) => ({ content: [text(`answer ${i}`)], delayMs: 30 })) });
+    const inspect = await start({ maxRuns: 2 });
+    await Promise.all([0, 1, 2, 3].map(() => toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent })));
+    // A page opened now gets what the store keeps, in its first batch.
+    const fed = await readFeed(inspect.url, (records) => records.length > 0);
+    expect(new Set(fed.map((record) => record.run)).size).toBe(2);
+    expect(ofType(fed, 'run.end')).toHaveLength(2);
+  });
+
+  it("a streamed sub-agent's text is joined while unsent, its request.text and agent.text alike: a few records per reply, not two per piece", async () => {
+    const file = join(dir, 'sub-text.jsonl');
+    const long = 'word '.repeat(400);
+    const server = await mockServer({ steps: [{ content: [toolUse('helper', { task: 't' }, 'toolu_helper')] }, { content: [text(long)] }, { content: [text('done')] }], chunkSize: 4 });
+    const helper = agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }] }) });
+    const inspect = await start({ record: file });
+    await toolRunner(server.client(), { ...baseParams, stream: true, tools: [helper] }, { onEvent: inspect.onEvent });
+    await inspect.close();
+    const recorded = lines(file);
+    const own = ofType(recorded, 'request.text').filter((record) => record.path);
+    const forwarded = ofType(recorded, 'agent.text');
+    expect(own.map((record) => record.text).join('')).toBe(long);
+    expect(forwarded.map((record) => record.text).join('')).toBe(long);
+    // 500 pieces of 4 characters each: joined into one record per batch (a batch waits 50 ms).
+    expect(own.length).toBeLessThan(10);
+    expect(forwarded.length).toBeLessThan(10);
+  });
+
   it('bad options fail clearly', async () => {
     await expect(inspector({ port: -1 })).rejects.toThrow(/port must be an integer from 0 to 65535/);
     await expect(inspector({ prot: 80 } as never)).rejects.toThrow(/unknown option 'prot'; the options are port, host, record/);
@@ -439,6 +480,33 @@ describe('npx tool-runner inspect FILE', () => {
     await expect(cli(['serve'])).rejects.toThrow(/unknown command 'serve'/);
     // --help after the command (and the file) prints the usage.
     expect((await cli(['inspect', 'runs.jsonl', '--help'])).line).toMatch(/^Usage: tool-runner inspect FILE/);
+  });
+
+  it('a page over a file recorded without contents says so (capture: false); over one with contents, capture: true', async () => {
+    const settingsOf = async (url: string) => {
+      const feed = new URL('api/events', url);
+      feed.search = new URL(url).search;
+      const controller = new AbortController();
+      const response = await fetch(feed, { signal: controller.signal });
+      const reader = response.body!.getReader();
+      let buffer = '';
+      while (!buffer.includes('\n\n')) buffer += new TextDecoder().decode((await reader.read()).value);
+      controller.abort();
+      return JSON.parse(/event: settings\ndata: (.*)/.exec(buffer)![1]!) as { capture: boolean };
+    };
+    for (const captureContent of [false, true]) {
+      const file = join(dir, `capture-${captureContent}.jsonl`);
+      const server = await mockServer([{ content: [text('hi')] }]);
+      const inspect = await start({ record: file, captureContent });
+      await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
+      await inspect.close();
+      const page = await inspectRecording(file);
+      try {
+        expect((await settingsOf(page.url)).capture).toBe(captureContent);
+      } finally {
+        await page.close();
+      }
+    }
   });
 
   it('inspectRecording serves the same page from code', async () => {

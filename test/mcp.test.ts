@@ -5,12 +5,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toolRunner } from 'tool-runner';
-import { mcpToolset } from 'tool-runner/mcp';
+import { McpToolset, mcpToolset } from 'tool-runner/mcp';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { listingClientOf } from './fixtures/mcp-listing-server.js';
 import { buildServer, connectedClient } from './fixtures/mcp-server.js';
-import { baseParams, mockServer, wire } from './helpers.js';
+import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -125,6 +127,97 @@ describe('MCP tools: failures and the client they share', () => {
     expect((await other.tools()).map((entry) => entry.name)).toContain('other_later_tool');
     expect(changes).toHaveLength(1);
     await client.close();
+  });
+});
+
+async function listingClient() {
+  const client = new Client({ name: 'tool-runner-test', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mcp-listing-server.ts'] }));
+  cleanups.push(() => client.close());
+  return client;
+}
+
+describe('MCP tools: listing them again after tools/list_changed (a real MCP server in a child process)', () => {
+  it("a run waiting for a listing that hangs: the run's signal ends it at once (results kept); the toolset's timeoutMs ends the listing", async () => {
+    const toolset = await mcpToolset(await listingClient());
+    const server = await mockServer([{ content: [toolUse('hang_listing', {}, 'toolu_hang')] }, { content: [text('never requested')] }]);
+    const controller = new AbortController();
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset] }, { signal: controller.signal });
+    const run = runner.runUntilDone();
+    await expect.poll(() => runner.params.messages.length).toBe(3);
+    await sleep(100);
+    const aborted = performance.now();
+    controller.abort();
+    await expect(run).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(performance.now() - aborted).toBeLessThan(500);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(server.requests).toHaveLength(1);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    expect(runner.params.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_hang', content: [{ type: 'text', text: 'changed; listing will hang' }] }],
+    });
+
+    const timed = await mcpToolset(await listingClient(), { timeoutMs: 500 });
+    const other = await mockServer([{ content: [toolUse('hang_listing', {}, 'toolu_hang')] }, { content: [text('never requested')] }]);
+    const started = performance.now();
+    await expect(toolRunner(other.client(), { ...baseParams, tools: [timed] }).runUntilDone()).rejects.toThrow(
+      /mcpToolset: listing the server's tools again after it announced a change failed: .*timed out/i,
+    );
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it('two changes close together: the newer list stands, though the listing of the older answers last', async () => {
+    const toolset = await mcpToolset(await listingClient());
+    const server = await mockServer([
+      { content: [toolUse('change_twice', {}, 'toolu_change')] },
+      { content: [toolUse('wait', { ms: 200 }, 'toolu_wait')] },
+      { content: [toolUse('v3', {}, 'toolu_v3')] },
+      { content: [text('done')] },
+    ]);
+    // The whole history each request (no thread), so that each request names its tools.
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset], thread: false });
+    await runner;
+    const names = (index: number) => wire(server.requests[index]!).body.tools.map((entry: { name: string }) => entry.name);
+    expect(names(0)).not.toContain('v2');
+    for (const index of [1, 2, 3]) expect(names(index)).toEqual(['hang_listing', 'change_twice', 'wait', 'v2', 'v3']);
+    expect(runner.params.messages.at(-2)).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 'toolu_v3', content: [{ type: 'text', text: 'v3 ran' }] }],
+    });
+    expect((await toolset.tools()).map((entry) => entry.name)).toContain('v3');
+    // A listing begun before a later one (aborted) settles as the later one does: it does not fail.
+    await expect(Promise.all([toolset.refresh(), toolset.refresh()])).resolves.toEqual([undefined, undefined]);
+    expect((await toolset.tools()).map((entry) => entry.name)).toContain('v3');
+  });
+});
+
+describe("MCP tool names the Messages API refuses (it takes ^[a-zA-Z0-9_-]{1,128}$; MCP's names may hold '.', '/', ...)", () => {
+  it('a clear error at creation naming each such tool (with its prefix, and its length when too long), not a 400 for every request', async () => {
+    const client = await listingClientOf(['files.read', 'ok', 'files/write']);
+    cleanups.push(() => client.close());
+    await expect(mcpToolset(client)).rejects.toThrow(
+      "mcpToolset: the server's tools 'files.read', 'files/write' cannot be sent to the model: the Messages API takes 1 to 128 letters, digits, '_' and '-' (^[a-zA-Z0-9_-]{1,128}$); the request would be refused whole",
+    );
+    const long = await listingClientOf(['ok', 'x'.repeat(120)]);
+    cleanups.push(() => long.close());
+    await expect(mcpToolset(long, { prefix: 'my_server_' })).rejects.toThrow(`the server's tool '${'x'.repeat(120)}' (as 'my_server_${'x'.repeat(120)}', 130 characters) cannot be sent`);
+    // Without the prefix, 120 characters is a name the API takes.
+    expect((await (await mcpToolset(long)).tools()).map((entry) => entry.name)).toEqual(['ok', 'x'.repeat(120)]);
+    // A prefix no name could begin with: refused before anything is listed.
+    expect(() => new McpToolset(long, { prefix: 'my.server.' })).toThrow(/mcpToolset: prefix "my\.server\." cannot begin a tool name/);
+  });
+
+  it('such a name after tools/list_changed fails the next request clearly; the last list stays', async () => {
+    const client = await listingClientOf(['add_tool']);
+    cleanups.push(() => client.close());
+    const toolset = await mcpToolset(client);
+    const server = await mockServer([{ content: [toolUse('add_tool', { name: 'files.read' }, 'toolu_add')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset], thread: false });
+    await expect(runner.runUntilDone()).rejects.toThrow(/mcpToolset: listing the server's tools again after it announced a change failed: .*tool 'files\.read' cannot be sent to the model/);
+    expect(server.requests).toHaveLength(1);
+    await runner;
+    expect(wire(server.requests[1]!).body.tools.map((entry: { name: string }) => entry.name)).toEqual(['add_tool']);
   });
 });
 

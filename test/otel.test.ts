@@ -70,7 +70,7 @@ describe('OpenTelemetry spans (GenAI semantic conventions)', () => {
     const spans = exporter.getFinishedSpans();
     expect(spans.find((span) => span.name === 'execute_tool broken')!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'Error: offline' });
     const chat = spans.find((span) => span.name.startsWith('chat'))!;
-    expect(JSON.parse(String(chat.attributes['gen_ai.input.messages']))).toEqual(baseParams.messages);
+    expect(JSON.parse(String(chat.attributes['gen_ai.input.messages']))).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'Weather in Paris?' }] }]);
     expect(String(chat.attributes['gen_ai.output.messages'])).toContain('get_weather');
     const toolSpan = spans.find((span) => span.name === 'execute_tool get_weather')!;
     expect(toolSpan.attributes['gen_ai.tool.call.arguments']).toBe('{"city":"Rome"}');
@@ -229,5 +229,242 @@ describe('requests and tool calls run inside their span (AsyncLocalStorage conte
     );
     const spans = exporter.getFinishedSpans();
     expect(parentOf(spans, spans.find((span) => span.name === 'ask a person')!)!.name).toBe('execute_tool guarded');
+  });
+});
+
+describe('every call that starts ends: its tool.end is sent and its span ended', () => {
+  /** The tool.start / tool.end events of a run, as `start id` and `end id (error|result)` lines. */
+  const lifecycle = (lines: string[]) => (event: RunnerEvent) => {
+    if (event.type === 'tool.start') lines.push(`start ${event.call.id}`);
+    if (event.type === 'tool.end') lines.push(`end ${event.call.id} ${event.error !== undefined ? 'error' : 'result'}`);
+  };
+
+  it('a toolset member call cut short by the run\'s abort sends tool.end with the abort, and its span ends with no error status', async () => {
+    const { exporter, tracer } = tracing();
+    const controller = new AbortController();
+    const computer = {
+      type: 'computer_toolset_20260801' as const,
+      display_width_px: 1024,
+      display_height_px: 768,
+      // A screenshot that takes long, stopped by its signal; the run is aborted once it started.
+      run: (call: { signal?: AbortSignal }) =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(() => resolve([{ type: 'text', text: 'a screenshot' }]), 5_000);
+          call.signal?.addEventListener('abort', () => {
+            clearTimeout(timer);
+            reject(new Error('stopped'));
+          });
+          setTimeout(() => controller.abort(), 5);
+        }),
+    };
+    const member = { type: 'tool_use', id: 'toolu_m', name: 'screenshot', input: {}, toolset_name: 'computer' } as never;
+    const server = await mockServer([{ content: [member] }, { content: [text('Done.')] }]);
+    const lines: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [computer as never] }, { signal: controller.signal, onEvent: [openTelemetry({ tracer }), lifecycle(lines)] });
+    await expect(runner.runUntilDone()).rejects.toThrow();
+    expect(lines).toEqual(['start toolu_m', 'end toolu_m error']);
+    const span = exporter.getFinishedSpans().find((each) => each.name === 'execute_tool screenshot');
+    expect(span).toBeDefined();
+    expect(span!.status.code).not.toBe(SpanStatusCode.ERROR);
+    expect(span!.attributes['error.type']).toBeUndefined();
+  });
+
+  it('a call cut short by an abort or a `break` is a cancellation: tool.end says so, and its span has no error status; a timeout stays an error', async () => {
+    const { exporter, tracer } = tracing();
+    const slow = tool({
+      name: 'slow',
+      inputSchema: z.object({}),
+      run: (_input, { signal }) =>
+        new Promise<string>((resolve, reject) => {
+          const timer = setTimeout(() => resolve('done'), 5_000);
+          signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          });
+        }),
+    });
+    // Ignores its signal: the runner answers for it when the run is aborted.
+    const deaf = tool({ name: 'deaf', inputSchema: z.object({}), run: () => sleep(300).then(() => 'done') });
+    const cancelled: string[] = [];
+    const seen = (event: RunnerEvent) => event.type === 'tool.end' && event.cancelled && cancelled.push(event.call.name);
+    const statuses = () => {
+      const spans = exporter.getFinishedSpans().filter((span) => span.name.startsWith('execute_tool'));
+      exporter.reset();
+      return spans.map((span) => [span.name, span.status.code, span.attributes['error.type']]);
+    };
+    for (const name of ['slow', 'deaf']) {
+      const server = await mockServer([{ content: [toolUse(name, {})] }, { content: [text('Done.')] }]);
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 30);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [slow, deaf] }, { signal: controller.signal, onEvent: [openTelemetry({ tracer }), seen] });
+      await expect(runner.runUntilDone()).rejects.toThrow();
+      expect(statuses()).toEqual([[`execute_tool ${name}`, SpanStatusCode.UNSET, undefined]]);
+    }
+    // A call started while its reply streamed, left by a `break` in the loop body.
+    const streamed = await mockServer({ steps: [{ content: [toolUse('slow', {}), text('more '.repeat(40))], chunkSize: 2 }], eventDelayMs: 2 });
+    for await (const stream of toolRunner(streamed.client(), { ...baseParams, stream: true, runToolsEagerly: true, tools: [slow] }, { onEvent: [openTelemetry({ tracer }), seen] })) {
+      for await (const event of stream) if (event.type === 'content_block_start' && event.index === 1) break;
+      await sleep(20);
+      break;
+    }
+    expect(statuses()).toEqual([['execute_tool slow', SpanStatusCode.UNSET, undefined]]);
+    // A toolset member call under `toolTimeoutMs`, aborted by the run's signal.
+    const controller = new AbortController();
+    const computer = {
+      type: 'computer_toolset_20260801' as const,
+      display_width_px: 1024,
+      display_height_px: 768,
+      run: () => {
+        setTimeout(() => controller.abort(), 5);
+        return new Promise(() => {});
+      },
+    };
+    const member = { type: 'tool_use', id: 'toolu_m', name: 'screenshot', input: {}, toolset_name: 'computer' } as never;
+    const members = await mockServer([{ content: [member] }, { content: [text('Done.')] }]);
+    const options = { signal: controller.signal, toolTimeoutMs: 5_000, onEvent: [openTelemetry({ tracer }), seen] };
+    await expect(toolRunner(members.client(), { ...baseParams, tools: [computer as never] }, options).runUntilDone()).rejects.toThrow();
+    expect(statuses()).toEqual([['execute_tool screenshot', SpanStatusCode.UNSET, undefined]]);
+    expect(cancelled).toEqual(['slow', 'deaf', 'slow', 'screenshot']);
+    // A call stopped by its timeout failed: an error.
+    const late = await mockServer([{ content: [toolUse('deaf', {})] }, { content: [text('Done.')] }]);
+    await toolRunner(late.client(), { ...baseParams, tools: [deaf] }, { toolTimeoutMs: 10, onEvent: [openTelemetry({ tracer }), seen] });
+    expect(statuses()).toEqual([['execute_tool deaf', SpanStatusCode.ERROR, 'tool_error']]);
+    expect(cancelled).toHaveLength(4);
+  });
+});
+
+describe('chat spans as the GenAI conventions and the SDK record them', () => {
+  it('gen_ai.usage.input_tokens counts the cached tokens too, as the SDK\'s own request span does; the cache counts stay apart', async () => {
+    const { exporter, provider, tracer } = tracing();
+    const usage = { input_tokens: 10, cache_read_input_tokens: 5_000, cache_creation_input_tokens: 300, output_tokens: 7 };
+    const server = await mockServer([{ content: [text('Hi.')], usage }]);
+    await toolRunner(server.client({ openTelemetry: { tracerProvider: provider } }), baseParams, { onEvent: openTelemetry({ tracer }) });
+    const spans = exporter.getFinishedSpans();
+    const chat = spans.find((span) => span.name.startsWith('chat'))!;
+    const create = spans.find((span) => span.name === 'anthropic.messages.create')!;
+    expect(chat.attributes).toMatchObject({
+      'gen_ai.usage.input_tokens': 5_310,
+      'gen_ai.usage.output_tokens': 7,
+      'gen_ai.usage.cache_read.input_tokens': 5_000,
+      'gen_ai.usage.cache_creation.input_tokens': 300,
+    });
+    expect(chat.attributes['gen_ai.usage.input_tokens']).toBe(create.attributes['gen_ai.usage.input_tokens']);
+  });
+});
+
+describe('the conversation a run belongs to', () => {
+  it('requestOptions.openTelemetry.conversationId is gen_ai.conversation.id on the run, chat and execute_tool spans; setRequestOptions changes it for the spans that start after', async () => {
+    const { exporter, tracer } = tracing();
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { city: 'Rome' }, 'toolu_1')] },
+      { content: [toolUse('get_weather', { city: 'Oslo' }, 'toolu_2')] },
+      { content: [text('Sunny, then snow.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weather] }, { requestOptions: { openTelemetry: { conversationId: 'conv-42' } }, onEvent: openTelemetry({ tracer }) });
+    let turns = 0;
+    for await (const _message of runner) if (++turns === 2) runner.setRequestOptions({ openTelemetry: { conversationId: 'conv-43' } });
+    const ids = exporter
+      .getFinishedSpans()
+      .map((span) => `${span.name} ${span.attributes['gen_ai.tool.call.id'] ?? ''}${span.attributes['gen_ai.conversation.id']}`)
+      .sort();
+    expect(ids).toEqual(
+      [
+        'chat claude-sonnet-5-5 conv-42',
+        'chat claude-sonnet-5-5 conv-42',
+        'chat claude-sonnet-5-5 conv-43',
+        'execute_tool get_weather toolu_1conv-42',
+        'execute_tool get_weather toolu_2conv-43',
+        'invoke_agent tool-runner conv-42',
+      ].sort(),
+    );
+    // None without one.
+    exporter.reset();
+    const plain = await mockServer([{ content: [text('Hi.')] }]);
+    await toolRunner(plain.client(), baseParams, { onEvent: openTelemetry({ tracer }) });
+    expect(exporter.getFinishedSpans().filter((span) => span.attributes['gen_ai.conversation.id'] !== undefined)).toEqual([]);
+  });
+});
+
+describe('captured content in the GenAI conventions\' shape (captureContent)', () => {
+  // The client's own request spans need a context manager to be recorded beside the listener's.
+  beforeAll(() => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  });
+  afterAll(() => {
+    context.disable();
+  });
+
+  /** Each chat span and the client's own span of the same request, in the order they ended. */
+  const pairs = (spans: ReadableSpan[]) => {
+    const creates = spans.filter((span) => span.name === 'anthropic.messages.create');
+    return spans.filter((span) => span.name.startsWith('chat ')).map((chat, index) => [chat, creates[index]!] as const);
+  };
+
+  it('system instructions, input and output messages as parts, as the SDK\'s own request span records them (the output with its finish_reason)', async () => {
+    const { exporter, provider, tracer } = tracing();
+    const server = await mockServer([
+      { content: [text('Let me look.'), toolUse('get_weather', { city: 'Rome' }, 'toolu_w')] },
+      { content: [text('Sunny in Rome.')] },
+    ]);
+    const client = server.client({ openTelemetry: { tracerProvider: provider, traces: { contentMode: 'content' } } });
+    // Without a thread, the client's span sees the whole history too (over one, only what each request adds).
+    await toolRunner(client, { ...baseParams, system: 'Be brief.', tools: [weather], thread: false }, { onEvent: openTelemetry({ tracer, captureContent: true }) });
+    const spans = exporter.getFinishedSpans();
+    expect(pairs(spans)).toHaveLength(2);
+    for (const [chat, create] of pairs(spans)) {
+      for (const key of ['gen_ai.system_instructions', 'gen_ai.input.messages']) expect(JSON.parse(String(chat.attributes[key]))).toEqual(JSON.parse(String(create.attributes[key])));
+      const [ours] = JSON.parse(String(chat.attributes['gen_ai.output.messages']));
+      const [sdk] = JSON.parse(String(create.attributes['gen_ai.output.messages']));
+      expect(ours).toEqual({ ...sdk, finish_reason: chat.attributes['gen_ai.response.finish_reasons']![0 as never] });
+    }
+    const [first, second] = pairs(spans).map(([chat]) => chat);
+    expect(JSON.parse(String(first!.attributes['gen_ai.system_instructions']))).toEqual([{ type: 'text', content: 'Be brief.' }]);
+    expect(JSON.parse(String(first!.attributes['gen_ai.output.messages']))).toEqual([
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'text', content: 'Let me look.' },
+          { type: 'tool_call', id: 'toolu_w', name: 'get_weather', arguments: { city: 'Rome' } },
+        ],
+        finish_reason: 'tool_use',
+      },
+    ]);
+    expect(JSON.parse(String(second!.attributes['gen_ai.input.messages'])).at(-1)).toEqual({
+      role: 'user',
+      parts: [{ type: 'tool_call_response', id: 'toolu_w', response: [{ type: 'text', text: 'sunny in Rome' }] }],
+    });
+  });
+
+  it('within maxContentBytes: whole parts are left out, oldest first, and the span says so', async () => {
+    const { exporter, tracer } = tracing();
+    const history = Array.from({ length: 6 }, (_, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `message ${index} ${'é'.repeat(60)}` }));
+    const server = await mockServer([{ content: [text(`the reply ${'ü'.repeat(60)}`)] }]);
+    const limit = 700;
+    await toolRunner(server.client(), { ...baseParams, system: `system ${'x'.repeat(60)}`, messages: history }, { onEvent: openTelemetry({ tracer, captureContent: true, maxContentBytes: limit }) });
+    const chat = exporter.getFinishedSpans().find((span) => span.name.startsWith('chat '))!;
+    const keys = ['gen_ai.system_instructions', 'gen_ai.input.messages', 'gen_ai.output.messages'];
+    const size = keys.reduce((sum, key) => sum + new TextEncoder().encode(String(chat.attributes[key] ?? '')).length, 0);
+    expect(size).toBeLessThanOrEqual(limit);
+    expect(size).toBeGreaterThan(limit / 2);
+    expect(chat.attributes['tool_runner.content.truncated']).toBe(true);
+    // The oldest went first: the system instructions and the first messages; the last message and the reply stay.
+    expect(chat.attributes['gen_ai.system_instructions']).toBeUndefined();
+    const input = JSON.parse(String(chat.attributes['gen_ai.input.messages'])) as Array<{ parts: Array<{ content: string }> }>;
+    expect(input.at(-1)!.parts[0]!.content).toBe(history.at(-1)!.content);
+    expect(input[0]!.parts[0]!.content).not.toBe(history[0]!.content);
+    expect(JSON.parse(String(chat.attributes['gen_ai.output.messages']))[0].parts[0].content).toMatch(/^the reply/);
+    // Within the limit, nothing is left out.
+    exporter.reset();
+    const roomy = await mockServer([{ content: [text('Hi.')] }]);
+    await toolRunner(roomy.client(), baseParams, { onEvent: openTelemetry({ tracer, captureContent: true, maxContentBytes: limit }) });
+    expect(exporter.getFinishedSpans().find((span) => span.name.startsWith('chat '))!.attributes['tool_runner.content.truncated']).toBeUndefined();
+    // A tool call's arguments (or result) over the limit are left out whole.
+    exporter.reset();
+    const big = await mockServer([{ content: [toolUse('get_weather', { city: 'ß'.repeat(400) }, 'toolu_big')] }, { content: [text('Done.')] }]);
+    await toolRunner(big.client(), { ...baseParams, tools: [weather] }, { onEvent: openTelemetry({ tracer, captureContent: true, maxContentBytes: limit }) });
+    const call = exporter.getFinishedSpans().find((span) => span.name === 'execute_tool get_weather')!;
+    expect(call.attributes['gen_ai.tool.call.arguments']).toBeUndefined();
+    expect(call.attributes['gen_ai.tool.call.result']).toBeUndefined();
+    expect(call.attributes['tool_runner.content.truncated']).toBe(true);
   });
 });

@@ -4,10 +4,17 @@ import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
-import { type ContextOverflowError, type ToolContext, type ToolRunner, tool, toolRunner } from 'tool-runner';
+import { type ContextOverflowError, type ToolContext, type ToolRunner, type ToolSource, tool, toolRunner } from 'tool-runner';
 import { createMockServer } from 'tool-runner/testing';
 
 describe('types guide the user', () => {
+  it("a tool source's tools() may take the run's signal, or nothing (a source written before it was given)", () => {
+    const heeds: ToolSource = { kind: 'tool-source', tools: ({ signal } = {}) => (signal?.throwIfAborted(), []) };
+    const ignores: ToolSource = { kind: 'tool-source', tools: () => Promise.resolve([]) };
+    expectTypeOf(heeds.tools).parameter(0).toEqualTypeOf<{ signal?: AbortSignal } | undefined>();
+    toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [], tools: [heeds, ignores] });
+  });
+
   it('infers the input of run from a zod schema (output type, defaults applied)', () => {
     tool({
       name: 'w',

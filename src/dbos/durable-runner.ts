@@ -14,6 +14,7 @@ import { isToolSource } from '../tool-set.js';
 import type { BetaMessage, BetaMessageParam } from '../types.js';
 import type { Usage } from '../usage.js';
 import { PENDING_EVENT, decisionTopic } from './approvals.js';
+import { LiveText } from './live-text.js';
 import { durableTool, stepClient } from './steps.js';
 
 /**
@@ -71,6 +72,13 @@ export interface DurableToolRunner {
 
 /** The runner of a durable run: it can also end a call's wait for a decision. */
 class DurableRun extends ToolRunner {
+  /** With `text` (a streamed run), its steps' streamed text goes to the run's listeners, when it has some. */
+  constructor(client: ClientLike, params: RunnerParams, options: DurableRunnerOptions, text: LiveText | undefined) {
+    const listeners = options.onEvent === undefined ? [] : Array.isArray(options.onEvent) ? options.onEvent : [options.onEvent];
+    super(client, params, text && listeners.length > 0 ? { ...options, onEvent: [...listeners, text.follow] } : options);
+    text?.attach(this.run.emit);
+  }
+
   /** No decision came within `ms`: the model reads that the wait timed out (not that the user denied it). */
   timeOut(id: string, ms: number): void {
     const timedOut: TimedOutDecision = { decision: 'deny', timedOutMs: ms };
@@ -114,9 +122,10 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
       throw new TypeError('durableToolRunner: runToolsEagerly is not available in a durable run (each model request is one step, read whole)');
     }
     const { stream, ...rest } = params;
+    const text = stream === true ? new LiveText() : undefined;
     // A fallback's client is a step client too: the fallback that answered is recorded like any request.
-    const fallback = options.fallback?.map((entry, i) => (entry.client ? { ...entry, client: stepClient(entry.client, stream === true, `model request (fallback ${i})`) } : entry));
-    return new DurableRun(stepClient(runClient, stream === true), { ...rest, tools }, fallback ? { ...options, fallback } : options);
+    const fallback = options.fallback?.map((entry, i) => (entry.client ? { ...entry, client: stepClient(entry.client, stream === true, `model request (fallback ${i})`, text) } : entry));
+    return new DurableRun(stepClient(runClient, stream === true, 'model request', text), { ...rest, tools }, fallback ? { ...options, fallback } : options, text);
   };
 
   const workflow = DBOS.registerWorkflow(

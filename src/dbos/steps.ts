@@ -12,6 +12,7 @@ import type { AnyTool, RunnableTool } from '../surface.js';
 import { isRunnableTool } from '../tool.js';
 import { ToolError, isToolError, thrownValueToContent } from '../tool-error.js';
 import type { ToolResultContent } from '../types.js';
+import type { LiveText } from './live-text.js';
 
 /**
  * A streamed reply as plain data, for DBOS to record: the stream's text blocks carry hidden getters
@@ -24,14 +25,19 @@ function asData(message: unknown): unknown {
 
 /**
  * A client whose `create` is a DBOS step (named `name`). With `stream`, the step streams the reply
- * (the request is a streamed one on the wire) and records the whole message. A request that fails
+ * (the request is a streamed one on the wire), its text to `text` while it comes (when the run has
+ * listeners), and records the whole message. A request that fails
  * with an API or connection error records the failure, so that a replay throws the SDK's typed
  * error again and a run with fallbacks goes to the same fallback, whose step is recorded in turn.
  */
-export function stepClient(client: ClientLike, stream: boolean, name = 'model request'): ClientLike {
+export function stepClient(client: ClientLike, stream: boolean, name = 'model request', text?: LiveText): ClientLike {
   const api = messagesApi(client);
-  const request = (body: unknown, options: unknown): Promise<unknown> =>
-    stream ? api.stream(body, options).finalMessage().then(asData) : Promise.resolve(api.create(body, options));
+  const streamed = (body: unknown, options: unknown): Promise<unknown> => {
+    const reply = api.stream(body, options);
+    if (text?.listening) reply.on('text', text.piece);
+    return reply.finalMessage().then(asData);
+  };
+  const request = (body: unknown, options: unknown): Promise<unknown> => (stream ? streamed(body, options) : Promise.resolve(api.create(body, options)));
   const steps: MessagesApi = {
     create: async (body, options) => {
       const recorded = await DBOS.runStep(

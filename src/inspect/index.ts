@@ -131,9 +131,10 @@ class Runs {
     if (run === undefined) this.#ids.set(runner, (run = this.#runFor(event)));
     const record = recordOf(event, run, Date.now(), this.#capture);
     if (!record) return;
-    if (first && record.type === 'run.start' && !record.path && this.#capture) {
-      const prompt = promptOf(runner);
+    if (first && record.type === 'run.start' && !record.path) {
+      const prompt = this.#capture ? promptOf(runner) : undefined;
       if (prompt !== undefined) record.prompt = prompt;
+      if (!this.#capture) record.captureContent = false;
     }
     this.#follow(event, record);
     this.#store.add(record);

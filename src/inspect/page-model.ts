@@ -95,7 +95,7 @@ function requestItem(run, lane, id, time) {
 
 function toolItem(run, lane, id, name, time) {
   return itemOf(run, lane, 'tool ' + id, function () {
-    return { kind: 'tool', id: id, name: name, start: time, end: undefined, input: undefined, hasInput: false, result: undefined, isError: false, flags: [], pending: false, approval: null };
+    return { kind: 'tool', id: id, name: name, start: time, end: undefined, input: undefined, hasInput: false, result: undefined, isError: false, error: undefined, flags: [], pending: false, approval: null };
   });
 }
 
@@ -166,16 +166,19 @@ function apply(record) {
       item.text += record.text;
       break;
     case 'tool.start':
+      // A call that waited for approval starts again when its run goes on: counted once.
+      if (!lane.byKey.has('tool ' + record.id)) run.toolCalls++;
       item = toolItem(run, lane, record.id, record.name, record.time);
       item.start = record.time;
       if ('input' in record) { item.input = record.input; item.hasInput = true; }
-      run.toolCalls++;
       dirty.list = true;
       break;
     case 'tool.end':
       item = toolItem(run, lane, record.id, record.name, record.time);
       if (record.pending) { item.pending = true; break; }
       item.end = record.time; item.pending = false; item.isError = record.isError === true; item.result = record.result;
+      // What its handling threw (a hook, the approver): the run failed with it.
+      item.error = record.error;
       item.flags = ['timedOut', 'truncated', 'aborted', 'denied'].filter(function (flag) { return record[flag] === true; });
       break;
     case 'approval.waiting':

@@ -259,6 +259,7 @@ function fillTool(run, item) {
   item.parts.body.textContent = '';
   if (item.hasInput) item.parts.body.appendChild(h('details', { open: '' }, h('summary', { text: 'Input' }), h('pre', { text: json(item.input) })));
   if (item.result !== undefined) item.parts.body.appendChild(h('details', { open: '' }, h('summary', { text: item.isError ? 'Error' : 'Result' }), h('pre', { className: item.isError ? 'error' : '', text: item.result })));
+  if (item.error) item.parts.body.appendChild(h('p', { className: 'error', text: item.error.name + ': ' + item.error.message }));
   var waiting = item.approval && item.approval.state === 'waiting';
   if (waiting && !item.parts.approval.firstChild) item.parts.approval.appendChild(approvalBox(run, item));
   if (!waiting) item.parts.approval.textContent = '';
@@ -297,6 +298,7 @@ function approvalBox(run, item) {
 function connect() {
   var source = new EventSource(api('api/events'));
   source.addEventListener('settings', function (event) { model.settings = JSON.parse(event.data); dirty.list = true; schedule(); });
+  source.addEventListener('closed', function () { source.close(); model.connection = 'closed'; schedule(); });
   source.onmessage = function (event) {
     var records = JSON.parse(event.data);
     for (var i = 0; i < records.length; i++) apply(records[i]);

@@ -4,7 +4,8 @@
  */
 import { basename } from 'node:path';
 import { RecordedFile } from './recording.js';
-import { serveInspector } from './server.js';
+import type { InspectorRecord, OtherRecord } from './records.js';
+import { type PageSettings, serveInspector } from './server.js';
 import { RecordStore } from './store.js';
 
 export interface RecordingInspectorOptions {
@@ -36,8 +37,16 @@ export interface RecordingInspector {
 export async function inspectRecording(path: string, options: RecordingInspectorOptions = {}): Promise<RecordingInspector> {
   const file = new RecordedFile(path);
   const store = new RecordStore(Number.MAX_SAFE_INTEGER);
+  const settings: PageSettings = { mode: 'recorded', capture: true, title: basename(path) };
+  const add = (records: Array<InspectorRecord | OtherRecord>) => {
+    for (const record of records) {
+      // A run recorded without contents: the page says contents are hidden (a page opened from now on).
+      if (record.type === 'run.start' && record['captureContent'] === false) settings.capture = false;
+      store.add(record);
+    }
+  };
   try {
-    for (const record of await file.read()) store.add(record);
+    add(await file.read());
   } catch (error) {
     throw new Error(`inspect: cannot read '${path}': ${(error as Error).message}`, { cause: error });
   }
@@ -46,7 +55,7 @@ export async function inspectRecording(path: string, options: RecordingInspector
     host: options.host ?? '127.0.0.1',
     store,
     approvals: undefined,
-    settings: { mode: 'recorded', capture: true, title: basename(path) },
+    settings,
   });
   let reading = false;
   const poll = setInterval(() => {
@@ -55,7 +64,7 @@ export async function inspectRecording(path: string, options: RecordingInspector
     file.read().then(
       (records) => {
         reading = false;
-        for (const record of records) store.add(record);
+        add(records);
       },
       // The file went away or cannot be read for now: the page keeps what it has.
       () => {

@@ -42,7 +42,13 @@ export interface RecordedUsage {
 
 /** The known records; `OtherRecord` holds the plain fields of an event type this version does not know. */
 export type InspectorRecord =
-  | (RecordBase & { type: 'run.start'; model?: string; prompt?: string })
+  | (RecordBase & {
+      type: 'run.start';
+      model?: string;
+      prompt?: string;
+      /** Recorded without contents (`captureContent: false`): a page over the recorded file says so. */
+      captureContent?: false;
+    })
   | (RecordBase & {
       type: 'run.end';
       /** `waiting` when the run stopped with calls waiting for `runner.approve` / `runner.deny`. */

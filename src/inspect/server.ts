@@ -101,7 +101,8 @@ export async function serveInspector(options: {
     url: `http://${host}:${port}/?token=${token}`,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const feed of feeds) feed.end();
+        // An open page stops reconnecting: the inspector is gone, not the connection.
+        for (const feed of feeds) feed.end('event: closed\ndata: {}\n\n');
         server.close(() => resolve());
         server.closeAllConnections();
       }),

@@ -11,6 +11,8 @@ export type BatchListener = (lines: string[], lastSeq: number) => void;
 
 /** How long records wait to go out together (one write to each page and to the file). */
 const BATCH_MS = 50;
+/** How many unsent text records a streamed piece of text looks back over for the one it joins. */
+const MERGE_LOOK_BACK = 4;
 
 /**
  * Kept in three parallel arrays, not an object per record: a page may be opened late, so up to
@@ -87,47 +89,66 @@ export class RecordStore {
     return line;
   }
 
-  /** A streamed reply's next text joins the unsent record of its previous text, if that is the last one. */
+  /**
+   * A streamed reply's next text joins the unsent record of its previous text. It looks back over the
+   * run's last few unsent text records: a streamed sub-agent's text comes twice, as its own
+   * `request.text` and as `agent.text` for its parent, one after the other, and two sub-agents of a
+   * run may stream at once. Records of another sort in between end the look (they keep their order).
+   */
   #mergeText(record: AnyRecord): boolean {
     if (record.type !== 'request.text' && record.type !== 'agent.text') return false;
-    const index = this.#items.length - 1;
-    const last = index >= this.#unsentFrom ? this.#items[index] : undefined;
-    if (!last || typeof last === 'string' || last.type !== record.type || last.run !== record.run || String(last.path) !== String(record.path)) return false;
-    if (String(last.callPath) !== String(record.callPath)) return false;
-    if ((last as { requestId?: unknown }).requestId !== (record as { requestId?: unknown }).requestId) return false;
-    (last as { text: string }).text += (record as { text: string }).text;
-    return true;
+    const stop = Math.max(this.#unsentFrom, this.#items.length - MERGE_LOOK_BACK);
+    for (let i = this.#items.length - 1; i >= stop; i--) {
+      // Unsent records are objects still (a record becomes its line only once sent).
+      const last = this.#items[i] as AnyRecord;
+      if ((last.type !== 'request.text' && last.type !== 'agent.text') || last.run !== record.run) return false;
+      if (last.type !== record.type || !sameList(last.path, record.path) || !sameList(last.callPath, record.callPath)) continue;
+      // The same lane's previous request: the text of this one starts a record of its own.
+      if ((last as { requestId?: unknown }).requestId !== (record as { requestId?: unknown }).requestId) return false;
+      (last as { text: string }).text += (record as { text: string }).text;
+      return true;
+    }
+    return false;
   }
 
-  /** Keeps at most `maxRuns` runs: past that, the oldest ended run's records are dropped. */
+  /**
+   * Keeps at most `maxRuns` runs: past that, the oldest ended runs' records are dropped, as a run
+   * starts or ends (more runs at once than `maxRuns` shrink back as they end).
+   */
   #track(record: AnyRecord): void {
     if (record.path) return;
     const known = this.#runs.get(record.run);
     if (record.type === 'run.start') {
       if (known) known.ended = false;
       else this.#runs.set(record.run, { ended: false });
-      if (this.#runs.size > this.#maxRuns) this.#evict();
     } else if (record.type === 'run.end' && known) {
       known.ended = true;
+    } else {
+      return;
     }
+    if (this.#runs.size > this.#maxRuns) this.#evict();
   }
 
   #evict(): void {
+    const dropped = new Set<string>();
     for (const [run, { ended }] of this.#runs) {
-      if (!ended) continue;
-      this.#runs.delete(run);
-      this.#drop(run);
-      return;
+      if (this.#runs.size - dropped.size <= this.#maxRuns) break;
+      if (ended) dropped.add(run);
     }
+    if (dropped.size === 0) return;
+    for (const run of dropped) this.#runs.delete(run);
+    // Their last records may not have gone out yet (a batch waits up to 50 ms): they go now, to the pages and the file.
+    this.flush();
+    this.#drop(dropped);
   }
 
-  /** Drops the records of `run` in place, keeping the others in order. */
-  #drop(run: string): void {
+  /** Drops the records of `runs` in place, keeping the others in order. */
+  #drop(runs: Set<string>): void {
     let kept = 0;
     let unsentFrom = this.#unsentFrom;
     const length = this.#items.length;
     for (let i = 0; i < length; i++) {
-      if (this.#runOf[i] === run) {
+      if (runs.has(this.#runOf[i]!)) {
         if (i < this.#unsentFrom) unsentFrom--;
         continue;
       }
@@ -141,4 +162,12 @@ export class RecordStore {
     this.#items.length = kept;
     this.#unsentFrom = unsentFrom;
   }
+}
+
+/** Whether two sub-agent paths (or call paths) are the same; both absent for a run's own records. */
+function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -10,12 +10,19 @@ import { ToolError } from '../tool-error.js';
 import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
+import { checkPrefix, checkToolNames } from './tool-names.js';
 import type { ToolResultContentBlock } from '../types.js';
 
 export interface McpToolsetOptions {
-  /** Put before each tool's name (e.g. `github_`), to keep the names of several servers apart. */
+  /**
+   * Put before each tool's name (e.g. `github_`), to keep the names of several servers apart. Like
+   * the names, letters, digits, `_` and `-` only: the Messages API takes no other in a tool's name.
+   */
   prefix?: string;
-  /** Abort a call after this many ms (the runner's `toolTimeoutMs` applies too). */
+  /**
+   * Abort a call after this many ms (the runner's `toolTimeoutMs` applies too); the timeout of each
+   * request that lists the tools, too.
+   */
   timeoutMs?: number;
   /** Ask for approval before these tools run (see the approval docs): all of them, or some by MCP name. */
   needsApproval?: boolean | ((name: string, input: unknown) => boolean);
@@ -46,9 +53,15 @@ export class McpToolset implements ToolSource {
   readonly #client: Client;
   readonly #options: McpToolsetOptions;
   #tools: RunnableTool[] = [];
+  /** The listing a list change began, until a `tools()` call has waited for it. */
   #refreshing: Promise<void> | undefined;
+  /** How many listings have begun; the latest of them, and how to abort it. */
+  #listings = 0;
+  #latest: Promise<void> | undefined;
+  #abortListing: AbortController | undefined;
 
   constructor(client: Client, options: McpToolsetOptions = {}) {
+    checkPrefix(options.prefix);
     this.#client = client;
     this.#options = options;
     McpToolset.#listen(client, this);
@@ -94,29 +107,54 @@ export class McpToolset implements ToolSource {
    * had (the server went away, say) rejects once, with why; the last list stays.
    */
   tools(): RunnableTool[] | Promise<RunnableTool[]> {
-    const refreshing = this.#refreshing;
-    if (!refreshing) return this.#tools;
-    const settled = () => {
-      if (this.#refreshing === refreshing) this.#refreshing = undefined;
-    };
-    return refreshing.then(
-      () => (settled(), this.#tools),
-      (error: unknown) => {
-        settled();
-        throw new Error(`mcpToolset: listing the server's tools again after it announced a change failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-      },
-    );
+    return this.#refreshing ? this.#newest() : this.#tools;
   }
 
-  /** Lists the server's tools again (every page). */
-  async refresh(): Promise<void> {
+  /** Waits for the listing under way, and for any that began meanwhile (a later change). */
+  async #newest(): Promise<RunnableTool[]> {
+    for (let refreshing = this.#refreshing; refreshing; refreshing = this.#refreshing) {
+      try {
+        await refreshing;
+      } catch (error) {
+        // A later listing began meanwhile: its outcome is the one to report.
+        if (this.#refreshing !== undefined && this.#refreshing !== refreshing) continue;
+        this.#refreshing = undefined;
+        throw new Error(`mcpToolset: listing the server's tools again after it announced a change failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+      if (this.#refreshing === refreshing) this.#refreshing = undefined;
+    }
+    return this.#tools;
+  }
+
+  /**
+   * Lists the server's tools again (every page; `timeoutMs` is the timeout of each page's request).
+   * Only the latest listing sets the tools: one begun earlier is aborted and settles as the latest
+   * does, so that a list read before a later change never replaces the newer one.
+   */
+  refresh(): Promise<void> {
+    const listing = this.#list(++this.#listings);
+    this.#latest = listing;
+    return listing;
+  }
+
+  async #list(listing: number): Promise<void> {
+    this.#abortListing?.abort();
+    const abort = (this.#abortListing = new AbortController());
+    const { timeoutMs } = this.#options;
+    const options = { signal: abort.signal, ...(timeoutMs !== undefined && { timeout: timeoutMs }) };
     const listed: McpTool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.#client.listTools(cursor === undefined ? {} : { cursor });
-      listed.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
+    try {
+      let cursor: string | undefined;
+      do {
+        const page = await this.#client.listTools(cursor === undefined ? {} : { cursor }, options);
+        listed.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor);
+    } catch (error) {
+      if (listing === this.#listings) throw error;
+    }
+    if (listing !== this.#listings) return this.#latest;
+    checkToolNames(listed.map((entry) => entry.name), this.#options.prefix ?? '');
     this.#tools = listed.map((entry) => this.#runnable(entry));
   }
 

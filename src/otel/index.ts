@@ -10,19 +10,31 @@ import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
 import { isCancellation } from '../stop-reason.js';
 import type { Runner } from '../surface.js';
+import { utf8Length } from '../sdk-span-content.js';
+import { type ContentList, fitContent, replyContent, requestContent } from './content.js';
 
 export interface OpenTelemetryOptions {
   /** Default: `trace.getTracer('tool-runner')` from the global provider. */
   tracer?: Tracer;
-  /** Record message contents, tool arguments and results on the spans (off by default: they may hold personal data). */
+  /**
+   * Record message contents, tool arguments and results on the spans (off by default: they may hold
+   * personal data), in the GenAI conventions' shape (`[{ role, parts: [{ type: 'text', content }] }]`).
+   */
   captureContent?: boolean;
+  /**
+   * With `captureContent`: the most bytes (UTF-8) of content one span holds, 750 000 by default (as
+   * the SDK's spans). A chat span leaves out whole parts, oldest first; a tool span its arguments or
+   * result whole; either then has `tool_runner.content.truncated`.
+   */
+  maxContentBytes?: number;
   /** The agent's name, in the run span's name and `gen_ai.agent.name`. */
   agentName?: string;
 }
 
 /**
  * A listener for `options.onEvent` that records spans: `invoke_agent` for the run, `chat {model}`
- * for each request, `execute_tool {name}` for each tool call (error status when it fails). Each
+ * for each request, `execute_tool {name}` for each tool call (error status when it fails), each with
+ * `gen_ai.conversation.id` from the run's `requestOptions.openTelemetry.conversationId`. Each
  * request is sent, and each tool call handled, with its span active: a span the tool starts is a
  * child of its `execute_tool` span, and the client's own `anthropic.messages.create` span (when
  * the client traces) a child of `chat`. With it, the run makes none of the SDK runner's own spans
@@ -37,6 +49,9 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
   const tracer = options.tracer ?? trace.getTracer('tool-runner');
   const capture = options.captureContent === true;
   const agent = options.agentName ?? 'tool-runner';
+  const limit = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
+  /** With `captureContent`: the content of each request in flight, which its reply's content must fit beside. */
+  const contents = new Map<string, ContentList[]>();
   const runs = new WeakMap<Runner, { span: Span; context: Context }>();
   const requests = new Map<string, Span>();
   const tools = new Map<string, Span>();
@@ -66,6 +81,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
             'gen_ai.system': 'anthropic',
             'gen_ai.agent.name': name,
             ...(typeof event.model === 'string' && { 'gen_ai.request.model': event.model }),
+            ...conversationOf(event.runner),
           },
         });
         runs.set(event.runner, { span, context: trace.setSpan(context.active(), span) });
@@ -95,13 +111,17 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
               ...(typeof body['max_tokens'] === 'number' && { 'gen_ai.request.max_tokens': body['max_tokens'] }),
               ...(typeof body['temperature'] === 'number' && { 'gen_ai.request.temperature': body['temperature'] }),
               'tool_runner.request.purpose': event.purpose,
-              ...(capture && { 'gen_ai.input.messages': JSON.stringify(body['messages']) }),
-              ...(capture && body['system'] !== undefined && { 'gen_ai.system_instructions': JSON.stringify(body['system']) }),
+              ...conversationOf(event.runner),
             },
           },
           parent(event.runner),
         );
         requests.set(key(event.runner, event.requestId), span);
+        if (capture) {
+          const content = requestContent(body);
+          contents.set(key(event.runner, event.requestId), content);
+          setContent(span, fitContent(content, limit));
+        }
         break;
       }
       case 'request.end': {
@@ -109,20 +129,23 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         const span = requests.get(id);
         if (!span) break;
         requests.delete(id);
+        const content = capture ? contents.get(id) : undefined;
+        if (content) contents.delete(id);
         const message = event.message;
         if (message) {
+          const { usage } = message;
           span.setAttributes({
             'gen_ai.response.id': message.id,
             'gen_ai.response.model': message.model,
             'gen_ai.response.finish_reasons': message.stop_reason ? [message.stop_reason] : [],
-            'gen_ai.usage.input_tokens': message.usage.input_tokens,
-            'gen_ai.usage.output_tokens': message.usage.output_tokens,
-            ...(message.usage.cache_read_input_tokens != null && { 'gen_ai.usage.cache_read.input_tokens': message.usage.cache_read_input_tokens }),
-            ...(message.usage.cache_creation_input_tokens != null && {
-              'gen_ai.usage.cache_creation.input_tokens': message.usage.cache_creation_input_tokens,
-            }),
-            ...(capture && { 'gen_ai.output.messages': JSON.stringify([{ role: message.role, content: message.content }]) }),
+            // All the input tokens, the cached ones included, as the conventions ask (and the SDK's own span counts them).
+            'gen_ai.usage.input_tokens': usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0),
+            'gen_ai.usage.output_tokens': usage.output_tokens,
+            ...(usage.cache_read_input_tokens != null && { 'gen_ai.usage.cache_read.input_tokens': usage.cache_read_input_tokens }),
+            ...(usage.cache_creation_input_tokens != null && { 'gen_ai.usage.cache_creation.input_tokens': usage.cache_creation_input_tokens }),
           });
+          // The reply within the limit beside the request's content (which loses its oldest parts first).
+          if (content) setContent(span, fitContent([...content, replyContent(message)], limit));
         }
         // A fallback answered (or failed last): which entry; the model that answered is `gen_ai.response.model`.
         if (event.fallback !== undefined) span.setAttribute('tool_runner.request.fallback', event.fallback);
@@ -140,11 +163,12 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
               'gen_ai.tool.name': event.call.name,
               'gen_ai.tool.call.id': event.call.id,
               'gen_ai.tool.type': 'function',
-              ...(capture && { 'gen_ai.tool.call.arguments': JSON.stringify(event.call.input) }),
+              ...conversationOf(event.runner),
             },
           },
           parent(event.runner),
         );
+        if (capture) setCapped(span, 'gen_ai.tool.call.arguments', JSON.stringify(event.call.input), limit);
         tools.set(key(event.runner, event.call.id), span);
         break;
       }
@@ -155,9 +179,10 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         tools.delete(id);
         const result = event.result;
         if (event.pending) span.setAttribute('tool_runner.tool.pending_approval', true);
-        if (result && capture) span.setAttribute('gen_ai.tool.call.result', JSON.stringify(result.content ?? ''));
+        if (result && capture) setCapped(span, 'gen_ai.tool.call.result', JSON.stringify(result.content ?? ''), limit);
         if (event.error !== undefined) failed(span, event.error);
-        else if (result?.is_error) {
+        // Cut short by an abort or a `break`: a cancellation, with no error status.
+        else if (result?.is_error && !event.cancelled) {
           span.setAttribute('error.type', 'tool_error');
           // The result's text is content (an MCP error, a ToolError's words): on the span only when captured.
           const text = typeof result.content === 'string' ? result.content : JSON.stringify(result.content ?? '');
@@ -169,6 +194,26 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
     }
   };
   return Object.assign(listener, { scope });
+}
+
+const DEFAULT_MAX_CONTENT_BYTES = 750_000;
+
+/** `gen_ai.conversation.id` from the run's request options (`openTelemetry.conversationId`), as the SDK's spans have it. */
+function conversationOf(runner: Runner): { 'gen_ai.conversation.id': string } | undefined {
+  const id = (runner.requestOptions as { openTelemetry?: { conversationId?: unknown } } | undefined)?.openTelemetry?.conversationId;
+  return typeof id === 'string' ? { 'gen_ai.conversation.id': id } : undefined;
+}
+
+function setContent(span: Span, content: { attributes: Record<string, string>; truncated: boolean }): void {
+  span.setAttributes(content.attributes);
+  if (content.truncated) span.setAttribute('tool_runner.content.truncated', true);
+}
+
+/** A tool span's arguments or result, left out whole when over the limit. */
+function setCapped(span: Span, name: string, json: string | undefined, limit: number): void {
+  if (json === undefined) return;
+  if (3 * json.length <= limit || utf8Length(json) <= limit) span.setAttribute(name, json);
+  else span.setAttribute('tool_runner.content.truncated', true);
 }
 
 /** The error status of a failed operation; an abort (the runner's own `break`, the run's signal) is a cancellation, with none. */

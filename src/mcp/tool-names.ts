@@ -1,0 +1,32 @@
+/**
+ * The Messages API's rule for a tool's name, which MCP does not have (an MCP tool may be named
+ * `files.read`): a request with a tool it refuses fails whole, with a 400, so the toolset refuses
+ * such a name first, naming the tool.
+ */
+
+/** The pattern the Messages API checks each custom tool's name against. */
+export const API_TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+
+const RULE = "the Messages API takes 1 to 128 letters, digits, '_' and '-' (^[a-zA-Z0-9_-]{1,128}$)";
+
+/** A `prefix` the API could never take in a name: a clear error before anything is listed. */
+export function checkPrefix(prefix: unknown): void {
+  if (prefix === undefined) return;
+  if (typeof prefix !== 'string' || !/^[a-zA-Z0-9_-]*$/.test(prefix) || prefix.length > 127) {
+    throw new TypeError(`mcpToolset: prefix ${JSON.stringify(prefix)} cannot begin a tool name: ${RULE}`);
+  }
+}
+
+/** Refuses the names (after the prefix) the API would refuse, all of them in one error. */
+export function checkToolNames(names: readonly string[], prefix: string): void {
+  const refused = names.filter((name) => !API_TOOL_NAME.test(`${prefix}${name}`));
+  if (refused.length === 0) return;
+  const listed = refused.map((name) => `'${name}'${described(`${prefix}${name}`, prefix !== '')}`).join(', ');
+  throw new Error(`mcpToolset: the server's tool${refused.length > 1 ? 's' : ''} ${listed} cannot be sent to the model: ${RULE}; the request would be refused whole`);
+}
+
+/** How a refused name is sent: with its prefix, and its length when too long. */
+function described(sent: string, prefixed: boolean): string {
+  const notes = [...(prefixed ? [`as '${sent}'`] : []), ...(sent.length > 128 ? [`${sent.length} characters`] : [])];
+  return notes.length > 0 ? ` (${notes.join(', ')})` : '';
+}
