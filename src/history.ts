@@ -111,9 +111,32 @@ function withResultsInOrder(message: BetaMessageParam, uses: BetaToolUseBlock[],
  * A reply as the history keeps it: its role and content, with repeated tool_use ids made unique
  * (`renamed`: the repeats, with the text of their not-run results).
  */
-export function keptReply(reply: BetaMessage): { kept: BetaMessageParam; renamed: ReadonlyMap<string, string> } {
-  const { content, renamed } = uniqueToolUseIds(reply.content);
+export function keptReply(reply: BetaMessage): { kept: BetaMessageParam & { content: BetaMessage['content'] }; renamed: ReadonlyMap<string, string> } {
+  const { content, renamed } = uniqueToolUseIds(withoutBlankText(reply.content));
   return { kept: { role: reply.role, content }, renamed };
+}
+
+/**
+ * A reply's content without its text blocks of whitespace only (`"\n\n"` before a call), which the
+ * API refuses in a request. A reply with thinking keeps every block as it came: the API refuses a
+ * changed one.
+ */
+function withoutBlankText(content: BetaMessage['content']): BetaMessage['content'] {
+  let blank = false;
+  for (const block of content) {
+    if (block.type === 'thinking' || block.type === 'redacted_thinking') return content;
+    if (block.type === 'text' && isBlank(block.text)) blank = true;
+  }
+  return blank ? content.filter((block) => !(block.type === 'text' && isBlank(block.text))) : content;
+}
+
+function isBlank(text: string): boolean {
+  return !/\S/.test(text);
+}
+
+/** Whether a message holds thinking (its blocks go back as they came). */
+function hasThinking(content: readonly { type: string }[]): boolean {
+  return content.some((block) => block.type === 'thinking' || block.type === 'redacted_thinking');
 }
 
 /**
@@ -164,7 +187,8 @@ export function insertToolResults(messages: BetaMessageParam[], results: ToolRes
  * The rules the API applies to a history, as a list of problems (empty when valid): every
  * `tool_use` answered exactly once in the very next user message and nowhere else, its results
  * there before any other block; no result without its call; no two `tool_use` blocks with one id
- * in the whole history; no empty content, no text block without non-whitespace text. And the
+ * in the whole history; no empty content, no text block without non-whitespace text (but in an
+ * assistant message with thinking, which goes back as it came). And the
  * promise the runner keeps besides (the API does not check it): results in the order of their calls.
  */
 export function historyProblems(messages: readonly BetaMessageParam[]): string[] {
@@ -175,9 +199,10 @@ export function historyProblems(messages: readonly BetaMessageParam[]): string[]
     if (Array.isArray(message.content) ? message.content.length === 0 : message.content === '') {
       if (!(i === messages.length - 1 && message.role === 'assistant')) problems.push(`message ${i} has empty content`);
     }
-    if (Array.isArray(message.content)) {
+    // An assistant message with thinking goes back as it came, blank text and all.
+    if (Array.isArray(message.content) && !(message.role === 'assistant' && hasThinking(message.content))) {
       message.content.forEach((block, j) => {
-        if (block.type === 'text' && block.text.trim() === '') {
+        if (block.type === 'text' && isBlank(block.text)) {
           problems.push(`message ${i}: text block ${j} is ${block.text === '' ? 'empty' : 'only whitespace'}`);
         }
       });

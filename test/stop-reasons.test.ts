@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toolRunner } from 'tool-runner';
-import { historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
+import { historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
 
 describe('stop_reason table (SPEC §3)', () => {
@@ -58,6 +58,23 @@ describe('stop_reason table (SPEC §3)', () => {
     expect(wire(server.requests[1]!).messages).toEqual(baseParams.messages);
     expect(runner.params.messages).toEqual(baseParams.messages);
     runner.pushMessages({ role: 'user', content: 'Still there?' });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('a text block of whitespace only (which the API refuses in a request) is left out of the kept reply; a reply with thinking is kept as it came (its blocks must not change)', async () => {
+    const server = await mockServer([
+      { content: [text('\n\n'), toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+      { content: [thinking('Paris again'), text(' '), toolUse('get_weather', { location: 'Paris' }, 'toolu_2')] },
+      { content: [text('\n')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, thread: false, tools: [weatherTool()] });
+    const final = await runner;
+    expect(final.content).toEqual([{ type: 'text', text: '\n', citations: null }]);
+    const sent = wire(server.requests[2]!).messages;
+    expect(sent[1].content).toEqual([expect.objectContaining({ type: 'tool_use', id: 'toolu_1' })]);
+    expect(sent[3].content.map((block: { type: string }) => block.type)).toEqual(['thinking', 'text', 'tool_use']);
+    // The last reply, blank, is not kept: the history ends with the results it answered.
+    expect(runner.params.messages.at(-1)?.role).toBe('user');
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
