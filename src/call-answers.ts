@@ -113,7 +113,7 @@ export class CallAnswers {
     const started =
       uses.length === 1 && !sequences
         ? this.#startCall(uses[0]!, context).then((outcome) => [outcome])
-        : allCalls(uses.map((use) => (sequences ? this.#startInSequence(use, context, toolsets, sequences) : this.#startCall(use, context))));
+        : Promise.all(uses.map((use) => (sequences ? this.#startInSequence(use, context, toolsets, sequences) : this.#startCall(use, context))));
     const answer = started.then(
       (outcomes) => {
         const pending: HeldCall[] = [];
@@ -333,17 +333,6 @@ export class CallAnswers {
   toJSON(): ToolCallsJSON {
     return this.#callsNow().toJSON();
   }
-}
-
-/**
- * The outcomes of a reply's calls; when one fails (a hook, the approver), its error once the others
- * have ended too: none runs on past the run's end, and a retry does not run them again.
- */
-function allCalls<T>(started: Array<Promise<T>>): Promise<T[]> {
-  return Promise.all(started).catch(async (error: unknown) => {
-    await Promise.allSettled(started);
-    throw error;
-  });
 }
 
 const resultOf = (outcome: CallOutcome): BetaToolResultBlockParam => (outcome as { result: BetaToolResultBlockParam }).result;
