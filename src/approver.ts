@@ -59,7 +59,8 @@ function oneQuestionAtATime(approve: Approver): Approver {
       context.signal.throwIfAborted();
       return approve(call, context);
     });
-    queue = answeredOrAbandoned(asked, context.signal);
+    // The line opens once the question ahead is done and this one is answered or abandoned.
+    queue = queue.then(() => answeredOrAbandoned(asked, context.signal));
     return asked;
   };
 }

@@ -389,6 +389,33 @@ describe('agentTool: approvals inside a sub-agent', () => {
     }
   });
 
+  it("a sub-agent's question abandoned while it waits in the parent's line (its call timed out) does not let a later question be asked beside the one being asked", async () => {
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'gated' });
+    const later = tool({ name: 'later', inputSchema: z.object({}), needsApproval: async () => (await sleep(300), true), run: () => 'later' });
+    const inner = tool({ name: 'inner', inputSchema: z.object({}), needsApproval: true, run: () => 'inner' });
+    const helper = agentTool({ name: 'helper', description: 'Helps', timeoutMs: 150, params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }], tools: [inner] }) });
+    const server = await mockServer([
+      { content: [toolUse('gated', {}, 'toolu_g'), toolUse('helper', { task: 't' }, 'toolu_h'), toolUse('later', {}, 'toolu_l')] },
+      { content: [toolUse('inner', {}, 'toolu_in')] },
+      { content: [text('done')] },
+    ]);
+    const asking = new Set<string>();
+    let most = 0;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated, helper, later] }, {
+      approve: async (call) => {
+        asking.add(call.name);
+        most = Math.max(most, asking.size);
+        // A person takes a while with the first (and does not heed the signal).
+        await sleep(call.name === 'gated' ? 800 : 20);
+        asking.delete(call.name);
+        return { decision: 'allow' };
+      },
+    });
+    await runner.runUntilDone();
+    expect(most).toBe(1);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('deny on the parent reaches the sub-agent', async () => {
     const log: string[] = [];
     const { researcher } = researchTools(log);
