@@ -56,6 +56,17 @@ export function sameMessage(a: BetaMessageParam, b: BetaMessageParam): boolean {
   return a === b || (a.role === b.role && JSON.stringify(a.content) === JSON.stringify(b.content));
 }
 
+/**
+ * Whether `ours` is `held` as the history keeps a reply: `held` as the API sent it (an SDK thread's
+ * copy), blank text and all (`withoutBlankText`).
+ */
+export function sameKeptMessage(ours: BetaMessageParam, held: BetaMessageParam): boolean {
+  if (sameMessage(ours, held)) return true;
+  if (held.role !== 'assistant' || !Array.isArray(held.content)) return false;
+  const kept = withoutBlankText(held.content as BetaMessage['content']);
+  return kept !== held.content && sameMessage(ours, { role: held.role, content: kept });
+}
+
 /** An `is_error` tool result. */
 export function errorResult(toolUseId: string, content: ToolResultContent): BetaToolResultBlockParam {
   return { type: 'tool_result', tool_use_id: toolUseId, content, is_error: true };
@@ -121,7 +132,7 @@ export function keptReply(reply: BetaMessage): { kept: BetaMessageParam & { cont
  * API refuses in a request. A reply with thinking keeps every block as it came: the API refuses a
  * changed one.
  */
-function withoutBlankText(content: BetaMessage['content']): BetaMessage['content'] {
+export function withoutBlankText(content: BetaMessage['content']): BetaMessage['content'] {
   let blank = false;
   for (const block of content) {
     if (block.type === 'thinking' || block.type === 'redacted_thinking') return content;

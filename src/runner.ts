@@ -139,7 +139,11 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       const { kept, renamed } = keptReply(reply);
       // An empty reply (or one of blank text only) is not kept either: the API takes empty content only
       // in the last message, and a paused one goes back as the history was.
-      if (kept.content.length === 0) return nextStepFor(reply.stop_reason) === 'resume' ? 'resume' : this.#ends(reply, undefined);
+      if (kept.content.length === 0) {
+        // The server's thread holds the reply the history does not: the next request replays the history.
+        this.run.thread.restart();
+        return nextStepFor(reply.stop_reason) === 'resume' ? 'resume' : this.#ends(reply, undefined);
+      }
       for (const [id, text] of renamed) this.state.markNotRun(id, text);
       // The server's thread holds the reply with its repeated ids: the next request replays the history as kept.
       if (renamed.size > 0) this.run.thread.restart();

@@ -9,7 +9,7 @@ import { AnthropicError } from '@anthropic-ai/sdk';
 import type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnerParams } from './surface.js';
-import { sameMessage } from './history.js';
+import { sameKeptMessage } from './history.js';
 import type { BetaMessageParam } from './types.js';
 
 /** What the runner uses of a `BetaMessageThread` (its public methods; `_state` to replace a rewritten history). */
@@ -118,9 +118,12 @@ function stage(thread: MessageThreadLike, messages: BetaMessageParam[]): void {
   state.setMessages(messages);
 }
 
-/** Whether `messages` is `held` and then more (compared by value: the thread keeps its own copies). */
+/**
+ * Whether `messages` is `held` and then more (compared by value: the thread keeps its own copies, its
+ * replies as the API sent them, which the run keeps without blank text).
+ */
 function extendsHistory(messages: readonly BetaMessageParam[], held: readonly BetaMessageParam[]): boolean {
   if (messages.length < held.length) return false;
-  for (let i = 0; i < held.length; i++) if (!sameMessage(messages[i]!, held[i]!)) return false;
+  for (let i = 0; i < held.length; i++) if (!sameKeptMessage(messages[i]!, held[i]!)) return false;
   return true;
 }

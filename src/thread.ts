@@ -9,6 +9,7 @@ import { APIError } from '@anthropic-ai/sdk';
 import type { ClientLike } from './client.js';
 import type { LeveledLogger } from './log.js';
 import { withFields } from './copy.js';
+import { withoutBlankText } from './history.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
 
 export const MESSAGE_THREADS_BETA = 'message-threads-2026-08-12';
@@ -155,7 +156,8 @@ export class MessageThread {
       return;
     }
     const { held, sent, system, tools, model } = pending;
-    this.#anchor = { previousMessageId: reply.id, held: held + 1, sent, replyContent: reply.content, system, tools, model };
+    // The reply as the history keeps it (without blank text), to know it again in a history the caller set.
+    this.#anchor = { previousMessageId: reply.id, held: held + 1, sent, replyContent: withoutBlankText(reply.content), system, tools, model };
     this.#replays = true;
   }
 

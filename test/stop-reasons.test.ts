@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { toolRunner } from 'tool-runner';
+import { z } from 'zod';
+import { tool, toolRunner } from 'tool-runner';
 import { historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
 
@@ -76,6 +77,31 @@ describe('stop_reason table (SPEC §3)', () => {
     // The last reply, blank, is not kept: the history ends with the results it answered.
     expect(runner.params.messages.at(-1)?.role).toBe('user');
     expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('blank text left out of a reply does not break a thread: the run continues its own and an SDK thread; a reply of blank text only replays the history, so the next message is sent', async () => {
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `row ${n}` });
+    const steps = () => [
+      { content: [text('\n\n'), toolUse('lookup', { n: 1 }, 'toolu_1')] },
+      { content: [text('\n\n'), toolUse('lookup', { n: 2 }, 'toolu_2')] },
+      { content: [text('Rows 1 and 2.')] },
+    ];
+    const own = await mockServer(steps());
+    await toolRunner(own.client(), { ...baseParams, tools: [lookup] });
+    expect(own.requests.map((request) => wire(request).body.thread?.type)).toEqual(['create', 'continue', 'continue']);
+    const overSdk = await mockServer(steps());
+    const thread = overSdk.client().beta.messages.thread({ ...baseParams, tools: [lookup] });
+    await toolRunner(thread, {});
+    expect(overSdk.requests.map((request) => wire(request).body.thread?.type)).toEqual(['create', 'continue', 'continue']);
+    expect(overSdk.requests.map((request) => wire(request).body.messages.length)).toEqual([1, 1, 1]);
+
+    const repaired = await mockServer([{ content: [text('\n\n')] }, { content: [text('{"city":"Paris"}')] }]);
+    const runner = toolRunner(repaired.client(), baseParams, { output: z.object({ city: z.string() }) });
+    await runner;
+    expect(runner.output).toEqual({ city: 'Paris' });
+    const second = wire(repaired.requests[1]!);
+    expect(second.body.thread?.type).toBe('create');
+    expect(second.messages.at(-1).role).toBe('user');
   });
 
   it('with runToolsEagerly, a complete call of a reply then cut off by max_tokens ran: going on, the model is told it had started, not that it was not run', async () => {
