@@ -20,7 +20,7 @@ import { ToolChanges } from './tool-changes.js';
 import type { ToolSet } from './tool-set.js';
 import { ToolsetSequences, familyOf, runToolsetCall, toolsetsOf } from './toolsets.js';
 import { toolsetResultBlock } from './toolset-member.js';
-import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
+import type { BetaMessageParam, BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
 /** The calls a reply started while it streamed: their own abort, and their outcomes. */
 interface EagerStarts {
@@ -202,6 +202,16 @@ export class CallAnswers {
     const settled = this.settleEager();
     this.#eager = undefined;
     return settled;
+  }
+
+  /**
+   * The loop body took control of the reply: if `last` (the history's last message) does not make
+   * every call the reply started while it streamed, they are abandoned (`abandonEager`).
+   */
+  abandonEagerIfDropped(last: BetaMessageParam | undefined): Promise<void> | undefined {
+    if (!this.#eager) return undefined;
+    const made = new Set(toolUsesOf(last).map((use) => use.id));
+    return this.toolCalls.every((use) => made.has(use.id)) ? undefined : this.abandonEager();
   }
 
   /** The run stops on the reply (cut off by `max_tokens`, say): the calls it started end before the run does. */

@@ -152,6 +152,11 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       if (step === 'stop') return this.#ends(reply, kept);
       if (step !== 'run_tools') return step;
     }
+    if (turn.tookControl) {
+      // The calls the reply started while it streamed, if the history no longer makes them, stop (and count no more) first.
+      const dropped = this.answers.abandonEagerIfDropped(this.state.messages.at(-1));
+      if (dropped) await dropped;
+    }
     const answered = await this.answers.answerLastMessage(turn);
     if (answered === 'none' && !turn.tookControl) return this.#ends(turn.reply ?? (await turn.message), this.state.messages.at(-1));
     if (answered === 'pending') return 'pending';

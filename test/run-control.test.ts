@@ -165,6 +165,35 @@ describe('calls started while a reply streams (runToolsEagerly), of a reply that
   });
 });
 
+describe('calls started while a reply streams, of a reply the loop body replaces', () => {
+  it("do not count against the budget: the body's own call runs", async () => {
+    const ran: number[] = [];
+    const lookup = tool({
+      name: 'lookup',
+      inputSchema: z.object({ n: z.number() }),
+      run: async ({ n }, { signal }) => {
+        await new Promise((resolve) => {
+          const timer = setTimeout(resolve, 300);
+          signal.addEventListener('abort', () => (clearTimeout(timer), resolve(undefined)), { once: true });
+        });
+        if (!signal.aborted) ran.push(n);
+        return `row ${n}`;
+      },
+    });
+    const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], runToolsEagerly: true }, { budget: { maxToolCalls: 1 } });
+    let first = true;
+    for await (const _message of runner) {
+      if (!first) continue;
+      first = false;
+      // The body replaces the model's call with its own.
+      runner.pushMessages({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_mine', name: 'lookup', input: { n: 2 } }] });
+    }
+    expect(ran).toEqual([2]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+});
+
 describe('loopGuard', () => {
   it('a call deep-equal to maxRepeats earlier ones (key order aside) is not run and “repeats”; a second repeat stops the run', async () => {
     const log: unknown[] = [];
