@@ -467,4 +467,26 @@ describe('captured content in the GenAI conventions\' shape (captureContent)', (
     expect(call.attributes['gen_ai.tool.call.result']).toBeUndefined();
     expect(call.attributes['tool_runner.content.truncated']).toBe(true);
   });
+
+  it('within maxContentBytes whatever a list the request started with: a list left out at the end is not on the span; a call\'s arguments and result together', async () => {
+    const { exporter, tracer } = tracing();
+    const limit = 1000;
+    const bytes = (value: unknown) => (value === undefined ? 0 : new TextEncoder().encode(String(value)).length);
+    const server = await mockServer([{ content: [text('R'.repeat(600))] }]);
+    await toolRunner(server.client(), { ...baseParams, system: 'S'.repeat(300), messages: [{ role: 'user', content: 'U'.repeat(300) }] }, {
+      onEvent: openTelemetry({ tracer, captureContent: true, maxContentBytes: limit }),
+    });
+    const chat = exporter.getFinishedSpans().find((span) => span.name.startsWith('chat '))!;
+    const keys = ['gen_ai.system_instructions', 'gen_ai.input.messages', 'gen_ai.output.messages'];
+    expect(keys.reduce((sum, key) => sum + bytes(chat.attributes[key]), 0)).toBeLessThanOrEqual(limit);
+    expect(chat.attributes['gen_ai.system_instructions']).toBeUndefined();
+    exporter.reset();
+    const echo = tool({ name: 'echo', inputSchema: z.object({ s: z.string() }), run: ({ s }) => s });
+    const echoing = await mockServer([{ content: [toolUse('echo', { s: 'a'.repeat(700) }, 'toolu_e')] }, { content: [text('ok')] }]);
+    await toolRunner(echoing.client(), { ...baseParams, tools: [echo] }, { onEvent: openTelemetry({ tracer, captureContent: true, maxContentBytes: limit }) });
+    const call = exporter.getFinishedSpans().find((span) => span.name === 'execute_tool echo')!;
+    expect(JSON.parse(String(call.attributes['gen_ai.tool.call.arguments']))).toEqual({ s: 'a'.repeat(700) });
+    expect(call.attributes['gen_ai.tool.call.result']).toBeUndefined();
+    expect(call.attributes['tool_runner.content.truncated']).toBe(true);
+  });
 });

@@ -117,11 +117,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
           parent(event.runner),
         );
         requests.set(key(event.runner, event.requestId), span);
-        if (capture) {
-          const content = requestContent(body);
-          contents.set(key(event.runner, event.requestId), content);
-          setContent(span, fitContent(content, limit));
-        }
+        // Set on the span when the request ends, beside the reply, within the limit (an attribute set can't be taken back).
+        if (capture) contents.set(key(event.runner, event.requestId), requestContent(body));
         break;
       }
       case 'request.end': {
@@ -144,9 +141,9 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
             ...(usage.cache_read_input_tokens != null && { 'gen_ai.usage.cache_read.input_tokens': usage.cache_read_input_tokens }),
             ...(usage.cache_creation_input_tokens != null && { 'gen_ai.usage.cache_creation.input_tokens': usage.cache_creation_input_tokens }),
           });
-          // The reply within the limit beside the request's content (which loses its oldest parts first).
-          if (content) setContent(span, fitContent([...content, replyContent(message)], limit));
         }
+        // The reply within the limit beside the request's content (which loses its oldest parts first).
+        if (content) setContent(span, fitContent(message ? [...content, replyContent(message)] : content, limit));
         // A fallback answered (or failed last): which entry; the model that answered is `gen_ai.response.model`.
         if (event.fallback !== undefined) span.setAttribute('tool_runner.request.fallback', event.fallback);
         if (event.error !== undefined) failed(span, event.error);
@@ -168,7 +165,6 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
           },
           parent(event.runner),
         );
-        if (capture) setCapped(span, 'gen_ai.tool.call.arguments', JSON.stringify(event.call.input), limit);
         tools.set(key(event.runner, event.call.id), span);
         break;
       }
@@ -179,7 +175,11 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         tools.delete(id);
         const result = event.result;
         if (event.pending) span.setAttribute('tool_runner.tool.pending_approval', true);
-        if (result && capture) setCapped(span, 'gen_ai.tool.call.result', JSON.stringify(result.content ?? ''), limit);
+        if (capture) {
+          // The arguments as the model sent them, and the result, within the limit together.
+          const used = setCapped(span, 'gen_ai.tool.call.arguments', JSON.stringify(event.call.toolUse.input), limit);
+          if (result) setCapped(span, 'gen_ai.tool.call.result', JSON.stringify(result.content ?? ''), limit - used);
+        }
         if (event.error !== undefined) failed(span, event.error);
         // Cut short by an abort or a `break`: a cancellation, with no error status.
         else if (result?.is_error && !event.cancelled) {
@@ -209,11 +209,16 @@ function setContent(span: Span, content: { attributes: Record<string, string>; t
   if (content.truncated) span.setAttribute('tool_runner.content.truncated', true);
 }
 
-/** A tool span's arguments or result, left out whole when over the limit. */
-function setCapped(span: Span, name: string, json: string | undefined, limit: number): void {
-  if (json === undefined) return;
-  if (3 * json.length <= limit || utf8Length(json) <= limit) span.setAttribute(name, json);
-  else span.setAttribute('tool_runner.content.truncated', true);
+/** A tool span's arguments or result, left out whole when over the limit; the bytes it took. */
+function setCapped(span: Span, name: string, json: string | undefined, limit: number): number {
+  if (json === undefined) return 0;
+  const bytes = utf8Length(json);
+  if (bytes <= limit) {
+    span.setAttribute(name, json);
+    return bytes;
+  }
+  span.setAttribute('tool_runner.content.truncated', true);
+  return 0;
 }
 
 /** The error status of a failed operation; an abort (the runner's own `break`, the run's signal) is a cancellation, with none. */
