@@ -274,6 +274,24 @@ describe('what the page is fed and the recorded file', () => {
     expect(forwarded.length).toBeLessThan(10);
   });
 
+  it('two runs streaming at once: each one\'s text is joined while unsent, though the other\'s pieces come between', async () => {
+    const file = join(dir, 'two-runs-text.jsonl');
+    const long = 'word '.repeat(300);
+    const inspect = await start({ record: file });
+    const servers = await Promise.all([1, 2].map(() => mockServer({ steps: [{ content: [text(long)], chunkSize: 4, eventDelayMs: 1 }] })));
+    await Promise.all(servers.map((server) => toolRunner(server.client(), { ...baseParams, stream: true }, { onEvent: inspect.onEvent }).runUntilDone()));
+    await inspect.close();
+    const texts = ofType(lines(file), 'request.text');
+    const runs = [...new Set(texts.map((record) => record.run))];
+    expect(runs).toHaveLength(2);
+    for (const run of runs) {
+      const own = texts.filter((record) => record.run === run);
+      expect(own.map((record) => record.text).join('')).toBe(long);
+      // About one record per batch (a batch waits 50 ms), not one per piece (300 of them).
+      expect(own.length).toBeLessThan(30);
+    }
+  });
+
   it('bad options fail clearly', async () => {
     await expect(inspector({ port: -1 })).rejects.toThrow(/port must be an integer from 0 to 65535/);
     await expect(inspector({ prot: 80 } as never)).rejects.toThrow(/unknown option 'prot'; the options are port, host, record/);

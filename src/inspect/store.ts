@@ -101,7 +101,9 @@ export class RecordStore {
     for (let i = this.#items.length - 1; i >= stop; i--) {
       // Unsent records are objects still (a record becomes its line only once sent).
       const last = this.#items[i] as AnyRecord;
-      if ((last.type !== 'request.text' && last.type !== 'agent.text') || last.run !== record.run) return false;
+      if (last.type !== 'request.text' && last.type !== 'agent.text') return false;
+      // Another run's text (two runs stream at once): looked past.
+      if (last.run !== record.run) continue;
       if (last.type !== record.type || !sameList(last.path, record.path) || !sameList(last.callPath, record.callPath)) continue;
       // The same lane's previous request: the text of this one starts a record of its own.
       if ((last as { requestId?: unknown }).requestId !== (record as { requestId?: unknown }).requestId) return false;
