@@ -62,7 +62,7 @@ export class AgentPending extends Error {
 
   /** By its brand, not `instanceof`: the thrower may be the other build's copy of this module (see above). */
   static is(value: unknown): value is AgentPending {
-    return typeof value === 'object' && value !== null && (value as { [PENDING_BRAND]?: unknown })[PENDING_BRAND] === true;
+    return hasBrand(value, PENDING_BRAND);
   }
 }
 
@@ -82,6 +82,11 @@ export class LentFailed extends Error {
 
   /** By its brand, not `instanceof`: the thrower may be the other build's copy of this module (see above). */
   static is(value: unknown): value is LentFailed {
-    return typeof value === 'object' && value !== null && (value as { [LENT_FAILED_BRAND]?: unknown })[LENT_FAILED_BRAND] === true;
+    return hasBrand(value, LENT_FAILED_BRAND);
   }
+}
+
+/** Whether `value` carries `brand` (set by a class of this module, in either build's copy). */
+function hasBrand(value: unknown, brand: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
 }
