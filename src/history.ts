@@ -135,7 +135,7 @@ export function keptReply(reply: BetaMessage): { kept: BetaMessageParam & { cont
 export function withoutBlankText(content: BetaMessage['content']): BetaMessage['content'] {
   let blank = false;
   for (const block of content) {
-    if (block.type === 'thinking' || block.type === 'redacted_thinking') return content;
+    if (isThinking(block)) return content;
     if (block.type === 'text' && isBlank(block.text)) blank = true;
   }
   return blank ? content.filter((block) => !(block.type === 'text' && isBlank(block.text))) : content;
@@ -145,9 +145,9 @@ function isBlank(text: string): boolean {
   return !/\S/.test(text);
 }
 
-/** Whether a message holds thinking (its blocks go back as they came). */
-function hasThinking(content: readonly { type: string }[]): boolean {
-  return content.some((block) => block.type === 'thinking' || block.type === 'redacted_thinking');
+/** A thinking block: a message that holds one goes back as it came. */
+function isThinking(block: { type: string }): boolean {
+  return block.type === 'thinking' || block.type === 'redacted_thinking';
 }
 
 /**
@@ -211,7 +211,7 @@ export function historyProblems(messages: readonly BetaMessageParam[]): string[]
       if (!(i === messages.length - 1 && message.role === 'assistant')) problems.push(`message ${i} has empty content`);
     }
     // An assistant message with thinking goes back as it came, blank text and all.
-    if (Array.isArray(message.content) && !(message.role === 'assistant' && hasThinking(message.content))) {
+    if (Array.isArray(message.content) && !(message.role === 'assistant' && message.content.some(isThinking))) {
       message.content.forEach((block, j) => {
         if (block.type === 'text' && isBlank(block.text)) {
           problems.push(`message ${i}: text block ${j} is ${block.text === '' ? 'empty' : 'only whitespace'}`);
