@@ -23,6 +23,13 @@ import type { ToolChanges } from './tool-changes.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam } from './types.js';
 import { addUsage } from './usage.js';
 
+/** The stop reasons of a summary that is no finished one, and what the warning says of each. */
+const UNFINISHED_SUMMARIES: Readonly<Record<string, (body: Record<string, unknown>) => string>> = {
+  max_tokens: (body) => `was cut off at max_tokens (${String(body['max_tokens'])})`,
+  model_context_window_exceeded: () => "was cut off at the model's context window",
+  refusal: () => 'was answered with a refusal (the model refused)',
+};
+
 export class Compactions {
   readonly #run: RunContext;
   readonly #requests: Requests;
@@ -143,10 +150,11 @@ export class Compactions {
     const body = summaryRequestBody(state.apiParams, messages, control, state.tools.definitions);
     const summaryReply = await this.#requests.summary(body);
     state.usage = addUsage(state.usage, summaryReply.usage);
-    const summary = summaryReply.stop_reason === 'max_tokens' ? undefined : summaryText(summaryReply.content);
+    const unfinished = UNFINISHED_SUMMARIES[summaryReply.stop_reason ?? ''];
+    const summary = unfinished ? undefined : summaryText(summaryReply.content);
     if (!summary) {
-      // A summary cut off mid-way would lose what it had not written yet.
-      const why = summaryReply.stop_reason === 'max_tokens' ? `was cut off at max_tokens (${String(body['max_tokens'])})` : 'returned no text';
+      // A summary cut off mid-way (or refused) would lose what it had not written.
+      const why = unfinished ? unfinished(body) : 'returned no text';
       logger.warn(`Compaction: the summary request ${why}; the conversation is kept as it is, and compacting past the threshold is off for the rest of this run`);
       this.#trigger.giveUp();
       return false;

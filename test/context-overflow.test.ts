@@ -220,6 +220,26 @@ describe('a compaction whose summary request fails or is cut off', () => {
       { level: 'warn', message: expect.stringMatching(/^Compaction: the summary request was cut off at max_tokens \(\d+\); the conversation is kept as it is, and compacting past the threshold is off/) },
     ]);
   });
+
+  it('refused, or cut off at the context window: not adopted either; the history stays whole, with one warning saying why', async () => {
+    for (const [stop, why] of [
+      ['refusal', /the model refused/],
+      ['model_context_window_exceeded', /was cut off at the model's context window/],
+    ] as const) {
+      const server = await mockServer([
+        longTurn,
+        { content: [text("I'm sorry, I can't help with that.")], stop_reason: stop },
+        { content: [text('It is about Jack.')] },
+      ]);
+      const { runner, lines } = compacting(server);
+      await runner;
+      expect(wire(server.requests[2]!).messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
+      expect(JSON.stringify(runner.params.messages)).not.toContain("I'm sorry");
+      const warnings = lines.filter((line) => line.message.startsWith('Compaction:'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.message).toMatch(why);
+    }
+  });
 });
 
 /** The input tokens of the reply to request `requestId`, as its request.end event carried it. */
