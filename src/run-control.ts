@@ -205,7 +205,15 @@ export class RunControl {
   async settle(reply: BetaMessage, kept: BetaMessageParam | undefined): Promise<'stop' | 'repair'> {
     const output = this.#output;
     if (!output) return 'stop';
-    const repair = await output.settle(reply, kept, this.#final === undefined && this.#limitReached() === undefined);
+    let repair: BetaMessageParam | undefined;
+    try {
+      repair = await output.settle(reply, kept, this.#final === undefined && this.#limitReached() === undefined);
+    } catch (error) {
+      // The answer asked for at a limit is no valid output (an OutputError): iterating again sends the
+      // repair, as after any reply, instead of stopping at once on the limit.
+      this.#final = undefined;
+      throw error;
+    }
     if (!repair) return 'stop';
     this.#logger.info('Run control: the final reply is not valid output; asking the model to repair it');
     this.#state.messages.push(repair);

@@ -5,7 +5,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type StoppedBy, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { OutputError, type StoppedBy, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, weatherTool, wire } from './helpers.js';
 
@@ -304,6 +304,28 @@ describe("onLimit: 'answer'", () => {
     expect(server.requests).toHaveLength(2);
     expect(runner.stoppedBy).toBe('max_iterations');
     expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+});
+
+describe("onLimit: 'answer' with options.output", () => {
+  it('an answer at the limit that is no valid output: an OutputError, and iterating again sends the repair (it stopped at once on the limit)', async () => {
+    for (const raise of [true, false]) {
+      const server = await mockServer([
+        { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+        { content: [text('{"a":"bad"}')] },
+        { content: [text('{"a":2}')] },
+      ]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()], max_iterations: 1 }, { output: z.object({ a: z.number() }), onLimit: 'answer' });
+      await expect(runner.runUntilDone()).rejects.toThrow(OutputError);
+      if (raise) runner.setMessagesParams((params) => ({ ...params, max_iterations: 10 }));
+      await runner.runUntilDone();
+      expect(runner.output).toEqual({ a: 2 });
+      expect(server.requests).toHaveLength(3);
+      // The repair went out: the last request ends with the issues.
+      expect(JSON.stringify(wire(server.requests[2]!).messages.at(-1))).toMatch(/not valid|invalid|schema/i);
+      expect(runner.stoppedBy).toBe(raise ? 'model' : 'max_iterations');
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
   });
 });
 
