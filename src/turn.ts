@@ -49,6 +49,9 @@ export interface Turn {
   fallback: number | undefined;
 }
 
+/** A turn's `requestId` while none of its requests is in flight (between an overflow and its request sent again). */
+const NO_REQUEST = 0;
+
 /** A request in flight: its number in the events, and the fallback entry it went to last. */
 type Sent = Pick<Turn, 'requestId' | 'fallback'>;
 
@@ -218,7 +221,7 @@ export class Requests {
       run.thread.failed();
       const complete = turn.stream !== undefined && turn.stream.receivedMessages.length > 0;
       const error = ReplyError.from(ContextOverflowError.from(failure), streaming === true, complete);
-      run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
+      if (turn.requestId !== NO_REQUEST) run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
       throw error;
     };
     turn.message = Promise.resolve(message.then(replied, failed));
@@ -255,9 +258,12 @@ export class Requests {
    */
   async #sendAgain<T>(turn: Turn, request: ThreadRequest, overflowed: unknown, send: (body: Record<string, unknown>) => PromiseLike<T>): Promise<T> {
     const run = this.#run;
+    // The rejected request ended: told before the compaction's own request starts.
+    run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error: ContextOverflowError.from(overflowed), fallback: turn.fallback });
+    // No request of this turn is in flight until the next starts (ids start at 1): a failure now is not told twice.
+    turn.requestId = NO_REQUEST;
     try {
       if (!(await this.#recover(contextOverflow(overflowed)!))) throw overflowed;
-      run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error: ContextOverflowError.from(overflowed), fallback: turn.fallback });
       request.appendsOnly = run.state.prepareHistory();
       const body = this.#body(undefined);
       await callHook(run.options.hooks, 'onRequest', body);

@@ -114,6 +114,9 @@ describe('a prompt too long for the context window', () => {
       [4, 'turn'],
     ]);
     expect(events.find((event) => event.type === 'request.end' && event.requestId === 2)).toMatchObject({ error: expect.any(ContextOverflowError) });
+    // The rejected request ends before the summary's starts, each request ends once.
+    const requestEvents = events.filter((event) => event.type === 'request.start' || event.type === 'request.end').map((event) => `${event.type === 'request.start' ? 'start' : 'end'} ${(event as { requestId: number }).requestId}`);
+    expect(requestEvents).toEqual(['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3', 'start 4', 'end 4']);
     expect(lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/^Context overflow \(the prompt is too long: \d+ tokens > 2000\); compacting 3 messages at once/) });
   });
 
