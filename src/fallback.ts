@@ -35,9 +35,26 @@ const FALLBACK_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504,
 /** The API's error types of the same failures, as an SSE `error` event names them (it has no status). */
 const FALLBACK_TYPES: ReadonlySet<string> = new Set(['rate_limit_error', 'api_error', 'overloaded_error', 'timeout_error']);
 
-/** Whether a failed request goes on to the next entry: an overload, a server or a connection error; never an abort. */
+/**
+ * Marks an error of a stream that failed after its first event, read whole elsewhere (a durable
+ * run's step): it does not fall back, as a stream the caller reads does not past its first event.
+ * A registered symbol, so that every copy of the runner (the CommonJS build bundles each entry) reads it.
+ */
+const AFTER_FIRST_EVENT = Symbol.for('tool-runner.failedAfterFirstEvent.v1');
+
+export function failedAfterFirstEvent<E extends object>(error: E): E {
+  Object.defineProperty(error, AFTER_FIRST_EVENT, { value: true });
+  return error;
+}
+
+export function isFailedAfterFirstEvent(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && AFTER_FIRST_EVENT in error;
+}
+
+/** Whether a failed request goes on to the next entry: an overload, a server or a connection error; never an abort, nor a stream past its first event. */
 export function fallsBack(error: unknown): boolean {
   if (error instanceof APIUserAbortError) return false;
+  if (isFailedAfterFirstEvent(error)) return false;
   if (error instanceof APIConnectionError) return true;
   if (!(error instanceof APIError)) return false;
   return error.status === undefined ? FALLBACK_TYPES.has(String(error.type)) : FALLBACK_STATUSES.has(error.status);
@@ -155,7 +172,16 @@ export async function withFirstEvent(opened: OpenedStream): Promise<OpenedStream
   return { response: opened.response, data: Object.assign(replay(first.value), { controller: data.controller }) };
 }
 
-function labelOf(index: number, client: ClientLike | undefined, model: unknown): string {
+/** The client an entry's logs name, when its client wraps another (a durable run's step client). */
+const NAMED_AS = Symbol.for('tool-runner.fallbackNamedAs.v1');
+
+/** `client`, named in the logs as the entry's own `named` (`undefined`: the entry gave none). */
+export function namedAs<C extends ClientLike>(client: C, named: ClientLike | undefined): C {
+  return Object.defineProperty(client, NAMED_AS, { value: named });
+}
+
+function labelOf(index: number, given: ClientLike | undefined, model: unknown): string {
+  const client = given && NAMED_AS in given ? (given as { [NAMED_AS]: ClientLike | undefined })[NAMED_AS] : given;
   const parts: string[] = [];
   // The SDK's client classes by name (`AnthropicBedrock`, ...); a bundler's renamed copy (`Anthropic2`, `e`) is no name to show.
   const named = client?.constructor?.name;

@@ -254,6 +254,33 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(result.usage.input_tokens).toBeGreaterThan(0);
   });
 
+  for (const broken of ['an SSE error event', 'a dropped connection'] as const) it(`a streamed durable run whose stream fails after its first event does not fall back, as a run without durability does not (${broken})`, async () => {
+    const partial = { content: [text('The primary began to answer')] };
+    const failure: ScriptedReply = broken === 'an SSE error event' ? { ...partial, error: { status: 529, type: 'overloaded_error', afterEvents: 3 } } : { ...partial, disconnectAfterEvents: 3 };
+    const primary = await mockServer([failure]);
+    const fallback = await mockServer([{ content: [text('The fallback answered')] }]);
+    const id = `stream-broken-${randomUUID()}`;
+    const failed = printed(worker('start', id, primary.url, { FALLBACK_URL: fallback.url, STREAM: '1' }));
+    await expect(failed).rejects.toThrow(broken === 'an SSE error event' ? /overloaded_error/ : /reply could not be read|stream broke|terminated|Connection error/);
+    expect(primary.requests).toHaveLength(1);
+    expect(fallback.requests).toHaveLength(0);
+  });
+
+  it('a fallback entry without a client of its own is a step named for its entry: model request (fallback N)', async () => {
+    const primary = await mockServer([{ error: { status: 529 } }, { content: [text('From the second fallback.')] }]);
+    const fallback = await mockServer([{ error: { status: 503 } }]);
+    const id = `fallback-model-${randomUUID()}`;
+    const { stdout, stderr } = await printed(worker('start', id, primary.url, { FALLBACK_URL: fallback.url, FALLBACK_MODEL: 'claude-fallback-2', CLIENT_LOG_LEVEL: 'warn' }));
+    const result = resultIn(stdout);
+    // The run logs at its client's level; the logs name each entry as the user gave it, through its step.
+    expect(stderr).toMatch(/sending it to fallback 0 \(Anthropic client, model 'claude-fallback-1'\)/);
+    expect(stderr).toMatch(/failed on fallback 0 \(Anthropic client, model 'claude-fallback-1'\).*sending it to fallback 1 \(model 'claude-fallback-2'\)/);
+    expect(result.message.content).toEqual([{ type: 'text', text: 'From the second fallback.', citations: null }]);
+    expect(wire(primary.requests[1]!).body.model).toBe('claude-fallback-2');
+    const steps = ((await dbos.listWorkflowSteps(id)) ?? []).map((step) => step.name);
+    expect(steps.filter((step) => step.startsWith('model request'))).toEqual(['model request', 'model request (fallback 0)', 'model request (fallback 1)']);
+  });
+
   it('a tool that throws: onToolError sees what it threw, and after a recovery an Error of the same name and message, never a ToolError', async () => {
     const server = await mockServer([
       { content: [toolUse('lookup', { order: '42' }, 'toolu_look')] },

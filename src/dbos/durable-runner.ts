@@ -6,6 +6,7 @@
 import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
 import type { ApprovalDecision, TimedOutDecision } from '../approval.js';
 import type { ClientLike } from '../client.js';
+import { namedAs } from '../fallback.js';
 import type { ToolRunnerOptions } from '../options.js';
 import type { StoppedBy } from '../stop-reason.js';
 import type { RunnerParams, ToolEntry } from '../surface.js';
@@ -124,7 +125,8 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
     const { stream, ...rest } = params;
     const text = stream === true ? new LiveText() : undefined;
     // A fallback's client is a step client too: the fallback that answered is recorded like any request.
-    const fallback = options.fallback?.map((entry, i) => (entry.client ? { ...entry, client: stepClient(entry.client, stream === true, `model request (fallback ${i})`, text) } : entry));
+    // An entry without a client sends through the run's, in a step named for its entry all the same.
+    const fallback = options.fallback?.map((entry, i) => ({ ...entry, client: namedAs(stepClient(entry.client ?? runClient, stream === true, `model request (fallback ${i})`, text), entry.client) }));
     return new DurableRun(stepClient(runClient, stream === true, 'model request', text), { ...rest, tools }, fallback ? { ...options, fallback } : options, text);
   };
 

@@ -7,6 +7,7 @@ import { DBOS } from '@dbos-inc/dbos-sdk';
 import { AGENT_DURABLE, type AgentSteps } from '../agent-link.js';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
 import { stoppedText } from '../execute.js';
+import { failedAfterFirstEvent, isFailedAfterFirstEvent } from '../fallback.js';
 import { runWithGuards } from '../guards.js';
 import type { AnyTool, RunnableTool } from '../surface.js';
 import { isRunnableTool } from '../tool.js';
@@ -35,7 +36,10 @@ export function stepClient(client: ClientLike, stream: boolean, name = 'model re
   const streamed = (body: unknown, options: unknown): Promise<unknown> => {
     const reply = api.stream(body, options);
     if (text?.listening) reply.on('text', text.piece);
-    return reply.finalMessage().then(asData);
+    let started = false;
+    reply.on('streamEvent', () => (started = true));
+    // Past its first event a stream's failure does not fall back (its text may have been shown), as in a run without durability.
+    return reply.finalMessage().then(asData, (error: unknown) => Promise.reject(started && typeof error === 'object' && error !== null ? failedAfterFirstEvent(error) : error));
   };
   const request = (body: unknown, options: unknown): Promise<unknown> => (stream ? streamed(body, options) : Promise.resolve(api.create(body, options)));
   const steps: MessagesApi = {
@@ -59,7 +63,9 @@ export function stepClient(client: ClientLike, stream: boolean, name = 'model re
       throw new Error('tool-runner/dbos: a durable run streams inside its model request steps');
     },
   };
-  return { beta: { messages: steps } };
+  // The run logs as the client would (its `logger` and `logLevel`, which the SDK reads from ANTHROPIC_LOG).
+  const { logger, logLevel } = client as { logger?: unknown; logLevel?: unknown };
+  return Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel });
 }
 
 /** What a model request step records: the reply, or how the request failed. */
@@ -74,6 +80,8 @@ interface RecordedFailure {
   timeout: boolean;
   /** An SSE `error` event (no status): its error type, which decides whether the run falls back. */
   type?: string | null | undefined;
+  /** The stream failed after its first event: the run does not fall back (a replay decides the same). */
+  afterFirstEvent?: true;
 }
 
 function failureOf(error: unknown): RecordedFailure | undefined {
@@ -86,10 +94,16 @@ function failureOf(error: unknown): RecordedFailure | undefined {
     headers: error.headers ? Object.fromEntries(error.headers) : undefined,
     timeout: error instanceof APIConnectionTimeoutError,
     ...(event && { type: error.type ?? null }),
+    ...(isFailedAfterFirstEvent(error) && { afterFirstEvent: true }),
   };
 }
 
 function errorOf(failed: RecordedFailure): APIError {
+  const error = typedErrorOf(failed);
+  return failed.afterFirstEvent ? failedAfterFirstEvent(error) : error;
+}
+
+function typedErrorOf(failed: RecordedFailure): APIError {
   if (failed.type !== undefined) return new APIError(undefined, failed.body ?? undefined, failed.message, new Headers(failed.headers ?? {}), failed.type as never);
   if (failed.status === undefined) return failed.timeout ? new APIConnectionTimeoutError({ message: failed.message }) : new APIConnectionError({ message: failed.message });
   return APIError.generate(failed.status, failed.body ?? undefined, failed.message, new Headers(failed.headers ?? {}));
