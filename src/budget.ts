@@ -45,6 +45,10 @@ export class RunBudget {
     return max !== undefined && tokensOf(usage) >= max;
   }
 
+  tokensReachedText(usage: Usage): string {
+    return `budget.maxTokens reached: ${tokensOf(usage)} of ${this.#budget.maxTokens} tokens`;
+  }
+
   /** The text of a not-run result for the tokens: the run reached `maxTokens`. */
   tokensText(name: string, usage: Usage): string {
     return `Error: the call to '${name}' was not run: the run reached its limit of ${this.#budget.maxTokens} tokens (budget.maxTokens; ${tokensOf(usage)} used). Answer with what you have.`;

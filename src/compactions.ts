@@ -133,6 +133,11 @@ export class Compactions {
     const { state, logger } = this.#run;
     const control = state.settings.compactionControl;
     if (!control?.enabled || !canCompact(state.messages)) return false;
+    const reached = this.#run.control.tokensReached();
+    if (reached) {
+      logger.warn(`Context overflow (the prompt is too long), not compacted: ${reached}`);
+      return false;
+    }
     const numbers = overflow.tokens === undefined ? '' : `: ${overflow.tokens} tokens > ${overflow.limit}`;
     logger.warn(`Context overflow (the prompt is too long${numbers}); compacting ${state.messages.length} messages at once and sending the request again`);
     return this.#compact(control, fitForSummary(state.messages, overflow, this.#otherChars()), 0);

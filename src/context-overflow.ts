@@ -50,13 +50,14 @@ export class ContextOverflowError extends BadRequestError implements Overflow {
   /** The model's maximum. */
   readonly limit: number | undefined;
 
-  constructor(rejection: APIError, overflow: Overflow) {
+  /** `instead`: what the message says in place of the advice to shorten the history. */
+  constructor(rejection: APIError, overflow: Overflow, instead?: string) {
     super(400, rejection.error, rejection.message, rejection.headers ?? new Headers());
     this.name = 'ContextOverflowError';
     this.cause = rejection;
     this.tokens = overflow.tokens;
     this.limit = overflow.limit;
-    this.message = `${rejection.message}. Nothing was appended: shorten the history (runner.setMessagesParams), or turn compactionControl on if it is off, then iterate again.`;
+    this.message = `${rejection.message}. ${instead ?? 'Nothing was appended: shorten the history (runner.setMessagesParams), or turn compactionControl on if it is off, then iterate again.'}`;
   }
 
   /** `error` as a ContextOverflowError when it reports an overflow, else `error` itself. (`this`: see ReplyError.from.) */

@@ -192,6 +192,12 @@ export class RunControl {
     return this.#budget?.tokensReached(this.#state.usage) ? 'budget' : undefined;
   }
 
+  /** `budget.maxTokens` reached, in words (`budget.maxTokens reached: 5015 of 1000 tokens`); else `undefined`. */
+  tokensReached(): string | undefined {
+    const budget = this.#budget;
+    return budget?.tokensReached(this.#state.usage) ? budget.tokensReachedText(this.#state.usage) : undefined;
+  }
+
   /** Whether a compaction summary may be asked for now (no stop coming, tokens left). */
   maySummarise(): boolean {
     return this.#pending === undefined && this.#final === undefined && !this.#budget?.tokensReached(this.#state.usage);

@@ -4,6 +4,7 @@
  * through the same hooks, events and request options — and the same fallbacks (fallback.ts). A turn
  * rejected as too long is sent again after compacting (context-overflow.ts, docs/fallbacks.md).
  */
+import type { APIError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { HeldCall } from './snapshot.js';
 import { type OpenedStream, type RequestOptions, messagesApi } from './client.js';
@@ -263,7 +264,11 @@ export class Requests {
     // No request of this turn is in flight until the next starts (ids start at 1): a failure now is not told twice.
     turn.requestId = NO_REQUEST;
     try {
-      if (!(await this.#recover(contextOverflow(overflowed)!))) throw overflowed;
+      const overflow = contextOverflow(overflowed)!;
+      if (!(await this.#recover(overflow))) throw overflowed;
+      // The summary's tokens count: past `budget.maxTokens` no request goes, this one's either.
+      const reached = run.control.tokensReached();
+      if (reached) throw new ContextOverflowError((overflowed instanceof ContextOverflowError ? overflowed.cause : overflowed) as APIError, overflow, `The history was compacted, but the request was not sent again (${reached}). Iterate again to stop the run with 'budget', or raise the budget to go on.`);
       request.appendsOnly = run.state.prepareHistory();
       const body = this.#body(undefined);
       await callHook(run.options.hooks, 'onRequest', body);

@@ -133,6 +133,43 @@ describe('a prompt too long for the context window', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('budget.maxTokens: a summary that reaches it is not followed by the request sent again; iterating again stops the run with budget', async () => {
+    const server = await mockServer({
+      steps: [
+        { content: [toolUse('read_file', { path: 'a.txt' })], usage: { input_tokens: 10, output_tokens: 5 } },
+        { content: [text('<summary>Read a.txt.</summary>')], usage: { input_tokens: 1_500, output_tokens: 10 } },
+      ],
+      contextWindow: WINDOW,
+    });
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [readFile], compactionControl: { enabled: true } }, { budget: { maxTokens: 1_000 } });
+    const failure = await runner.runUntilDone().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ContextOverflowError);
+    expect((failure as Error).message).toMatch(/The history was compacted, but the request was not sent again \(budget\.maxTokens reached: 1525 of 1000 tokens\)/);
+    // The turn, the rejected request, the summary; nothing after it.
+    expect(server.requests).toHaveLength(3);
+    expect(runner.params.messages).toHaveLength(1);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    const last = await runner;
+    expect(runner.stoppedBy).toBe('budget');
+    expect(last.content[0]).toMatchObject({ type: 'tool_use', name: 'read_file' });
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it("budget.maxTokens already reached (onLimit: 'answer'): an overflow of the answer's request is not compacted", async () => {
+    const write = tool({ name: 'write_file', description: 'Writes a file', inputSchema: z.object({ text: z.string() }), run: () => 'written' });
+    const server = await mockServer({
+      steps: [{ content: [toolUse('write_file', { text: 'Jack is a dull boy. '.repeat(600) })], usage: { input_tokens: 1_200, output_tokens: 300 } }],
+      contextWindow: WINDOW,
+    });
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ maxRetries: 0, logger, logLevel: 'warn' }), { ...baseParams, tools: [write], compactionControl: { enabled: true } }, { budget: { maxTokens: 1_000 }, onLimit: 'answer' });
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(ContextOverflowError);
+    // The reply, the answer's request rejected as too long; no summary asked for past the budget.
+    expect(server.requests).toHaveLength(2);
+    expect(wire(server.requests[1]!).body.tool_choice).toEqual({ type: 'none' });
+    expect(lines).toContainEqual({ level: 'warn', message: 'Context overflow (the prompt is too long), not compacted: budget.maxTokens reached: 1500 of 1000 tokens' });
+  });
+
   it('a disabled compactionControl counts as absent; a history of one message cannot be compacted', async () => {
     const server = await mockServer({ steps: [{ content: [toolUse('read_file', { path: 'a.txt' })] }], contextWindow: WINDOW });
     const disabled = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [readFile], compactionControl: { enabled: false } });
