@@ -38,6 +38,8 @@ export class Compactions {
   readonly #trigger: CompactionTrigger;
   /** A server-side compaction scheduled with compactBeforeNextTurn(), or sent and not yet adopted. */
   #server: { status: 'scheduled'; config: BetaCompactionConfig } | { status: 'in_flight'; config: BetaCompactionConfig; lastMessage: BetaMessage | undefined } | undefined;
+  /** The last reply's calls wait for approval: once they are answered, its usage decides whether to compact. */
+  #owed: boolean;
 
   constructor(run: RunContext, requests: Requests, toolChanges: ToolChanges, snapshot?: CompactionJSON) {
     this.#run = run;
@@ -45,14 +47,15 @@ export class Compactions {
     this.#toolChanges = toolChanges;
     this.#trigger = new CompactionTrigger(snapshot?.trigger);
     if (snapshot?.scheduled) this.#server = { status: 'scheduled', config: snapshot.scheduled };
+    this.#owed = snapshot?.owed === true;
   }
 
   /** What a snapshot keeps: a trigger not armed, a server-side compaction not adopted (sent again on resume); none at the start's state. */
   toJSON(): CompactionJSON | undefined {
     const trigger = this.#trigger.state;
     const server = this.#server;
-    if (trigger === 'armed' && !server) return undefined;
-    return { ...(trigger !== 'armed' && { trigger }), ...(server && { scheduled: server.config }) };
+    if (trigger === 'armed' && !server && !this.#owed) return undefined;
+    return { ...(trigger !== 'armed' && { trigger }), ...(server && { scheduled: server.config }), ...(this.#owed && { owed: true }) };
   }
 
   /** `compactBeforeNextTurn()`: ignored while a compaction is in flight, as in the SDK. */
@@ -122,6 +125,23 @@ export class Compactions {
       logger.warn(`Compaction: the summary request was too long too; summarising ${state.messages.length} messages cut to fit, no turn kept verbatim`);
       await this.#compact(control, fitted, 0).catch((again: unknown) => Promise.reject(ContextOverflowError.from(again)));
     }
+  }
+
+  /** The turn of the last reply stopped for approval: compaction waits until its calls are answered. */
+  owe(): void {
+    if (this.#trigger.state !== 'off') this.#owed = true;
+  }
+
+  /** Whether the reply that stopped for approval has not been looked at for compaction yet. */
+  get owed(): boolean {
+    return this.#owed;
+  }
+
+  /** The calls of the reply that stopped for approval are answered: compaction as after any turn (`allowed`: run control lets a summary go). */
+  async afterApproval(control: CompactionControl | undefined, allowed: boolean): Promise<void> {
+    this.#owed = false;
+    const reply = this.#run.state.lastMessage;
+    if (control?.enabled && allowed && reply) await this.afterTurn(control, reply);
   }
 
   /**

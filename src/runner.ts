@@ -68,6 +68,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           stop = 'approval';
           break;
         }
+        // A reply past the threshold whose calls waited for approval is compacted now they are answered.
+        if (this.compactions.owed) await this.compactions.afterApproval(this.state.settings.compactionControl, this.control.maySummarise());
         const limit = lastCompaction ? undefined : this.control.beforeRequest();
         if (limit) {
           stop = limit;
@@ -159,8 +161,11 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     }
     const answered = await this.answers.answerLastMessage(turn);
     if (answered === 'none' && !turn.tookControl) return this.#ends(turn.reply ?? (await turn.message), this.state.messages.at(-1));
-    if (answered === 'pending') return 'pending';
     const compaction = this.state.settings.compactionControl;
+    if (answered === 'pending') {
+      if (!turn.tookControl && compaction?.enabled) this.compactions.owe();
+      return 'pending';
+    }
     if (!turn.tookControl && compaction?.enabled && this.control.maySummarise()) await this.compactions.afterTurn(compaction, await turn.message);
     return 'continue';
   }

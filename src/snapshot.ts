@@ -43,6 +43,8 @@ export interface CompactionJSON {
   trigger?: 'just-compacted' | 'off';
   /** A server-side compaction `compactBeforeNextTurn()` scheduled, not yet adopted: the resumed run sends it. */
   scheduled?: BetaCompactionConfig;
+  /** The last reply stopped for approval: once its calls are answered, its usage decides whether to compact. */
+  owed?: true;
 }
 
 /** What a snapshot keeps of run control (the options themselves are supplied again on resume). */

@@ -132,6 +132,30 @@ describe('client-side compaction (compactionControl)', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  for (const via of ['in process', 'a snapshot'] as const) it(`a reply past the threshold whose calls waited for approval is compacted once they are answered (${via})`, async () => {
+    const risky = tool({ name: 'risky', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });
+    const server = await mockServer([
+      { content: [toolUse('risky', {}, 'toolu_risky'), toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      (request) => {
+        expect(isSummaryRequest(request)).toBe(true);
+        return { content: [text('<summary>Ran risky, looked up row 1.</summary>')] };
+      },
+      { content: [text('All done.')] },
+    ]);
+    const params = { ...baseParams, tools: [lookup, risky], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
+    const runner = toolRunner(server.client(), params);
+    await runner;
+    expect(runner.stoppedBy).toBe('approval');
+    const next = via === 'in process' ? runner : resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [lookup, risky] });
+    next.approve('toolu_risky');
+    expect(await next).toMatchObject({ content: [{ text: 'All done.' }] });
+    // The summary holds both results; the next turn goes on from it alone.
+    expect(wire(server.requests[1]!).messages[2].content.map((block: { tool_use_id: string }) => block.tool_use_id)).toEqual(['toolu_risky', 'toolu_1']);
+    expect(wire(server.requests[2]!).messages).toHaveLength(1);
+    expect(wire(server.requests[2]!).messages[0].content[0].text).toContain('Ran risky, looked up row 1.');
+    expect(historyProblems(next.params.messages)).toEqual([]);
+  });
+
   it('compaction turned off for the run stays off in a snapshot: resumed, it does not summarise again', async () => {
     const { lines, logger } = captureLogger();
     const risky = tool({ name: 'risky', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });
