@@ -20,6 +20,7 @@ import { ToolRunner } from './runner.js';
 import type { AnySchema } from './schema.js';
 import type { RunScope } from './scope.js';
 import type { RunnerSnapshot } from './snapshot.js';
+import { unfinishedReply } from './stop-reason.js';
 import type { ExtraToolFields, NeedsApproval, RunnableTool, Runner, RunnerParams, ToolContext } from './surface.js';
 import { textOf } from './text.js';
 import { type InferInput, tool } from './tool.js';
@@ -168,17 +169,16 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   if (sub.output !== undefined) return JSON.stringify(sub.output);
   // Stopped by a limit of its own while it still asked for tools, or its last reply cut off or refused:
   // it did not finish, and the model is told.
-  const unfinished = final.stop_reason === 'tool_use' ? limitOf(sub.stoppedBy) : UNFINISHED_REPLIES[final.stop_reason ?? ''];
+  const unfinished = final.stop_reason === 'tool_use' ? limitOf(sub.stoppedBy) : unfinishedWords(final.stop_reason);
   if (unfinished) throw new ToolError(unfinishedText(agent.name, unfinished, textOf(final)));
   return textOf(final);
 }
 
-/** The stop reasons of a sub-agent's last reply that are no finished answer, in words. */
-const UNFINISHED_REPLIES: Readonly<Record<string, string>> = {
-  max_tokens: 'its reply was cut off at max_tokens',
-  refusal: 'the model refused',
-  model_context_window_exceeded: "its reply was cut off at the model's context window",
-};
+/** Why a sub-agent's last reply is no finished answer, in words (`its reply was cut off at max_tokens`), if it is none. */
+function unfinishedWords(stopReason: string | null): string | undefined {
+  const unfinished = unfinishedReply(stopReason);
+  return stopReason === 'refusal' ? 'the model refused' : unfinished && `its reply ${unfinished}`;
+}
 
 /** The limit of its own that stopped a sub-agent while it still asked for tools, in words. */
 function limitOf(stoppedBy: string | undefined): string {

@@ -16,19 +16,13 @@ import {
 import { ContextOverflowError, type Overflow, contextOverflow, fitForSummary } from './context-overflow.js';
 import { sameMessage, toolUsesOf } from './history.js';
 import type { RunContext } from './run-context.js';
+import { unfinishedReply } from './stop-reason.js';
 import type { CompactionJSON } from './snapshot.js';
 import { rejectCompactionEdit } from './server-compaction.js';
 import type { Requests } from './turn.js';
 import type { ToolChanges } from './tool-changes.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam } from './types.js';
 import { addUsage } from './usage.js';
-
-/** The stop reasons of a summary that is no finished one, and what the warning says of each. */
-const UNFINISHED_SUMMARIES: Readonly<Record<string, (body: Record<string, unknown>) => string>> = {
-  max_tokens: (body) => `was cut off at max_tokens (${String(body['max_tokens'])})`,
-  model_context_window_exceeded: () => "was cut off at the model's context window",
-  refusal: () => 'was answered with a refusal (the model refused)',
-};
 
 export class Compactions {
   readonly #run: RunContext;
@@ -175,11 +169,11 @@ export class Compactions {
     const body = summaryRequestBody(state.apiParams, messages, control, state.tools.definitions);
     const summaryReply = await this.#requests.summary(body);
     state.usage = addUsage(state.usage, summaryReply.usage);
-    const unfinished = UNFINISHED_SUMMARIES[summaryReply.stop_reason ?? ''];
+    const unfinished = unfinishedReply(summaryReply.stop_reason);
     const summary = unfinished ? undefined : summaryText(summaryReply.content);
     if (!summary) {
       // A summary cut off mid-way (or refused) would lose what it had not written.
-      const why = unfinished ? unfinished(body) : 'returned no text';
+      const why = summaryReply.stop_reason === 'max_tokens' ? `${unfinished} (${String(body['max_tokens'])})` : (unfinished ?? 'returned no text');
       logger.warn(`Compaction: the summary request ${why}; the conversation is kept as it is, and compacting past the threshold is off for the rest of this run`);
       this.#trigger.giveUp();
       return false;

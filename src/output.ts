@@ -7,6 +7,7 @@
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
 import { OutputError } from './errors.js';
 import { type AnySchema, type CompiledSchema, type SchemaValue, type ValidationIssue, compileSchema } from './schema.js';
+import { unfinishedReply } from './stop-reason.js';
 import { textOf } from './text.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
 
@@ -32,9 +33,6 @@ export interface OutputJSON {
 export const DEFAULT_OUTPUT_REPAIRS = 1;
 
 const OWNER = { label: 'toolRunner', key: 'options.output', noun: 'options.output' };
-
-/** Final replies whose text is not read for a repair: the model declined, or was cut off. */
-const NO_REPAIR: ReadonlySet<string | null> = new Set(['refusal', 'max_tokens', 'model_context_window_exceeded']);
 
 /** The output schema of a run, what was parsed with it, and its repair turns. */
 export class RunOutput {
@@ -120,12 +118,14 @@ export class RunOutput {
     const text = textOf(reply);
     const read = await this.#read(text);
     const stopReason = reply.stop_reason;
-    if (read.ok && !NO_REPAIR.has(stopReason)) {
+    // A reply the model declined, or that was cut off, is not read as output, nor repaired.
+    const unfinished = unfinishedReply(stopReason) !== undefined;
+    if (read.ok && !unfinished) {
       this.#value = { value: read.value, text };
       return undefined;
     }
     const issues = read.ok ? [] : read.issues;
-    if (!NO_REPAIR.has(stopReason) && mayRepair && this.#repaired < this.#repairs) {
+    if (!unfinished && mayRepair && this.#repaired < this.#repairs) {
       this.#repaired++;
       return repairMessage(issues);
     }
@@ -180,7 +180,7 @@ function repairMessage(issues: ValidationIssue[]): BetaMessageParam {
 
 function failureText(stopReason: string | null, issues: ValidationIssue[], repaired: number): string {
   if (stopReason === 'refusal') return 'The model refused to give the output (stop_reason: refusal).';
-  if (NO_REPAIR.has(stopReason)) return `The final reply was cut off (stop_reason: ${stopReason}) before its output was complete.`;
+  if (unfinishedReply(stopReason)) return `The final reply was cut off (stop_reason: ${stopReason}) before its output was complete.`;
   const lines = issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n');
   const after = repaired === 0 ? '' : ` after ${repaired} repair turn${repaired === 1 ? '' : 's'}`;
   return `The final reply is not valid output for options.output${after}:\n${lines}`;

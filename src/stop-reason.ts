@@ -17,6 +17,21 @@ export type StoppedBy = 'model' | 'max_iterations' | 'approval' | 'budget' | 'lo
 /** The stops a limit makes: after raising it, iterating again goes on. */
 export type LimitStop = 'max_iterations' | 'budget' | 'loop_guard';
 
+/** The stop reasons of a reply that is no finished answer (cut off, or refused), and what happened, in words. */
+const UNFINISHED_REPLIES: Readonly<Record<string, string>> = {
+  max_tokens: 'was cut off at max_tokens',
+  model_context_window_exceeded: "was cut off at the model's context window",
+  refusal: 'was refused (the model refused)',
+};
+
+/**
+ * Why a reply with this stop reason is no finished answer, in words (`was cut off at max_tokens`),
+ * or `undefined` for a finished one: its text is not a whole answer, output or summary.
+ */
+export function unfinishedReply(stopReason: string | null | undefined): string | undefined {
+  return stopReason ? UNFINISHED_REPLIES[stopReason] : undefined;
+}
+
 /**
  * An abort, which is a cancellation rather than a failure: the SDK's abort error (by its name, so that
  * code without the SDK's classes can ask), a fetch `AbortError`, or a request the platform canceled.
