@@ -132,7 +132,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     if (validated instanceof Promise) validated = await validated;
     if (!validated.ok) return invalid(validated.message, call, context);
     call.input = validated.value;
-    const override = context.hooks?.onToolCall ? checkOverride(await callHook(context.hooks, 'onToolCall', { ...call })) : undefined;
+    const override = context.hooks?.onToolCall ? checkOverride(await callHook(context.hooks, 'onToolCall', context.signal, { ...call })) : undefined;
     if (override && 'result' in override) {
       const result: BetaToolResultBlockParam = { type: 'tool_result', tool_use_id: toolUse.id, content: override.result };
       return finished(override.isError ? { ...result, is_error: true } : result, call, context);
@@ -192,7 +192,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);
     }
     const content = thrownValueToContent(thrown);
-    const observed = callHook(context.hooks, 'onToolError', thrown, call);
+    const observed = callHook(context.hooks, 'onToolError', context.signal, thrown, call);
     if (observed) await observed.catch((error: unknown) => Promise.reject(thrownAfter(errorResult(call.id, content), error)));
     return failed(content, call, context);
   }
@@ -224,7 +224,7 @@ function finished(result: BetaToolResultBlockParam, call: ToolCall, context: Exe
   if (uncut !== undefined) result.content = truncateResult(uncut, context.maxToolResultChars);
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
   if (context.hooks?.onToolResult) context.results.keepRan(call.id, { ...result, content: uncut } as BetaToolResultBlockParam);
-  const observed = callHook(context.hooks, 'onToolResult', result, call);
+  const observed = callHook(context.hooks, 'onToolResult', context.signal, result, call);
   if (!observed) return ended(result, call, context);
   return observed.then(
     () => ended(result, call, context),

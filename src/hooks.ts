@@ -1,5 +1,7 @@
 /** Lifecycle hooks: typed, awaited, and a hook that throws surfaces as a HookError (never swallowed). */
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
+import { untilAborted } from './guards.js';
 import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, Promisable, ToolResultContent } from './types.js';
 
 /** A tool call as hooks see it (its input typed by tool, a union by name, when `toolRunner` sees the tools). */
@@ -41,24 +43,40 @@ const HOOK_NAMES: Record<keyof Hooks, true> = {
   onToolError: true,
 };
 
-/** Calls a hook (if set) and turns anything it throws into a HookError. */
+/**
+ * Calls a hook (if set) and turns anything it throws into a HookError. The run's `signal`, aborted
+ * while the hook runs, ends the wait for it (an `APIUserAbortError`, as for any abort of the run).
+ */
 export function callHook<K extends keyof Hooks>(
   hooks: Hooks | undefined,
   name: K,
+  signal: AbortSignal | null | undefined,
   ...args: Parameters<NonNullable<Hooks[K]>>
 ): Promise<Awaited<ReturnType<NonNullable<Hooks[K]>>> | undefined> | undefined {
   const hook = hooks?.[name] as ((...a: unknown[]) => unknown) | undefined;
   // No hook: nothing to wait for (the hot path of a run without hooks).
   if (!hook) return undefined;
   const run = async (): Promise<Awaited<ReturnType<NonNullable<Hooks[K]>>> | undefined> => {
+    let settled: unknown;
     try {
-      return (await hook(...args)) as Awaited<ReturnType<NonNullable<Hooks[K]>>>;
+      settled = hook(...args);
+      // A hook called after the abort (about a call it stopped) is waited for, as an observer of the stop.
+      if (signal && !signal.aborted && settled instanceof Promise) {
+        const waited = await untilAborted(settled, signal);
+        if (waited.aborted) throw ABORTED;
+        settled = waited.value;
+      } else settled = await settled;
     } catch (error) {
+      if (error === ABORTED) throw new APIUserAbortError();
       throw new HookError(name, error);
     }
+    return settled as Awaited<ReturnType<NonNullable<Hooks[K]>>>;
   };
   return run();
 }
+
+/** The run aborted while a hook ran: not the hook's error. */
+const ABORTED = Symbol('aborted');
 
 /** What `onToolCall` returned, checked: nothing, `{ result }` (a string or content blocks) or `{ input }`; else a HookError saying so. */
 export function checkOverride(value: unknown): ToolCallOverride | undefined {

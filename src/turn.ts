@@ -126,7 +126,7 @@ export class Requests {
     // Whether the history changed only by the runner's own appends since the last request.
     const appendsOnly = this.#run.state.prepareHistory();
     const body = this.#body(compaction);
-    const hooked = callHook(this.#run.options.hooks, 'onRequest', body);
+    const hooked = callHook(this.#run.options.hooks, 'onRequest', runSignal(this.#run), body);
     return hooked ? hooked.then(() => this.#request(body, appendsOnly, compaction)) : this.#request(body, appendsOnly, compaction);
   }
 
@@ -271,7 +271,7 @@ export class Requests {
       if (reached) throw new ContextOverflowError((overflowed instanceof ContextOverflowError ? overflowed.cause : overflowed) as APIError, overflow, `The history was compacted, but the request was not sent again (${reached}). Iterate again to stop the run with 'budget', or raise the budget to go on.`);
       request.appendsOnly = run.state.prepareHistory();
       const body = this.#body(undefined);
-      await callHook(run.options.hooks, 'onRequest', body);
+      await callHook(run.options.hooks, 'onRequest', runSignal(run), body);
       turn.requestId = this.#started(body, 'turn');
       return await send(body);
     } catch (error) {
@@ -310,7 +310,7 @@ export class Requests {
    */
   async summary(body: Record<string, unknown>): Promise<BetaMessage> {
     const run = this.#run;
-    await callHook(run.options.hooks, 'onRequest', body);
+    await callHook(run.options.hooks, 'onRequest', runSignal(run), body);
     const options = this.#options();
     const sent: Sent = { requestId: this.#started(body, 'compaction'), fallback: undefined };
     let reply: BetaMessage;
@@ -322,7 +322,7 @@ export class Requests {
     }
     run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, message: reply, fallback: sent.fallback });
     try {
-      await callHook(run.options.hooks, 'onMessage', reply);
+      await callHook(run.options.hooks, 'onMessage', runSignal(run), reply);
     } catch (error) {
       // Not adopted, but paid for (the caller counts an adopted summary's usage).
       run.state.usage = addUsage(run.state.usage, reply.usage);
@@ -349,7 +349,7 @@ export class Requests {
   }
 
   #received(reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
-    const hooked = callHook(this.#run.options.hooks, 'onMessage', reply);
+    const hooked = callHook(this.#run.options.hooks, 'onMessage', runSignal(this.#run), reply);
     if (!hooked) return this.#count(reply);
     return hooked.then(
       () => this.#count(reply),

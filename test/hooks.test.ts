@@ -1,3 +1,4 @@
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { HookError, type Hooks, type RunnerEvent, resumeToolRunner, tool, toolRunner } from 'tool-runner';
@@ -81,6 +82,42 @@ describe('hooks', () => {
     expect(error).toBeInstanceOf(HookError);
     expect(error).toMatchObject({ hook: 'onToolResult', message: 'hooks.onToolResult threw: TypeError: bad hook' });
     expect((error as Error).cause).toBeInstanceOf(TypeError);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it("a hook that throws about one call: the reply's other calls run on, and iterating again uses their results (never runs them twice)", async () => {
+    const server = await mockServer([{ content: [toolUse('slow', {}, 'toolu_slow'), toolUse('echo', { say: 'x' }, 'toolu_echo')] }, { content: [text('ok')] }]);
+    let runs = 0;
+    let finished = false;
+    const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (runs++, await sleep(50), (finished = true), 'slow done') });
+    let failing = true;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [slow, echo([])] }, {
+      hooks: {
+        onToolCall: (call) => {
+          if (call.name === 'echo' && failing) throw new TypeError('bad hook');
+        },
+      },
+    });
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(HookError);
+    // The run failed at once; its other call is still running.
+    expect(finished).toBe(false);
+    failing = false;
+    expect(await runner.runUntilDone()).toMatchObject({ content: [{ text: 'ok' }] });
+    expect(runs).toBe(1);
+    expect(wire(server.requests[1]!).messages[2].content.map((block: { content: string }) => block.content)).toEqual(['slow done', 'echo: x']);
+  });
+
+  for (const hook of ['onRequest', 'onMessage', 'onToolCall', 'onToolResult'] as const) it(`${hook}, a hook that never settles: the run's signal still ends the run (an abort)`, async () => {
+    const server = await mockServer([{ content: [toolUse('echo', { say: 'x' })] }, { content: [text('ok')] }]);
+    const controller = new AbortController();
+    const ran: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [echo(ran)] }, {
+      signal: controller.signal,
+      hooks: { [hook]: () => new Promise(() => {}) },
+    });
+    setTimeout(() => controller.abort(), 30);
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(runner.stoppedBy).toBe('abort');
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
