@@ -137,7 +137,12 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     if (!turn.tookControl) {
       const reply = turn.reply ?? (await turn.message);
       // On a message thread a refused turn is not kept: the next request replays without it (the SDK's rule).
-      if (reply.stop_reason === 'refusal' && this.run.dropsRefusals) return this.#ends(reply, undefined);
+      if (reply.stop_reason === 'refusal' && this.run.dropsRefusals) {
+        // The calls it started while streaming stop with it, as for any reply not kept.
+        const abandoned = this.answers.abandonEager();
+        if (abandoned) await abandoned;
+        return this.#ends(reply, undefined);
+      }
       const { kept, renamed } = keptReply(reply);
       // An empty reply (or one of blank text only) is not kept either: the API takes empty content only
       // in the last message, and a paused one goes back as the history was.

@@ -29,6 +29,27 @@ const threeTurns = () => [
 ];
 
 describe('a run over a message thread', () => {
+  it('a refused reply is not kept on a thread: a call it started while streaming (runToolsEagerly) is stopped before the run ends', async () => {
+    // The first call starts once the second block starts (a refusal's last call never starts).
+    const server = await mockServer([{ content: [toolUse('slow', {}, 'toolu_slow'), toolUse('slow', {}, 'toolu_slow2')], stop_reason: 'refusal' }]);
+    const log: string[] = [];
+    const slow = tool({
+      name: 'slow',
+      inputSchema: z.object({}),
+      run: async (_input, { signal }) => {
+        await new Promise((resolve) => (signal.addEventListener('abort', resolve), setTimeout(resolve, 2_000)));
+        log.push(signal.aborted ? 'stopped' : 'finished');
+        return 'done';
+      },
+    });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [slow], runToolsEagerly: true });
+    const last = await runner;
+    expect(last.stop_reason).toBe('refusal');
+    expect(kinds(server.requests)).toEqual(['create']);
+    expect(log).toEqual(['stopped']);
+    expect(runner.params.messages).toEqual(baseParams.messages);
+  });
+
   it('creates the thread with the whole history, then sends only the new messages; the caller sees the whole history', async () => {
     const server = await mockServer(threeTurns());
     const runner = toolRunner(server.client(), { ...baseParams, system: 'Be brief.', tools: [lookup] });
