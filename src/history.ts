@@ -132,6 +132,24 @@ export function keptReply(reply: BetaMessage): { kept: BetaMessageParam & { cont
  * API refuses in a request. A reply with thinking keeps every block as it came: the API refuses a
  * changed one.
  */
+/**
+ * A history the caller set, with the blank text blocks of its assistant messages (without thinking)
+ * left out, as the runner keeps its replies: the API refuses them. Not in the last message (a
+ * prefill is the caller's), nor where nothing else would be left. Copies; the same array when none has one.
+ */
+export function withoutBlankAssistantText(messages: BetaMessageParam[]): BetaMessageParam[] {
+  let cleaned: BetaMessageParam[] | undefined;
+  for (let i = 0; i < messages.length - 1; i++) {
+    const message = messages[i]!;
+    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
+    const content = withoutBlankText(message.content as BetaMessage['content']);
+    if (content === message.content || content.length === 0) continue;
+    cleaned ??= [...messages];
+    cleaned[i] = { ...message, content };
+  }
+  return cleaned ?? messages;
+}
+
 export function withoutBlankText(content: BetaMessage['content']): BetaMessage['content'] {
   let blank = false;
   for (const block of content) {

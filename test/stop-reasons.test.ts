@@ -104,6 +104,23 @@ describe('stop_reason table (SPEC §3)', () => {
     expect(second.messages.at(-1).role).toBe('user');
   });
 
+  for (const thread of [true, false]) it(`a reply with blank text that the loop body keeps as it came (take control): the thread goes on, and the blank block is never sent (${thread ? 'a thread' : 'no thread'})`, async () => {
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `row ${n}` });
+    const server = await mockServer([{ content: [text('\n\n'), toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [text('Row 1.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], ...(!thread && { thread: false as const }) });
+    for await (const message of runner) {
+      const response = await runner.generateToolResponse();
+      if (response) runner.pushMessages({ role: 'assistant', content: message.content }, response);
+    }
+    expect(server.requests.map((request) => wire(request).body.thread?.type ?? 'none')).toEqual(thread ? ['create', 'continue'] : ['none', 'none']);
+    // Over the thread only the results go; without one, the whole history, valid.
+    // Over the thread only the results go (the server holds its reply as it wrote it); without one, the whole history, valid.
+    if (thread) expect((server.requests[1]!.body.messages as Array<{ role: string }>).map((message) => message.role)).toEqual(['user']);
+    else expect(historyProblems(wire(server.requests[1]!).messages)).toEqual([]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    expect(runner.params.messages[1]!.content).toEqual([expect.objectContaining({ type: 'tool_use', id: 'toolu_1' })]);
+  });
+
   it('with runToolsEagerly, a complete call of a reply then cut off by max_tokens ran: going on, the model is told it had started, not that it was not run', async () => {
     const server = await mockServer([
       { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_ran'), text('And then I will')], stop_reason: 'max_tokens' },
