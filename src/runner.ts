@@ -209,7 +209,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   #finish(): void {
     const last = this.state.lastMessage;
     if (last) this.#settle().resolve(last);
-    else this.#settle().reject(new AnthropicError('The tool runner ended without a message from the model'));
+    else this.#settle().reject(new AnthropicError(`The tool runner ended without a message from the model${noReplyReason(this.state.stoppedBy)}`));
   }
 
   /** The completion of the current attempt, made when first needed. */
@@ -267,4 +267,11 @@ async function replyFailure(message: Promise<BetaMessage>, signal: AbortSignal |
     const aborted = error instanceof APIUserAbortError || (error as { cause?: unknown }).cause instanceof APIUserAbortError;
     return aborted && !signal?.aborted ? undefined : { error };
   }
+}
+
+/** Why a run that stopped before any reply did, and how to go on: a limit a failed request used up, say. */
+function noReplyReason(stoppedBy: StoppedBy | undefined): string {
+  if (stoppedBy === 'max_iterations') return ': max_iterations was reached before any reply (a failed request counts); raise it with setMessagesParams and iterate again';
+  if (stoppedBy === 'budget') return ': the budget was reached before any reply was kept; resume with a larger budget to go on';
+  return '';
 }

@@ -116,8 +116,17 @@ function describe(value: unknown): string {
 /** The last line of an invalid call's result: the model may call again. */
 export const RETRY_HINT = '\nFix the input and call the tool again.';
 
-/** Formats validation issues for the model, one per line, so it can repair its call. */
+/** The issues an invalid call's result lists, and the characters of a path or message it shows: never a huge input echoed. */
+const MAX_ISSUES = 20;
+const MAX_ISSUE_CHARS = 200;
+
+/** Formats validation issues for the model, one per line (the first 20, each cut to 200 characters), so it can repair its call. */
 export function formatIssues(toolName: string, issues: ValidationIssue[]): string {
-  const lines = issues.map((issue) => `- ${issue.path}: ${issue.message}`);
+  const lines = issues.slice(0, MAX_ISSUES).map((issue) => `- ${shortened(issue.path)}: ${shortened(issue.message)}`);
+  if (issues.length > MAX_ISSUES) lines.push(`- … and ${issues.length - MAX_ISSUES} more`);
   return `Invalid input for tool '${toolName}':\n${lines.join('\n')}${RETRY_HINT}`;
+}
+
+function shortened(text: string): string {
+  return text.length > MAX_ISSUE_CHARS ? `${text.slice(0, MAX_ISSUE_CHARS)}…` : text;
 }

@@ -54,6 +54,24 @@ describe('bad input from the model gets an is_error result it can act on', () =>
     expect(results[2]!.content).toMatch(/- id: .*\n- expand: /);
   });
 
+  it('a huge unknown key, or thousands of wrong items: the answer lists 20 issues at most, each cut short, and ends with the hint to call again', async () => {
+    const strictTool = tool({ name: 'tally', inputSchema: z.object({ v: z.array(z.number()) }).strict(), run: () => 'ok' });
+    const server = await mockServer([
+      { content: [toolUse('tally', { v: [], ['k'.repeat(60_000)]: 1 }, 'toolu_key'), toolUse('tally', { v: Array.from({ length: 5_000 }, () => 'x') }, 'toolu_items')] },
+      { content: [text('ok')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [strictTool] });
+    await runner;
+    const [key, items] = runner.params.messages[2]!.content as Array<{ content: string; is_error?: boolean }>;
+    expect(key!.is_error).toBe(true);
+    expect(key!.content.length).toBeLessThan(600);
+    expect(key!.content).toMatch(/k{10}…/);
+    const lines = items!.content.split('\n');
+    expect(lines).toHaveLength(1 + 20 + 1 + 1);
+    expect(lines.at(-2)).toBe('- … and 4980 more');
+    expect(lines.at(-1)).toBe('Fix the input and call the tool again.');
+  });
+
   it('a huge input is rejected without echoing it back', async () => {
     const { results } = await answers([toolUse('get_order', { id: 'x'.repeat(500_000) })]);
     expect(results[0]!.is_error).toBe(true);

@@ -330,6 +330,16 @@ describe("onLimit: 'answer' with options.output", () => {
 });
 
 describe('runner.stoppedBy', () => {
+  it('a limit reached before any reply (a failed request used the last iteration): await rejects naming the limit and how to go on', async () => {
+    const server = await mockServer([{ error: { status: 529 } }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, max_iterations: 1 });
+    await expect(runner.runUntilDone()).rejects.toMatchObject({ status: 529 });
+    await expect(runner.runUntilDone()).rejects.toThrow(/ended without a message from the model: max_iterations was reached before any reply \(a failed request counts\); raise it with setMessagesParams/);
+    expect(runner.stoppedBy).toBe('max_iterations');
+    runner.setMessagesParams((params) => ({ ...params, max_iterations: 2 }));
+    expect(await runner.runUntilDone()).toMatchObject({ content: [{ text: 'done' }] });
+  });
+
   it('is undefined while the run runs, and names each way a run ends', async () => {
     const seen: Array<StoppedBy | undefined> = [];
     const probe = tool({ name: 'probe', inputSchema: z.object({}), run: (_input, { runner }) => (seen.push(runner.stoppedBy), 'ok') });
