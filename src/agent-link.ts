@@ -75,7 +75,11 @@ const LENT_FAILED_BRAND = Symbol.for('tool-runner.agentLentFailed.v1');
 export class LentFailed extends Error {
   readonly [LENT_FAILED_BRAND] = true;
 
-  constructor(readonly error: unknown) {
+  /** `snapshot`: the sub-agent as it stopped, which a retry of the parent's call goes on from (its finished calls not run again). */
+  constructor(
+    readonly error: unknown,
+    readonly snapshot: RunnerSnapshot,
+  ) {
     super("The parent's approver failed");
     this.name = 'LentFailed';
   }

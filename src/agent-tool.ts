@@ -159,7 +159,7 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   try {
     final = streaming ? await streamed(sub, agent.name, context.toolUse.id, link!.emit!) : await sub.runUntilDone();
   } catch (error) {
-    if ('error' in lentFailure) throw new LentFailed(lentFailure.error);
+    if ('error' in lentFailure) throw new LentFailed(lentFailure.error, structuredClone(sub.toJSON()));
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${describe(error)}`);
   } finally {
     context.signal?.removeEventListener('abort', addUsage);

@@ -182,8 +182,12 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     const { thrown } = outcome;
     // A sub-agent (agentTool) stopped for approval: this call waits with it, holding its state.
     if (AgentPending.is(thrown)) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse, agent: { snapshot: thrown.snapshot } }, call, context);
-    // The approver this run lent the sub-agent failed: this run's failure, as for a call of its own.
-    if (LentFailed.is(thrown)) throw thrown.error;
+    // The approver this run lent the sub-agent failed: this run's failure, as for a call of its own;
+    // the call is held with the sub-agent's state, so that a retry goes on from it.
+    if (LentFailed.is(thrown)) {
+      context.results.keepHeld({ id: toolUse.id, name: tool.name, input: call.input, toolUse, agent: { snapshot: thrown.snapshot } });
+      throw thrown.error;
+    }
     if (isToolError(thrown)) {
       // The tool's own answer to the model (an MCP `isError` result, say): the model's business, no stack.
       logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as unknown as Error).message}`);

@@ -389,6 +389,26 @@ describe('agentTool: approvals inside a sub-agent', () => {
     }
   });
 
+  for (const via of ['iterating again', 'a snapshot'] as const) it(`after the parent's approver failed about a sub-agent's call, ${via} goes on from where the sub-agent stopped: no request of it sent again, no finished call run again`, async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(script());
+    let failing = true;
+    const approve = () => {
+      if (failing) throw new Error('approval service down');
+      return { decision: 'allow' as const };
+    };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] }, { approve });
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(HookError);
+    failing = false;
+    const next = via === 'iterating again' ? runner : resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [researcher], options: { approve } });
+    expect(await next.runUntilDone()).toMatchObject({ content: [{ text: 'Published.' }] });
+    expect(log).toEqual(['search otters', 'publish Otters']);
+    // The parent's, the sub-agent's two, the parent's answer: none twice.
+    expect(server.requests).toHaveLength(4);
+    expect(historyProblems(next.params.messages)).toEqual([]);
+  });
+
   it("a sub-agent's question abandoned while it waits in the parent's line (its call timed out) does not let a later question be asked beside the one being asked", async () => {
     const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'gated' });
     const later = tool({ name: 'later', inputSchema: z.object({}), needsApproval: async () => (await sleep(300), true), run: () => 'later' });
