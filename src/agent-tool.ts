@@ -14,7 +14,8 @@ import { ApprovalTimedOut, lentApprover } from './approver.js';
 import type { ClientLike } from './client.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
 import { HookError } from './hooks.js';
-import type { ToolRunnerOptions } from './options.js';
+import { type ToolRunnerOptions, checkOptions } from './options.js';
+import { checkRunControlOptions } from './run-control-options.js';
 import { resumeToolRunner } from './resume.js';
 import { ToolRunner } from './runner.js';
 import type { AnySchema } from './schema.js';
@@ -83,6 +84,7 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
   if (typeof options.description !== 'string') throw new TypeError(`agentTool '${name}': \`description\` must be a string`);
   if (typeof params !== 'function') throw new TypeError(`agentTool '${name}': \`params\` must be a function (input, context) => params`);
   if (!Number.isInteger(maxDepth) || maxDepth < 1) throw new RangeError(`agentTool '${name}': \`maxDepth\` must be a positive integer, got ${described(maxDepth)}`);
+  if (runOptions !== undefined) checkSubOptions(name, runOptions);
   const agent: Agent = { name, params: params as Agent['params'], client, options: runOptions ?? {}, maxDepth, steps: undefined };
   // Made by `tool()` (validated input), untyped here: the generic schema would make the compiler's work explode.
   const make = tool as (options: object) => RunnableTool;
@@ -96,6 +98,17 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
     return made;
   };
   return agentToolOf(agent) as RunnableTool<InferInput<S>> & { readonly name: Name };
+}
+
+/** The sub-agent's options, checked as `toolRunner` checks them, now rather than at its first call (where the model would read the mistake). */
+function checkSubOptions(name: string, options: ToolRunnerOptions): void {
+  try {
+    checkOptions(options);
+    checkRunControlOptions(options);
+  } catch (error) {
+    if (error instanceof Error) error.message = `agentTool '${name}': options: ${error.message.replace(/^toolRunner: /, '')}`;
+    throw error;
+  }
 }
 
 interface Agent {
@@ -142,8 +155,9 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   const lentFailure: { error?: unknown } = {};
   const options = subOptions(agent, link, context, lentFailure);
   const resume = (context as { [AGENT_RESUME]?: RunnerSnapshot })[AGENT_RESUME];
+  // Streamed for the parent's listeners, a sub-agent resumed from a state that was not streamed too.
   const sub: ToolRunner<boolean> = resume
-    ? resumeToolRunner(client, resume, { tools: params.tools ?? [], options })
+    ? resumeToolRunner(client, streaming && !resume.params.stream ? { ...resume, params: { ...resume.params, stream: true } } : resume, { tools: params.tools ?? [], options })
     : new ToolRunner(client, streaming && !params.stream ? { ...params, stream: true } : params, options);
   depths.set(sub, depth);
   // The sub-agent's usage goes to the parent when it ends, or at once when the parent stops waiting
@@ -167,9 +181,10 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   }
   if (sub.stoppedBy === 'approval') throw new AgentPending(structuredClone(sub.toJSON()));
   if (sub.output !== undefined) return JSON.stringify(sub.output);
-  // Stopped by a limit of its own while it still asked for tools, or its last reply cut off or refused:
-  // it did not finish, and the model is told.
-  const unfinished = final.stop_reason === 'tool_use' ? limitOf(sub.stoppedBy) : unfinishedWords(final.stop_reason);
+  // Stopped by a limit of its own while it still asked for tools (or had paused its turn), or its last
+  // reply cut off or refused: it did not finish, and the model is told.
+  const stoppedMidTask = final.stop_reason === 'tool_use' || (final.stop_reason === 'pause_turn' && sub.stoppedBy !== 'model');
+  const unfinished = stoppedMidTask ? limitOf(sub.stoppedBy) : unfinishedWords(final.stop_reason);
   if (unfinished) throw new ToolError(unfinishedText(agent.name, unfinished, textOf(final)));
   return textOf(final);
 }

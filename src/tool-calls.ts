@@ -154,6 +154,8 @@ export class ToolCalls implements CallResults {
     for (const [id, decision] of Object.entries(json.decisions)) this.#decisions.set(id, decision);
     for (const [id, result] of Object.entries(json.ran ?? {})) this.#ran.set(id, result);
     for (const call of json.held) this.#held.set(call.id, call);
-    this.#pending = json.held.filter((call) => json.pending.includes(call.id));
+    // In the order they were waiting in (the model's), as `pendingApprovals` gave them before the snapshot.
+    const held = new Map(json.held.map((call) => [call.id, call]));
+    this.#pending = json.pending.flatMap((id) => held.get(id) ?? []);
   }
 }

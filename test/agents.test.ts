@@ -157,6 +157,30 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a sub-agent a limit stops right after a paused turn (pause_turn) did not finish either: an is_error result naming the limit', async () => {
+    const paused = agentTool({ name: 'paused', description: 'Searches', params: ({ task }) => ({ model, max_tokens: 64, system: 'paused', max_iterations: 1, messages: [{ role: 'user', content: task }] }) });
+    const server = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('paused', { task: 'go' }, 'toolu_p')] }, { content: [text('ok')] }],
+        paused: [{ content: [text('Searching the web, half way')], stop_reason: 'pause_turn' }],
+      }),
+    );
+    await toolRunner(server.client(), { ...baseParams, tools: [paused] });
+    expect(wire(server.requests.at(-1)!).messages.at(-1).content[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_p',
+      is_error: true,
+      content: "Error: the agent 'paused' stopped before it finished its task: it reached its max_iterations. Its last text: Searching the web, half way",
+    });
+  });
+
+  it("a mistake in the sub-agent's options is an error when the tool is made, not an answer to the model at its first call", () => {
+    const params = ({ task }: { task: string }) => ({ model, max_tokens: 64, messages: [{ role: 'user' as const, content: task }] });
+    expect(() => agentTool({ name: 'a', description: 'd', params, options: { timeuot: 5 } as never })).toThrow(/^agentTool 'a': options: unknown option 'timeuot'/);
+    expect(() => agentTool({ name: 'a', description: 'd', params, options: { concurrency: -2 } })).toThrow(/agentTool 'a': options: options.concurrency must be a positive integer/);
+    expect(() => agentTool({ name: 'a', description: 'd', params, options: { onLimit: 'answr' as never } })).toThrow(/agentTool 'a': options: .*onLimit/);
+  });
+
   it('a sub-agent whose last reply is cut off, refused or out of context: an is_error result saying it stopped before it finished, and why, with its last text', async () => {
     const stops = { max_tokens: 'its reply was cut off at max_tokens', refusal: 'the model refused', model_context_window_exceeded: "its reply was cut off at the model's context window" } as const;
     for (const [stop, words] of Object.entries(stops)) {
@@ -518,6 +542,38 @@ describe('agentTool: streaming', () => {
 });
 
 describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
+  it('a parent resumed with listeners from a snapshot made without: the sub-agent goes on streamed, its text reaches onEvent and its answer the parent', async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(script());
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [researcher] });
+    for await (const stream of runner) await stream.finalMessage();
+    expect(runner.stoppedBy).toBe('approval');
+    const events: RunnerEvent[] = [];
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [researcher], options: { onEvent: (event) => events.push(event) } });
+    resumed.approve('toolu_p');
+    expect(await resumed).toMatchObject({ content: [{ text: 'Published.' }] });
+    expect(wire(server.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_r', content: 'Report published.' });
+    expect(events.filter((event) => event.type === 'agent.text').map((event) => (event as { text: string }).text).join('')).toBe('Report published.');
+  });
+
+  it("pendingApprovals keep the order they waited in (the model's) across a snapshot", async () => {
+    const log: string[] = [];
+    const { researcher, publish } = researchTools(log);
+    const steps = () =>
+      byAgent({
+        parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r'), toolUse('publish', { title: 'Seals' }, 'toolu_ps')] }, { content: [text('Done.')] }],
+        researcher: [{ content: [toolUse('publish', { title: 'Otters' }, 'toolu_p')] }, { content: [text('Report published.')] }],
+      });
+    const server = await mockServer(steps());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher, publish] });
+    await runner;
+    const order = runner.pendingApprovals.map((call) => call.id);
+    expect(order).toEqual(['toolu_p', 'toolu_ps']);
+    const snapshot = JSON.stringify(runner.toJSON());
+    expect(resumeToolRunner(server.client(), JSON.parse(snapshot), { tools: [researcher, publish] }).pendingApprovals.map((call) => call.id)).toEqual(order);
+  });
+
   it('a sub-agent approval decided after a snapshot, resumed in another process: goes on inside the sub-agent without re-running its finished call', async () => {
     const log: string[] = [];
     const { researcher } = researchTools(log);
