@@ -179,7 +179,11 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     context.signal?.removeEventListener('abort', addUsage);
     addUsage();
   }
-  if (sub.stoppedBy === 'approval') throw new AgentPending(structuredClone(sub.toJSON()));
+  if (sub.stoppedBy === 'approval') {
+    // Run by another runner (the SDK's): nothing would ever ask about the call, the model is told why.
+    if (!link) throw new ToolError(`Error: the agent '${agent.name}' stopped: a call of its own needs approval, and no tool-runner run is there to ask about it. Give the agent options.approve, or run it with toolRunner().`);
+    throw new AgentPending(structuredClone(sub.toJSON()));
+  }
   if (sub.output !== undefined) return JSON.stringify(sub.output);
   // Stopped by a limit of its own while it still asked for tools (or had paused its turn), or its last
   // reply cut off or refused: it did not finish, and the model is told.

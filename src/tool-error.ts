@@ -15,19 +15,15 @@ import type { ToolResultContent } from './types.js';
  * }
  * ```
  */
-export class ToolError extends Error {
+export class ToolError extends SdkToolError {
   /** What the model receives as the `tool_result` content, with `is_error: true`. */
-  readonly content: ToolResultContent;
+  declare readonly content: ToolResultContent;
 
+  // The SDK's class, so that the SDK's own runner sends its content too (an agent tool run there, say).
   constructor(content: ToolResultContent, options?: { cause?: unknown }) {
-    super(typeof content === 'string' ? content : describeBlocks(content), options);
-    this.name = 'ToolError';
-    this.content = content;
+    super(content);
+    if (options && 'cause' in options) this.cause = options.cause;
   }
-}
-
-function describeBlocks(content: Exclude<ToolResultContent, string>): string {
-  return content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join(' ');
 }
 
 /**

@@ -210,6 +210,17 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(await worker.run({ task: 'direct' } as never, undefined as never)).toBe('Sub answer.');
   });
 
+  it("run by the SDK's own runner: the sub-agent's failure reads as ours (no 'Error: Error:'), and a call of its own that needs approval is answered with why it stopped", async () => {
+    const own = await mockServer([{ error: { status: 400, message: 'bad request' } }, { content: [toolUse('publish', { title: 'x' })] }]);
+    const { publish } = researchTools([]);
+    const worker = agentTool({ name: 'worker', description: 'Works', client: own.client({ maxRetries: 0 }), params: ({ task }) => ({ model, max_tokens: 64, messages: [{ role: 'user', content: task }], tools: [publish] }) });
+    const server = await mockServer([{ content: [toolUse('worker', { task: 'a' }, 'toolu_a')] }, { content: [toolUse('worker', { task: 'b' }, 'toolu_b')] }, { content: [text('done')] }]);
+    await server.client().beta.messages.toolRunner({ ...baseParams, tools: [worker as never] });
+    const resultOf = (i: number) => wire(server.requests[i]!).messages.at(-1).content[0];
+    expect(resultOf(1)).toMatchObject({ is_error: true, content: expect.stringMatching(/^Error: the agent 'worker' failed: BadRequestError: 400/) });
+    expect(resultOf(2)).toMatchObject({ is_error: true, content: expect.stringMatching(/^Error: the agent 'worker' stopped: a call of its own needs approval, and no tool-runner run is there to ask about it/) });
+  });
+
   it('a parent over an SDK thread lends its sub-agents the thread\'s client, not the thread: their prompts and histories stay apart', async () => {
     const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model: 'sub-model', max_tokens: 64, messages: [{ role: 'user', content: `[S] ${task}` }] }) });
     const server = await mockServer([
