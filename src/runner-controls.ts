@@ -55,7 +55,7 @@ export abstract class RunnerControls implements Runner {
     this.control = control;
     this.answers = new CallAnswers(this.run, maxToolResultChars, snapshot?.calls);
     if (snapshot?.toolChanges && supplied) this.answers.changes.restore(snapshot.toolChanges, supplied);
-    this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages), (overflow) => this.compactions.afterOverflow(overflow));
+    this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages), (overflow) => this.compactions.afterOverflow(overflow), snapshot?.requests);
     this.compactions = new Compactions(this.run, this.requests, this.answers.changes, snapshot?.compaction);
   }
 
@@ -286,6 +286,7 @@ export abstract class RunnerControls implements Runner {
     const snapshot = this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON(), this.control.toJSON(), uncounted);
     const compaction = this.compactions.toJSON();
     if (compaction) snapshot.compaction = structuredClone(compaction);
+    if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
     // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.
     const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;

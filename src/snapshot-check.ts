@@ -22,6 +22,7 @@ export function checkSnapshot(snapshot: object, path = 'snapshot'): asserts snap
   list(params['messages'], `${path}.params.messages`).forEach((message, i) => checkMessage(message, `${path}.params.messages[${i}]`));
   list(json['tools'], `${path}.tools`).forEach((entry, i) => checkToolEntry(entry, `${path}.tools[${i}]`));
   count(json['iteration'], `${path}.iteration`);
+  optional(json, 'requests', path, count);
   checkUsage(json['usage'], `${path}.usage`);
   each(json['notRun'], `${path}.notRun`, text);
   checkCalls(json['calls'], `${path}.calls`);

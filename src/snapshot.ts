@@ -35,6 +35,8 @@ export interface RunnerSnapshot<Stream extends boolean = boolean> {
   control?: RunControlJSON;
   /** Compaction's state, when it is not the start's: client-side compaction just done or off, a server-side one scheduled. */
   compaction?: CompactionJSON;
+  /** The requests sent so far: a resumed run numbers its next (`requestId` in events) after them. */
+  requests?: number;
 }
 
 /** What a snapshot keeps of compaction (compactions.ts). */

@@ -105,7 +105,9 @@ export class Requests {
   readonly #fallbacks: FallbackChain | undefined;
   readonly #recover: OverflowRecovery;
 
-  constructor(run: RunContext, eager: EagerStarts, tags: string, recover: OverflowRecovery) {
+  /** `sent`: the requests a snapshot's run had sent (a resumed run numbers its next from there). */
+  constructor(run: RunContext, eager: EagerStarts, tags: string, recover: OverflowRecovery, sent = 0) {
+    this.#sent = sent;
     this.#run = run;
     this.#eager = eager;
     this.#tags = tags;
@@ -329,6 +331,11 @@ export class Requests {
       throw error;
     }
     return reply;
+  }
+
+  /** The requests sent so far, each numbered (`requestId` in events) in order. */
+  get sent(): number {
+    return this.#sent;
   }
 
   /** Numbers a request and tells the observers it left. */

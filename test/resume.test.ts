@@ -135,6 +135,23 @@ describe('pause and resume', () => {
     ]);
   });
 
+  it("a resumed run numbers its requests after the snapshot's (requestId), a sub-agent's too: the inspector never takes two for one", async () => {
+    const { researcher } = researchTools([]);
+    const server = await mockServer(researchScript());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
+    await runner;
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+    expect(snapshot.requests).toBe(1);
+    const started: string[] = [];
+    const resumed = resumeToolRunner(server.client(), snapshot, {
+      tools: [researcher],
+      options: { onEvent: (event) => void (event.type === 'request.start' && started.push(`${event.path?.join('/') ?? 'parent'} ${event.requestId}`)) },
+    });
+    resumed.approve('toolu_p');
+    await resumed;
+    expect(started).toEqual(['researcher 2', 'parent 2']);
+  });
+
   it('resumes in the same process, keeping decisions taken before the snapshot', async () => {
     const log: string[] = [];
     const { server, runner } = await twoTransfersWaiting(log);
