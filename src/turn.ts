@@ -177,8 +177,11 @@ export class Requests {
       let stream: BetaMessageStream;
       // A stream that may go elsewhere, or again after an overflow, stays the stream the caller holds: its request is ours.
       if (fallbacks || this.#recovers(turn)) {
-        const open: Attempt<OpenedStream> = (sent, target, last) => this.#openStream(sent, target, last, request);
-        stream = streamVia(body, request.options, (streamOptions) => this.#resilient(turn, body, withFields(request, { options: streamOptions }), open));
+        // Each attempt with the stream's options: its signal (`stream.abort()`, a `break`) stops the request on any entry.
+        stream = streamVia(body, request.options, (streamOptions) => {
+          const streamed = withFields(request, { options: streamOptions });
+          return this.#resilient(turn, body, streamed, (sent, target, last) => this.#openStream(sent, target, last, streamed));
+        });
       } else {
         stream = scope ? scope.request(run.runner, requestId, () => streamMessage(body, request)) : streamMessage(body, request);
       }

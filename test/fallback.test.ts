@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { type RunnerEvent, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
 import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, captureLogger, mockServer, weatherTool, wire } from './helpers.js';
+import { baseParams, captureLogger, mockServer, sleep, weatherTool, wire } from './helpers.js';
 
 const overloaded = { error: { status: 529, retryAfter: 0.001 } };
 const threadKind = (request: RecordedRequest) => (wire(request).body.thread as { type: string } | undefined)?.type ?? 'none';
@@ -270,6 +270,34 @@ describe('a streamed turn falls back only before its first event', () => {
     await toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool(calls)], runToolsEagerly: true }, { fallback: [{ client: fallback.client() }] });
     expect(calls).toEqual(['Lima']);
   });
+});
+
+describe('a streamed turn that may fall back (or go again after an overflow) stops when its stream is left', () => {
+  const configs = { 'a fallback': { fallback: [{ model: 'claude-fallback' }] }, 'compactionControl enabled': {} } as const;
+  for (const [name, options] of Object.entries(configs)) {
+    const compaction = name === 'compactionControl enabled' ? { compactionControl: { enabled: true } } : {};
+    it(`with ${name}: a break stops the request, and no call of the reply starts after it (runToolsEagerly)`, async () => {
+      const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Lima' }), toolUse('get_weather', { location: 'Oslo' }), toolUse('get_weather', { location: 'Rome' })], eventDelayMs: 40 }]);
+      const calls: string[] = [];
+      const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, ...compaction, tools: [weatherTool(calls)], stream: true, runToolsEagerly: true }, options);
+      for await (const _stream of runner) break;
+      expect(runner.stoppedBy).toBe('break');
+      await sleep(300);
+      expect(calls).toEqual([]);
+    });
+
+    it(`with ${name}: stream.abort() ends a stream that stalled`, async () => {
+      const server = await mockServer([{ content: [text('A reply that stalls half way.')], chunkSize: 4, stallAfterEvents: 3 }]);
+      const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, ...compaction, stream: true }, options);
+      for await (const stream of runner) {
+        setTimeout(() => stream.abort(), 50);
+        await expect(stream.finalMessage()).rejects.toThrow();
+        break;
+      }
+      expect(runner.stoppedBy).toBe('break');
+      expect(runner.params.messages).toEqual(baseParams.messages);
+    });
+  }
 });
 
 describe('options.fallback is checked at construction', () => {
