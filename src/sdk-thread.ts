@@ -64,7 +64,19 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   const { unsupportedRequestBehavior: _behavior, messages, ...fields } = thread.params;
   const params = { ...fields, messages: [...(messages as BetaMessageParam[])], ...settings } as RunnerParams;
   const api: MessagesApi = {
-    create: (body, options) => keepingTools(thread, () => thread.send(...turnOf(thread, body), options)),
+    // A streamed `create` (a turn that may fall back, or go again after an overflow): the thread's stream, which is
+    // its events as `create({ stream: true }).withResponse()` gives them.
+    create: (body, options) =>
+      keepingTools(thread, () => {
+        if (body['stream'] !== true) return thread.send(...turnOf(thread, body), options);
+        const stream = thread.stream(...turnOf(thread, body), options) as unknown as ThreadStream;
+        const data = eventsOf(stream);
+        const opened = stream.withResponse().then(({ response }) => ({ response, data }));
+        // Read through `withResponse()`: the promise itself may never be awaited.
+        const whole = opened.then(() => data);
+        whole.catch(() => undefined);
+        return Object.assign(whole, { withResponse: () => opened });
+      }),
     stream: (body, options) => keepingTools(thread, () => thread.stream(...turnOf(thread, body), options)) as ReturnType<MessagesApi['stream']>,
   };
   // Only what the thread lacks: a run left by a `break` holds less than the thread (which kept the reply).
@@ -74,6 +86,45 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   // Sub-agents get the thread's own client: they are conversations of their own, never the thread's.
   const client = { beta: { messages: api }, [OVER_MESSAGE_THREAD]: handBack, [LENT_CLIENT]: (thread as { _client?: ClientLike })._client };
   return { client: client as ClientLike, params };
+}
+
+/** What a streamed turn uses of the thread's `BetaMessageStream`. */
+interface ThreadStream {
+  controller: AbortController;
+  withResponse(): Promise<{ response: Response }>;
+  on(event: 'streamEvent', listener: (event: unknown) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  on(event: 'error' | 'abort', listener: (error: unknown) => void): unknown;
+}
+
+/**
+ * The raw events of a thread's stream, as a streamed `create` gives them, for a stream of the runner's
+ * to read: each copied as it comes (the thread's stream builds its message from the event objects
+ * themselves, so a second reader of them would add every delta twice).
+ */
+function eventsOf(stream: ThreadStream): AsyncIterable<unknown> & { controller: AbortController } {
+  const queue: unknown[] = [];
+  let ended = false;
+  let failure: { error: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  stream.on('streamEvent', (event) => (queue.push(structuredClone(event)), notify()));
+  stream.on('end', () => ((ended = true), notify()));
+  const failed = (error: unknown) => ((failure ??= { error }), notify());
+  stream.on('error', failed);
+  stream.on('abort', failed);
+  async function* events(): AsyncGenerator<unknown> {
+    for (;;) {
+      if (queue.length > 0) yield queue.shift();
+      else if (failure) throw failure.error;
+      else if (ended) return;
+      else await new Promise<void>((resolve) => (wake = resolve));
+    }
+  }
+  return { [Symbol.asyncIterator]: events, controller: stream.controller };
 }
 
 /**

@@ -20,6 +20,7 @@ import { startedBeforeCutOffText, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
+import { lendableClient } from './sdk-thread.js';
 import { type EagerCalls, startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
 import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock, ToolResultMessage } from './types.js';
@@ -112,7 +113,8 @@ export class Requests {
     this.#eager = eager;
     this.#tags = tags;
     this.#recover = recover;
-    this.#fallbacks = FallbackChain.of(run.options.fallback, run.client, run.logger);
+    // An entry without a client of its own sends with the run's (over an SDK thread: the thread's own client, not the thread).
+    this.#fallbacks = FallbackChain.of(run.options.fallback, lendableClient(run.client), run.logger);
   }
 
   /**

@@ -9,7 +9,7 @@ import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { OAuth2Client } from 'google-auth-library';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { type RunnerEvent, toolRunner } from 'tool-runner';
+import { type RunnerEvent, type ToolRunnerOptions, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
 import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, sleep, weatherTool, wire } from './helpers.js';
@@ -273,7 +273,7 @@ describe('a streamed turn falls back only before its first event', () => {
 });
 
 describe('a streamed turn that may fall back (or go again after an overflow) stops when its stream is left', () => {
-  const configs = { 'a fallback': { fallback: [{ model: 'claude-fallback' }] }, 'compactionControl enabled': {} } as const;
+  const configs: Record<string, ToolRunnerOptions> = { 'a fallback': { fallback: [{ model: 'claude-fallback' }] }, 'compactionControl enabled': {} };
   for (const [name, options] of Object.entries(configs)) {
     const compaction = name === 'compactionControl enabled' ? { compactionControl: { enabled: true } } : {};
     it(`with ${name}: a break stops the request, and no call of the reply starts after it (runToolsEagerly)`, async () => {
@@ -298,6 +298,53 @@ describe('a streamed turn that may fall back (or go again after an overflow) sto
       expect(runner.params.messages).toEqual(baseParams.messages);
     });
   }
+});
+
+describe("a run over an SDK thread (toolRunner(thread, settings)) with fallbacks", () => {
+  for (const [name, settings, options] of [
+    ['streamed, with a fallback', { stream: true }, { fallback: [{ model: 'claude-fallback' }] }],
+    ['streamed, with compactionControl', { stream: true, compactionControl: { enabled: true } }, {}],
+    ['runToolsEagerly, with a fallback', { runToolsEagerly: true }, { fallback: [{ model: 'claude-fallback' }] }],
+  ] as const) {
+    it(`${name}: its turns stream over the thread`, async () => {
+      const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Lima' })] }, { content: [text('Sunny.')] }]);
+      const calls: string[] = [];
+      const thread = server.client({ maxRetries: 0 }).beta.messages.thread({ ...baseParams, tools: [weatherTool(calls)] } as never);
+      const runner = toolRunner(thread, settings as never, options as ToolRunnerOptions);
+      const final = await runner.runUntilDone();
+      expect(final.content[0]).toMatchObject({ text: 'Sunny.' });
+      expect(calls).toEqual(['Lima']);
+      expect(server.requests.map((request) => [request.body.stream, wire(request).body.thread?.type])).toEqual([
+        [true, 'create'],
+        [true, 'continue'],
+      ]);
+    });
+  }
+
+  it('streamed with a fallback: stream.abort() ends a stalled turn over the thread', async () => {
+    const server = await mockServer([{ content: [text('A reply that stalls half way.')], chunkSize: 4, stallAfterEvents: 3 }]);
+    const thread = server.client({ maxRetries: 0 }).beta.messages.thread({ ...baseParams } as never);
+    const runner = toolRunner(thread, { stream: true }, { fallback: [{ model: 'claude-fallback' }] });
+    for await (const stream of runner) {
+      setTimeout(() => stream.abort(), 50);
+      await expect(stream.finalMessage()).rejects.toThrow();
+      break;
+    }
+    expect(runner.stoppedBy).toBe('break');
+  });
+
+  it("an entry without a client goes to the thread's client, with the whole history and no thread", async () => {
+    const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Lima' })] }, overloaded, { content: [text('Sunny.')] }]);
+    const calls: string[] = [];
+    const thread = server.client({ maxRetries: 0 }).beta.messages.thread({ ...baseParams, tools: [weatherTool(calls)] } as never);
+    const final = await toolRunner(thread, {}, { fallback: [{ model: 'claude-fallback' }] });
+    expect(final.content[0]).toMatchObject({ text: 'Sunny.' });
+    const answered = server.requests[2]!;
+    expect(answered.body.model).toBe('claude-fallback');
+    expect(answered.body.thread).toBeUndefined();
+    expect(historyProblems(answered.messages)).toEqual([]);
+    expect(answered.messages).toHaveLength(3);
+  });
 });
 
 describe('options.fallback is checked at construction', () => {
