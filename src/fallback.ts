@@ -70,6 +70,18 @@ export interface FallbackTarget {
   readonly label: string;
 }
 
+/**
+ * The body an entry gets: the request's, with the entry's params laid over it. An entry's
+ * `output_config` keeps the run's output format (`options.output`), which every request carries.
+ */
+export function bodyFor(target: FallbackTarget, body: Record<string, unknown>): Record<string, unknown> {
+  const sent = { ...body, ...target.overrides };
+  const format = (body['output_config'] as { format?: unknown } | undefined)?.format;
+  const own = target.overrides['output_config'];
+  if (format !== undefined && typeof own === 'object' && own !== null) sent['output_config'] = { ...own, format };
+  return sent;
+}
+
 /** Throws a clear error for a malformed `options.fallback`. */
 export function checkFallback(entries: unknown): void {
   if (entries === undefined) return;

@@ -12,7 +12,7 @@ import { ignore } from './completion.js';
 import { ContextOverflowError, type Overflow, contextOverflow } from './context-overflow.js';
 import { withFields } from './copy.js';
 import { ReplyError } from './errors.js';
-import { FallbackChain, type FallbackTarget, withFirstEvent } from './fallback.js';
+import { FallbackChain, type FallbackTarget, bodyFor, withFirstEvent } from './fallback.js';
 import { withHelperHeader } from './helper-header.js';
 import type { RunnerEvent } from './events.js';
 import { callHook } from './hooks.js';
@@ -288,7 +288,7 @@ export class Requests {
 
   /** A whole reply from the primary (over its thread) or from a fallback. */
   #create(body: Record<string, unknown>, target: FallbackTarget | undefined, request: ThreadRequest): PromiseLike<BetaMessage> {
-    return target ? (messagesApi(target.client).create(withFields(body, target.overrides), request.options) as PromiseLike<BetaMessage>) : createMessage(body, request);
+    return target ? (messagesApi(target.client).create(bodyFor(target, body), request.options) as PromiseLike<BetaMessage>) : createMessage(body, request);
   }
 
   /** One request to the primary, then to its fallbacks (if any), each in the request's scope. */
@@ -306,7 +306,7 @@ export class Requests {
   #openStream(body: Record<string, unknown>, target: FallbackTarget | undefined, last: boolean, request: ThreadRequest): Promise<OpenedStream> {
     type Streamed = { withResponse(): Promise<OpenedStream> };
     const opened = target
-      ? (messagesApi(target.client).create(withFields(withFields(body, target.overrides), { stream: true }), request.options) as unknown as Streamed).withResponse()
+      ? (messagesApi(target.client).create(withFields(bodyFor(target, body), { stream: true }), request.options) as unknown as Streamed).withResponse()
       : openStream(body, request, request.options);
     return last ? opened : opened.then(withFirstEvent);
   }
@@ -322,7 +322,7 @@ export class Requests {
     const sent: Sent = { requestId: this.#started(body, 'compaction'), fallback: undefined };
     let reply: BetaMessage;
     try {
-      reply = await this.#attempts(sent, body, (summary, target) => messagesApi(target?.client ?? run.client).create(target ? withFields(summary, target.overrides) : summary, options), options.signal);
+      reply = await this.#attempts(sent, body, (summary, target) => messagesApi(target?.client ?? run.client).create(target ? bodyFor(target, summary) : summary, options), options.signal);
     } catch (error) {
       run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, error, fallback: sent.fallback });
       throw error;

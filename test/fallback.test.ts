@@ -9,6 +9,7 @@ import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { OAuth2Client } from 'google-auth-library';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { type RunnerEvent, type ToolRunnerOptions, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
 import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runner/testing';
@@ -203,6 +204,17 @@ describe('fallbacks across clients and models', () => {
     const chats = exporter.getFinishedSpans().filter((span) => span.name.startsWith('chat'));
     expect(chats.map((span) => span.attributes['gen_ai.response.model'])).toEqual(['claude-haiku-5-0', baseParams.model]);
     expect(chats.map((span) => span.attributes['tool_runner.request.fallback'])).toEqual([0, undefined]);
+  });
+
+  it("an entry's output_config keeps the run's output format (options.output), which every request carries", async () => {
+    const server = await mockServer([overloaded, { content: [text('{"city":"Lima"}')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), baseParams, { output: z.object({ city: z.string() }), fallback: [{ model: 'claude-fallback', output_config: { effort: 'low' } }] });
+    await runner;
+    expect(runner.output).toEqual({ city: 'Lima' });
+    const sent = wire(server.requests[1]!).body;
+    expect(sent.model).toBe('claude-fallback');
+    expect(sent.output_config).toEqual({ effort: 'low', format: wire(server.requests[0]!).body.output_config.format });
+    expect(sent.output_config.format.type).toBe('json_schema');
   });
 
   it('a compaction summary request falls back too', async () => {
