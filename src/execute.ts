@@ -121,8 +121,16 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   if (context.signal?.aborted) return failed(abortedText(tool.name), call, context);
 
   let decision: ApprovalDecision | undefined;
+  /** The input the onToolCall hook gave in place of the model's, kept with the call if it waits. */
+  let given: { given: unknown } | undefined;
   if (held) {
-    call.input = held.input;
+    if ('given' in held) given = { given: held.given };
+    // Validated again from what the model (or the onToolCall hook) gave: a snapshot holds the validated
+    // input as JSON, which a transform's value (a Date, a Set) does not survive, and may have been changed.
+    let validated = validateInput(tool, given ? given.given : toolUse.input);
+    if (validated instanceof Promise) validated = await validated;
+    if (!validated.ok) return invalid(validated.message, call, context);
+    call.input = validated.value;
     decision = context.decisions.get(toolUse.id);
     // A resumed run with an approver asks it now; a sub-agent's calls are asked by the sub-agent, which borrows it.
     if (!decision && context.askApproval && !held.agent) decision = await askApprover(tool, call, context);
@@ -141,10 +149,11 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       const replaced = await validateInput(tool, override.input);
       if (!replaced.ok) return invalid(replaced.message, call, context, 'the onToolCall hook');
       call.input = replaced.value;
+      given = { given: override.input };
     }
     if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
       decision = context.decisions.get(toolUse.id) ?? (context.askApproval && (await askApprover(tool, call, context)));
-      if (!decision) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse }, call, context);
+      if (!decision) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse, ...given }, call, context);
     }
   }
   // Aborted while a person was asked: answered as aborted, whatever the approver said.
@@ -181,11 +190,11 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   if ('thrown' in outcome) {
     const { thrown } = outcome;
     // A sub-agent (agentTool) stopped for approval: this call waits with it, holding its state.
-    if (AgentPending.is(thrown)) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse, agent: { snapshot: thrown.snapshot } }, call, context);
+    if (AgentPending.is(thrown)) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse, ...given, agent: { snapshot: thrown.snapshot } }, call, context);
     // The approver this run lent the sub-agent failed: this run's failure, as for a call of its own;
     // the call is held with the sub-agent's state, so that a retry goes on from it.
     if (LentFailed.is(thrown)) {
-      context.results.keepHeld({ id: toolUse.id, name: tool.name, input: call.input, toolUse, agent: { snapshot: thrown.snapshot } });
+      context.results.keepHeld({ id: toolUse.id, name: tool.name, input: call.input, toolUse, ...given, agent: { snapshot: thrown.snapshot } });
       throw thrown.error;
     }
     if (isToolError(thrown)) {

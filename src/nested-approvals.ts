@@ -18,7 +18,7 @@ export function openApprovals(waiting: readonly HeldCall[], path?: string[], cal
       open.push(...openApprovals(waitingIn(call), [...(path ?? []), call.name], [...(callPath ?? []), call.id]));
       continue;
     }
-    const { agent: _agent, ...own } = call;
+    const { agent: _agent, given: _given, ...own } = call;
     open.push(path && callPath ? { ...own, path, callPath } : own);
   }
   return open;

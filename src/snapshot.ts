@@ -84,4 +84,6 @@ export interface ToolChangesJSON {
 /** A call that waits for approval: its own, or (`agent`) a sub-agent's calls, with the sub-agent's state. */
 export interface HeldCall extends PendingApproval {
   agent?: { snapshot: RunnerSnapshot };
+  /** The input the `onToolCall` hook gave in place of the model's: what the call is validated from again when it goes on. */
+  given?: unknown;
 }

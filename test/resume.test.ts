@@ -135,6 +135,26 @@ describe('pause and resume', () => {
     ]);
   });
 
+  it("a call waiting for approval goes on, after a JSON snapshot, with its input validated again: a transform's value (a Date) as without the pause", async () => {
+    const seen: string[] = [];
+    const schedule = tool({
+      name: 'schedule',
+      inputSchema: z.object({ at: z.string().transform((value) => new Date(value)) }),
+      needsApproval: true,
+      run: ({ at }) => (seen.push(at instanceof Date ? `Date ${at.toISOString()}` : `not a Date: ${typeof at}`), 'scheduled'),
+    });
+    const server = await mockServer([{ content: [toolUse('schedule', { at: '2026-12-24T10:00:00.000Z' }, 'toolu_s')] }, { content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [schedule] });
+    await runner;
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+    // A damaged input in the snapshot does not reach the tool either: the model's, validated, does.
+    snapshot.calls.held[0]!.input = { at: 42 };
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: [schedule] });
+    resumed.approve('toolu_s');
+    await resumed;
+    expect(seen).toEqual(['Date 2026-12-24T10:00:00.000Z']);
+  });
+
   it("a resumed run numbers its requests after the snapshot's (requestId), a sub-agent's too: the inspector never takes two for one", async () => {
     const { researcher } = researchTools([]);
     const server = await mockServer(researchScript());
