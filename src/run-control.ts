@@ -10,9 +10,10 @@ import type { LeveledLogger } from './log.js';
 import { LoopGuard, type LoopGuardJSON } from './loop-guard.js';
 import { DEFAULT_OUTPUT_REPAIRS, RunOutput } from './output.js';
 import { type RunControlOptions, checkRunControlOptions } from './run-control-options.js';
+import { toolUsesOf } from './history.js';
 import type { RunState } from './run-state.js';
 import type { RunControlJSON } from './snapshot.js';
-import type { LimitStop, StoppedBy } from './stop-reason.js';
+import { type LimitStop, type StoppedBy, isLimit } from './stop-reason.js';
 import type { BetaMessage, BetaMessageParam, BetaToolUseBlock } from './types.js';
 
 const TOOL_CHOICE_NONE = Object.freeze({ type: 'none' as const });
@@ -40,8 +41,8 @@ export class RunControl {
   #final: { reason: LimitStop; before: BetaMessage | undefined } | undefined;
   /** The calls admitted of the replies of one iteration (each call is admitted once). */
   #admitted: { iteration: number; ids: Set<string> } | undefined;
-  /** A resumed run that had ended on the model's answer: the answer, while the history still ends with it. */
-  #answered: BetaMessageParam | undefined;
+  /** A run that had ended on the model's answer (at a limit too): the answer, while the history still ends with it, and why it ended. */
+  #answered: { message: BetaMessageParam | undefined; reason: 'model' | LimitStop } | undefined;
   /** The admissions before the first call of the streaming reply was admitted (`admitEagerly`): put back if the reply is not kept. */
   #beforeEager: Admissions | undefined;
 
@@ -64,7 +65,10 @@ export class RunControl {
     this.shapesRequests = this.#output !== undefined || this.#answers;
     this.admitsAfterUsage = this.#answers && options.budget?.maxTokens !== undefined;
     this.#pending = snapshot?.pending;
-    if (state.stoppedBy === 'model') this.#answered = state.messages.at(-1);
+    // A finished run resumed: on the model's answer, or on the answer it gave at a limit (no calls in it).
+    const last = state.messages.at(-1);
+    if (state.stoppedBy === 'model') this.#answered = { message: last, reason: 'model' };
+    else if (isLimit(state.stoppedBy) && last?.role === 'assistant' && toolUsesOf(last).length === 0) this.#answered = { message: last, reason: state.stoppedBy };
     if (snapshot?.admitted) this.#admitted = { iteration: snapshot.admitted.iteration, ids: new Set(snapshot.admitted.ids) };
   }
 
@@ -80,10 +84,10 @@ export class RunControl {
    */
   beforeRequest(): LimitStop | 'model' | undefined {
     if (this.#answered) {
-      // A finished run, resumed: it ends at once on its answer (unless the caller went on from it).
-      const answered = this.#answered === this.#state.messages.at(-1);
+      // A finished run, resumed (or awaited again): it ends at once on its answer (unless the caller went on from it).
+      const { message, reason } = this.#answered;
       this.#answered = undefined;
-      if (answered) return 'model';
+      if (message === this.#state.messages.at(-1)) return reason;
     }
     const final = this.#final;
     if (final) {
@@ -230,7 +234,10 @@ export class RunControl {
   endedOnReply(): StoppedBy {
     const final = this.#final;
     this.#final = undefined;
-    return final ? final.reason : 'model';
+    if (!final) return 'model';
+    // Iterated again, the run ends at once on this answer, as on any answer (a call limit would not stop it again).
+    this.#answered = { message: this.#state.messages.at(-1), reason: final.reason };
+    return final.reason;
   }
 
   /** The run is iterated again: after an `OutputError`, the repair message goes first. */

@@ -17,6 +17,10 @@ export type StoppedBy = 'model' | 'max_iterations' | 'approval' | 'budget' | 'lo
 /** The stops a limit makes: after raising it, iterating again goes on. */
 export type LimitStop = 'max_iterations' | 'budget' | 'loop_guard';
 
+export function isLimit(stoppedBy: StoppedBy | undefined): stoppedBy is LimitStop {
+  return stoppedBy === 'max_iterations' || stoppedBy === 'budget' || stoppedBy === 'loop_guard';
+}
+
 /** The stop reasons of a reply that is no finished answer (cut off, or refused), and what happened, in words. */
 const UNFINISHED_REPLIES: Readonly<Record<string, string>> = {
   max_tokens: 'was cut off at max_tokens',

@@ -285,6 +285,12 @@ describe("onLimit: 'answer'", () => {
     expect(calls).toEqual(['Paris']);
     expect(runner.stoppedBy).toBe('budget');
     expect(wire(server.requests[2]!).body.tool_choice).toEqual({ type: 'none' });
+    // Ended on its answer at the limit: awaited again, or resumed, it ends at once on it (no request after the answer).
+    expect(textOf(await runner)).toBe('Only Paris.');
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [weatherTool(calls)], options: { onLimit: 'answer', budget: { maxToolCalls: 1 } } });
+    expect(textOf(await resumed)).toBe('Only Paris.');
+    expect([runner.stoppedBy, resumed.stoppedBy]).toEqual(['budget', 'budget']);
+    expect(server.requests).toHaveLength(3);
   });
 
   it('a stop by the loop guard sends no further request', async () => {
