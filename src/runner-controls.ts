@@ -176,12 +176,17 @@ export abstract class RunnerControls implements Runner {
   approve(id: string, options: { input?: unknown } = {}): void {
     const decision: ApprovalDecision = options.input === undefined ? { decision: 'allow' } : { decision: 'allow', input: options.input };
     this.answers.decide(id, decision);
+    this.decided();
   }
 
   /** Denies a waiting call: the model gets an `is_error` result saying it was denied, with the reason. */
   deny(id: string, reason?: string): void {
     this.answers.decide(id, { decision: 'deny', reason });
+    this.decided();
   }
+
+  /** A waiting call was decided: the run stopped for approval goes on when iterated again. */
+  protected abstract decided(): void;
 
   /**
    * Replaces the params for the next request. Called in the loop body, it takes control of the

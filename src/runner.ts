@@ -212,6 +212,11 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     else this.#settle().reject(new AnthropicError(`The tool runner ended without a message from the model${noReplyReason(this.state.stoppedBy)}`));
   }
 
+  /** A `done()` taken from now on waits for the run that goes on, not the stop it settled on. */
+  protected decided(): void {
+    if (this.#completion?.settled && !this.#consumed) this.#completion = undefined;
+  }
+
   /** The completion of the current attempt, made when first needed. */
   #settle(): Settleable<BetaMessage> {
     return (this.#completion ??= settleable());

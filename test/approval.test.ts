@@ -168,6 +168,19 @@ describe('the approver after an abort', () => {
 });
 
 describe('approval without options.approve: the run stops with pendingApprovals', () => {
+  it('done() taken after a call is decided waits for the run that goes on, not the approval stop it had settled on', async () => {
+    const risky = tool({ name: 'risky', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });
+    const server = await mockServer([{ content: [toolUse('risky', {}, 'toolu_r')] }, { content: [text('Finished.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [risky] });
+    await runner;
+    expect(runner.stoppedBy).toBe('approval');
+    runner.approve('toolu_r');
+    const done = runner.done();
+    const driven = runner.runUntilDone();
+    expect(await done).toMatchObject({ content: [{ text: 'Finished.' }] });
+    await driven;
+  });
+
   it('runs the calls that need no approval, stops, and goes on after approve / deny', async () => {
     const log: string[] = [];
     const server = await mockServer(script());
