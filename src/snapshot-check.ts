@@ -66,8 +66,15 @@ function checkUsage(value: unknown, path: string): void {
 
 function checkCalls(value: unknown, path: string): void {
   const calls = record(value, path);
-  each(calls['settled'], `${path}.settled`, record);
-  optional(calls, 'ran', path, (ran, at) => each(ran, at, record));
+  // A result kept under its call's id: one under another id would answer the wrong call.
+  const result = (value: unknown, at: string, id: string) => {
+    const { tool_use_id: answers } = record(value, at);
+    if (answers !== id) fail(`${at}.tool_use_id`, `the id it is kept under (${JSON.stringify(id)})`, answers);
+  };
+  for (const [id, settled] of Object.entries(record(calls['settled'], `${path}.settled`))) result(settled, `${path}.settled[${JSON.stringify(id)}]`, id);
+  optional(calls, 'ran', path, (ran, at) => {
+    for (const [id, kept] of Object.entries(record(ran, at))) result(kept, `${at}[${JSON.stringify(id)}]`, id);
+  });
   const held = list(calls['held'], `${path}.held`).map((call, i) => {
     const at = `${path}.held[${i}]`;
     const entry = record(call, at);
@@ -87,7 +94,13 @@ function checkToolChanges(value: unknown, path: string): void {
   each(changes['overrides'], `${path}.overrides`, (override, at) => {
     if (override !== null) text(record(override, at)['runnable'], `${at}.runnable`);
   });
-  list(changes['pending'], `${path}.pending`).forEach((change, i) => oneOf(record(change, `${path}.pending[${i}]`)['type'], { addition: true, removal: true }, `${path}.pending[${i}].type`));
+  list(changes['pending'], `${path}.pending`).forEach((change, i) => {
+    const at = `${path}.pending[${i}]`;
+    const entry = record(change, at);
+    oneOf(entry['type'], { addition: true, removal: true }, `${at}.type`);
+    if (entry['type'] === 'removal') text(entry['name'], `${at}.name`);
+    else if (typeof entry['runnable'] !== 'string') text(record(entry['definition'], `${at}.definition`)['name'], `${at}.definition.name`);
+  });
 }
 
 function checkControl(value: unknown, path: string): void {

@@ -279,6 +279,9 @@ describe('pause and resume', () => {
       [(s) => void (s.stoppedBy = 'bogus'), /snapshot\.stoppedBy must be one of 'model', .*got "bogus"/],
       [(s) => void (s.control.budget = 5), /snapshot\.control\.budget must be an object, got 5/],
       [(s) => void (s.version = '1'), /snapshot version "1" is not supported/],
+      [(s) => void (s.calls.settled = { toolu_1: { type: 'tool_result', tool_use_id: 'toolu_2', content: 'x' } }), /snapshot\.calls\.settled\["toolu_1"\]\.tool_use_id must be the id it is kept under \("toolu_1"\), got "toolu_2"/],
+      [(s) => void (s.toolChanges = { overrides: {}, pending: [{ type: 'addition' }] }), /snapshot\.toolChanges\.pending\[0\]\.definition must be an object/],
+      [(s) => void (s.toolChanges = { overrides: {}, pending: [{ type: 'removal' }] }), /snapshot\.toolChanges\.pending\[0\]\.name must be/],
     ];
     for (const [damage, error] of cases) {
       const snapshot = JSON.parse(saved);
