@@ -44,12 +44,17 @@ export class Compactions {
     this.#owed = snapshot?.owed === true;
   }
 
-  /** What a snapshot keeps: a trigger not armed, a server-side compaction not adopted (sent again on resume); none at the start's state. */
-  toJSON(): CompactionJSON | undefined {
+  /**
+   * What a snapshot keeps: a trigger not armed, a server-side compaction not adopted (sent again on
+   * resume), a reply owed its compaction check; none at the start's state. `midTurn`: the snapshot's
+   * history ends with calls not yet answered, whose reply is owed the check once they are.
+   */
+  toJSON(midTurn: boolean): CompactionJSON | undefined {
     const trigger = this.#trigger.state;
     const server = this.#server;
-    if (trigger === 'armed' && !server && !this.#owed) return undefined;
-    return { ...(trigger !== 'armed' && { trigger }), ...(server && { scheduled: server.config }), ...(this.#owed && { owed: true }) };
+    const owed = this.#owed || (midTurn && this.#run.state.settings.compactionControl?.enabled === true && trigger !== 'off');
+    if (trigger === 'armed' && !server && !owed) return undefined;
+    return { ...(trigger !== 'armed' && { trigger }), ...(server && { scheduled: server.config }), ...(owed && { owed: true }) };
   }
 
   /** `compactBeforeNextTurn()`: ignored while a compaction is in flight, as in the SDK. */

@@ -289,8 +289,6 @@ export abstract class RunnerControls implements Runner {
     // A streamed reply the body has (`finalMessage()`) while the onMessage hook runs: counted into the snapshot.
     const uncounted = turn?.inBody ? turn.uncounted : undefined;
     const snapshot = this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON(), this.control.toJSON(), uncounted);
-    const compaction = this.compactions.toJSON();
-    if (compaction) snapshot.compaction = structuredClone(compaction);
     if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
     // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.
@@ -307,6 +305,9 @@ export abstract class RunnerControls implements Runner {
         snapshot.calls = { settled: {}, held: [], pending: [], decisions: {} };
       }
     }
+    // Taken before a reply's calls are answered: the resumed run checks the reply for compaction once they are.
+    const compaction = this.compactions.toJSON(toolUsesOf(snapshot.params.messages.at(-1)).length > 0);
+    if (compaction) snapshot.compaction = structuredClone(compaction);
     return snapshot;
   }
 }

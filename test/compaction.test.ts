@@ -156,6 +156,29 @@ describe('client-side compaction (compactionControl)', () => {
     expect(historyProblems(next.params.messages)).toEqual([]);
   });
 
+  it('a snapshot taken in the loop body after a reply past the threshold: the resumed run answers its calls, then compacts, as the run would have', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      (request) => {
+        expect(isSummaryRequest(request)).toBe(true);
+        return { content: [text('<summary>Looked up row 1.</summary>')] };
+      },
+      { content: [text('All done.')] },
+    ]);
+    const params = { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
+    const runner = toolRunner(server.client(), params);
+    let saved = '';
+    for await (const _message of runner) {
+      saved = JSON.stringify(runner.toJSON());
+      break;
+    }
+    expect(JSON.parse(saved).compaction).toEqual({ owed: true });
+    const resumed = resumeToolRunner(server.client(), JSON.parse(saved), { tools: [lookup] });
+    expect(await resumed).toMatchObject({ content: [{ text: 'All done.' }] });
+    expect(wire(server.requests[2]!).messages).toHaveLength(1);
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
   it('compaction turned off for the run stays off in a snapshot: resumed, it does not summarise again', async () => {
     const { lines, logger } = captureLogger();
     const risky = tool({ name: 'risky', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });
