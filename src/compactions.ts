@@ -126,21 +126,24 @@ export class Compactions {
     }
   }
 
-  /** The turn of the last reply stopped for approval: compaction waits until its calls are answered. */
+  /** The last reply asks for tools: its compaction check comes once its calls are answered. */
   owe(): void {
     if (this.#trigger.state !== 'off') this.#owed = true;
   }
 
-  /** Whether the reply that stopped for approval has not been looked at for compaction yet. */
+  /** Whether the last reply's compaction check is still to come (its calls not answered yet, or its summary failed). */
   get owed(): boolean {
     return this.#owed;
   }
 
-  /** The calls of the reply that stopped for approval are answered: compaction as after any turn (`allowed`: run control lets a summary go). */
-  async afterApproval(control: CompactionControl | undefined, allowed: boolean): Promise<void> {
-    this.#owed = false;
+  /**
+   * The calls of the last reply are answered: compaction as after any turn (`allowed`: run control lets
+   * a summary go). A summary request that fails leaves the check owed: iterating again makes it.
+   */
+  async afterAnswers(control: CompactionControl | undefined, allowed: boolean): Promise<void> {
     const reply = this.#run.state.lastMessage;
     if (control?.enabled && allowed && reply) await this.afterTurn(control, reply);
+    this.#owed = false;
   }
 
   /**

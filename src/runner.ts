@@ -68,8 +68,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           stop = 'approval';
           break;
         }
-        // A reply past the threshold whose calls waited for approval is compacted now they are answered.
-        if (this.compactions.owed) await this.compactions.afterApproval(this.state.settings.compactionControl, this.control.maySummarise());
+        // A reply whose calls waited for approval (or failed to be answered) gets its compaction check now they are answered.
+        if (this.compactions.owed) await this.compactions.afterAnswers(this.state.settings.compactionControl, this.control.maySummarise());
         const limit = lastCompaction ? undefined : this.control.beforeRequest();
         if (limit) {
           stop = limit;
@@ -164,14 +164,13 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       const dropped = this.answers.abandonEagerIfDropped(this.state.messages.at(-1));
       if (dropped) await dropped;
     }
+    const compaction = this.state.settings.compactionControl;
+    // The reply is owed its compaction check once its calls are answered (now, or when a stop for approval or a failure is over).
+    if (!turn.tookControl && compaction?.enabled) this.compactions.owe();
     const answered = await this.answers.answerLastMessage(turn);
     if (answered === 'none' && !turn.tookControl) return this.#ends(turn.reply ?? (await turn.message), this.state.messages.at(-1));
-    const compaction = this.state.settings.compactionControl;
-    if (answered === 'pending') {
-      if (!turn.tookControl && compaction?.enabled) this.compactions.owe();
-      return 'pending';
-    }
-    if (!turn.tookControl && compaction?.enabled && this.control.maySummarise()) await this.compactions.afterTurn(compaction, await turn.message);
+    if (answered === 'pending') return 'pending';
+    if (this.compactions.owed) await this.compactions.afterAnswers(compaction, this.control.maySummarise());
     return 'continue';
   }
 

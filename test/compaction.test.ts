@@ -156,6 +156,28 @@ describe('client-side compaction (compactionControl)', () => {
     expect(historyProblems(next.params.messages)).toEqual([]);
   });
 
+  it('a reply past the threshold whose answer failed (a hook threw): iterating again answers its calls, then compacts', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      (request) => {
+        expect(isSummaryRequest(request)).toBe(true);
+        return { content: [text('<summary>Looked up row 1.</summary>')] };
+      },
+      { content: [text('All done.')] },
+    ]);
+    let failing = true;
+    const hooks = {
+      onToolResult: () => {
+        if (failing) throw new Error('log store down');
+      },
+    };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } }, { hooks });
+    await expect(runner.runUntilDone()).rejects.toThrow(/log store down/);
+    failing = false;
+    expect(await runner.runUntilDone()).toMatchObject({ content: [{ text: 'All done.' }] });
+    expect(wire(server.requests[2]!).messages).toHaveLength(1);
+  });
+
   it('a snapshot taken in the loop body after a reply past the threshold: the resumed run answers its calls, then compacts, as the run would have', async () => {
     const server = await mockServer([
       { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
