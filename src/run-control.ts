@@ -10,7 +10,6 @@ import type { LeveledLogger } from './log.js';
 import { LoopGuard, type LoopGuardJSON } from './loop-guard.js';
 import { DEFAULT_OUTPUT_REPAIRS, RunOutput } from './output.js';
 import { type RunControlOptions, checkRunControlOptions } from './run-control-options.js';
-import { toolUsesOf } from './history.js';
 import type { RunState } from './run-state.js';
 import type { RunControlJSON } from './snapshot.js';
 import { type LimitStop, type StoppedBy, isLimit } from './stop-reason.js';
@@ -65,10 +64,10 @@ export class RunControl {
     this.shapesRequests = this.#output !== undefined || this.#answers;
     this.admitsAfterUsage = this.#answers && options.budget?.maxTokens !== undefined;
     this.#pending = snapshot?.pending;
-    // A finished run resumed: on the model's answer, or on the answer it gave at a limit (no calls in it).
+    // A finished run resumed: on the model's answer, or on the answer it gave at a limit (`onLimit: 'answer'`).
     const last = state.messages.at(-1);
     if (state.stoppedBy === 'model') this.#answered = { message: last, reason: 'model' };
-    else if (isLimit(state.stoppedBy) && last?.role === 'assistant' && toolUsesOf(last).length === 0) this.#answered = { message: last, reason: state.stoppedBy };
+    else if (snapshot?.answered && isLimit(state.stoppedBy)) this.#answered = { message: last, reason: state.stoppedBy };
     if (snapshot?.admitted) this.#admitted = { iteration: snapshot.admitted.iteration, ids: new Set(snapshot.admitted.ids) };
   }
 
@@ -84,10 +83,10 @@ export class RunControl {
    */
   beforeRequest(): LimitStop | 'model' | undefined {
     if (this.#answered) {
-      // A finished run, resumed (or awaited again): it ends at once on its answer (unless the caller went on from it).
+      // A finished run, resumed (or awaited again): it ends at once on its answer, unless the caller went on from it.
       const { message, reason } = this.#answered;
-      this.#answered = undefined;
       if (message === this.#state.messages.at(-1)) return reason;
+      this.#answered = undefined;
     }
     const final = this.#final;
     if (final) {
@@ -247,8 +246,11 @@ export class RunControl {
   }
 
   toJSON(): RunControlJSON | undefined {
-    if (!this.#output && !this.#budget && !this.#guard && this.#pending === undefined) return undefined;
+    // Ended on its answer at a limit, while the history still ends with it.
+    const answered = this.#answered !== undefined && this.#answered.reason !== 'model' && this.#answered.message === this.#state.messages.at(-1);
+    if (!this.#output && !this.#budget && !this.#guard && this.#pending === undefined && !answered) return undefined;
     const json: RunControlJSON = {};
+    if (answered) json.answered = true;
     if (this.#output) json.output = this.#output.toJSON(this.#state.messages.at(-1));
     if (this.#budget) json.budget = this.#budget.toJSON();
     if (this.#guard) json.loopGuard = this.#guard.toJSON();

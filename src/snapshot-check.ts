@@ -105,6 +105,7 @@ function checkToolChanges(value: unknown, path: string): void {
 
 function checkControl(value: unknown, path: string): void {
   const control = record(value, path);
+  optional(control, 'answered', path, (answered, at) => answered === true || fail(at, 'true', answered));
   optional(control, 'output', path, (output, at) => {
     count(record(output, at)['repaired'], `${at}.repaired`);
     optional(output as Json, 'text', at, text);

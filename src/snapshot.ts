@@ -58,6 +58,8 @@ export interface RunControlJSON {
   pending?: LimitStop;
   /** The calls admitted of the replies of one iteration (a call waiting for approval is not admitted twice). */
   admitted?: { iteration: number; ids: string[] };
+  /** The run ended on the answer it gave at its limit (`onLimit: 'answer'`), the history's last message: resumed, it ends on it. */
+  answered?: true;
 }
 
 /** What a snapshot keeps of the calls. */

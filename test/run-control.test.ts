@@ -6,7 +6,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OutputError, type StoppedBy, resumeToolRunner, tool, toolRunner } from 'tool-runner';
-import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
+import { historyProblems, serverToolUse, text, toolResults, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, weatherTool, wire } from './helpers.js';
 
 const usage = (tokens: number) => ({ input_tokens: tokens - 150, output_tokens: 50, cache_creation_input_tokens: 60, cache_read_input_tokens: 40 });
@@ -291,6 +291,19 @@ describe("onLimit: 'answer'", () => {
     expect(textOf(await resumed)).toBe('Only Paris.');
     expect([runner.stoppedBy, resumed.stoppedBy]).toEqual(['budget', 'budget']);
     expect(server.requests).toHaveLength(3);
+  });
+
+  it('a run a limit stopped right after a paused turn (pause_turn) goes on when resumed with a larger budget: it had not answered', async () => {
+    const server = await mockServer([
+      { content: [serverToolUse('web_search', { query: 'q' }, 'srvtoolu_1'), webSearchResult('srvtoolu_1', [{ url: 'https://a.example', title: 'A' }])], stop_reason: 'pause_turn', usage: usage(1200) },
+      { content: [text('The answer.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [] }, { budget: { maxTokens: 1000 }, onLimit: 'answer' });
+    await runner;
+    expect(runner.stoppedBy).toBe('budget');
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { options: { budget: { maxTokens: 100_000 }, onLimit: 'answer' } });
+    expect(textOf(await resumed)).toBe('The answer.');
+    expect(resumed.stoppedBy).toBe('model');
   });
 
   it('a stop by the loop guard sends no further request', async () => {
