@@ -10,6 +10,7 @@ import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateRe
 import { type Hooks, HookError, type ToolCall, callHook, checkOverride } from './hooks.js';
 import { ValidatorError } from './errors.js';
 import { errorResult } from './history.js';
+import { openApprovals } from './nested-approvals.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import { RETRY_HINT, type ValidationResult, formatIssues, thrownIssues } from './schema.js';
@@ -134,7 +135,9 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     decision = context.decisions.get(toolUse.id);
     // A resumed run with an approver asks it now; a sub-agent's calls are asked by the sub-agent, which borrows it.
     if (!decision && context.askApproval && !held.agent) decision = await askApprover(tool, call, context);
-    if (!decision && !(held.agent && context.askApproval)) return waiting(held, call, context);
+    // A sub-agent's call goes on (it asks, or stops for approval, itself) when this run lends it an approver, or when no
+    // call inside it waits (it stopped because the approver failed): else it waits for the decisions inside it.
+    if (!decision && !(held.agent && (context.askApproval || openApprovals([held]).length === 0))) return waiting(held, call, context);
   } else {
     let validated = validateInput(tool, toolUse.input);
     if (validated instanceof Promise) validated = await validated;

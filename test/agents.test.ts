@@ -444,6 +444,26 @@ describe('agentTool: approvals inside a sub-agent', () => {
     expect(historyProblems(next.params.messages)).toEqual([]);
   });
 
+  it("after the parent's approver failed about a sub-agent's call, a snapshot resumed without an approver stops with that call in pendingApprovals, and goes on once it is approved", async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(script());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] }, {
+      approve: () => {
+        throw new Error('approval service down');
+      },
+    });
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(HookError);
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [researcher] });
+    await resumed;
+    expect(resumed.stoppedBy).toBe('approval');
+    expect(resumed.pendingApprovals.map(({ id, path }) => ({ id, path }))).toEqual([{ id: 'toolu_p', path: ['researcher'] }]);
+    resumed.approve('toolu_p');
+    expect(await resumed).toMatchObject({ content: [{ text: 'Published.' }] });
+    expect(log).toEqual(['search otters', 'publish Otters']);
+    expect(server.requests).toHaveLength(4);
+  });
+
   it("a sub-agent's question abandoned while it waits in the parent's line (its call timed out) does not let a later question be asked beside the one being asked", async () => {
     const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'gated' });
     const later = tool({ name: 'later', inputSchema: z.object({}), needsApproval: async () => (await sleep(300), true), run: () => 'later' });
