@@ -3,11 +3,12 @@
  * hooks and the approval have their say, run it under its guards (abort, timeout, concurrency),
  * and turn any failure into an `is_error` result the model can act on.
  */
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { AGENT_RESUME, AgentPending, LentFailed } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
-import { type Hooks, HookError, type ToolCall, callHook, checkOverride } from './hooks.js';
+import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
 import { ValidatorError } from './errors.js';
 import { errorResult } from './history.js';
 import { openApprovals } from './nested-approvals.js';
@@ -143,7 +144,18 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     if (validated instanceof Promise) validated = await validated;
     if (!validated.ok) return invalid(validated.message, call, context);
     call.input = validated.value;
-    const override = context.hooks?.onToolCall ? checkOverride(await callHook(context.hooks, 'onToolCall', context.signal, { ...call })) : undefined;
+    let override: ToolCallOverride | undefined;
+    if (context.hooks?.onToolCall) {
+      let returned: unknown;
+      try {
+        returned = await callHook(context.hooks, 'onToolCall', context.signal, { ...call });
+      } catch (error) {
+        // The run aborted while the hook ran: the call is answered as aborted, as a call the abort stopped.
+        if (error instanceof APIUserAbortError) return failed(abortedText(tool.name), call, context);
+        throw error;
+      }
+      override = checkOverride(returned);
+    }
     if (override && 'result' in override) {
       const result: BetaToolResultBlockParam = { type: 'tool_result', tool_use_id: toolUse.id, content: override.result };
       return finished(override.isError ? { ...result, is_error: true } : result, call, context);
@@ -209,7 +221,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     }
     const content = thrownValueToContent(thrown);
     const observed = callHook(context.hooks, 'onToolError', context.signal, thrown, call);
-    if (observed) await observed.catch((error: unknown) => Promise.reject(thrownAfter(errorResult(call.id, content), error)));
+    // The run aborted while the hook ran: the call is answered with its error all the same.
+    if (observed) await observed.catch((error: unknown) => (error instanceof APIUserAbortError ? undefined : Promise.reject(thrownAfter(errorResult(call.id, content), error))));
     return failed(content, call, context);
   }
   logger.warn(`Tool '${tool.name}' (${toolUse.id}) ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : 'was aborted'}`);
@@ -244,8 +257,9 @@ function finished(result: BetaToolResultBlockParam, call: ToolCall, context: Exe
   if (!observed) return ended(result, call, context);
   return observed.then(
     () => ended(result, call, context),
-    // A retry cuts it again: the result as the tool gave it.
-    (error: unknown) => Promise.reject(thrownAfter({ ...result, content: uncut } as BetaToolResultBlockParam, error)),
+    // The run aborted while the hook ran: the call is answered with its result all the same (the run then
+    // rejects). A hook that failed: a retry cuts it again, the result as the tool gave it.
+    (error: unknown) => (error instanceof APIUserAbortError ? ended(result, call, context) : Promise.reject(thrownAfter({ ...result, content: uncut } as BetaToolResultBlockParam, error))),
   );
 }
 

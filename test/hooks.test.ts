@@ -119,6 +119,13 @@ describe('hooks', () => {
     await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
     expect(runner.stoppedBy).toBe('abort');
     expect(historyProblems(runner.params.messages)).toEqual([]);
+    // A hook about a call: the call is answered all the same (its result, or as aborted), as for an abort during the tool.
+    if (hook === 'onToolCall' || hook === 'onToolResult') {
+      expect(runner.params.messages.at(-1)!.content).toEqual([
+        hook === 'onToolCall' ? expect.objectContaining({ tool_use_id: expect.any(String), is_error: true, content: expect.stringMatching(/aborted/) }) : expect.objectContaining({ content: 'echo: x' }),
+      ]);
+      expect(ran).toEqual(hook === 'onToolCall' ? [] : ['x']);
+    }
   });
 
   it('a reply whose onMessage hook threw was paid for: its usage is in runner.usage, and budget.maxTokens counts it', async () => {
