@@ -9,12 +9,12 @@ import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf 
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
-import { ValidatorError } from './errors.js';
 import { errorResult } from './history.js';
 import { openApprovals } from './nested-approvals.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
-import { RETRY_HINT, type ValidationResult, formatIssues, thrownIssues } from './schema.js';
+import { RETRY_HINT } from './schema.js';
+import { validateInput } from './tool-input.js';
 import type { RunScope } from './scope.js';
 import type { HeldCall } from './snapshot.js';
 import type { RunnableTool, Runner, ToolContext } from './surface.js';
@@ -333,60 +333,6 @@ async function needsApproval(tool: RunnableTool, input: unknown, context: ToolCo
   } catch (error) {
     throw new HookError(`needsApproval of '${tool.name}'`, error);
   }
-}
-
-/** `message`: what the model reads (a `ToolError` the parser threw says it itself). */
-type Validated = { ok: true; value: unknown } | { ok: false; message: ToolResultContent };
-
-/**
- * The validated input; a promise only when the tool's validator is asynchronous. A validator that
- * throws instead of answering failed on its own account: a ValidatorError, not the model's fault.
- */
-function validateInput(tool: RunnableTool, input: unknown): Validated | Promise<Validated> {
-  if (tool.validateInput) {
-    let result: ReturnType<NonNullable<RunnableTool['validateInput']>>;
-    try {
-      result = tool.validateInput(input);
-    } catch (thrown) {
-      throw new ValidatorError(tool.name, thrown);
-    }
-    if (!isThenable(result)) return validated(tool, result);
-    return Promise.resolve(result).then(
-      (settled) => validated(tool, settled),
-      (thrown: unknown) => {
-        throw new ValidatorError(tool.name, thrown);
-      },
-    );
-  }
-  if (!tool.parse) return { ok: true, value: input };
-  try {
-    return { ok: true, value: tool.parse(input) };
-  } catch (thrown) {
-    // The SDK's helpers throw for invalid input; a runtime that refuses generated code is the parser's own failure.
-    if (thrown instanceof EvalError) throw new ValidatorError(tool.name, thrown);
-    return notValidated(tool, thrown);
-  }
-}
-
-function validated(tool: RunnableTool, result: ValidationResult<unknown>): Validated {
-  if (typeof result !== 'object' || result === null || typeof result.ok !== 'boolean') {
-    throw new ValidatorError(tool.name, new TypeError(`validateInput returned ${JSON.stringify(result) ?? String(result)} instead of { ok, value } or { ok, issues }`));
-  }
-  return result.ok ? result : { ok: false, message: formatIssues(tool.name, result.issues) };
-}
-
-function notValidated(tool: RunnableTool, thrown: unknown): Validated {
-  // The parser's own answer to the model, word for word (as the SDK's runner sends it).
-  if (isToolError(thrown)) return { ok: false, message: thrown.content };
-  // A parser's error that holds its issues (zod's, from `betaZodTool`): one line per problem, as for `tool()`.
-  const issues = thrownIssues(thrown);
-  if (issues) return { ok: false, message: formatIssues(tool.name, issues) };
-  const reason = thrown instanceof Error ? thrown.message : String(thrown);
-  return { ok: false, message: `Invalid input for tool '${tool.name}': ${reason}` };
-}
-
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
 export const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;

@@ -1,0 +1,63 @@
+/**
+ * A tool call's input, validated as the tool says (its `validateInput`, or its `parse` from the SDK's
+ * helpers): the value the tool gets, or what the model reads about what is wrong.
+ */
+import { ValidatorError } from './errors.js';
+import { type ValidationResult, formatIssues, thrownIssues } from './schema.js';
+import type { RunnableTool } from './surface.js';
+import { isToolError } from './tool-error.js';
+import type { ToolResultContent } from './types.js';
+
+/** `message`: what the model reads (a `ToolError` the parser threw says it itself). */
+export type Validated = { ok: true; value: unknown } | { ok: false; message: ToolResultContent };
+
+/**
+ * The validated input; a promise only when the tool's validator is asynchronous. A validator that
+ * throws instead of answering failed on its own account: a ValidatorError, not the model's fault.
+ */
+export function validateInput(tool: RunnableTool, input: unknown): Validated | Promise<Validated> {
+  if (tool.validateInput) {
+    let result: ReturnType<NonNullable<RunnableTool['validateInput']>>;
+    try {
+      result = tool.validateInput(input);
+    } catch (thrown) {
+      throw new ValidatorError(tool.name, thrown);
+    }
+    if (!isThenable(result)) return validated(tool, result);
+    return Promise.resolve(result).then(
+      (settled) => validated(tool, settled),
+      (thrown: unknown) => {
+        throw new ValidatorError(tool.name, thrown);
+      },
+    );
+  }
+  if (!tool.parse) return { ok: true, value: input };
+  try {
+    return { ok: true, value: tool.parse(input) };
+  } catch (thrown) {
+    // The SDK's helpers throw for invalid input; a runtime that refuses generated code is the parser's own failure.
+    if (thrown instanceof EvalError) throw new ValidatorError(tool.name, thrown);
+    return notValidated(tool, thrown);
+  }
+}
+
+function validated(tool: RunnableTool, result: ValidationResult<unknown>): Validated {
+  if (typeof result !== 'object' || result === null || typeof result.ok !== 'boolean') {
+    throw new ValidatorError(tool.name, new TypeError(`validateInput returned ${JSON.stringify(result) ?? String(result)} instead of { ok, value } or { ok, issues }`));
+  }
+  return result.ok ? result : { ok: false, message: formatIssues(tool.name, result.issues) };
+}
+
+function notValidated(tool: RunnableTool, thrown: unknown): Validated {
+  // The parser's own answer to the model, word for word (as the SDK's runner sends it).
+  if (isToolError(thrown)) return { ok: false, message: thrown.content };
+  // A parser's error that holds its issues (zod's, from `betaZodTool`): one line per problem, as for `tool()`.
+  const issues = thrownIssues(thrown);
+  if (issues) return { ok: false, message: formatIssues(tool.name, issues) };
+  const reason = thrown instanceof Error ? thrown.message : String(thrown);
+  return { ok: false, message: `Invalid input for tool '${tool.name}': ${reason}` };
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
