@@ -151,7 +151,7 @@ export class Compactions {
    * at once — the summary request over the history with its longest texts cut to fit the limit the
    * API gave, no turn kept verbatim — and resolve to true, so that the request goes again.
    */
-  async afterOverflow(overflow: Overflow): Promise<boolean> {
+  async afterOverflow(overflow: Overflow, signal?: AbortSignal | null): Promise<boolean> {
     const { state, logger } = this.#run;
     const control = state.settings.compactionControl;
     if (!control?.enabled || !canCompact(state.messages)) return false;
@@ -162,7 +162,7 @@ export class Compactions {
     }
     const numbers = overflow.tokens === undefined ? '' : `: ${overflow.tokens} tokens > ${overflow.limit}`;
     logger.warn(`Context overflow (the prompt is too long${numbers}); compacting ${state.messages.length} messages at once and sending the request again`);
-    return this.#compact(control, fitForSummary(state.messages, overflow, this.#otherChars()), 0);
+    return this.#compact(control, fitForSummary(state.messages, overflow, this.#otherChars()), 0, signal);
   }
 
   /** The characters a summary request sends besides the history: the system prompt and the tools. */
@@ -172,10 +172,10 @@ export class Compactions {
   }
 
   /** Asks for a summary of `messages` (the history, or a copy cut to fit) and goes on from it; false when it has no text. */
-  async #compact(control: CompactionControl, messages: readonly BetaMessageParam[], keepTurns: number): Promise<boolean> {
+  async #compact(control: CompactionControl, messages: readonly BetaMessageParam[], keepTurns: number, signal?: AbortSignal | null): Promise<boolean> {
     const { state, logger } = this.#run;
     const body = summaryRequestBody(state.apiParams, messages, control, state.tools.definitions);
-    const summaryReply = await this.#requests.summary(body);
+    const summaryReply = await this.#requests.summary(body, signal);
     state.usage = addUsage(state.usage, summaryReply.usage);
     const unfinished = unfinishedReply(summaryReply.stop_reason);
     const summary = unfinished ? undefined : summaryText(summaryReply.content);

@@ -128,11 +128,6 @@ export function keptReply(reply: BetaMessage): { kept: BetaMessageParam & { cont
 }
 
 /**
- * A reply's content without its text blocks of whitespace only (`"\n\n"` before a call), which the
- * API refuses in a request. A reply with thinking keeps every block as it came: the API refuses a
- * changed one.
- */
-/**
  * A history the caller set, with the blank text blocks of its assistant messages (without thinking)
  * left out, as the runner keeps its replies: the API refuses them. Not in the last message (a
  * prefill is the caller's), nor where nothing else would be left. Copies; the same array when none has one.
@@ -150,6 +145,11 @@ export function withoutBlankAssistantText(messages: BetaMessageParam[]): BetaMes
   return cleaned ?? messages;
 }
 
+/**
+ * A reply's content without its text blocks of whitespace only (`"\n\n"` before a call), which the
+ * API refuses in a request. A reply with thinking keeps every block as it came: the API refuses a
+ * changed one.
+ */
 export function withoutBlankText(content: BetaMessage['content']): BetaMessage['content'] {
   let blank = false;
   for (const block of content) {

@@ -55,7 +55,7 @@ export abstract class RunnerControls implements Runner {
     this.control = control;
     this.answers = new CallAnswers(this.run, maxToolResultChars, snapshot?.calls);
     if (snapshot?.toolChanges && supplied) this.answers.changes.restore(snapshot.toolChanges, supplied);
-    this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages), (overflow) => this.compactions.afterOverflow(overflow), snapshot?.requests);
+    this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages), (overflow, signal) => this.compactions.afterOverflow(overflow, signal), snapshot?.requests);
     this.compactions = new Compactions(this.run, this.requests, this.answers.changes, snapshot?.compaction);
   }
 

@@ -60,8 +60,8 @@ type Sent = Pick<Turn, 'requestId' | 'fallback'>;
 /** Sends a request's body to the primary (no target) or to a fallback entry; `last`: no entry follows. */
 type Attempt<T> = (body: Record<string, unknown>, target: FallbackTarget | undefined, last: boolean) => PromiseLike<T>;
 
-/** Compacts the run after a context overflow; resolves to whether the request may go again. */
-export type OverflowRecovery = (overflow: Overflow) => Promise<boolean>;
+/** Compacts the run after a context overflow (`signal`: the turn's, which stops its summary request too); resolves to whether the request may go again. */
+export type OverflowRecovery = (overflow: Overflow, signal: AbortSignal | null | undefined) => Promise<boolean>;
 
 /** How a streamed reply's calls start before it ends (`runToolsEagerly`): call-answers.ts. */
 export interface EagerStarts extends EagerCalls {
@@ -272,13 +272,15 @@ export class Requests {
     turn.requestId = NO_REQUEST;
     try {
       const overflow = contextOverflow(overflowed)!;
-      if (!(await this.#recover(overflow))) throw overflowed;
+      // The turn's signal (a stream's: `stream.abort()`, a `break`) stops the summary and the request sent again too.
+      const signal = request.options.signal;
+      if (!(await this.#recover(overflow, signal))) throw overflowed;
       // The summary's tokens count: past `budget.maxTokens` no request goes, this one's either.
       const reached = run.control.tokensReached();
       if (reached) throw new ContextOverflowError((overflowed instanceof ContextOverflowError ? overflowed.cause : overflowed) as APIError, overflow, `The history was compacted, but the request was not sent again (${reached}). Iterate again to stop the run with 'budget', or raise the budget to go on.`);
       request.appendsOnly = run.state.prepareHistory();
       const body = this.#body(undefined);
-      await callHook(run.options.hooks, 'onRequest', runSignal(run), body);
+      await callHook(run.options.hooks, 'onRequest', signal, body);
       turn.requestId = this.#started(body, 'turn');
       return await send(body);
     } catch (error) {
@@ -315,10 +317,11 @@ export class Requests {
    * Sends a compaction's summary request (same client, request options and hooks) and returns its
    * reply; its usage counts, but it is not a turn (the iteration does not change).
    */
-  async summary(body: Record<string, unknown>): Promise<BetaMessage> {
+  async summary(body: Record<string, unknown>, signal?: AbortSignal | null): Promise<BetaMessage> {
     const run = this.#run;
-    await callHook(run.options.hooks, 'onRequest', runSignal(run), body);
-    const options = this.#options();
+    await callHook(run.options.hooks, 'onRequest', signal ?? runSignal(run), body);
+    // Asked for by a turn (after an overflow): with the turn's signal, which the run's aborts too.
+    const options = signal ? { ...this.#options(), signal } : this.#options();
     const sent: Sent = { requestId: this.#started(body, 'compaction'), fallback: undefined };
     let reply: BetaMessage;
     try {

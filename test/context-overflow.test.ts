@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ContextOverflowError, type RunnerEvent, tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
+import { baseParams, captureLogger, mockServer, sleep, wire } from './helpers.js';
 
 /** A tool whose result is long: 12,000 characters, about 3,000 of the kit's tokens. */
 const readFile = tool({
@@ -131,6 +131,23 @@ describe('a prompt too long for the context window', () => {
     await expect(runner.runUntilDone()).rejects.toMatchObject({ name: 'ContextOverflowError', tokens: 2_400, limit: 2_000 });
     server.assertComplete();
     expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it("streamed: leaving the loop while the overflow's summary request hangs stops it (a break is a break, not a wait for the client's timeout)", async () => {
+    const server = await mockServer({ steps: [{ content: [text('<summary>S</summary>')], delayMs: 60_000 }], contextWindow: WINDOW });
+    const history = [
+      { role: 'user' as const, content: 'x'.repeat(12_000) },
+      { role: 'assistant' as const, content: 'ok' },
+      { role: 'user' as const, content: 'go on' },
+    ];
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, messages: history, stream: true, compactionControl: { enabled: true } });
+    for await (const _stream of runner) {
+      await sleep(200);
+      break;
+    }
+    expect(runner.stoppedBy).toBe('break');
+    // The rejected request and the summary request, which the break stopped.
+    expect(server.requests).toHaveLength(2);
   });
 
   it('budget.maxTokens: a summary that reaches it is not followed by the request sent again; iterating again stops the run with budget', async () => {
