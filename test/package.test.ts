@@ -68,6 +68,24 @@ describe('the built package', () => {
     }
   });
 
+  it("bundled as Vite does for a page (node: modules stubbed empty, null exports skipped), the testing kit and the inspector say they need Node", async () => {
+    const { build } = await import('esbuild');
+    const dir = mkdtempSync(join(tmpdir(), 'tool-runner-page-'));
+    const entry = join(dir, 'page.mjs');
+    // The files the `import` condition names, where such a bundler lands after skipping the `null` ones.
+    const dist = (subpath: string) => JSON.stringify(join(process.cwd(), 'dist', subpath, 'index.js'));
+    writeFileSync(entry, `import { createMockServer } from ${dist('testing')};\nimport { inspector } from ${dist('inspect')};\nexport { createMockServer, inspector };\n`);
+    const stubbed = { name: 'stub-node', setup: (b: { onResolve: Function; onLoad: Function }) => {
+      b.onResolve({ filter: new RegExp(`^(node:)?(${builtinModules.join('|')})$`) }, (args: { path: string }) => ({ path: args.path, namespace: 'stub' }));
+      b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({ contents: 'module.exports = {};', loader: 'js' }));
+    } };
+    const outfile = join(dir, 'page.bundle.mjs');
+    await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'neutral', outfile, conditions: ['import'], plugins: [stubbed as never], logLevel: 'error', external: ['@anthropic-ai/sdk', 'zod'] });
+    const page = (await import(outfile)) as { createMockServer: (o: object) => Promise<unknown>; inspector: () => Promise<unknown> };
+    await expect(page.createMockServer({ steps: [] })).rejects.toThrow(/^tool-runner\/testing needs Node, Bun or Deno: it starts an HTTP server/);
+    await expect(page.inspector()).rejects.toThrow(/^tool-runner\/inspect needs Node, Bun or Deno/);
+  });
+
   it('the core bundle imports neither zod nor the testing kit, nor any node: module', () => {
     expect(packagesImportedBy('dist/index.js')).toEqual([
       '@anthropic-ai/sdk',

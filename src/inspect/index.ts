@@ -5,6 +5,7 @@
  * events (`options.onEvent`) and answers `options.approve`; the core knows nothing of it.
  */
 import { randomBytes } from 'node:crypto';
+import { needsNodeServer } from '../needs-node.js';
 import type { Approver } from '../approval.js';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { Runner } from '../surface.js';
@@ -60,6 +61,7 @@ export interface Inspector {
  * ```
  */
 export async function inspector(options: InspectorOptions = {}): Promise<Inspector> {
+  needsNodeServer('inspect', randomBytes);
   const { port = 0, host = '127.0.0.1', maxRuns = 100 } = checkOptions(options);
   const capture = options.captureContent ?? isLoopback(host);
   const recording = options.record === undefined ? undefined : await Recording.open(options.record);

@@ -4,6 +4,7 @@
  */
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { needsNodeServer } from '../needs-node.js';
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import type { BetaContentBlock, BetaMessage, BetaMessageParam, BetaUsage } from '../types.js';
 import { apiId } from './blocks.js';
@@ -140,6 +141,7 @@ export interface MockServer {
  * ```
  */
 export async function createMockServer(options: MockServerOptions): Promise<MockServer> {
+  needsNodeServer('testing', createServer);
   const script = new Script<Step>(options.steps);
   const requests: RecordedRequest[] = [];
   const threads = new ThreadStore(options.threads ?? 'hold');
