@@ -21,10 +21,10 @@ import { RunState } from './run-state.js';
 import { listenerScope, runTracing } from './run-tracing.js';
 import { OVER_MESSAGE_THREAD, lendableClient } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
-import type { StoppedBy } from './stop-reason.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsRead } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
-import { Requests, type Turn, nextStepFor } from './turn.js';
+import { type StoppedBy, nextStepFor } from './stop-reason.js';
+import { Requests, type Turn } from './turn.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 import { type Usage, addUsage, copyUsage } from './usage.js';
 

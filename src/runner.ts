@@ -19,9 +19,9 @@ import { RunnerControls } from './runner-controls.js';
 import { runSignal } from './run-context.js';
 import { handBackHistory } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
-import { type StoppedBy, stoppedByFailure } from './stop-reason.js';
+import { type StoppedBy, nextStepFor, stoppedByFailure } from './stop-reason.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
-import { type Turn, nextStepFor } from './turn.js';
+import type { Turn } from './turn.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
 
 export type { ToolRunnerOptions } from './options.js';

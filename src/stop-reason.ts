@@ -53,3 +53,16 @@ export function stoppedByFailure(error: unknown, signal: AbortSignal | undefined
   if (error instanceof APIUserAbortError || (error as { cause?: unknown } | null)?.cause instanceof APIUserAbortError) return 'abort';
   return signal?.aborted ? 'abort' : 'error';
 }
+
+/** What to do after a reply with this stop reason (SPEC §3). */
+export function nextStepFor(stopReason: string | null): 'run_tools' | 'resume' | 'stop' {
+  switch (stopReason) {
+    case 'tool_use':
+      return 'run_tools';
+    case 'pause_turn':
+    case 'compaction':
+      return 'resume';
+    default:
+      return 'stop';
+  }
+}

@@ -77,19 +77,6 @@ export interface Answer {
   pending: HeldCall[];
 }
 
-/** What to do after a reply with this stop reason (SPEC §3). */
-export function nextStepFor(stopReason: string | null): 'run_tools' | 'resume' | 'stop' {
-  switch (stopReason) {
-    case 'tool_use':
-      return 'run_tools';
-    case 'pause_turn':
-    case 'compaction':
-      return 'resume';
-    default:
-      return 'stop';
-  }
-}
-
 /** Sends the run's requests and counts their replies into the run's state. */
 export class Requests {
   #sent = 0;
