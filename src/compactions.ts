@@ -14,7 +14,7 @@ import {
   thresholdOf,
 } from './compaction.js';
 import { ContextOverflowError, type Overflow, contextOverflow, fitForSummary } from './context-overflow.js';
-import { sameMessage, toolUsesOf } from './history.js';
+import { answerDanglingCalls, sameMessage, toolUsesOf } from './history.js';
 import type { RunContext } from './run-context.js';
 import { unfinishedReply } from './stop-reason.js';
 import type { CompactionJSON } from './snapshot.js';
@@ -174,7 +174,8 @@ export class Compactions {
   /** Asks for a summary of `messages` (the history, or a copy cut to fit) and goes on from it; false when it has no text. */
   async #compact(control: CompactionControl, messages: readonly BetaMessageParam[], keepTurns: number, signal?: AbortSignal | null): Promise<boolean> {
     const { state, logger } = this.#run;
-    const body = summaryRequestBody(state.apiParams, messages, control, state.tools.definitions);
+    // A history with calls never answered (the caller went on from a stop for approval): answered as not run, as a turn's request does.
+    const body = summaryRequestBody(state.apiParams, answerDanglingCalls(messages as BetaMessageParam[], state.notRun), control, state.tools.definitions);
     const summaryReply = await this.#requests.summary(body, signal);
     state.usage = addUsage(state.usage, summaryReply.usage);
     const unfinished = unfinishedReply(summaryReply.stop_reason);
@@ -202,7 +203,10 @@ export class Compactions {
     if (reply.content.some((block) => block.type === 'compaction' && block.content)) {
       // The history's tool removals go on withdrawing their tools once it is replaced (as the SDK records them).
       this.#toolChanges.keepRemovals(state.messages);
+      const before = state.messages.at(-1);
       state.replaceHistory([{ role: 'assistant', content: reply.content }]);
+      // A run that had ended on its answer (at a limit) ends on its compacted history in the same way.
+      this.#run.control.historyReplaced(before);
       return;
     }
     logger.warn('Compaction produced no summary; keeping the conversation as it is.');

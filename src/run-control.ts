@@ -234,9 +234,17 @@ export class RunControl {
     const final = this.#final;
     this.#final = undefined;
     if (!final) return 'model';
-    // Iterated again, the run ends at once on this answer, as on any answer (a call limit would not stop it again).
-    this.#answered = { message: this.#state.messages.at(-1), reason: final.reason };
+    // Iterated again, the run ends at once on this answer, as on any answer (a call limit would not stop it again);
+    // an answer not kept (empty, or refused on a thread) leaves the run to go on once the limit is raised.
+    const last = this.#state.messages.at(-1);
+    if (last?.role === 'assistant') this.#answered = { message: last, reason: final.reason };
     return final.reason;
+  }
+
+  /** A compaction replaced the history that ended with `before`: a run that had ended on that answer ends on the new history's last message. */
+  historyReplaced(before: BetaMessageParam | undefined): void {
+    const answered = this.#answered;
+    if (answered && answered.message === before) this.#answered = { ...answered, message: this.#state.messages.at(-1) };
   }
 
   /** The run is iterated again: after an `OutputError`, the repair message goes first. */

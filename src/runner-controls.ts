@@ -293,7 +293,10 @@ export abstract class RunnerControls implements Runner {
     // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
     // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.
     const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;
+    /** The snapshot holds the body's reply that asks for tools: owed its compaction check, answered here or not. */
+    let replyAdded = false;
     if (reply && nextStepFor(reply.stop_reason) === 'run_tools') {
+      replyAdded = true;
       const { kept, renamed } = keptReply(reply);
       snapshot.params.messages.push(structuredClone(kept));
       for (const [id, text] of renamed) snapshot.notRun[id] = text;
@@ -305,8 +308,8 @@ export abstract class RunnerControls implements Runner {
         snapshot.calls = { settled: {}, held: [], pending: [], decisions: {} };
       }
     }
-    // Taken before a reply's calls are answered: the resumed run checks the reply for compaction once they are.
-    const compaction = this.compactions.toJSON(toolUsesOf(snapshot.params.messages.at(-1)).length > 0);
+    // Taken before a reply's calls are answered (or with the body's answer): the resumed run checks the reply for compaction once they are.
+    const compaction = this.compactions.toJSON(replyAdded || toolUsesOf(snapshot.params.messages.at(-1)).length > 0);
     if (compaction) snapshot.compaction = structuredClone(compaction);
     return snapshot;
   }

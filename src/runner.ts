@@ -13,7 +13,7 @@ import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { ClientLike } from './client.js';
 import { type Settleable, settleable } from './completion.js';
-import { keptReply } from './history.js';
+import { keptReply, toolUsesOf } from './history.js';
 import type { ToolRunnerOptions } from './options.js';
 import { RunnerControls } from './runner-controls.js';
 import { runSignal } from './run-context.js';
@@ -166,7 +166,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     }
     const compaction = this.state.settings.compactionControl;
     // The reply is owed its compaction check once its calls are answered (now, or when a stop for approval or a failure is over).
-    if (!turn.tookControl && compaction?.enabled) this.compactions.owe();
+    if (!turn.tookControl && compaction?.enabled && toolUsesOf(this.state.messages.at(-1)).length > 0) this.compactions.owe();
     const answered = await this.answers.answerLastMessage(turn);
     if (answered === 'none' && !turn.tookControl) return this.#ends(turn.reply ?? (await turn.message), this.state.messages.at(-1));
     if (answered === 'pending') return 'pending';

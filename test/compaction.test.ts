@@ -201,6 +201,47 @@ describe('client-side compaction (compactionControl)', () => {
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
+  it('a reply past the threshold stopped for approval, and the caller went on without deciding: the summary request answers the call as not run (a valid history)', async () => {
+    const risky = tool({ name: 'risky', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });
+    const server = await mockServer([
+      { content: [toolUse('risky', {}, 'toolu_risky')], usage: big },
+      (request) => {
+        expect(isSummaryRequest(request)).toBe(true);
+        expect(historyProblems(wire(request).messages)).toEqual([]);
+        return { content: [text('<summary>Asked for risky; the user moved on.</summary>')] };
+      },
+      { content: [text('Something else, then.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [risky], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    await runner;
+    expect(runner.stoppedBy).toBe('approval');
+    runner.pushMessages({ role: 'user', content: 'Never mind that.' });
+    expect(await runner).toMatchObject({ content: [{ text: 'Something else, then.' }] });
+    server.assertComplete();
+  });
+
+  it('a snapshot taken in the loop body after generateToolResponse() keeps the compaction check its reply is owed', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      (request) => {
+        expect(isSummaryRequest(request)).toBe(true);
+        return { content: [text('<summary>Looked up row 1.</summary>')] };
+      },
+      { content: [text('All done.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    let saved = '';
+    for await (const _message of runner) {
+      await runner.generateToolResponse();
+      saved = JSON.stringify(runner.toJSON());
+      break;
+    }
+    expect(JSON.parse(saved).compaction).toEqual({ owed: true });
+    const resumed = resumeToolRunner(server.client(), JSON.parse(saved), { tools: [lookup] });
+    expect(await resumed).toMatchObject({ content: [{ text: 'All done.' }] });
+    server.assertComplete();
+  });
+
   it('compaction turned off for the run stays off in a snapshot: resumed, it does not summarise again', async () => {
     const { lines, logger } = captureLogger();
     const risky = tool({ name: 'risky', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });

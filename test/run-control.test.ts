@@ -306,6 +306,33 @@ describe("onLimit: 'answer'", () => {
     expect(resumed.stoppedBy).toBe('model');
   });
 
+  it('an answer at the limit that was not kept (empty): raising the limit, the run goes on', async () => {
+    const server = await mockServer([{ content: [weather('Paris')] }, { content: [] }, { content: [text('Sunny in Paris.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()], max_iterations: 1 }, { onLimit: 'answer' });
+    await runner;
+    expect(runner.stoppedBy).toBe('max_iterations');
+    expect(runner.toJSON().control?.answered).toBeUndefined();
+    runner.setMessagesParams((params) => ({ ...params, max_iterations: 5 }));
+    expect(textOf(await runner)).toBe('Sunny in Paris.');
+    expect(runner.stoppedBy).toBe('model');
+  });
+
+  it('an answer at the limit, then a server compaction as the last request: resumed with a raised limit, the run ends on the compacted history', async () => {
+    const server = await mockServer({
+      steps: [{ content: [weather('Paris')] }, { content: [text('Paris it is.')] }, { content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null } as never] }],
+      threads: 'unsupported',
+    });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()], max_iterations: 1 }, { onLimit: 'answer' });
+    for await (const message of runner) if (textOf(message) === 'Paris it is.') runner.compactBeforeNextTurn();
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    expect(snapshot.control?.answered).toBe(true);
+    const sent = server.requests.length;
+    const resumed = resumeToolRunner(server.client(), { ...snapshot, params: { ...snapshot.params, max_iterations: 5 } }, { tools: [weatherTool()], options: { onLimit: 'answer' } });
+    await resumed;
+    expect(resumed.stoppedBy).toBe('max_iterations');
+    expect(server.requests).toHaveLength(sent);
+  });
+
   it('a stop by the loop guard sends no further request', async () => {
     const server = await mockServer([{ content: [weather('Paris')] }, { content: [weather('Paris')] }, { content: [weather('Paris')] }, { content: [text('never')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] }, { onLimit: 'answer', loopGuard: { maxRepeats: 1 } });
