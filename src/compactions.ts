@@ -32,7 +32,7 @@ export class Compactions {
   readonly #trigger: CompactionTrigger;
   /** A server-side compaction scheduled with compactBeforeNextTurn(), or sent and not yet adopted. */
   #server: { status: 'scheduled'; config: BetaCompactionConfig } | { status: 'in_flight'; config: BetaCompactionConfig; lastMessage: BetaMessage | undefined } | undefined;
-  /** The last reply's calls wait for approval: once they are answered, its usage decides whether to compact. */
+  /** The last reply asked for tools and its compaction check is still to come (its calls not all answered, or its summary failed). */
   #owed: boolean;
 
   constructor(run: RunContext, requests: Requests, toolChanges: ToolChanges, snapshot?: CompactionJSON) {

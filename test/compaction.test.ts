@@ -9,6 +9,16 @@ const PROMPT = 'Summarise the work so far in <summary> tags.';
 const isSummaryRequest = (request: RecordedRequest) => wire(request).messages.at(-1)?.content === PROMPT;
 const big = { input_tokens: 30_000, output_tokens: 50 };
 
+/** A reply past the threshold that asks for one lookup, the summary (checked to be one), then the answer. */
+const lookupPastTheThreshold = () => [
+  { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+  (request: RecordedRequest) => {
+    expect(isSummaryRequest(request)).toBe(true);
+    return { content: [text('<summary>Looked up row 1.</summary>')] };
+  },
+  { content: [text('All done.')] },
+];
+
 describe('client-side compaction (compactionControl)', () => {
   it('summarises after a reply over the threshold and goes on from the summary', async () => {
     const server = await mockServer([
@@ -157,14 +167,7 @@ describe('client-side compaction (compactionControl)', () => {
   });
 
   it('a reply past the threshold whose answer failed (a hook threw): iterating again answers its calls, then compacts', async () => {
-    const server = await mockServer([
-      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
-      (request) => {
-        expect(isSummaryRequest(request)).toBe(true);
-        return { content: [text('<summary>Looked up row 1.</summary>')] };
-      },
-      { content: [text('All done.')] },
-    ]);
+    const server = await mockServer(lookupPastTheThreshold());
     let failing = true;
     const hooks = {
       onToolResult: () => {
@@ -179,14 +182,7 @@ describe('client-side compaction (compactionControl)', () => {
   });
 
   it('a snapshot taken in the loop body after a reply past the threshold: the resumed run answers its calls, then compacts, as the run would have', async () => {
-    const server = await mockServer([
-      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
-      (request) => {
-        expect(isSummaryRequest(request)).toBe(true);
-        return { content: [text('<summary>Looked up row 1.</summary>')] };
-      },
-      { content: [text('All done.')] },
-    ]);
+    const server = await mockServer(lookupPastTheThreshold());
     const params = { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
     const runner = toolRunner(server.client(), params);
     let saved = '';
@@ -221,14 +217,7 @@ describe('client-side compaction (compactionControl)', () => {
   });
 
   it('a snapshot taken in the loop body after generateToolResponse() keeps the compaction check its reply is owed', async () => {
-    const server = await mockServer([
-      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
-      (request) => {
-        expect(isSummaryRequest(request)).toBe(true);
-        return { content: [text('<summary>Looked up row 1.</summary>')] };
-      },
-      { content: [text('All done.')] },
-    ]);
+    const server = await mockServer(lookupPastTheThreshold());
     const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
     let saved = '';
     for await (const _message of runner) {
