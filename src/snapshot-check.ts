@@ -5,12 +5,11 @@
  */
 import { described } from './described.js';
 import { SNAPSHOT_VERSION, type RunnerSnapshot } from './snapshot.js';
-import type { LimitStop, StoppedBy } from './stop-reason.js';
+import { LIMIT_STOPS, type StoppedBy } from './stop-reason.js';
 
 type Json = Record<string, unknown>;
 
 const STOPS: Record<StoppedBy, true> = { model: true, max_iterations: true, approval: true, budget: true, loop_guard: true, abort: true, break: true, error: true };
-const LIMITS: Record<LimitStop, true> = { max_iterations: true, budget: true, loop_guard: true };
 
 /** Throws a TypeError naming the first field of `snapshot` that `runner.toJSON()` would not have written. */
 export function checkSnapshot(snapshot: object, path = 'snapshot'): asserts snapshot is RunnerSnapshot {
@@ -120,7 +119,7 @@ function checkControl(value: unknown, path: string): void {
     each(record(guard, at)['seen'], `${at}.seen`, count);
     count((guard as Json)['repeats'], `${at}.repeats`);
   });
-  optional(control, 'pending', path, (stop, at) => oneOf(stop, LIMITS, at));
+  optional(control, 'pending', path, (stop, at) => oneOf(stop, LIMIT_STOPS, at));
   optional(control, 'admitted', path, (admitted, at) => {
     count(record(admitted, at)['iteration'], `${at}.iteration`);
     list((admitted as Json)['ids'], `${at}.ids`).forEach((id, i) => text(id, `${at}.ids[${i}]`));

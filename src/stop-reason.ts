@@ -17,8 +17,11 @@ export type StoppedBy = 'model' | 'max_iterations' | 'approval' | 'budget' | 'lo
 /** The stops a limit makes: after raising it, iterating again goes on. */
 export type LimitStop = 'max_iterations' | 'budget' | 'loop_guard';
 
+/** The limit stops, by name (a snapshot's are checked against them). */
+export const LIMIT_STOPS: Readonly<Record<LimitStop, true>> = { max_iterations: true, budget: true, loop_guard: true };
+
 export function isLimit(stoppedBy: StoppedBy | undefined): stoppedBy is LimitStop {
-  return stoppedBy === 'max_iterations' || stoppedBy === 'budget' || stoppedBy === 'loop_guard';
+  return stoppedBy !== undefined && Object.hasOwn(LIMIT_STOPS, stoppedBy);
 }
 
 /** The stop reasons of a reply that is no finished answer (cut off, or refused), and what happened, in words. */

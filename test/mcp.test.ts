@@ -19,9 +19,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function stdioClient() {
+/** A client of a real MCP server in a child process (`fixture`, under test/fixtures), closed after the test. */
+async function stdioClient(fixture = 'mcp-server.ts') {
   const client = new Client({ name: 'tool-runner-test', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mcp-server.ts'] }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', `test/fixtures/${fixture}`] }));
   cleanups.push(() => client.close());
   return client;
 }
@@ -130,12 +131,7 @@ describe('MCP tools: failures and the client they share', () => {
   });
 });
 
-async function listingClient() {
-  const client = new Client({ name: 'tool-runner-test', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mcp-listing-server.ts'] }));
-  cleanups.push(() => client.close());
-  return client;
-}
+const listingClient = () => stdioClient('mcp-listing-server.ts');
 
 describe('MCP tools: listing them again after tools/list_changed (a real MCP server in a child process)', () => {
   it("a run waiting for a listing that hangs: the run's signal ends it at once (results kept); the toolset's timeoutMs ends the listing", async () => {
