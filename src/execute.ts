@@ -168,7 +168,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     }
     if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
       decision = context.decisions.get(toolUse.id) ?? (context.askApproval && (await askApprover(tool, call, context)));
-      if (!decision) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse, ...given }, call, context);
+      if (!decision) return waiting(heldCall(tool, call, given), call, context);
     }
   }
   // Aborted while a person was asked: answered as aborted, whatever the approver said.
@@ -205,11 +205,11 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   if ('thrown' in outcome) {
     const { thrown } = outcome;
     // A sub-agent (agentTool) stopped for approval: this call waits with it, holding its state.
-    if (AgentPending.is(thrown)) return waiting({ id: toolUse.id, name: tool.name, input: call.input, toolUse, ...given, agent: { snapshot: thrown.snapshot } }, call, context);
+    if (AgentPending.is(thrown)) return waiting(heldCall(tool, call, given, { snapshot: thrown.snapshot }), call, context);
     // The approver this run lent the sub-agent failed: this run's failure, as for a call of its own;
     // the call is held with the sub-agent's state, so that a retry goes on from it.
     if (LentFailed.is(thrown)) {
-      context.results.keepHeld({ id: toolUse.id, name: tool.name, input: call.input, toolUse, ...given, agent: { snapshot: thrown.snapshot } });
+      context.results.keepHeld(heldCall(tool, call, given, { snapshot: thrown.snapshot }));
       throw thrown.error;
     }
     if (isToolError(thrown)) {
@@ -292,6 +292,11 @@ function invalid(message: ToolResultContent, call: ToolCall, context: ExecutionC
   // Not "fix the input and call again": the model's own input was not the one rejected.
   const note = `Error: ${editor} replaced the input of this call with one that is not valid, so the call was not run.`;
   return failed(typeof message === 'string' ? `${note}\n${message.endsWith(RETRY_HINT) ? message.slice(0, -RETRY_HINT.length) : message}` : [{ type: 'text', text: note }, ...message], call, context);
+}
+
+/** The call as it is held while it waits: its input, the hook's (`given`), a sub-agent's state for an agent tool's call. */
+function heldCall(tool: RunnableTool, call: ToolCall, given: { given: unknown } | undefined, agent?: HeldCall['agent']): HeldCall {
+  return { id: call.toolUse.id, name: tool.name, input: call.input, toolUse: call.toolUse, ...given, ...(agent && { agent }) };
 }
 
 function waiting(pending: HeldCall, call: ToolCall, context: ExecutionContext): CallOutcome {
