@@ -182,7 +182,8 @@ export class Compactions {
     const summary = unfinished ? undefined : summaryText(summaryReply.content);
     if (!summary) {
       // A summary cut off mid-way (or refused) would lose what it had not written.
-      const why = summaryReply.stop_reason === 'max_tokens' ? `${unfinished} (${String(body['max_tokens'])})` : (unfinished ?? 'returned no text');
+      // The reply's own figures: a fallback entry may have answered, with a model and `max_tokens` of its own.
+      const why = summaryReply.stop_reason === 'max_tokens' ? `${unfinished} (${summaryReply.usage.output_tokens} tokens from ${summaryReply.model})` : (unfinished ?? 'returned no text');
       logger.warn(`Compaction: the summary request ${why}; the conversation is kept as it is, and compacting past the threshold is off for the rest of this run`);
       this.#trigger.giveUp();
       return false;

@@ -274,7 +274,7 @@ describe('a compaction whose summary request fails or is cut off', () => {
     expect(server.requests.filter(isSummaryRequest)).toHaveLength(1);
     server.assertComplete();
     expect(lines.filter((line) => line.message.startsWith('Compaction:'))).toEqual([
-      { level: 'warn', message: expect.stringMatching(/^Compaction: the summary request was cut off at max_tokens \(\d+\); the conversation is kept as it is, and compacting past the threshold is off/) },
+      { level: 'warn', message: expect.stringMatching(/^Compaction: the summary request was cut off at max_tokens \(\d+ tokens from [\w.-]+\); the conversation is kept as it is, and compacting past the threshold is off/) },
     ]);
   });
 

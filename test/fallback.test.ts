@@ -234,6 +234,21 @@ describe('fallbacks across clients and models', () => {
     const final = await runner;
     expect(runner.usage.input_tokens).toBe(50_000 + 7 + final.usage.input_tokens);
   });
+
+  it("a summary cut off on a fallback entry: the warning names the entry's model and the tokens it wrote, not the run's max_tokens", async () => {
+    const primary = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })], usage: { input_tokens: 50_000 } }, overloaded, { content: [text('Done.')] }]);
+    const fallback = await mockServer([{ content: [text('<summary>Asked for')], stop_reason: 'max_tokens', usage: { output_tokens: 64 } }]);
+    const { lines, logger } = captureLogger();
+    await toolRunner(
+      primary.client({ maxRetries: 0, logger, logLevel: 'warn' }),
+      { ...baseParams, max_tokens: 4096, tools: [weatherTool()], compactionControl: { enabled: true, contextTokenThreshold: 10_000 } },
+      { fallback: [{ client: fallback.client(), model: 'claude-haiku-5-0', max_tokens: 64 }] },
+    );
+    expect(wire(fallback.requests[0]!).body.max_tokens).toBe(64);
+    const warning = lines.find((line) => line.message.startsWith('Compaction: the summary request'))?.message;
+    expect(warning).toMatch(/^Compaction: the summary request was cut off at max_tokens \(64 tokens from claude-haiku-5-0\)/);
+    expect(warning).not.toContain('4096');
+  });
 });
 
 describe('a streamed turn falls back only before its first event', () => {
