@@ -28,10 +28,17 @@ export const AGENT_RESUME: unique symbol = Symbol.for('tool-runner.agentResume.v
  */
 export const AGENT_DURABLE: unique symbol = Symbol.for('tool-runner.agentDurable.v1');
 
+/** An agent tool (`agentTool()`), which has a durable form. */
+export function isAgentTool(entry: unknown): boolean {
+  return typeof entry === 'object' && entry !== null && AGENT_DURABLE in entry;
+}
+
 /** How a durable run makes a sub-agent's requests and tools steps. */
 export interface AgentSteps {
-  client(client: ClientLike): ClientLike;
-  tool<T>(tool: T): T;
+  /** `client` (a step client's own client, if it is one) with its requests as steps named `name` (`model request` unless given). */
+  client(client: ClientLike, name?: string): ClientLike;
+  /** `tool` with its calls as steps, each bounded by the tool's own `timeoutMs`, else by `toolTimeoutMs` (the sub-agent's), else by the run's. */
+  tool<T>(tool: T, toolTimeoutMs?: number): T;
 }
 
 /** What a parent run lends its sub-agents. */

@@ -7,12 +7,13 @@
  * public runner; what the parent lends it comes through `AGENT_LINK` (agent-link.ts).
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import { AGENT_DURABLE, AGENT_LINK, AGENT_RESUME, type AgentLink, AgentPending, type AgentSteps, LentFailed } from './agent-link.js';
+import { AGENT_DURABLE, AGENT_LINK, AGENT_RESUME, type AgentLink, AgentPending, type AgentSteps, LentFailed, isAgentTool } from './agent-link.js';
 import { described } from './described.js';
 import { type Approver, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
 import type { ClientLike } from './client.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
+import { namedAs } from './fallback.js';
 import { HookError } from './hooks.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { checkRunControlOptions } from './run-control-options.js';
@@ -150,10 +151,10 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   const client = agent.client ? (steps ? steps.client(agent.client) : agent.client) : link?.client;
   if (!client) throw new Error(`agentTool '${agent.name}': no client (give one, or run the tool in a tool runner)`);
   const given = await agent.params(input, context);
-  const params = steps ? durableParams(given, steps) : given;
+  const params = steps ? durableParams(agent, given, steps) : given;
   const streaming = link?.streaming === true && link.emit !== undefined;
   const lentFailure: { error?: unknown } = {};
-  const options = subOptions(agent, link, context, lentFailure);
+  const options = steps ? durableOptions(subOptions(agent, link, context, lentFailure), client, steps) : subOptions(agent, link, context, lentFailure);
   const resume = (context as { [AGENT_RESUME]?: RunnerSnapshot })[AGENT_RESUME];
   // Streamed for the parent's listeners, a sub-agent resumed from a state that was not streamed too.
   const sub: ToolRunner<boolean> = resume
@@ -214,9 +215,23 @@ function standaloneContext(given: ToolContext | undefined): ToolContext {
  * A sub-agent's params in a durable run: its tools are steps, and it neither streams nor starts tools
  * eagerly (each of its requests is one step, read whole, as the parent's).
  */
-function durableParams(given: RunnerParams, steps: AgentSteps): RunnerParams {
+function durableParams(agent: Agent, given: RunnerParams, steps: AgentSteps): RunnerParams {
   const { stream: _stream, runToolsEagerly: _eager, ...params } = given as RunnerParams & { runToolsEagerly?: unknown };
-  return given.tools ? { ...params, tools: given.tools.map((entry) => steps.tool(entry)) } : params;
+  if (!given.tools) return params;
+  if (agent.options.concurrency !== undefined && given.tools.some(isAgentTool)) {
+    throw new TypeError(`agentTool '${agent.name}': options.concurrency with agent tools is not available in a durable run (a call waiting for its turn would start its step at a moment recovery cannot replay)`);
+  }
+  return { ...params, tools: given.tools.map((entry) => steps.tool(entry, agent.options.toolTimeoutMs)) };
+}
+
+/**
+ * A sub-agent's options in a durable run: its fallback entries' requests are steps (each named for
+ * its entry, as the parent's), and its tools' timeout is in their steps (`durableParams`), not around them.
+ */
+function durableOptions(options: ToolRunnerOptions, client: ClientLike, steps: AgentSteps): ToolRunnerOptions {
+  const { toolTimeoutMs: _inTheSteps, fallback, ...rest } = options;
+  if (!fallback) return rest;
+  return { ...rest, fallback: fallback.map((entry, i) => ({ ...entry, client: namedAs(steps.client(entry.client ?? client, `model request (fallback ${i})`), entry.client) })) };
 }
 
 /** The result of a sub-agent that stopped before it answered: why, and its last text. */

@@ -198,7 +198,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       return finished(value === undefined ? { type: 'tool_result', tool_use_id: toolUse.id } : { type: 'tool_result', tool_use_id: toolUse.id, content: value }, call, context);
     }
     if (Array.isArray(value)) return finished({ type: 'tool_result', tool_use_id: toolUse.id, content: value as ToolResultContent }, call, context);
-    const kind = value === null ? 'null' : typeof value;
+    const kind = invalidResultKind(value)!;
     logger.warn(`Tool '${tool.name}' (${toolUse.id}) returned ${kind} instead of a string or content blocks`);
     return failed(`Error: tool '${tool.name}' returned ${kind}; a tool must return a string (JSON.stringify structured data) or an array of content blocks`, call, context);
   }
@@ -352,4 +352,10 @@ function safeJson(value: unknown): string {
   } catch {
     return String(value);
   }
+}
+
+/** What a tool returned that no tool may return, by kind (`'object'`, `'null'`, ...); `undefined` for a string, an array of content blocks, or nothing. */
+export function invalidResultKind(value: unknown): string | undefined {
+  if (typeof value === 'string' || value === undefined || Array.isArray(value)) return undefined;
+  return value === null ? 'null' : typeof value;
 }

@@ -281,6 +281,39 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(steps.filter((step) => step.startsWith('model request'))).toEqual(['model request', 'model request (fallback 0)', 'model request (fallback 1)']);
   });
 
+  it("a sub-agent's own options in a durable run: its fallback is a step, its tools' timeouts are in their steps, a class-made tool parses, a date object stays refused after a recovery", async () => {
+    const steps = {
+      parent: [{ content: [toolUse('courier', { task: 'Deliver order 42' }, 'toolu_cou')] }, { content: [text('Done.')] }],
+      courier: [{ error: { status: 529 } }, { content: [toolUse('charge', { cents: 500 }, 'toolu_chg')] }, { content: [text('Delivered.')] }],
+    } as Record<string, ScriptedReply[]>;
+    const server = await mockServer(scriptedByAgent(steps));
+    const fallback = await mockServer([
+      { content: [toolUse('weigh', {}, 'toolu_wei'), toolUse('schedule', {}, 'toolu_sch'), toolUse('find_order', { code: 'ab42' }, 'toolu_fin'), toolUse('find_order', { code: 42 }, 'toolu_bad')] },
+    ]);
+    const id = `courier-${randomUUID()}`;
+    const first = worker('start', id, server.url, { COURIER: '1', FALLBACK_URL: fallback.url });
+    await until(async () => (await counts(id)).charge?.started === 1);
+    await kill(first);
+
+    const result = await resultOf(worker('recover', id, server.url, { COURIER: '1', FALLBACK_URL: fallback.url }));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    // The fallback's reply was recorded: the recovery did not ask for it again.
+    expect(fallback.requests).toHaveLength(1);
+    expect(server.requests.map(agentOf)).toEqual(['parent', 'courier', 'courier', 'courier', 'parent']);
+    const expected = [
+      // Its own timeout (2 s), not the sub-agent's toolTimeoutMs (100 ms), as in a run that is not durable.
+      { type: 'tool_result', tool_use_id: 'toolu_wei', content: 'weighed 2 kg' },
+      { type: 'tool_result', tool_use_id: 'toolu_sch', is_error: true, content: "Error: tool 'schedule' returned object; a tool must return a string (JSON.stringify structured data) or an array of content blocks" },
+      { type: 'tool_result', tool_use_id: 'toolu_fin', content: 'found AB42' },
+      { type: 'tool_result', tool_use_id: 'toolu_bad', is_error: true, content: expect.stringContaining('code must be a string') },
+    ];
+    // Before the crash and after the recovery, the courier's history holds the same results.
+    expect(wire(server.requests[2]!).messages[2].content).toEqual(expected);
+    expect(wire(server.requests[3]!).messages[2].content).toEqual(expected);
+    const names = ((await dbos.listWorkflowSteps(id)) ?? []).map((step) => step.name);
+    expect(names.filter((name) => name.startsWith('model request'))).toEqual(['model request', 'model request', 'model request (fallback 0)', 'model request', 'model request', 'model request']);
+  });
+
   it('a tool that throws: onToolError sees what it threw, and after a recovery an Error of the same name and message, never a ToolError', async () => {
     const server = await mockServer([
       { content: [toolUse('lookup', { order: '42' }, 'toolu_look')] },
@@ -357,10 +390,18 @@ describe('durableToolRunner: bad config', () => {
     expect(() => durableToolRunner({ name: 'x', client, approvalTimeoutSeconds: 0 })).toThrow(/approvalTimeoutSeconds/);
     const timed = agentTool({ name: 'clerk', description: 'Files', timeoutMs: 1_000, params: ({ task }) => ({ model: 'm', max_tokens: 64, messages: [{ role: 'user', content: task }] }) });
     expect(() => durableToolRunner({ name: 'timed-agent', client, tools: [timed] })).toThrow(/agent tool 'clerk': timeoutMs is not available in a durable run/);
-    const eager = durableToolRunner({ name: 'eager-run', client });
-    expect(() => eager.start('eager-1', { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], runToolsEagerly: true } as never)).toThrow(
-      /runToolsEagerly is not available in a durable run/,
+    const clerk = agentTool({ name: 'clerk', description: 'Files', params: ({ task }) => ({ model: 'm', max_tokens: 64, messages: [{ role: 'user', content: task }] }) });
+    expect(() => durableToolRunner({ name: 'parallel-agents', client, tools: [clerk], options: { concurrency: 2 } })).toThrow(
+      /options.concurrency with agent tools is not available in a durable run/,
     );
+  });
+
+  it('start() rejects bad params (a rejected promise, as run() gives, not a throw)', async () => {
+    const client = { beta: { messages: { create: async () => ({}), stream: () => ({}) as never } } };
+    const eager = durableToolRunner({ name: 'eager-run', client });
+    const started = eager.start('eager-1', { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], runToolsEagerly: true } as never);
+    await expect(started).rejects.toThrow(/runToolsEagerly is not available in a durable run/);
+    await expect(eager.start('', { model: 'm', max_tokens: 64, messages: [] })).rejects.toThrow(/workflow id must be a non-empty string/);
   });
 });
 

@@ -4,6 +4,7 @@
  * runs again.
  */
 import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
+import { isAgentTool } from '../agent-link.js';
 import type { ApprovalDecision, TimedOutDecision } from '../approval.js';
 import type { ClientLike } from '../client.js';
 import { namedAs } from '../fallback.js';
@@ -160,7 +161,8 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
     { name },
   );
 
-  const start = (workflowId: string, params: DurableRunParams, { queueName }: DurableStartOptions = {}) => {
+  // Bad input rejects the promise `start()` returns, as `run()`'s does (no throw in the caller's `.then` chain).
+  const start = async (workflowId: string, params: DurableRunParams, { queueName }: DurableStartOptions = {}) => {
     if (typeof workflowId !== 'string' || workflowId === '') throw new TypeError('durableToolRunner: the workflow id must be a non-empty string');
     // Bad params fail here, in the caller's process, not in a worker; that process may have no
     // model client (or key), and building a runner sends nothing.
@@ -190,6 +192,9 @@ function checkConfig(config: DurableToolRunnerConfig, approvalTimeoutSeconds: nu
     }
   }
   if (!(approvalTimeoutSeconds > 0)) throw new RangeError('durableToolRunner: approvalTimeoutSeconds must be a positive number');
+  if (config.options?.concurrency !== undefined && config.tools?.some(isAgentTool)) {
+    throw new TypeError('durableToolRunner: options.concurrency with agent tools is not available in a durable run (a call waiting for its turn would start its step at a moment recovery cannot replay)');
+  }
   if (DBOS.isInitialized()) {
     throw new Error(`durableToolRunner: register '${config.name}' before DBOS.launch(), at module level in every worker`);
   }

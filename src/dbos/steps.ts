@@ -6,7 +6,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { AGENT_DURABLE, type AgentSteps } from '../agent-link.js';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
-import { stoppedText } from '../execute.js';
+import { invalidResultKind, stoppedText } from '../execute.js';
 import { failedAfterFirstEvent, isFailedAfterFirstEvent } from '../fallback.js';
 import { runWithGuards } from '../guards.js';
 import type { AnyTool, RunnableTool } from '../surface.js';
@@ -31,7 +31,9 @@ function asData(message: unknown): unknown {
  * with an API or connection error records the failure, so that a replay throws the SDK's typed
  * error again and a run with fallbacks goes to the same fallback, whose step is recorded in turn.
  */
-export function stepClient(client: ClientLike, stream: boolean, name = 'model request', text?: LiveText): ClientLike {
+export function stepClient(given: ClientLike, stream: boolean, name = 'model request', text?: LiveText): ClientLike {
+  // A step client's own client: a step inside a step would not be one DBOS records.
+  const client = ownClientOf(given);
   const api = messagesApi(client);
   const streamed = (body: unknown, options: unknown): Promise<unknown> => {
     const reply = api.stream(body, options);
@@ -65,7 +67,15 @@ export function stepClient(client: ClientLike, stream: boolean, name = 'model re
   };
   // The run logs as the client would (its `logger` and `logLevel`, which the SDK reads from ANTHROPIC_LOG).
   const { logger, logLevel } = client as { logger?: unknown; logLevel?: unknown };
-  return Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel });
+  const made = Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel });
+  return Object.defineProperty(made, OWN_CLIENT, { value: client });
+}
+
+/** The key of a step client's own client (a sub-agent's fallback entry without a client of its own sends through it). */
+const OWN_CLIENT = Symbol('tool-runner.dbos.ownClient');
+
+function ownClientOf(client: ClientLike): ClientLike {
+  return (client as { [OWN_CLIENT]?: ClientLike })[OWN_CLIENT] ?? client;
 }
 
 /** What a model request step records: the reply, or how the request failed. */
@@ -110,7 +120,7 @@ function typedErrorOf(failed: RecordedFailure): APIError {
 }
 
 /** What a tool step records: the tool's result, or the content of the error result (and what was thrown, unless a `ToolError`). */
-type StepResult = { value: ToolResultContent } | { error: ToolResultContent; thrown?: ThrownRecord };
+type StepResult = { value: ToolResultContent } | { invalid: string } | { error: ToolResultContent; thrown?: ThrownRecord };
 
 /** A thrown Error as JSON (its class is not kept), or any other thrown value as its text. */
 type ThrownRecord = { name: string; message: string; stack?: string | undefined } | { text: string };
@@ -150,7 +160,12 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
     // Its sub-agent's recorded steps replay at once on recovery: a timeout would not decide the same.
     throw new TypeError(`durableToolRunner: agent tool '${entry.name}': timeoutMs is not available in a durable run (its sub-agent's steps replay at once on recovery); bound its tools' time instead (options.toolTimeoutMs)`);
   }
-  if (durableAgent) return durableAgent({ client: (client) => stepClient(client, false), tool: (inner) => durableTool(inner as AnyTool, toolTimeoutMs) as typeof inner });
+  if (durableAgent) {
+    return durableAgent({
+      client: (client, name) => stepClient(client, false, name),
+      tool: (inner, own) => durableTool(inner as AnyTool, own ?? toolTimeoutMs) as typeof inner,
+    });
+  }
   const tool: RunnableTool = entry;
   const timeoutMs = tool.timeoutMs ?? toolTimeoutMs;
   const run: RunnableTool['run'] = async (input, context) => {
@@ -160,7 +175,11 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
     const recorded = await DBOS.runStep(
       async (): Promise<StepResult> => {
         const outcome = await runWithGuards((signal) => tool.run(input, { ...context, signal, idempotencyKey }), context.signal, timeoutMs);
-        if (outcome.ok) return { value: outcome.value as ToolResultContent };
+        if (outcome.ok) {
+          // A value no tool may return is recorded by its kind: its JSON (a date's `toJSON`, say) would replay as a result the model never got.
+          const kind = invalidResultKind(outcome.value);
+          return kind === undefined ? { value: outcome.value as ToolResultContent } : { invalid: kind };
+        }
         if (!('thrown' in outcome)) return { error: stoppedText(tool.name, outcome.timedOut) };
         original = { thrown: outcome.thrown };
         const thrown = thrownRecordOf(outcome.thrown);
@@ -169,8 +188,17 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
       { name: `tool ${tool.name}` },
     );
     if ('error' in recorded) throw original ? original.thrown : thrownAgain(recorded);
+    // Refused by the runner as the value itself was.
+    if ('invalid' in recorded) return standInOfKind(recorded.invalid) as ToolResultContent;
     return recorded.value;
   };
   const { timeoutMs: _ownTimeout, ...rest } = tool;
-  return { ...rest, run };
+  // The copy keeps the tool's prototype: a class's methods (the SDK's `parse`, say) are not own fields.
+  return Object.setPrototypeOf({ ...rest, run }, Object.getPrototypeOf(tool)) as RunnableTool;
+}
+
+/** A value of the kind a tool returned that no tool may return, which the runner refuses as it refused the first: `{}` for an object. */
+function standInOfKind(kind: string): unknown {
+  const standIns: Record<string, unknown> = { null: null, object: {}, number: 0, boolean: false, bigint: 0n, symbol: Symbol(), function: () => undefined };
+  return standIns[kind] ?? {};
 }
