@@ -17,7 +17,7 @@ interface Element {
 }
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerEvent, tool, toolRunner } from 'tool-runner';
+import { type RunnerEvent, agentTool, tool, toolRunner } from 'tool-runner';
 import { type Inspector, inspector } from 'tool-runner/inspect';
 import { text, toolUse } from 'tool-runner/testing';
 import { inspectedSteps, inspectedTools, params, prompt, withToken } from './fixtures/inspected.js';
@@ -242,6 +242,32 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
     expect(await page.locator('.usage').textContent()).toMatch(/ · 2 requests · 1 tool calls · /);
     expect(await page.locator('#runs .run-meta').textContent()).toMatch(/ · 2 req · 1 calls$/);
+  }, 60_000);
+
+  it('a sub-agent stopped for approval shows as waiting; a request whose fallback failed too says failed on it', async () => {
+    const server = await mockServer([
+      { content: [toolUse('mailer', { task: 'Email Ann' }, 'toolu_mailer')] },
+      { content: [toolUse('send_email', { to: 'ann@example.com', body: 'Hi' }, 'toolu_email')] },
+      { error: { status: 529 } },
+    ]);
+    const fallback = await mockServer([{ error: { status: 529 } }]);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    const [, , email] = inspectedTools();
+    const mailer = agentTool({ name: 'mailer', description: 'Sends emails', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }], tools: [email!] }) });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [mailer] }, { onEvent: inspect.onEvent });
+    await runner;
+    expect(runner.stoppedBy).toBe('approval');
+    const lane = card(page, 'mailer').getByRole('region', { name: 'Sub-agent mailer' });
+    await expect.poll(() => lane.locator('.lane-head').textContent()).toBe('Sub-agent mailer — waiting for approval');
+
+    const failing = toolRunner(server.client({ maxRetries: 0 }), baseParams, { onEvent: inspect.onEvent, fallback: [{ client: fallback.client({ maxRetries: 0 }) }] });
+    await expect(failing.runUntilDone()).rejects.toThrow(/529|overloaded/i);
+    await page.getByRole('navigation', { name: 'Runs' }).getByRole('link').last().click();
+    await expect.poll(() => request(page, 1).locator('.meta').first().textContent()).toMatch(/failed on fallback #0/);
+    expect(await request(page, 1).locator('.meta').first().textContent()).not.toMatch(/answered by/);
   }, 60_000);
 
   it("a call whose approver threw shows the error's message", async () => {

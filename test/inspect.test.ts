@@ -274,6 +274,19 @@ describe('what the page is fed and the recorded file', () => {
     expect(forwarded.length).toBeLessThan(10);
   });
 
+  it("without captureContent a streamed sub-agent's text is not recorded at all (no record of text that is not there)", async () => {
+    const file = join(dir, 'sub-text-hidden.jsonl');
+    const server = await mockServer({ steps: [{ content: [toolUse('helper', { task: 't' }, 'toolu_helper')] }, { content: [text('The secret plan.')] }, { content: [text('done')] }] });
+    const helper = agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }] }) });
+    const inspect = await start({ record: file, captureContent: false });
+    await toolRunner(server.client(), { ...baseParams, stream: true, tools: [helper] }, { onEvent: inspect.onEvent });
+    await inspect.close();
+    const recorded = lines(file);
+    expect(ofType(recorded, 'agent.text')).toEqual([]);
+    expect(ofType(recorded, 'request.text')).toEqual([]);
+    expect(readFileSync(file, 'utf8')).not.toMatch(/"text":null|secret/);
+  });
+
   it('two runs streaming at once: each one\'s text is joined while unsent, though the other\'s pieces come between', async () => {
     const file = join(dir, 'two-runs-text.jsonl');
     const long = 'word '.repeat(300);

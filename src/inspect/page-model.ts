@@ -126,7 +126,8 @@ function apply(record) {
           if (held) { held.pending = true; run.changed.add(held); }
         }
       } else {
-        lane.state = record.error ? 'failed' : 'finished';
+        // A sub-agent that stopped for approval waits in its parent's call (the parent lists the call).
+        lane.state = record.state === 'waiting' ? 'waiting for approval' : record.error ? 'failed' : 'finished';
       }
       lane.changed = true;
       dirty.list = true;

@@ -220,7 +220,7 @@ function fillRequest(run, item) {
   if (item.end !== undefined) meta.push('latency ' + ms(item.end - item.start));
   if (item.firstText !== undefined) meta.push('first text after ' + ms(item.firstText - item.start));
   if (item.messages !== undefined) meta.push(item.messages + (item.messages === 1 ? ' message' : ' messages') + ' sent');
-  if (typeof item.fallback === 'number') meta.push('answered by fallback #' + item.fallback);
+  if (typeof item.fallback === 'number') meta.push((item.error ? 'failed on fallback #' : 'answered by fallback #') + item.fallback);
   if (meta.length) el.appendChild(h('p', { className: 'meta', text: meta.join(' \u00b7 ') }));
   if (item.text) el.appendChild(h('pre', { className: 'text', text: item.text }));
   if (item.toolUses && item.toolUses.length) el.appendChild(h('p', { className: 'meta', text: 'asks for: ' + item.toolUses.map(function (use) { return use.name; }).join(', ') }));

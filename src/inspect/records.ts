@@ -68,7 +68,7 @@ export type InspectorRecord =
       text?: string;
       toolUses?: Array<{ id: string; name: string }>;
       error?: ErrorInfo;
-      /** The fallback entry that answered (0-based), when not the primary. */
+      /** The fallback entry that answered (0-based), when not the primary; with `error`, the entry that failed last. */
       fallback?: number;
     })
   | (RecordBase & { type: 'request.text'; requestId: number; text: string })
@@ -128,6 +128,10 @@ export function recordOf(event: RunnerEvent, run: string, time: number, capture:
     case 'request.text':
       if (!capture) return undefined;
       record = { run, time, type: 'request.text', requestId: event.requestId, text: event.text };
+      break;
+    case 'agent.text':
+      if (!capture) return undefined;
+      record = { run, time, type: 'agent.text', text: event.text };
       break;
     case 'tool.start':
       record = { run, time, type: 'tool.start', id: event.call.id, name: event.call.name };
