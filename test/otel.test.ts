@@ -126,6 +126,39 @@ describe('OpenTelemetry spans (GenAI semantic conventions)', () => {
   });
 });
 
+describe('without a context manager (a browser, a Worker)', () => {
+  const parentOf = (spans: ReadableSpan[], span: ReadableSpan) => spans.find((other) => other.spanContext().spanId === span.parentSpanContext?.spanId);
+
+  it("a sub-agent's run span is a child of the parent's execute_tool span, in the parent's trace", async () => {
+    const { exporter, tracer } = tracing();
+    const researcher = agentTool({ name: 'researcher', description: 'Researches', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }] }) });
+    const server = await mockServer([{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')] }, { content: [text('They hold hands.')] }, { content: [text('Otters hold hands.')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [researcher] }, { onEvent: openTelemetry({ tracer, agentName: 'lead' }) });
+    const spans = exporter.getFinishedSpans();
+    const inner = spans.find((span) => span.name === 'invoke_agent researcher')!;
+    expect(parentOf(spans, inner)?.name).toBe('execute_tool researcher');
+    expect(parentOf(spans, parentOf(spans, inner)!)?.name).toBe('invoke_agent lead');
+    expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
+  });
+});
+
+describe('a typed output that fails, without captureContent', () => {
+  it("puts none of the model's answer on the run span (status, exception); with captureContent the parse error shows", async () => {
+    for (const captureContent of [false, true]) {
+      const { exporter, tracer } = tracing();
+      const server = await mockServer([{ content: [text('My SSN is 078-05-1120.')] }]);
+      const runner = toolRunner(server.client(), baseParams, { output: z.object({ city: z.string() }), outputRepairs: 0, onEvent: openTelemetry({ tracer, captureContent }) });
+      await expect(runner.runUntilDone()).rejects.toMatchObject({ name: 'OutputError' });
+      const run = exporter.getFinishedSpans().find((span) => span.name.startsWith('invoke_agent'))!;
+      const shown = JSON.stringify([run.status, run.events]);
+      expect(run.status.code).toBe(SpanStatusCode.ERROR);
+      expect(run.events.map((event) => event.name)).toEqual(['exception']);
+      if (captureContent) expect(shown).toContain('My SSN is');
+      else expect(shown).not.toMatch(/SSN|078/);
+    }
+  });
+});
+
 describe('requests and tool calls run inside their span (AsyncLocalStorage context manager)', () => {
   beforeAll(() => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());

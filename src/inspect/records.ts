@@ -4,6 +4,7 @@
  * CLI that serves one. Contents (tool inputs and results, the model's text, the prompt) are kept
  * only when the inspector captures them.
  */
+import { outputErrorWithoutContents } from '../errors.js';
 import type { RunnerEvent } from '../events.js';
 import type { Runner } from '../surface.js';
 import { textOf } from '../text.js';
@@ -245,11 +246,6 @@ export function errorInfo(error: unknown, capture: boolean): ErrorInfo {
   return { name: error.name, message, ...(typeof status === 'number' && { status }) };
 }
 
-function outputErrorWithoutContents(error: Error): string {
-  const { issues, stopReason } = error as { issues?: Array<{ path?: unknown }>; stopReason?: unknown };
-  const paths = Array.isArray(issues) ? issues.map((issue) => String(issue.path)).join(', ') : '';
-  return `The final answer did not match options.output${paths ? ` (at ${paths})` : ''}; stop_reason ${String(stopReason)}. Its text is not shown: captureContent is off.`;
-}
 
 /** An event type this version does not know (a newer runner's): its plain fields; text only when captured. */
 function otherRecord(run: string, time: number, event: Record<string, unknown>, capture: boolean): OtherRecord {

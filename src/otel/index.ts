@@ -6,6 +6,7 @@
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
 import { errorName } from '../described.js';
+import { outputErrorWithoutContents } from '../errors.js';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
 import { isCancellation } from '../stop-reason.js';
@@ -55,6 +56,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
   const runs = new WeakMap<Runner, { span: Span; context: Context }>();
   const requests = new Map<string, Span>();
   const tools = new Map<string, Span>();
+  /** The open `execute_tool` spans by `tool_use` id: the parent of the sub-agent a call starts (its events' `callPath` ends with the id). */
+  const toolsByCall = new Map<string, Span>();
   const parent = (runner: Runner) => runs.get(runner)?.context ?? context.active();
   const key = (runner: Runner, id: number | string) => `${runIds.get(runner) ?? 0}:${id}`;
   const runIds = new WeakMap<Runner, number>();
@@ -73,6 +76,10 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         runIds.set(event.runner, ++nextRunId);
         // A sub-agent (`agentTool`) is named after its tool.
         const name = event.path?.at(-1) ?? agent;
+        // A sub-agent's run is a child of the call that started it, with no context manager to say so too.
+        const call = event.callPath?.at(-1);
+        const started = call === undefined ? undefined : toolsByCall.get(call);
+        const base = started ? trace.setSpan(context.active(), started) : context.active();
         const span = tracer.startSpan(`invoke_agent ${name}`, {
           kind: SpanKind.INTERNAL,
           attributes: {
@@ -83,14 +90,14 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
             ...(typeof event.model === 'string' && { 'gen_ai.request.model': event.model }),
             ...conversationOf(event.runner),
           },
-        });
-        runs.set(event.runner, { span, context: trace.setSpan(context.active(), span) });
+        }, base);
+        runs.set(event.runner, { span, context: trace.setSpan(base, span) });
         break;
       }
       case 'run.end': {
         const run = runs.get(event.runner);
         if (!run) break;
-        if (event.error !== undefined) failed(run.span, event.error);
+        if (event.error !== undefined) failed(run.span, event.error, capture);
         else run.span.setStatus({ code: SpanStatusCode.OK });
         run.span.end();
         runs.delete(event.runner);
@@ -146,7 +153,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         if (content) setContent(span, fitContent(message ? [...content, replyContent(message)] : content, limit));
         // A fallback answered (or failed last): which entry; the model that answered is `gen_ai.response.model`.
         if (event.fallback !== undefined) span.setAttribute('tool_runner.request.fallback', event.fallback);
-        if (event.error !== undefined) failed(span, event.error);
+        if (event.error !== undefined) failed(span, event.error, capture);
         span.end();
         break;
       }
@@ -166,6 +173,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
           parent(event.runner),
         );
         tools.set(key(event.runner, event.call.id), span);
+        toolsByCall.set(event.call.id, span);
         break;
       }
       case 'tool.end': {
@@ -173,6 +181,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         const span = tools.get(id);
         if (!span) break;
         tools.delete(id);
+        if (toolsByCall.get(event.call.id) === span) toolsByCall.delete(event.call.id);
         const result = event.result;
         if (event.pending) span.setAttribute('tool_runner.tool.pending_approval', true);
         if (capture) {
@@ -180,7 +189,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
           const used = setCapped(span, 'gen_ai.tool.call.arguments', JSON.stringify(event.call.toolUse.input), limit);
           if (result) setCapped(span, 'gen_ai.tool.call.result', JSON.stringify(result.content ?? ''), limit - used);
         }
-        if (event.error !== undefined) failed(span, event.error);
+        if (event.error !== undefined) failed(span, event.error, capture);
         // Cut short by an abort or a `break`: a cancellation, with no error status.
         else if (result?.is_error && !event.cancelled) {
           span.setAttribute('error.type', 'tool_error');
@@ -222,10 +231,14 @@ function setCapped(span: Span, name: string, json: string | undefined, limit: nu
 }
 
 /** The error status of a failed operation; an abort (the runner's own `break`, the run's signal) is a cancellation, with none. */
-function failed(span: Span, error: unknown): void {
+function failed(span: Span, error: unknown, capture: boolean): void {
   if (isCancellation(error)) return;
   const name = error instanceof Error ? errorName(error) : 'Error';
   span.setAttribute('error.type', name);
-  if (error instanceof Error) span.recordException(error);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+  // A typed output's parse error may quote the model's answer: contents go on spans only when captured.
+  const hidden = !capture && error instanceof Error && error.name === 'OutputError';
+  const message = hidden ? outputErrorWithoutContents(error) : error instanceof Error ? error.message : String(error);
+  if (hidden) span.recordException({ name, message });
+  else if (error instanceof Error) span.recordException(error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message });
 }
