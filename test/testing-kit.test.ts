@@ -175,6 +175,7 @@ describe('API errors', () => {
   const cases = [
     [400, BadRequestError, 'invalid_request_error'],
     [401, AuthenticationError, 'authentication_error'],
+    [402, APIError, 'billing_error'],
   ] as const;
   for (const [status, ErrorClass, type] of cases) {
     it(`${status} answers with the API's error body and is not retried`, async () => {
@@ -186,6 +187,13 @@ describe('API errors', () => {
       expect(server.requests).toHaveLength(1);
     });
   }
+
+  it('504 is a timeout_error (a status without an SDK class of its own: an InternalServerError)', async () => {
+    const server = await mockServer([{ error: { status: 504 } }]);
+    const error = await server.client({ maxRetries: 0 }).beta.messages.create(body).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect(error).toMatchObject({ status: 504, error: { type: 'error', error: { type: 'timeout_error' } } });
+  });
 
   it('429 sends retry-after; the client retries and meets the next step', async () => {
     const server = await mockServer([{ error: { status: 429, retryAfter: 0.05 } }, { content: [text('ok')] }]);
@@ -510,6 +518,35 @@ describe('message threads', () => {
       await sleep(50); // the server sees the connection close
     });
     expect(reply.content[0]).toMatchObject({ text: 'two' });
+  });
+
+  it('a stalled stream holds the thread in flight until the client gives up, then frees it', async () => {
+    const reply = await continueAgainAfter(async (server, client, again) => {
+      server.setSteps([{ content: [text('never whole')], stallAfterEvents: 2 }]);
+      const stream = client.beta.messages.stream(again);
+      const stalled = stream.finalMessage().catch((e: unknown) => e);
+      while (server.requests.length < 2) await sleep(5);
+      const meanwhile = (await client.beta.messages.create(again).catch((e: unknown) => e)) as APIError;
+      expect(meanwhile.error).toMatchObject({ error: { details: { error_code: 'thread_continue_in_flight' } } });
+      stream.abort();
+      expect(await stalled).toBeInstanceOf(APIUserAbortError);
+      await sleep(50); // the server sees the connection close
+    });
+    expect(reply.content[0]).toMatchObject({ text: 'two' });
+  });
+
+  it('a stream whose fault comes after message_stop delivered the whole reply: the thread continues from it', async () => {
+    const server = await mockServer([{ content: [text('one')], error: { status: 529, afterEvents: 99 } }, { content: [text('two')] }]);
+    const client = server.client({ maxRetries: 0 });
+    const stream = client.beta.messages.stream({ ...threaded, thread: { type: 'create' } });
+    const ids: string[] = [];
+    stream.on('streamEvent', (event) => {
+      if (event.type === 'message_start') ids.push(event.message.id);
+    });
+    await expect(stream.finalMessage()).rejects.toThrow(/overloaded/);
+    const next = await client.beta.messages.create(continued(ids[0]!));
+    expect(next.content[0]).toMatchObject({ text: 'two' });
+    expect(server.requests[1]!.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
   });
 });
 

@@ -20,11 +20,13 @@ export interface ScriptedError {
 const ERROR_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
+  402: 'billing_error',
   403: 'permission_error',
   404: 'not_found_error',
   413: 'request_too_large',
   429: 'rate_limit_error',
   500: 'api_error',
+  504: 'timeout_error',
   529: 'overloaded_error',
 };
 

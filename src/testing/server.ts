@@ -253,12 +253,15 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     const eventDelay = reply.eventDelayMs ?? options.eventDelayMs ?? 0;
     for (let sent = 0; sent <= events.length; sent++) {
       if (res.destroyed) return false;
-      if (sent === disconnectAt) return void res.socket?.destroy(), false;
-      if (sent === stallAt) return false;
+      // A fault after message_stop: the whole reply went out, and the server holds it.
+      const whole = sent === events.length;
+      if (sent === disconnectAt) return void res.socket?.destroy(), whole;
+      // A stall ends when the client gives up (or the server closes): till then its request is in flight.
+      if (sent === stallAt) return await closed(res), whole;
       if (sent === errorAt && reply.error) {
         // The error whole (its details too), as in a JSON error answer; the request id is in the headers.
         res.end(encodeEvent({ event: 'error', data: { type: 'error', error: errorBody(reply.error, requestId).error } }));
-        return false;
+        return whole;
       }
       if (reply.malformed && sent === 2) res.write('event: content_block_start\ndata: {"type":"content_block_st\n\n');
       const event = events[sent];
