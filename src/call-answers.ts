@@ -97,6 +97,9 @@ export class CallAnswers {
    * caller's `generateToolResponse()` asks, not the loop.
    */
   answer(turn: Turn | undefined, uses: BetaToolUseBlock[], signal: AbortSignal | undefined, byCaller = false): Promise<Answer> {
+    const { tools } = this.#run.state;
+    // Calls answered before any request (a resumed run, a history that ends with calls): the tool sources give their tools first.
+    if (!tools.listed) return tools.refresh(signal).then(() => this.answer(turn, uses, signal, byCaller));
     const key = uses.map((use) => use.id).join('\n');
     if (turn?.response?.key === key) return turn.response.answer;
     const { control } = this.#run;

@@ -20,16 +20,23 @@ export class ToolSet {
   definitions: BetaToolUnion[] | undefined;
   /** The tools each source gave last, in the order of the sources among the entries. */
   #lists: AnyTool[][];
+  #listed: boolean;
 
   constructor(entries: ToolEntry[] | undefined) {
     this.entries = entries;
     this.#lists = entries?.some(isToolSource) ? entries.filter(isToolSource).map(() => []) : NO_LISTS;
+    this.#listed = this.#lists.length === 0;
     ({ runnable: this.runnable, definitions: this.definitions } = toolMaps(this.#expanded()));
   }
 
   /** Whether some entries are tool sources (asked for their tools before each request). */
   get hasSources(): boolean {
     return this.#lists.length > 0;
+  }
+
+  /** The sources gave their tools at least once (or there are none): the maps hold every tool. */
+  get listed(): boolean {
+    return this.#listed;
   }
 
   /**
@@ -50,6 +57,7 @@ export class ToolSet {
       }
       lists = settled.value;
     } else lists = await asked;
+    this.#listed = true;
     if (lists.every((list, i) => list === this.#lists[i])) return;
     this.#lists = lists;
     ({ runnable: this.runnable, definitions: this.definitions } = toolMaps(this.#expanded()));

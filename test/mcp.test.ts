@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { toolRunner } from 'tool-runner';
+import { resumeToolRunner, toolRunner } from 'tool-runner';
 import { McpToolset, mcpToolset } from 'tool-runner/mcp';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { listingClientOf } from './fixtures/mcp-listing-server.js';
@@ -70,6 +70,24 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
     expect(sentTools.find((entry: { name: string }) => entry.name === 'slug').input_schema.properties.slug.pattern).toBe('^[\\w-.]+$');
     expect(results.toolu_slug).toEqual({ type: 'tool_result', tool_use_id: 'toolu_slug', content: [{ type: 'text', text: 'slug a-b.c' }] });
     expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('calls a run starts with (a history that ends with them, a resumed run waiting for approval) run: the toolset lists its tools first', async () => {
+    const client = await stdioClient();
+    const server = await mockServer([{ content: [text('five')] }, { content: [toolUse('add', { a: 1, b: 1 }, 'toolu_two')] }, { content: [text('two')] }]);
+    const history = [...baseParams.messages, { role: 'assistant' as const, content: [toolUse('add', { a: 2, b: 3 }, 'toolu_add')] }];
+    await toolRunner(server.client(), { ...baseParams, messages: history, tools: [await mcpToolset(client)] });
+    expect(wire(server.requests[0]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_add', content: [{ type: 'text', text: '5' }] }]);
+
+    const waiting = toolRunner(server.client(), { ...baseParams, tools: [await mcpToolset(client, { needsApproval: true })] });
+    await waiting;
+    expect(waiting.stoppedBy).toBe('approval');
+    const snapshot = JSON.parse(JSON.stringify(waiting.toJSON()));
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: [await mcpToolset(client, { needsApproval: true })] });
+    resumed.approve('toolu_two');
+    await resumed;
+    expect(wire(server.requests[2]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_two', content: [{ type: 'text', text: '2' }] }]);
+    server.assertComplete();
   });
 
   it('picks up tools/list_changed before the next request', async () => {
