@@ -9,7 +9,7 @@ import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf 
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
-import { errorResult } from './history.js';
+import { errorResult, textOnlyError } from './history.js';
 import { openApprovals } from './nested-approvals.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
@@ -249,6 +249,7 @@ async function askApprover(tool: RunnableTool, call: ToolCall, context: Executio
  * (once: a hook that throws ends the call with its error instead, `endsSeen`).
  */
 function finished(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
+  if (result.is_error && result.content !== undefined) result.content = textOnlyError(result.content);
   const uncut = result.content;
   if (uncut !== undefined) result.content = truncateResult(uncut, context.maxToolResultChars);
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);

@@ -72,6 +72,18 @@ export function errorResult(toolUseId: string, content: ToolResultContent): Beta
   return { type: 'tool_result', tool_use_id: toolUseId, content, is_error: true };
 }
 
+/**
+ * An error result's content as the API takes it: text blocks only (it refuses the whole request for an
+ * image or a document on an `is_error` result); a note says what was left out.
+ */
+export function textOnlyError(content: ToolResultContent): ToolResultContent {
+  if (typeof content === 'string') return content;
+  const texts = content.filter((block) => block.type === 'text');
+  const left = content.length - texts.length;
+  if (left === 0) return content;
+  return [...texts, { type: 'text', text: `[${left} ${left === 1 ? 'block' : 'blocks'} other than text left out: an error result holds text only]` }];
+}
+
 export const cutOffText = (name: string) =>
   `Error: the call to '${name}' was cut off (the reply reached max_tokens), so it was not run.`;
 export const startedBeforeCutOffText = (name: string) =>
@@ -217,7 +229,7 @@ export function insertToolResults(messages: BetaMessageParam[], results: ToolRes
  * `tool_use` answered exactly once in the very next user message and nowhere else, its results
  * there before any other block; no result without its call; no two `tool_use` blocks with one id
  * in the whole history; no empty content, no text block without non-whitespace text (but in an
- * assistant message with thinking, which goes back as it came). And the
+ * assistant message with thinking, which goes back as it came); an error result of text only. And the
  * promise the runner keeps besides (the API does not check it): results in the order of their calls.
  */
 export function historyProblems(messages: readonly BetaMessageParam[]): string[] {
@@ -272,6 +284,9 @@ function resultProblems(message: BetaMessageParam, i: number, previousUses: Beta
     if (position === undefined) problems.push(`message ${i}: tool_result ${id} answers no tool_use of message ${i - 1}`);
     if (seen.has(id)) problems.push(`message ${i}: tool_use ${id} answered twice`);
     if (otherBlock !== undefined) problems.push(`message ${i}: tool_result ${id} comes after a ${blocks[otherBlock]!.type} block (block ${otherBlock}): results come first`);
+    if (block.is_error && Array.isArray(block.content) && block.content.some((part) => part.type !== 'text')) {
+      problems.push(`message ${i}: tool_result ${id} is an error with content other than text (the API takes only text there)`);
+    }
     if (position !== undefined && !seen.has(id)) {
       if (position < lastCall) problems.push(`message ${i}: tool_result ${id} comes after the result of a later call: results go in the calls' order`);
       lastCall = Math.max(lastCall, position);

@@ -4,7 +4,7 @@ import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/sp
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ToolError, tool, toolRunner } from 'tool-runner';
-import { text, toolResults, toolUse } from 'tool-runner/testing';
+import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
 /** Runs one model turn that calls `name` with `input`, and returns the tool_result the runner sent back. */
@@ -189,6 +189,23 @@ describe('errors (SPEC §5)', () => {
     );
     const blocks = [{ type: 'text' as const, text: 'details' }];
     expect((await resultFor([throwing(() => new ToolError(blocks))], 'boom', {})).content).toEqual(blocks);
+  });
+
+  it('an error result holds text only, as the API requires: an image a ToolError (an MCP isError result) carries is left out, with a note; historyProblems flags one', async () => {
+    const picture = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: 'iVBORw0KGgo=' } };
+    const result = await resultFor([throwing(() => new ToolError([{ type: 'text', text: 'render failed' }, picture]))], 'boom', {});
+    expect(result).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_x',
+      is_error: true,
+      content: [{ type: 'text', text: 'render failed' }, { type: 'text', text: '[1 block other than text left out: an error result holds text only]' }],
+    });
+    const history = [
+      { role: 'user' as const, content: 'go' },
+      { role: 'assistant' as const, content: [toolUse('boom', {}, 'toolu_x')] },
+      { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_x', is_error: true, content: [picture] }] },
+    ];
+    expect(historyProblems(history)).toEqual(['message 2: tool_result toolu_x is an error with content other than text (the API takes only text there)']);
   });
 
   it('an unknown tool, or a plain definition without run, gets "not found"', async () => {
