@@ -41,6 +41,8 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
           toolUse('sound', {}, 'toolu_sound'),
           toolUse('svg', {}, 'toolu_svg'),
           toolUse('slug', { slug: 'a-b.c' }, 'toolu_slug'),
+          toolUse('attachments', {}, 'toolu_att'),
+          toolUse('archive', {}, 'toolu_zip'),
         ],
       },
       { content: [text('done')] },
@@ -48,7 +50,7 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
     const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset] });
     await runner;
     const sentTools = wire(server.requests[0]!).body.tools;
-    expect(sentTools.map((entry: { name: string }) => entry.name).sort()).toEqual(['add', 'break_listing', 'fails', 'grow', 'picture', 'readme', 'slug', 'sound', 'svg']);
+    expect(sentTools.map((entry: { name: string }) => entry.name).sort()).toEqual(['add', 'archive', 'attachments', 'break_listing', 'fails', 'grow', 'picture', 'readme', 'slug', 'sound', 'svg']);
     expect(sentTools.find((entry: { name: string }) => entry.name === 'add')).toMatchObject({
       description: 'Adds two numbers',
       input_schema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
@@ -63,6 +65,12 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
     ]);
     expect(results.toolu_readme.content).toEqual([{ type: 'text', text: 'Resource file:///readme.md:\n# Hello' }]);
+    // Resources sent as bytes: an image, text read as UTF-8; a kind a result cannot hold is a clear error.
+    expect(results.toolu_att.content).toEqual([
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+      { type: 'text', text: 'Resource file:///note.txt:\nhéllo ✓' },
+    ]);
+    expect(results.toolu_zip).toMatchObject({ is_error: true, content: expect.stringMatching(/an embedded resource of type application\/zip, which a tool result cannot hold/) });
     expect(results.toolu_fails).toMatchObject({ is_error: true, content: [{ type: 'text', text: 'disk full' }] });
     expect(results.toolu_sound).toMatchObject({ is_error: true, content: expect.stringMatching(/returned audio content, which a tool result cannot hold/) });
     expect(results.toolu_svg).toMatchObject({ is_error: true, content: expect.stringMatching(/an image of type image\/svg\+xml, which a tool result cannot hold \(JPEG, PNG, GIF and WebP can\)/) });
@@ -220,6 +228,8 @@ describe("MCP tool names the Messages API refuses (it takes ^[a-zA-Z0-9_-]{1,128
     expect((await (await mcpToolset(long)).tools()).map((entry) => entry.name)).toEqual(['ok', 'x'.repeat(120)]);
     // A prefix no name could begin with: refused before anything is listed.
     expect(() => new McpToolset(long, { prefix: 'my.server.' })).toThrow(/mcpToolset: prefix "my\.server\." cannot begin a tool name/);
+    // A timeout that is no number of milliseconds: refused before anything is listed, naming the option.
+    for (const timeoutMs of [-5, 0, Number.NaN, 1e12]) expect(() => new McpToolset(long, { timeoutMs })).toThrow(/mcpToolset: timeoutMs must be a positive number of milliseconds/);
   });
 
   it('such a name after tools/list_changed fails the next request clearly; the last list stays', async () => {

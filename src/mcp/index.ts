@@ -10,6 +10,7 @@ import { ToolError } from '../tool-error.js';
 import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
+import { checkTimeoutMs } from '../guards.js';
 import { checkPrefix, checkToolNames } from './tool-names.js';
 import type { ToolResultContentBlock } from '../types.js';
 
@@ -20,8 +21,8 @@ export interface McpToolsetOptions {
    */
   prefix?: string;
   /**
-   * Abort a call after this many ms (the runner's `toolTimeoutMs` applies too); the timeout of each
-   * request that lists the tools, too.
+   * Abort a call after this many ms (in place of the runner's `toolTimeoutMs`, which applies when
+   * this is not given); the timeout of each request that lists the tools, too.
    */
   timeoutMs?: number;
   /** Ask for approval before these tools run (see the approval docs): all of them, or some by MCP name. */
@@ -62,6 +63,7 @@ export class McpToolset implements ToolSource {
 
   constructor(client: Client, options: McpToolsetOptions = {}) {
     checkPrefix(options.prefix);
+    if (options.timeoutMs !== undefined) checkTimeoutMs(options.timeoutMs, 'mcpToolset: timeoutMs');
     this.#client = client;
     this.#options = options;
     McpToolset.#listen(client, this);
@@ -206,6 +208,11 @@ export class McpToolset implements ToolSource {
   }
 }
 
+/** The UTF-8 text of base64 bytes (`atob` and `TextDecoder`: every runtime the SDK runs on has them). */
+function utf8OfBase64(data: string): string {
+  return new TextDecoder().decode(Uint8Array.from(atob(data), (char) => char.charCodeAt(0)));
+}
+
 /** The image types a tool result can hold. */
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
@@ -227,11 +234,16 @@ function toBlock(toolName: string, item: McpContent): ToolResultContentBlock {
       if ('text' in resource && typeof resource.text === 'string') {
         return { type: 'text', text: `Resource ${resource.uri}:\n${resource.text}` };
       }
-      if (resource.mimeType === 'application/pdf' && 'blob' in resource) {
-        return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: String(resource.blob) } };
+      if ('blob' in resource) {
+        const data = String(resource.blob);
+        const type = resource.mimeType ?? '';
+        if (type === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } };
+        if (IMAGE_TYPES.has(type)) return { type: 'image', source: { type: 'base64', media_type: type as 'image/png', data } };
+        // Text sent as bytes (base64): read as UTF-8, as an embedded text resource is.
+        if (type.startsWith('text/')) return { type: 'text', text: `Resource ${resource.uri}:\n${utf8OfBase64(data)}` };
       }
       throw new Error(
-        `MCP tool '${toolName}' returned an embedded resource of type ${resource.mimeType ?? 'unknown'}, which a tool result cannot hold (text, images and PDF documents can)`,
+        `MCP tool '${toolName}' returned an embedded resource of type ${resource.mimeType ?? 'unknown'}, which a tool result cannot hold (text, JPEG, PNG, GIF and WebP images and PDF documents can)`,
       );
     }
     case 'resource_link':
