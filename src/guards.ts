@@ -80,7 +80,10 @@ export async function runWithGuards(
   let timer: ReturnType<typeof setTimeout> | undefined;
   // The shared signal that never aborts is no signal: joined to a timeout's, it would keep every join.
   if (outer === NEVER_ABORTED) outer = undefined;
-  let signal = outer ?? NEVER_ABORTED;
+  // The run's signal as it is (a tool gets the very signal the caller set, as from the SDK's runner); with
+  // none, a signal of the run's own that never aborts: on one shared signal, the listeners of ten calls
+  // at once (a `fetch`'s) would make Node warn of a leak.
+  let signal = outer ?? new AbortController().signal;
   let timeout: AbortController | undefined;
   if (timeoutMs !== undefined) {
     timeout = new AbortController();
@@ -90,7 +93,7 @@ export async function runWithGuards(
     signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
   }
   try {
-    if (signal === NEVER_ABORTED) {
+    if (!outer && !timeout) {
       // Nothing can stop it: its own outcome, started (as any guarded run) after the current tick.
       await undefined;
       return { ok: true, value: await run(signal) };
@@ -114,17 +117,48 @@ type Settled<T> = { aborted: true } | { aborted: false; value: T };
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<Settled<T>> {
   if (signal.aborted) return Promise.resolve({ aborted: true });
   return new Promise((resolve, reject) => {
-    const onAbort = () => resolve({ aborted: true });
-    signal.addEventListener('abort', onAbort, { once: true });
+    const stop = onAbort(signal, () => resolve({ aborted: true }));
     promise.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        stop();
         resolve({ aborted: false, value });
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        stop();
         reject(error);
       },
     );
   });
+}
+
+/** What waits for each signal's abort, behind one listener of its own. */
+const waiting = new WeakMap<AbortSignal, { waiters: Set<() => void>; listener: () => void }>();
+
+/**
+ * Calls `callback` when `signal` aborts; returns the function that stops waiting. One listener per
+ * signal, however many calls wait on it at once (the run's signal, say): Node warns of a leak past 10.
+ * The listener goes when the last wait stops.
+ */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  let entry = waiting.get(signal);
+  if (!entry) {
+    const waiters = new Set<() => void>();
+    const listener = () => {
+      waiting.delete(signal);
+      for (const waiter of waiters) waiter();
+    };
+    entry = { waiters, listener };
+    waiting.set(signal, entry);
+    signal.addEventListener('abort', listener, { once: true });
+  }
+  const own = entry;
+  // A function of its own: the same callback given twice is two waits.
+  const waiter = () => callback();
+  own.waiters.add(waiter);
+  return () => {
+    own.waiters.delete(waiter);
+    if (own.waiters.size > 0 || waiting.get(signal) !== own) return;
+    waiting.delete(signal);
+    signal.removeEventListener('abort', own.listener);
+  };
 }

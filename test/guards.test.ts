@@ -1,3 +1,4 @@
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tool, toolRunner } from 'tool-runner';
@@ -124,6 +125,49 @@ describe('concurrency', () => {
     const results = runner.params.messages.at(-1)!.content as Array<{ content: string }>;
     expect(results.map((result) => result.content)).toEqual([1, 2, 3].map(() => "Error: the call to 'charge' was aborted before it finished."));
     expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+});
+
+describe('many calls at once on one signal', () => {
+  it("twenty calls of one reply under the run's signal: no MaxListenersExceededWarning (one listener per signal), and an abort still answers each", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const controller = new AbortController();
+      const calls = Array.from({ length: 20 }, (_, i) => toolUse('slow', { n: i }, `toolu_${i}`));
+      const server = await mockServer([{ content: calls }, { content: [text('done')] }]);
+      const slow = tool({
+        name: 'slow',
+        inputSchema: z.object({ n: z.number() }),
+        // Its signal left alone (a tool's own listeners are its own business): the runner's listeners are what is counted.
+        run: () => new Promise<string>(() => {}),
+      });
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [slow] }, { signal: controller.signal });
+      const done = runner.runUntilDone().catch((error: unknown) => error);
+      while (server.requests.length < 1) await sleep(5);
+      await sleep(30);
+      controller.abort();
+      expect(await done).toBeInstanceOf(APIUserAbortError);
+      const answers = runner.params.messages.at(-1)!.content as Array<{ content: string }>;
+      expect(answers.map((answer) => answer.content)).toEqual(calls.map(() => "Error: the call to 'slow' was aborted before it finished."));
+      // Without a signal of the run's: each call's signal is its own, so the listeners tools add (a fetch's) do not pile up on one.
+      const listening = tool({
+        name: 'slow',
+        inputSchema: z.object({ n: z.number() }),
+        run: async (_input, { signal }) => {
+          signal.addEventListener('abort', () => {});
+          await sleep(20);
+          return 'ok';
+        },
+      });
+      const again = await mockServer([{ content: calls }, { content: [text('done')] }]);
+      await toolRunner(again.client(), { ...baseParams, tools: [listening] });
+      await sleep(10);
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });
 

@@ -265,7 +265,9 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
 
     const failing = toolRunner(server.client({ maxRetries: 0 }), baseParams, { onEvent: inspect.onEvent, fallback: [{ client: fallback.client({ maxRetries: 0 }) }] });
     await expect(failing.runUntilDone()).rejects.toThrow(/529|overloaded/i);
-    await page.getByRole('navigation', { name: 'Runs' }).getByRole('link').last().click();
+    const runs = page.getByRole('navigation', { name: 'Runs' }).getByRole('link');
+    await expect.poll(() => runs.count()).toBe(2);
+    await runs.filter({ hasText: 'failed' }).click();
     await expect.poll(() => request(page, 1).locator('.meta').first().textContent()).toMatch(/failed on fallback #0/);
     expect(await request(page, 1).locator('.meta').first().textContent()).not.toMatch(/answered by/);
   }, 60_000);

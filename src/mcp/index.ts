@@ -10,7 +10,7 @@ import { ToolError } from '../tool-error.js';
 import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
-import { checkTimeoutMs } from '../guards.js';
+import { checkTimeoutMs, onAbort } from '../guards.js';
 import { checkPrefix, checkToolNames } from './tool-names.js';
 import type { ToolResultContentBlock } from '../types.js';
 
@@ -176,8 +176,7 @@ export class McpToolset implements ToolSource {
         // signal a tool gets may be shared by every call (one that never aborts).
         const call = new AbortController();
         const abort = () => call.abort(context.signal.reason);
-        if (context.signal.aborted) abort();
-        else context.signal.addEventListener('abort', abort, { once: true });
+        const stop = context.signal.aborted ? (abort(), undefined) : onAbort(context.signal, abort);
         let result: Awaited<ReturnType<Client['callTool']>>;
         try {
           // `timeoutMs` is the MCP client's request timeout too (its own default is 60 s).
@@ -186,7 +185,7 @@ export class McpToolset implements ToolSource {
             ...(timeoutMs !== undefined && { timeout: timeoutMs }),
           });
         } finally {
-          context.signal.removeEventListener('abort', abort);
+          stop?.();
         }
         const content = 'content' in result && Array.isArray(result.content) ? result.content : [];
         let blocks = content.map((item) => toBlock(entry.name, item as McpContent));
