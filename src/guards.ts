@@ -80,10 +80,8 @@ export async function runWithGuards(
   let timer: ReturnType<typeof setTimeout> | undefined;
   // The shared signal that never aborts is no signal: joined to a timeout's, it would keep every join.
   if (outer === NEVER_ABORTED) outer = undefined;
-  // The run's signal as it is (a tool gets the very signal the caller set, as from the SDK's runner); with
-  // none, a signal of the run's own that never aborts: on one shared signal, the listeners of ten calls
-  // at once (a `fetch`'s) would make Node warn of a leak.
-  let signal = outer ?? new AbortController().signal;
+  // The run's signal as it is (a tool gets the very signal the caller set, as from the SDK's runner).
+  let signal = outer ?? NEVER_ABORTED;
   let timeout: AbortController | undefined;
   if (timeoutMs !== undefined) {
     timeout = new AbortController();
@@ -93,7 +91,7 @@ export async function runWithGuards(
     signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
   }
   try {
-    if (!outer && !timeout) {
+    if (signal === NEVER_ABORTED) {
       // Nothing can stop it: its own outcome, started (as any guarded run) after the current tick.
       await undefined;
       return { ok: true, value: await run(signal) };
