@@ -44,7 +44,7 @@ export abstract class RunnerControls implements Runner {
     const { maxToolResultChars } = checkOptions(options);
     const state = new RunState(params, snapshot);
     const logger = runnerLogger(client, options.logger);
-    const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), snapshot?.thread);
+    const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), snapshot?.thread, state.messages);
     const emit = emitter(options.onEvent, logger);
     const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions);
     const dropsRefusals = thread.used || OVER_MESSAGE_THREAD in client;
@@ -288,7 +288,7 @@ export abstract class RunnerControls implements Runner {
     const turn = this.turn;
     // A streamed reply the body has (`finalMessage()`) while the onMessage hook runs: counted into the snapshot.
     const uncounted = turn?.inBody ? turn.uncounted : undefined;
-    const snapshot = this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(), this.answers.changes.toJSON(), this.control.toJSON(), uncounted);
+    const snapshot = this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(this.state.messages), this.answers.changes.toJSON(), this.control.toJSON(), uncounted);
     if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
     // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.

@@ -63,18 +63,22 @@ export class MessageThread {
   /** Without threads every method returns at once (or writes only `undefined`), so one instance serves all runs. */
   static readonly #unthreaded = new MessageThread(false);
 
-  /** The thread of a run: the shared, stateless one for every run that sends the whole history. */
-  static of(enabled: boolean, snapshot?: ThreadSnapshot): MessageThread {
-    return enabled ? new MessageThread(true, snapshot) : MessageThread.#unthreaded;
+  /**
+   * The thread of a run: the shared, stateless one for every run that sends the whole history. A
+   * resumed run (`snapshot`, its `messages`) continues the thread from the reply the history holds.
+   */
+  static of(enabled: boolean, snapshot?: ThreadSnapshot, messages?: readonly BetaMessageParam[]): MessageThread {
+    return enabled ? new MessageThread(true, snapshot, messages) : MessageThread.#unthreaded;
   }
 
-  private constructor(enabled: boolean, snapshot?: ThreadSnapshot) {
+  private constructor(enabled: boolean, snapshot?: ThreadSnapshot, messages?: readonly BetaMessageParam[]) {
     this.#mode = enabled ? 'on' : 'off';
-    if (enabled && snapshot) {
-      const { previous_message_id, held, system, tools, model } = snapshot;
-      this.#anchor = { previousMessageId: previous_message_id, held, sent: undefined, replyContent: undefined, system, tools, model };
-      this.#replays = true;
-    }
+    if (!enabled || !snapshot) return;
+    this.#replays = true;
+    const { previous_message_id, held, system, tools, model } = snapshot;
+    const reply = messages?.[held - 1];
+    // The history as the snapshot holds it is what the server holds up to the reply: later changes are checked against it.
+    if (reply?.role === 'assistant') this.#anchor = { previousMessageId: previous_message_id, held, sent: messages, replyContent: reply.content, system, tools, model };
   }
 
   get threading(): boolean {
@@ -121,11 +125,7 @@ export class MessageThread {
   #continues(anchor: Anchor, body: Record<string, unknown>, messages: BetaMessageParam[], appendsOnly: boolean): boolean {
     if (messages.length < anchor.held) return false;
     if (!same(body['system'], anchor.system) || !same(body['tools'], anchor.tools) || !same(body['model'], anchor.model)) return false;
-    if (appendsOnly || !anchor.sent) return true;
-    const replyIndex = anchor.held - 1;
-    for (let i = 0; i < replyIndex; i++) if (!same(messages[i], anchor.sent[i])) return false;
-    const reply = messages[replyIndex];
-    return reply?.role === 'assistant' && same(reply.content, anchor.replyContent);
+    return appendsOnly || holds(anchor, messages);
   }
 
   /**
@@ -198,11 +198,25 @@ export class MessageThread {
     return true;
   }
 
-  toJSON(): ThreadSnapshot | undefined {
+  /**
+   * The thread a resumed run continues, if `messages` (the history now) still holds what the server
+   * holds: a reply the loop body dropped or replaced (a `break`, taking control) is not continued from.
+   */
+  toJSON(messages: readonly BetaMessageParam[]): ThreadSnapshot | undefined {
     const anchor = this.#anchor;
-    if (this.#mode !== 'on' || !anchor) return undefined;
+    if (this.#mode !== 'on' || !anchor || !holds(anchor, messages)) return undefined;
     return { previous_message_id: anchor.previousMessageId, held: anchor.held, system: anchor.system, tools: anchor.tools, model: anchor.model };
   }
+}
+
+/** Whether `messages` start with the messages the anchor's request sent, then its reply. */
+function holds(anchor: Anchor, messages: readonly BetaMessageParam[]): boolean {
+  const replyIndex = anchor.held - 1;
+  const { sent } = anchor;
+  if (!sent || messages.length <= replyIndex) return false;
+  if (sent !== messages) for (let i = 0; i < replyIndex; i++) if (!same(messages[i], sent[i])) return false;
+  const reply = messages[replyIndex];
+  return reply?.role === 'assistant' && same(reply.content, anchor.replyContent);
 }
 
 /** `options` with the threads beta added to an `anthropic-beta` header it sets. */

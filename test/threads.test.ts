@@ -184,6 +184,47 @@ describe('a run over a message thread', () => {
     expect(wire(server.requests[3]!).body.messages).toHaveLength(3);
   });
 
+  it('a snapshot continues its thread only from the reply its history holds: after a break, taking control, or a history set after the resume, the whole history goes under a new thread', async () => {
+    // A break: the reply the body broke on is not kept, though the server holds it.
+    const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] });
+    for await (const _ of runner) break;
+    const broken = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+    expect(broken.thread).toBeUndefined();
+    const resumed = resumeToolRunner(server.client(), broken, { tools: [lookup] });
+    resumed.pushMessages({ role: 'user', content: 'Go on.' });
+    await resumed;
+    expect(kinds(server.requests)).toEqual(['create', 'create']);
+    expect(historyProblems(wire(server.requests[1]!).body.messages)).toEqual([]);
+
+    // Taking control: the body replaces the reply with a message of its own before the snapshot.
+    const taken = await mockServer([{ content: [text('A bad answer.')] }, { content: [text('About cats.')] }]);
+    const control = toolRunner(taken.client(), baseParams);
+    for await (const message of control) {
+      control.setMessagesParams((params) => ({ ...params, messages: [...params.messages, { role: 'assistant', content: [{ type: 'text', text: 'Let me think.' }] }, { role: 'user', content: 'Make it about cats.' }] }));
+      expect(message.content[0]).toMatchObject({ text: 'A bad answer.' });
+      break;
+    }
+    const replaced = JSON.parse(JSON.stringify(control.toJSON())) as RunnerSnapshot;
+    expect(replaced.thread).toBeUndefined();
+    await resumeToolRunner(taken.client(), replaced, {});
+    expect(kinds(taken.requests)).toEqual(['create', 'create']);
+    expect(JSON.stringify(wire(taken.requests[1]!).body.messages)).not.toContain('A bad answer.');
+
+    // A resumed run whose history the caller replaces (as long as the old one): not continued.
+    const third = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [text('Done.')] }]);
+    const guarded = tool({ ...lookupOptions, needsApproval: true });
+    const waiting = toolRunner(third.client(), { ...baseParams, tools: [guarded] });
+    await waiting;
+    const held = JSON.parse(JSON.stringify(waiting.toJSON())) as RunnerSnapshot;
+    expect(held.thread).toMatchObject({ held: 2 });
+    const other = resumeToolRunner(third.client(), held, { tools: [guarded] });
+    other.setMessagesParams((params) => ({ ...params, messages: [{ role: 'user', content: 'Another question.' }, { role: 'assistant', content: [{ type: 'text', text: 'Yes?' }] }, { role: 'user', content: 'Well?' }] }));
+    await other;
+    expect(kinds(third.requests)).toEqual(['create', 'create']);
+    expect(wire(third.requests[1]!).body.messages).toHaveLength(3);
+  });
+
   it('client-side compaction: the compacted history starts a new thread', async () => {
     const big = { input_tokens: 30_000, output_tokens: 50 };
     const server = await mockServer([
