@@ -27,6 +27,8 @@ interface EagerStarts {
   controller: AbortController;
   signal: AbortSignal;
   started: Array<Promise<unknown>>;
+  /** The ids of the calls started: forgotten if the reply is not kept, so that a retried reply's calls run anew. */
+  ids: string[];
 }
 
 export class CallAnswers {
@@ -150,6 +152,7 @@ export class CallAnswers {
     const family = malformed ? toolUse.name : familyOf(toolUse);
     if (family === undefined) {
       eager.started.push(this.#startCall(toolUse, context));
+      eager.ids.push(toolUse.id);
       return;
     }
     const families = (this.#eagerFamilies ??= new Map());
@@ -160,6 +163,7 @@ export class CallAnswers {
     families.set(family, 'running');
     const started = this.#callsNow().start(toolUse, () => this.#runMember(toolsets.get(family), family, toolUse, context));
     eager.started.push(started);
+    eager.ids.push(toolUse.id);
     started.then(
         (outcome) => {
           if (('result' in outcome && outcome.result.is_error) || families.get(family) === 'waiting') families.set(family, 'waiting');
@@ -201,10 +205,12 @@ export class CallAnswers {
   abandonEager(): Promise<void> | undefined {
     // Its calls admitted while it streamed no longer count against the budget or the loop guard.
     if (this.#run.control.admits) this.#run.control.dropEager();
-    this.#eager?.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
-    const settled = this.settleEager();
+    const eager = this.#eager;
+    if (!eager) return undefined;
+    eager.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
     this.#eager = undefined;
-    return settled;
+    // Once they end, the calls are forgotten: a retried reply that makes them again (the same ids) runs them anew.
+    return Promise.allSettled(eager.started).then(() => this.#calls?.forget(eager.ids));
   }
 
   /**
@@ -228,7 +234,7 @@ export class CallAnswers {
     const controller = new AbortController();
     const outer = runSignal(this.#run);
     const signal = outer ? AbortSignal.any([outer, controller.signal]) : controller.signal;
-    return (this.#eager = { controller, signal, started: [] });
+    return (this.#eager = { controller, signal, started: [], ids: [] });
   }
 
   /** `deferToolCall()`: holds a call of the current reply that has not started until the reply is answered. */

@@ -56,6 +56,16 @@ export class ToolCalls implements CallResults {
     this.#failed = undefined;
   }
 
+  /** The calls of a reply that was not kept: a reply that makes them again runs them anew. */
+  forget(ids: readonly string[]): void {
+    for (const id of ids) {
+      this.#calls.delete(id);
+      this.#settled.delete(id);
+      this.#ran.delete(id);
+      this.#failed?.delete(id);
+    }
+  }
+
   /** Kept before the `onToolResult` hook runs: a snapshot taken in it runs only the hook again (as a retry does). */
   keepRan(id: string, result: BetaToolResultBlockParam): void {
     this.#ran.set(id, result);

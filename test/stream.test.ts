@@ -157,6 +157,23 @@ describe('runToolsEagerly', () => {
     expect(log).toEqual(['tool start', 'tool end (aborted: true)']);
   });
 
+  it('a stream that breaks after eager calls started, retried: the retried reply (its calls of the same ids) runs them anew, not answered as aborted', async () => {
+    const reply = { content: [toolUse('lookup', { q: 'a' }, 'toolu_1'), toolUse('lookup', { q: 'b' }, 'toolu_2'), text('Long text. '.repeat(10))], chunkSize: 8, eventDelayMs: 2 };
+    const server = await mockServer([{ ...reply, disconnectAfterEvents: 22 }, reply, { content: [text('done')] }]);
+    const log: string[] = [];
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true, runToolsEagerly: true, tools: [heedingTool(log)] });
+    await expect(runner.runUntilDone()).rejects.toThrow(/The reply stream broke/);
+    expect(log.filter((line) => line === 'tool start')).toHaveLength(2);
+    await runner.runUntilDone();
+    expect(runner.stoppedBy).toBe('model');
+    expect(log.filter((line) => line === 'tool start')).toHaveLength(4);
+    const results = wire(server.requests[2]!).messages[2].content as Array<{ tool_use_id: string; is_error?: boolean; content: unknown }>;
+    expect(results.map((result) => [result.tool_use_id, result.is_error ?? false])).toEqual([
+      ['toolu_1', false],
+      ['toolu_2', false],
+    ]);
+  });
+
   it('a reply cut off by max_tokens after an eager call started: the run ends once that call has', async () => {
     const server = await mockServer([{ content: [toolUse('lookup', { q: 'x' }), text('Now some long text while the tool runs. '.repeat(3))], chunkSize: 8, eventDelayMs: 2, stop_reason: 'max_tokens' }]);
     const log: string[] = [];
