@@ -220,6 +220,24 @@ describe('errors (SPEC §5)', () => {
     expect(result.is_error).toBe(true);
     expect(result.content).toMatch(/returned object; a tool must return a string/);
   });
+
+  it('an array that holds something other than content blocks is an error result too (it was sent, or crashed the run on null)', async () => {
+    const returning = (value: unknown) => tool({ name: 'bad', inputSchema: { type: 'object' }, run: () => value as never });
+    const cases: Array<[unknown, RegExp]> = [
+      [[null], /returned an array whose item 0 is null; a tool must return a string/],
+      [[{ type: 'text', text: 'ok' }, 42], /returned an array whose item 1 is number;/],
+      [[{ type: 'bogus' }], /returned an array whose item 0 is no content block \(its type: 'bogus'; a result holds text, image, document, search_result, tool_reference, browser_state blocks\)/],
+      [[{ text: 'no type' }], /item 0 is no content block \(its type: none;/],
+      [[{ type: 'text' }], /returned an array whose item 0 is a text block without text;/],
+    ];
+    for (const [value, message] of cases) {
+      const result = await resultFor([returning(value)], 'bad', {});
+      expect(result.is_error).toBe(true);
+      expect(result.content).toMatch(message);
+    }
+    const blocks = [{ type: 'text', text: 'fine' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }];
+    expect((await resultFor([returning(blocks)], 'bad', {})).content).toEqual(blocks);
+  });
 });
 
 describe('logging', () => {

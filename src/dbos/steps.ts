@@ -6,7 +6,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { AGENT_DURABLE, type AgentSteps } from '../agent-link.js';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
-import { invalidResultKind, stoppedText } from '../execute.js';
+import { invalidResultKind, standInOfKind, stoppedText } from '../execute.js';
 import { failedAfterFirstEvent, isFailedAfterFirstEvent } from '../fallback.js';
 import { runWithGuards } from '../guards.js';
 import type { AnyTool, RunnableTool } from '../surface.js';
@@ -197,8 +197,3 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
   return Object.setPrototypeOf({ ...rest, run }, Object.getPrototypeOf(tool)) as RunnableTool;
 }
 
-/** A value of the kind a tool returned that no tool may return, which the runner refuses as it refused the first: `{}` for an object. */
-function standInOfKind(kind: string): unknown {
-  const standIns: Record<string, unknown> = { null: null, object: {}, number: 0, boolean: false, bigint: 0n, symbol: Symbol(), function: () => undefined };
-  return standIns[kind] ?? {};
-}
