@@ -1,5 +1,5 @@
 /** The SDK types the runner speaks in, gathered in one place. */
-import type { BetaToolResultBlockParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { BetaContentBlockParam, BetaToolResultBlockParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 
 export type {
   BetaCompactionConfig,
@@ -29,8 +29,12 @@ export interface AnyCall {
 /** A value or a promise of it. */
 export type Promisable<T> = T | Promise<T>;
 
-/** The user message that answers the tool calls of one assistant message. */
+/**
+ * The user message that answers the tool calls of one assistant message: its blocks read as tool
+ * results, and it takes any other block a user message may hold (a program written for the SDK's
+ * `BetaUserMessageParam` pushes a text block after the results).
+ */
 export interface ToolResultMessage {
   role: 'user';
-  content: BetaToolResultBlockParam[];
+  content: BetaToolResultBlockParam[] & BetaContentBlockParam[];
 }

@@ -45,6 +45,10 @@ describe('an SDK 1.14 program compiles on toolRunner(client, …)', () => {
       expectTypeOf(message).toEqualTypeOf<BetaMessage | BetaMessageStream>();
       const response: BetaUserMessageParam | null = await runner.generateToolResponse();
       if (response) runner.pushMessages(response);
+      // As the SDK types it (a BetaUserMessageParam): a text block goes after the results; the results still read as such.
+      const ours = await runner.generateToolResponse();
+      if (ours && Array.isArray(ours.content)) ours.content.push({ type: 'text', text: 'Be concise.' });
+      expectTypeOf(ours?.content.filter((result) => result.is_error).map((result) => result.tool_use_id)).toEqualTypeOf<string[] | undefined>();
       runner.setMessagesParams({ ...runner.params, max_tokens: 2048 });
       runner.setMessagesParams((previous) => ({ ...previous, max_tokens: 512 }));
       runner.setRequestOptions((previous: BetaToolRunnerRequestOptions) => ({ ...previous, headers: { 'x-step': '2' } }));
