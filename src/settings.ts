@@ -24,7 +24,7 @@ export interface RunnerSettings {
 }
 
 /** The params without `tools`: the Messages create params, the runner's settings and the history. */
-export type ParamsWithoutTools = Omit<MessageCreateParamsBase, 'tools' | 'stream' | 'thread' | 'messages'> &
+export type ParamsWithoutTools = Omit<MessageCreateParamsBase, 'tools' | 'stream' | 'thread' | 'messages' | 'compaction'> &
   RunnerSettings & {
     messages: BetaMessageParam[];
   };

@@ -78,4 +78,10 @@ describe('types guide the user', () => {
     toolRunner(client, params, { fallback: [{ modle: 'claude-haiku-5-0' }] });
     expectTypeOf<ContextOverflowError['tokens']>().toEqualTypeOf<number | undefined>();
   });
+
+  it('`compaction` is no param of a runner (as the SDK types it; compactBeforeNextTurn asks for one)', () => {
+    const client = new Anthropic({ apiKey: 'x' });
+    // @ts-expect-error the runner refuses it
+    toolRunner(client, { model: 'm', max_tokens: 10, messages: [], compaction: { type: 'summarize' } });
+  });
 });
