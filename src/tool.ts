@@ -14,10 +14,18 @@ export type InferInput<S> = SchemaValue<S>;
  */
 export type ToolInput<T> = T extends { run: (input: infer Input, ...rest: any[]) => unknown } ? Input : never;
 
-/** A call of one of `Tools`: its name and its typed input, a union by tool name (`{ name: string; input: unknown }` without runnable tools). */
+/**
+ * A call of one of `Tools`: its name and its typed input, a union by tool name (`{ name: string; input: unknown }`
+ * without runnable tools). A tool source (an MCP server's toolset) adds `{ name: string; input: unknown }`: its
+ * tools are known only at run time; a tool whose input is `any` (typed `RunnableTool`) gives `unknown`.
+ */
 export type CallOf<Tools> = [CallsOf<Tools>] extends [never] ? AnyCall : CallsOf<Tools>;
 type CallsOf<Tools> = Tools extends readonly (infer Entry)[] ? CallOfTool<Entry> : never;
-type CallOfTool<Entry> = Entry extends { name: infer Name extends string; run: (input: infer Input, ...rest: any[]) => unknown } ? { name: Name; input: Input } : never;
+type CallOfTool<Entry> = Entry extends { kind: 'tool-source' }
+  ? AnyCall
+  : Entry extends { name: infer Name extends string; run: (input: infer Input, ...rest: any[]) => unknown }
+    ? { name: Name; input: 0 extends 1 & Input ? unknown : Input }
+    : never;
 
 /** The argument of {@link tool}. */
 export type ToolOptions<S extends AnySchema> = ExtraToolFields & {

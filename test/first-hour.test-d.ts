@@ -3,7 +3,7 @@ import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream'
 import type { BetaMessage, BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerSnapshot, type ToolInput, type ToolResultContentBlock, type ToolRunner, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type RunnableTool, type RunnerParams, type RunnerSnapshot, type ToolInput, type ToolResultContentBlock, type ToolRunner, type ToolSource, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, createMockServer } from 'tool-runner/testing';
 
 const getWeather = tool({
@@ -49,6 +49,26 @@ describe('types that carry through', () => {
     // The params keep their checks: a misspelled key is an error.
     // @ts-expect-error max_iteration is not a param
     toolRunner(server.client(), { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [], tools: [getWeather], max_iteration: 5 });
+    await server.close();
+  });
+
+  it("a tool source's calls (known at run time) and a tool typed RunnableTool (input any) give calls of any name and unknown input, never a name union they escape", async () => {
+    const server = await createMockServer({ steps: [] });
+    const source: ToolSource = { kind: 'tool-source', tools: () => [] };
+    toolRunner(server.client(), { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [], tools: [getWeather, source] }, {
+      approve: (call) => {
+        expectTypeOf(call.name).toEqualTypeOf<string>();
+        if (call.name !== 'get_weather') expectTypeOf(call.input).toEqualTypeOf<unknown>();
+        return { decision: 'allow' };
+      },
+    });
+    const params: RunnerParams = { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [], tools: [getWeather as RunnableTool] };
+    toolRunner(server.client(), params, {
+      approve: (call) => {
+        expectTypeOf(call.input).toEqualTypeOf<unknown>();
+        return { decision: 'allow' };
+      },
+    });
     await server.close();
   });
 
