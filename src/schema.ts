@@ -17,8 +17,11 @@ import {
 
 export type { CompiledSchema, JsonObjectSchema, SchemaOwner, ValidationIssue, ValidationResult };
 
-/** Any schema kind `tool()` (and `options.output`) accepts. */
-export type AnySchema = StandardSchemaV1 | JsonObjectSchema;
+/**
+ * Any schema kind `tool()` (and `options.output`) accepts: one of an object (the API takes an object
+ * schema only; a transform may make its value anything).
+ */
+export type AnySchema = StandardSchemaV1<object, unknown> | JsonObjectSchema;
 
 /**
  * The value a schema validates to: inferred from zod / Standard Schema / `as const` JSON Schema.

@@ -79,6 +79,15 @@ describe('types guide the user', () => {
     expectTypeOf<ContextOverflowError['tokens']>().toEqualTypeOf<number | undefined>();
   });
 
+  it('an input or output schema of something other than an object is a type error (the API takes object schemas); a transform may make the value anything', () => {
+    // @ts-expect-error a string is no tool input
+    tool({ name: 'bad', inputSchema: z.string(), run: () => '' });
+    const counted = tool({ name: 'count', inputSchema: z.object({ n: z.number() }).transform(({ n }) => n), run: (n) => String(n + 1) });
+    expectTypeOf(counted.run).parameter(0).toEqualTypeOf<number>();
+    // @ts-expect-error a number is no output object
+    toolRunner(new Anthropic({ apiKey: 'x' }), { model: 'm', max_tokens: 10, messages: [] }, { output: z.number() });
+  });
+
   it('`compaction` is no param of a runner (as the SDK types it; compactBeforeNextTurn asks for one)', () => {
     const client = new Anthropic({ apiKey: 'x' });
     // @ts-expect-error the runner refuses it
