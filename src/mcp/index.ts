@@ -70,7 +70,10 @@ export class McpToolset implements ToolSource {
   }
 
   /** The toolsets of each client (while in use), and the handler the client had before the first. */
-  static readonly #listening = new WeakMap<Client, { toolsets: Set<WeakRef<McpToolset>>; foreign: ((notification: unknown) => Promise<void>) | undefined }>();
+  static readonly #listening = new WeakMap<
+    Client,
+    { toolsets: Set<WeakRef<McpToolset>>; foreign: ((notification: unknown) => Promise<void>) | undefined; sweepAt: number }
+  >();
 
   /**
    * Hears the client's `tools/list_changed` for `toolset`. The MCP client keeps one handler per
@@ -82,7 +85,7 @@ export class McpToolset implements ToolSource {
     if (!listening) {
       const method = ToolListChangedNotificationSchema.shape.method.value;
       const handlers = (client as unknown as { _notificationHandlers?: Map<string, (notification: unknown) => Promise<void>> })._notificationHandlers;
-      const entry = { toolsets: new Set<WeakRef<McpToolset>>(), foreign: handlers?.get(method) };
+      const entry = { toolsets: new Set<WeakRef<McpToolset>>(), foreign: handlers?.get(method), sweepAt: SWEEP_FROM };
       client.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
         for (const ref of entry.toolsets) {
           const listener = ref.deref();
@@ -93,7 +96,13 @@ export class McpToolset implements ToolSource {
       });
       McpToolset.#listening.set(client, (listening = entry));
     }
-    listening.toolsets.add(new WeakRef(toolset));
+    const { toolsets } = listening;
+    // Toolsets made and dropped (one a request, on a long-lived client) leave their refs: swept as the set doubles.
+    if (toolsets.size >= listening.sweepAt) {
+      for (const ref of toolsets) if (!ref.deref()) toolsets.delete(ref);
+      listening.sweepAt = Math.max(SWEEP_FROM, toolsets.size * 2);
+    }
+    toolsets.add(new WeakRef(toolset));
   }
 
   /** The server announced a change: the next `tools()` waits for the new list. */
@@ -211,6 +220,9 @@ export class McpToolset implements ToolSource {
 function utf8OfBase64(data: string): string {
   return new TextDecoder().decode(Uint8Array.from(atob(data), (char) => char.charCodeAt(0)));
 }
+
+/** The toolsets of one client past which the refs of those no longer in use are swept (then at twice those left). */
+const SWEEP_FROM = 64;
 
 /** The image types a tool result can hold. */
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
