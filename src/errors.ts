@@ -80,16 +80,6 @@ export class OutputError extends AnthropicError {
   }
 }
 
-/**
- * An `OutputError`'s message without the model's text (which its parse error may quote): for places
- * that show contents only when asked (`captureContent`), the inspector's records and spans.
- */
-export function outputErrorWithoutContents(error: Error): string {
-  const { issues, stopReason } = error as { issues?: Array<{ path?: unknown }>; stopReason?: unknown };
-  const paths = Array.isArray(issues) ? issues.map((issue) => String(issue.path)).join(', ') : '';
-  return `The final answer did not match options.output${paths ? ` (at ${paths})` : ''}; stop_reason ${String(stopReason)}. Its text is not shown: captureContent is off.`;
-}
-
 brandClass(ReplyError, 'ReplyError');
 brandClass(ValidatorError, 'ValidatorError');
 brandClass(OutputError, 'OutputError');

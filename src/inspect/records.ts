@@ -4,7 +4,7 @@
  * CLI that serves one. Contents (tool inputs and results, the model's text, the prompt) are kept
  * only when the inspector captures them.
  */
-import { outputErrorWithoutContents } from '../errors.js';
+import { outputErrorWithoutContents } from '../output-error-text.js';
 import type { RunnerEvent } from '../events.js';
 import type { Runner } from '../surface.js';
 import { textOf } from '../text.js';

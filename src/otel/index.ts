@@ -6,7 +6,7 @@
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
 import { errorName } from '../described.js';
-import { outputErrorWithoutContents } from '../errors.js';
+import { outputErrorWithoutContents } from '../output-error-text.js';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
 import { isCancellation } from '../stop-reason.js';
