@@ -288,16 +288,19 @@ export abstract class RunnerControls implements Runner {
     const turn = this.turn;
     // A streamed reply the body has (`finalMessage()`) while the onMessage hook runs: counted into the snapshot.
     const uncounted = turn?.inBody ? turn.uncounted : undefined;
-    const snapshot = this.state.toJSON(this.answers.toJSON(), this.run.thread.toJSON(this.state.messages), this.answers.changes.toJSON(), this.control.toJSON(), uncounted);
+    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(), uncounted);
     if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
     // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.
     const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;
     /** The snapshot holds the body's reply that asks for tools: owed its compaction check, answered here or not. */
     let replyAdded = false;
+    /** The history the snapshot holds, as the run's own messages (the body's reply after them). */
+    let history: readonly BetaMessageParam[] = this.state.messages;
     if (reply && nextStepFor(reply.stop_reason) === 'run_tools') {
       replyAdded = true;
       const { kept, renamed } = keptReply(reply);
+      history = [...history, kept];
       snapshot.params.messages.push(structuredClone(kept));
       for (const [id, text] of renamed) snapshot.notRun[id] = text;
       // The body has the answer (generateToolResponse), with none waiting: it goes in as the body changed it,
@@ -308,6 +311,9 @@ export abstract class RunnerControls implements Runner {
         snapshot.calls = { settled: {}, held: [], pending: [], decisions: {} };
       }
     }
+    // The thread goes on from the reply the snapshot's history holds (the body's, taken in the loop body).
+    const thread = this.run.thread.toJSON(history);
+    if (thread) snapshot.thread = structuredClone(thread);
     // Taken before a reply's calls are answered (or with the body's answer): the resumed run checks the reply for compaction once they are.
     const compaction = this.compactions.toJSON(replyAdded || toolUsesOf(snapshot.params.messages.at(-1)).length > 0);
     if (compaction) snapshot.compaction = structuredClone(compaction);

@@ -185,6 +185,19 @@ describe('a run over a message thread', () => {
   });
 
   it('a snapshot continues its thread only from the reply its history holds: after a break, taking control, or a history set after the resume, the whole history goes under a new thread', async () => {
+    // A snapshot taken in the loop body (a checkpoint every turn) holds the body's reply: the resumed run continues from it.
+    const checkpoint = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [text('Done.')] }]);
+    const saving = toolRunner(checkpoint.client(), { ...baseParams, tools: [lookup] });
+    let saved: RunnerSnapshot | undefined;
+    for await (const _ of saving) {
+      saved = JSON.parse(JSON.stringify(saving.toJSON())) as RunnerSnapshot;
+      break;
+    }
+    expect(saved!.thread).toMatchObject({ held: 2 });
+    await resumeToolRunner(checkpoint.client(), saved!, { tools: [lookup] });
+    expect(kinds(checkpoint.requests)).toEqual(['create', 'continue']);
+    expect(wire(checkpoint.requests[1]!).body.messages).toEqual([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'row 1' }] }]);
+
     // A break: the reply the body broke on is not kept, though the server holds it.
     const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [text('Done.')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] });
