@@ -1,5 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import { z } from 'zod';
 import { type RunnerEvent, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, weatherTool, wire } from './helpers.js';
@@ -172,6 +173,23 @@ describe('runToolsEagerly', () => {
       ['toolu_1', false],
       ['toolu_2', false],
     ]);
+  });
+
+  it('the body takes control and keeps the reply, which stops for approval: an eager call that finished is not run again once the other is approved', async () => {
+    let runs = 0;
+    const quick = tool({ name: 'quick', inputSchema: z.object({}), run: async () => (runs++, 'quick done') });
+    const guarded = tool({ name: 'guarded', inputSchema: z.object({}), needsApproval: true, run: async () => 'guarded done' });
+    const server = await mockServer([{ content: [toolUse('quick', {}, 'toolu_q'), toolUse('guarded', {}, 'toolu_g')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [quick, guarded], runToolsEagerly: true });
+    for await (const message of runner) {
+      runner.setMessagesParams((params) => ({ ...params, max_tokens: 200, messages: [...params.messages, { role: 'assistant', content: message.content }] }));
+    }
+    expect(runner.stoppedBy).toBe('approval');
+    expect(Object.keys(runner.toJSON().calls.settled)).toEqual(['toolu_q']);
+    runner.approve('toolu_g');
+    await runner;
+    expect(runs).toBe(1);
+    expect(wire(server.requests[1]!).messages.at(-1).content.map((result: { content: string }) => result.content)).toEqual(['quick done', 'guarded done']);
   });
 
   it('a reply cut off by max_tokens after an eager call started: the run ends once that call has', async () => {
