@@ -88,6 +88,8 @@ export const cutOffText = (name: string) =>
   `Error: the call to '${name}' was cut off (the reply reached max_tokens), so it was not run.`;
 export const pausedText = (name: string) =>
   `Error: the call to '${name}' came in a paused turn (pause_turn), whose calls do not run, so it was not run.`;
+export const startedBeforePauseText = (name: string) =>
+  `Error: the turn was paused (pause_turn) after the call to '${name}' had started; its result was not kept.`;
 export const startedBeforeCutOffText = (name: string) =>
   `Error: the reply was cut off (it reached max_tokens) after the call to '${name}' had started; its result was not kept.`;
 export const duplicateIdText = (id: string) =>

@@ -2,7 +2,7 @@
  * The state of a run that a snapshot captures: the params split into what is sent and what
  * configures the loop, the tools, the history, and what the replies so far added up to.
  */
-import { answerDanglingCalls, copyHistory, cutOffText, toolUsesOf, withoutBlankAssistantText } from './history.js';
+import { answerDanglingCalls, copyHistory, cutOffText, pausedText, toolUsesOf, withoutBlankAssistantText } from './history.js';
 import { splitParams } from './params.js';
 import { type RunControlJSON, SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON, type ToolChangesJSON } from './snapshot.js';
 import type { RunnerSettings } from './settings.js';
@@ -148,13 +148,12 @@ interface Counted {
   markNotRun(id: string, text: string): void;
 }
 
-/** Counts a reply: its usage added, it is the last message, calls cut off by max_tokens never run, its container adopted. */
+/** Counts a reply: its usage added, it is the last message, calls cut off by max_tokens or in a paused turn never run, its container adopted. */
 function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage): void {
   into.usage = addUsage(into.usage, reply.usage);
   into.lastMessage = reply;
-  if (reply.stop_reason === 'max_tokens') {
-    for (const use of toolUsesOf(reply)) into.markNotRun(use.id, cutOffText(use.name));
-  }
+  const notRun = reply.stop_reason === 'max_tokens' ? cutOffText : reply.stop_reason === 'pause_turn' ? pausedText : undefined;
+  if (notRun) for (const use of toolUsesOf(reply)) into.markNotRun(use.id, notRun(use.name));
   const containerId = reply.container?.id;
   if (containerId) adoptContainer(params, containerId);
 }

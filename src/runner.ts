@@ -13,7 +13,7 @@ import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { ClientLike } from './client.js';
 import { type Settleable, settleable } from './completion.js';
-import { keptReply, pausedText, toolUsesOf } from './history.js';
+import { keptReply, toolUsesOf } from './history.js';
 import type { ToolRunnerOptions } from './options.js';
 import { RunnerControls } from './runner-controls.js';
 import { runSignal } from './run-context.js';
@@ -157,8 +157,6 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       if (renamed.size > 0) this.run.thread.restart();
       this.state.messages.push(kept);
       const step = nextStepFor(reply.stop_reason);
-      // A paused turn runs no tools: a call it holds (which the API does not send) is answered as not run.
-      if (step === 'resume') for (const use of toolUsesOf(kept)) this.state.markNotRun(use.id, pausedText(use.name));
       if (step === 'stop') return this.#ends(reply, kept);
       if (step !== 'run_tools') return step;
     }

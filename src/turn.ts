@@ -16,7 +16,7 @@ import { FallbackChain, type FallbackTarget, bodyFor, withFirstEvent } from './f
 import { withHelperHeader } from './helper-header.js';
 import type { RunnerEvent } from './events.js';
 import { callHook } from './hooks.js';
-import { startedBeforeCutOffText, toolUsesOf } from './history.js';
+import { startedBeforeCutOffText, startedBeforePauseText, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
@@ -366,16 +366,18 @@ export class Requests {
 
   #count(reply: BetaMessage): BetaMessage {
     const { state } = this.#run;
-    if (reply.stop_reason !== 'max_tokens' || !state.settings.runToolsEagerly) {
+    const stop = reply.stop_reason;
+    if ((stop !== 'max_tokens' && stop !== 'pause_turn') || !state.settings.runToolsEagerly) {
       state.count(reply);
       return reply;
     }
-    // A complete call of a reply then cut off by max_tokens may have started while it streamed: the model is
-    // told so (a call the run control refused keeps its own reason).
+    // A complete call of a reply then cut off by max_tokens (or paused) may have started while it streamed: the
+    // model is told so (a call the run control refused keeps its own reason).
     const refused = new Set(state.notRun?.keys());
     state.count(reply);
+    const startedText = stop === 'max_tokens' ? startedBeforeCutOffText : startedBeforePauseText;
     for (const use of toolUsesOf(reply)) {
-      if (this.#eager.started(use.id) && !refused.has(use.id)) state.markNotRun(use.id, startedBeforeCutOffText(use.name));
+      if (this.#eager.started(use.id) && !refused.has(use.id)) state.markNotRun(use.id, startedText(use.name));
     }
     return reply;
   }

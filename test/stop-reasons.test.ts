@@ -54,6 +54,27 @@ describe('stop_reason table (SPEC §3)', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a paused turn runs no tools on the other paths either: generateToolResponse() in the loop body, and runToolsEagerly while it streams', async () => {
+    const paused = { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_p')], stop_reason: 'pause_turn' as const };
+    const server = await mockServer([paused, { content: [text('Sunny.')] }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, thread: false, tools: [weatherTool(calls)] });
+    for await (const message of runner) {
+      if (message.stop_reason !== 'pause_turn') continue;
+      const response = await runner.generateToolResponse();
+      expect(response?.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_p', is_error: true, content: expect.stringMatching(/came in a paused turn/) }]);
+    }
+    expect(calls).toEqual([]);
+
+    const streamed = await mockServer([{ ...paused, chunkSize: 4, eventDelayMs: 1 }, { content: [text('Sunny.')] }]);
+    const eager = toolRunner(streamed.client(), { ...baseParams, thread: false, stream: true, runToolsEagerly: true, tools: [weatherTool(calls)] });
+    await eager.runUntilDone();
+    // Not run; or, had it started while the reply streamed, its result is not kept, and the model is told why.
+    const [answer] = wire(streamed.requests[1]!).messages.at(-1).content;
+    expect(answer).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_p', is_error: true });
+    expect(answer.content).toMatch(calls.length === 0 ? /came in a paused turn \(pause_turn\), whose calls do not run/ : /^Error: the turn was paused \(pause_turn\) after the call to 'get_weather' had started/);
+  });
+
   it('an empty reply is not kept in the history: a paused one is sent again as the history was, a final one ends the run', async () => {
     const server = await mockServer([{ content: [], stop_reason: 'pause_turn' }, { content: [] }]);
     const runner = toolRunner(server.client(), { ...baseParams, thread: false });
