@@ -86,6 +86,16 @@ describe('types guide the user', () => {
     expectTypeOf(counted.run).parameter(0).toEqualTypeOf<number>();
     // @ts-expect-error a number is no output object
     toolRunner(new Anthropic({ apiKey: 'x' }), { model: 'm', max_tokens: 10, messages: [] }, { output: z.number() });
+    // A schema annotated as z.ZodType<T> (a recursive one, say) has an input typed unknown: taken, its value typed.
+    interface Node {
+      name: string;
+      children: Node[];
+    }
+    const NodeSchema: z.ZodType<Node> = z.object({ name: z.string(), children: z.lazy(() => z.array(NodeSchema)) });
+    const walk = tool({ name: 'walk', inputSchema: NodeSchema, run: (node) => node.name });
+    expectTypeOf(walk.run).parameter(0).toEqualTypeOf<Node>();
+    const runner = toolRunner(new Anthropic({ apiKey: 'x' }), { model: 'm', max_tokens: 10, messages: [] }, { output: NodeSchema });
+    expectTypeOf(runner.output).toEqualTypeOf<Node | undefined>();
   });
 
   it('`compaction` is no param of a runner (as the SDK types it; compactBeforeNextTurn asks for one)', () => {
