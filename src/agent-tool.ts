@@ -15,6 +15,7 @@ import type { ClientLike } from './client.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
 import { namedAs } from './fallback.js';
 import { HookError } from './hooks.js';
+import { onAbort, tiedSignal } from './on-abort.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { checkRunControlOptions } from './run-control-options.js';
 import { resumeToolRunner } from './resume.js';
@@ -155,6 +156,10 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   const streaming = link?.streaming === true && link.emit !== undefined;
   const lentFailure: { error?: unknown } = {};
   const options = steps ? durableOptions(subOptions(agent, link, context, lentFailure), client, steps) : subOptions(agent, link, context, lentFailure);
+  // A signal of the sub-agent's own, tied to the call's: the listener the SDK adds for each request is on it,
+  // not on the run's signal, which a dozen sub-agents at once would make Node warn about.
+  const tied = options.signal ? tiedSignal(options.signal) : undefined;
+  if (tied) options.signal = tied.signal;
   const resume = (context as { [AGENT_RESUME]?: RunnerSnapshot })[AGENT_RESUME];
   // Streamed for the parent's listeners, a sub-agent resumed from a state that was not streamed too.
   const sub: ToolRunner<boolean> = resume
@@ -169,7 +174,8 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     link?.addUsage(usageSince(now, counted));
     counted = now;
   };
-  context.signal?.addEventListener('abort', addUsage, { once: true });
+  // One listener on the run's signal however many sub-agents run at once (`onAbort`).
+  const stopWaiting = context.signal ? onAbort(context.signal, addUsage) : undefined;
   let final: BetaMessage;
   try {
     final = streaming ? await streamed(sub, agent.name, context.toolUse.id, link!.emit!) : await sub.runUntilDone();
@@ -177,7 +183,8 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     if ('error' in lentFailure) throw new LentFailed(lentFailure.error, structuredClone(sub.toJSON()));
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${describe(error)}`);
   } finally {
-    context.signal?.removeEventListener('abort', addUsage);
+    stopWaiting?.();
+    tied?.stop();
     addUsage();
   }
   if (sub.stoppedBy === 'approval') {

@@ -1,4 +1,5 @@
 /** Size and concurrency guards around tool calls. */
+import { onAbort } from './on-abort.js';
 import { wrongValue } from './described.js';
 import type { ToolResultContent } from './types.js';
 
@@ -127,36 +128,4 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promi
       },
     );
   });
-}
-
-/** What waits for each signal's abort, behind one listener of its own. */
-const waiting = new WeakMap<AbortSignal, { waiters: Set<() => void>; listener: () => void }>();
-
-/**
- * Calls `callback` when `signal` aborts; returns the function that stops waiting. One listener per
- * signal, however many calls wait on it at once (the run's signal, say): Node warns of a leak past 10.
- * The listener goes when the last wait stops.
- */
-export function onAbort(signal: AbortSignal, callback: () => void): () => void {
-  let entry = waiting.get(signal);
-  if (!entry) {
-    const waiters = new Set<() => void>();
-    const listener = () => {
-      waiting.delete(signal);
-      for (const waiter of waiters) waiter();
-    };
-    entry = { waiters, listener };
-    waiting.set(signal, entry);
-    signal.addEventListener('abort', listener, { once: true });
-  }
-  const own = entry;
-  // A function of its own: the same callback given twice is two waits.
-  const waiter = () => callback();
-  own.waiters.add(waiter);
-  return () => {
-    own.waiters.delete(waiter);
-    if (own.waiters.size > 0 || waiting.get(signal) !== own) return;
-    waiting.delete(signal);
-    signal.removeEventListener('abort', own.listener);
-  };
 }

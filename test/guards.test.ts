@@ -1,7 +1,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { agentTool, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
@@ -151,6 +151,11 @@ describe('many calls at once on one signal', () => {
       expect(await done).toBeInstanceOf(APIUserAbortError);
       const answers = runner.params.messages.at(-1)!.content as Array<{ content: string }>;
       expect(answers.map((answer) => answer.content)).toEqual(calls.map(() => "Error: the call to 'slow' was aborted before it finished."));
+      // Twelve sub-agents at once (agentTool), each waiting on the run's signal to count its usage, and twelve delayed replies of the testing kit.
+      const helper = agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }] }) });
+      const helpers = Array.from({ length: 12 }, (_, i) => toolUse('helper', { task: `t${i}` }, `toolu_h${i}`));
+      const agents = await mockServer([{ content: helpers }, ...helpers.map(() => ({ content: [text('helped')], delayMs: 20 })), { content: [text('done')] }]);
+      await toolRunner(agents.client(), { ...baseParams, tools: [helper] }, { signal: new AbortController().signal });
       await sleep(10);
       expect(warnings).not.toContain('MaxListenersExceededWarning');
     } finally {

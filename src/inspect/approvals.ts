@@ -3,6 +3,7 @@
  * decision counts), the run's signal aborts, or the inspector closes (after that, it denies at once).
  */
 import type { ApprovalDecision } from '../approval.js';
+import { onAbort } from '../on-abort.js';
 import type { CallWhere, InspectorRecord } from './records.js';
 
 /** A decision as the page posts it. */
@@ -38,10 +39,11 @@ export class PageApprovals {
   ask(where: CallWhere, id: string, name: string, input: unknown, signal: AbortSignal | undefined): Promise<ApprovalDecision> {
     const key = keyOf(where.run, id);
     return new Promise<ApprovalDecision>((resolve) => {
+      let stopWaiting: (() => void) | undefined;
       const decide: Waiting['decide'] = (decision, fields) => {
         this.#waiting.delete(key);
         this.#decided.add(key);
-        signal?.removeEventListener('abort', aborted);
+        stopWaiting?.();
         this.#emit({ ...where, time: Date.now(), type: 'approval.decided', id, ...fields });
         resolve(decision);
       };
@@ -54,7 +56,8 @@ export class PageApprovals {
       this.#emit({ ...where, time: Date.now(), type: 'approval.waiting', id, name, ...(input !== undefined && { input }) });
       if (this.#closed) closed(decide);
       else if (signal?.aborted) aborted();
-      else signal?.addEventListener('abort', aborted, { once: true });
+      // One listener on the run's signal however many calls wait at once (`onAbort`).
+      else if (signal) stopWaiting = onAbort(signal, aborted);
     });
   }
 

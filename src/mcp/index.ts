@@ -10,7 +10,8 @@ import { ToolError } from '../tool-error.js';
 import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
-import { checkTimeoutMs, onAbort } from '../guards.js';
+import { checkTimeoutMs } from '../guards.js';
+import { onAbort } from '../on-abort.js';
 import { checkPrefix, checkToolNames } from './tool-names.js';
 import type { ToolResultContentBlock } from '../types.js';
 

@@ -13,6 +13,7 @@ import { type ScriptedError, errorBody, promptTooLong, sendError } from './api-e
 import { type MessagesRoute, messagesRoute, missingField } from './routes.js';
 import { Script } from './script.js';
 import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
+import { closed, sleep } from './waits.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
 
 /** One scripted reply of the model, and how the server delivers it. */
@@ -367,25 +368,6 @@ function safeParse(raw: string): unknown {
   } catch {
     return raw;
   }
-}
-
-/** Waits `ms`, or less if the server closes first. */
-function sleep(ms: number | undefined, closing: AbortSignal): Promise<void> {
-  if (!ms || closing.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const end = () => {
-      clearTimeout(timer);
-      closing.removeEventListener('abort', end);
-      resolve();
-    };
-    const timer = setTimeout(end, ms);
-    closing.addEventListener('abort', end);
-  });
-}
-
-/** Resolves once the connection of `res` is closed (by the client, or by `close()`). */
-function closed(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => (res.closed ? resolve() : res.once('close', () => resolve())));
 }
 
 function sendBody(res: ServerResponse, json: string): void {

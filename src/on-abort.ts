@@ -1,0 +1,43 @@
+/** Waiting for a signal's abort, many at once, behind one listener (a module importing nothing: every subpath may use it). */
+
+/** What waits for each signal's abort, behind one listener of its own. */
+const waiting = new WeakMap<AbortSignal, { waiters: Set<() => void>; listener: () => void }>();
+
+/**
+ * Calls `callback` when `signal` aborts; returns the function that stops waiting. One listener per
+ * signal, however many calls wait on it at once (the run's signal, say): Node warns of a leak past 10.
+ * The listener goes when the last wait stops.
+ */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  let entry = waiting.get(signal);
+  if (!entry) {
+    const waiters = new Set<() => void>();
+    const listener = () => {
+      waiting.delete(signal);
+      for (const waiter of waiters) waiter();
+    };
+    entry = { waiters, listener };
+    waiting.set(signal, entry);
+    signal.addEventListener('abort', listener, { once: true });
+  }
+  const own = entry;
+  // A function of its own: the same callback given twice is two waits.
+  const waiter = () => callback();
+  own.waiters.add(waiter);
+  return () => {
+    own.waiters.delete(waiter);
+    if (own.waiters.size > 0 || waiting.get(signal) !== own) return;
+    waiting.delete(signal);
+    signal.removeEventListener('abort', own.listener);
+  };
+}
+
+/** A signal of its own that aborts with `signal` (with its reason), and `stop`, which unties the two. */
+export function tiedSignal(signal: AbortSignal): { signal: AbortSignal; stop: () => void } {
+  const own = new AbortController();
+  if (signal.aborted) {
+    own.abort(signal.reason);
+    return { signal: own.signal, stop: () => {} };
+  }
+  return { signal: own.signal, stop: onAbort(signal, () => own.abort(signal.reason)) };
+}
