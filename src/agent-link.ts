@@ -33,6 +33,10 @@ export function isAgentTool(entry: unknown): boolean {
   return typeof entry === 'object' && entry !== null && AGENT_DURABLE in entry;
 }
 
+/** Why a durable run takes no toolset (`BetaRunnableToolset`), its own or a sub-agent's. */
+export const TOOLSETS_NOT_DURABLE =
+  'toolsets (BetaRunnableToolset) are not supported in durable runs yet: their calls would not be steps, and a recovery would run them again; pass their tools as plain tools';
+
 /** How a durable run makes a sub-agent's requests and tools steps. */
 export interface AgentSteps {
   /** `client` (a step client's own client, if it is one) with its requests as steps named `name` (`model request` unless given). */

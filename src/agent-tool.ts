@@ -7,7 +7,8 @@
  * public runner; what the parent lends it comes through `AGENT_LINK` (agent-link.ts).
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import { AGENT_DURABLE, AGENT_LINK, AGENT_RESUME, type AgentLink, AgentPending, type AgentSteps, LentFailed, isAgentTool } from './agent-link.js';
+import { AGENT_DURABLE, AGENT_LINK, AGENT_RESUME, type AgentLink, AgentPending, type AgentSteps, LentFailed, TOOLSETS_NOT_DURABLE, isAgentTool } from './agent-link.js';
+import { isRunnableToolset } from './toolsets.js';
 import { described } from './described.js';
 import { type Approver, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
@@ -225,6 +226,7 @@ function standaloneContext(given: ToolContext | undefined): ToolContext {
 function durableParams(agent: Agent, given: RunnerParams, steps: AgentSteps): RunnerParams {
   const { stream: _stream, runToolsEagerly: _eager, ...params } = given as RunnerParams & { runToolsEagerly?: unknown };
   if (!given.tools) return params;
+  if (given.tools.some(isRunnableToolset)) throw new TypeError(`agentTool '${agent.name}': ${TOOLSETS_NOT_DURABLE}`);
   if (agent.options.concurrency !== undefined && given.tools.some(isAgentTool)) {
     throw new TypeError(`agentTool '${agent.name}': options.concurrency with agent tools is not available in a durable run (a call waiting for its turn would start its step at a moment recovery cannot replay)`);
   }

@@ -394,6 +394,9 @@ describe('durableToolRunner: bad config', () => {
     expect(() => durableToolRunner({ name: 'parallel-agents', client, tools: [clerk], options: { concurrency: 2 } })).toThrow(
       /options.concurrency with agent tools is not available in a durable run/,
     );
+    // A toolset's calls would not be steps: refused, not run again on every recovery.
+    const browser = { type: 'browser_toolset_20260801', name: 'browser', run: async () => 'ok' };
+    expect(() => durableToolRunner({ name: 'browsing', client, tools: [browser as never] })).toThrow(/toolsets \(BetaRunnableToolset\) are not supported in durable runs yet/);
   });
 
   it('start() rejects bad params (a rejected promise, as run() gives, not a throw)', async () => {

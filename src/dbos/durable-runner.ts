@@ -4,7 +4,8 @@
  * runs again.
  */
 import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
-import { isAgentTool } from '../agent-link.js';
+import { TOOLSETS_NOT_DURABLE, isAgentTool } from '../agent-link.js';
+import { isRunnableToolset } from '../toolsets.js';
 import type { ApprovalDecision, TimedOutDecision } from '../approval.js';
 import type { ClientLike } from '../client.js';
 import { namedAs } from '../fallback.js';
@@ -192,6 +193,7 @@ function checkConfig(config: DurableToolRunnerConfig, approvalTimeoutSeconds: nu
     }
   }
   if (!(approvalTimeoutSeconds > 0)) throw new RangeError('durableToolRunner: approvalTimeoutSeconds must be a positive number');
+  if (config.tools?.some(isRunnableToolset)) throw new TypeError(`durableToolRunner: ${TOOLSETS_NOT_DURABLE}`);
   if (config.options?.concurrency !== undefined && config.tools?.some(isAgentTool)) {
     throw new TypeError('durableToolRunner: options.concurrency with agent tools is not available in a durable run (a call waiting for its turn would start its step at a moment recovery cannot replay)');
   }
