@@ -3,7 +3,6 @@
  * limit does. Their types, and the checks that turn bad values into clear errors at construction.
  */
 import type { OutputSchema } from './output.js';
-import type { ObjectSchemaCheck } from './schema.js';
 
 /** `options.budget`. */
 export interface Budget {
@@ -31,7 +30,7 @@ export interface RunControlOptions<Output extends OutputSchema | undefined = Out
    * structured output format (`output_config.format`), and the final text parsed and validated into
    * `runner.output` (typed from the schema).
    */
-  output?: Output & ObjectSchemaCheck<Output>;
+  output?: Output;
   /** Repair turns for a final text that does not validate (a user message naming each failing field). Default 1. */
   outputRepairs?: number | undefined;
   /** A ceiling on the run's tokens and tool calls. */

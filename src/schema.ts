@@ -20,13 +20,6 @@ export type { CompiledSchema, JsonObjectSchema, SchemaOwner, ValidationIssue, Va
 /** Any schema kind `tool()` (and `options.output`) accepts. */
 export type AnySchema = StandardSchemaV1 | JsonObjectSchema;
 
-/**
- * Nothing for a schema of an object, or of a value typed `unknown` (`z.ZodType<Node>`); for a Standard
- * Schema of anything else (`z.string()`), a field it lacks, so that it is a type error: the API takes
- * object schemas only (a transform may make the value anything).
- */
-export type ObjectSchemaCheck<S> =
-  S extends StandardSchemaV1<infer Input, unknown> ? (unknown extends Input ? unknown : Input extends object ? unknown : { '~error': 'the schema must describe an object' }) : unknown;
 
 /**
  * The value a schema validates to: inferred from zod / Standard Schema / `as const` JSON Schema.

@@ -1,7 +1,7 @@
 /** `tool()`: a runnable tool from any of the three schema kinds, and how a `tools` entry becomes its API definition. */
 import { BETA_CLIENT_TOOL_UNION_KEYS } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { sdkHelperMark } from './helper-header.js';
-import { type AnySchema, type ObjectSchemaCheck, type SchemaValue, compileSchema } from './schema.js';
+import { type AnySchema, type SchemaValue, compileSchema } from './schema.js';
 import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
 import type { AnyCall, BetaToolUnion, Promisable, ToolResultContent } from './types.js';
 
@@ -31,8 +31,8 @@ type CallOfTool<Entry> = Entry extends { kind: 'tool-source' }
 export type ToolOptions<S extends AnySchema> = ExtraToolFields & {
   name: string;
   description?: string;
-  /** A zod v4 schema, a Standard Schema that exports JSON Schema, or a JSON Schema object (`as const` types it), of an object. */
-  inputSchema: S & ObjectSchemaCheck<S>;
+  /** A zod v4 schema, a Standard Schema that exports JSON Schema, or a JSON Schema object (`as const` types it). */
+  inputSchema: S;
   run: (input: InferInput<S>, context: ToolContext) => Promisable<ToolResultContent>;
   needsApproval?: NeedsApproval<InferInput<S>>;
   /** Abort the call (its `context.signal`) and answer with a timeout error after this many ms. */
