@@ -207,10 +207,15 @@ export class CallAnswers {
     if (this.#run.control.admits) this.#run.control.dropEager();
     const eager = this.#eager;
     if (!eager) return undefined;
+    // The calls that had finished: kept if the history still makes them (the body kept the reply, or part of it).
+    const finished = this.#calls ? eager.ids.filter((id) => this.#calls!.hasSettled(id)) : [];
     eager.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
     this.#eager = undefined;
-    // Once they end, the calls are forgotten: a retried reply that makes them again (the same ids) runs them anew.
-    return Promise.allSettled(eager.started).then(() => this.#calls?.forget(eager.ids));
+    // Once they end, the others are forgotten: a retried reply that makes them again (the same ids) runs them anew.
+    return Promise.allSettled(eager.started).then(() => {
+      const made = finished.length > 0 ? new Set(toolUsesOf(this.#run.state.messages.at(-1)).map((use) => use.id)) : undefined;
+      this.#calls?.forget(made ? eager.ids.filter((id) => !(made.has(id) && finished.includes(id))) : eager.ids);
+    });
   }
 
   /**

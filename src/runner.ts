@@ -100,10 +100,9 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           turn.stream?.abort();
           // The body left while reading a stream that broke (its error escaped the body): a failed request, not a `break`.
           if (turn.inBody && turn.reply === undefined) failedInBody = await replyFailure(turn.message, runSignal(this.run));
-          // A reply not kept (the body left it, or it failed), or taken over by a body that dropped its calls: the calls
-          // it started while streaming stop, and end before the run goes on (or ends).
-          const abandoned =
-            turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : turn.tookControl ? this.answers.abandonEagerIfDropped(this.state.messages.at(-1)) : undefined;
+          // A reply not kept (the body left it, or it failed): the calls it started while streaming stop, and end
+          // before the run goes on (or ends). One the body took over had them stopped before it was answered.
+          const abandoned = turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : undefined;
           if (abandoned) await abandoned;
           if (turn.compaction) this.compactions.abandon();
           this.turn = undefined;

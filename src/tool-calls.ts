@@ -56,6 +56,11 @@ export class ToolCalls implements CallResults {
     this.#failed = undefined;
   }
 
+  /** The call of this id has its result. */
+  hasSettled(id: string): boolean {
+    return this.#settled.has(id);
+  }
+
   /** The calls of a reply that was not kept: a reply that makes them again runs them anew. */
   forget(ids: readonly string[]): void {
     for (const id of ids) {

@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import { z } from 'zod';
-import { type RunnerEvent, tool, toolRunner } from 'tool-runner';
+import { type RunnerEvent, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, weatherTool, wire } from './helpers.js';
 
@@ -177,7 +177,8 @@ describe('runToolsEagerly', () => {
 
   it('the body takes control and keeps the reply, which stops for approval: an eager call that finished is not run again once the other is approved', async () => {
     let runs = 0;
-    const quick = tool({ name: 'quick', inputSchema: z.object({}), run: async () => (runs++, 'quick done') });
+    const signals: AbortSignal[] = [];
+    const quick = tool({ name: 'quick', inputSchema: z.object({}), run: async (_input, { signal }) => (runs++, signals.push(signal), 'quick done') });
     const guarded = tool({ name: 'guarded', inputSchema: z.object({}), needsApproval: true, run: async () => 'guarded done' });
     const server = await mockServer([{ content: [toolUse('quick', {}, 'toolu_q'), toolUse('guarded', {}, 'toolu_g')] }, { content: [text('Done.')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: [quick, guarded], runToolsEagerly: true });
@@ -190,6 +191,53 @@ describe('runToolsEagerly', () => {
     await runner;
     expect(runs).toBe(1);
     expect(wire(server.requests[1]!).messages.at(-1).content.map((result: { content: string }) => result.content)).toEqual(['quick done', 'guarded done']);
+    // Kept and answered: its signal was never aborted as if its reply had been dropped.
+    expect(signals[0]!.aborted).toBe(false);
+  });
+
+  it('the body takes control and keeps the whole reply: its eager call, answered, is not aborted afterwards as if its reply had been dropped', async () => {
+    const signals: AbortSignal[] = [];
+    const quick = tool({ name: 'quick', inputSchema: z.object({}), run: async (_input, { signal }) => (signals.push(signal), 'quick done') });
+    const server = await mockServer([{ content: [toolUse('quick', {}, 'toolu_q'), text('Asked.')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [quick], runToolsEagerly: true });
+    for await (const message of runner) {
+      if (message.stop_reason === 'tool_use') runner.setMessagesParams((params) => ({ ...params, messages: [...params.messages, { role: 'assistant', content: message.content }] }));
+    }
+    expect(signals).toHaveLength(1);
+    expect(signals[0]!.aborted).toBe(false);
+  });
+
+  it('an eager call that finished is not run again when the body keeps only part of the reply, or keeps it and breaks (a checkpoint, then a resume)', async () => {
+    let runs = 0;
+    const quick = tool({ name: 'quick', inputSchema: z.object({}), run: async () => (runs++, 'quick done') });
+    const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (await sleep(50), 'slow done') });
+    const reply = { content: [toolUse('quick', {}, 'toolu_q'), toolUse('slow', {}, 'toolu_s'), text('Both.')], chunkSize: 8, eventDelayMs: 2 };
+    const server = await mockServer([reply, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [quick, slow], runToolsEagerly: true });
+    for await (const stream of runner) {
+      const message = await stream.finalMessage();
+      if (message.content.length < 3) continue;
+      await sleep(10);
+      // Keeps the reply without its slow call.
+      runner.setMessagesParams((params) => ({ ...params, messages: [...params.messages, { role: 'assistant', content: message.content.filter((block) => block.type !== 'tool_use' || block.name === 'quick') }] }));
+    }
+    expect(runs).toBe(1);
+    expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_q', content: 'quick done' }]);
+
+    const again = await mockServer([reply, { content: [text('Done.')] }]);
+    const breaking = toolRunner(again.client(), { ...baseParams, stream: true, tools: [quick, slow], runToolsEagerly: true });
+    for await (const stream of breaking) {
+      const message = await stream.finalMessage();
+      await sleep(10);
+      breaking.setMessagesParams((params) => ({ ...params, messages: [...params.messages, { role: 'assistant', content: message.content }] }));
+      break;
+    }
+    await sleep(60);
+    const snapshot = JSON.parse(JSON.stringify(breaking.toJSON()));
+    expect(Object.keys(snapshot.calls.settled)).toEqual(['toolu_q']);
+    await resumeToolRunner(again.client(), snapshot, { tools: [quick, slow] });
+    expect(runs).toBe(2);
+    expect(wire(again.requests[1]!).messages.at(-1).content.map((result: { content: string }) => result.content)).toEqual(['quick done', 'slow done']);
   });
 
   it('a reply cut off by max_tokens after an eager call started: the run ends once that call has', async () => {
