@@ -163,9 +163,16 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   if (tied) options.signal = tied.signal;
   const resume = (context as { [AGENT_RESUME]?: RunnerSnapshot })[AGENT_RESUME];
   // Streamed for the parent's listeners, a sub-agent resumed from a state that was not streamed too.
-  const sub: ToolRunner<boolean> = resume
-    ? resumeToolRunner(client, streaming && !resume.params.stream ? { ...resume, params: { ...resume.params, stream: true } } : resume, { tools: params.tools ?? [], options })
-    : new ToolRunner(client, streaming && !params.stream ? { ...params, stream: true } : params, options);
+  let sub: ToolRunner<boolean>;
+  try {
+    sub = resume
+      ? resumeToolRunner(client, streaming && !resume.params.stream ? { ...resume, params: { ...resume.params, stream: true } } : resume, { tools: params.tools ?? [], options })
+      : new ToolRunner(client, streaming && !params.stream ? { ...params, stream: true } : params, options);
+  } catch (error) {
+    // Params the runner refuses: the call fails, and its signal is untied from the run's.
+    tied?.stop();
+    throw error;
+  }
   depths.set(sub, depth);
   // The sub-agent's usage goes to the parent when it ends, or at once when the parent stops waiting
   // for it (an abort, the call's timeout): the parent's usage then already holds what it spent.

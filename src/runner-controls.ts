@@ -295,12 +295,12 @@ export abstract class RunnerControls implements Runner {
     const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;
     /** The snapshot holds the body's reply that asks for tools: owed its compaction check, answered here or not. */
     let replyAdded = false;
-    /** The history the snapshot holds, as the run's own messages (the body's reply after them). */
-    let history: readonly BetaMessageParam[] = this.state.messages;
+    /** The body's reply the snapshot holds after the run's own messages. */
+    let added: BetaMessageParam | undefined;
     if (reply && nextStepFor(reply.stop_reason) === 'run_tools') {
       replyAdded = true;
       const { kept, renamed } = keptReply(reply);
-      history = [...history, kept];
+      added = kept;
       snapshot.params.messages.push(structuredClone(kept));
       for (const [id, text] of renamed) snapshot.notRun[id] = text;
       // The body has the answer (generateToolResponse), with none waiting: it goes in as the body changed it,
@@ -312,7 +312,7 @@ export abstract class RunnerControls implements Runner {
       }
     }
     // The thread goes on from the reply the snapshot's history holds (the body's, taken in the loop body).
-    const thread = this.run.thread.toJSON(history);
+    const thread = this.run.thread.toJSON(this.state.messages, added);
     if (thread) snapshot.thread = structuredClone(thread);
     // Taken before a reply's calls are answered (or with the body's answer): the resumed run checks the reply for compaction once they are.
     const compaction = this.compactions.toJSON(replyAdded || toolUsesOf(snapshot.params.messages.at(-1)).length > 0);

@@ -202,20 +202,21 @@ export class MessageThread {
    * The thread a resumed run continues, if `messages` (the history now) still holds what the server
    * holds: a reply the loop body dropped or replaced (a `break`, taking control) is not continued from.
    */
-  toJSON(messages: readonly BetaMessageParam[]): ThreadSnapshot | undefined {
+  toJSON(messages: readonly BetaMessageParam[], added?: BetaMessageParam): ThreadSnapshot | undefined {
     const anchor = this.#anchor;
-    if (this.#mode !== 'on' || !anchor || !holds(anchor, messages)) return undefined;
+    if (this.#mode !== 'on' || !anchor || !holds(anchor, messages, added)) return undefined;
     return { previous_message_id: anchor.previousMessageId, held: anchor.held, system: anchor.system, tools: anchor.tools, model: anchor.model };
   }
 }
 
-/** Whether `messages` start with the messages the anchor's request sent, then its reply. */
-function holds(anchor: Anchor, messages: readonly BetaMessageParam[]): boolean {
+/** Whether `messages` (then `added`, if given) start with the messages the anchor's request sent, then its reply. */
+function holds(anchor: Anchor, messages: readonly BetaMessageParam[], added?: BetaMessageParam): boolean {
   const replyIndex = anchor.held - 1;
   const { sent } = anchor;
-  if (!sent || messages.length <= replyIndex) return false;
-  if (sent !== messages) for (let i = 0; i < replyIndex; i++) if (!same(messages[i], sent[i])) return false;
-  const reply = messages[replyIndex];
+  if (!sent || messages.length + (added ? 1 : 0) <= replyIndex) return false;
+  // The array the request sent (the runner only appends to it): its first messages are those sent.
+  if (sent !== messages) for (let i = 0; i < replyIndex; i++) if (!same(i < messages.length ? messages[i] : added, sent[i])) return false;
+  const reply = replyIndex < messages.length ? messages[replyIndex] : added;
   return reply?.role === 'assistant' && same(reply.content, anchor.replyContent);
 }
 
