@@ -504,36 +504,34 @@ describe('message threads', () => {
     expect(reply.content[0]).toMatchObject({ text: 'two' });
   });
 
-  it('a stalled JSON reply holds the thread in flight until the client gives up, then frees it', async () => {
-    const reply = await continueAgainAfter(async (server, client, again) => {
+  /** A `continue` that stalls (JSON, or streamed), and how the client gives it up. */
+  const stalls = {
+    'JSON reply': (server: MockServer, client: Anthropic, again: ReturnType<typeof continued>) => {
       server.setSteps([{ stallAfterEvents: 0 }]);
       const controller = new AbortController();
-      const stalled = client.beta.messages.create(again, { signal: controller.signal }).catch((e: unknown) => e);
-      while (server.requests.length < 2) await sleep(5);
-      // While the first request stalls, the thread is in flight.
-      const meanwhile = (await client.beta.messages.create(again).catch((e: unknown) => e)) as APIError;
-      expect(meanwhile.error).toMatchObject({ error: { details: { error_code: 'thread_continue_in_flight' } } });
-      controller.abort();
-      expect(await stalled).toBeInstanceOf(APIUserAbortError);
-      await sleep(50); // the server sees the connection close
-    });
-    expect(reply.content[0]).toMatchObject({ text: 'two' });
-  });
-
-  it('a stalled stream holds the thread in flight until the client gives up, then frees it', async () => {
-    const reply = await continueAgainAfter(async (server, client, again) => {
+      return { stalled: client.beta.messages.create(again, { signal: controller.signal }).catch((e: unknown) => e), giveUp: () => controller.abort() };
+    },
+    stream: (server: MockServer, client: Anthropic, again: ReturnType<typeof continued>) => {
       server.setSteps([{ content: [text('never whole')], stallAfterEvents: 2 }]);
       const stream = client.beta.messages.stream(again);
-      const stalled = stream.finalMessage().catch((e: unknown) => e);
-      while (server.requests.length < 2) await sleep(5);
-      const meanwhile = (await client.beta.messages.create(again).catch((e: unknown) => e)) as APIError;
-      expect(meanwhile.error).toMatchObject({ error: { details: { error_code: 'thread_continue_in_flight' } } });
-      stream.abort();
-      expect(await stalled).toBeInstanceOf(APIUserAbortError);
-      await sleep(50); // the server sees the connection close
+      return { stalled: stream.finalMessage().catch((e: unknown) => e), giveUp: () => stream.abort() };
+    },
+  };
+  for (const [kind, stall] of Object.entries(stalls)) {
+    it(`a stalled ${kind} holds the thread in flight until the client gives up, then frees it`, async () => {
+      const reply = await continueAgainAfter(async (server, client, again) => {
+        const { stalled, giveUp } = stall(server, client, again);
+        while (server.requests.length < 2) await sleep(5);
+        // While the first request stalls, the thread is in flight.
+        const meanwhile = (await client.beta.messages.create(again).catch((e: unknown) => e)) as APIError;
+        expect(meanwhile.error).toMatchObject({ error: { details: { error_code: 'thread_continue_in_flight' } } });
+        giveUp();
+        expect(await stalled).toBeInstanceOf(APIUserAbortError);
+        await sleep(50); // the server sees the connection close
+      });
+      expect(reply.content[0]).toMatchObject({ text: 'two' });
     });
-    expect(reply.content[0]).toMatchObject({ text: 'two' });
-  });
+  }
 
   it('a stream whose fault comes after message_stop delivered the whole reply: the thread continues from it', async () => {
     const server = await mockServer([{ content: [text('one')], error: { status: 529, afterEvents: 99 } }, { content: [text('two')] }]);
