@@ -37,6 +37,10 @@ export function isAgentTool(entry: unknown): boolean {
 export const TOOLSETS_NOT_DURABLE =
   'toolsets (BetaRunnableToolset) are not supported in durable runs yet: their calls would not be steps, and a recovery would run them again; pass their tools as plain tools';
 
+/** Why a durable run with agent tools takes no `options.concurrency`, its own or a sub-agent's. */
+export const CONCURRENCY_NOT_DURABLE =
+  'options.concurrency with agent tools is not available in a durable run (a call waiting for its turn would start its step at a moment recovery cannot replay)';
+
 /** How a durable run makes a sub-agent's requests and tools steps. */
 export interface AgentSteps {
   /** `client` (a step client's own client, if it is one) with its requests as steps named `name` (`model request` unless given). */

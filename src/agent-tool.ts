@@ -7,8 +7,18 @@
  * public runner; what the parent lends it comes through `AGENT_LINK` (agent-link.ts).
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import { AGENT_DURABLE, AGENT_LINK, AGENT_RESUME, type AgentLink, AgentPending, type AgentSteps, LentFailed, TOOLSETS_NOT_DURABLE, isAgentTool } from './agent-link.js';
-import { isRunnableToolset } from './toolsets.js';
+import {
+  AGENT_DURABLE,
+  AGENT_LINK,
+  AGENT_RESUME,
+  type AgentLink,
+  AgentPending,
+  type AgentSteps,
+  CONCURRENCY_NOT_DURABLE,
+  LentFailed,
+  TOOLSETS_NOT_DURABLE,
+  isAgentTool,
+} from './agent-link.js';
 import { described } from './described.js';
 import { type Approver, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
@@ -29,6 +39,7 @@ import type { ExtraToolFields, NeedsApproval, RunnableTool, Runner, RunnerParams
 import { textOf } from './text.js';
 import { type InferInput, tool } from './tool.js';
 import { ToolError } from './tool-error.js';
+import { isRunnableToolset } from './toolsets.js';
 import type { BetaMessage, Promisable } from './types.js';
 import { usageSince } from './usage.js';
 
@@ -234,9 +245,7 @@ function durableParams(agent: Agent, given: RunnerParams, steps: AgentSteps): Ru
   const { stream: _stream, runToolsEagerly: _eager, ...params } = given as RunnerParams & { runToolsEagerly?: unknown };
   if (!given.tools) return params;
   if (given.tools.some(isRunnableToolset)) throw new TypeError(`agentTool '${agent.name}': ${TOOLSETS_NOT_DURABLE}`);
-  if (agent.options.concurrency !== undefined && given.tools.some(isAgentTool)) {
-    throw new TypeError(`agentTool '${agent.name}': options.concurrency with agent tools is not available in a durable run (a call waiting for its turn would start its step at a moment recovery cannot replay)`);
-  }
+  if (agent.options.concurrency !== undefined && given.tools.some(isAgentTool)) throw new TypeError(`agentTool '${agent.name}': ${CONCURRENCY_NOT_DURABLE}`);
   return { ...params, tools: given.tools.map((entry) => steps.tool(entry, agent.options.toolTimeoutMs)) };
 }
 

@@ -4,8 +4,7 @@
  * runs again.
  */
 import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
-import { TOOLSETS_NOT_DURABLE, isAgentTool } from '../agent-link.js';
-import { isRunnableToolset } from '../toolsets.js';
+import { CONCURRENCY_NOT_DURABLE, TOOLSETS_NOT_DURABLE, isAgentTool } from '../agent-link.js';
 import type { ApprovalDecision, TimedOutDecision } from '../approval.js';
 import type { ClientLike } from '../client.js';
 import { namedAs } from '../fallback.js';
@@ -14,6 +13,7 @@ import type { StoppedBy } from '../stop-reason.js';
 import type { RunnerParams, ToolEntry } from '../surface.js';
 import { ToolRunner } from '../runner.js';
 import { isToolSource } from '../tool-set.js';
+import { isRunnableToolset } from '../toolsets.js';
 import type { BetaMessage, BetaMessageParam } from '../types.js';
 import type { Usage } from '../usage.js';
 import { PENDING_EVENT, decisionTopic } from './approvals.js';
@@ -194,9 +194,7 @@ function checkConfig(config: DurableToolRunnerConfig, approvalTimeoutSeconds: nu
   }
   if (!(approvalTimeoutSeconds > 0)) throw new RangeError('durableToolRunner: approvalTimeoutSeconds must be a positive number');
   if (config.tools?.some(isRunnableToolset)) throw new TypeError(`durableToolRunner: ${TOOLSETS_NOT_DURABLE}`);
-  if (config.options?.concurrency !== undefined && config.tools?.some(isAgentTool)) {
-    throw new TypeError('durableToolRunner: options.concurrency with agent tools is not available in a durable run (a call waiting for its turn would start its step at a moment recovery cannot replay)');
-  }
+  if (config.options?.concurrency !== undefined && config.tools?.some(isAgentTool)) throw new TypeError(`durableToolRunner: ${CONCURRENCY_NOT_DURABLE}`);
   if (DBOS.isInitialized()) {
     throw new Error(`durableToolRunner: register '${config.name}' before DBOS.launch(), at module level in every worker`);
   }

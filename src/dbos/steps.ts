@@ -196,4 +196,3 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
   // The copy keeps the tool's prototype: a class's methods (the SDK's `parse`, say) are not own fields.
   return Object.setPrototypeOf({ ...rest, run }, Object.getPrototypeOf(tool)) as RunnableTool;
 }
-
