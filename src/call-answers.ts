@@ -9,7 +9,7 @@ import { approvalAsker, runApprover } from './approver.js';
 import { ignore } from './completion.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, stoppedText, toolEnd } from './execute.js';
 import { Limiter, runWithGuards } from './guards.js';
-import { insertToolResults, toolUsesOf } from './history.js';
+import { errorResult, insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
@@ -313,9 +313,14 @@ export class CallAnswers {
 
   /** Starts a call once until its message is answered; a call never to run is answered without running. */
   #startCall(toolUse: BetaToolUseBlock, context: ExecutionContext): Promise<CallOutcome> {
-    return this.#callsNow().start(toolUse, (held, ran) => {
-      const notRun = this.#run.state.notRun?.get(toolUse.id);
-      return notRun !== undefined ? refuseToolCall(toolUse, notRun, context) : executeToolCall(toolUse, context, held, ran);
+    const calls = this.#callsNow();
+    const started = calls.started(toolUse.id);
+    const notRun = started && this.#run.state.notRun?.get(toolUse.id);
+    // Started while its reply streamed, which was then cut off or paused: its result is not kept; the model reads why.
+    if (started && notRun !== undefined) return started.then((outcome) => ('result' in outcome && outcome.result.content === notRun ? outcome : { result: errorResult(toolUse.id, notRun) }));
+    return calls.start(toolUse, (held, ran) => {
+      const refused = this.#run.state.notRun?.get(toolUse.id);
+      return refused !== undefined ? refuseToolCall(toolUse, refused, context) : executeToolCall(toolUse, context, held, ran);
     });
   }
 

@@ -66,13 +66,15 @@ describe('stop_reason table (SPEC §3)', () => {
     }
     expect(calls).toEqual([]);
 
-    const streamed = await mockServer([{ ...paused, chunkSize: 4, eventDelayMs: 1 }, { content: [text('Sunny.')] }]);
+    // The call, then text: it starts while the reply streams (runToolsEagerly), before the turn is known to pause.
+    const streamed = await mockServer([{ ...paused, content: [...paused.content, text('Pausing here.')], chunkSize: 4, eventDelayMs: 1 }, { content: [text('Sunny.')] }]);
     const eager = toolRunner(streamed.client(), { ...baseParams, thread: false, stream: true, runToolsEagerly: true, tools: [weatherTool(calls)] });
     await eager.runUntilDone();
-    // Not run; or, had it started while the reply streamed, its result is not kept, and the model is told why.
-    const [answer] = wire(streamed.requests[1]!).messages.at(-1).content;
-    expect(answer).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_p', is_error: true });
-    expect(answer.content).toMatch(calls.length === 0 ? /came in a paused turn \(pause_turn\), whose calls do not run/ : /^Error: the turn was paused \(pause_turn\) after the call to 'get_weather' had started/);
+    expect(calls).toEqual(['Paris']);
+    // Its result is not kept, and the model is told why.
+    expect(wire(streamed.requests[1]!).messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_p', is_error: true, content: "Error: the turn was paused (pause_turn) after the call to 'get_weather' had started; its result was not kept." },
+    ]);
   });
 
   it('an empty reply is not kept in the history: a paused one is sent again as the history was, a final one ends the run', async () => {
