@@ -37,6 +37,14 @@ export function isAgentTool(entry: unknown): boolean {
 export const TOOLSETS_NOT_DURABLE =
   'toolsets (BetaRunnableToolset) are not supported in durable runs yet: their calls would not be steps, and a recovery would run them again; pass their tools as plain tools';
 
+/** Why a durable run takes no tool source (an MCP server's toolset), its own or a sub-agent's. */
+export const TOOL_SOURCES_NOT_DURABLE = 'tool sources (MCP) are not supported in durable runs yet; pass their tools as plain tools';
+
+/** Why a durable run takes no `options.approve` or `options.signal`, its own or a sub-agent's. */
+export function notDurableOption(key: 'approve' | 'signal'): string {
+  return `options.${key} is not available in a durable run; ${key === 'approve' ? 'decide calls with durableApprovals()' : 'cancel the run with DBOS.cancelWorkflow(id)'}`;
+}
+
 /** Why a durable run with agent tools takes no `options.concurrency`, its own or a sub-agent's. */
 export const CONCURRENCY_NOT_DURABLE =
   'options.concurrency with agent tools is not available in a durable run (a call waiting for its turn would start its step at a moment recovery cannot replay)';

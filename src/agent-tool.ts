@@ -16,8 +16,10 @@ import {
   type AgentSteps,
   CONCURRENCY_NOT_DURABLE,
   LentFailed,
+  TOOL_SOURCES_NOT_DURABLE,
   TOOLSETS_NOT_DURABLE,
   isAgentTool,
+  notDurableOption,
 } from './agent-link.js';
 import { described } from './described.js';
 import { type Approver, checkDecision } from './approval.js';
@@ -39,6 +41,7 @@ import type { ExtraToolFields, NeedsApproval, RunnableTool, Runner, RunnerParams
 import { textOf } from './text.js';
 import { type InferInput, tool } from './tool.js';
 import { ToolError } from './tool-error.js';
+import { isToolSource } from './tool-set.js';
 import { isRunnableToolset } from './toolsets.js';
 import type { BetaMessage, Promisable } from './types.js';
 import { usageSince } from './usage.js';
@@ -108,7 +111,13 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
       : (input: unknown, context: ToolContext) => runAgent(of, input, context);
     const made = make({ ...rest, name, inputSchema: inputSchema ?? AGENT_TASK_SCHEMA, run });
     // Not an API field: `tool-runner/dbos` asks for the durable form, whose sub-agent's steps are the workflow's.
-    Object.defineProperty(made, AGENT_DURABLE, { value: (steps: AgentSteps) => agentToolOf({ ...of, steps }) });
+    Object.defineProperty(made, AGENT_DURABLE, {
+      value: (steps: AgentSteps) => {
+        // What the run's own options may not hold, the sub-agent's may not either: a decision or an abort would be no step.
+        for (const key of ['approve', 'signal'] as const) if (of.options[key] !== undefined) throw new TypeError(`agentTool '${of.name}': ${notDurableOption(key)}`);
+        return agentToolOf({ ...of, steps });
+      },
+    });
     return made;
   };
   return agentToolOf(agent) as RunnableTool<InferInput<S>> & { readonly name: Name };
@@ -245,6 +254,7 @@ function durableParams(agent: Agent, given: RunnerParams, steps: AgentSteps): Ru
   const { stream: _stream, runToolsEagerly: _eager, ...params } = given as RunnerParams & { runToolsEagerly?: unknown };
   if (!given.tools) return params;
   if (given.tools.some(isRunnableToolset)) throw new TypeError(`agentTool '${agent.name}': ${TOOLSETS_NOT_DURABLE}`);
+  if (given.tools.some(isToolSource)) throw new TypeError(`agentTool '${agent.name}': ${TOOL_SOURCES_NOT_DURABLE}`);
   if (agent.options.concurrency !== undefined && given.tools.some(isAgentTool)) throw new TypeError(`agentTool '${agent.name}': ${CONCURRENCY_NOT_DURABLE}`);
   return { ...params, tools: given.tools.map((entry) => steps.tool(entry, agent.options.toolTimeoutMs)) };
 }

@@ -397,6 +397,26 @@ describe('durableToolRunner: bad config', () => {
     // A toolset's calls would not be steps: refused, not run again on every recovery.
     const browser = { type: 'browser_toolset_20260801', name: 'browser', run: async () => 'ok' };
     expect(() => durableToolRunner({ name: 'browsing', client, tools: [browser as never] })).toThrow(/toolsets \(BetaRunnableToolset\) are not supported in durable runs yet/);
+    // A sub-agent's own approver or signal: refused as the run's own are (a decision or an abort would be no step).
+    const params = ({ task }: { task: string }) => ({ model: 'm', max_tokens: 64, messages: [{ role: 'user' as const, content: task }] });
+    const deciding = agentTool({ name: 'decider', description: 'Decides', params, options: { approve: () => ({ decision: 'allow' }) } });
+    expect(() => durableToolRunner({ name: 'sub-approve', client, tools: [deciding] })).toThrow(/agentTool 'decider': options.approve is not available in a durable run; decide calls with durableApprovals\(\)/);
+    const stoppable = agentTool({ name: 'stoppable', description: 'Stops', params, options: { signal: new AbortController().signal } });
+    expect(() => durableToolRunner({ name: 'sub-signal', client, tools: [stoppable] })).toThrow(/agentTool 'stoppable': options.signal is not available in a durable run; cancel the run with DBOS.cancelWorkflow\(id\)/);
+    expect(() => durableToolRunner({ name: 'own-signal', client, options: { signal: new AbortController().signal } as never })).toThrow(/cancel the run with DBOS.cancelWorkflow/);
+  });
+
+  it("a sub-agent whose params give an MCP tool source, in a durable run: its call fails saying why, before any request (the source's calls would be no steps)", async () => {
+    const client = { beta: { messages: { create: async () => ({}), stream: () => ({}) as never } } };
+    const source = { kind: 'tool-source' as const, tools: () => [] };
+    const researcher = agentTool({ name: 'researcher', description: 'Researches', client, params: ({ task }) => ({ model: 'm', max_tokens: 64, messages: [{ role: 'user', content: task }], tools: [source] }) });
+    // Its durable form, as tool-runner/dbos makes it (the steps here stand in for DBOS's).
+    const durable = (researcher as unknown as Record<symbol, (steps: object) => { run: (input: unknown, context: object) => Promise<unknown> }>)[Symbol.for('tool-runner.agentDurable.v1')]!({
+      client: (c: unknown) => c,
+      tool: (t: unknown) => t,
+    });
+    const context = { runner: {}, toolUse: { type: 'tool_use', id: 'toolu_r', name: 'researcher', input: {} } };
+    await expect(durable.run({ task: 'otters' }, context)).rejects.toThrow(/agentTool 'researcher': tool sources \(MCP\) are not supported in durable runs yet/);
   });
 
   it('start() rejects bad params (a rejected promise, as run() gives, not a throw)', async () => {

@@ -4,7 +4,7 @@
  * runs again.
  */
 import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
-import { CONCURRENCY_NOT_DURABLE, TOOLSETS_NOT_DURABLE, isAgentTool } from '../agent-link.js';
+import { CONCURRENCY_NOT_DURABLE, TOOL_SOURCES_NOT_DURABLE, TOOLSETS_NOT_DURABLE, isAgentTool, notDurableOption } from '../agent-link.js';
 import type { ApprovalDecision, TimedOutDecision } from '../approval.js';
 import type { ClientLike } from '../client.js';
 import { namedAs } from '../fallback.js';
@@ -185,12 +185,10 @@ function checkConfig(config: DurableToolRunnerConfig, approvalTimeoutSeconds: nu
   }
   if (config.tools !== undefined && !Array.isArray(config.tools)) throw new TypeError('durableToolRunner: `tools` must be an array');
   if (config.tools?.some(isToolSource)) {
-    throw new TypeError('durableToolRunner: tool sources (MCP) are not supported in durable runs yet; pass their tools as plain tools');
+    throw new TypeError(`durableToolRunner: ${TOOL_SOURCES_NOT_DURABLE}`);
   }
   for (const key of ['approve', 'signal'] as const) {
-    if (config.options && key in config.options) {
-      throw new TypeError(`durableToolRunner: options.${key} is not available in a durable run; decide calls with durableApprovals()`);
-    }
+    if (config.options && key in config.options) throw new TypeError(`durableToolRunner: ${notDurableOption(key)}`);
   }
   if (!(approvalTimeoutSeconds > 0)) throw new RangeError('durableToolRunner: approvalTimeoutSeconds must be a positive number');
   if (config.tools?.some(isRunnableToolset)) throw new TypeError(`durableToolRunner: ${TOOLSETS_NOT_DURABLE}`);
