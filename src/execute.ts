@@ -219,7 +219,10 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
       logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);
     }
-    const content = thrownValueToContent(thrown);
+    const thrownContent = thrownValueToContent(thrown);
+    // A ToolError's content is checked as a result is: blocks of no kind a result holds are said, not sent.
+    const badContent = typeof thrownContent === 'string' ? undefined : invalidResultKind(thrownContent);
+    const content = badContent === undefined ? thrownContent : `Error: tool '${tool.name}' threw a ToolError whose content is ${badContent}`;
     const observed = callHook(context.hooks, 'onToolError', context.signal, thrown, call);
     // The run aborted while the hook ran: the call is answered with its error all the same.
     if (observed) await observed.catch((error: unknown) => (error instanceof APIUserAbortError ? undefined : Promise.reject(thrownAfter(errorResult(call.id, content), error))));

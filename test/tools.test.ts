@@ -208,6 +208,11 @@ describe('errors (SPEC §5)', () => {
     expect(historyProblems(history)).toEqual(['message 2: tool_result toolu_x is an error with content other than text (the API takes only text there)']);
   });
 
+  it('a ToolError whose content holds something that is no content block is answered saying so (it failed the run)', async () => {
+    const result = await resultFor([throwing(() => new ToolError([{ type: 'text' } as never]))], 'boom', {});
+    expect(result).toMatchObject({ is_error: true, content: "Error: tool 'boom' threw a ToolError whose content is an array whose item 0 is a text block without text" });
+  });
+
   it('an unknown tool, or a plain definition without run, gets "not found"', async () => {
     const result = await resultFor([], 'nope', {});
     expect(result).toEqual({ type: 'tool_result', tool_use_id: 'toolu_x', content: "Error: Tool 'nope' not found", is_error: true });
