@@ -253,17 +253,24 @@ export class RunControl {
     if (repair) this.#state.messages.push(repair);
   }
 
-  toJSON(): RunControlJSON | undefined {
+  /**
+   * `replyHeld`: the snapshot holds the reply streaming now; if not, the calls it admitted while it
+   * streamed (`runToolsEagerly`) are not counted in it, as a reply that is not kept has them taken back.
+   */
+  toJSON(replyHeld = true): RunControlJSON | undefined {
     // Ended on its answer at a limit, while the history still ends with it.
     const answered = this.#answered !== undefined && this.#answered.reason !== 'model' && this.#answered.message === this.#state.messages.at(-1);
-    if (!this.#output && !this.#budget && !this.#guard && this.#pending === undefined && !answered) return undefined;
+    const before = replyHeld ? undefined : this.#beforeEager;
+    const pending = before ? before.pending : this.#pending;
+    if (!this.#output && !this.#budget && !this.#guard && pending === undefined && !answered) return undefined;
     const json: RunControlJSON = {};
     if (answered) json.answered = true;
     if (this.#output) json.output = this.#output.toJSON(this.#state.messages.at(-1));
-    if (this.#budget) json.budget = this.#budget.toJSON();
-    if (this.#guard) json.loopGuard = this.#guard.toJSON();
-    if (this.#pending !== undefined) json.pending = this.#pending;
-    if (this.#admitted) json.admitted = { iteration: this.#admitted.iteration, ids: [...this.#admitted.ids] };
+    if (this.#budget) json.budget = before?.budget ?? this.#budget.toJSON();
+    if (this.#guard) json.loopGuard = before?.guard ?? this.#guard.toJSON();
+    if (pending !== undefined) json.pending = pending;
+    const admitted = before ? before.admitted : this.#admitted;
+    if (admitted) json.admitted = { iteration: admitted.iteration, ids: [...admitted.ids] };
     return json;
   }
 }

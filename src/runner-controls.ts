@@ -288,17 +288,17 @@ export abstract class RunnerControls implements Runner {
     const turn = this.turn;
     // A streamed reply the body has (`finalMessage()`) while the onMessage hook runs: counted into the snapshot.
     const uncounted = turn?.inBody ? turn.uncounted : undefined;
-    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(), uncounted);
-    if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
     // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.
     const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;
     /** The snapshot holds the body's reply that asks for tools: owed its compaction check, answered here or not. */
-    let replyAdded = false;
+    const replyAdded = reply !== undefined && nextStepFor(reply.stop_reason) === 'run_tools';
+    // Taken in the body of a reply it does not hold (still streaming, paused, dropped): its eager calls are not counted.
+    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || !turn?.inBody), uncounted);
+    if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     /** The body's reply the snapshot holds after the run's own messages. */
     let added: BetaMessageParam | undefined;
-    if (reply && nextStepFor(reply.stop_reason) === 'run_tools') {
-      replyAdded = true;
+    if (reply && replyAdded) {
       const { kept, renamed } = keptReply(reply);
       added = kept;
       snapshot.params.messages.push(structuredClone(kept));

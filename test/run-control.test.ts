@@ -165,6 +165,32 @@ describe('calls started while a reply streams (runToolsEagerly), of a reply that
   });
 });
 
+describe('a snapshot taken in the loop body while a reply streams, then a break (the reply not kept)', () => {
+  it('does not count the calls that reply started: the resumed run runs the call the model makes again', async () => {
+    for (const limits of [{ loopGuard: { maxRepeats: 1 } }, { budget: { maxCallsPerTool: { lookup: 1 } } }]) {
+      let runs = 0;
+      const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (runs++, `found ${q}`) });
+      const server = await mockServer([
+        { content: [toolUse('lookup', { q: 'x' }, 'toolu_1'), text('and some more text after the call')], eventDelayMs: 10 },
+        { content: [toolUse('lookup', { q: 'x' }, 'toolu_2')] },
+        { content: [text('done')] },
+      ]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], stream: true, runToolsEagerly: true }, limits);
+      let snapshot: unknown;
+      for await (const stream of runner) {
+        // The call's block is complete (it started), the reply is not.
+        await new Promise<void>((resolve) => stream.on('contentBlock', (block) => block.type === 'tool_use' && setTimeout(resolve, 20)));
+        snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+        break;
+      }
+      const resumed = resumeToolRunner(server.client(), snapshot as never, { tools: [lookup], options: limits });
+      await resumed;
+      expect(resumed.stoppedBy).toBe('model');
+      expect(wire(server.requests[2]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'found x' }]);
+    }
+  });
+});
+
 describe('calls started while a reply streams, of a reply the loop body replaces', () => {
   it("do not count against the budget: the body's own call runs", async () => {
     const ran: number[] = [];
