@@ -4,7 +4,7 @@
  * CLI that serves one. Contents (tool inputs and results, the model's text, the prompt) are kept
  * only when the inspector captures them.
  */
-import { outputErrorWithoutContents } from '../output-error-text.js';
+import { hiddenMessage } from '../output-error-text.js';
 import type { RunnerEvent } from '../events.js';
 import type { Runner } from '../surface.js';
 import { textOf } from '../text.js';
@@ -242,10 +242,9 @@ function usageOf(usage: Partial<Usage> | BetaMessage['usage'] | undefined): Reco
 export function errorInfo(error: unknown, capture: boolean): ErrorInfo {
   if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
   const status = (error as { status?: unknown }).status;
-  const message = capture || error.name !== 'OutputError' ? error.message : outputErrorWithoutContents(error);
+  const message = hiddenMessage(error, capture) ?? error.message;
   return { name: error.name, message, ...(typeof status === 'number' && { status }) };
 }
-
 
 /** An event type this version does not know (a newer runner's): its plain fields; text only when captured. */
 function otherRecord(run: string, time: number, event: Record<string, unknown>, capture: boolean): OtherRecord {

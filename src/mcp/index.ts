@@ -11,7 +11,7 @@ import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
 import { checkTimeoutMs } from '../guards.js';
-import { onAbort } from '../on-abort.js';
+import { tiedSignal } from '../on-abort.js';
 import { checkPrefix, checkToolNames } from './tool-names.js';
 import type { ToolResultContentBlock } from '../types.js';
 
@@ -184,9 +184,7 @@ export class McpToolset implements ToolSource {
       run: async (input: unknown, context: ToolContext) => {
         // A signal of the call's own: the MCP client never removes the listener it adds, and the
         // signal a tool gets may be shared by every call (one that never aborts).
-        const call = new AbortController();
-        const abort = () => call.abort(context.signal.reason);
-        const stop = context.signal.aborted ? (abort(), undefined) : onAbort(context.signal, abort);
+        const call = tiedSignal(context.signal);
         let result: Awaited<ReturnType<Client['callTool']>>;
         try {
           // `timeoutMs` is the MCP client's request timeout too (its own default is 60 s).
@@ -195,7 +193,7 @@ export class McpToolset implements ToolSource {
             ...(timeoutMs !== undefined && { timeout: timeoutMs }),
           });
         } finally {
-          stop?.();
+          call.stop();
         }
         const content = 'content' in result && Array.isArray(result.content) ? result.content : [];
         let blocks = content.map((item) => toBlock(entry.name, item as McpContent));

@@ -6,7 +6,7 @@
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
 import { errorName } from '../described.js';
-import { outputErrorWithoutContents } from '../output-error-text.js';
+import { hiddenMessage } from '../output-error-text.js';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
 import { isCancellation } from '../stop-reason.js';
@@ -236,9 +236,8 @@ function failed(span: Span, error: unknown, capture: boolean): void {
   const name = error instanceof Error ? errorName(error) : 'Error';
   span.setAttribute('error.type', name);
   // A typed output's parse error may quote the model's answer: contents go on spans only when captured.
-  const hidden = !capture && error instanceof Error && error.name === 'OutputError';
-  const message = hidden ? outputErrorWithoutContents(error) : error instanceof Error ? error.message : String(error);
-  if (hidden) span.recordException({ name, message });
+  const hidden = error instanceof Error ? hiddenMessage(error, capture) : undefined;
+  if (hidden !== undefined) span.recordException({ name, message: hidden });
   else if (error instanceof Error) span.recordException(error);
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  span.setStatus({ code: SpanStatusCode.ERROR, message: hidden ?? (error instanceof Error ? error.message : String(error)) });
 }
