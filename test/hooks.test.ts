@@ -113,9 +113,14 @@ describe('hooks', () => {
     const ran: string[] = [];
     const runner = toolRunner(server.client(), { ...baseParams, tools: [echo(ran)] }, {
       signal: controller.signal,
-      hooks: { [hook]: () => new Promise(() => {}) },
+      // The abort comes once the hook hangs (a timer from the start raced the first request on a busy machine).
+      hooks: {
+        [hook]: () => {
+          setTimeout(() => controller.abort(), 10);
+          return new Promise(() => {});
+        },
+      },
     });
-    setTimeout(() => controller.abort(), 30);
     await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
     expect(runner.stoppedBy).toBe('abort');
     expect(historyProblems(runner.params.messages)).toEqual([]);

@@ -33,6 +33,15 @@ describe('JSON replies', () => {
     expect(first.usage.input_tokens).toBe(Math.ceil(requestChars / 4));
     expect(first.usage.output_tokens).toBeGreaterThan(0);
     expect(first._request_id).toMatch(/^req_01/);
+    // Every field the SDK types as required is there, nullable ones as the API sends them.
+    expect(first.usage).toMatchObject({
+      cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      server_tool_use: null,
+      service_tier: 'standard',
+    });
+    for (const key of ['fallback_credit', 'inference_geo', 'iterations', 'output_tokens_details', 'speed']) expect(first.usage).toHaveProperty(key, null);
     const second = await client.beta.messages.create(body);
     expect(second.stop_reason).toBe('end_turn');
     server.assertComplete();

@@ -343,8 +343,16 @@ function derivedUsage(body: any, conversation: unknown[], content: unknown[]): B
     output_tokens: Math.max(1, Math.ceil(JSON.stringify(content).length / 4)),
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: 0,
+    // The fields the SDK types as required but nullable, as the API sends them.
+    cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
+    fallback_credit: null,
+    inference_geo: null,
+    iterations: null,
+    output_tokens_details: null,
     server_tool_use: null,
-  } as unknown as BetaUsage;
+    service_tier: 'standard',
+    speed: null,
+  };
 }
 
 function describeLastMessage(body: any): string {
