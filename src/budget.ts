@@ -25,9 +25,12 @@ export class RunBudget {
   #toolCalls = 0;
   readonly #perTool = new Map<string, number>();
   #overAt: number | undefined;
+  /** `onLimit: 'answer'`: a call that stops the run is read by the model at once, in the request for its answer. */
+  readonly #answersAtStop: boolean;
 
-  constructor(budget: Budget, snapshot?: BudgetJSON) {
+  constructor(budget: Budget, snapshot?: BudgetJSON, answersAtStop = false) {
     this.#budget = budget;
+    this.#answersAtStop = answersAtStop;
     if (snapshot) this.restore(snapshot);
   }
 
@@ -62,19 +65,24 @@ export class RunBudget {
     const { maxToolCalls } = this.#budget;
     const perTool = this.#maxCallsOf(name);
     const calls = this.#perTool.get(name) ?? 0;
-    let text: string | undefined;
+    let limit: string | undefined;
     if (maxToolCalls !== undefined && this.#toolCalls >= maxToolCalls) {
-      text = `Error: the call to '${name}' was not run: the run reached its limit of ${maxToolCalls} tool calls (budget.maxToolCalls). Answer with what you have.`;
+      limit = `the run reached its limit of ${maxToolCalls} tool calls (budget.maxToolCalls)`;
     } else if (perTool !== undefined && calls >= perTool) {
-      text = `Error: the call to '${name}' was not run: '${name}' reached its limit of ${perTool} calls in this run (budget.maxCallsPerTool). Answer with what you have, or use another tool.`;
+      limit = `'${name}' reached its limit of ${perTool} calls in this run (budget.maxCallsPerTool)`;
     }
-    if (text === undefined) {
+    if (limit === undefined) {
       this.#toolCalls++;
       this.#perTool.set(name, calls + 1);
       return undefined;
     }
     this.#overAt ??= iteration;
-    return { text, again: this.#overAt !== iteration };
+    const again = this.#overAt !== iteration;
+    // Without `onLimit: 'answer'`, a call that stops the run is read only by a run that goes on after the stop (resumed with a larger budget, say).
+    const next = again && !this.#answersAtStop
+      ? 'The run stopped there and has gone on since: call it again if you still need it.'
+      : limit.endsWith('(budget.maxCallsPerTool)') ? 'Answer with what you have, or use another tool.' : 'Answer with what you have.';
+    return { text: `Error: the call to '${name}' was not run: ${limit}. ${next}`, again };
   }
 
   #maxCallsOf(name: string): number | undefined {

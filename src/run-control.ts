@@ -54,12 +54,12 @@ export class RunControl {
       rejectTwoFormats(state.apiParams);
       this.#output = new RunOutput(options.output, options.outputRepairs ?? DEFAULT_OUTPUT_REPAIRS, snapshot?.output, state.messages.at(-1), state.lastMessage);
     }
+    this.#answers = options.onLimit === 'answer';
     if (options.budget) {
-      this.#budget = new RunBudget(options.budget, snapshot?.budget);
+      this.#budget = new RunBudget(options.budget, snapshot?.budget, this.#answers);
       warnUnknownNames(options.budget.maxCallsPerTool, state, logger);
     }
     if (options.loopGuard) this.#guard = new LoopGuard(options.loopGuard, snapshot?.loopGuard);
-    this.#answers = options.onLimit === 'answer';
     this.admits = this.#budget !== undefined || this.#guard !== undefined || this.#answers;
     this.shapesRequests = this.#output !== undefined || this.#answers;
     this.admitsAfterUsage = this.#answers && options.budget?.maxTokens !== undefined;

@@ -80,6 +80,8 @@ describe('budget.maxToolCalls and maxCallsPerTool', () => {
       role: 'user',
       content: [{ type: 'tool_result', tool_use_id: 'toolu_4', is_error: true, content: expect.stringMatching(/limit/) }],
     });
+    // The model reads that answer only if the run goes on (resumed with a larger budget): it is not told to give up.
+    expect((runner.params.messages.at(-1)!.content as unknown[])[0]).toMatchObject({ content: expect.stringMatching(/stopped there and has gone on since: call it again if you still need it\.$/) });
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
@@ -311,6 +313,8 @@ describe("onLimit: 'answer'", () => {
     expect(calls).toEqual(['Paris']);
     expect(runner.stoppedBy).toBe('budget');
     expect(wire(server.requests[2]!).body.tool_choice).toEqual({ type: 'none' });
+    // The model reads the answer to the call that stopped the run at once, in the request for its answer.
+    expect(resultsOf(server.requests[2]!)[0]!.content).toMatch(/limit of 1 tool calls \(budget\.maxToolCalls\)\. Answer with what you have\.$/);
     // Ended on its answer at the limit: awaited again, or resumed, it ends at once on it (no request after the answer).
     expect(textOf(await runner)).toBe('Only Paris.');
     const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [weatherTool(calls)], options: { onLimit: 'answer', budget: { maxToolCalls: 1 } } });
