@@ -82,8 +82,8 @@ export function bodyFor(target: FallbackTarget, body: Record<string, unknown>): 
   return sent;
 }
 
-/** Throws a clear error for a malformed `options.fallback`. */
-export function checkFallback(entries: unknown): void {
+/** Throws a clear error for a malformed `options.fallback`; `optionKeys`, the runner's options (no param of a request). */
+export function checkFallback(entries: unknown, optionKeys: ReadonlySet<string>): void {
   if (entries === undefined) return;
   if (!Array.isArray(entries)) throw new TypeError('toolRunner: options.fallback must be an array of { client?, model?, ...params }');
   entries.forEach((entry: unknown, i) => {
@@ -95,6 +95,10 @@ export function checkFallback(entries: unknown): void {
     for (const key of Object.keys(entry)) {
       const why = NOT_OVERRIDDEN.get(key);
       if (why) throw new TypeError(`${where}.${key}: a fallback entry may replace the request's params, but not '${key}' (${why})`);
+      // It would go to the API as a field of the request, which the API refuses (400): found only in an outage.
+      if (optionKeys.has(key)) {
+        throw new TypeError(`${where}.${key}: \`${key}\` is an option of the runner, not a request param; an entry holds a client and params, and its requests take the run's options`);
+      }
     }
   });
 }

@@ -79,7 +79,7 @@ export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: 
   }
   checkLogger(options.logger);
   checkHooks(options.hooks);
-  checkFallback(options.fallback);
+  checkFallback(options.fallback, OPTION_KEYS);
   return { maxToolResultChars: options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS };
 }
 

@@ -384,6 +384,10 @@ describe('options.fallback is checked at construction', () => {
     ['messages', [{ messages: [] }], /options\.fallback\[0\]\.messages: .*not 'messages' \(the whole history goes to every entry\)/],
     ['stream', [{ model: 'a' }, { stream: true }], /options\.fallback\[1\]\.stream/],
     ['tools', [{ tools: [] }], /not 'tools'/],
+    // A request option or an option of the runner would be sent as a field of the request, refused by the API in an outage.
+    ['a request option', [{ model: 'a', timeout: 5000 }], /options\.fallback\[0\]\.timeout: `timeout` is an option of the runner, not a request param/],
+    ['maxRetries', [{ maxRetries: 1 }], /fallback\[0\]\.maxRetries: `maxRetries` is an option of the runner/],
+    ['an option of the runner', [{ budget: { maxTokens: 10 } }], /fallback\[0\]\.budget: `budget` is an option of the runner/],
   ];
   for (const [name, fallback, message] of cases) {
     it(name, () => {
