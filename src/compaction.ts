@@ -4,6 +4,7 @@
  */
 import { described } from './described.js';
 import { toolUsesOf } from './history.js';
+import { TOOL_CHOICE_NONE } from './fallback.js';
 import type { LeveledLogger } from './log.js';
 import type { BetaMessageParam, BetaUsage } from './types.js';
 
@@ -206,7 +207,7 @@ export function summaryRequestBody(
   };
   if (toolDefinitions) {
     body['tools'] = toolDefinitions;
-    body['tool_choice'] = { type: 'none' };
+    body['tool_choice'] = TOOL_CHOICE_NONE;
   }
   return body;
 }

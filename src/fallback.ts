@@ -71,11 +71,19 @@ export interface FallbackTarget {
 }
 
 /**
+ * The `tool_choice` of the requests the runner shapes itself (the answer at a limit, a compaction's
+ * summary): this very object, so that an entry's own `tool_choice` does not replace it.
+ */
+export const TOOL_CHOICE_NONE = Object.freeze({ type: 'none' as const });
+
+/**
  * The body an entry gets: the request's, with the entry's params laid over it. An entry's
- * `output_config` keeps the run's output format (`options.output`), which every request carries.
+ * `output_config` keeps the run's output format (`options.output`), which every request carries;
+ * a request the runner asked to have no calls (`TOOL_CHOICE_NONE`) keeps it.
  */
 export function bodyFor(target: FallbackTarget, body: Record<string, unknown>): Record<string, unknown> {
   const sent = { ...body, ...target.overrides };
+  if (body['tool_choice'] === TOOL_CHOICE_NONE) sent['tool_choice'] = TOOL_CHOICE_NONE;
   const format = (body['output_config'] as { format?: unknown } | undefined)?.format;
   const own = target.overrides['output_config'];
   if (format !== undefined && typeof own === 'object' && own !== null) sent['output_config'] = { ...own, format };

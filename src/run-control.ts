@@ -6,6 +6,7 @@
  * A run without any of these options makes one of these and asks it only what costs nothing.
  */
 import { type BudgetJSON, RunBudget } from './budget.js';
+import { TOOL_CHOICE_NONE } from './fallback.js';
 import type { LeveledLogger } from './log.js';
 import { LoopGuard, type LoopGuardJSON } from './loop-guard.js';
 import { DEFAULT_OUTPUT_REPAIRS, RunOutput } from './output.js';
@@ -15,7 +16,6 @@ import type { RunControlJSON } from './snapshot.js';
 import { type LimitStop, type StoppedBy, isLimit } from './stop-reason.js';
 import type { BetaMessage, BetaMessageParam, BetaToolUseBlock } from './types.js';
 
-const TOOL_CHOICE_NONE = Object.freeze({ type: 'none' as const });
 
 export class RunControl {
   readonly #state: RunState;

@@ -217,6 +217,24 @@ describe('fallbacks across clients and models', () => {
     expect(sent.output_config.format.type).toBe('json_schema');
   });
 
+  it("the answer at a limit (onLimit: 'answer') keeps tool_choice none on a fallback entry that sets its own; the entry's is sent on the run's turns", async () => {
+    const primary = await mockServer([overloaded, { content: [toolUse('get_weather', { location: 'Paris' })] }, overloaded, { content: [text('Sunny, it seems.')] }]);
+    const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()], max_iterations: 1 }, {
+      onLimit: 'answer',
+      fallback: [{ model: 'claude-fallback', tool_choice: { type: 'any' } }],
+    });
+    await runner;
+    expect(runner.stoppedBy).toBe('max_iterations');
+    const bodies = primary.requests.map((request) => wire(request).body);
+    expect(bodies.map((body) => [body.model, body.tool_choice])).toEqual([
+      [baseParams.model, undefined],
+      ['claude-fallback', { type: 'any' }],
+      [baseParams.model, { type: 'none' }],
+      ['claude-fallback', { type: 'none' }],
+    ]);
+    expect(runner.params.messages.at(-1)!.content).toEqual([expect.objectContaining({ text: 'Sunny, it seems.' })]);
+  });
+
   it('a compaction summary request falls back too', async () => {
     const primary = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })], usage: { input_tokens: 50_000 } }, overloaded, { content: [text('Done.')] }]);
     const fallback = await mockServer([{ content: [text('<summary>Asked for the weather in Paris.</summary>')], usage: { input_tokens: 7 } }]);
@@ -224,10 +242,12 @@ describe('fallbacks across clients and models', () => {
     const runner = toolRunner(
       primary.client({ maxRetries: 0 }),
       { ...baseParams, tools: [weatherTool()], compactionControl: { enabled: true, contextTokenThreshold: 10_000 } },
-      { fallback: [{ client: fallback.client() }], onEvent: (event) => events.push(event) },
+      // The entry's tool_choice is for the run's turns: the summary keeps the runner's 'none'.
+      { fallback: [{ client: fallback.client(), tool_choice: { type: 'any' } }], onEvent: (event) => events.push(event) },
     );
     await runner;
     expect(wire(fallback.requests[0]!).messages.at(-1)?.content).toMatch(/^You have been working on the task above/);
+    expect(wire(fallback.requests[0]!).body.tool_choice).toEqual({ type: 'none' });
     const summaryEnd = events.find((event) => event.type === 'request.end' && event.requestId === 2);
     expect(summaryEnd).toMatchObject({ fallback: 0 });
     expect(wire(primary.requests[2]!).body.messages[0].content[0].text).toContain('Asked for the weather in Paris.');
