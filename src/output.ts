@@ -111,9 +111,9 @@ export class RunOutput {
 
   /**
    * The run is about to end on `reply`: stores its output, or returns the user message of a repair
-   * turn (when `mayRepair`: the run may send one more request), or throws an `OutputError`.
+   * turn (unless `limit`: the run is at a limit and may send no more request), or throws an `OutputError`.
    */
-  async settle(reply: BetaMessage, replyParam: BetaMessageParam | undefined, mayRepair: boolean): Promise<BetaMessageParam | undefined> {
+  async settle(reply: BetaMessage, replyParam: BetaMessageParam | undefined, limit: string | undefined): Promise<BetaMessageParam | undefined> {
     this.#value = undefined;
     const text = textOf(reply);
     const read = await this.#read(text);
@@ -122,15 +122,22 @@ export class RunOutput {
     const unfinished = unfinishedReply(stopReason) !== undefined;
     if (read.ok && !unfinished) {
       this.#value = { value: read.value, text };
+      this.newAnswer();
       return undefined;
     }
     const issues = read.ok ? [] : read.issues;
-    if (!unfinished && mayRepair && this.#repaired < this.#repairs) {
+    const mayRepair = !unfinished && this.#repaired < this.#repairs;
+    if (mayRepair && limit === undefined) {
       this.#repaired++;
       return repairMessage(issues);
     }
     if (replyParam) this.#failed = { reply: replyParam, issues };
-    throw new OutputError(failureText(stopReason, issues, this.#repaired), { text, issues, stopReason });
+    throw new OutputError(failureText(stopReason, issues, this.#repaired, mayRepair ? limit : undefined), { text, issues, stopReason });
+  }
+
+  /** The repair turns are each final answer's: the run goes on to another (valid output was read, or the loop body went on after a reply). */
+  newAnswer(): void {
+    this.#repaired = 0;
   }
 
   /**
@@ -178,10 +185,12 @@ function repairMessage(issues: ValidationIssue[]): BetaMessageParam {
   };
 }
 
-function failureText(stopReason: string | null, issues: ValidationIssue[], repaired: number): string {
+/** `limit`: the limit the run reached, which left no request for a repair turn. */
+function failureText(stopReason: string | null, issues: ValidationIssue[], repaired: number, limit: string | undefined): string {
   if (stopReason === 'refusal') return 'The model refused to give the output (stop_reason: refusal).';
   if (unfinishedReply(stopReason)) return `The final reply was cut off (stop_reason: ${stopReason}) before its output was complete.`;
   const lines = issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n');
-  const after = repaired === 0 ? '' : ` after ${repaired} repair turn${repaired === 1 ? '' : 's'}`;
+  let after = repaired === 0 ? '' : ` after ${repaired} repair turn${repaired === 1 ? '' : 's'}`;
+  if (limit !== undefined) after += ` (no ${repaired === 0 ? '' : 'further '}repair turn: the run reached its limit, ${limit})`;
   return `The final reply is not valid output for options.output${after}:\n${lines}`;
 }

@@ -216,7 +216,7 @@ export class RunControl {
     if (!output) return 'stop';
     let repair: BetaMessageParam | undefined;
     try {
-      repair = await output.settle(reply, kept, this.#final === undefined && this.#limitReached() === undefined);
+      repair = await output.settle(reply, kept, this.#final?.reason ?? this.#limitReached());
     } catch (error) {
       // The answer asked for at a limit is no valid output (an OutputError): iterating again sends the
       // repair, as after any reply, instead of stopping at once on the limit.
@@ -227,6 +227,11 @@ export class RunControl {
     this.#logger.info('Run control: the final reply is not valid output; asking the model to repair it');
     this.#state.messages.push(repair);
     return 'repair';
+  }
+
+  /** The loop body went on after the model's reply with messages of its own: a later final answer gets its own repair turns. */
+  bodyWentOn(): void {
+    this.#output?.newAnswer();
   }
 
   /** Why a run that ended on the model's reply stopped: `'model'`, or the limit whose answer it was. */

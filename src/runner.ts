@@ -168,7 +168,10 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     // The reply is owed its compaction check once its calls are answered (now, or when a stop for approval or a failure is over).
     if (!turn.tookControl && compaction?.enabled && toolUsesOf(this.state.messages.at(-1)).length > 0) this.compactions.owe();
     const answered = await this.answers.answerLastMessage(turn);
-    if (answered === 'none' && !turn.tookControl) return this.#ends(turn.reply ?? (await turn.message), this.state.messages.at(-1));
+    if (answered === 'none') {
+      if (!turn.tookControl) return this.#ends(turn.reply ?? (await turn.message), this.state.messages.at(-1));
+      this.control.bodyWentOn();
+    }
     if (answered === 'pending') return 'pending';
     if (this.compactions.owed) await this.compactions.afterAnswers(compaction, this.control.maySummarise());
     return 'continue';

@@ -100,6 +100,26 @@ describe('options.output', () => {
     expect(awaited.stoppedBy).toBe('error');
   });
 
+  it('the repair turns are each final answer\'s: a question pushed after a repaired answer gets its own, in the run and after a resume', async () => {
+    const bad = json({ city: 'Paris', temperature: 'warm' });
+    const good = (temperature: number) => json({ city: 'Paris', temperature });
+    const server = await mockServer([{ content: [bad] }, { content: [good(21)] }, { content: [bad] }, { content: [good(22)] }, { content: [bad] }, { content: [good(23)] }]);
+    const runner = toolRunner(server.client(), baseParams, { output: report });
+    for await (const message of runner) {
+      // The first answer, once repaired (its output is settled after the loop body, which may go on).
+      if (message.content.some((block) => block.type === 'text' && block.text.includes('21'))) runner.pushMessages(message, { role: 'user', content: 'And tomorrow?' });
+    }
+    expect(runner.output).toMatchObject({ temperature: 22 });
+    expect(server.requests).toHaveLength(4);
+    // Resumed (the snapshot holds the repairs counted): a third question's invalid answer is repaired too.
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { options: { output: report } });
+    resumed.pushMessages({ role: 'user', content: 'And the day after?' });
+    await resumed;
+    expect(resumed.output).toMatchObject({ temperature: 23 });
+    expect(server.requests).toHaveLength(6);
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
   it('outputRepairs: 0 sends no repair turn', async () => {
     const server = await mockServer([{ content: [json({ city: 'Paris' })] }]);
     const runner = toolRunner(server.client(), baseParams, { output: report, outputRepairs: 0 });
