@@ -45,3 +45,17 @@ export interface OpenedStream {
   response: Response;
   data: AsyncIterable<unknown> & { controller: AbortController };
 }
+
+/** The SDK's client timeout when none is given (10 minutes). */
+const DEFAULT_CLIENT_TIMEOUT_MS = 600_000;
+
+/**
+ * A request sent without streaming whatever the run does (a compaction's summary): with a timeout
+ * given (the client's), the SDK does not refuse a large `max_tokens` ("Streaming is required for
+ * operations that may take longer than 10 minutes"), which a streamed run's turns may ask for.
+ */
+export function withTimeout(options: RequestOptions, client: ClientLike): RequestOptions {
+  if (options.timeout !== undefined) return options;
+  const timeout = (client as { timeout?: unknown }).timeout;
+  return { ...options, timeout: typeof timeout === 'number' ? timeout : DEFAULT_CLIENT_TIMEOUT_MS };
+}

@@ -7,7 +7,7 @@
 import type { APIError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { HeldCall } from './snapshot.js';
-import { type OpenedStream, type RequestOptions, messagesApi } from './client.js';
+import { type OpenedStream, type RequestOptions, messagesApi, withTimeout } from './client.js';
 import { ignore } from './completion.js';
 import { ContextOverflowError, type Overflow, contextOverflow } from './context-overflow.js';
 import { withFields } from './copy.js';
@@ -312,7 +312,10 @@ export class Requests {
     const sent: Sent = { requestId: this.#started(body, 'compaction'), fallback: undefined };
     let reply: BetaMessage;
     try {
-      reply = await this.#attempts(sent, body, (summary, target) => messagesApi(target?.client ?? run.client).create(target ? bodyFor(target, summary) : summary, options), options.signal);
+      reply = await this.#attempts(sent, body, (summary, target) => {
+        const client = target?.client ?? run.client;
+        return messagesApi(client).create(target ? bodyFor(target, summary) : summary, withTimeout(options, client));
+      }, options.signal);
     } catch (error) {
       run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, error, fallback: sent.fallback });
       throw error;
@@ -388,3 +391,4 @@ export class Requests {
 function emitStreamedText(stream: BetaMessageStream, emit: (event: RunnerEvent) => void, runner: Runner, turn: Sent): void {
   stream.on('text', (text) => emit({ type: 'request.text', runner, requestId: turn.requestId, text }));
 }
+

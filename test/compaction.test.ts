@@ -54,6 +54,26 @@ describe('client-side compaction (compactionControl)', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a streamed run with a large max_tokens: the summary (sent without streaming) goes with the client\'s timeout, so the SDK does not refuse it', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      { content: [text('<summary>Looked up row 1.</summary>')] },
+      { content: [text('All done.')] },
+    ]);
+    const runner = toolRunner(server.client(), {
+      ...baseParams,
+      max_tokens: 32_000,
+      stream: true,
+      tools: [lookup],
+      compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT },
+    });
+    for await (const stream of runner) await stream.finalMessage();
+    expect(server.requests).toHaveLength(3);
+    expect(isSummaryRequest(server.requests[1]!)).toBe(true);
+    expect(wire(server.requests[1]!).body).toMatchObject({ stream: false, max_tokens: 32_000 });
+    expect(runner.params.messages.at(-1)!.content).toEqual([expect.objectContaining({ text: 'All done.' })]);
+  });
+
   it('keepTurns keeps the last turns verbatim; a server-tool turn in the compacted range leaves no orphan', async () => {
     const search = serverToolUse('web_search', { query: 'x' }, 'srvtoolu_1');
     const server = await mockServer([
