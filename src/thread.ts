@@ -121,6 +121,16 @@ export class MessageThread {
     return wire;
   }
 
+  /**
+   * The body of a request that carries the whole history outside the thread (to a fallback entry, a
+   * compaction's summary): once a thread has held messages, their cache markers were for the
+   * requests that first sent them, and are left out as in a replay.
+   */
+  outsideThread(body: Record<string, unknown>): Record<string, unknown> {
+    if (!this.#replays) return body;
+    return withFields(body, { messages: withoutAnsweredCacheControl(body['messages'] as BetaMessageParam[]) });
+  }
+
   /** Whether the history is what the server holds plus new messages, with the thread's system, tools and model. */
   #continues(anchor: Anchor, body: Record<string, unknown>, messages: BetaMessageParam[], appendsOnly: boolean): boolean {
     if (messages.length < anchor.held) return false;

@@ -277,7 +277,7 @@ export class Requests {
 
   /** A whole reply from the primary (over its thread) or from a fallback. */
   #create(body: Record<string, unknown>, target: FallbackTarget | undefined, request: ThreadRequest): PromiseLike<BetaMessage> {
-    return target ? (messagesApi(target.client).create(bodyFor(target, body), request.options) as PromiseLike<BetaMessage>) : createMessage(body, request);
+    return target ? (messagesApi(target.client).create(bodyFor(target, this.#run.thread.outsideThread(body)), request.options) as PromiseLike<BetaMessage>) : createMessage(body, request);
   }
 
   /** One request to the primary, then to its fallbacks (if any), each in the request's scope. */
@@ -295,7 +295,7 @@ export class Requests {
   #openStream(body: Record<string, unknown>, target: FallbackTarget | undefined, last: boolean, request: ThreadRequest): Promise<OpenedStream> {
     type Streamed = { withResponse(): Promise<OpenedStream> };
     const opened = target
-      ? (messagesApi(target.client).create(withFields(bodyFor(target, body), { stream: true }), request.options) as unknown as Streamed).withResponse()
+      ? (messagesApi(target.client).create(withFields(bodyFor(target, this.#run.thread.outsideThread(body)), { stream: true }), request.options) as unknown as Streamed).withResponse()
       : openStream(body, request, request.options);
     return last ? opened : opened.then(withFirstEvent);
   }
@@ -314,7 +314,8 @@ export class Requests {
     try {
       reply = await this.#attempts(sent, body, (summary, target) => {
         const client = target?.client ?? run.client;
-        return messagesApi(client).create(target ? bodyFor(target, summary) : summary, withTimeout(options, client));
+        const sent = run.thread.outsideThread(summary);
+        return messagesApi(client).create(target ? bodyFor(target, sent) : sent, withTimeout(options, client));
       }, options.signal);
     } catch (error) {
       run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, error, fallback: sent.fallback });

@@ -29,6 +29,34 @@ const threeTurns = () => [
 ];
 
 describe('a run over a message thread', () => {
+  for (const outside of ['a fallback', "a compaction's summary"] as const) it(`${outside}, sent outside the thread with the whole history, leaves out the cache markers of answered messages, as a replay`, async () => {
+    const calls = [1, 2, 3, 4, 5].map((n) => ({ content: [toolUse('lookup', { n }, `toolu_${n}`)] }));
+    const server = await mockServer(
+      outside === 'a fallback'
+        ? [...calls, { error: { status: 529 } }, { content: [text('From the fallback.')] }]
+        : [...calls.slice(0, 4), { ...calls[4]!, usage: { input_tokens: 50_000 } }, { content: [text('<summary>Five rows.</summary>')] }, { content: [text('Done.')] }],
+    );
+    const runner = toolRunner(server.client({ maxRetries: 0 }), {
+      ...baseParams,
+      tools: [lookup],
+      ...(outside === 'a fallback' ? {} : { compactionControl: { enabled: true, contextTokenThreshold: 10_000 } }),
+    }, outside === 'a fallback' ? { fallback: [{ model: 'claude-fallback' }] } : {});
+    // Each result marked for caching (README, "Modifying tool results"): one marker a request over the thread.
+    for await (const _message of runner) {
+      const response = await runner.generateToolResponse();
+      for (const result of response?.content ?? []) result.cache_control = { type: 'ephemeral' };
+    }
+    const markers = (request: RecordedRequest) => (JSON.stringify(wire(request).body.messages).match(/cache_control/g) ?? []).length;
+    // After the primary's failed attempt (over the thread), or the summary itself.
+    const outsideRequest = server.requests[outside === 'a fallback' ? 6 : 5]!;
+    expect(threadOf(outsideRequest)).toBeUndefined();
+    expect(wire(outsideRequest).body.messages).toHaveLength(outside === 'a fallback' ? 11 : 12);
+    // Only the results after the last reply keep theirs (the API takes at most four).
+    expect(markers(outsideRequest)).toBe(1);
+    expect(server.requests.slice(1, 5).map(markers)).toEqual([1, 1, 1, 1]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('a refused reply is not kept on a thread: a call it started while streaming (runToolsEagerly) is stopped before the run ends', async () => {
     // The first call starts once the second block starts (a refusal's last call never starts).
     const server = await mockServer([{ content: [toolUse('slow', {}, 'toolu_slow'), toolUse('slow', {}, 'toolu_slow2')], stop_reason: 'refusal' }]);
