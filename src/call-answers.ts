@@ -9,7 +9,7 @@ import { approvalAsker, runApprover } from './approver.js';
 import { ignore } from './completion.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, stoppedText, toolEnd } from './execute.js';
 import { Limiter, runWithGuards } from './guards.js';
-import { errorResult, insertToolResults, toolUsesOf } from './history.js';
+import { abortedWaitingText, answeringEvery, errorResult, insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
@@ -83,11 +83,12 @@ export class CallAnswers {
     const { state } = this.#run;
     const signal = runSignal(this.#run);
     const answer = await this.answer(turn, uses, signal);
-    if (answer.pending.length > 0) {
+    // Aborted while calls waited for approval (the others ran on): an abort, each waiting call answered as aborted.
+    if (answer.pending.length > 0 && !signal?.aborted) {
       this.#callsNow().hold(answer.pending);
       return 'pending';
     }
-    insertToolResults(state.messages, answer.message);
+    insertToolResults(state.messages, answer.pending.length > 0 ? answeringEvery(answer.message, uses, (use) => abortedWaitingText(use.name)) : answer.message);
     this.#calls?.clear();
     // The results are in the history, so an aborted run stays valid and resumable.
     if (signal?.aborted) throw new APIUserAbortError();

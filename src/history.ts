@@ -94,6 +94,8 @@ export const startedBeforeCutOffText = (name: string) =>
   `Error: the reply was cut off (it reached max_tokens) after the call to '${name}' had started; its result was not kept.`;
 export const duplicateIdText = (id: string) =>
   `Error: this call repeats the id '${id}' of an earlier call in the same message, so it was not run. Give each call its own id.`;
+export const abortedWaitingText = (name: string) =>
+  `Error: the call to '${name}' was aborted while it waited for approval, so it was not run.`;
 export const notRunText = (name: string) =>
   `Error: the call to '${name}' was not answered before the conversation went on, so it was not run.`;
 
@@ -214,6 +216,21 @@ export function uniqueToolUseIds(content: BetaMessage['content']): { content: Be
 }
 
 const NONE: ReadonlyMap<string, string> = new Map();
+
+/**
+ * `results` with an error result, `textOf(call)`, for each of `uses` it does not answer: every call
+ * answered, in the calls' order (other blocks after the results).
+ */
+export function answeringEvery(results: ToolResultMessage, uses: readonly BetaToolUseBlock[], textOf: (use: BetaToolUseBlock) => string): ToolResultMessage {
+  const given = new Map<string, BetaToolResultBlockParam>();
+  const others: ToolResultMessage['content'][number][] = [];
+  for (const block of results.content) {
+    if (block.type === 'tool_result') given.set(block.tool_use_id, block);
+    else others.push(block);
+  }
+  const content = uses.map((use) => given.get(use.id) ?? errorResult(use.id, textOf(use)));
+  return { ...results, content: [...content, ...others] as ToolResultMessage['content'] };
+}
 
 /** Puts `results` right after the last assistant message: the API takes results only there. */
 export function insertToolResults(messages: BetaMessageParam[], results: ToolResultMessage): void {

@@ -230,6 +230,30 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('aborted while one call waits for a decision and another still runs: the run rejects with the abort, each call answered (the waiting one as aborted)', async () => {
+    const controller = new AbortController();
+    const slow = tool({
+      name: 'slow',
+      inputSchema: z.object({}),
+      run: (_input, { signal }) => {
+        setTimeout(() => controller.abort(), 10);
+        return new Promise<string>((resolve) => signal.addEventListener('abort', () => resolve('stopped')));
+      },
+    });
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
+    const server = await mockServer([{ content: [toolUse('gated', {}, 'toolu_gated'), toolUse('slow', {}, 'toolu_slow')] }, { content: [text('never')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated, slow] }, { signal: controller.signal });
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(runner.pendingApprovals).toEqual([]);
+    expect(runner.params.messages.at(-1)!.content).toEqual([
+      expect.objectContaining({ tool_use_id: 'toolu_gated', is_error: true, content: "Error: the call to 'gated' was aborted while it waited for approval, so it was not run." }),
+      expect.objectContaining({ tool_use_id: 'toolu_slow', is_error: true, content: expect.stringMatching(/aborted/) }),
+    ]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('iterating again without deciding stops again at once, sending nothing', async () => {
     const server = await mockServer(script());
     const runner = toolRunner(server.client(), { ...baseParams, tools: tools([]) });
