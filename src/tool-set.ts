@@ -114,8 +114,11 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
       throw new TypeError(`toolRunner: tool '${name}' has a \`run\` that is not a function`);
     }
     if (isRunnableTool(entry)) {
-      // A plain object with `run` (tool() forgotten): the API would refuse it for want of a schema.
-      if (typeof schema !== 'object' || schema === null) {
+      // A plain object with `run` (tool() forgotten): the API would refuse it for want of a schema. A
+      // built-in client tool (`type: 'memory_20250818'`, `'bash_20250124'`, ...: the SDK's betaMemoryTool) has none.
+      const { type } = entry as { type?: unknown };
+      const builtIn = typeof type === 'string' && type !== 'custom';
+      if (!builtIn && (typeof schema !== 'object' || schema === null)) {
         throw new TypeError(`toolRunner: tool '${name}' has no input_schema: make it with tool({ name, inputSchema, run })${'inputSchema' in entry ? ', which turns inputSchema into it' : ''}`);
       }
       const { timeoutMs } = entry as { timeoutMs?: unknown };

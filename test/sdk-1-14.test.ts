@@ -10,6 +10,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import AnthropicClient from '@anthropic-ai/sdk';
 import { AnthropicError } from '@anthropic-ai/sdk';
 import { mcpTools } from '@anthropic-ai/sdk/helpers/beta/mcp';
+import { betaMemoryTool } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -151,6 +152,18 @@ for (const thread of [undefined, false] as const) {
       );
       expect(ourServer.requests.map((request) => request.headers['x-team'])).toEqual(['blue', 'blue']);
       expect(ourServer.requests.map((request) => request.query)).toEqual([{ trace: 'on' }, { trace: 'on' }]);
+    });
+
+    it("the SDK's betaMemoryTool (a built-in client tool: a type, no input_schema) runs, its definition sent as the SDK sends it", async () => {
+      const { ourServer } = await both(
+        () => [{ content: [toolUse('memory', { command: 'view', path: '/memories' }, 'toolu_m1')] }, { content: [text('Nothing remembered.')] }],
+        async (start, log) => {
+          const handlers = { view: () => (log.push('view'), 'no memories yet'), create: () => 'created', str_replace: () => 'ok', insert: () => 'ok', delete: () => 'ok', rename: () => 'ok' };
+          return collect(start({ model, max_tokens: 256, messages: ask, tools: [betaMemoryTool(handlers as never)] }));
+        },
+      );
+      expect((bodiesOf(ourServer)[0] as { tools: unknown }).tools).toEqual([expect.objectContaining({ type: 'memory_20250818', name: 'memory' })]);
+      expect(JSON.stringify(bodiesOf(ourServer)[1])).toContain('"content":"no memories yet"');
     });
 
     it('a tool that returns an empty string: its result is sent with content "" ', async () => {
