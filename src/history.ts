@@ -146,19 +146,26 @@ export function keptReply(reply: BetaMessage): { kept: BetaMessageParam & { cont
 }
 
 /**
- * A history the caller set, with the blank text blocks of its assistant messages (without thinking)
- * left out, as the runner keeps its replies: the API refuses them. Not in the last message (a
- * prefill is the caller's), nor where nothing else would be left. Copies; the same array when none has one.
+ * A history the caller set, as a request takes it. A reply placed there as the SDK returned it (a
+ * `BetaMessage`: `id`, `model`, `usage`, ...) goes as its role and content, which is all the API takes
+ * (it refuses other fields), as the SDK's runner sends it. The blank text blocks of assistant messages
+ * (without thinking) are left out, as the runner keeps its replies: the API refuses them; not in the
+ * last message (a prefill is the caller's), nor where nothing else would be left. Copies; the same
+ * array when nothing changes.
  */
-export function withoutBlankAssistantText(messages: BetaMessageParam[]): BetaMessageParam[] {
+export function asRequestHistory(messages: BetaMessageParam[]): BetaMessageParam[] {
   let cleaned: BetaMessageParam[] | undefined;
-  for (let i = 0; i < messages.length - 1; i++) {
+  for (let i = 0; i < messages.length; i++) {
     const message = messages[i]!;
-    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
-    const content = withoutBlankText(message.content as BetaMessage['content']);
-    if (content === message.content || content.length === 0) continue;
+    if (message.role !== 'assistant') continue;
+    let tidy = 'id' in message ? { role: message.role, content: message.content } : message;
+    if (i < messages.length - 1 && Array.isArray(tidy.content)) {
+      const content = withoutBlankText(tidy.content as BetaMessage['content']);
+      if (content !== tidy.content && content.length > 0) tidy = { ...tidy, content };
+    }
+    if (tidy === message) continue;
     cleaned ??= [...messages];
-    cleaned[i] = { ...message, content };
+    cleaned[i] = tidy;
   }
   return cleaned ?? messages;
 }
@@ -250,7 +257,8 @@ export function insertToolResults(messages: BetaMessageParam[], results: ToolRes
  * `tool_use` answered exactly once in the very next user message and nowhere else, its results
  * there before any other block; no result without its call; no two `tool_use` blocks with one id
  * in the whole history; no empty content, no text block without non-whitespace text (but in an
- * assistant message with thinking, which goes back as it came); an error result of text only. And the
+ * assistant message with thinking, which goes back as it came); an error result of text only; no
+ * field but `role` and `content` (a reply placed as the SDK returned it has more). And the
  * promise the runner keeps besides (the API does not check it): results in the order of their calls.
  */
 export function historyProblems(messages: readonly BetaMessageParam[]): string[] {
@@ -258,6 +266,8 @@ export function historyProblems(messages: readonly BetaMessageParam[]): string[]
   /** Each tool_use id, and the message that first holds it. */
   const useIds = new Map<string, number>();
   messages.forEach((message, i) => {
+    const extra = Object.keys(message).filter((key) => key !== 'role' && key !== 'content');
+    if (extra.length > 0) problems.push(`message ${i} has fields the API does not take: ${extra.join(', ')}`);
     if (Array.isArray(message.content) ? message.content.length === 0 : message.content === '') {
       if (!(i === messages.length - 1 && message.role === 'assistant')) problems.push(`message ${i} has empty content`);
     }

@@ -2,7 +2,7 @@
  * The state of a run that a snapshot captures: the params split into what is sent and what
  * configures the loop, the tools, the history, and what the replies so far added up to.
  */
-import { answerDanglingCalls, copyHistory, cutOffText, pausedText, toolUsesOf, withoutBlankAssistantText } from './history.js';
+import { answerDanglingCalls, copyHistory, cutOffText, pausedText, toolUsesOf, asRequestHistory } from './history.js';
 import { splitParams } from './params.js';
 import { type RunControlJSON, SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON, type ToolChangesJSON } from './snapshot.js';
 import type { RunnerSettings } from './settings.js';
@@ -64,13 +64,14 @@ export class RunState {
   }
 
   /**
-   * Before a request: a history the caller set gets its dangling calls answered, and blank text left
-   * out of its assistant messages as of the runner's own replies (once; the
-   * runner's own appends keep it valid). Returns whether only the runner appended since the last request.
+   * Before a request: a history the caller set gets its dangling calls answered, its replies as
+   * params (role and content) and blank text left out of its assistant messages as of the runner's
+   * own replies (once; the runner's own appends keep it valid). Returns whether only the runner
+   * appended since the last request.
    */
   prepareHistory(): boolean {
     if (!this.historySetByCaller) return true;
-    this.messages = withoutBlankAssistantText(answerDanglingCalls(this.messages, this.notRun));
+    this.messages = asRequestHistory(answerDanglingCalls(this.messages, this.notRun));
     this.historySetByCaller = false;
     return false;
   }

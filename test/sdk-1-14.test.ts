@@ -166,6 +166,25 @@ for (const thread of [undefined, false] as const) {
       expect(JSON.stringify(bodiesOf(ourServer)[1])).toContain('"content":"no memories yet"');
     });
 
+    it('a reply placed in the history as the SDK returned it (a BetaMessage: id, model, usage, ...) goes as its role and content', async () => {
+      const { ourServer } = await both(
+        () => [{ content: [text('one')] }, { content: [text('two')] }, { content: [text('three')] }],
+        async (start) => {
+          const runner = start({ model, max_tokens: 256, messages: ask });
+          const seen = [];
+          for await (const message of runner) {
+            // The yielded message pushed back as it is, and a question after it (it type-checks on both runners).
+            if (seen.length === 0) runner.pushMessages(message, { role: 'user', content: 'And then?' });
+            seen.push(message);
+          }
+          return seen;
+        },
+      );
+      const sent = bodiesOf(ourServer).flatMap((body) => (body as { messages: object[] }).messages);
+      expect(sent.length).toBeGreaterThan(thread === false ? 2 : 1);
+      for (const message of sent) expect(Object.keys(message).sort()).toEqual(['content', 'role']);
+    });
+
     it('a tool that returns an empty string: its result is sent with content "" ', async () => {
       const { ourServer } = await both(
         () => [{ content: [toolUse('blank', {}, 'toolu_e1')] }, { content: [text('ok')] }],

@@ -632,6 +632,11 @@ describe('historyProblems', () => {
     ]);
   });
 
+  it('finds a message with fields the API does not take (a reply placed as the SDK returned it)', () => {
+    const reply = { id: 'msg_1', type: 'message', model: 'm', role: 'assistant' as const, content: [{ type: 'text' as const, text: 'Hi' }], usage: {} };
+    expect(historyProblems([ask, reply as never, { role: 'user', content: 'And?' }])).toEqual(['message 1 has fields the API does not take: id, type, model, usage']);
+  });
+
   it('finds results out of the calls’ order (the runner keeps them in order)', () => {
     expect(historyProblems([ask, calls('a', 'b', 'c'), results(result('b'), result('a'), result('c'))])).toEqual([
       "message 2: tool_result a comes after the result of a later call: results go in the calls' order",
