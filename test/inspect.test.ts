@@ -540,6 +540,48 @@ describe('npx tool-runner inspect FILE', () => {
     }
   });
 
+  it('several inspectors recording to one file at once: every line whole, batches past 512 KiB too', async () => {
+    const file = join(dir, 'shared.jsonl');
+    const server = await mockServer(Array.from({ length: 18 }, () => ({ content: [text('Done.')] })));
+    const long = 'x'.repeat(90_000);
+    // Six runs at once in each inspector: a batch of six long prompts (more than 512 KiB of lines) at a time.
+    const inspectors = await Promise.all([1, 2, 3].map(() => inspector({ record: file })));
+    await Promise.all(
+      inspectors.flatMap((inspect, i) =>
+        [1, 2, 3, 4, 5, 6].map((n) => toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: `${i}.${n} ${long}` }] }, { onEvent: inspect.onEvent })),
+      ),
+    );
+    await Promise.all(inspectors.map((inspect) => inspect.close()));
+    const recorded = lines(file);
+    expect(ofType(recorded, 'run.start')).toHaveLength(18);
+    expect(ofType(recorded, 'run.end')).toHaveLength(18);
+  });
+
+  it('a last line without its newline is read when it is a whole record; a recorded file of any size is read, a chunk at a time', async () => {
+    const file = join(dir, 'joined.jsonl');
+    const record = (time: number, type: string, extra: object = {}) => JSON.stringify({ run: 'r-1', time, type, ...extra });
+    writeFileSync(file, [record(1, 'run.start', { model: 'm' }), record(2, 'run.end', { state: 'finished' })].join('\n'));
+    let page = await inspectRecording(file);
+    try {
+      expect((await readFeed(page.url, (records) => records.length === 2)).map((fed) => fed.type)).toEqual(['run.start', 'run.end']);
+      expect(page.skippedLines).toBe(0);
+    } finally {
+      await page.close();
+    }
+    // More than one read's chunk (16 MiB), records across the chunks' edges.
+    const text = 'y'.repeat(99_000);
+    const many = Array.from({ length: 180 }, (_, i) => record(i + 1, 'request.text', { requestId: i, text }));
+    writeFileSync(file, `${[record(0, 'run.start'), ...many, record(999, 'run.end', { state: 'finished' })].join('\n')}\n`);
+    page = await inspectRecording(file);
+    try {
+      const fed = await readFeed(page.url, (records) => records.some((fedRecord) => fedRecord.type === 'run.end'));
+      expect(fed).toHaveLength(182);
+      expect(page.skippedLines).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('inspectRecording serves the same page from code', async () => {
     const file = join(dir, 'api.jsonl');
     writeFileSync(file, `${JSON.stringify({ run: 'r-1', time: 1, type: 'run.start', model: 'm' })}\n{"half": `);

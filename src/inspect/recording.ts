@@ -37,12 +37,17 @@ export class Recording {
     }
   }
 
+  /**
+   * Appends a batch of lines in one write: a file opened for appending takes each write whole, so
+   * several processes (or inspectors) recording to one file do not split each other's lines
+   * (`appendFile` writes 512 KiB at a time, between which another writer's lines could come).
+   */
   append(lines: string[]): void {
-    const text = `${lines.join('\n')}\n`;
+    const bytes = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
     this.#writing = this.#writing.then(async () => {
       if (this.#failure !== undefined) return;
       try {
-        await this.#file.appendFile(text, 'utf8');
+        for (let written = 0; written < bytes.length; ) written += (await this.#file.write(bytes, written, bytes.length - written)).bytesWritten;
       } catch (error) {
         this.#failure = error;
       }
@@ -59,6 +64,8 @@ export class Recording {
 
 /** How much of a file's start tells it from another recorded at the same path (the first record's run id is in it). */
 const START_BYTES = 64;
+/** How much of a recorded file one read takes at a time. */
+const READ_BYTES = 16 * 1024 * 1024;
 
 /** Reads a recorded file as it grows: each `read()` returns the records of the lines completed since the last. */
 export class RecordedFile {
@@ -75,6 +82,11 @@ export class RecordedFile {
     this.#path = path;
   }
 
+  /**
+   * The records of the lines completed since the last read, read a chunk at a time (a file of any
+   * size: one string of it all could not be made past 512 MB). A last line without its newline that
+   * is a whole record is taken (a file written as lines joined by newlines); no line is the start of another.
+   */
   async read(): Promise<Array<InspectorRecord | OtherRecord>> {
     const file = await open(this.#path, 'r');
     try {
@@ -84,16 +96,24 @@ export class RecordedFile {
         this.#offset = 0;
         this.#rest = Buffer.alloc(0);
       }
-      if (size <= this.#offset) return [];
-      const chunk = Buffer.alloc(size - this.#offset);
-      const { bytesRead } = await file.read(chunk, 0, chunk.length, this.#offset);
-      if (this.#offset === 0) this.#start = Buffer.from(chunk.subarray(0, Math.min(bytesRead, START_BYTES)));
-      this.#offset += bytesRead;
-      const bytes = Buffer.concat([this.#rest, chunk.subarray(0, bytesRead)]);
-      const end = bytes.lastIndexOf(0x0a);
-      this.#rest = Buffer.from(bytes.subarray(end + 1));
-      if (end < 0) return [];
-      return this.#parse(bytes.subarray(0, end).toString('utf8'));
+      const records: Array<InspectorRecord | OtherRecord> = [];
+      while (this.#offset < size) {
+        const chunk = Buffer.alloc(Math.min(READ_BYTES, size - this.#offset));
+        const { bytesRead } = await file.read(chunk, 0, chunk.length, this.#offset);
+        if (bytesRead === 0) break;
+        if (this.#offset === 0) this.#start = Buffer.from(chunk.subarray(0, Math.min(bytesRead, START_BYTES)));
+        this.#offset += bytesRead;
+        const bytes = this.#rest.length > 0 ? Buffer.concat([this.#rest, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+        const end = bytes.lastIndexOf(0x0a);
+        this.#rest = Buffer.from(bytes.subarray(end + 1));
+        if (end >= 0) this.#parse(bytes.subarray(0, end).toString('utf8'), records);
+      }
+      const last = this.#rest.length > 0 ? recordIn(this.#rest.toString('utf8')) : undefined;
+      if (last) {
+        records.push(last);
+        this.#rest = Buffer.alloc(0);
+      }
+      return records;
     } finally {
       await file.close();
     }
@@ -107,21 +127,24 @@ export class RecordedFile {
     return bytesRead === start.length && start.equals(this.#start);
   }
 
-  #parse(text: string): Array<InspectorRecord | OtherRecord> {
-    const records: Array<InspectorRecord | OtherRecord> = [];
+  /** Adds the records of `text`'s lines to `records`, counting the lines that are none. */
+  #parse(text: string, records: Array<InspectorRecord | OtherRecord>): void {
     for (const line of text.split('\n')) {
       if (line.trim() === '') continue;
-      try {
-        const record = JSON.parse(line) as Partial<OtherRecord> | null;
-        if (record && typeof record.type === 'string' && typeof record.run === 'string' && typeof record.time === 'number') {
-          records.push(record as OtherRecord);
-          continue;
-        }
-      } catch {
-        // Counted below: a line that is not a record.
-      }
-      this.skipped++;
+      const record = recordIn(line);
+      if (record) records.push(record);
+      else this.skipped++;
     }
-    return records;
   }
+}
+
+/** The record a line holds, if it is one (JSON with `type`, `run` and `time`). */
+function recordIn(line: string): OtherRecord | undefined {
+  try {
+    const record = JSON.parse(line) as Partial<OtherRecord> | null;
+    if (record && typeof record.type === 'string' && typeof record.run === 'string' && typeof record.time === 'number') return record as OtherRecord;
+  } catch {
+    // Not JSON: no record.
+  }
+  return undefined;
 }
