@@ -128,6 +128,18 @@ describe('what the page is fed and the recorded file', () => {
     for (const seen of [JSON.stringify(fed), page, recorded]) expect(seen).not.toContain(key);
   });
 
+  it("a call's input past the inspector's limit is kept as its JSON, clipped, as a long result or text is", async () => {
+    const server = await mockServer([{ content: [toolUse('echo', { s: 'z'.repeat(150_000) })] }, { content: [text('ok')] }]);
+    const echo = tool({ name: 'echo', inputSchema: z.object({ s: z.string() }), run: ({ s }) => String(s.length) });
+    const file = join(dir, 'long-input.jsonl');
+    const inspect = await start({ record: file });
+    await toolRunner(server.client(), { ...baseParams, tools: [echo] }, { onEvent: inspect.onEvent });
+    await inspect.close();
+    const input = ofType(lines(file), 'tool.start')[0]!.input;
+    expect(typeof input).toBe('string');
+    expect(input).toMatch(/^\{"s":"zzz.*\n\[… 50008 more characters not kept by the inspector\]$/s);
+  });
+
   it('marks timeouts, truncated results and denials, even without contents', async () => {
     const server = await mockServer([
       { content: [toolUse('slow', {}, 'toolu_slow'), toolUse('big', {}, 'toolu_big'), toolUse('guarded', {}, 'toolu_guarded')] },

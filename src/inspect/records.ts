@@ -136,7 +136,7 @@ export function recordOf(event: RunnerEvent, run: string, time: number, capture:
       break;
     case 'tool.start':
       record = { run, time, type: 'tool.start', id: event.call.id, name: event.call.name };
-      if (capture) record.input = event.call.input;
+      if (capture) record.input = clipValue(event.call.input);
       break;
     case 'tool.end':
       record = event.pending
@@ -257,6 +257,20 @@ function otherRecord(run: string, time: number, event: Record<string, unknown>, 
     else if (key === 'error' && value !== undefined) record[key] = errorInfo(value, capture);
   }
   return record;
+}
+
+/** A captured value (a call's input) as a record keeps it: itself, or past the limit its JSON, clipped. */
+export function clipValue(value: unknown): unknown {
+  if (typeof value === 'string') return clip(value);
+  if (typeof value !== 'object' || value === null) return value;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    // Not JSON (a BigInt an onToolCall hook put there): the line's own JSON will say so.
+    return value;
+  }
+  return json === undefined || json.length <= CAPTURE_LIMIT ? value : clip(json);
 }
 
 function clip(text: string): string {
