@@ -7,6 +7,7 @@
  * public runner; what the parent lends it comes through `AGENT_LINK` (agent-link.ts).
  */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import {
   AGENT_DURABLE,
   AGENT_LINK,
@@ -173,6 +174,8 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   const client = agent.client ? (steps ? steps.client(agent.client) : agent.client) : link?.client;
   if (!client) throw new Error(`agentTool '${agent.name}': no client (give one, or run the tool in a tool runner)`);
   const given = await agent.params(input, context);
+  // The call was aborted (or timed out) while its params were made: the sub-agent does not start.
+  if (context.signal?.aborted) throw new APIUserAbortError();
   const params = steps ? durableParams(agent, given, steps) : given;
   const streaming = link?.streaming === true && link.emit !== undefined;
   const lentFailure: { error?: unknown } = {};
@@ -209,7 +212,8 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     final = streaming ? await streamed(sub, agent.name, context.toolUse.id, link!.emit!) : await sub.runUntilDone();
   } catch (error) {
     if ('error' in lentFailure) throw new LentFailed(lentFailure.error, structuredClone(sub.toJSON()));
-    throw new ToolError(`Error: the agent '${agent.name}' failed: ${describe(error)}`);
+    // The model reads why; the log has the failure with its stack (the ToolError's cause).
+    throw new ToolError(`Error: the agent '${agent.name}' failed: ${describe(error)}`, { cause: error });
   } finally {
     stopWaiting?.();
     tied?.stop();

@@ -212,11 +212,14 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       context.results.keepHeld(heldCall(tool, call, given, { snapshot: thrown.snapshot }));
       throw thrown.error;
     }
-    if (isToolError(thrown)) {
+    const cause = (thrown as { cause?: unknown }).cause;
+    if (isToolError(thrown) && !(cause instanceof Error)) {
       // The tool's own answer to the model (an MCP `isError` result, say): the model's business, no stack.
       logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as unknown as Error).message}`);
     } else {
-      const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
+      // A thrown error, or an answer that stands for a failure (a sub-agent's: its cause), with the stack.
+      const failure = isToolError(thrown) ? cause : thrown;
+      const stack = failure instanceof Error ? (failure.stack ?? `${failure.name}: ${failure.message}`) : String(failure);
       logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);
     }
     const thrownContent = thrownValueToContent(thrown);

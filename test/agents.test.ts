@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ApprovalRequest, HookError, type RunnerEvent, type RunnerSnapshot, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { createMockServer, historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, sleep, wire } from './helpers.js';
+import { baseParams, captureLogger, mockServer, sleep, wire } from './helpers.js';
 import { byAgent, model, researchTools } from './fixtures/agent-tools.js';
 
 const u = (input_tokens: number, output_tokens: number) => ({ input_tokens, output_tokens });
@@ -119,11 +119,14 @@ describe('agentTool: a sub-agent is one tool call', () => {
         researcher: [{ error: { status: 400, message: 'model not found' } }],
       }),
     );
-    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), { ...baseParams, tools: [researcher] });
     await runner;
     const results = wire(server.requests.at(-1)!).messages.at(-1).content;
     expect(results[0]).toMatchObject({ tool_use_id: 'toolu_bad', is_error: true, content: expect.stringContaining('task') });
     expect(results[1]).toMatchObject({ tool_use_id: 'toolu_fail', is_error: true, content: expect.stringMatching(/agent 'researcher' failed: .*model not found/) });
+    // Logged as a failing tool is: at warn, with the failure's stack.
+    expect(lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/^Tool 'researcher' \(toolu_fail\) failed: BadRequestError: 400 .*model not found[^\n]*\n\s+at /s) });
     expect(runner.stoppedBy).toBe('model');
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
@@ -306,6 +309,28 @@ describe('agentTool: the parent signal, abort and tool timeout stop the sub-agen
     expect(historyProblems(runner.params.messages)).toEqual([]);
     await sleep(20);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('a call aborted while its params are made: the sub-agent does not start (no request, no events after the run ended)', async () => {
+    const controller = new AbortController();
+    const late = agentTool({
+      name: 'late',
+      description: 'Starts late',
+      params: async ({ task }) => {
+        controller.abort();
+        await sleep(30);
+        return { model, max_tokens: 64, messages: [{ role: 'user', content: task }] };
+      },
+    });
+    const server = await mockServer(byAgent({ parent: [{ content: [toolUse('late', { task: 'go' }, 'toolu_l')] }], late: [{ content: [text('too late')] }] }));
+    const events: RunnerEvent[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [late] }, { signal: controller.signal, onEvent: (event) => events.push(event) });
+    await expect(runner.runUntilDone()).rejects.toThrow(/abort/i);
+    const ended = events.length;
+    await sleep(60);
+    expect(events.slice(ended)).toEqual([]);
+    expect(events.filter((event) => (event as { path?: unknown[] }).path?.length)).toEqual([]);
+    expect(server.requests).toHaveLength(1);
   });
 
   it("the parent aborted or timed out while a sub-agent runs: the parent's usage holds what the sub-agent spent, when the parent settles", async () => {
