@@ -212,7 +212,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       context.results.keepHeld(heldCall(tool, call, given, { snapshot: thrown.snapshot }));
       throw thrown.error;
     }
-    const cause = (thrown as { cause?: unknown }).cause;
+    const cause = isToolError(thrown) ? (thrown as { cause?: unknown }).cause : undefined;
     if (isToolError(thrown) && !(cause instanceof Error)) {
       // The tool's own answer to the model (an MCP `isError` result, say): the model's business, no stack.
       logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as unknown as Error).message}`);
