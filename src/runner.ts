@@ -70,6 +70,12 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         }
         // A reply whose calls waited for approval (or failed to be answered) gets its compaction check now they are answered.
         if (this.compactions.owed) await this.compactions.afterAnswers(this.state.settings.compactionControl, this.control.maySummarise());
+        // The compaction asked for after the last reply is a request too: none past the token budget (it stays asked for).
+        const reached = lastCompaction ? this.control.tokensReached() : undefined;
+        if (reached) {
+          this.run.logger.info(`The compaction asked for (compactBeforeNextTurn) is not sent: ${reached}`);
+          break;
+        }
         const limit = lastCompaction ? undefined : this.control.beforeRequest();
         if (limit) {
           stop = limit;

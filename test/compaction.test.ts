@@ -354,6 +354,16 @@ describe('server-side context management', () => {
     ]);
   });
 
+  it('compactBeforeNextTurn asked for on the final reply, past budget.maxTokens: not sent (no request past the budget); the run ends on the reply', async () => {
+    const server = await mockServer([{ content: [text('done')], usage: { input_tokens: 250, output_tokens: 20 } }, { content: [text('never')] }]);
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ logger, logLevel: 'info' }), baseParams, { budget: { maxTokens: 200 } });
+    for await (const _message of runner) runner.compactBeforeNextTurn();
+    expect(server.requests).toHaveLength(1);
+    expect(runner.stoppedBy).toBe('model');
+    expect(lines).toContainEqual({ level: 'info', message: 'The compaction asked for (compactBeforeNextTurn) is not sent: budget.maxTokens reached: 270 of 200 tokens' });
+  });
+
   it('compactBeforeNextTurn sends a compaction request after the turn; its block replaces the history', async () => {
     const server = await mockServer([
       { content: [toolUse('lookup', { n: 1 }, 'toolu_1')] },
