@@ -169,9 +169,17 @@ export class CompactionTrigger {
     return total;
   }
 
-  /** The history was replaced by a summary: the next reply tells whether that helped. */
+  /**
+   * A reply that asks for no tool (no summary follows it): under the threshold, it says the last
+   * summary helped, and a later reply past it is compacted again.
+   */
+  answered(control: CompactionControl, usage: Partial<BetaUsage> | null | undefined): void {
+    if (this.#state === 'just-compacted' && totalTokens(usage) <= thresholdOf(control)) this.#state = 'armed';
+  }
+
+  /** The history was replaced by a summary (an overflow's too): the next reply tells whether that helped. Off stays off. */
   compacted(): void {
-    this.#state = 'just-compacted';
+    if (this.#state !== 'off') this.#state = 'just-compacted';
   }
 
   /** A summary came back unusable (cut off, or no text): no more summaries for this run, rather than one a turn. */

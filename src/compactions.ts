@@ -131,6 +131,11 @@ export class Compactions {
     if (this.#trigger.state !== 'off') this.#owed = true;
   }
 
+  /** The last reply asks for no tool: no summary follows, but its tokens say whether the last one helped. */
+  answered(control: CompactionControl, reply: BetaMessage | undefined): void {
+    this.#trigger.answered(control, reply?.usage);
+  }
+
   /** Whether the last reply's compaction check is still to come (its calls not answered yet, or its summary failed). */
   get owed(): boolean {
     return this.#owed;
@@ -142,7 +147,9 @@ export class Compactions {
    */
   async afterAnswers(control: CompactionControl | undefined, allowed: boolean): Promise<void> {
     const reply = this.#run.state.lastMessage;
-    if (control?.enabled && allowed && reply) await this.afterTurn(control, reply);
+    // Run control lets no summary go now (a limit stops the run): the check stays owed, for a run that goes on.
+    if (!allowed) return;
+    if (control?.enabled && reply) await this.afterTurn(control, reply);
     this.#owed = false;
   }
 

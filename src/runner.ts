@@ -173,6 +173,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     const compaction = this.state.settings.compactionControl;
     // The reply is owed its compaction check once its calls are answered (now, or when a stop for approval or a failure is over).
     if (!turn.tookControl && compaction?.enabled && toolUsesOf(this.state.messages.at(-1)).length > 0) this.compactions.owe();
+    else if (compaction?.enabled) this.compactions.answered(compaction, this.state.lastMessage);
     const answered = await this.answers.answerLastMessage(turn);
     if (answered === 'none') {
       if (!turn.tookControl) return this.#ends(turn.reply ?? (await turn.message), this.state.messages.at(-1));

@@ -279,6 +279,65 @@ describe('client-side compaction (compactionControl)', () => {
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
+  it("a reply after a summary that asks for no tool, under the threshold, says the summary helped: the loop body goes on, a later reply past it is compacted again", async () => {
+    const { lines, logger } = captureLogger();
+    const summary = (request: RecordedRequest) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>so far</summary>')], usage: { input_tokens: 50 } });
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 })], usage: big },
+      summary,
+      { content: [text('answer 1')], usage: { input_tokens: 300 } },
+      { content: [toolUse('lookup', { n: 2 })], usage: big },
+      summary,
+      { content: [text('answer 2')], usage: { input_tokens: 300 } },
+    ]);
+    const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    for await (const message of runner) {
+      if (message.content[0]?.type === 'text' && message.content[0].text === 'answer 1') runner.pushMessages(message, { role: 'user', content: 'Now row 2.' });
+    }
+    expect(server.requests.filter(isSummaryRequest)).toHaveLength(2);
+    expect(lines.filter((line) => line.message.includes('compaction is off'))).toEqual([]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('compaction turned off (a summary cut off) stays off after an overflow compacts: a later reply past the threshold is not summarised', async () => {
+    const summaries: RecordedRequest[] = [];
+    const summary = (reply: ScriptedReply) => (request: RecordedRequest) => (expect(isSummaryRequest(request)).toBe(true), summaries.push(request), reply);
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 })], usage: big },
+      summary({ content: [text('<summary>cut')], stop_reason: 'max_tokens' }), // off for the rest of the run
+      { error: { status: 400, message: 'prompt is too long: 210000 tokens > 200000 maximum' } },
+      summary({ content: [text('<summary>short</summary>')] }), // the overflow's
+      { content: [toolUse('lookup', { n: 2 })], usage: { input_tokens: 300 } },
+      { content: [toolUse('lookup', { n: 3 })], usage: big }, // past the threshold: off, no summary
+      { content: [text('done')] },
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    await runner;
+    expect(summaries).toHaveLength(2);
+    expect(server.requests).toHaveLength(7);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('a reply past the threshold at a budget stop keeps its compaction check: the run resumed with a larger budget summarises first', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      (request: RecordedRequest) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>row 1</summary>')] }),
+      { content: [text('done')] },
+    ]);
+    const params = { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
+    const runner = toolRunner(server.client(), params, { budget: { maxTokens: 10_000 } });
+    await runner;
+    expect(runner.stoppedBy).toBe('budget');
+    expect(server.requests).toHaveLength(1);
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    expect(snapshot.compaction).toMatchObject({ owed: true });
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: [lookup], options: { budget: { maxTokens: 1_000_000 } } });
+    expect(await resumed).toMatchObject({ content: [{ text: 'done' }] });
+    expect(isSummaryRequest(server.requests[1]!)).toBe(true);
+    expect(wire(server.requests[2]!).messages).toHaveLength(1);
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
   it('is checked at construction', async () => {
     const server = await mockServer([]);
     expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: 'yes' } as never })).toThrow(/enabled: boolean/);
