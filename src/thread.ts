@@ -133,7 +133,9 @@ export class MessageThread {
 
   /** Whether the history is what the server holds plus new messages, with the thread's system, tools and model. */
   #continues(anchor: Anchor, body: Record<string, unknown>, messages: BetaMessageParam[], appendsOnly: boolean): boolean {
-    if (messages.length < anchor.held) return false;
+    // A server-side compaction request (compactBeforeNextTurn) replays the conversation under a thread of
+    // its own; failed, the thread held before goes on (its reply anchors the next, as on the SDK's thread).
+    if (messages.length < anchor.held || body['compaction'] !== undefined) return false;
     if (!same(body['system'], anchor.system) || !same(body['tools'], anchor.tools) || !same(body['model'], anchor.model)) return false;
     return appendsOnly || holds(anchor, messages);
   }

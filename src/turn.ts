@@ -123,18 +123,15 @@ export class Requests {
 
   /** The request's body: the params, the history (prepared), the tools. */
   #body(compaction: BetaCompactionConfig | undefined): Record<string, unknown> {
-    const { state, thread, control } = this.#run;
+    const { state, control } = this.#run;
     const apiParams = compaction ? compactionRequestParams(state.apiParams) : state.apiParams;
     const body: Record<string, unknown> = withFields(apiParams, { messages: state.messages });
     if (state.tools.definitions) body['tools'] = state.tools.definitions;
     // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
     if (!state.settings.stream && !state.settings.runToolsEagerly) body['stream'] = false;
     if (control.shapesRequests) control.shapeRequest(body, compaction !== undefined);
-    if (compaction) {
-      body['compaction'] = compaction;
-      // A compaction request replays the whole conversation under a thread of its own.
-      thread.restart();
-    }
+    // A compaction request replays the whole conversation under a thread of its own (thread.ts).
+    if (compaction) body['compaction'] = compaction;
     return body;
   }
 

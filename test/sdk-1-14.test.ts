@@ -266,6 +266,26 @@ for (const thread of [undefined, false] as const) {
       );
     });
 
+    it('5. compactBeforeNextTurn whose request fails: iterated again, the run goes on as the SDK\'s does (on its thread)', async () => {
+      await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_c1')] }, { error: { status: 500 } }, { content: [text('done')] }, { content: [text('done again')] }],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] }, { maxRetries: 0 });
+          const seen: unknown[] = [];
+          try {
+            for await (const message of runner) {
+              seen.push(message.content[0]);
+              if (seen.length === 1) runner.compactBeforeNextTurn();
+            }
+          } catch (error) {
+            seen.push((error as { status?: unknown }).status);
+          }
+          for await (const message of runner) seen.push(message.content[0]);
+          return { seen, messages: runner.params.messages };
+        },
+      );
+    });
+
     it('5. `compaction` in the params is refused, in the constructor and in setMessagesParams', async () => {
       const { ours } = await both(
         () => [],
