@@ -75,13 +75,16 @@ function withHeader(options: RequestOptions, tags: string, threaded: boolean): R
   const helper: string[] = [tags];
   for (const [name, value] of headerRows(options.headers)) {
     if (name.toLowerCase() === HEADER) {
+      // A null removes the header, as in the SDK (the runner's tags with it; a thread's mark comes after).
       if (value !== null) helper.push(value);
+      else helper.length = 0;
     } else {
       headers[name] = value;
     }
   }
   if (threaded) helper.push('message-thread');
-  headers[HEADER] = [...new Set(helper.join(',').split(',').map((tag) => tag.trim()).filter(Boolean))].join(', ');
+  // Nothing left (a null without a thread): null, which the SDK reads as no such header.
+  headers[HEADER] = [...new Set(helper.join(',').split(',').map((tag) => tag.trim()).filter(Boolean))].join(', ') || null;
   return { ...options, headers };
 }
 

@@ -185,6 +185,15 @@ for (const thread of [undefined, false] as const) {
       for (const message of sent) expect(Object.keys(message).sort()).toEqual(['content', 'role']);
     });
 
+    it("headers: { 'x-stainless-helper': null } removes the helper header, as in the SDK (a thread's mark comes after)", async () => {
+      const { ourServer } = await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_h1')] }, { content: [text('21°C')] }],
+        async (start, log) => collect(start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] }, { headers: { 'x-stainless-helper': null } })),
+      );
+      const marks = thread === false ? [undefined, undefined] : ['message-thread', 'message-thread'];
+      expect(ourServer.requests.map((request) => request.headers['x-stainless-helper'])).toEqual(marks);
+    });
+
     it('a tool that returns an empty string: its result is sent with content "" ', async () => {
       const { ourServer } = await both(
         () => [{ content: [toolUse('blank', {}, 'toolu_e1')] }, { content: [text('ok')] }],
