@@ -8,6 +8,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { type BetaRunnableToolset, ToolsetContractError, ToolsetUsageError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
+import { invalidResultKind } from './result-kind.js';
 import { isToolError } from './tool-error.js';
 
 /** The API's limit for a text field, and the most of an exception's text an error result holds. */
@@ -54,7 +55,11 @@ export async function runToolsetMember(toolset: BetaRunnableToolset, family: str
     );
   }
   try {
-    return toolsetResultBlock(toolUse, await toolset.run({ toolUse, toolUseBlock: toolUse, signal } as never, toolUse));
+    const result: unknown = await toolset.run({ toolUse, toolUseBlock: toolUse, signal } as never, toolUse);
+    // Checked as a tool's result is: a value no result may hold would be sent, and refused by the API.
+    const kind = invalidResultKind(result);
+    if (kind !== undefined) return toolsetResultBlock(toolUse, `Error: the ${family} toolset returned ${kind} for '${quotedName(toolUse.name)}'; a result is a string or content blocks`, true);
+    return toolsetResultBlock(toolUse, result as ToolResultContent);
   } catch (error) {
     if (error instanceof ToolsetUsageError) throw error;
     if (signal?.aborted) throw new APIUserAbortError();

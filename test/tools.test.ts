@@ -243,6 +243,29 @@ describe('errors (SPEC §5)', () => {
     const blocks = [{ type: 'text', text: 'fine' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }];
     expect((await resultFor([returning(blocks)], 'bad', {})).content).toEqual(blocks);
   });
+
+  it("a toolset member's result is checked as a tool's: what no result may hold is an error result, not sent", async () => {
+    const values: unknown[] = [null, 42, { foo: 1 }, [null], [{ type: 'bogus' }], [{ type: 'text' }], 'fine', [{ type: 'text', text: 'fine' }]];
+    const member = (i: number) => ({ ...toolUse('click', { i }, `toolu_${i}`), toolset_name: 'computer' });
+    const server = await mockServer([...values.map((_, i) => ({ content: [member(i)] })), { content: [text('done')] }]);
+    const computer = { type: 'computer_toolset_20260801', run: async (_context: unknown, use: { input: { i: number } }) => values[use.input.i] };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [computer as never] });
+    await runner;
+    const results = server.requests.slice(1).map((request) => toolResults(request)[0]!);
+    expect(results.slice(0, 6).map((result) => [result.is_error, result.content])).toEqual([
+      [true, "Error: the computer toolset returned null for 'click'; a result is a string or content blocks"],
+      [true, expect.stringContaining('returned number')],
+      [true, expect.stringContaining('returned object')],
+      [true, expect.stringContaining('returned an array whose item 0 is null')],
+      [true, expect.stringContaining("item 0 is no content block (its type: 'bogus'")],
+      [true, expect.stringContaining('item 0 is a text block without text')],
+    ]);
+    expect(results.slice(6).map((result) => [result.is_error, result.content])).toEqual([
+      [undefined, 'fine'],
+      [undefined, [{ type: 'text', text: 'fine' }]],
+    ]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
 });
 
 describe('logging', () => {

@@ -6,7 +6,8 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { AGENT_DURABLE, type AgentSteps } from '../agent-link.js';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
-import { invalidResultKind, standInOfKind, stoppedText } from '../execute.js';
+import { stoppedText } from '../execute.js';
+import { invalidResultKind, standInOfKind } from '../result-kind.js';
 import { failedAfterFirstEvent, isFailedAfterFirstEvent } from '../fallback.js';
 import { runWithGuards } from '../guards.js';
 import type { AnyTool, RunnableTool } from '../surface.js';
