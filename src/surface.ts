@@ -42,6 +42,8 @@ export type ExtraToolFields = Omit<BetaTool, 'name' | 'description' | 'input_sch
 
 /** A tool the runner can execute: the API definition plus `run`. */
 export type RunnableTool<Input = any> = ExtraToolFields & {
+  /** `'custom'` or none, as the API's custom tool (typed, so that `tools.map((t) => t.type)` reads as with the SDK's). */
+  type?: 'custom' | null;
   name: string;
   description?: string;
   input_schema: JsonObjectSchema;
@@ -60,6 +62,8 @@ export type AnyTool = RunnableTool<any> | BetaToolUnion;
 /** A `tools` entry whose tools may change during a run (see `tool-runner/mcp`). */
 export interface ToolSource {
   readonly kind: 'tool-source';
+  /** None: a source is no tool of the API (typed, so that `tools.map((t) => t.type)` reads as with the SDK's). */
+  readonly type?: undefined;
   /**
    * The tools now. Called before each request: return the same array while nothing changed. `signal`
    * is the run's (when it has one): a slow source may stop when it aborts; the run does not wait for

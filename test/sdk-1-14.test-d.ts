@@ -75,7 +75,15 @@ describe('an SDK 1.14 program compiles on toolRunner(client, …)', () => {
       runner.setMessagesParams({ ...runner.params, tools: [...runner.params.tools, extra] });
       runner.setMessagesParams((previous: BetaToolRunnerParams) => ({ ...previous, max_tokens: 5 }));
       runner.setMessagesParams((previous) => ({ ...previous, tools: [...previous.tools, extra] }));
+      // A tool's type reads as on the SDK's params (tool() made, SDK made, or a definition).
+      runner.setMessagesParams((previous) => ({ ...previous, tools: previous.tools.filter((entry) => entry.type !== 'web_search_20250305') }));
+      const types: Array<string | null | undefined> = runner.params.tools.map((entry) => entry.type);
+      // A function typed with the SDK's params: passed as it is, or from an arrow whose parameter says the type.
+      const withNote = (previous: BetaToolRunnerParams): BetaToolRunnerParams => ({ ...previous, messages: [...previous.messages, { role: 'user', content: 'note' }] });
+      runner.setMessagesParams(withNote);
+      runner.setMessagesParams((previous: BetaToolRunnerParams) => withNote(previous));
       void count;
+      void types;
     }
     const text: string = await runner.then(
       (message) => message.id,
