@@ -252,13 +252,17 @@ export function insertToolResults(messages: BetaMessageParam[], results: ToolRes
   else messages.splice(at, 0, results);
 }
 
+/** The fields of a user or assistant message param, and of a system message param (SDK 1.14). */
+const MESSAGE_FIELDS: ReadonlySet<string> = new Set(['role', 'content']);
+const SYSTEM_MESSAGE_FIELDS: ReadonlySet<string> = new Set(['role', 'content', 'clear_at', 'output_config']);
+
 /**
  * The rules the API applies to a history, as a list of problems (empty when valid): every
  * `tool_use` answered exactly once in the very next user message and nowhere else, its results
  * there before any other block; no result without its call; no two `tool_use` blocks with one id
  * in the whole history; no empty content, no text block without non-whitespace text (but in an
  * assistant message with thinking, which goes back as it came); an error result of text only; no
- * field but `role` and `content` (a reply placed as the SDK returned it has more). And the
+ * field a message param has not (a reply placed as the SDK returned it has `id`, `usage`, ...). And the
  * promise the runner keeps besides (the API does not check it): results in the order of their calls.
  */
 export function historyProblems(messages: readonly BetaMessageParam[]): string[] {
@@ -266,7 +270,8 @@ export function historyProblems(messages: readonly BetaMessageParam[]): string[]
   /** Each tool_use id, and the message that first holds it. */
   const useIds = new Map<string, number>();
   messages.forEach((message, i) => {
-    const extra = Object.keys(message).filter((key) => key !== 'role' && key !== 'content');
+    const fields = message.role === 'system' ? SYSTEM_MESSAGE_FIELDS : MESSAGE_FIELDS;
+    const extra = Object.keys(message).filter((key) => !fields.has(key));
     if (extra.length > 0) problems.push(`message ${i} has fields the API does not take: ${extra.join(', ')}`);
     if (Array.isArray(message.content) ? message.content.length === 0 : message.content === '') {
       if (!(i === messages.length - 1 && message.role === 'assistant')) problems.push(`message ${i} has empty content`);

@@ -102,6 +102,8 @@ export class MessageThread {
    * every change to the history since the last request itself.
    */
   wireBody(body: Record<string, unknown>, appendsOnly: boolean): Record<string, unknown> {
+    // A run the server stopped threading sends the whole history each turn: as outside a thread.
+    if (this.#mode === 'stopped') return this.outsideThread(body);
     if (this.#mode !== 'on') return body;
     const messages = body['messages'] as BetaMessageParam[];
     const anchor = this.#anchor;

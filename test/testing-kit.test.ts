@@ -635,6 +635,8 @@ describe('historyProblems', () => {
   it('finds a message with fields the API does not take (a reply placed as the SDK returned it)', () => {
     const reply = { id: 'msg_1', type: 'message', model: 'm', role: 'assistant' as const, content: [{ type: 'text' as const, text: 'Hi' }], usage: {} };
     expect(historyProblems([ask, reply as never, { role: 'user', content: 'And?' }])).toEqual(['message 1 has fields the API does not take: id, type, model, usage']);
+    // A system message has fields of its own.
+    expect(historyProblems([ask, { role: 'system', content: 'Be brief.', clear_at: 'next_user_message' } as never, { role: 'user', content: 'And?' }])).toEqual([]);
   });
 
   it('finds results out of the calls’ order (the runner keeps them in order)', () => {

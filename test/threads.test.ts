@@ -29,12 +29,15 @@ const threeTurns = () => [
 ];
 
 describe('a run over a message thread', () => {
-  for (const outside of ['a fallback', "a compaction's summary"] as const) it(`${outside}, sent outside the thread with the whole history, leaves out the cache markers of answered messages, as a replay`, async () => {
+  for (const outside of ['a fallback', "a compaction's summary", 'a turn the server no longer threads'] as const) it(`${outside}, sent outside the thread with the whole history, leaves out the cache markers of answered messages, as a replay`, async () => {
     const calls = [1, 2, 3, 4, 5].map((n) => ({ content: [toolUse('lookup', { n }, `toolu_${n}`)] }));
+    const unthreaded = { error: { status: 400, details: { error_code: 'thread_unsupported_request', unsupported: ['x'] } } };
     const server = await mockServer(
       outside === 'a fallback'
         ? [...calls, { error: { status: 529 } }, { content: [text('From the fallback.')] }]
-        : [...calls.slice(0, 4), { ...calls[4]!, usage: { input_tokens: 50_000 } }, { content: [text('<summary>Five rows.</summary>')] }, { content: [text('Done.')] }],
+        : outside === 'a turn the server no longer threads'
+          ? [...calls, unthreaded, { content: [text('Done.')] }]
+          : [...calls.slice(0, 4), { ...calls[4]!, usage: { input_tokens: 50_000 } }, { content: [text('<summary>Five rows.</summary>')] }, { content: [text('Done.')] }],
     );
     const runner = toolRunner(server.client({ maxRetries: 0 }), {
       ...baseParams,
@@ -48,9 +51,9 @@ describe('a run over a message thread', () => {
     }
     const markers = (request: RecordedRequest) => (JSON.stringify(wire(request).body.messages).match(/cache_control/g) ?? []).length;
     // After the primary's failed attempt (over the thread), or the summary itself.
-    const outsideRequest = server.requests[outside === 'a fallback' ? 6 : 5]!;
+    const outsideRequest = server.requests[outside === "a compaction's summary" ? 5 : 6]!;
     expect(threadOf(outsideRequest)).toBeUndefined();
-    expect(wire(outsideRequest).body.messages).toHaveLength(outside === 'a fallback' ? 11 : 12);
+    expect(wire(outsideRequest).body.messages).toHaveLength(outside === "a compaction's summary" ? 12 : 11);
     // Only the results after the last reply keep theirs (the API takes at most four).
     expect(markers(outsideRequest)).toBe(1);
     expect(server.requests.slice(1, 5).map(markers)).toEqual([1, 1, 1, 1]);
