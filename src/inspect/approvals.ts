@@ -4,7 +4,7 @@
  */
 import type { ApprovalDecision } from '../approval.js';
 import { onAbort } from '../on-abort.js';
-import { type CallWhere, type InspectorRecord, clipValue } from './records.js';
+import type { CallWhere, InspectorRecord } from './records.js';
 
 /** A decision as the page posts it. */
 export interface PageDecision {
@@ -53,7 +53,8 @@ export class PageApprovals {
           ? decide({ decision: 'deny', reason: 'no decision in time' }, { decision: 'timedOut' })
           : decide({ decision: 'deny', reason: 'the run was aborted' }, { decision: 'aborted' });
       this.#waiting.set(key, { decide });
-      this.#emit({ ...where, time: Date.now(), type: 'approval.waiting', id, name, ...(input !== undefined && { input: clipValue(input) }) });
+      // The whole input, however long: the person decides on it, and may edit it.
+      this.#emit({ ...where, time: Date.now(), type: 'approval.waiting', id, name, ...(input !== undefined && { input }) });
       if (this.#closed) closed(decide);
       else if (signal?.aborted) aborted();
       // One listener on the run's signal however many calls wait at once (`onAbort`).
