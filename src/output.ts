@@ -147,7 +147,10 @@ export class RunOutput {
   retry(last: BetaMessageParam | undefined): BetaMessageParam | undefined {
     const failed = this.#failed;
     this.#failed = undefined;
-    return failed && failed.reply === last ? repairMessage(failed.issues) : undefined;
+    if (failed && failed.reply === last) return repairMessage(failed.issues);
+    // The caller went on from the failure with messages of its own: the next final answer gets its own repair turns.
+    if (failed) this.newAnswer();
+    return undefined;
   }
 
   /** The text parsed and validated; a promise only when the schema validates asynchronously. */

@@ -120,6 +120,21 @@ describe('options.output', () => {
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
+  it('after an OutputError, a question pushed instead of the repair gets repair turns of its own, in the run and after a resume', async () => {
+    for (const via of ['in process', 'a snapshot'] as const) {
+      const bad = json({ city: 'Paris', temperature: 'warm' });
+      const server = await mockServer([{ content: [bad] }, { content: [bad] }, { content: [bad] }, { content: [json({ city: 'Rome', temperature: 25 })] }]);
+      let runner = toolRunner(server.client(), baseParams, { output: report });
+      await expect(runner.runUntilDone()).rejects.toThrow(/after 1 repair turn/);
+      if (via === 'a snapshot') runner = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { options: { output: report } });
+      runner.pushMessages({ role: 'user', content: 'And in Rome?' });
+      await runner.runUntilDone();
+      expect(runner.output).toMatchObject({ city: 'Rome' });
+      expect(server.requests).toHaveLength(4);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
   it('outputRepairs: 0 sends no repair turn', async () => {
     const server = await mockServer([{ content: [json({ city: 'Paris' })] }]);
     const runner = toolRunner(server.client(), baseParams, { output: report, outputRepairs: 0 });
