@@ -88,11 +88,22 @@ export class CallAnswers {
       this.#callsNow().hold(answer.pending);
       return 'pending';
     }
-    insertToolResults(state.messages, answer.pending.length > 0 ? answeringEvery(answer.message, uses, (use) => abortedWaitingText(use.name)) : answer.message);
+    insertToolResults(state.messages, answer.pending.length > 0 ? this.#abortWaiting(answer.message, uses, answer.pending) : answer.message);
     this.#calls?.clear();
     // The results are in the history, so an aborted run stays valid and resumable.
     if (signal?.aborted) throw new APIUserAbortError();
     return 'answered';
+  }
+
+  /** Aborted while calls waited for approval: each is answered as aborted, and its wait ends for the listeners too. */
+  #abortWaiting(message: ToolResultMessage, uses: BetaToolUseBlock[], pending: HeldCall[]): ToolResultMessage {
+    const answered = answeringEvery(message, uses, (use) => abortedWaitingText(use.name));
+    const { emit, runner } = this.#run;
+    for (const use of emit ? uses : []) {
+      const result = answered.content.find((block) => block.type === 'tool_result' && block.tool_use_id === use.id);
+      if (pending.some((held) => held.id === use.id)) emit!({ type: 'tool.end', runner, call: { id: use.id, name: use.name, input: use.input, toolUse: use }, result: result as BetaToolResultBlockParam, cancelled: true });
+    }
+    return answered;
   }
 
   /**

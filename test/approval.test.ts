@@ -242,9 +242,15 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     });
     const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
     const server = await mockServer([{ content: [toolUse('gated', {}, 'toolu_gated'), toolUse('slow', {}, 'toolu_slow')] }, { content: [text('never')] }]);
-    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated, slow] }, { signal: controller.signal });
+    const ends: unknown[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated, slow] }, {
+      signal: controller.signal,
+      onEvent: (event) => void (event.type === 'tool.end' && event.call.id === 'toolu_gated' && ends.push({ pending: event.pending, cancelled: event.cancelled, error: event.result?.is_error })),
+    });
     await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
     expect(runner.stoppedBy).toBe('abort');
+    // The listeners see the wait end, as the history does.
+    expect(ends).toEqual([{ pending: true, cancelled: undefined, error: undefined }, { pending: undefined, cancelled: true, error: true }]);
     expect(runner.pendingApprovals).toEqual([]);
     expect(runner.params.messages.at(-1)!.content).toEqual([
       expect.objectContaining({ tool_use_id: 'toolu_gated', is_error: true, content: "Error: the call to 'gated' was aborted while it waited for approval, so it was not run." }),
