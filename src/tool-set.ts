@@ -95,6 +95,9 @@ function toolMaps(tools: AnyTool[] | undefined): ToolMaps {
   return maps;
 }
 
+/** The types of the API's client tools a runnable tool may have besides `custom` (the SDK's `BetaClientRunnableToolType`). */
+const CLIENT_TOOL_TYPE = /^(bash|computer|memory|text_editor)_\d{8}$/;
+
 function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
   const runnable = new Map<string, RunnableTool>();
   if (!tools) return { runnable, definitions: undefined };
@@ -117,7 +120,7 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
       // A plain object with `run` (tool() forgotten): the API would refuse it for want of a schema. A
       // built-in client tool (`type: 'memory_20250818'`, `'bash_20250124'`, ...: the SDK's betaMemoryTool) has none.
       const { type } = entry as { type?: unknown };
-      const builtIn = typeof type === 'string' && type !== 'custom';
+      const builtIn = typeof type === 'string' && CLIENT_TOOL_TYPE.test(type);
       if (!builtIn && (typeof schema !== 'object' || schema === null)) {
         throw new TypeError(`toolRunner: tool '${name}' has no input_schema: make it with tool({ name, inputSchema, run })${'inputSchema' in entry ? ', which turns inputSchema into it' : ''}`);
       }

@@ -179,6 +179,9 @@ describe("a new user's first mistakes are clear errors", () => {
     const make = (params: object, options?: object) => () => toolRunner(client, { ...baseParams, ...params } as never, options as never);
     const plain = { name: 'get_weather', description: 'The weather', inputSchema: z.object({ city: z.string() }), run: () => 'sunny' };
     expect(make({ tools: [plain] })).toThrow(new TypeError("toolRunner: tool 'get_weather' has no input_schema: make it with tool({ name, inputSchema, run }), which turns inputSchema into it"));
+    // A type of another API's tool (OpenAI's 'function') is no client tool of this one: still no input_schema.
+    const shapedForAnotherApi = { type: 'function', name: 'lookup', parameters: { type: 'object' }, run: () => 'x' };
+    expect(make({ tools: [shapedForAnotherApi] })).toThrow(/tool 'lookup' has no input_schema/);
     expect(make({ tools: [Promise.resolve(order())] })).toThrow(/an entry of tools is a promise: await it first/);
     expect(() => toolRunner(baseParams as never, client as never)).toThrow(/the first argument is the request params; pass your client first/);
     expect(make({}, { hooks: { onToolcall: () => {} } })).toThrow(/unknown hook 'onToolcall'; the hooks are onRequest, onMessage, onToolCall, onToolResult, onToolError/);
