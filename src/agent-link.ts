@@ -19,8 +19,18 @@ import type { Usage } from './usage.js';
 /** The key of a runner's link (a method, so a run without sub-agents makes nothing). */
 export const AGENT_LINK: unique symbol = Symbol.for('tool-runner.agentLink.v1');
 
-/** The key, on a tool's context, of the state of a sub-agent that waited for approval and now goes on. */
+/** The key, on a tool's context, of the state of a sub-agent that waited for approval (or ran when a snapshot was taken) and now goes on. */
 export const AGENT_RESUME: unique symbol = Symbol.for('tool-runner.agentResume.v1');
+
+/**
+ * The key, on an agent tool's context, of where its sub-agent tells the parent's call that it runs
+ * (its state, read when the parent takes a snapshot) or no longer does (`undefined`): a snapshot taken
+ * while it runs goes on inside it, its finished calls not run again.
+ */
+export const AGENT_RUNNING: unique symbol = Symbol.for('tool-runner.agentRunning.v2');
+
+/** Tells the parent's call that its sub-agent runs, with its state, or no longer does. */
+export type AgentRunning = (state: (() => RunnerSnapshot) | undefined) => void;
 
 /**
  * The key of an agent tool's durable form (`tool-runner/dbos`): the same agent whose sub-agent's

@@ -12,7 +12,9 @@ import {
   AGENT_DURABLE,
   AGENT_LINK,
   AGENT_RESUME,
+  AGENT_RUNNING,
   type AgentLink,
+  type AgentRunning,
   AgentPending,
   type AgentSteps,
   CONCURRENCY_NOT_DURABLE,
@@ -36,7 +38,7 @@ import { resumeToolRunner } from './resume.js';
 import { ToolRunner } from './runner.js';
 import type { AnySchema } from './schema.js';
 import type { RunScope } from './scope.js';
-import type { RunnerSnapshot } from './snapshot.js';
+import type { HeldCall, RunnerSnapshot } from './snapshot.js';
 import { unfinishedReply } from './stop-reason.js';
 import type { ExtraToolFields, NeedsApproval, RunnableTool, Runner, RunnerParams, ToolContext } from './surface.js';
 import { textOf } from './text.js';
@@ -45,7 +47,7 @@ import { ToolError } from './tool-error.js';
 import { isToolSource } from './tool-set.js';
 import { isRunnableToolset } from './toolsets.js';
 import type { BetaMessage, Promisable } from './types.js';
-import { usageSince } from './usage.js';
+import { NO_USAGE, usageSince } from './usage.js';
 
 /** The input of an agent tool without `inputSchema`: the task, in words. */
 export const AGENT_TASK_SCHEMA = {
@@ -184,7 +186,8 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   // not on the run's signal, which a dozen sub-agents at once would make Node warn about.
   const tied = options.signal ? tiedSignal(options.signal) : undefined;
   if (tied) options.signal = tied.signal;
-  const resume = (context as { [AGENT_RESUME]?: RunnerSnapshot })[AGENT_RESUME];
+  const resumed = (context as { [AGENT_RESUME]?: HeldCall['agent'] })[AGENT_RESUME];
+  const resume = resumed?.snapshot;
   // Streamed for the parent's listeners, a sub-agent resumed from a state that was not streamed too.
   let sub: ToolRunner<boolean>;
   try {
@@ -197,9 +200,13 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     throw error;
   }
   depths.set(sub, depth);
+  // A snapshot the parent takes while the sub-agent runs holds its state: resumed, it goes on inside it.
+  const running = (context as { [AGENT_RUNNING]?: AgentRunning })[AGENT_RUNNING];
+  running?.(() => sub.toJSON());
   // The sub-agent's usage goes to the parent when it ends, or at once when the parent stops waiting
-  // for it (an abort, the call's timeout): the parent's usage then already holds what it spent.
-  let counted = sub.usage;
+  // for it (an abort, the call's timeout): the parent's usage then already holds what it spent. A
+  // sub-agent that ran when the parent's snapshot was taken had not told the parent of its usage yet.
+  let counted = resumed?.running ? NO_USAGE : sub.usage;
   const addUsage = () => {
     const now = sub.usage;
     link?.addUsage(usageSince(now, counted));
@@ -215,6 +222,7 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     // The model reads why; the log has the failure with its stack (the ToolError's cause).
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${describe(error)}`, { cause: error });
   } finally {
+    running?.(undefined);
     stopWaiting?.();
     tied?.stop();
     addUsage();

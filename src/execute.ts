@@ -4,7 +4,7 @@
  * and turn any failure into an `is_error` result the model can act on.
  */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
-import { AGENT_RESUME, AgentPending, LentFailed } from './agent-link.js';
+import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFailed, isAgentTool } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
@@ -55,6 +55,8 @@ export interface CallResults {
   keepSettled(id: string, result: BetaToolResultBlockParam): void;
   /** The call waits for a decision: its state (a sub-agent's, with its finished calls) goes on from here. */
   keepHeld(call: HeldCall): void;
+  /** The call's sub-agent runs (its state, as a snapshot would hold it), or no longer does. */
+  keepRunning(id: string, state: (() => HeldCall) | undefined): void;
 }
 
 /** A call ends with its result, or waits for a decision (no `options.approve`). */
@@ -189,7 +191,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     call.input = edited.value;
   }
 
-  const outcome = context.limiter ? await context.limiter.run(() => runGuarded(tool, call, context, held)) : await runGuarded(tool, call, context, held);
+  const outcome = context.limiter ? await context.limiter.run(() => runGuarded(tool, call, context, held, given)) : await runGuarded(tool, call, context, held, given);
   if (outcome.ok) {
     const { value } = outcome;
     // A string is sent as the content, which the API reads as one text block (as the SDK sends it);
@@ -322,16 +324,21 @@ function suggestion(name: string, tools: ReadonlyMap<string, RunnableTool>): str
 }
 
 /** Runs the tool with its signal: aborted by the runner, or by its timeout (which starts now). */
-function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined): Promise<RunOutcome> {
+function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined, given: { given: unknown } | undefined): Promise<RunOutcome> {
   if (context.logger.enabled('debug')) {
     context.logger.debug(`Running tool '${call.name}' (${call.id}) with input ${safeJson(call.input)}`);
   }
   const timeoutMs = tool.timeoutMs ?? context.toolTimeoutMs;
-  const resume = held?.agent?.snapshot;
-  const run = resume
-    ? (signal: AbortSignal) => tool.run(call.input, Object.assign(toolContextFor(call.toolUse, context, signal), { [AGENT_RESUME]: resume }))
+  const run = isAgentTool(tool)
+    ? (signal: AbortSignal) => tool.run(call.input, Object.assign(toolContextFor(call.toolUse, context, signal), agentContext(tool, call, context, held, given)))
     : (signal: AbortSignal) => tool.run(call.input, toolContextFor(call.toolUse, context, signal));
   return runWithGuards(run, context.signal, timeoutMs);
+}
+
+/** An agent tool's context: the state its sub-agent goes on from, and where it tells that it runs (agent-link.ts). */
+function agentContext(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined, given: { given: unknown } | undefined) {
+  const running: AgentRunning = (state) => context.results.keepRunning(call.id, state && (() => heldCall(tool, call, given, { snapshot: state(), running: true })));
+  return { [AGENT_RESUME]: held?.agent, [AGENT_RUNNING]: running };
 }
 
 function toolContextFor(toolUse: BetaToolUseBlock, context: ExecutionContext, signal: AbortSignal): ToolContext {

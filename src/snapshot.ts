@@ -85,7 +85,8 @@ export interface ToolChangesJSON {
 
 /** A call that waits for approval: its own, or (`agent`) a sub-agent's calls, with the sub-agent's state. */
 export interface HeldCall extends PendingApproval {
-  agent?: { snapshot: RunnerSnapshot };
+  /** `running`: the sub-agent ran when the snapshot was taken (the parent's usage does not hold its own yet). */
+  agent?: { snapshot: RunnerSnapshot; running?: true };
   /** The input the `onToolCall` hook gave in place of the model's: what the call is validated from again when it goes on. */
   given?: unknown;
 }

@@ -19,6 +19,8 @@ export class ToolCalls implements CallResults {
   readonly #ran = new Map<string, BetaToolResultBlockParam>();
   /** Calls that failed (a hook threw), kept until the failure has been seen (`forgetFailed`). */
   #failed: Set<string> | undefined;
+  /** Agent calls whose sub-agent runs: their state, as a snapshot taken now holds it (made only then). */
+  #running: Map<string, () => HeldCall> | undefined;
 
   /**
    * Starts a call once: a call that started (or finished) is not run again. `run` gets the call's
@@ -68,6 +70,7 @@ export class ToolCalls implements CallResults {
       this.#settled.delete(id);
       this.#ran.delete(id);
       this.#failed?.delete(id);
+      this.#running?.delete(id);
     }
   }
 
@@ -85,6 +88,12 @@ export class ToolCalls implements CallResults {
   /** Kept before observers see the call wait: a snapshot taken then goes on from its state (a sub-agent's finished calls not run again). */
   keepHeld(call: HeldCall): void {
     this.#held.set(call.id, call);
+  }
+
+  /** An agent call's sub-agent runs (`state`), or no longer does: a snapshot taken while it runs goes on inside it. */
+  keepRunning(id: string, state: (() => HeldCall) | undefined): void {
+    if (state) (this.#running ??= new Map()).set(id, state);
+    else this.#running?.delete(id);
   }
 
   /** The call of this id, if it started (or finished) and its message is not answered yet. */
@@ -147,6 +156,7 @@ export class ToolCalls implements CallResults {
     if (this.#pending.length > 0) this.#pending = [];
     if (this.#ran.size > 0) this.#ran.clear();
     this.#failed = undefined;
+    this.#running = undefined;
   }
 
   toJSON(): ToolCallsJSON {
@@ -154,10 +164,18 @@ export class ToolCalls implements CallResults {
       settled: Object.fromEntries(this.#settled),
       // A tool that finished before a hook threw: a resumed run runs only the hook again, as a retry does.
       ...(this.#ran.size > 0 && { ran: Object.fromEntries(this.#ran) }),
-      held: [...this.#held.values()],
+      held: [...this.#held.values(), ...this.#runningHeld()],
       pending: this.#pending.map((call) => call.id),
       decisions: Object.fromEntries(this.#decisions),
     };
+  }
+
+  /** The agent calls running now, with their sub-agents' states (a call that waits or ended is held or settled). */
+  #runningHeld(): HeldCall[] {
+    if (!this.#running) return [];
+    const held: HeldCall[] = [];
+    for (const [id, state] of this.#running) if (!this.#held.has(id) && !this.#settled.has(id)) held.push(state());
+    return held;
   }
 
   /** Restores the calls of a snapshot: finished ones keep their results and are not run again. */

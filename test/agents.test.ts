@@ -2,11 +2,12 @@ import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ApprovalRequest, HookError, type RunnerEvent, type RunnerSnapshot, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
-import { createMockServer, historyProblems, text, toolUse } from 'tool-runner/testing';
+import { type RecordedRequest, type ScriptedReply, createMockServer, historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, sleep, wire } from './helpers.js';
-import { byAgent, model, researchTools } from './fixtures/agent-tools.js';
+import { agentRouter, byAgent, model, researchTools } from './fixtures/agent-tools.js';
 
 const u = (input_tokens: number, output_tokens: number) => ({ input_tokens, output_tokens });
+const textOfLast = (message: { content: Array<{ type: string; text?: string }> }) => message.content.map((block) => block.text ?? '').join('');
 
 /** What the events say, by path: `researcher > tool.start search`. */
 function trail(events: RunnerEvent[]): string[] {
@@ -709,6 +710,50 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
       { type: 'tool_result', tool_use_id: 'toolu_s', content: 'results for otters' },
       { type: 'tool_result', tool_use_id: 'toolu_p', content: 'published Otters' },
     ]);
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
+  for (const at of ["the sub-agent's call ends (its tool.end, with path)", "a parallel call's onToolResult hook"] as const) it(`a snapshot the parent takes while a sub-agent runs (${at}) holds the sub-agent's state: resumed, its finished calls do not run again, its usage counts once`, async () => {
+    const ran: string[] = [];
+    const charge = tool({ name: 'charge', inputSchema: z.object({ amount: z.number() }), run: ({ amount }) => (ran.push(`charge ${amount}`), `charged ${amount}`) });
+    const quick = tool({ name: 'quick', inputSchema: z.object({}), run: () => (ran.push('quick'), 'quick done') });
+    const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [charge] }) });
+    const parentFirst = { content: [toolUse('worker', { task: 'charge 5' }, 'toolu_w'), ...(at === "a parallel call's onToolResult hook" ? [toolUse('quick', {}, 'toolu_q')] : [])], usage: u(10, 5) };
+    // Each agent's reply follows from its conversation: a worker that starts over is asked to charge again.
+    const agentOf = agentRouter();
+    const reply = (request: RecordedRequest): ScriptedReply => {
+      const answered = JSON.stringify(request.messages).includes('"tool_result"');
+      if (agentOf(request) === 'worker') return answered ? { content: [text('Charged 5.')], usage: u(100, 50) } : { content: [toolUse('charge', { amount: 5 }, 'toolu_c')], usage: u(100, 50) };
+      return answered ? { content: [text('All done.')], usage: u(10, 5) } : parentFirst;
+    };
+    const server = await mockServer(Array.from({ length: 4 }, () => reply));
+    let snapshot: RunnerSnapshot | undefined;
+    let chargeEnded = false;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [worker, quick] }, {
+      onEvent: (event) => {
+        if (event.type === 'tool.end' && event.path && event.call.name === 'charge') {
+          chargeEnded = true;
+          if (at === "the sub-agent's call ends (its tool.end, with path)") snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+        }
+      },
+      hooks: {
+        // The parallel call ends once the sub-agent's has: the sub-agent still runs (its next request).
+        onToolResult: async (result) => {
+          if (result.tool_use_id !== 'toolu_q') return;
+          while (!chargeEnded) await sleep(5);
+          snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+        },
+      },
+    });
+    await runner;
+    expect(ran.filter((entry) => entry.startsWith('charge'))).toEqual(['charge 5']);
+    // Resumed from the snapshot: the worker's second request, then the parent's last.
+    const again = await mockServer(Array.from({ length: 2 }, () => reply));
+    const resumed = resumeToolRunner(again.client(), snapshot!, { tools: [worker, quick] });
+    expect(textOfLast(await resumed)).toBe('All done.');
+    expect(ran.filter((entry) => entry.startsWith('charge'))).toEqual(['charge 5']);
+    // The sub-agent's first request counts once; its second and the parent's last are the resumed run's.
+    expect(resumed.usage).toMatchObject({ input_tokens: 10 + 100 + 100 + 10, output_tokens: 5 + 50 + 50 + 5 });
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
