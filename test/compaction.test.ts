@@ -55,11 +55,7 @@ describe('client-side compaction (compactionControl)', () => {
   });
 
   it('a streamed run with a large max_tokens: the summary (sent without streaming) goes with the client\'s timeout, so the SDK does not refuse it', async () => {
-    const server = await mockServer([
-      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
-      { content: [text('<summary>Looked up row 1.</summary>')] },
-      { content: [text('All done.')] },
-    ]);
+    const server = await mockServer(lookupPastTheThreshold());
     const runner = toolRunner(server.client(), {
       ...baseParams,
       max_tokens: 32_000,
