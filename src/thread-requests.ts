@@ -22,13 +22,13 @@ export interface ThreadRequest {
 /** `create`, over the thread when there is one. */
 export function createMessage(body: Record<string, unknown>, request: ThreadRequest): PromiseLike<BetaMessage> {
   const api = messagesApi(request.client);
-  if (!request.thread.threading) return api.create(body, request.options) as PromiseLike<BetaMessage>;
+  if (!request.thread.threading) return api.create(request.thread.unthreaded(body), request.options) as PromiseLike<BetaMessage>;
   return recovering((wire, options) => api.create(wire, options) as PromiseLike<BetaMessage>, body, request, request.options);
 }
 
 /** The request's stream; over a thread, the stream's request is sent again as `createMessage` does. */
 export function streamMessage(body: Record<string, unknown>, request: ThreadRequest): BetaMessageStream {
-  if (!request.thread.threading) return messagesApi(request.client).stream(body, request.options) as BetaMessageStream;
+  if (!request.thread.threading) return messagesApi(request.client).stream(request.thread.unthreaded(body), request.options) as BetaMessageStream;
   return streamVia(body, request.options, (streamOptions) => openStream(body, request, streamOptions));
 }
 
@@ -49,7 +49,7 @@ export function openStream(body: Record<string, unknown>, request: ThreadRequest
   type Sent = { withResponse(): Promise<OpenedStream> };
   const api = messagesApi(request.client);
   const send = (wire: Record<string, unknown>, options: RequestOptions) => (api.create(withFields(wire, { stream: true }), options) as unknown as Sent).withResponse();
-  return request.thread.threading ? recovering(send, body, request, streamOptions) : send(body, streamOptions);
+  return request.thread.threading ? recovering(send, body, request, streamOptions) : send(request.thread.unthreaded(body), streamOptions);
 }
 
 /**

@@ -54,8 +54,12 @@ export class MessageThread {
   #anchor: Anchor | undefined;
   /** The request in flight: what the reply will be anchored on. */
   #pending: Omit<Anchor, 'previousMessageId' | 'replyContent'> | undefined;
-  /** A thread was held before: a new one replays messages already sent. */
-  #replays = false;
+  /**
+   * The run was set to go over a thread (its own, or an SDK thread's): the cache markers of answered
+   * messages are for the request that first sent them, and each request that sends the whole history
+   * (a new thread, a fallback, a summary) leaves them out, as the SDK's thread does.
+   */
+  readonly #strips: boolean;
   /** The request options last given to `requestOptions`, and what it made of them. */
   #optionsIn: unknown;
   #optionsOut: unknown;
@@ -67,14 +71,16 @@ export class MessageThread {
    * The thread of a run: the shared, stateless one for every run that sends the whole history. A
    * resumed run (`snapshot`, its `messages`) continues the thread from the reply the history holds.
    */
-  static of(enabled: boolean, snapshot?: ThreadSnapshot, messages?: readonly BetaMessageParam[]): MessageThread {
-    return enabled ? new MessageThread(true, snapshot, messages) : MessageThread.#unthreaded;
+  static of(enabled: boolean, snapshot?: ThreadSnapshot, messages?: readonly BetaMessageParam[], overSdkThread = false): MessageThread {
+    if (enabled) return new MessageThread(true, snapshot, messages);
+    // Over an SDK thread (`toolRunner(thread, ...)`) the thread sends the turns; the requests it does not (fallbacks, summaries) strip.
+    return overSdkThread ? new MessageThread(false, undefined, undefined, true) : MessageThread.#unthreaded;
   }
 
-  private constructor(enabled: boolean, snapshot?: ThreadSnapshot, messages?: readonly BetaMessageParam[]) {
+  private constructor(enabled: boolean, snapshot?: ThreadSnapshot, messages?: readonly BetaMessageParam[], overSdkThread = false) {
     this.#mode = enabled ? 'on' : 'off';
+    this.#strips = enabled || overSdkThread;
     if (!enabled || !snapshot) return;
-    this.#replays = true;
     const { previous_message_id, held, system, tools, model } = snapshot;
     const reply = messages?.[held - 1];
     // The history as the snapshot holds it is what the server holds up to the reply: later changes are checked against it.
@@ -102,9 +108,7 @@ export class MessageThread {
    * every change to the history since the last request itself.
    */
   wireBody(body: Record<string, unknown>, appendsOnly: boolean): Record<string, unknown> {
-    // A run the server stopped threading sends the whole history each turn: as outside a thread.
-    if (this.#mode === 'stopped') return this.outsideThread(body);
-    if (this.#mode !== 'on') return body;
+    if (this.#mode !== 'on') return this.unthreaded(body);
     const messages = body['messages'] as BetaMessageParam[];
     const anchor = this.#anchor;
     this.#pending = { held: messages.length, sent: messages, system: body['system'], tools: body['tools'], model: body['model'] };
@@ -119,17 +123,22 @@ export class MessageThread {
       return wire;
     }
     const wire = withFields(body, { betas, thread: { type: 'create' } });
-    if (this.#replays) wire['messages'] = withoutAnsweredCacheControl(messages);
+    wire['messages'] = withoutAnsweredCacheControl(messages);
     return wire;
+  }
+
+  /** The body of a turn sent without a thread: as given, or (the server stopped threading the run) as outside a thread. */
+  unthreaded(body: Record<string, unknown>): Record<string, unknown> {
+    return this.#mode === 'stopped' ? this.outsideThread(body) : body;
   }
 
   /**
    * The body of a request that carries the whole history outside the thread (to a fallback entry, a
-   * compaction's summary): once a thread has held messages, their cache markers were for the
-   * requests that first sent them, and are left out as in a replay.
+   * compaction's summary, a turn the server no longer threads): in a run set to go over a thread,
+   * the cache markers of answered messages are left out, as on a new thread.
    */
   outsideThread(body: Record<string, unknown>): Record<string, unknown> {
-    if (!this.#replays) return body;
+    if (!this.#strips) return body;
     return withFields(body, { messages: withoutAnsweredCacheControl(body['messages'] as BetaMessageParam[]) });
   }
 
@@ -172,7 +181,6 @@ export class MessageThread {
     const { held, sent, system, tools, model } = pending;
     // The reply as the history keeps it (without blank text), to know it again in a history the caller set.
     this.#anchor = { previousMessageId: reply.id, held: held + 1, sent, replyContent: withoutBlankText(reply.content), system, tools, model };
-    this.#replays = true;
   }
 
   /** A fallback answered (another client or model): the server holds nothing of it; the next request starts a new thread. */
@@ -258,9 +266,10 @@ function same(a: unknown, b: unknown): boolean {
 }
 
 /**
- * A replay sends every message again; the cache markers of messages already answered were meant
- * for the request that first sent them, and all of them at once can exceed what a request may
- * hold. Messages after the last reply go as given.
+ * A request over a new thread (or beside it) sends every message; the cache markers of messages
+ * already answered were meant for the request that first sent them, and all of them at once can
+ * exceed what a request may hold (four). Messages after the last reply go as given; the markers
+ * in tool additions' definitions go too, as in the SDK's thread.
  */
 function withoutAnsweredCacheControl(messages: BetaMessageParam[]): BetaMessageParam[] {
   let lastReply = -1;
@@ -276,7 +285,7 @@ function withoutAnsweredCacheControl(messages: BetaMessageParam[]): BetaMessageP
 function withoutCacheControl<T>(value: T): T {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const { cache_control: _marker, ...copy } = value as Record<string, unknown>;
-  for (const key of ['content', 'source']) {
+  for (const key of ['content', 'source', 'tool', 'definition', 'tool_references']) {
     const nested = copy[key];
     if (Array.isArray(nested)) copy[key] = nested.map(withoutCacheControl);
     else if (typeof nested === 'object' && nested !== null) copy[key] = withoutCacheControl(nested);

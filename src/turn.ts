@@ -310,7 +310,8 @@ export class Requests {
     let reply: BetaMessage;
     try {
       reply = await this.#attempts(sent, body, (summary, target) => {
-        const client = target?.client ?? run.client;
+        // Over an SDK thread, beside it (its own client): a summary is no turn of the thread.
+        const client = target?.client ?? lendableClient(run.client);
         const sent = run.thread.outsideThread(summary);
         return messagesApi(client).create(target ? bodyFor(target, sent) : sent, withTimeout(options, client));
       }, options.signal);

@@ -29,35 +29,60 @@ const threeTurns = () => [
 ];
 
 describe('a run over a message thread', () => {
-  for (const outside of ['a fallback', "a compaction's summary", 'a turn the server no longer threads'] as const) it(`${outside}, sent outside the thread with the whole history, leaves out the cache markers of answered messages, as a replay`, async () => {
+  const cases = ['a fallback', "a compaction's summary", 'the turns the server no longer threads', 'a fallback of a run over an SDK thread'] as const;
+  for (const outside of cases) it(`${outside}, sent outside the thread with the whole history, leaves out the cache markers of answered messages, as a new thread does`, async () => {
     const calls = [1, 2, 3, 4, 5].map((n) => ({ content: [toolUse('lookup', { n }, `toolu_${n}`)] }));
     const unthreaded = { error: { status: 400, details: { error_code: 'thread_unsupported_request', unsupported: ['x'] } } };
-    const server = await mockServer(
-      outside === 'a fallback'
-        ? [...calls, { error: { status: 529 } }, { content: [text('From the fallback.')] }]
-        : outside === 'a turn the server no longer threads'
-          ? [...calls, unthreaded, { content: [text('Done.')] }]
-          : [...calls.slice(0, 4), { ...calls[4]!, usage: { input_tokens: 50_000 } }, { content: [text('<summary>Five rows.</summary>')] }, { content: [text('Done.')] }],
-    );
-    const runner = toolRunner(server.client({ maxRetries: 0 }), {
-      ...baseParams,
-      tools: [lookup],
-      ...(outside === 'a fallback' ? {} : { compactionControl: { enabled: true, contextTokenThreshold: 10_000 } }),
-    }, outside === 'a fallback' ? { fallback: [{ model: 'claude-fallback' }] } : {});
+    const steps = {
+      'a fallback': [...calls, { error: { status: 529 } }, { content: [text('From the fallback.')] }],
+      "a compaction's summary": [...calls.slice(0, 4), { ...calls[4]!, usage: { input_tokens: 50_000 } }, { content: [text('<summary>Five rows.</summary>')] }, { content: [text('Done.')] }],
+      'the turns the server no longer threads': [...calls.slice(0, 3), unthreaded, ...calls.slice(3), { content: [text('Done.')] }],
+      'a fallback of a run over an SDK thread': [...calls, { error: { status: 529 } }, { content: [text('From the fallback.')] }],
+    }[outside];
+    const server = await mockServer(steps);
+    const params = { ...baseParams, tools: [lookup], ...(outside === "a compaction's summary" ? { compactionControl: { enabled: true, contextTokenThreshold: 10_000 } } : {}) };
+    const options = outside.includes('fallback') ? { fallback: [{ model: 'claude-fallback' }] } : {};
+    const runner =
+      outside === 'a fallback of a run over an SDK thread'
+        ? toolRunner(server.client({ maxRetries: 0 }).beta.messages.thread(params as never), {}, options)
+        : toolRunner(server.client({ maxRetries: 0 }), params, options);
     // Each result marked for caching (README, "Modifying tool results"): one marker a request over the thread.
     for await (const _message of runner) {
       const response = await runner.generateToolResponse();
       for (const result of response?.content ?? []) result.cache_control = { type: 'ephemeral' };
     }
     const markers = (request: RecordedRequest) => (JSON.stringify(wire(request).body.messages).match(/cache_control/g) ?? []).length;
-    // After the primary's failed attempt (over the thread), or the summary itself.
-    const outsideRequest = server.requests[outside === "a compaction's summary" ? 5 : 6]!;
-    expect(threadOf(outsideRequest)).toBeUndefined();
-    expect(wire(outsideRequest).body.messages).toHaveLength(outside === "a compaction's summary" ? 12 : 11);
-    // Only the results after the last reply keep theirs (the API takes at most four).
-    expect(markers(outsideRequest)).toBe(1);
-    expect(server.requests.slice(1, 5).map(markers)).toEqual([1, 1, 1, 1]);
+    // Only the results after the last reply keep theirs (the API takes at most four), on every request.
+    // (The compacted history holds none: the summary stands for them.)
+    expect(server.requests.map(markers)).toEqual(server.requests.map((_, i) => (i === 0 || (outside === "a compaction's summary" && i === 6) ? 0 : 1)));
+    // The requests outside the thread: the fallback's (after the primary's failed attempt), the summary, every turn after the stop.
+    const outsideRequests = outside === "a compaction's summary" ? [5] : outside === 'the turns the server no longer threads' ? [4, 5, 6] : [6];
+    for (const i of outsideRequests) {
+      expect(threadOf(server.requests[i]!)).toBeUndefined();
+      expect(wire(server.requests[i]!).body.messages.length).toBeGreaterThan(6);
+    }
     expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('a run resumed from a snapshot that holds no thread (taken after a break) starts its thread without the cache markers of answered messages', async () => {
+    const calls = [1, 2, 3, 4, 5].map((n) => ({ content: [toolUse('lookup', { n }, `toolu_${n}`)] }));
+    const server = await mockServer([...calls, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] });
+    for await (const message of runner) {
+      if (message.content.some((block) => block.type === 'tool_use' && block.id === 'toolu_5')) break;
+      const response = await runner.generateToolResponse();
+      for (const result of response?.content ?? []) result.cache_control = { type: 'ephemeral' };
+    }
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    expect(snapshot.thread ?? undefined).toBeUndefined();
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: [lookup] });
+    await resumed;
+    const first = wire(server.requests.at(-1)!).body;
+    expect(first.thread).toEqual({ type: 'create' });
+    // Four results marked; only the last, after the last reply, keeps its marker.
+    expect(first.messages).toHaveLength(9);
+    expect((JSON.stringify(first.messages).match(/cache_control/g) ?? []).length).toBe(1);
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
   it('a refused reply is not kept on a thread: a call it started while streaming (runToolsEagerly) is stopped before the run ends', async () => {
@@ -124,6 +149,23 @@ describe('a run over a message thread', () => {
     expect(wire(server.requests[2]!).body.tools).toHaveLength(1);
     expect(lines).toContainEqual({ level: 'info', message: expect.stringMatching(/Thread rejected \(thread_not_found, previous_message_id msg_\w+\); replaying/) });
     expect(runner.iteration).toBe(3);
+  });
+
+  it("a replay leaves out the cache markers in the definitions of tools added to answered turns (addTools), as the SDK's thread does", async () => {
+    const marked = (name: string) => tool({ ...lookupOptions, name, cache_control: { type: 'ephemeral' } });
+    const server = await mockServer([...[0, 1, 2, 3, 4, 5].map((n) => ({ content: [toolUse(`t${n}`, { n }, `toolu_${n}`)] })), { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [marked('t0')], betas: ['inline-tools-2026-09-15'] });
+    let turn = 0;
+    for await (const _message of runner) {
+      turn++;
+      if (turn < 6) runner.addTools(marked(`t${turn}`));
+      if (turn === 6) server.forgetThreads();
+    }
+    const markers = (request: RecordedRequest) => (JSON.stringify(wire(request).body.messages).match(/cache_control/g) ?? []).length;
+    const replay = server.requests.at(-1)!;
+    expect(threadOf(replay)).toEqual({ type: 'create' });
+    expect(markers(replay)).toBe(0);
+    expect(server.requests.slice(1, 6).map(markers)).toEqual([1, 1, 1, 1, 1]);
   });
 
   it('thread_not_found on a streamed turn: the stream the caller holds carries the replayed request', async () => {
