@@ -29,8 +29,11 @@ export const AGENT_RESUME: unique symbol = Symbol.for('tool-runner.agentResume.v
  */
 export const AGENT_RUNNING: unique symbol = Symbol.for('tool-runner.agentRunning.v2');
 
-/** Tells the parent's call that its sub-agent runs, with its state, or no longer does. */
-export type AgentRunning = (state: (() => RunnerSnapshot) | undefined) => void;
+/**
+ * Tells the parent's call that its sub-agent runs, with its state and the usage of it the parent has
+ * counted (what it spent before it waited for approval, say), or that it no longer does.
+ */
+export type AgentRunning = (state: (() => { snapshot: RunnerSnapshot; counted: Usage }) | undefined) => void;
 
 /**
  * The key of an agent tool's durable form (`tool-runner/dbos`): the same agent whose sub-agent's

@@ -47,7 +47,7 @@ import { ToolError } from './tool-error.js';
 import { isToolSource } from './tool-set.js';
 import { isRunnableToolset } from './toolsets.js';
 import type { BetaMessage, Promisable } from './types.js';
-import { NO_USAGE, usageSince } from './usage.js';
+import { usageSince } from './usage.js';
 
 /** The input of an agent tool without `inputSchema`: the task, in words. */
 export const AGENT_TASK_SCHEMA = {
@@ -200,13 +200,13 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     throw error;
   }
   depths.set(sub, depth);
-  // A snapshot the parent takes while the sub-agent runs holds its state: resumed, it goes on inside it.
-  const running = (context as { [AGENT_RUNNING]?: AgentRunning })[AGENT_RUNNING];
-  running?.(() => sub.toJSON());
   // The sub-agent's usage goes to the parent when it ends, or at once when the parent stops waiting
   // for it (an abort, the call's timeout): the parent's usage then already holds what it spent. A
-  // sub-agent that ran when the parent's snapshot was taken had not told the parent of its usage yet.
-  let counted = resumed?.running ? NO_USAGE : sub.usage;
+  // sub-agent that ran when the parent's snapshot was taken had told the parent only of `counted`.
+  let counted = resumed?.counted ?? sub.usage;
+  // A snapshot the parent takes while the sub-agent runs holds its state: resumed, it goes on inside it.
+  const running = (context as { [AGENT_RUNNING]?: AgentRunning })[AGENT_RUNNING];
+  running?.(() => ({ snapshot: sub.toJSON(), counted }));
   const addUsage = () => {
     const now = sub.usage;
     link?.addUsage(usageSince(now, counted));

@@ -337,7 +337,7 @@ function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContex
 
 /** An agent tool's context: the state its sub-agent goes on from, and where it tells that it runs (agent-link.ts). */
 function agentContext(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined, given: { given: unknown } | undefined) {
-  const running: AgentRunning = (state) => context.results.keepRunning(call.id, state && (() => heldCall(tool, call, given, { snapshot: state(), running: true })));
+  const running: AgentRunning = (state) => context.results.keepRunning(call.id, state && (() => heldCall(tool, call, given, state())));
   return { [AGENT_RESUME]: held?.agent, [AGENT_RUNNING]: running };
 }
 

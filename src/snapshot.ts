@@ -85,8 +85,11 @@ export interface ToolChangesJSON {
 
 /** A call that waits for approval: its own, or (`agent`) a sub-agent's calls, with the sub-agent's state. */
 export interface HeldCall extends PendingApproval {
-  /** `running`: the sub-agent ran when the snapshot was taken (the parent's usage does not hold its own yet). */
-  agent?: { snapshot: RunnerSnapshot; running?: true };
+  /**
+   * `counted`: the sub-agent ran when the snapshot was taken, and the parent's usage holds this much
+   * of its own (none held: it waited for approval, and the parent's usage holds all it spent).
+   */
+  agent?: { snapshot: RunnerSnapshot; counted?: Usage };
   /** The input the `onToolCall` hook gave in place of the model's: what the call is validated from again when it goes on. */
   given?: unknown;
 }

@@ -164,17 +164,21 @@ export class ToolCalls implements CallResults {
       settled: Object.fromEntries(this.#settled),
       // A tool that finished before a hook threw: a resumed run runs only the hook again, as a retry does.
       ...(this.#ran.size > 0 && { ran: Object.fromEntries(this.#ran) }),
-      held: [...this.#held.values(), ...this.#runningHeld()],
+      held: this.#heldNow(),
       pending: this.#pending.map((call) => call.id),
       decisions: Object.fromEntries(this.#decisions),
     };
   }
 
-  /** The agent calls running now, with their sub-agents' states (a call that waits or ended is held or settled). */
-  #runningHeld(): HeldCall[] {
-    if (!this.#running) return [];
+  /**
+   * The held calls as a snapshot keeps them: an agent call running now with its sub-agent's state as
+   * it is (not as it was when it waited for approval, before it went on), then the calls that wait.
+   */
+  #heldNow(): HeldCall[] {
+    if (!this.#running) return [...this.#held.values()];
     const held: HeldCall[] = [];
-    for (const [id, state] of this.#running) if (!this.#held.has(id) && !this.#settled.has(id)) held.push(state());
+    for (const [id, state] of this.#running) if (!this.#settled.has(id)) held.push(state());
+    for (const [id, call] of this.#held) if (!this.#running.has(id)) held.push(call);
     return held;
   }
 

@@ -757,6 +757,36 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
+  it("a snapshot the parent takes while a sub-agent runs after its call was approved holds its state as it is now: resumed, the approved call does not run again, its usage counts once", async () => {
+    const ran: string[] = [];
+    const charge = tool({ name: 'charge', inputSchema: z.object({ amount: z.number() }), needsApproval: true, run: ({ amount }) => (ran.push(`charge ${amount}`), `charged ${amount}`) });
+    const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [charge] }) });
+    const agentOf = agentRouter();
+    const reply = (request: RecordedRequest): ScriptedReply => {
+      const answered = JSON.stringify(request.messages).includes('"tool_result"');
+      if (agentOf(request) === 'worker') return answered ? { content: [text('Charged 5.')], usage: u(100, 50) } : { content: [toolUse('charge', { amount: 5 }, 'toolu_c')], usage: u(100, 50) };
+      return answered ? { content: [text('All done.')], usage: u(10, 5) } : { content: [toolUse('worker', { task: 'charge 5' }, 'toolu_w')], usage: u(10, 5) };
+    };
+    const server = await mockServer(Array.from({ length: 4 }, () => reply));
+    let snapshot: RunnerSnapshot | undefined;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [worker] }, {
+      onEvent: (event) => {
+        if (event.type === 'tool.end' && event.path && event.call.name === 'charge' && !event.pending) snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+      },
+    });
+    await runner;
+    expect(runner.stoppedBy).toBe('approval');
+    runner.approve('toolu_c');
+    await runner;
+    expect(ran).toEqual(['charge 5']);
+    const again = await mockServer(Array.from({ length: 2 }, () => reply));
+    const resumed = resumeToolRunner(again.client(), snapshot!, { tools: [worker] });
+    expect(textOfLast(await resumed)).toBe('All done.');
+    expect(ran).toEqual(['charge 5']);
+    expect(resumed.usage).toMatchObject({ input_tokens: 10 + 100 + 100 + 10, output_tokens: 5 + 50 + 50 + 5 });
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
   it('three levels deep: the approval path names both agents, and a same-process resume goes on', async () => {
     const log: string[] = [];
     const { search, publish } = researchTools(log);
