@@ -79,9 +79,10 @@ export class RunBudget {
     this.#overAt ??= iteration;
     const again = this.#overAt !== iteration;
     // Without `onLimit: 'answer'`, a call that stops the run is read only by a run that goes on after the stop (resumed with a larger budget, say).
+    // With `onLimit: 'answer'` a call that stops the run is read in the request for the answer, which may call no tool.
     const next = again && !this.#answersAtStop
       ? 'The run stopped there and has gone on since: call it again if you still need it.'
-      : limit.endsWith('(budget.maxCallsPerTool)') ? 'Answer with what you have, or use another tool.' : 'Answer with what you have.';
+      : !again && limit.endsWith('(budget.maxCallsPerTool)') ? 'Answer with what you have, or use another tool.' : 'Answer with what you have.';
     return { text: `Error: the call to '${name}' was not run: ${limit}. ${next}`, again };
   }
 

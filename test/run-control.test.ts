@@ -305,6 +305,15 @@ describe("onLimit: 'answer'", () => {
     expect(runner.stoppedBy).toBe('budget');
   });
 
+  it('a second call past maxCallsPerTool, with onLimit answer: its answer, read in the request that may call no tool, offers no other tool', async () => {
+    const server = await mockServer([{ content: [weather('Paris'), weather('Rome')] }, { content: [weather('Oslo')] }, { content: [text('Only Paris.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] }, { onLimit: 'answer', budget: { maxCallsPerTool: { get_weather: 1 } } });
+    await runner;
+    expect(resultsOf(server.requests[1]!)[1]!.content).toMatch(/budget\.maxCallsPerTool\)\. Answer with what you have, or use another tool\.$/);
+    expect(wire(server.requests[2]!).body.tool_choice).toEqual({ type: 'none' });
+    expect(resultsOf(server.requests[2]!)[0]!.content).toMatch(/budget\.maxCallsPerTool\)\. Answer with what you have\.$/);
+  });
+
   it('a second call past maxToolCalls: the run ends on an answer too', async () => {
     const server = await mockServer([{ content: [weather('Paris'), weather('Rome')] }, { content: [weather('Oslo')] }, { content: [text('Only Paris.')] }]);
     const calls: string[] = [];
