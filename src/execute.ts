@@ -9,7 +9,7 @@ import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf 
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
-import { errorResult, textOnlyError } from './history.js';
+import { abortedWaitingText, errorResult, textOnlyError } from './history.js';
 import { openApprovals } from './nested-approvals.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
@@ -123,7 +123,8 @@ async function notFound(call: ToolCall, context: ExecutionContext): Promise<Call
 async function answerCall(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined): Promise<CallOutcome> {
   const { logger } = context;
   const { toolUse } = call;
-  if (context.signal?.aborted) return failed(abortedText(tool.name), call, context);
+  // A call that waited for approval, undecided, never started.
+  if (context.signal?.aborted) return failed(held && !context.decisions.has(toolUse.id) ? abortedWaitingText(tool.name) : abortedText(tool.name), call, context);
 
   let decision: ApprovalDecision | undefined;
   /** The input the onToolCall hook gave in place of the model's, kept with the call if it waits. */

@@ -260,6 +260,25 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     expect(server.requests).toHaveLength(1);
   });
 
+  it('aborted while the run was stopped for approval, then iterated: the undecided call is answered as aborted while it waited', async () => {
+    const ran: string[] = [];
+    const gated = tool({ name: 'gated', inputSchema: z.object({ n: z.number() }), needsApproval: true, run: ({ n }) => (ran.push(`gated ${n}`), 'ran') });
+    const server = await mockServer([{ content: [toolUse('gated', { n: 1 }, 'toolu_1'), toolUse('gated', { n: 2 }, 'toolu_2')] }, { content: [text('never')] }]);
+    const controller = new AbortController();
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated] }, { signal: controller.signal });
+    await runner;
+    expect(runner.stoppedBy).toBe('approval');
+    runner.approve('toolu_1');
+    controller.abort();
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(ran).toEqual([]);
+    expect(runner.params.messages.at(-1)!.content).toEqual([
+      expect.objectContaining({ tool_use_id: 'toolu_1', is_error: true, content: "Error: the call to 'gated' was aborted before it finished." }),
+      expect.objectContaining({ tool_use_id: 'toolu_2', is_error: true, content: "Error: the call to 'gated' was aborted while it waited for approval, so it was not run." }),
+    ]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('iterating again without deciding stops again at once, sending nothing', async () => {
     const server = await mockServer(script());
     const runner = toolRunner(server.client(), { ...baseParams, tools: tools([]) });
