@@ -167,7 +167,10 @@ export class RunOutput {
 
   /** `last`: the history's last message (a failure is kept only while the history still ends with its reply). */
   toJSON(last: BetaMessageParam | undefined): OutputJSON {
-    const json: OutputJSON = { repaired: this.#repaired };
+    // The caller went on with a message of its own (after a failure, or in the loop body after a reply):
+    // the count restarts, as it will in the run (`retry`, `newAnswer`).
+    const wentOn = this.#failed ? this.#failed.reply !== last : isCallersMessage(last);
+    const json: OutputJSON = { repaired: wentOn ? 0 : this.#repaired };
     // The text, not the value: a parsed value (a Date, a URL a transform made) does not survive JSON or a clone.
     if (this.#value) json.text = this.#value.text;
     if (this.#failed && this.#failed.reply === last) json.failed = this.#failed.issues;
@@ -179,13 +182,19 @@ type Read = { ok: true; value: unknown } | { ok: false; issues: ValidationIssue[
 
 const ignore = () => {};
 
+const REPAIR_START = 'Your reply is not valid output for the required JSON schema:';
+
 /** The repair turn's message: each failing field, and what to do. */
 function repairMessage(issues: ValidationIssue[]): BetaMessageParam {
   const lines = issues.map((issue) => `- ${issue.path}: ${issue.message}`).join('\n');
-  return {
-    role: 'user',
-    content: `Your reply is not valid output for the required JSON schema:\n${lines}\nReply again with only the corrected JSON.`,
-  };
+  return { role: 'user', content: `${REPAIR_START}\n${lines}\nReply again with only the corrected JSON.` };
+}
+
+/** A user message neither a repair turn nor the results of calls: the caller's (a question it pushed). */
+function isCallersMessage(message: BetaMessageParam | undefined): boolean {
+  if (message?.role !== 'user') return false;
+  const { content } = message;
+  return typeof content === 'string' ? !content.startsWith(REPAIR_START) : !content.some((block) => block.type === 'tool_result');
 }
 
 /** `limit`: the limit the run reached, which left no request for a repair turn. */

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { OutputError, resumeToolRunner, toolRunner } from 'tool-runner';
+import { OutputError, type ToolRunner, resumeToolRunner, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
 
@@ -121,18 +121,38 @@ describe('options.output', () => {
   });
 
   it('after an OutputError, a question pushed instead of the repair gets repair turns of its own, in the run and after a resume', async () => {
-    for (const via of ['in process', 'a snapshot'] as const) {
+    for (const via of ['in process', 'a snapshot', 'a snapshot taken after the push'] as const) {
       const bad = json({ city: 'Paris', temperature: 'warm' });
       const server = await mockServer([{ content: [bad] }, { content: [bad] }, { content: [bad] }, { content: [json({ city: 'Rome', temperature: 25 })] }]);
-      let runner = toolRunner(server.client(), baseParams, { output: report });
+      let runner: ToolRunner<boolean, unknown> = toolRunner(server.client(), baseParams, { output: report });
       await expect(runner.runUntilDone()).rejects.toThrow(/after 1 repair turn/);
-      if (via === 'a snapshot') runner = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { options: { output: report } });
+      const resumed = () => resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { options: { output: report } });
+      if (via === 'a snapshot') runner = resumed();
       runner.pushMessages({ role: 'user', content: 'And in Rome?' });
+      if (via === 'a snapshot taken after the push') runner = resumed();
       await runner.runUntilDone();
       expect(runner.output).toMatchObject({ city: 'Rome' });
       expect(server.requests).toHaveLength(4);
       expect(historyProblems(runner.params.messages)).toEqual([]);
     }
+  });
+
+  it('a snapshot taken in the loop body after it pushed a question keeps no repair count of the answer before: resumed, the question gets its own repair turn', async () => {
+    const bad = json({ city: 'Paris', temperature: 'warm' });
+    const server = await mockServer([{ content: [bad] }, { content: [json({ city: 'Paris', temperature: 21 })] }, { content: [bad] }, { content: [json({ city: 'Rome', temperature: 25 })] }]);
+    const runner = toolRunner(server.client(), baseParams, { output: report });
+    let snapshot: unknown;
+    for await (const message of runner) {
+      if (message.content.some((block) => block.type === 'text' && block.text.includes('21'))) {
+        runner.pushMessages(message, { role: 'user', content: 'And in Rome?' });
+        snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+        break;
+      }
+    }
+    const resumed = resumeToolRunner(server.client(), snapshot as never, { options: { output: report } });
+    await resumed;
+    expect(resumed.output).toMatchObject({ city: 'Rome' });
+    expect(server.requests).toHaveLength(4);
   });
 
   it('outputRepairs: 0 sends no repair turn', async () => {
