@@ -14,6 +14,7 @@ import { type RunContext, runSignal } from './run-context.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
 import { openApprovals } from './nested-approvals.js';
+import { endWaits } from './waits-ended.js';
 import type { Answer, Turn } from './turn.js';
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { ToolChanges } from './tool-changes.js';
@@ -26,7 +27,7 @@ import type { BetaMessageParam, BetaToolResultBlockParam, BetaToolUseBlock, Tool
 interface EagerStarts {
   controller: AbortController;
   signal: AbortSignal;
-  started: Array<Promise<unknown>>;
+  started: Array<Promise<CallOutcome>>;
   /** The ids of the calls started: forgotten if the reply is not kept, so that a retried reply's calls run anew. */
   ids: string[];
 }
@@ -98,11 +99,8 @@ export class CallAnswers {
   /** Aborted while calls waited for approval: each is answered as aborted, and its wait ends for the listeners too. */
   #abortWaiting(message: ToolResultMessage, uses: BetaToolUseBlock[], pending: HeldCall[]): ToolResultMessage {
     const answered = answeringEvery(message, uses, (use) => abortedWaitingText(use.name));
-    const { emit, runner } = this.#run;
-    for (const use of emit ? uses : []) {
-      const result = answered.content.find((block) => block.type === 'tool_result' && block.tool_use_id === use.id);
-      if (pending.some((held) => held.id === use.id)) emit!({ type: 'tool.end', runner, call: { id: use.id, name: use.name, input: use.input, toolUse: use }, result: result as BetaToolResultBlockParam, cancelled: true });
-    }
+    const results = answered.content as BetaToolResultBlockParam[];
+    endWaits(this.#run.emit, this.#run.runner, pending, (id) => results.find((block) => block.type === 'tool_result' && block.tool_use_id === id));
     return answered;
   }
 
@@ -224,7 +222,9 @@ export class CallAnswers {
     eager.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
     this.#eager = undefined;
     // Once they end, the others are forgotten: a retried reply that makes them again (the same ids) runs them anew.
-    return Promise.allSettled(eager.started).then(() => {
+    return Promise.allSettled(eager.started).then((outcomes) => {
+      // Calls that waited for approval will not run: their wait ends for the listeners too.
+      endWaits(this.#run.emit, this.#run.runner, outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' && 'pending' in outcome.value ? [outcome.value.pending] : [])));
       const made = finished.length > 0 ? new Set(toolUsesOf(this.#run.state.messages.at(-1)).map((use) => use.id)) : undefined;
       this.#calls?.forget(made ? eager.ids.filter((id) => !(made.has(id) && finished.includes(id))) : eager.ids);
     });

@@ -787,6 +787,26 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
+  it("aborted while a sub-agent's call waits for approval and another call runs: the waits end for the listeners, the sub-agent's with its path", async () => {
+    const controller = new AbortController();
+    const charge = tool({ name: 'charge', inputSchema: z.object({}), needsApproval: true, run: () => 'charged' });
+    const slow = tool({
+      name: 'slow',
+      inputSchema: z.object({}),
+      run: (_input, { signal }) => new Promise<string>((resolve) => (signal.addEventListener('abort', () => resolve('stopped')), setTimeout(() => controller.abort(), 30))),
+    });
+    const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [charge] }) });
+    const server = await mockServer(byAgent({ parent: [{ content: [toolUse('worker', { task: 'charge' }, 'toolu_w'), toolUse('slow', {}, 'toolu_s')] }], worker: [{ content: [toolUse('charge', {}, 'toolu_c')] }] }));
+    const ends: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [worker, slow] }, {
+      signal: controller.signal,
+      onEvent: (event) => void (event.type === 'tool.end' && event.call.id !== 'toolu_s' && ends.push(`${event.path?.join('/') ?? ''}:${event.call.id}:${event.pending ? 'pending' : event.cancelled ? 'cancelled' : 'ended'}`)),
+    });
+    await expect(runner.runUntilDone()).rejects.toThrow(/abort/i);
+    expect(ends).toEqual(['worker:toolu_c:pending', ':toolu_w:pending', ':toolu_w:cancelled', 'worker:toolu_c:cancelled']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('three levels deep: the approval path names both agents, and a same-process resume goes on', async () => {
     const log: string[] = [];
     const { search, publish } = researchTools(log);

@@ -279,6 +279,21 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a call that waits for approval in a reply the loop body leaves (runToolsEagerly, break): its wait ends for the listeners (tool.end, cancelled)', async () => {
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
+    const server = await mockServer([{ content: [toolUse('gated', {}, 'toolu_g'), text('and some more text after the call, streamed slowly')], eventDelayMs: 5 }]);
+    const ends: Array<{ pending: boolean | undefined; cancelled: true | undefined }> = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated], stream: true, runToolsEagerly: true }, {
+      onEvent: (event) => void (event.type === 'tool.end' && ends.push({ pending: event.pending, cancelled: event.cancelled })),
+    });
+    for await (const stream of runner) {
+      for await (const _event of stream) if (ends.length > 0) break;
+      break;
+    }
+    expect(runner.stoppedBy).toBe('break');
+    expect(ends).toEqual([{ pending: true, cancelled: undefined }, { pending: undefined, cancelled: true }]);
+  });
+
   it('iterating again without deciding stops again at once, sending nothing', async () => {
     const server = await mockServer(script());
     const runner = toolRunner(server.client(), { ...baseParams, tools: tools([]) });

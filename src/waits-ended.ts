@@ -1,0 +1,23 @@
+/**
+ * Calls that waited for approval and will not run (an abort, a reply that was not kept): their wait
+ * ends for the listeners too, with a `tool.end` marked `cancelled` (and the result the history
+ * gives them, if any), a sub-agent's calls inside them with their `path`.
+ */
+import type { RunnerEvent } from './events.js';
+import { openApprovals } from './nested-approvals.js';
+import type { HeldCall } from './snapshot.js';
+import type { Runner } from './surface.js';
+import type { BetaToolResultBlockParam } from './types.js';
+
+export function endWaits(emit: ((event: RunnerEvent) => void) | undefined, runner: Runner, held: readonly HeldCall[], resultOf?: (id: string) => BetaToolResultBlockParam | undefined): void {
+  if (!emit) return;
+  for (const call of held) {
+    const result = resultOf?.(call.id);
+    emit({ type: 'tool.end', runner, call: { id: call.id, name: call.name, input: call.input, toolUse: call.toolUse }, ...(result && { result }), cancelled: true });
+    if (!call.agent) continue;
+    for (const inner of openApprovals([call])) {
+      const { id, name, input, toolUse, path, callPath } = inner;
+      emit({ type: 'tool.end', runner, call: { id, name, input, toolUse }, cancelled: true, ...(path && { path }), ...(callPath && { callPath }) });
+    }
+  }
+}
