@@ -140,6 +140,26 @@ describe('what the page is fed and the recorded file', () => {
     expect(input).toMatch(/^\{"s":"zzz.*\n\[… 50008 more characters not kept by the inspector\]$/s);
   });
 
+  it('a wait that ends without a result (a reply the loop body left) is marked aborted, not left waiting', async () => {
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
+    const server = await mockServer([{ content: [toolUse('gated', {}, 'toolu_g'), text('and some more text after the call, streamed slowly')], eventDelayMs: 5 }]);
+    const file = join(dir, 'left-wait.jsonl');
+    const inspect = await start({ record: file });
+    let waiting = false;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated], stream: true, runToolsEagerly: true }, {
+      onEvent: (event) => {
+        inspect.onEvent(event);
+        if (event.type === 'tool.end' && event.pending) waiting = true;
+      },
+    });
+    for await (const stream of runner) {
+      for await (const _event of stream) if (waiting) break;
+      break;
+    }
+    await inspect.close();
+    expect(ofType(lines(file), 'tool.end').map((record) => [record.pending, (record as { aborted?: boolean }).aborted])).toEqual([[true, undefined], [undefined, true]]);
+  });
+
   it('marks timeouts, truncated results and denials, even without contents', async () => {
     const server = await mockServer([
       { content: [toolUse('slow', {}, 'toolu_slow'), toolUse('big', {}, 'toolu_big'), toolUse('guarded', {}, 'toolu_guarded')] },

@@ -143,6 +143,8 @@ export function recordOf(event: RunnerEvent, run: string, time: number, capture:
         ? { run, time, type: 'tool.end', id: event.call.id, name: event.call.name, pending: true }
         : toolEnd(run, time, event.call.id, event.call.name, event.result, capture);
       if (event.error !== undefined) Object.assign(record, { isError: true, error: errorInfo(event.error, capture) });
+      // A wait that ended without a result (the reply that made the call was not kept): cut short.
+      else if (event.cancelled && !event.result) Object.assign(record, { aborted: true });
       break;
     default:
       record = otherRecord(run, time, event as unknown as Record<string, unknown>, capture);
