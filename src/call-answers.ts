@@ -9,12 +9,12 @@ import { approvalAsker, runApprover } from './approver.js';
 import { ignore } from './completion.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, stoppedText, toolEnd } from './execute.js';
 import { Limiter, runWithGuards } from './guards.js';
-import { abortedWaitingText, answeringEvery, errorResult, insertToolResults, toolUsesOf } from './history.js';
+import { errorResult, insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
 import { openApprovals } from './nested-approvals.js';
-import { endWaits } from './waits-ended.js';
+import { abortedWaits, endWaits } from './waits-ended.js';
 import type { Answer, Turn } from './turn.js';
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { ToolChanges } from './tool-changes.js';
@@ -77,7 +77,15 @@ export class CallAnswers {
    */
   answerLastMessage(turn: Turn | undefined): 'none' | Promise<'answered' | 'pending'> {
     const uses = toolUsesOf(this.#run.state.messages.at(-1));
-    return uses.length === 0 ? 'none' : this.#answerCalls(turn, uses);
+    if (uses.length > 0) return this.#answerCalls(turn, uses);
+    // The history went on past calls that waited for approval (a message pushed instead of a decision):
+    // they are answered as not run (`prepareHistory`), and their waits end.
+    const waited = this.#calls?.pending;
+    if (waited?.length) {
+      endWaits(this.#run.emit, this.#run.runner, waited);
+      this.#calls!.clear();
+    }
+    return 'none';
   }
 
   async #answerCalls(turn: Turn | undefined, uses: BetaToolUseBlock[]): Promise<'answered' | 'pending'> {
@@ -89,19 +97,11 @@ export class CallAnswers {
       this.#callsNow().hold(answer.pending);
       return 'pending';
     }
-    insertToolResults(state.messages, answer.pending.length > 0 ? this.#abortWaiting(answer.message, uses, answer.pending) : answer.message);
+    insertToolResults(state.messages, answer.pending.length > 0 ? abortedWaits(this.#run, answer.message, uses, answer.pending) : answer.message);
     this.#calls?.clear();
     // The results are in the history, so an aborted run stays valid and resumable.
     if (signal?.aborted) throw new APIUserAbortError();
     return 'answered';
-  }
-
-  /** Aborted while calls waited for approval: each is answered as aborted, and its wait ends for the listeners too. */
-  #abortWaiting(message: ToolResultMessage, uses: BetaToolUseBlock[], pending: HeldCall[]): ToolResultMessage {
-    const answered = answeringEvery(message, uses, (use) => abortedWaitingText(use.name));
-    const results = answered.content as BetaToolResultBlockParam[];
-    endWaits(this.#run.emit, this.#run.runner, pending, (id) => results.find((block) => block.type === 'tool_result' && block.tool_use_id === id));
-    return answered;
   }
 
   /**

@@ -123,8 +123,9 @@ async function notFound(call: ToolCall, context: ExecutionContext): Promise<Call
 async function answerCall(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined): Promise<CallOutcome> {
   const { logger } = context;
   const { toolUse } = call;
-  // A call that waited for approval, undecided, never started.
-  if (context.signal?.aborted) return failed(held && !context.decisions.has(toolUse.id) ? abortedWaitingText(tool.name) : abortedText(tool.name), call, context);
+  // A call that waited for approval, undecided, never started (one whose sub-agent ran when the snapshot was taken did).
+  const waited = held && !held.agent?.counted && !context.decisions.has(toolUse.id);
+  if (context.signal?.aborted) return failed(waited ? abortedWaitingText(tool.name) : abortedText(tool.name), call, context);
 
   let decision: ApprovalDecision | undefined;
   /** The input the onToolCall hook gave in place of the model's, kept with the call if it waits. */
@@ -330,7 +331,8 @@ function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContex
     context.logger.debug(`Running tool '${call.name}' (${call.id}) with input ${safeJson(call.input)}`);
   }
   const timeoutMs = tool.timeoutMs ?? context.toolTimeoutMs;
-  const run = isAgentTool(tool)
+  // An agent tool, or one that holds a sub-agent's state (an agent tool spread into another object, or wrapped).
+  const run = isAgentTool(tool) || held?.agent
     ? (signal: AbortSignal) => tool.run(call.input, Object.assign(toolContextFor(call.toolUse, context, signal), agentContext(tool, call, context, held, given)))
     : (signal: AbortSignal) => tool.run(call.input, toolContextFor(call.toolUse, context, signal));
   return runWithGuards(run, context.signal, timeoutMs);

@@ -44,7 +44,8 @@ export abstract class RunnerControls implements Runner {
     const { maxToolResultChars } = checkOptions(options);
     const state = new RunState(params, snapshot);
     const logger = runnerLogger(client, options.logger);
-    const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), snapshot?.thread, state.messages, OVER_MESSAGE_THREAD in client);
+    const resumed = snapshot ? { snapshot: snapshot.thread, messages: state.messages } : undefined;
+    const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), resumed, OVER_MESSAGE_THREAD in client);
     const emit = emitter(options.onEvent, logger);
     const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions);
     const dropsRefusals = thread.used || OVER_MESSAGE_THREAD in client;

@@ -60,6 +60,12 @@ export class MessageThread {
    * (a new thread, a fallback, a summary) leaves them out, as the SDK's thread does.
    */
   readonly #strips: boolean;
+  /**
+   * A reply arrived in this run (or in the run a snapshot was taken of): the markers are left out up
+   * to the last reply, as the SDK's thread leaves out those of the replies it received; a run's first
+   * request sends the caller's history as given.
+   */
+  #replied: boolean;
   /** The request options last given to `requestOptions`, and what it made of them. */
   #optionsIn: unknown;
   #optionsOut: unknown;
@@ -71,15 +77,18 @@ export class MessageThread {
    * The thread of a run: the shared, stateless one for every run that sends the whole history. A
    * resumed run (`snapshot`, its `messages`) continues the thread from the reply the history holds.
    */
-  static of(enabled: boolean, snapshot?: ThreadSnapshot, messages?: readonly BetaMessageParam[], overSdkThread = false): MessageThread {
-    if (enabled) return new MessageThread(true, snapshot, messages);
+  static of(enabled: boolean, resumed: { snapshot: ThreadSnapshot | undefined; messages: readonly BetaMessageParam[] } | undefined, overSdkThread = false): MessageThread {
+    if (enabled) return new MessageThread(true, resumed);
     // Over an SDK thread (`toolRunner(thread, ...)`) the thread sends the turns; the requests it does not (fallbacks, summaries) strip.
-    return overSdkThread ? new MessageThread(false, undefined, undefined, true) : MessageThread.#unthreaded;
+    return overSdkThread ? new MessageThread(false, resumed, true) : MessageThread.#unthreaded;
   }
 
-  private constructor(enabled: boolean, snapshot?: ThreadSnapshot, messages?: readonly BetaMessageParam[], overSdkThread = false) {
+  private constructor(enabled: boolean, resumed?: { snapshot: ThreadSnapshot | undefined; messages: readonly BetaMessageParam[] }, overSdkThread = false) {
     this.#mode = enabled ? 'on' : 'off';
     this.#strips = enabled || overSdkThread;
+    this.#replied = resumed !== undefined;
+    const snapshot = resumed?.snapshot;
+    const messages = resumed?.messages;
     if (!enabled || !snapshot) return;
     const { previous_message_id, held, system, tools, model } = snapshot;
     const reply = messages?.[held - 1];
@@ -123,7 +132,7 @@ export class MessageThread {
       return wire;
     }
     const wire = withFields(body, { betas, thread: { type: 'create' } });
-    wire['messages'] = withoutAnsweredCacheControl(messages);
+    if (this.#replied) wire['messages'] = withoutAnsweredCacheControl(messages);
     return wire;
   }
 
@@ -138,7 +147,7 @@ export class MessageThread {
    * the cache markers of answered messages are left out, as on a new thread.
    */
   outsideThread(body: Record<string, unknown>): Record<string, unknown> {
-    if (!this.#strips) return body;
+    if (!this.#strips || !this.#replied) return body;
     return withFields(body, { messages: withoutAnsweredCacheControl(body['messages'] as BetaMessageParam[]) });
   }
 
@@ -170,6 +179,8 @@ export class MessageThread {
    * model wrote, is not held by the server: the next request replays the history.
    */
   received(reply: BetaMessage): void {
+    // (The shared thread of the runs that send the whole history keeps nothing.)
+    if (this.#strips) this.#replied = true;
     const pending = this.#pending;
     this.#pending = undefined;
     if (this.#mode !== 'on' || !pending) return;
@@ -185,6 +196,7 @@ export class MessageThread {
 
   /** A fallback answered (another client or model): the server holds nothing of it; the next request starts a new thread. */
   answeredElsewhere(): void {
+    if (this.#strips) this.#replied = true;
     this.#pending = undefined;
     this.#anchor = undefined;
   }

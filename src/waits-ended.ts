@@ -4,10 +4,20 @@
  * gives them, if any), a sub-agent's calls inside them with their `path`.
  */
 import type { RunnerEvent } from './events.js';
+import { abortedWaitingText, answeringEvery } from './history.js';
 import { openApprovals } from './nested-approvals.js';
+import type { RunContext } from './run-context.js';
 import type { HeldCall } from './snapshot.js';
 import type { Runner } from './surface.js';
-import type { BetaToolResultBlockParam } from './types.js';
+import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
+
+/** Aborted while calls waited for approval: each of `uses` is answered (a waiting one as aborted), and the waits end. */
+export function abortedWaits(run: RunContext, message: ToolResultMessage, uses: BetaToolUseBlock[], pending: HeldCall[]): ToolResultMessage {
+  const answered = answeringEvery(message, uses, (use) => abortedWaitingText(use.name));
+  const results = answered.content as BetaToolResultBlockParam[];
+  endWaits(run.emit, run.runner, pending, (id) => results.find((block) => block.type === 'tool_result' && block.tool_use_id === id));
+  return answered;
+}
 
 export function endWaits(emit: ((event: RunnerEvent) => void) | undefined, runner: Runner, held: readonly HeldCall[], resultOf?: (id: string) => BetaToolResultBlockParam | undefined): void {
   if (!emit) return;

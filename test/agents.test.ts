@@ -757,6 +757,20 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
+  it('a snapshot taken while a sub-agent ran, resumed under an aborted signal: its call is answered as aborted before it finished (it had started), not as one that never ran', async () => {
+    const charge = tool({ name: 'charge', inputSchema: z.object({ amount: z.number() }), run: ({ amount }) => `charged ${amount}` });
+    const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [charge] }) });
+    const server = await mockServer(byAgent({ parent: [{ content: [toolUse('worker', { task: 'charge 5' }, 'toolu_w')] }, { content: [text('All done.')] }], worker: [{ content: [toolUse('charge', { amount: 5 }, 'toolu_c')] }, { content: [text('Charged 5.')] }] }));
+    let snapshot: RunnerSnapshot | undefined;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [worker] }, {
+      onEvent: (event) => void (event.type === 'tool.end' && event.path && (snapshot = JSON.parse(JSON.stringify(runner.toJSON())))),
+    });
+    await runner;
+    const resumed = resumeToolRunner(server.client(), snapshot!, { tools: [worker], options: { signal: AbortSignal.abort() } });
+    await expect(resumed.runUntilDone()).rejects.toThrow(/abort/i);
+    expect(resumed.params.messages.at(-1)!.content).toEqual([expect.objectContaining({ tool_use_id: 'toolu_w', content: "Error: the call to 'worker' was aborted before it finished." })]);
+  });
+
   it("a snapshot the parent takes while a sub-agent runs after its call was approved holds its state as it is now: resumed, the approved call does not run again, its usage counts once", async () => {
     const ran: string[] = [];
     const charge = tool({ name: 'charge', inputSchema: z.object({ amount: z.number() }), needsApproval: true, run: ({ amount }) => (ran.push(`charge ${amount}`), `charged ${amount}`) });
@@ -805,6 +819,28 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
     await expect(runner.runUntilDone()).rejects.toThrow(/abort/i);
     expect(ends).toEqual(['worker:toolu_c:pending', ':toolu_w:pending', ':toolu_w:cancelled', 'worker:toolu_c:cancelled']);
     expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  for (const form of ['spread with an option', 'wrapped in a tool of its own'] as const) it(`an agent tool ${form}: after a call inside it is approved, the sub-agent goes on from its state (its finished calls not run again)`, async () => {
+    const log: string[] = [];
+    const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (log.push(`search ${q}`), 'found') });
+    const publish = tool({ name: 'publish', inputSchema: z.object({ t: z.string() }), needsApproval: true, run: ({ t }) => (log.push(`publish ${t}`), 'published') });
+    const researcher = agentTool({ name: 'researcher', description: 'R', params: ({ task }) => ({ model, max_tokens: 100, system: 'researcher', messages: [{ role: 'user', content: task }], tools: [search, publish] }) });
+    const given = form === 'spread with an option' ? { ...researcher, timeoutMs: 60_000 } : tool({ name: 'researcher', inputSchema: z.object({ task: z.string() }), run: (input, context) => researcher.run(input, context) });
+    const agentOf = agentRouter();
+    const reply = (request: RecordedRequest): ScriptedReply => {
+      const messages = JSON.stringify(request.messages);
+      if (agentOf(request) === 'parent') return messages.includes('tool_result') ? { content: [text('Parent done.')] } : { content: [toolUse('researcher', { task: 'do it' }, 'toolu_r')] };
+      if (!messages.includes('tool_result')) return { content: [toolUse('search', { q: 'x' }, 'toolu_s')] };
+      return messages.includes('toolu_p') ? { content: [text('Researched.')] } : { content: [toolUse('publish', { t: 'T' }, 'toolu_p')] };
+    };
+    const server = await mockServer(Array.from({ length: 6 }, () => reply));
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [given] });
+    await runner;
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_p']);
+    runner.approve('toolu_p');
+    expect(textOfLast(await runner)).toBe('Parent done.');
+    expect(log).toEqual(['search x', 'publish T']);
   });
 
   it('three levels deep: the approval path names both agents, and a same-process resume goes on', async () => {

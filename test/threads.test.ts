@@ -64,6 +64,14 @@ describe('a run over a message thread', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it("a run's first request sends the caller's history with its cache markers, as the SDK's thread does (none of its replies answered yet)", async () => {
+    const server = await mockServer([{ content: [text('Answer.')] }]);
+    const marked = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text, cache_control: { type: 'ephemeral' as const } }] });
+    await toolRunner(server.client(), { ...baseParams, messages: [marked('A long document.'), { role: 'assistant', content: 'Read.' }, marked('The question.')] });
+    expect(threadOf(server.requests[0]!)).toEqual({ type: 'create' });
+    expect((JSON.stringify(wire(server.requests[0]!).body.messages).match(/cache_control/g) ?? []).length).toBe(2);
+  });
+
   it('a run resumed from a snapshot that holds no thread (taken after a break) starts its thread without the cache markers of answered messages', async () => {
     const calls = [1, 2, 3, 4, 5].map((n) => ({ content: [toolUse('lookup', { n }, `toolu_${n}`)] }));
     const server = await mockServer([...calls, { content: [text('Done.')] }]);
