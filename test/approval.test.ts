@@ -312,6 +312,17 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     ]);
   });
 
+  it('a history that ends with a call that needs approval: await rejects saying the run stopped for approval before any reply; decided, it goes on', async () => {
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
+    const server = await mockServer([{ content: [text('Done.')] }]);
+    const messages = [...baseParams.messages, { role: 'assistant' as const, content: [toolUse('gated', {}, 'toolu_first')] }];
+    const runner = toolRunner(server.client(), { ...baseParams, messages, tools: [gated] });
+    await expect(runner.runUntilDone()).rejects.toThrow(/stopped for approval before any reply \(the history ends with calls that need it\); decide runner\.pendingApprovals and await again/);
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_first']);
+    runner.approve('toolu_first');
+    expect((await runner).content).toEqual([expect.objectContaining({ text: 'Done.' })]);
+  });
+
   it('iterating again without deciding stops again at once, sending nothing', async () => {
     const server = await mockServer(script());
     const runner = toolRunner(server.client(), { ...baseParams, tools: tools([]) });

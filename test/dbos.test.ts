@@ -364,6 +364,18 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(await approvalsOf(id)).toEqual([]);
   });
 
+  it('a history that ends with a call that needs approval: the run waits for the decision before any request, then goes on', async () => {
+    const server = await mockServer([{ content: [text('Cancelled.')] }]);
+    const id = `approval-first-${randomUUID()}`;
+    const done = resultOf(worker('start', id, server.url, { APPROVALS: '1', ENDS_WITH_CALL: '1' }));
+    await until(async () => (await approvalsOf(id)).map((call) => call.id).join() === 'toolu_first');
+    expect(server.requests).toHaveLength(0);
+    await durableApprovals(dbos, id).approve('toolu_first');
+    const result = await done;
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Cancelled.', citations: null }]);
+    expect(wire(server.requests[0]!).messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_first', content: 'cancelled 42' }]);
+  });
+
   const approvalsOf = (runId: string) => durableApprovals(dbos, runId).pending();
 
   function spawnFixture(file: string, env: Record<string, string>): ChildProcess {

@@ -136,9 +136,15 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
     async (params: DurableRunParams): Promise<DurableRunResult> => {
       const runner = runnerFor(params, client());
       for (;;) {
-        const message = await runner.runUntilDone();
+        let message: BetaMessage | undefined;
+        try {
+          message = await runner.runUntilDone();
+        } catch (error) {
+          // Stopped for approval before any reply (the history ends with calls that need it): it waits as any stop does.
+          if (runner.stoppedBy !== 'approval' || runner.pendingApprovals.length === 0) throw error;
+        }
         const pending = runner.pendingApprovals;
-        if (pending.length === 0) {
+        if (pending.length === 0 && message) {
           const result: DurableRunResult = { message, messages: runner.params.messages, usage: runner.usage, iterations: runner.iteration, stoppedBy: runner.stoppedBy ?? 'model' };
           if (runner.output !== undefined) result.output = runner.output;
           return result;

@@ -66,9 +66,10 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
       throw new Error('tool-runner/dbos: a durable run streams inside its model request steps');
     },
   };
-  // The run logs as the client would (its `logger` and `logLevel`, which the SDK reads from ANTHROPIC_LOG).
-  const { logger, logLevel } = client as { logger?: unknown; logLevel?: unknown };
-  const made = Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel });
+  // The run logs as the client would (its `logger` and `logLevel`, which the SDK reads from ANTHROPIC_LOG),
+  // and a request it sends without streaming (a summary) waits as long as the client would (`timeout`).
+  const { logger, logLevel, timeout } = client as { logger?: unknown; logLevel?: unknown; timeout?: unknown };
+  const made = Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel }, timeout !== undefined && { timeout });
   return Object.defineProperty(made, OWN_CLIENT, { value: client });
 }
 
