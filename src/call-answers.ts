@@ -78,13 +78,11 @@ export class CallAnswers {
   answerLastMessage(turn: Turn | undefined): 'none' | Promise<'answered' | 'pending'> {
     const uses = toolUsesOf(this.#run.state.messages.at(-1));
     if (uses.length > 0) return this.#answerCalls(turn, uses);
-    // The history went on past calls that waited for approval (a message pushed instead of a decision):
+    // The history went on past calls that waited for approval, decided or not (a message pushed instead):
     // they are answered as not run (`prepareHistory`), and their waits end.
-    const waited = this.#calls?.pending;
-    if (waited?.length) {
-      endWaits(this.#run.emit, this.#run.runner, waited);
-      this.#calls!.clear();
-    }
+    const waited = this.#calls?.held;
+    if (waited?.length) endWaits(this.#run.emit, this.#run.runner, waited);
+    this.#calls?.clear();
     return 'none';
   }
 

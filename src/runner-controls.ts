@@ -44,8 +44,10 @@ export abstract class RunnerControls implements Runner {
     const { maxToolResultChars } = checkOptions(options);
     const state = new RunState(params, snapshot);
     const logger = runnerLogger(client, options.logger);
-    const resumed = snapshot ? { snapshot: snapshot.thread, messages: state.messages } : undefined;
-    const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), resumed, OVER_MESSAGE_THREAD in client);
+    // A reply had arrived: in the run a snapshot was taken of, or in an SDK thread's history (its markers are left out up to it).
+    const overSdkThread = OVER_MESSAGE_THREAD in client;
+    const replied = snapshot ? snapshot.lastMessage != null || snapshot.thread != null : overSdkThread && state.messages.some((message) => message.role === 'assistant');
+    const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), { snapshot: snapshot?.thread, messages: state.messages, replied }, overSdkThread);
     const emit = emitter(options.onEvent, logger);
     const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions);
     const dropsRefusals = thread.used || OVER_MESSAGE_THREAD in client;

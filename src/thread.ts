@@ -48,6 +48,16 @@ export function threadsAvailable(client: ClientLike, thread: false | undefined):
   return thread !== false && (client as { _supportsMessageThreads?: boolean })._supportsMessageThreads === true;
 }
 
+/**
+ * A run's thread state to start from: a snapshot's thread (if it held one) and history, and whether a
+ * reply had arrived (the run a snapshot was taken of had one, or an SDK thread holds some).
+ */
+export interface Resumed {
+  snapshot: ThreadSnapshot | undefined;
+  messages: readonly BetaMessageParam[];
+  replied: boolean;
+}
+
 export class MessageThread {
   /** `off`: no thread field; `on`: threading; `stopped`: the server cannot thread this run. */
   #mode: 'off' | 'on' | 'stopped';
@@ -77,16 +87,16 @@ export class MessageThread {
    * The thread of a run: the shared, stateless one for every run that sends the whole history. A
    * resumed run (`snapshot`, its `messages`) continues the thread from the reply the history holds.
    */
-  static of(enabled: boolean, resumed: { snapshot: ThreadSnapshot | undefined; messages: readonly BetaMessageParam[] } | undefined, overSdkThread = false): MessageThread {
+  static of(enabled: boolean, resumed: Resumed | undefined, overSdkThread = false): MessageThread {
     if (enabled) return new MessageThread(true, resumed);
     // Over an SDK thread (`toolRunner(thread, ...)`) the thread sends the turns; the requests it does not (fallbacks, summaries) strip.
     return overSdkThread ? new MessageThread(false, resumed, true) : MessageThread.#unthreaded;
   }
 
-  private constructor(enabled: boolean, resumed?: { snapshot: ThreadSnapshot | undefined; messages: readonly BetaMessageParam[] }, overSdkThread = false) {
+  private constructor(enabled: boolean, resumed?: Resumed, overSdkThread = false) {
     this.#mode = enabled ? 'on' : 'off';
     this.#strips = enabled || overSdkThread;
-    this.#replied = resumed !== undefined;
+    this.#replied = resumed?.replied === true;
     const snapshot = resumed?.snapshot;
     const messages = resumed?.messages;
     if (!enabled || !snapshot) return;
@@ -179,8 +189,8 @@ export class MessageThread {
    * model wrote, is not held by the server: the next request replays the history.
    */
   received(reply: BetaMessage): void {
-    // (The shared thread of the runs that send the whole history keeps nothing.)
-    if (this.#strips) this.#replied = true;
+    // A refusal is not kept, as the SDK's thread drops a refused turn. (The shared thread of the runs that send the whole history keeps nothing.)
+    if (this.#strips && reply.stop_reason !== 'refusal') this.#replied = true;
     const pending = this.#pending;
     this.#pending = undefined;
     if (this.#mode !== 'on' || !pending) return;

@@ -9,6 +9,8 @@ import { decideInside, isAgentCall, openApprovals } from './nested-approvals.js'
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
 
+const NONE_HELD: readonly HeldCall[] = Object.freeze([]);
+
 export class ToolCalls implements CallResults {
   readonly #calls = new Map<string, Promise<CallOutcome>>();
   readonly #settled = new Map<string, BetaToolResultBlockParam>();
@@ -103,6 +105,11 @@ export class ToolCalls implements CallResults {
 
   get pending(): readonly HeldCall[] {
     return this.#pending;
+  }
+
+  /** Every call that waited for approval, decided or not, and has not run. */
+  get held(): readonly HeldCall[] {
+    return this.#held.size > 0 ? [...this.#held.values()] : NONE_HELD;
   }
 
   get decisions(): ReadonlyMap<string, ApprovalDecision> {

@@ -294,20 +294,21 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     expect(ends).toEqual([{ pending: true, cancelled: undefined }, { pending: undefined, cancelled: true }]);
   });
 
-  it('a message pushed instead of a decision: the waiting calls are answered as not run, and their waits end for the listeners', async () => {
+  it('a message pushed instead of a decision: the waiting calls are answered as not run, and their waits end for the listeners (an approved one too)', async () => {
     const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
-    const server = await mockServer([{ content: [toolUse('gated', {}, 'toolu_g')] }, { content: [text('Fine, not then.')] }]);
-    const ends: Array<{ pending: boolean | undefined; cancelled: true | undefined }> = [];
+    const server = await mockServer([{ content: [toolUse('gated', {}, 'toolu_g'), toolUse('gated', {}, 'toolu_h')] }, { content: [text('Fine, not then.')] }]);
+    const ends: string[] = [];
     const runner = toolRunner(server.client(), { ...baseParams, tools: [gated] }, {
-      onEvent: (event) => void (event.type === 'tool.end' && ends.push({ pending: event.pending, cancelled: event.cancelled })),
+      onEvent: (event) => void (event.type === 'tool.end' && ends.push(`${event.call.id}:${event.pending ? 'pending' : event.cancelled ? 'cancelled' : 'ended'}`)),
     });
     await runner;
+    runner.approve('toolu_h');
     runner.pushMessages({ role: 'user', content: 'Never mind.' });
     await runner;
-    expect(ends).toEqual([{ pending: true, cancelled: undefined }, { pending: undefined, cancelled: true }]);
+    expect(ends).toEqual(['toolu_g:pending', 'toolu_h:pending', 'toolu_g:cancelled', 'toolu_h:cancelled']);
     expect(runner.pendingApprovals).toEqual([]);
     expect(wire(server.requests[1]!).messages.slice(-2)).toEqual([
-      { role: 'user', content: [expect.objectContaining({ tool_use_id: 'toolu_g', is_error: true, content: expect.stringMatching(/not answered before the conversation went on/) })] },
+      { role: 'user', content: ['toolu_g', 'toolu_h'].map((id) => expect.objectContaining({ tool_use_id: id, is_error: true, content: expect.stringMatching(/not answered before the conversation went on/) })) },
       { role: 'user', content: 'Never mind.' },
     ]);
   });

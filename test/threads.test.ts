@@ -72,6 +72,35 @@ describe('a run over a message thread', () => {
     expect((JSON.stringify(wire(server.requests[0]!).body.messages).match(/cache_control/g) ?? []).length).toBe(2);
   });
 
+  it('over an SDK thread that already holds replies, the first fallback leaves out the markers of the answered messages', async () => {
+    const marked = (q: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text: q, cache_control: { type: 'ephemeral' as const } }] });
+    const server = await mockServer([...['one', 'two', 'three', 'four'].map((answer) => ({ content: [text(answer)] })), { error: { status: 529 } }, { content: [text('From the fallback.')] }]);
+    const thread = server.client({ maxRetries: 0 }).beta.messages.thread({ model: baseParams.model, max_tokens: 100, messages: [] } as never) as unknown as {
+      send(messages: unknown[]): Promise<unknown>;
+      append(message: unknown): void;
+    };
+    for (const q of ['q1', 'q2', 'q3', 'q4']) await thread.send([marked(q)]);
+    thread.append(marked('q5'));
+    await toolRunner(thread as never, {}, { fallback: [{ model: 'claude-fallback' }] });
+    const fallback = wire(server.requests.at(-1)!).body;
+    expect(fallback.model).toBe('claude-fallback');
+    expect(fallback.messages).toHaveLength(9);
+    expect((JSON.stringify(fallback.messages).match(/cache_control/g) ?? []).length).toBe(1);
+  });
+
+  it('a run resumed from a snapshot taken before any reply, or one whose first reply was refused, sends the caller\'s markers as given (as the run would)', async () => {
+    const marked = (q: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text: q, cache_control: { type: 'ephemeral' as const } }] });
+    const messages = [marked('A long document.'), { role: 'assistant' as const, content: 'Read.' }, marked('The question.')];
+    const markers = (request: RecordedRequest) => (JSON.stringify(wire(request).body.messages).match(/cache_control/g) ?? []).length;
+    const server = await mockServer([{ error: { status: 500 } }, { content: [text('Answer.')] }, { content: [text('No.')], stop_reason: 'refusal' }, { content: [text('Answer.')] }]);
+    const failed = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, messages });
+    await expect(failed.runUntilDone()).rejects.toThrow();
+    await resumeToolRunner(server.client(), JSON.parse(JSON.stringify(failed.toJSON())), {});
+    const refused = toolRunner(server.client(), { ...baseParams, messages });
+    for await (const message of refused) if (message.stop_reason === 'refusal') refused.pushMessages(marked('Put differently.'));
+    expect(server.requests.map(markers)).toEqual([2, 2, 2, 3]);
+  });
+
   it('a run resumed from a snapshot that holds no thread (taken after a break) starts its thread without the cache markers of answered messages', async () => {
     const calls = [1, 2, 3, 4, 5].map((n) => ({ content: [toolUse('lookup', { n }, `toolu_${n}`)] }));
     const server = await mockServer([...calls, { content: [text('Done.')] }]);
