@@ -66,10 +66,12 @@ export class RunBudget {
     const perTool = this.#maxCallsOf(name);
     const calls = this.#perTool.get(name) ?? 0;
     let limit: string | undefined;
+    let otherTools = false;
     if (maxToolCalls !== undefined && this.#toolCalls >= maxToolCalls) {
       limit = `the run reached its limit of ${maxToolCalls} tool calls (budget.maxToolCalls)`;
     } else if (perTool !== undefined && calls >= perTool) {
       limit = `'${name}' reached its limit of ${perTool} calls in this run (budget.maxCallsPerTool)`;
+      otherTools = true;
     }
     if (limit === undefined) {
       this.#toolCalls++;
@@ -78,11 +80,11 @@ export class RunBudget {
     }
     this.#overAt ??= iteration;
     const again = this.#overAt !== iteration;
-    // Without `onLimit: 'answer'`, a call that stops the run is read only by a run that goes on after the stop (resumed with a larger budget, say).
-    // With `onLimit: 'answer'` a call that stops the run is read in the request for the answer, which may call no tool.
-    const next = again && !this.#answersAtStop
-      ? 'The run stopped there and has gone on since: call it again if you still need it.'
-      : !again && limit.endsWith('(budget.maxCallsPerTool)') ? 'Answer with what you have, or use another tool.' : 'Answer with what you have.';
+    let next = 'Answer with what you have.';
+    // A call that stops the run is read only by a run that goes on after the stop (resumed with a larger budget,
+    // say); with `onLimit: 'answer'`, in the request for the answer, which may call no tool.
+    if (again && !this.#answersAtStop) next = 'The run stopped there and has gone on since: call it again if you still need it.';
+    else if (!again && otherTools) next = 'Answer with what you have, or use another tool.';
     return { text: `Error: the call to '${name}' was not run: ${limit}. ${next}`, again };
   }
 
