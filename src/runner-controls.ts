@@ -46,7 +46,9 @@ export abstract class RunnerControls implements Runner {
     const logger = runnerLogger(client, options.logger);
     // A reply had arrived: in the run a snapshot was taken of, or in an SDK thread's history (its markers are left out up to it).
     const overSdkThread = OVER_MESSAGE_THREAD in client;
-    const replied = snapshot ? snapshot.lastMessage != null || snapshot.thread != null : overSdkThread && state.messages.some((message) => message.role === 'assistant');
+    // (A refused reply is not kept: the SDK's thread drops a refused turn.)
+    const kept = snapshot?.lastMessage != null && snapshot.lastMessage.stop_reason !== 'refusal';
+    const replied = snapshot ? kept || snapshot.thread != null : overSdkThread && state.messages.some((message) => message.role === 'assistant');
     const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), { snapshot: snapshot?.thread, messages: state.messages, replied }, overSdkThread);
     const emit = emitter(options.onEvent, logger);
     const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions);

@@ -73,6 +73,7 @@ export class ToolCalls implements CallResults {
       this.#ran.delete(id);
       this.#failed?.delete(id);
       this.#running?.delete(id);
+      this.#held.delete(id);
     }
   }
 
@@ -107,9 +108,9 @@ export class ToolCalls implements CallResults {
     return this.#pending;
   }
 
-  /** Every call that waited for approval, decided or not, and has not run. */
+  /** Every call that waited for approval, decided or not, and has not run (a decided one may have since). */
   get held(): readonly HeldCall[] {
-    return this.#held.size > 0 ? [...this.#held.values()] : NONE_HELD;
+    return this.#held.size > 0 ? [...this.#held.values()].filter((call) => !this.#settled.has(call.id)) : NONE_HELD;
   }
 
   get decisions(): ReadonlyMap<string, ApprovalDecision> {

@@ -292,6 +292,20 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     }
     expect(runner.stoppedBy).toBe('break');
     expect(ends).toEqual([{ pending: true, cancelled: undefined }, { pending: undefined, cancelled: true }]);
+    // The body pushes a message in place of the reply instead: the wait ends once.
+    ends.length = 0;
+    const again = await mockServer([{ content: [toolUse('gated', {}, 'toolu_g'), text('and some more text after the call, streamed slowly')], eventDelayMs: 5 }, { content: [text('Fine.')] }]);
+    const pushing = toolRunner(again.client(), { ...baseParams, tools: [gated], stream: true, runToolsEagerly: true }, {
+      onEvent: (event) => void (event.type === 'tool.end' && ends.push({ pending: event.pending, cancelled: event.cancelled })),
+    });
+    let pushed = false;
+    for await (const stream of pushing) {
+      for await (const _event of stream) {
+        if (ends.length > 0 && !pushed) pushing.pushMessages({ role: 'user', content: 'Never mind that.' });
+        if (ends.length > 0) pushed = true;
+      }
+    }
+    expect(ends).toEqual([{ pending: true, cancelled: undefined }, { pending: undefined, cancelled: true }]);
   });
 
   it('a message pushed instead of a decision: the waiting calls are answered as not run, and their waits end for the listeners (an approved one too)', async () => {
@@ -306,6 +320,19 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     runner.pushMessages({ role: 'user', content: 'Never mind.' });
     await runner;
     expect(ends).toEqual(['toolu_g:pending', 'toolu_h:pending', 'toolu_g:cancelled', 'toolu_h:cancelled']);
+    // Approved and run, then a message pushed: only the call still waiting ends as cancelled.
+    ends.length = 0;
+    const again = await mockServer([{ content: [toolUse('gated', {}, 'toolu_a'), toolUse('gated', {}, 'toolu_b')] }, { content: [text('Fine.')] }]);
+    const partly = toolRunner(again.client(), { ...baseParams, tools: [gated] }, {
+      onEvent: (event) => void (event.type === 'tool.end' && ends.push(`${event.call.id}:${event.pending ? 'pending' : event.cancelled ? 'cancelled' : 'ended'}`)),
+    });
+    await partly;
+    partly.approve('toolu_a');
+    await partly;
+    partly.pushMessages({ role: 'user', content: 'Never mind.' });
+    await partly;
+    expect(ends.filter((end) => end.startsWith('toolu_a'))).toEqual(['toolu_a:pending', 'toolu_a:ended']);
+    expect(ends.filter((end) => end.startsWith('toolu_b'))).toEqual(['toolu_b:pending', 'toolu_b:pending', 'toolu_b:cancelled']);
     expect(runner.pendingApprovals).toEqual([]);
     expect(wire(server.requests[1]!).messages.slice(-2)).toEqual([
       { role: 'user', content: ['toolu_g', 'toolu_h'].map((id) => expect.objectContaining({ tool_use_id: id, is_error: true, content: expect.stringMatching(/not answered before the conversation went on/) })) },

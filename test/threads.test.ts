@@ -99,6 +99,14 @@ describe('a run over a message thread', () => {
     const refused = toolRunner(server.client(), { ...baseParams, messages });
     for await (const message of refused) if (message.stop_reason === 'refusal') refused.pushMessages(marked('Put differently.'));
     expect(server.requests.map(markers)).toEqual([2, 2, 2, 3]);
+    // A run that ended on a refused first reply, resumed: the same.
+    const later = await mockServer([{ content: [text('No.')], stop_reason: 'refusal' }, { content: [text('Answer.')] }]);
+    const first = toolRunner(later.client(), { ...baseParams, messages });
+    await first;
+    const resumed = resumeToolRunner(later.client(), JSON.parse(JSON.stringify(first.toJSON())), {});
+    resumed.pushMessages(marked('Put differently.'));
+    await resumed;
+    expect(later.requests.map(markers)).toEqual([2, 3]);
   });
 
   it('a run resumed from a snapshot that holds no thread (taken after a break) starts its thread without the cache markers of answered messages', async () => {
