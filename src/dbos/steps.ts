@@ -44,10 +44,7 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
     // Past its first event a stream's failure does not fall back (its text may have been shown), as in a run without durability.
     return reply.finalMessage().then(asData, (error: unknown) => Promise.reject(started && typeof error === 'object' && error !== null ? failedAfterFirstEvent(error) : error));
   };
-  // A request the run sends without streaming (a compaction's summary, `stream: false`) goes so here too:
-  // a failure after its first event would not fall back, though none of its text was shown.
-  const request = (body: unknown, options: unknown): Promise<unknown> =>
-    stream && (body as { stream?: unknown }).stream !== false ? streamed(body, options) : Promise.resolve(api.create(body, options));
+  const request = (body: unknown, options: unknown): Promise<unknown> => (stream ? streamed(body, options) : Promise.resolve(api.create(body, options)));
   const steps: MessagesApi = {
     create: async (body, options) => {
       const recorded = await DBOS.runStep(
