@@ -81,7 +81,7 @@ export class CallAnswers {
     // The history went on past calls that waited for approval, decided or not (a message pushed instead):
     // they are answered as not run (`prepareHistory`), and their waits end.
     const waited = this.#calls?.held;
-    if (waited?.length) endWaits(this.#run.emit, this.#run.runner, waited);
+    if (waited?.length) endWaits(this.#run, waited);
     this.#calls?.clear();
     return 'none';
   }
@@ -222,7 +222,7 @@ export class CallAnswers {
     // Once they end, the others are forgotten: a retried reply that makes them again (the same ids) runs them anew.
     return Promise.allSettled(eager.started).then((outcomes) => {
       // Calls that waited for approval will not run: their wait ends for the listeners too.
-      endWaits(this.#run.emit, this.#run.runner, outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' && 'pending' in outcome.value ? [outcome.value.pending] : [])));
+      endWaits(this.#run, outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' && 'pending' in outcome.value ? [outcome.value.pending] : [])));
       const made = finished.length > 0 ? new Set(toolUsesOf(this.#run.state.messages.at(-1)).map((use) => use.id)) : undefined;
       this.#calls?.forget(made ? eager.ids.filter((id) => !(made.has(id) && finished.includes(id))) : eager.ids);
     });

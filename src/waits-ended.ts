@@ -3,23 +3,23 @@
  * ends for the listeners too, with a `tool.end` marked `cancelled` (and the result the history
  * gives them, if any), a sub-agent's calls inside them with their `path`.
  */
-import type { RunnerEvent } from './events.js';
 import { abortedWaitingText, answeringEvery } from './history.js';
 import { openApprovals } from './nested-approvals.js';
 import type { RunContext } from './run-context.js';
 import type { HeldCall } from './snapshot.js';
-import type { Runner } from './surface.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
 /** Aborted while calls waited for approval: each of `uses` is answered (a waiting one as aborted), and the waits end. */
 export function abortedWaits(run: RunContext, message: ToolResultMessage, uses: BetaToolUseBlock[], pending: HeldCall[]): ToolResultMessage {
   const answered = answeringEvery(message, uses, (use) => abortedWaitingText(use.name));
   const results = answered.content as BetaToolResultBlockParam[];
-  endWaits(run.emit, run.runner, pending, (id) => results.find((block) => block.type === 'tool_result' && block.tool_use_id === id));
+  endWaits(run, pending, (id) => results.find((block) => block.type === 'tool_result' && block.tool_use_id === id));
   return answered;
 }
 
-export function endWaits(emit: ((event: RunnerEvent) => void) | undefined, runner: Runner, held: readonly HeldCall[], resultOf?: (id: string) => BetaToolResultBlockParam | undefined): void {
+/** Each held call's wait ends for the run's listeners (`resultOf`: the result the history gives it, if any). */
+export function endWaits(run: RunContext, held: readonly HeldCall[], resultOf?: (id: string) => BetaToolResultBlockParam | undefined): void {
+  const { emit, runner } = run;
   if (!emit) return;
   for (const call of held) {
     const result = resultOf?.(call.id);
