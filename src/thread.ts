@@ -71,9 +71,9 @@ export class MessageThread {
    */
   readonly #strips: boolean;
   /**
-   * A reply arrived in this run (or in the run a snapshot was taken of): the markers are left out up
-   * to the last reply, as the SDK's thread leaves out those of the replies it received; a run's first
-   * request sends the caller's history as given.
+   * A run that strips, once a reply arrived in it (or in the run a snapshot was taken of): the markers
+   * are left out up to the last reply, as the SDK's thread leaves out those of the replies it received;
+   * a run's first request sends the caller's history as given.
    */
   #replied: boolean;
   /** The request options last given to `requestOptions`, and what it made of them. */
@@ -96,7 +96,7 @@ export class MessageThread {
   private constructor(enabled: boolean, resumed?: Resumed, overSdkThread = false) {
     this.#mode = enabled ? 'on' : 'off';
     this.#strips = enabled || overSdkThread;
-    this.#replied = resumed?.replied === true;
+    this.#replied = this.#strips && resumed?.replied === true;
     const snapshot = resumed?.snapshot;
     const messages = resumed?.messages;
     if (!enabled || !snapshot) return;
@@ -157,7 +157,7 @@ export class MessageThread {
    * the cache markers of answered messages are left out, as on a new thread.
    */
   outsideThread(body: Record<string, unknown>): Record<string, unknown> {
-    if (!this.#strips || !this.#replied) return body;
+    if (!this.#replied) return body;
     return withFields(body, { messages: withoutAnsweredCacheControl(body['messages'] as BetaMessageParam[]) });
   }
 
