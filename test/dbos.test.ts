@@ -281,6 +281,21 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(steps.filter((step) => step.startsWith('model request'))).toEqual(['model request', 'model request (fallback 0)', 'model request (fallback 1)']);
   });
 
+  it("a streamed durable run's compaction summary goes without streaming, as in a run without durability: an overload falls back", async () => {
+    const primary = await mockServer([
+      { content: [toolUse('record', { order: '7' }, 'toolu_rec')], usage: { input_tokens: 5_000 } },
+      { error: { status: 529, type: 'overloaded_error', afterEvents: 3 } },
+      { content: [text('Done.')] },
+    ]);
+    const fallback = await mockServer([{ content: [text('<summary>Order 7 recorded.</summary>')] }]);
+    const id = `summary-fallback-${randomUUID()}`;
+    const result = await resultOf(worker('start', id, primary.url, { FALLBACK_URL: fallback.url, STREAM: '1', COMPACT: '1' }));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    expect(wire(primary.requests[1]!).body.stream).toBe(false);
+    expect(wire(fallback.requests[0]!).body).toMatchObject({ model: 'claude-fallback-1', stream: false });
+    expect(wire(primary.requests[2]!).messages[0].content[0].text).toContain('Order 7 recorded.');
+  });
+
   it("a sub-agent's own options in a durable run: its fallback is a step, its tools' timeouts are in their steps, a class-made tool parses, a date object stays refused after a recovery", async () => {
     const steps = {
       parent: [{ content: [toolUse('courier', { task: 'Deliver order 42' }, 'toolu_cou')] }, { content: [text('Done.')] }],

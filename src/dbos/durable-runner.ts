@@ -75,11 +75,11 @@ export interface DurableToolRunner {
 
 /** The runner of a durable run: it can also end a call's wait for a decision. */
 class DurableRun extends ToolRunner {
-  /** With `text` (a streamed run), its steps' streamed text goes to the run's listeners, when it has some. */
+  /** With `text` (a streamed run), its steps' streamed text goes to the run's listeners, when it has some; `text` follows its requests. */
   constructor(client: ClientLike, params: RunnerParams, options: DurableRunnerOptions, text: LiveText | undefined) {
     const listeners = options.onEvent === undefined ? [] : Array.isArray(options.onEvent) ? options.onEvent : [options.onEvent];
-    super(client, params, text && listeners.length > 0 ? { ...options, onEvent: [...listeners, text.follow] } : options);
-    text?.attach(this.run.emit);
+    super(client, params, text ? { ...options, onEvent: [...listeners, text.follow] } : options);
+    text?.attach(this.run.emit, listeners.length > 0);
   }
 
   /** No decision came within `ms`: the model reads that the wait timed out (not that the user denied it). */

@@ -3,7 +3,8 @@
  * records the whole message; while the step runs, its text pieces reach the run's listeners as the
  * `request.text` events of the request that runs (as a streamed request of `toolRunner` sends
  * them). Nothing of it is recorded in DBOS, and a step a recovery replays from its record streams
- * nothing, so no text is sent twice.
+ * nothing, so no text is sent twice. It also tells the steps when the request is a compaction's
+ * summary, which goes without streaming, as in a run without durability.
  */
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { Runner } from '../surface.js';
@@ -13,6 +14,8 @@ export class LiveText {
   #runner: Runner | undefined;
   /** The turn request that runs now (0: none; a compaction's summary is not streamed text of a reply). */
   #requestId = 0;
+  /** A compaction's summary is in flight. */
+  #summary = false;
 
   /** Follows the run's own requests (not a sub-agent's): a listener of the run. */
   readonly follow: RunnerListener = (event) => {
@@ -20,14 +23,21 @@ export class LiveText {
     if (event.type === 'request.start') {
       this.#runner = event.runner;
       this.#requestId = event.purpose === 'turn' ? event.requestId : 0;
+      this.#summary = event.purpose === 'compaction';
     } else if (event.type === 'request.end') {
       this.#requestId = 0;
+      this.#summary = false;
     }
   };
 
-  /** The run's listeners (with `follow` among them): the text goes to them. */
-  attach(emit: ((event: RunnerEvent) => void) | undefined): void {
-    this.#emit = emit;
+  /** The run's listeners (with `follow` among them): the text goes to them, when the caller listens. */
+  attach(emit: ((event: RunnerEvent) => void) | undefined, callerListens: boolean): void {
+    this.#emit = callerListens ? emit : undefined;
+  }
+
+  /** Whether the request in flight is a compaction's summary (a step sends it without streaming, its fallbacks too). */
+  get summary(): boolean {
+    return this.#summary;
   }
 
   /** Whether anything listens: a step streams its text to `piece` only then. */

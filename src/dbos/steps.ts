@@ -27,8 +27,8 @@ function asData(message: unknown): unknown {
 
 /**
  * A client whose `create` is a DBOS step (named `name`). With `stream`, the step streams the reply
- * (the request is a streamed one on the wire), its text to `text` while it comes (when the run has
- * listeners), and records the whole message. A request that fails
+ * (the request is a streamed one on the wire; a compaction's summary is not), its text to `text`
+ * while it comes (when the run has listeners), and records the whole message. A request that fails
  * with an API or connection error records the failure, so that a replay throws the SDK's typed
  * error again and a run with fallbacks goes to the same fallback, whose step is recorded in turn.
  */
@@ -44,7 +44,8 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
     // Past its first event a stream's failure does not fall back (its text may have been shown), as in a run without durability.
     return reply.finalMessage().then(asData, (error: unknown) => Promise.reject(started && typeof error === 'object' && error !== null ? failedAfterFirstEvent(error) : error));
   };
-  const request = (body: unknown, options: unknown): Promise<unknown> => (stream ? streamed(body, options) : Promise.resolve(api.create(body, options)));
+  // A compaction's summary goes without streaming (as in a run without durability): past its first event a failure still falls back.
+  const request = (body: unknown, options: unknown): Promise<unknown> => (stream && !text?.summary ? streamed(body, options) : Promise.resolve(api.create(body, options)));
   const steps: MessagesApi = {
     create: async (body, options) => {
       const recorded = await DBOS.runStep(
