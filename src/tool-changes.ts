@@ -9,6 +9,7 @@ import { ToolsetContractError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTo
 import type { AnyTool, RunnableTool } from './surface.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
 import { definitionFamily, isRunnableToolset, toolsetFamily } from './toolsets.js';
+import { isToolSource } from './tool-set.js';
 import type { ToolChangesJSON } from './snapshot.js';
 import type { BetaMessageParam, BetaToolUnion } from './types.js';
 
@@ -24,6 +25,9 @@ function checkChangeArguments(method: 'addTools' | 'removeTools', tools: unknown
     if (!isTool && !(method === 'removeTools' && typeof tool === 'string')) {
       throw new TypeError(`${method}() takes tools${method === 'removeTools' ? ' or tool names' : ''}, got ${tool === null ? 'null' : typeof tool}`);
     }
+    // A source's tools change as it says (an MCP server's): it is a runner's entry, listed before each request.
+    if (isToolSource(tool)) throw new TypeError(`${method}() takes tools, not a tool source (an MCP toolset, say): a tool runner's tool sources come only from its tools param; change them with setMessagesParams(), or build a new runner`);
+    if (method === 'removeTools' && isTool && typeof (tool as { name?: unknown }).name !== 'string') throw new TypeError('removeTools() takes tools with a name, or tool names');
   }
 }
 

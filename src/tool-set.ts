@@ -59,14 +59,15 @@ export class ToolSet {
     } else lists = await asked;
     this.#listed = true;
     if (lists.every((list, i) => list === this.#lists[i])) return;
+    // Kept only once their maps are built: lists that clash (two tools of one name) fail again when the run retries.
+    ({ runnable: this.runnable, definitions: this.definitions } = toolMaps(this.#expanded(lists)));
     this.#lists = lists;
-    ({ runnable: this.runnable, definitions: this.definitions } = toolMaps(this.#expanded()));
   }
 
-  #expanded(): AnyTool[] | undefined {
+  #expanded(lists = this.#lists): AnyTool[] | undefined {
     if (!this.entries) return undefined;
     let source = 0;
-    return this.entries.flatMap((entry) => (isToolSource(entry) ? this.#lists[source++]! : [entry]));
+    return this.entries.flatMap((entry) => (isToolSource(entry) ? lists[source++]! : [entry]));
   }
 }
 
@@ -98,6 +99,13 @@ function toolMaps(tools: AnyTool[] | undefined): ToolMaps {
 /** The types of the API's client tools a runnable tool may have besides `custom` (the SDK's `BetaClientRunnableToolType`). */
 const CLIENT_TOOL_TYPE = /^(bash|computer|memory|text_editor)_\d{8}$/;
 
+/** A rule other than a boolean or a function would be read as "no approval": a safety control does not fail open. */
+export function checkNeedsApproval(rule: unknown, what: string): void {
+  if (rule === undefined || typeof rule === 'boolean' || typeof rule === 'function') return;
+  const got = Array.isArray(rule) ? 'an array' : rule === null ? 'null' : `${typeof rule} ${JSON.stringify(rule)}`;
+  throw new TypeError(`${what} must be true, false or a function that decides each call, got ${got}`);
+}
+
 function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
   const runnable = new Map<string, RunnableTool>();
   if (!tools) return { runnable, definitions: undefined };
@@ -126,6 +134,7 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
       }
       const { timeoutMs } = entry as { timeoutMs?: unknown };
       if (timeoutMs !== undefined) checkTimeoutMs(timeoutMs, `toolRunner: tool '${name}': timeoutMs`);
+      checkNeedsApproval(entry.needsApproval, `toolRunner: tool '${name}': needsApproval`);
       runnable.set(entry.name, entry);
     }
   }

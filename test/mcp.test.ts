@@ -5,6 +5,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resumeToolRunner, toolRunner } from 'tool-runner';
@@ -264,5 +267,80 @@ describe('MCP tools over streamable HTTP on 127.0.0.1', () => {
     const server = await mockServer([{ content: [toolUse('calc_add', { a: 20, b: 22 }, 'toolu_1')] }, { content: [text('42')] }]);
     await toolRunner(server.client(), { ...baseParams, tools: [toolset] });
     expect(wire(server.requests[1]!).messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '42' }] });
+  });
+});
+
+/** A client of an MCP server in this process whose tools come in `pages` pages of one tool each; with `repeat`, its last page gives the cursor of the one before again. */
+async function pagedClient(pages: number, repeat = false): Promise<Client> {
+  const server = new Server({ name: 'paged', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+    const page = Number(request.params?.cursor ?? 0);
+    const next = page + 1 < pages ? String(page + 1) : repeat ? String(page) : undefined;
+    return { tools: [{ name: `tool_${page}`, inputSchema: { type: 'object' as const } }], ...(next !== undefined && { nextCursor: next }) };
+  });
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  await client.connect(clientSide);
+  cleanups.push(() => client.close());
+  return client;
+}
+
+describe('MCP toolsets: bad options, misbehaving servers, tool changes', () => {
+  it('an unknown option or a needsApproval that is neither a boolean nor a function is a clear error (an approval never fails open); a toolset made with the class lists its tools when first asked', async () => {
+    const client = await listingClientOf(['ok']);
+    cleanups.push(() => client.close());
+    expect(() => new McpToolset(client, { timeout: 5_000 } as never)).toThrow("mcpToolset: unknown option 'timeout'; the options are prefix, timeoutMs, needsApproval");
+    expect(() => new McpToolset(client, { needApproval: true } as never)).toThrow(/unknown option 'needApproval'/);
+    expect(() => new McpToolset(client, { needsApproval: ['ok'] } as never)).toThrow('mcpToolset: needsApproval must be true, false or a function that decides each call, got an array');
+    expect(() => new McpToolset(client, { needsApproval: 'yes' } as never)).toThrow(/needsApproval must be true, false or a function .*got string "yes"/);
+    // Made with the class (not mcpToolset()): listed the first time it is asked, not empty until a change.
+    expect((await new McpToolset(client).tools()).map((entry) => entry.name)).toEqual(['ok']);
+    // A tool of one's own, as the runner is built: a rule it would read as "no approval" is refused.
+    const server = await mockServer([{ content: [text('never requested')] }]);
+    const risky = { name: 'risky', input_schema: { type: 'object' as const }, run: () => 'ran', needsApproval: 'always' };
+    expect(() => toolRunner(server.client(), { ...baseParams, tools: [risky as never] })).toThrow("toolRunner: tool 'risky': needsApproval must be true, false or a function that decides each call, got string \"always\"");
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('lists every page of a long list without warning of a listener leak; a server that gives a cursor twice is a clear error, not a listing without end', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const toolset = await mcpToolset(await pagedClient(12));
+      expect((await toolset.tools()).map((entry) => entry.name)).toEqual(Array.from({ length: 12 }, (_, n) => `tool_${n}`));
+      await toolset.refresh();
+      await sleep(10);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+    await expect(mcpToolset(await pagedClient(3, true))).rejects.toThrow("tool-runner/mcp: the server gave the tools/list cursor '2' twice; its listing would never end");
+  });
+
+  it('addTools() and removeTools() refuse a tool source (its tools are listed as it says), adding nothing to the history', async () => {
+    const client = await listingClientOf(['ok']);
+    cleanups.push(() => client.close());
+    const toolset = await mcpToolset(client);
+    const server = await mockServer([{ content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [] });
+    expect(() => runner.addTools(toolset as never)).toThrow(/addTools\(\) takes tools, not a tool source \(an MCP toolset, say\)/);
+    expect(() => runner.removeTools(toolset as never)).toThrow(/removeTools\(\) takes tools, not a tool source/);
+    expect(() => runner.removeTools({} as never)).toThrow('removeTools() takes tools with a name, or tool names');
+    await runner;
+    expect(wire(server.requests[0]!).messages).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
+  });
+
+  it("a tool list change that makes two tools of one name fails the run, and fails again when it is iterated again (it never goes on with the old list)", async () => {
+    const client = await listingClientOf(['add_tool']);
+    cleanups.push(() => client.close());
+    const local = { name: 'added', input_schema: { type: 'object' as const }, run: () => 'the local tool ran' };
+    const server = await mockServer([{ content: [toolUse('add_tool', { name: 'added' }, 'toolu_add')] }, { content: [toolUse('added', {}, 'toolu_added')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [local, await mcpToolset(client)], thread: false });
+    await expect(runner.runUntilDone()).rejects.toThrow("toolRunner: two tools are named 'added'; tool names must be unique");
+    await expect(runner.runUntilDone()).rejects.toThrow("toolRunner: two tools are named 'added'; tool names must be unique");
+    expect(server.requests).toHaveLength(1);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 });

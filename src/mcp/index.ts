@@ -12,6 +12,7 @@ import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
 import { checkTimeoutMs } from '../guards.js';
 import { tiedSignal } from '../on-abort.js';
+import { checkNeedsApproval } from '../tool-set.js';
 import { checkPrefix, checkToolNames } from './tool-names.js';
 import type { ToolResultContentBlock } from '../types.js';
 
@@ -28,6 +29,17 @@ export interface McpToolsetOptions {
   timeoutMs?: number;
   /** Ask for approval before these tools run (see the approval docs): all of them, or some by MCP name. */
   needsApproval?: boolean | ((name: string, input: unknown) => boolean);
+}
+
+const OPTIONS = ['prefix', 'timeoutMs', 'needsApproval'];
+
+/** A clear error for an unknown option (a typo would drop a timeout or an approval silently) or a bad value. */
+function checkOptions(options: McpToolsetOptions): void {
+  if (typeof options !== 'object' || options === null) throw new TypeError('mcpToolset: options must be an object');
+  for (const key of Object.keys(options)) if (!OPTIONS.includes(key)) throw new TypeError(`mcpToolset: unknown option '${key}'; the options are ${OPTIONS.join(', ')}`);
+  checkPrefix(options.prefix);
+  if (options.timeoutMs !== undefined) checkTimeoutMs(options.timeoutMs, 'mcpToolset: timeoutMs');
+  checkNeedsApproval(options.needsApproval, 'mcpToolset: needsApproval');
 }
 
 type McpTool = Awaited<ReturnType<Client['listTools']>>['tools'][number];
@@ -63,8 +75,7 @@ export class McpToolset implements ToolSource {
   #abortListing: AbortController | undefined;
 
   constructor(client: Client, options: McpToolsetOptions = {}) {
-    checkPrefix(options.prefix);
-    if (options.timeoutMs !== undefined) checkTimeoutMs(options.timeoutMs, 'mcpToolset: timeoutMs');
+    checkOptions(options);
     this.#client = client;
     this.#options = options;
     McpToolset.#listen(client, this);
@@ -119,6 +130,8 @@ export class McpToolset implements ToolSource {
    * had (the server went away, say) rejects once, with why; the last list stays.
    */
   tools(): RunnableTool[] | Promise<RunnableTool[]> {
+    // Made with `new McpToolset()` rather than `mcpToolset()`: listed the first time it is asked.
+    if (this.#listings === 0) return this.refresh().then(() => this.#tools);
     return this.#refreshing ? this.#newest() : this.#tools;
   }
 
@@ -153,14 +166,24 @@ export class McpToolset implements ToolSource {
     this.#abortListing?.abort();
     const abort = (this.#abortListing = new AbortController());
     const { timeoutMs } = this.#options;
-    const options = { signal: abort.signal, ...(timeoutMs !== undefined && { timeout: timeoutMs }) };
     const listed: McpTool[] = [];
     try {
+      const seen = new Set<string>();
       let cursor: string | undefined;
       do {
-        const page = await this.#client.listTools(cursor === undefined ? {} : { cursor }, options);
-        listed.push(...page.tools);
-        cursor = page.nextCursor;
+        // A signal of each page's own: the MCP client never removes the listener it adds (past ten pages, Node would warn).
+        const page = tiedSignal(abort.signal);
+        try {
+          const options = { signal: page.signal, ...(timeoutMs !== undefined && { timeout: timeoutMs }) };
+          const { tools, nextCursor } = await this.#client.listTools(cursor === undefined ? {} : { cursor }, options);
+          listed.push(...tools);
+          cursor = nextCursor;
+        } finally {
+          page.stop();
+        }
+        // A server that gives a cursor again would be listed forever.
+        if (cursor && seen.has(cursor)) throw new Error(`tool-runner/mcp: the server gave the tools/list cursor '${cursor}' twice; its listing would never end`);
+        if (cursor) seen.add(cursor);
       } while (cursor);
     } catch (error) {
       if (listing === this.#listings) throw error;
