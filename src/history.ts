@@ -275,6 +275,9 @@ export function historyProblems(messages: readonly BetaMessageParam[]): string[]
     if (extra.length > 0) problems.push(`message ${i} has fields the API does not take: ${extra.join(', ')}`);
     if (Array.isArray(message.content) ? message.content.length === 0 : message.content === '') {
       if (!(i === messages.length - 1 && message.role === 'assistant')) problems.push(`message ${i} has empty content`);
+    } else if (typeof message.content === 'string' && isBlank(message.content)) {
+      // A string is one text block to the API.
+      problems.push(`message ${i} has content of only whitespace`);
     }
     // An assistant message with thinking goes back as it came, blank text and all.
     if (Array.isArray(message.content) && !(message.role === 'assistant' && message.content.some(isThinking))) {

@@ -316,6 +316,18 @@ describe('faults', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('a stream stalled before its first event has answered 200: the SDK does not time it out and retry it (it waits until aborted)', async () => {
+    const server = await mockServer([{ content: [text('never sent')], stallAfterEvents: 0 }, { content: [text('a retry would get this')] }]);
+    const stream = server.client({ maxRetries: 2, timeout: 200 }).beta.messages.stream(body);
+    let connected = false;
+    stream.on('connect', () => (connected = true));
+    const outcome = await Promise.race([stream.finalMessage().catch((e: unknown) => e), sleep(800).then(() => 'still waiting')]);
+    expect(outcome).toBe('still waiting');
+    expect(connected).toBe(true);
+    expect(server.requests).toHaveLength(1);
+    stream.abort();
+  });
+
   it('a body without model or max_tokens gets the API’s 400 and uses no step, so an offline test fails where production would', async () => {
     const server = await mockServer([{ content: [text('complete')] }]);
     const client = server.client({ maxRetries: 0 });
@@ -396,6 +408,24 @@ describe('the script', () => {
     }
     expect((thrown as Error).message).toMatch(/- step #0 threw on request #0: Expected values to be strictly equal[^]*You are chatty/);
     expect((thrown as Error).cause).toBeInstanceOf(assert.AssertionError);
+  });
+
+  it('assertComplete reports each problem once: a server reused by the next test (setSteps) does not fail it for the last one', async () => {
+    const server = await mockServer([{ content: [text('only one')] }]);
+    const client = server.client({ maxRetries: 0 });
+    await client.beta.messages.create(body);
+    await client.beta.messages.create(body).catch(() => {});
+    expect(() => server.assertComplete()).toThrow(/request #1 came after the last step/);
+    server.setSteps([{ content: [text('the next test')] }]);
+    expect((await client.beta.messages.create(body)).content[0]).toMatchObject({ text: 'the next test' });
+    expect(() => server.assertComplete()).not.toThrow();
+  });
+
+  it('a step function that returns no reply fails its request with an error naming the step, which assertComplete reports', async () => {
+    const server = await mockServer([(() => undefined) as never]);
+    const error = await server.client({ maxRetries: 0 }).beta.messages.create(body).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/step #0 threw on request #0: the step returned undefined, not a reply/);
+    expect(() => server.assertComplete()).toThrow(/step #0 threw on request #0: the step returned undefined/);
   });
 
   it('assertComplete throws when steps are left over', async () => {
@@ -630,6 +660,8 @@ describe('historyProblems', () => {
     expect(historyProblems([ask, { role: 'assistant', content: [{ type: 'text', text: '\n\n' }, call('a')] }, results(result('a'))])).toEqual([
       'message 1: text block 0 is only whitespace',
     ]);
+    // Content given as a string is one text block to the API.
+    expect(historyProblems([{ role: 'user', content: '  \n' }])).toEqual(['message 0 has content of only whitespace']);
   });
 
   it('finds a message with fields the API does not take (a reply placed as the SDK returned it)', () => {

@@ -43,14 +43,19 @@ export class Script<S> {
     if (cause !== undefined) this.#cause ??= cause;
   }
 
-  /** Throws when a problem was reported or steps are left over. */
+  /**
+   * Throws when a problem was reported or steps are left over. A problem is reported once: a server
+   * reused by the next test (`setSteps`) does not fail it for what went wrong in this one.
+   */
   assertComplete(): void {
-    const problems = [...this.#problems];
+    const problems = this.#problems.splice(0);
+    const cause = this.#cause;
+    this.#cause = undefined;
     const left = this.#steps.length - this.#next;
     if (left > 0) problems.push(`${left} of ${this.scripted} steps were never requested (the first is step #${this.#used + this.#next})`);
     if (problems.length > 0) {
       const message = `Mock server script not complete:\n- ${problems.join('\n- ')}`;
-      throw this.#cause === undefined ? new Error(message) : new Error(message, { cause: this.#cause });
+      throw cause === undefined ? new Error(message) : new Error(message, { cause });
     }
   }
 }

@@ -119,7 +119,7 @@ export interface MockServer {
   requests: RecordedRequest[];
   /** Replaces the steps not yet used with these (to script the next part of a conversation, or reuse the server). */
   setSteps(steps: Step[]): void;
-  /** Throws when steps are left over, a request came after the last step, or a step threw (its error is the `cause`). */
+  /** Throws when steps are left over, a request came after the last step, or a step threw (its error is the `cause`); each problem is reported once. */
   assertComplete(): void;
   /** Forgets every message thread, as a server that lost its state: continuing one gets `thread_not_found`. */
   forgetThreads(): void;
@@ -221,6 +221,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     let reply: ScriptedReply;
     try {
       reply = typeof taken.step === 'function' ? await taken.step(request) : taken.step;
+      if (typeof reply !== 'object' || reply === null) throw new TypeError(`the step returned ${reply === null ? 'null' : typeof reply}, not a reply ({ content }, { error }, ...)`);
     } catch (error) {
       // A failed assertion in a step: reported, and answered with a 400, which the SDK does not retry
       // (a retry would take the next step, and the failure would be lost).
@@ -245,8 +246,9 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   async function sendStream(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): Promise<boolean> {
     const requestId = apiId('req');
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': requestId });
-    // A stream dropped before its first event has answered 200 all the same (its headers, and an SSE comment, went out).
-    if (reply.disconnectAfterEvents === 0) await new Promise((resolve) => res.write(': connected\n\n', resolve));
+    // A stream dropped or stalled before its first event has answered 200 all the same (its headers, and an SSE comment, went out):
+    // Node holds the headers until the first write, and the SDK's timeout (which covers the wait for them) would retry it.
+    if (reply.disconnectAfterEvents === 0 || reply.stallAfterEvents === 0) await new Promise((resolve) => res.write(': connected\n\n', resolve));
     const events: SseEvent[] = messageEvents(message, reply.chunkSize ?? options.chunkSize ?? 16);
     // A fault scheduled after more events than the reply has comes after the last one (message_stop).
     const after = (count: number | undefined) => (count === undefined ? undefined : Math.min(count, events.length));
