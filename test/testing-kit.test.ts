@@ -228,6 +228,14 @@ describe('API errors', () => {
     expect(server.requests.map((request) => request.headers['x-stainless-retry-count'])).toEqual(['0', '1', '2']);
   });
 
+  it('an error may carry headers of its own: x-should-retry: false keeps the SDK from retrying a 500', async () => {
+    const server = await mockServer([{ error: { status: 500, headers: { 'x-should-retry': 'false', 'x-custom': 'yes' } } }, { content: [text('a retry would get this')] }]);
+    const error = (await server.client({ maxRetries: 2 }).beta.messages.create(body).catch((e: unknown) => e)) as APIError;
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect(error.headers?.get('x-custom')).toBe('yes');
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('a rate limit with no retries left is a RateLimitError', async () => {
     const server = await mockServer([{ error: { status: 429 } }]);
     await expect(server.client({ maxRetries: 0 }).beta.messages.create(body)).rejects.toBeInstanceOf(RateLimitError);

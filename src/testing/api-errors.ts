@@ -9,12 +9,14 @@ export interface ScriptedError {
   /** The API's error type; derived from the status when left out (`overloaded_error` for 529, ...). */
   type?: string;
   message?: string;
-  /** Seconds, sent as the `retry-after` header (fractions allowed: the SDK honours them). */
+  /** Seconds, sent as the `retry-after` header (fractions allowed: the SDK honours them; 0 it reads as no header, and backs off as usual). */
   retryAfter?: number;
   /** For a streamed request: answer 200, send this many events (all, when the reply has fewer), then an SSE `error` event. */
   afterEvents?: number;
   /** The error's `details` (e.g. `{ error_code: 'thread_not_found' }`), as the API sends them. */
   details?: Record<string, unknown>;
+  /** More headers of the answer: `x-should-retry: 'false'` (the SDK then does not retry it), `retry-after-ms`, ... */
+  headers?: Record<string, string>;
 }
 
 const ERROR_TYPES: Record<number, string> = {
@@ -48,7 +50,7 @@ export function promptTooLong(tokens: number, limit: number): ScriptedError {
 export function sendError(res: ServerResponse, error: ScriptedError): void {
   // One id per answer, in the header and the body, as the API sends it.
   const requestId = apiId('req');
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'request-id': requestId };
+  const headers: Record<string, string> = { ...error.headers, 'content-type': 'application/json', 'request-id': requestId };
   if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
   res.writeHead(error.status, headers);
   res.end(JSON.stringify(errorBody(error, requestId)));
