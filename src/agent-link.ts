@@ -7,7 +7,7 @@
  */
 import type { Approver } from './approval.js';
 import type { ClientLike } from './client.js';
-import type { RunnerEvent } from './events.js';
+import type { RunnerEvent, RunnerListener } from './events.js';
 import type { RunScope } from './scope.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { Usage } from './usage.js';
@@ -75,6 +75,8 @@ export interface AgentLink {
   readonly client: ClientLike;
   /** The parent's listeners (its own `onEvent`), when something listens. */
   readonly emit: ((event: RunnerEvent) => void) | undefined;
+  /** The parent's `onEvent` as given (a sub-agent's own listeners that already hear the parent are not added twice). */
+  readonly onEvent?: RunnerListener | RunnerListener[] | undefined;
   /** The scope the parent's listeners carry (`tool-runner/otel`'s): the sub-agent's requests and tools run in it too. */
   readonly scope: RunScope | undefined;
   /** The parent's `options.approve`, as the parent asks it: one question at a time, timed (approver.ts). */

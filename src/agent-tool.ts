@@ -295,7 +295,11 @@ function subOptions(agent: Agent, link: AgentLink | undefined, { signal, toolUse
   const own = agent.options;
   const joined = signal && own.signal ? AbortSignal.any([signal, own.signal]) : (signal ?? own.signal);
   const options: ToolRunnerOptions = joined ? { ...own, signal: joined } : { ...own };
-  if (link?.emit) options.onEvent = [forwarder(agent.name, toolUse.id, link.emit, link.scope), ...listeners(own.onEvent)];
+  if (link?.emit) {
+    // A listener given to the parent and to the agent too (one `openTelemetry()`, one inspector) hears each event once, forwarded.
+    const heard = heardBy(link.onEvent);
+    options.onEvent = [forwarder(agent.name, toolUse.id, link.emit, link.scope, heard), ...listeners(own.onEvent).filter((listener) => !heard.has(listener))];
+  }
   const approve = link?.approve;
   if (!own.approve && approve) options.approve = lentApprover((call, context) => failuresKept(approve, lentFailure)({ ...call, path: [agent.name, ...(call.path ?? [])] }, context));
   return options;
@@ -325,9 +329,24 @@ function failuresKept(approve: Approver, kept: { error?: unknown }): Approver {
  * (and the id of the call that started it in front of their `callPath`); with the scope they carry,
  * so that the sub-agent's requests and tools run inside their spans.
  */
-function forwarder(name: string, callId: string, emit: (event: RunnerEvent) => void, scope?: RunScope): RunnerListener {
+function forwarder(name: string, callId: string, emit: (event: RunnerEvent) => void, scope?: RunScope, heard?: ReadonlySet<RunnerListener>): RunnerListener {
   const forward: RunnerListener = (event) => emit({ ...event, path: [name, ...(event.path ?? [])], callPath: [callId, ...(event.callPath ?? [])] });
+  if (heard) Object.defineProperty(forward, HEARD, { value: heard });
   return scope ? Object.assign(forward, { scope }) : forward;
+}
+
+/** The key, on a forwarder, of the listeners the events it forwards reach. */
+const HEARD = Symbol('tool-runner.heard');
+
+/** Every listener that hears a run's events: its own, and those its forwarder (a sub-agent's, to its parent) reaches. */
+function heardBy(onEvent: ToolRunnerOptions['onEvent']): ReadonlySet<RunnerListener> {
+  const heard = new Set<RunnerListener>();
+  for (const listener of listeners(onEvent)) {
+    const reached = (listener as { [HEARD]?: ReadonlySet<RunnerListener> })[HEARD];
+    if (reached) for (const other of reached) heard.add(other);
+    else heard.add(listener);
+  }
+  return heard;
 }
 
 /** Drives a streamed sub-agent, its text deltas reaching the parent's listeners as `agent.text` events. */

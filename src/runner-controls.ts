@@ -276,6 +276,7 @@ export abstract class RunnerControls implements Runner {
     return {
       client: lendableClient(run.client),
       emit: run.emit,
+      onEvent: run.options.onEvent,
       scope: listenerScope(run.options.onEvent),
       approve: this.answers.approver,
       streaming: state.settings.stream === true,

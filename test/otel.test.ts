@@ -140,6 +140,20 @@ describe('without a context manager (a browser, a Worker)', () => {
     expect(parentOf(spans, parentOf(spans, inner)!)?.name).toBe('invoke_agent lead');
     expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
   });
+
+  it("one listener given to the parent and to the agent tool too hears the sub-agent's events once: every span ends, the agent's named after it", async () => {
+    const { exporter } = tracing();
+    const started: string[] = [];
+    const spy = { onStart: (span: { name: string }) => started.push(span.name), onEnd: () => {}, forceFlush: async () => {}, shutdown: async () => {} };
+    const traced = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), spy as never] }).getTracer('test');
+    const listener = openTelemetry({ tracer: traced, agentName: 'lead' });
+    const researcher = agentTool({ name: 'researcher', description: 'Researches', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }] }), options: { onEvent: listener } });
+    const server = await mockServer([{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')] }, { content: [text('They hold hands.')] }, { content: [text('Otters hold hands.')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [researcher] }, { onEvent: listener });
+    const names = exporter.getFinishedSpans().map((span) => span.name);
+    expect(started.sort()).toEqual([...names].sort());
+    expect(names.sort()).toEqual(['chat claude-sonnet-5-5', 'chat claude-sonnet-5-5', 'chat claude-sonnet-5-5', 'execute_tool researcher', 'invoke_agent lead', 'invoke_agent researcher'].sort());
+  });
 });
 
 describe('a typed output that fails, without captureContent', () => {
@@ -328,8 +342,9 @@ describe('every call that starts ends: its tool.end is sent and its span ended',
     for (const name of ['slow', 'deaf']) {
       const server = await mockServer([{ content: [toolUse(name, {})] }, { content: [text('Done.')] }]);
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 30);
-      const runner = toolRunner(server.client(), { ...baseParams, tools: [slow, deaf] }, { signal: controller.signal, onEvent: [openTelemetry({ tracer }), seen] });
+      // Aborted while the tool runs (a timer from the run's start could fire while a slow machine still waits for the reply).
+      const abortSoonAfterStart = (event: RunnerEvent) => event.type === 'tool.start' && setTimeout(() => controller.abort(), 30);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [slow, deaf] }, { signal: controller.signal, onEvent: [openTelemetry({ tracer }), seen, abortSoonAfterStart] });
       await expect(runner.runUntilDone()).rejects.toThrow();
       expect(statuses()).toEqual([[`execute_tool ${name}`, SpanStatusCode.UNSET, undefined]]);
     }
@@ -521,5 +536,34 @@ describe('captured content in the GenAI conventions\' shape (captureContent)', (
     expect(JSON.parse(String(call.attributes['gen_ai.tool.call.arguments']))).toEqual({ s: 'a'.repeat(700) });
     expect(call.attributes['gen_ai.tool.call.result']).toBeUndefined();
     expect(call.attributes['tool_runner.content.truncated']).toBe(true);
+    exporter.reset();
+    // A message without content ahead of the others (a history the API refuses; its span is recorded all the same).
+    const refused = await mockServer([{ content: [text('ok')] }]);
+    const many = Array.from({ length: 10 }, (_, i) => ({ role: i % 2 ? ('assistant' as const) : ('user' as const), content: `message ${i} ${'x'.repeat(200)}` }));
+    await toolRunner(refused.client(), { ...baseParams, messages: [{ role: 'user', content: [] }, { role: 'assistant', content: 'ok' }, ...many] }, {
+      onEvent: openTelemetry({ tracer, captureContent: true, maxContentBytes: limit }),
+    }).runUntilDone().catch(() => {});
+    const refusedChat = exporter.getFinishedSpans().find((span) => span.name.startsWith('chat '))!;
+    expect(keys.reduce((sum, key) => sum + bytes(refusedChat.attributes[key]), 0)).toBeLessThanOrEqual(limit);
+    expect(refusedChat.attributes['tool_runner.content.truncated']).toBe(true);
+  });
+
+  it("a tool result's image and document data are not on the execute_tool span (their type is)", async () => {
+    const { exporter, tracer } = tracing();
+    const data = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+    const picture = tool({
+      name: 'picture',
+      inputSchema: z.object({}),
+      run: () => [
+        { type: 'text' as const, text: 'Here it is' },
+        { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data } },
+        { type: 'document' as const, source: { type: 'base64' as const, media_type: 'application/pdf' as const, data: 'JVBERi0xLjQK' } },
+      ],
+    });
+    const server = await mockServer([{ content: [toolUse('picture', {}, 'toolu_p')] }, { content: [text('A pixel.')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [picture] }, { onEvent: openTelemetry({ tracer, captureContent: true }) });
+    const call = exporter.getFinishedSpans().find((span) => span.name === 'execute_tool picture')!;
+    expect(JSON.parse(String(call.attributes['gen_ai.tool.call.result']))).toEqual([{ type: 'text', text: 'Here it is' }, { type: 'image' }, { type: 'document' }]);
+    for (const span of exporter.getFinishedSpans()) expect(JSON.stringify(span.attributes)).not.toContain('JVBERi0x');
   });
 });

@@ -117,7 +117,8 @@ function serialize(list: ContentList, skip: number): string | undefined {
       continue;
     }
     const kept = skip > 0 ? parts.slice(skip) : parts;
-    skip = 0;
+    // A message without parts stays, and leaves the parts to skip to the messages after it.
+    if (parts.length > 0) skip = 0;
     messages.push(`${message.open}${kept.join(',')}${message.close}`);
   }
   if (messages.length === 0) return undefined;

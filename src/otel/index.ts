@@ -11,7 +11,7 @@ import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
 import { isCancellation } from '../stop-reason.js';
 import type { Runner } from '../surface.js';
-import { utf8Length } from '../sdk-span-content.js';
+import { utf8Length, withoutLeftOutFields } from '../sdk-span-content.js';
 import { type ContentList, fitContent, replyContent, requestContent } from './content.js';
 
 export interface OpenTelemetryOptions {
@@ -187,7 +187,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         if (capture) {
           // The arguments as the model sent them, and the result, within the limit together.
           const used = setCapped(span, 'gen_ai.tool.call.arguments', JSON.stringify(event.call.toolUse.input), limit);
-          if (result) setCapped(span, 'gen_ai.tool.call.result', JSON.stringify(result.content ?? ''), limit - used);
+          // Without image and document data (and encrypted fields), as on the `chat` spans.
+          if (result) setCapped(span, 'gen_ai.tool.call.result', JSON.stringify(withoutLeftOutFields(result.content ?? '')), limit - used);
         }
         if (event.error !== undefined) failed(span, event.error, capture);
         // Cut short by an abort or a `break`: a cancellation, with no error status.
