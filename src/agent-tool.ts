@@ -335,8 +335,8 @@ function forwarder(name: string, callId: string, emit: (event: RunnerEvent) => v
   return scope ? Object.assign(forward, { scope }) : forward;
 }
 
-/** The key, on a forwarder, of the listeners the events it forwards reach. */
-const HEARD = Symbol('tool-runner.heard');
+/** The key, on a forwarder, of the listeners the events it forwards reach (registered: the ESM and CommonJS builds' copies agree on it, see agent-link.ts). */
+const HEARD = Symbol.for('tool-runner.heard.v1');
 
 /** Every listener that hears a run's events: its own, and those its forwarder (a sub-agent's, to its parent) reaches. */
 function heardBy(onEvent: ToolRunnerOptions['onEvent']): ReadonlySet<RunnerListener> {

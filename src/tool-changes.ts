@@ -9,7 +9,8 @@ import { ToolsetContractError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTo
 import type { AnyTool, RunnableTool } from './surface.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
 import { definitionFamily, isRunnableToolset, toolsetFamily } from './toolsets.js';
-import { isToolSource } from './tool-set.js';
+import { checkNeedsApproval, isToolSource } from './tool-set.js';
+import { checkTimeoutMs } from './guards.js';
 import type { ToolChangesJSON } from './snapshot.js';
 import type { BetaMessageParam, BetaToolUnion } from './types.js';
 
@@ -55,6 +56,13 @@ export class ToolChanges {
       }
       const family = definitionFamily(tool);
       if (families.has(family)) throw new ToolsetContractError(`addTools() can't replace the '${family}' toolset: ${USE_A_NEW_RUNNER}`);
+    }
+    for (const tool of tools) {
+      if (!isRunnableTool(tool)) continue;
+      // As the runner's own tools are checked: a rule read as "no approval" would let the call run unasked.
+      checkNeedsApproval(tool.needsApproval, `addTools(): tool '${tool.name}': needsApproval`);
+      const { timeoutMs } = tool as { timeoutMs?: unknown };
+      if (timeoutMs !== undefined) checkTimeoutMs(timeoutMs, `addTools(): tool '${tool.name}': timeoutMs`);
     }
     for (const tool of tools) {
       const name = (tool as { name?: unknown }).name;

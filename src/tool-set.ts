@@ -3,6 +3,7 @@
  * between requests (an MCP server's, for instance), looked up again before each request.
  */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
+import { described } from './described.js';
 import { checkTimeoutMs, untilAborted } from './guards.js';
 import type { AnyTool, RunnableTool, ToolEntry, ToolSource } from './surface.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
@@ -57,11 +58,12 @@ export class ToolSet {
       }
       lists = settled.value;
     } else lists = await asked;
+    // Kept (and listed) only once their maps are built: lists that clash (two tools of one name) fail again when the run retries.
+    if (!lists.every((list, i) => list === this.#lists[i])) {
+      ({ runnable: this.runnable, definitions: this.definitions } = toolMaps(this.#expanded(lists)));
+      this.#lists = lists;
+    }
     this.#listed = true;
-    if (lists.every((list, i) => list === this.#lists[i])) return;
-    // Kept only once their maps are built: lists that clash (two tools of one name) fail again when the run retries.
-    ({ runnable: this.runnable, definitions: this.definitions } = toolMaps(this.#expanded(lists)));
-    this.#lists = lists;
   }
 
   #expanded(lists = this.#lists): AnyTool[] | undefined {
@@ -102,8 +104,7 @@ const CLIENT_TOOL_TYPE = /^(bash|computer|memory|text_editor)_\d{8}$/;
 /** A rule other than a boolean or a function would be read as "no approval": a safety control does not fail open. */
 export function checkNeedsApproval(rule: unknown, what: string): void {
   if (rule === undefined || typeof rule === 'boolean' || typeof rule === 'function') return;
-  const got = Array.isArray(rule) ? 'an array' : rule === null ? 'null' : `${typeof rule} ${JSON.stringify(rule)}`;
-  throw new TypeError(`${what} must be true, false or a function that decides each call, got ${got}`);
+  throw new TypeError(`${what} must be true, false or a function that decides each call, got ${described(rule)}`);
 }
 
 function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {

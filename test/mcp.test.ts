@@ -270,10 +270,15 @@ describe('MCP tools over streamable HTTP on 127.0.0.1', () => {
   });
 });
 
-/** A client of an MCP server in this process whose tools come in `pages` pages of one tool each; with `repeat`, its last page gives the cursor of the one before again. */
-async function pagedClient(pages: number, repeat = false): Promise<Client> {
+/**
+ * A client of an MCP server in this process whose tools come in `pages` pages of one tool each; with
+ * `repeat`, its last page gives the cursor of the one before again; with `failFirst`, its first listing fails.
+ */
+async function pagedClient(pages: number, repeat = false, failFirst = false): Promise<Client> {
   const server = new Server({ name: 'paged', version: '1.0.0' }, { capabilities: { tools: {} } });
+  let listings = 0;
   server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+    if (failFirst && listings++ === 0) throw new Error('not ready yet');
     const page = Number(request.params?.cursor ?? 0);
     const next = page + 1 < pages ? String(page + 1) : repeat ? String(page) : undefined;
     return { tools: [{ name: `tool_${page}`, inputSchema: { type: 'object' as const } }], ...(next !== undefined && { nextCursor: next }) };
@@ -293,13 +298,19 @@ describe('MCP toolsets: bad options, misbehaving servers, tool changes', () => {
     expect(() => new McpToolset(client, { timeout: 5_000 } as never)).toThrow("mcpToolset: unknown option 'timeout'; the options are prefix, timeoutMs, needsApproval");
     expect(() => new McpToolset(client, { needApproval: true } as never)).toThrow(/unknown option 'needApproval'/);
     expect(() => new McpToolset(client, { needsApproval: ['ok'] } as never)).toThrow('mcpToolset: needsApproval must be true, false or a function that decides each call, got an array');
-    expect(() => new McpToolset(client, { needsApproval: 'yes' } as never)).toThrow(/needsApproval must be true, false or a function .*got string "yes"/);
-    // Made with the class (not mcpToolset()): listed the first time it is asked, not empty until a change.
-    expect((await new McpToolset(client).tools()).map((entry) => entry.name)).toEqual(['ok']);
+    expect(() => new McpToolset(client, { needsApproval: 'yes' } as never)).toThrow(/needsApproval must be true, false or a function .*got "yes"/);
+    // Made with the class (not mcpToolset()): listed the first time it is asked (once for the askers
+    // meanwhile, and again after a listing that failed), not empty until a change.
+    const made = new McpToolset(client);
+    const [first, second] = await Promise.all([made.tools(), made.tools()]);
+    expect([first.map((entry) => entry.name), second.map((entry) => entry.name)]).toEqual([['ok'], ['ok']]);
+    const late = new McpToolset(await pagedClient(2, false, true));
+    await expect(late.tools()).rejects.toThrow(/not ready yet/);
+    expect((await late.tools()).map((entry) => entry.name)).toEqual(['tool_0', 'tool_1']);
     // A tool of one's own, as the runner is built: a rule it would read as "no approval" is refused.
     const server = await mockServer([{ content: [text('never requested')] }]);
     const risky = { name: 'risky', input_schema: { type: 'object' as const }, run: () => 'ran', needsApproval: 'always' };
-    expect(() => toolRunner(server.client(), { ...baseParams, tools: [risky as never] })).toThrow("toolRunner: tool 'risky': needsApproval must be true, false or a function that decides each call, got string \"always\"");
+    expect(() => toolRunner(server.client(), { ...baseParams, tools: [risky as never] })).toThrow("toolRunner: tool 'risky': needsApproval must be true, false or a function that decides each call, got \"always\"");
     expect(server.requests).toHaveLength(0);
   });
 
@@ -328,6 +339,12 @@ describe('MCP toolsets: bad options, misbehaving servers, tool changes', () => {
     expect(() => runner.addTools(toolset as never)).toThrow(/addTools\(\) takes tools, not a tool source \(an MCP toolset, say\)/);
     expect(() => runner.removeTools(toolset as never)).toThrow(/removeTools\(\) takes tools, not a tool source/);
     expect(() => runner.removeTools({} as never)).toThrow('removeTools() takes tools with a name, or tool names');
+    // A tool added during the run is checked as the runner's own are: a rule read as "no approval" is refused.
+    const risky = { name: 'risky', input_schema: { type: 'object' as const }, run: () => 'ran', needsApproval: 'always' };
+    expect(() => runner.addTools(risky as never)).toThrow("addTools(): tool 'risky': needsApproval must be true, false or a function that decides each call, got \"always\"");
+    const circular: Record<string, unknown> = {};
+    circular['self'] = circular;
+    expect(() => runner.addTools({ ...risky, needsApproval: circular } as never)).toThrow(/needsApproval must be .*, got an object/);
     await runner;
     expect(wire(server.requests[0]!).messages).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
   });
@@ -342,5 +359,16 @@ describe('MCP toolsets: bad options, misbehaving servers, tool changes', () => {
     await expect(runner.runUntilDone()).rejects.toThrow("toolRunner: two tools are named 'added'; tool names must be unique");
     expect(server.requests).toHaveLength(1);
     expect(historyProblems(runner.params.messages)).toEqual([]);
+    // A run that starts by answering a call of that name (its history ends with it): neither tool runs, now or on retry.
+    const both = await listingClientOf(['added']);
+    cleanups.push(() => both.close());
+    const ran: string[] = [];
+    const own = { ...local, run: () => (ran.push('local'), 'the local tool ran') };
+    const calling = [...baseParams.messages, { role: 'assistant' as const, content: [toolUse('added', {}, 'toolu_added')] }];
+    const resumed = toolRunner(server.client(), { ...baseParams, messages: calling, tools: [own, await mcpToolset(both)], thread: false });
+    await expect(resumed.runUntilDone()).rejects.toThrow("toolRunner: two tools are named 'added'");
+    await expect(resumed.runUntilDone()).rejects.toThrow("toolRunner: two tools are named 'added'");
+    expect(ran).toEqual([]);
+    expect(resumed.params.messages).toHaveLength(2);
   });
 });

@@ -153,6 +153,22 @@ describe('without a context manager (a browser, a Worker)', () => {
     const names = exporter.getFinishedSpans().map((span) => span.name);
     expect(started.sort()).toEqual([...names].sort());
     expect(names.sort()).toEqual(['chat claude-sonnet-5-5', 'chat claude-sonnet-5-5', 'chat claude-sonnet-5-5', 'execute_tool researcher', 'invoke_agent lead', 'invoke_agent researcher'].sort());
+    // Two levels down, the listener given at each level: the innermost agent's events are heard once too.
+    exporter.reset();
+    started.length = 0;
+    const inner = agentTool({ name: 'inner', description: 'Looks up', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }] }), options: { onEvent: listener } });
+    const outer = agentTool({ name: 'outer', description: 'Delegates', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }], tools: [inner] }), options: { onEvent: listener } });
+    const nested = await mockServer([
+      { content: [toolUse('outer', { task: 'otters' }, 'toolu_o')] },
+      { content: [toolUse('inner', { task: 'otters, deeper' }, 'toolu_i')] },
+      { content: [text('Deep.')] },
+      { content: [text('Found.')] },
+      { content: [text('Done.')] },
+    ]);
+    await toolRunner(nested.client(), { ...baseParams, tools: [outer] }, { onEvent: listener });
+    const nestedNames = exporter.getFinishedSpans().map((span) => span.name);
+    expect(started.sort()).toEqual([...nestedNames].sort());
+    expect(nestedNames.filter((name) => name.startsWith('invoke_agent')).sort()).toEqual(['invoke_agent inner', 'invoke_agent lead', 'invoke_agent outer']);
   });
 });
 

@@ -73,6 +73,9 @@ export class McpToolset implements ToolSource {
   #listings = 0;
   #latest: Promise<void> | undefined;
   #abortListing: AbortController | undefined;
+  /** A listing has set the tools; until then `tools()` lists them (`#firstListing`, shared by the askers). */
+  #listed = false;
+  #firstListing: Promise<void> | undefined;
 
   constructor(client: Client, options: McpToolsetOptions = {}) {
     checkOptions(options);
@@ -130,9 +133,16 @@ export class McpToolset implements ToolSource {
    * had (the server went away, say) rejects once, with why; the last list stays.
    */
   tools(): RunnableTool[] | Promise<RunnableTool[]> {
-    // Made with `new McpToolset()` rather than `mcpToolset()`: listed the first time it is asked.
-    if (this.#listings === 0) return this.refresh().then(() => this.#tools);
+    // Made with `new McpToolset()` rather than `mcpToolset()`: listed when first asked (one listing for
+    // the askers meanwhile; asked again after it failed).
+    if (!this.#listed) return this.#listFirst();
     return this.#refreshing ? this.#newest() : this.#tools;
+  }
+
+  async #listFirst(): Promise<RunnableTool[]> {
+    this.#firstListing ??= this.refresh().finally(() => (this.#firstListing = undefined));
+    await this.#firstListing;
+    return this.#tools;
   }
 
   /** Waits for the listing under way, and for any that began meanwhile (a later change). */
@@ -191,6 +201,7 @@ export class McpToolset implements ToolSource {
     if (listing !== this.#listings) return this.#latest;
     checkToolNames(listed.map((entry) => entry.name), this.#options.prefix ?? '');
     this.#tools = listed.map((entry) => this.#runnable(entry));
+    this.#listed = true;
   }
 
   #runnable(entry: McpTool): RunnableTool {
