@@ -15,7 +15,7 @@ export interface ScriptedError {
   afterEvents?: number;
   /** The error's `details` (e.g. `{ error_code: 'thread_not_found' }`), as the API sends them. */
   details?: Record<string, unknown>;
-  /** More headers of the answer: `x-should-retry: 'false'` (the SDK then does not retry it), `retry-after-ms`, ... */
+  /** More headers of the error answer (not of a stream's `afterEvents` error, which comes after a 200): `x-should-retry: 'false'` (the SDK then does not retry it), `retry-after-ms`, ... */
   headers?: Record<string, string>;
 }
 
@@ -50,7 +50,9 @@ export function promptTooLong(tokens: number, limit: number): ScriptedError {
 export function sendError(res: ServerResponse, error: ScriptedError): void {
   // One id per answer, in the header and the body, as the API sends it.
   const requestId = apiId('req');
-  const headers: Record<string, string> = { ...error.headers, 'content-type': 'application/json', 'request-id': requestId };
+  // Their names in lower case, as HTTP headers are one whatever their case: the answer's own two stay.
+  const own = Object.entries(error.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]);
+  const headers: Record<string, string> = { ...Object.fromEntries(own), 'content-type': 'application/json', 'request-id': requestId };
   if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
   res.writeHead(error.status, headers);
   res.end(JSON.stringify(errorBody(error, requestId)));
