@@ -98,7 +98,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         const run = runs.get(event.runner);
         if (!run) break;
         if (event.error !== undefined) failed(run.span, event.error, capture);
-        else run.span.setStatus({ code: SpanStatusCode.OK });
+        // Left by the loop body (a `break`, or a throw there): a cancellation, with no status, as the SDK's runner span.
+        else if (event.runner.stoppedBy !== 'break') run.span.setStatus({ code: SpanStatusCode.OK });
         run.span.end();
         runs.delete(event.runner);
         break;
