@@ -62,8 +62,14 @@ export class MessageThread {
   /** `off`: no thread field; `on`: threading; `stopped`: the server cannot thread this run. */
   #mode: 'off' | 'on' | 'stopped';
   #anchor: Anchor | undefined;
-  /** The request in flight: what the reply will be anchored on. */
-  #pending: Omit<Anchor, 'previousMessageId' | 'replyContent'> | undefined;
+  /** The request in flight (`body`, as given to `wireBody`): what the reply will be anchored on. */
+  #pending: (Omit<Anchor, 'previousMessageId' | 'replyContent'> & { body: object }) | undefined;
+  /**
+   * A request failed since the last reply: the next one continues only if the history holds what the
+   * server holds (the caller may have set the history before the failed request, whose retry the
+   * runner prepares as if it had only appended).
+   */
+  #failedSinceReply = false;
   /**
    * The run was set to go over a thread (its own, or an SDK thread's): the cache markers of answered
    * messages are for the request that first sent them, and each request that sends the whole history
@@ -130,7 +136,7 @@ export class MessageThread {
     if (this.#mode !== 'on') return this.unthreaded(body);
     const messages = body['messages'] as BetaMessageParam[];
     const anchor = this.#anchor;
-    this.#pending = { held: messages.length, sent: messages, system: body['system'], tools: body['tools'], model: body['model'] };
+    this.#pending = { held: messages.length, sent: messages, system: body['system'], tools: body['tools'], model: body['model'], body };
     const betas = withBeta(body['betas']);
     if (anchor && this.#continues(anchor, body, messages, appendsOnly)) {
       // The server keeps `system` and `tools` of the thread: copied without them.
@@ -167,7 +173,7 @@ export class MessageThread {
     // its own; failed, the thread held before goes on (its reply anchors the next, as on the SDK's thread).
     if (messages.length < anchor.held || body['compaction'] !== undefined) return false;
     if (!same(body['system'], anchor.system) || !same(body['tools'], anchor.tools) || !same(body['model'], anchor.model)) return false;
-    return appendsOnly || holds(anchor, messages);
+    return (appendsOnly && !this.#failedSinceReply) || holds(anchor, messages);
   }
 
   /**
@@ -199,6 +205,7 @@ export class MessageThread {
       this.#anchor = undefined;
       return;
     }
+    this.#failedSinceReply = false;
     const { held, sent, system, tools, model } = pending;
     // The reply as the history keeps it (without blank text), to know it again in a history the caller set.
     this.#anchor = { previousMessageId: reply.id, held: held + 1, sent, replyContent: withoutBlankText(reply.content), system, tools, model };
@@ -212,12 +219,14 @@ export class MessageThread {
   }
 
   /**
-   * The request failed without a reply (a broken stream included): the next one continues from the
-   * same reply. If the server did hold a reply after all, it answers `thread_already_continued`,
-   * and the history is replayed.
+   * The request of `body` failed without a reply (a broken stream included): the next one continues
+   * from the same reply, if the history still holds it. If the server did hold a reply after all, it
+   * answers `thread_already_continued`, and the history is replayed. (A stream the loop body left
+   * fails once the next request may be on its way: that one's stays in flight.)
    */
-  failed(): void {
-    this.#pending = undefined;
+  failed(body: object): void {
+    if (this.#pending?.body === body) this.#pending = undefined;
+    this.#failedSinceReply = true;
   }
 
   /**

@@ -172,6 +172,39 @@ describe('a run over a message thread', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a request that failed after the loop body dropped a reply: the retry replays the history set, never continues from the dropped reply', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')] },
+      { content: [toolUse('lookup', { n: 2 }, 'toolu_2')] },
+      { error: { status: 529 } },
+      { content: [text('Summed up.')] },
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup] });
+    let turn = 0;
+    await expect(
+      (async () => {
+        for await (const _message of runner) if (++turn === 2) runner.pushMessages({ role: 'user', content: 'Stop and sum up.' });
+      })(),
+    ).rejects.toThrow(/^529 /);
+    await runner;
+    expect(kinds(server.requests)).toEqual(['create', 'continue', 'create', 'create']);
+    // The model saw the history the caller set, without the reply it dropped.
+    const seen = wire(server.requests[3]!).messages;
+    expect(seen.at(-1)).toEqual({ role: 'user', content: 'Stop and sum up.' });
+    expect(JSON.stringify(seen)).not.toContain('toolu_2');
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('a stream the loop body left unread, taking control: the next requests continue the thread as the SDK does', async () => {
+    const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [toolUse('lookup', { n: 2 }, 'toolu_2')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], stream: true });
+    let turn = 0;
+    // The second stream is left unread; the body sets the params (the same) in its place.
+    for await (const _stream of runner) if (++turn === 2) runner.setMessagesParams((params) => ({ ...params }));
+    expect(server.requests.map((request) => `${threadOf(request)?.type} ${wire(request).body.messages.length}`)).toEqual(['create 1', 'continue 1', 'continue 1']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('thread: false, or a client without threads, sends the whole history every turn', async () => {
     const server = await mockServer([...threeTurns(), ...threeTurns()]);
     await toolRunner(server.client(), { ...baseParams, tools: [lookup], thread: false });
