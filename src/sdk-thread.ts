@@ -79,9 +79,10 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
       }),
     stream: (body, options) => keepingTools(thread, () => thread.stream(...turnOf(thread, body), options)) as ReturnType<MessagesApi['stream']>,
   };
-  // Only what the thread lacks: a run left by a `break` holds less than the thread (which kept the reply).
+  // The run's history, as the SDK's runner leaves it on its thread: what the thread lacks, or in place of a reply the
+  // loop body replaced. A run left by a `break` (or failed once a reply came) holds less: the thread keeps the reply.
   const handBack: HandBack = (messages) => {
-    if (extendsHistory(messages, thread.messages)) stage(thread, messages);
+    if (!startsHistory(messages, thread.messages)) stage(thread, messages);
   };
   // Sub-agents get the thread's own client: they are conversations of their own, never the thread's.
   const client = { beta: { messages: api }, [OVER_MESSAGE_THREAD]: handBack, [LENT_CLIENT]: (thread as { _client?: ClientLike })._client };
@@ -173,6 +174,11 @@ function stage(thread: MessageThreadLike, messages: BetaMessageParam[]): void {
  * Whether `messages` is `held` and then more (compared by value: the thread keeps its own copies, its
  * replies as the API sent them, which the run keeps without blank text).
  */
+/** Whether `messages` is the first messages of `held`, fewer than all. */
+function startsHistory(messages: readonly BetaMessageParam[], held: readonly BetaMessageParam[]): boolean {
+  return messages.length < held.length && messages.every((message, i) => sameKeptMessage(message, held[i]!));
+}
+
 function extendsHistory(messages: readonly BetaMessageParam[], held: readonly BetaMessageParam[]): boolean {
   if (messages.length < held.length) return false;
   for (let i = 0; i < held.length; i++) if (!sameKeptMessage(messages[i]!, held[i]!)) return false;

@@ -635,6 +635,23 @@ describe('10. a break over a thread keeps the reply the thread holds', () => {
   });
 });
 
+describe('10. a reply the loop body replaced over a thread (pushMessages) leaves the thread with the run\'s history, as the SDK\'s runner', () => {
+  for (const first of ['a reply that asks for tools', 'a final reply']) it(first, async () => {
+    const steps = (): Step[] => [first === 'a final reply' ? { content: [text('An answer.')] } : { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_p1')] }, { content: [text('Next.')] }];
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, { max_iterations: 1 });
+      for await (const _message of runner) runner.pushMessages({ role: 'user', content: 'A follow-up.' });
+      // The thread goes on from what the run left: the follow-up, not the reply it replaced.
+      await thread.send({ role: 'user', content: 'And then?' } as never);
+      return comparable(thread.messages);
+    });
+    expect(ours).toEqual(sdk);
+    expect(ourServer.requests.at(-1)!.messages).toEqual(sdkServer.requests.at(-1)!.messages);
+    expect(JSON.stringify(ourServer.requests.at(-1)!.messages)).toContain('A follow-up.');
+  });
+});
+
 describe("9. x-stainless-helper: the SDK's tags of the tools its helpers made", () => {
   it('a run with mcpTools() sends them as the SDK does', async () => {
     const mcp = await connectedClient();
