@@ -36,6 +36,8 @@ export type RunnerItem<Stream extends boolean> = Stream extends true ? BetaMessa
 export class ToolRunner<Stream extends boolean = false, Output = unknown> extends RunnerControls implements AsyncIterable<RunnerItem<Stream>> {
   #consumed = false;
   #completion: Settleable<BetaMessage> | undefined;
+  /** The run's last step failed, and no request has succeeded since: a stop at `max_iterations` rejects with it. */
+  #lastFailure: { error: unknown } | undefined;
 
   /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. */
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = {}, snapshot?: RunnerSnapshot, supplied?: (name: string) => RunnableTool) {
@@ -90,6 +92,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           const item = this.state.settings.stream ? turn.stream : await turn.message;
           // In the body only once it holds the item (a whole reply that failed never reached it).
           turn.inBody = true;
+          this.#lastFailure = undefined;
           yield item as RunnerItem<Stream>;
           turn.inBody = false;
           const next = await this.#finishTurn(turn);
@@ -198,6 +201,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
 
   /** A step failed: the state is what it was before it, so iterating (or awaiting) again retries it. */
   #failed(error: unknown): void {
+    this.#lastFailure = { error };
     this.state.stoppedBy = stoppedByFailure(error, runSignal(this.run));
     this.run.tracing.end({ error });
     this.#consumed = false;
@@ -217,7 +221,10 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
 
   #finish(): void {
     const last = this.state.lastMessage;
-    if (last) this.#settle().resolve(last);
+    // Iterated again at `max_iterations` after a failure, nothing was retried: the failure stands (as in the SDK's runner),
+    // not an older reply whose calls were answered.
+    if (this.#lastFailure && this.state.stoppedBy === 'max_iterations') this.#settle().reject(this.#lastFailure.error);
+    else if (last) this.#settle().resolve(last);
     else this.#settle().reject(new AnthropicError(`The tool runner ended without a message from the model${noReplyReason(this.state.stoppedBy)}`));
   }
 

@@ -369,6 +369,32 @@ for (const thread of [undefined, false] as const) {
       expect(ourServer.requests).toHaveLength(3);
     });
 
+    it('8. a request that failed at the max_iterations limit is what awaiting the runner gives, not the older reply', async () => {
+      const { ourServer } = await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_09')] },
+          { error: { status: 500, message: 'flaky at the limit' } },
+          { content: [text('never reached')] },
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)], max_iterations: 2 }, { maxRetries: 0 });
+          const seen = [];
+          try {
+            for await (const message of runner) seen.push(message);
+          } catch (error) {
+            seen.push(`loop error: ${(error as Error).constructor.name}`);
+          }
+          try {
+            seen.push(await runner);
+          } catch (error) {
+            seen.push(`await error: ${(error as Error).constructor.name} ${(error as { status?: number }).status}`);
+          }
+          return seen;
+        },
+      );
+      expect(ourServer.requests).toHaveLength(2);
+    });
+
     it('12. max_iterations: 0 is no limit, and messages: [] is taken (pushMessages before the run)', async () => {
       await both(
         () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_07')] }, { content: [text('done')] }],
