@@ -85,7 +85,9 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     if (!startsHistory(messages, thread.messages)) stage(thread, messages);
   };
   // Sub-agents get the thread's own client: they are conversations of their own, never the thread's.
-  const client = { beta: { messages: api }, [OVER_MESSAGE_THREAD]: handBack, [LENT_CLIENT]: (thread as { _client?: ClientLike })._client };
+  const lent = (thread as { _client?: ClientLike & { logger?: unknown; logLevel?: unknown } })._client;
+  // The run logs as the thread's client does (its `logger` and `logLevel`), as a run on that client would.
+  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [LENT_CLIENT]: lent };
   return { client: client as ClientLike, params };
 }
 

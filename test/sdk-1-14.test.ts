@@ -12,13 +12,13 @@ import { AnthropicError } from '@anthropic-ai/sdk';
 import { mcpTools } from '@anthropic-ai/sdk/helpers/beta/mcp';
 import { betaMemoryTool } from '@anthropic-ai/sdk/helpers/beta/memory';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ToolError as SdkToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { toolRunner } from 'tool-runner';
 import { type MockServer, type Step, text, toolUse } from 'tool-runner/testing';
 import { connectedClient } from './fixtures/mcp-server.js';
-import { mockServer, wire } from './helpers.js';
+import { captureLogger, mockServer, wire } from './helpers.js';
 
 type Runner = AsyncIterable<any> & PromiseLike<any> & Record<string, any>;
 type Start = (params: any, options?: any) => Runner;
@@ -675,6 +675,22 @@ describe('10. a reply the loop body replaced over a thread (pushMessages) leaves
     expect(ours).toEqual(sdk);
     expect(ourServer.requests.at(-1)!.messages).toEqual(sdkServer.requests.at(-1)!.messages);
     expect(JSON.stringify(ourServer.requests.at(-1)!.messages)).toContain('A follow-up.');
+  });
+});
+
+describe("10. a run over an SDK thread logs as the thread's client does", () => {
+  for (const logLevel of ['info', 'off'] as const) it(`its logger, at logLevel '${logLevel}'`, async () => {
+    const server = await mockServer([{ content: [toolUse('no_such_tool', {}, 'toolu_l1')] }, { content: [text('Done.')] }]);
+    const { lines, logger } = captureLogger();
+    // The client's level, not ANTHROPIC_LOG's (which the tests set to 'off').
+    vi.stubEnv('ANTHROPIC_LOG', 'debug');
+    try {
+      const thread = server.client({ logger, logLevel }).beta.messages.thread({ model, max_tokens: 256, messages: ask } as never);
+      await toolRunner(thread, {});
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(lines.filter((line) => /no_such_tool/.test(line.message))).toHaveLength(logLevel === 'off' ? 0 : 1);
   });
 });
 
