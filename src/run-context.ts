@@ -20,8 +20,6 @@ export interface RunContext {
   readonly runner: Runner;
   /** Emits lifecycle events, when something listens. */
   readonly emit: ((event: RunnerEvent) => void) | undefined;
-  /** Replies come over a message thread (ours, or an SDK thread's): a refused turn is not kept, as the SDK's rule has it. */
-  readonly dropsRefusals: boolean;
   /** The request options of the next requests; their `signal` is the run's (it reaches the tools too). */
   requestOptions: RequestOptions;
   /** The scope requests and tool calls run in (a span's context), when something traces. */

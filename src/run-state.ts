@@ -52,7 +52,9 @@ export class RunState {
   replace(params: RunnerParams): void {
     const { api, settings, messages, tools } = splitParams(params);
     this.apiParams = api;
-    this.settings = settings;
+    // `thread` chooses threading when the runner is made: a later value (or none) changes nothing, as in the SDK.
+    const { thread: _later, ...others } = settings;
+    this.settings = this.settings.thread === undefined ? others : { ...others, thread: this.settings.thread };
     if (tools !== this.tools.entries) this.tools = new ToolSet(tools);
     this.replaceHistory([...messages]);
   }
@@ -86,16 +88,23 @@ export class RunState {
     return max !== undefined && max > 0 && this.iteration >= max;
   }
 
+  /**
+   * On a message thread a refused reply is not kept, nor is the container it names (the SDK's thread drops the turn).
+   * Set once, when the run knows whether it goes over a thread.
+   */
+  dropsRefusals = false;
+
   /** A reply arrived: add its usage; calls cut off by max_tokens never run. */
   count(reply: BetaMessage): void {
-    countReply(this, this.apiParams, reply);
+    countReply(this, this.apiParams, reply, this.dropsRefusals);
   }
 
-  /** A read-only copy of the current params. */
+  /** A read-only copy of the current params (without `thread`, as the SDK's: they could then go to `create()` as they are). */
   get params(): RunnerParams {
+    const { thread: _chosenAtStart, ...settings } = this.settings;
     return {
       ...this.apiParams,
-      ...this.settings,
+      ...settings,
       ...(this.tools.entries && { tools: this.tools.entries }),
       messages: [...this.messages],
     } as RunnerParams;
@@ -111,7 +120,7 @@ export class RunState {
       // Counted as `count` counts it, into the snapshot.
       const reply = structuredClone(uncounted);
       const counted: Counted = { usage: snapshot.usage, lastMessage: snapshot.lastMessage, markNotRun: (id, text) => (snapshot.notRun[id] = text) };
-      countReply(counted, snapshot.params as unknown as Record<string, unknown>, reply);
+      countReply(counted, snapshot.params as unknown as Record<string, unknown>, reply, this.dropsRefusals);
       snapshot.usage = counted.usage;
       snapshot.lastMessage = reply;
     }
@@ -150,13 +159,13 @@ interface Counted {
 }
 
 /** Counts a reply: its usage added, it is the last message, calls cut off by max_tokens or in a paused turn never run, its container adopted. */
-function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage): void {
+function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage, dropsRefusals: boolean): void {
   into.usage = addUsage(into.usage, reply.usage);
   into.lastMessage = reply;
   const notRun = reply.stop_reason === 'max_tokens' ? cutOffText : reply.stop_reason === 'pause_turn' ? pausedText : undefined;
   if (notRun) for (const use of toolUsesOf(reply)) into.markNotRun(use.id, notRun(use.name));
   const containerId = reply.container?.id;
-  if (containerId) adoptContainer(params, containerId);
+  if (containerId && !(dropsRefusals && reply.stop_reason === 'refusal')) adoptContainer(params, containerId);
 }
 
 /** Later requests run in the container the server chose, unless the caller named one. */

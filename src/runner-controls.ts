@@ -52,10 +52,10 @@ export abstract class RunnerControls implements Runner {
     const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), { snapshot: snapshot?.thread, messages: state.messages, replied }, overSdkThread);
     const emit = emitter(options.onEvent, logger);
     const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions);
-    const dropsRefusals = thread.used || OVER_MESSAGE_THREAD in client;
+    state.dropsRefusals = thread.used || OVER_MESSAGE_THREAD in client;
     const tracing = runTracing(client, options.onEvent, logger);
     const control = new RunControl(options, state, logger, snapshot?.control);
-    this.run = { client, options, state, thread, logger, runner: this, emit, requestOptions, dropsRefusals, tracing, control };
+    this.run = { client, options, state, thread, logger, runner: this, emit, requestOptions, tracing, control };
     this.state = state;
     this.control = control;
     this.answers = new CallAnswers(this.run, maxToolResultChars, snapshot?.calls);

@@ -146,7 +146,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     if (!turn.tookControl) {
       const reply = turn.reply ?? (await turn.message);
       // On a message thread a refused turn is not kept: the next request replays without it (the SDK's rule).
-      if (reply.stop_reason === 'refusal' && this.run.dropsRefusals) {
+      if (reply.stop_reason === 'refusal' && this.state.dropsRefusals) {
         // The calls it started while streaming stop with it, as for any reply not kept.
         const abandoned = this.answers.abandonEager();
         if (abandoned) await abandoned;

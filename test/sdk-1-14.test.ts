@@ -345,6 +345,18 @@ for (const thread of [undefined, false] as const) {
       );
     });
 
+    it("7. a refused reply's container: adopted as the SDK's runner adopts it (not over a thread, which drops the turn)", async () => {
+      const { ourServer } = await both(
+        () => [{ content: [text('I cannot help with that.')], stop_reason: 'refusal', container: { id: 'container_refused' } }, { content: [text('Sure.')] }],
+        async (start) => {
+          const runner = start({ model, max_tokens: 256, messages: ask });
+          for await (const message of runner) if (message.stop_reason === 'refusal') runner.pushMessages({ role: 'user', content: 'Something else, then.' });
+          return runner.params;
+        },
+      );
+      expect(wire(ourServer.requests[1]!).body.container).toBe(thread === false ? 'container_refused' : undefined);
+    });
+
     it('8. max_iterations counts requests, a failed one too', async () => {
       const { ourServer } = await both(
         () => [

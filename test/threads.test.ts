@@ -216,6 +216,23 @@ describe('a run over a message thread', () => {
     expect(wire(server.requests[5]!).body.messages).toHaveLength(5);
   });
 
+  it('thread: false is chosen when the runner is made: runner.params leaves it out (as the SDK\'s), new params keep it, and so does a snapshot', async () => {
+    const server = await mockServer(threeTurns());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], thread: false });
+    let resumed: ReturnType<typeof resumeToolRunner> | undefined;
+    for await (const _message of runner) {
+      expect(runner.params).not.toHaveProperty('thread');
+      // New params built from runner.params (no `thread`): the run goes on without a thread, and so does its snapshot.
+      runner.setMessagesParams((params) => ({ ...params, max_tokens: 512 }));
+      const snapshot = runner.toJSON();
+      expect(snapshot.params.thread).toBe(false);
+      resumed = resumeToolRunner(server.client(), snapshot, { tools: [lookup] });
+      break;
+    }
+    await resumed!;
+    expect(kinds(server.requests)).toEqual(['none', 'none', 'none']);
+  });
+
   it('thread_not_found (the server lost the thread): replays the whole history under a new thread', async () => {
     const server = await mockServer(threeTurns());
     const { lines, logger } = captureLogger();
