@@ -36,8 +36,8 @@ export type RunnerItem<Stream extends boolean> = Stream extends true ? BetaMessa
 export class ToolRunner<Stream extends boolean = false, Output = unknown> extends RunnerControls implements AsyncIterable<RunnerItem<Stream>> {
   #consumed = false;
   #completion: Settleable<BetaMessage> | undefined;
-  /** The run's last step failed, and no request has succeeded since: a stop at `max_iterations` rejects with it. */
-  #lastFailure: { error: unknown } | undefined;
+  /** The last request failed (as the SDK's runner keeps its last `#message`): a stop at `max_iterations` is that failure. */
+  #requestFailure: { error: unknown } | undefined;
 
   /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. */
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = {}, snapshot?: RunnerSnapshot, supplied?: (name: string) => RunnableTool) {
@@ -62,6 +62,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     let lastCompaction = false;
     /** The loop body left the loop (a `break`, or an error out of it) while the reply had failed. */
     let failedInBody: { error: unknown } | undefined;
+    /** Iterated again at `max_iterations` after a failed request: nothing is sent, and that failure stands. */
+    let failedAtLimit = false;
     try {
       for (;;) {
         // Calls the history ends with: a state the caller set, or a run stopped for approval.
@@ -79,6 +81,10 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           break;
         }
         const limit = lastCompaction ? undefined : this.control.beforeRequest();
+        if (limit === 'max_iterations' && this.#requestFailure) {
+          failedAtLimit = true;
+          throw this.#requestFailure.error;
+        }
         if (limit) {
           stop = limit;
           break;
@@ -88,11 +94,14 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         const sent = this.requests.send(this.compactions.takeScheduled(resuming));
         const turn = sent instanceof Promise ? await sent : sent;
         this.turn = turn;
+        turn.message.then(
+          () => (this.#requestFailure = undefined),
+          (error: unknown) => (this.#requestFailure = { error }),
+        );
         try {
           const item = this.state.settings.stream ? turn.stream : await turn.message;
           // In the body only once it holds the item (a whole reply that failed never reached it).
           turn.inBody = true;
-          this.#lastFailure = undefined;
           yield item as RunnerItem<Stream>;
           turn.inBody = false;
           const next = await this.#finishTurn(turn);
@@ -119,7 +128,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       }
     } catch (error) {
       failed = true;
-      this.#failed(error);
+      this.#failed(error, failedAtLimit ? 'max_iterations' : undefined);
       throw error;
     } finally {
       this.#handBackHistory();
@@ -200,9 +209,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   }
 
   /** A step failed: the state is what it was before it, so iterating (or awaiting) again retries it. */
-  #failed(error: unknown): void {
-    this.#lastFailure = { error };
-    this.state.stoppedBy = stoppedByFailure(error, runSignal(this.run));
+  #failed(error: unknown, stoppedBy?: StoppedBy): void {
+    this.state.stoppedBy = stoppedBy ?? stoppedByFailure(error, runSignal(this.run));
     this.run.tracing.end({ error });
     this.#consumed = false;
     this.#settle().reject(error);
@@ -221,10 +229,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
 
   #finish(): void {
     const last = this.state.lastMessage;
-    // Iterated again at `max_iterations` after a failure, nothing was retried: the failure stands (as in the SDK's runner),
-    // not an older reply whose calls were answered.
-    if (this.#lastFailure && this.state.stoppedBy === 'max_iterations') this.#settle().reject(this.#lastFailure.error);
-    else if (last) this.#settle().resolve(last);
+    if (last) this.#settle().resolve(last);
     else this.#settle().reject(new AnthropicError(`The tool runner ended without a message from the model${noReplyReason(this.state.stoppedBy)}`));
   }
 

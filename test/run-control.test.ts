@@ -416,14 +416,30 @@ describe("onLimit: 'answer' with options.output", () => {
 });
 
 describe('runner.stoppedBy', () => {
-  it('a limit reached before any reply (a failed request used the last iteration): await rejects naming the limit and how to go on', async () => {
+  it('a limit reached before any reply (a failed request used the last iteration): await rejects with that failure again, and goes on once the limit is raised', async () => {
     const server = await mockServer([{ error: { status: 529 } }, { content: [text('done')] }]);
     const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, max_iterations: 1 });
     await expect(runner.runUntilDone()).rejects.toMatchObject({ status: 529 });
-    await expect(runner.runUntilDone()).rejects.toThrow(/ended without a message from the model: max_iterations was reached before any reply \(a failed request counts\); raise it with setMessagesParams/);
+    // At the limit nothing is sent again: the failure stands, as in the SDK's runner.
+    await expect(runner.runUntilDone()).rejects.toMatchObject({ status: 529 });
     expect(runner.stoppedBy).toBe('max_iterations');
     runner.setMessagesParams((params) => ({ ...params, max_iterations: 2 }));
     expect(await runner.runUntilDone()).toMatchObject({ content: [{ text: 'done' }] });
+  });
+
+  it('a step that failed after its reply came (a hook), then went through: the limit stop resolves to the reply, the failure does not stand', async () => {
+    const server = await mockServer([{ content: [toolUse('echo', { x: 1 }, 'toolu_h1')] }, { content: [text('never sent')] }]);
+    const echo = tool({ name: 'echo', inputSchema: z.object({ x: z.number() }), run: ({ x }) => `got ${x}` });
+    let hookCalls = 0;
+    const onToolCall = () => {
+      if (hookCalls++ === 0) throw new Error('transient hook failure');
+    };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [echo], max_iterations: 1 }, { hooks: { onToolCall } });
+    await expect(runner.runUntilDone()).rejects.toThrow(/transient hook failure/);
+    // Iterated again: the hook goes through, the call is answered, and the run stops at the limit on its reply.
+    expect(await runner.runUntilDone()).toMatchObject({ stop_reason: 'tool_use' });
+    expect(runner.stoppedBy).toBe('max_iterations');
+    expect(server.requests).toHaveLength(1);
   });
 
   it('is undefined while the run runs, and names each way a run ends', async () => {

@@ -381,7 +381,7 @@ for (const thread of [undefined, false] as const) {
       expect(ourServer.requests).toHaveLength(3);
     });
 
-    it('8. a request that failed at the max_iterations limit is what awaiting the runner gives, not the older reply', async () => {
+    it('8. a request that failed at the max_iterations limit: iterating or awaiting again gives that failure, not the older reply', async () => {
       const { ourServer } = await both(
         () => [
           { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_09')] },
@@ -391,10 +391,13 @@ for (const thread of [undefined, false] as const) {
         async (start, log) => {
           const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)], max_iterations: 2 }, { maxRetries: 0 });
           const seen = [];
-          try {
-            for await (const message of runner) seen.push(message);
-          } catch (error) {
-            seen.push(`loop error: ${(error as Error).constructor.name}`);
+          for (const loop of ['first loop', 'second loop']) {
+            try {
+              for await (const message of runner) seen.push(message);
+              seen.push(`${loop} ended`);
+            } catch (error) {
+              seen.push(`${loop} error: ${(error as Error).constructor.name} ${(error as { status?: number }).status}`);
+            }
           }
           try {
             seen.push(await runner);
