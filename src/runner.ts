@@ -17,7 +17,7 @@ import { keptReply, toolUsesOf } from './history.js';
 import type { ToolRunnerOptions } from './options.js';
 import { RunnerControls } from './runner-controls.js';
 import { runSignal } from './run-context.js';
-import { handBackHistory } from './sdk-thread.js';
+import { type RunExit, handBackHistory } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import { type StoppedBy, nextStepFor, stoppedByFailure } from './stop-reason.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
@@ -131,7 +131,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       this.#failed(error, failedAtLimit ? 'max_iterations' : undefined);
       throw error;
     } finally {
-      this.#handBackHistory();
+      this.#handBackHistory(failedInBody || (!failed && stop === undefined) ? 'left' : failed ? 'failed' : 'ended');
       if (failedInBody) this.#failed(failedInBody.error);
       // A `break` in the loop body ends the run too: it resolves to the last reply.
       else if (!failed) {
@@ -219,9 +219,9 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   }
 
   /** A run over an SDK thread (`toolRunner(thread, …)`) leaves its whole history in the thread. */
-  #handBackHistory(): void {
+  #handBackHistory(exit: RunExit): void {
     try {
-      handBackHistory(this.run.client, this.state.messages);
+      handBackHistory(this.run.client, this.state.messages, exit, this.state.apiParams);
     } catch (error) {
       this.run.logger.warn(`The run's last messages could not be handed back to its thread: ${(error as Error).message}`);
     }

@@ -38,15 +38,22 @@ export function lendableClient(client: ClientLike): ClientLike {
   return (client as { [LENT_CLIENT]?: ClientLike })[LENT_CLIENT] ?? client;
 }
 
-/** What a client over a thread holds under `OVER_MESSAGE_THREAD`: gives the thread the run's history. */
-export type HandBack = (messages: BetaMessageParam[]) => void;
+/**
+ * How a run ended, for what its thread keeps: `'ended'` by itself (the model's answer, a limit, a stop for approval),
+ * `'failed'` (a request, a tool, an abort), or `'left'` by the loop body (a `break`, an error out of it).
+ */
+export type RunExit = 'ended' | 'failed' | 'left';
+
+/** What a client over a thread holds under `OVER_MESSAGE_THREAD`: gives the thread the run's history and request fields. */
+export type HandBack = (messages: BetaMessageParam[], exit: RunExit, fields: Record<string, unknown>) => void;
 
 /**
  * Gives the thread a run's history when the run ends (the results of its last calls, when no request
- * followed them: a limit, an abort, a `break`), so that `thread.messages` holds the whole run.
+ * followed them: a limit, an abort), so that `thread.messages` holds the whole run; and its request
+ * fields (`fields`: the params without messages and tools), which `setMessagesParams` may have changed.
  */
-export function handBackHistory(client: ClientLike, messages: BetaMessageParam[]): void {
-  (client as { [OVER_MESSAGE_THREAD]?: HandBack })[OVER_MESSAGE_THREAD]?.(messages);
+export function handBackHistory(client: ClientLike, messages: BetaMessageParam[], exit: RunExit, fields: Record<string, unknown>): void {
+  (client as { [OVER_MESSAGE_THREAD]?: HandBack })[OVER_MESSAGE_THREAD]?.(messages, exit, fields);
 }
 
 export function isMessageThread(value: unknown): value is MessageThreadLike {
@@ -79,10 +86,14 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
       }),
     stream: (body, options) => keepingTools(thread, () => thread.stream(...turnOf(thread, body), options)) as ReturnType<MessagesApi['stream']>,
   };
-  // The run's history, as the SDK's runner leaves it on its thread: what the thread lacks, or in place of a reply the
-  // loop body replaced. A run left by a `break` (or failed once a reply came) holds less: the thread keeps the reply.
-  const handBack: HandBack = (messages) => {
-    if (!startsHistory(messages, thread.messages)) stage(thread, messages);
+  // The run's history, as the SDK's runner leaves it on its thread: what the thread lacks, or in place of what the loop
+  // body changed (a reply it replaced or dropped). The SDK's thread takes the body's changes once the body is done, so a
+  // run the body left keeps the thread as it is; one that failed once a reply came holds less: the thread keeps the reply.
+  const handBack: HandBack = (messages, exit, fields) => {
+    // Params set in the loop body are the thread's at once in the SDK's runner, whatever follows.
+    keepFields(thread, fields);
+    if (exit === 'left' || (exit === 'failed' && startsHistory(messages, thread.messages))) return;
+    stage(thread, messages);
   };
   // Sub-agents get the thread's own client: they are conversations of their own, never the thread's.
   const lent = (thread as { _client?: ClientLike & { logger?: unknown; logLevel?: unknown } })._client;
@@ -173,14 +184,33 @@ function stage(thread: MessageThreadLike, messages: BetaMessageParam[]): void {
 }
 
 /**
- * Whether `messages` is `held` and then more (compared by value: the thread keeps its own copies, its
- * replies as the API sent them, which the run keeps without blank text).
+ * The run's request fields become the thread's, as the SDK runner's `setMessagesParams` sets them (the thread keeps its own
+ * tools, the runnable ones). Nothing changes when they are the thread's already.
  */
+function keepFields(thread: MessageThreadLike, fields: Record<string, unknown>): void {
+  const { messages, tools, unsupportedRequestBehavior: _setting, ...own } = thread.params;
+  if (sameFields(fields, own)) return;
+  const state = (thread as { _state?: { setParams?: (params: Record<string, unknown>) => void } })._state;
+  if (typeof state?.setParams !== 'function') throw new AnthropicError("toolRunner(thread): this thread's params can't be replaced");
+  // (`unsupportedRequestBehavior` is the thread's own setting, beside its fields.)
+  state.setParams({ ...fields, ...(tools !== undefined && { tools }), messages });
+}
+
+function sameFields(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const keys = Object.keys(a).filter((key) => a[key] !== undefined);
+  if (keys.length !== Object.keys(b).filter((key) => b[key] !== undefined).length) return false;
+  return keys.every((key) => JSON.stringify(a[key]) === JSON.stringify(b[key]));
+}
+
 /** Whether `messages` is the first messages of `held`, fewer than all. */
 function startsHistory(messages: readonly BetaMessageParam[], held: readonly BetaMessageParam[]): boolean {
   return messages.length < held.length && messages.every((message, i) => sameKeptMessage(message, held[i]!));
 }
 
+/**
+ * Whether `messages` is `held` and then more (compared by value: the thread keeps its own copies, its
+ * replies as the API sent them, which the run keeps without blank text).
+ */
 function extendsHistory(messages: readonly BetaMessageParam[], held: readonly BetaMessageParam[]): boolean {
   if (messages.length < held.length) return false;
   for (let i = 0; i < held.length; i++) if (!sameKeptMessage(messages[i]!, held[i]!)) return false;

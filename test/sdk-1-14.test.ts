@@ -693,6 +693,46 @@ describe('10. a reply the loop body replaced over a thread (pushMessages) leaves
   });
 });
 
+describe('10. what the loop body changed reaches the SDK thread only when the body is done, as in the SDK\'s runner', () => {
+  it('a follow-up pushed, then a break: the thread keeps its reply, and the next turn continues from it', async () => {
+    const steps = (): Step[] => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_b1')] }, { content: [text('Next.')] }];
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      for await (const _message of runner) {
+        runner.pushMessages({ role: 'user', content: 'A follow-up.' });
+        break;
+      }
+      const after = comparable(thread.messages);
+      await thread.send({ role: 'user', content: 'And then?' } as never);
+      return after;
+    });
+    expect(ours).toEqual(sdk);
+    expect((ours as unknown[]).length).toBe(2);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect(wire(ourServer.requests.at(-1)!).body.thread?.type).toBe('continue');
+  });
+
+  for (const exit of ['the limit', 'a break']) it(`params set in the body (the reply dropped), then ${exit}: the thread takes the params, and the history only once the body is done`, async () => {
+    const steps = (): Step[] => [{ content: [text('An answer.')] }, { content: [text('Later.')] }];
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask } as never);
+      const runner = makeRunner(thread, { max_iterations: 1 });
+      for await (const _message of runner) {
+        runner.setMessagesParams((params: Record<string, unknown>) => ({ ...params, max_tokens: 512 }));
+        if (exit === 'a break') break;
+      }
+      const after = comparable(thread.messages);
+      await thread.send({ role: 'user', content: 'And then?' } as never);
+      return after;
+    });
+    expect(ours).toEqual(sdk);
+    expect((ours as unknown[]).length).toBe(exit === 'a break' ? 2 : 1);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect(wire(ourServer.requests.at(-1)!).body.max_tokens).toBe(512);
+  });
+});
+
 describe("10. a run over an SDK thread logs as the thread's client does", () => {
   for (const logLevel of ['info', 'off'] as const) it(`its logger, at logLevel '${logLevel}'`, async () => {
     const server = await mockServer([{ content: [toolUse('no_such_tool', {}, 'toolu_l1')] }, { content: [text('Done.')] }]);
