@@ -88,6 +88,12 @@ export class CallAnswers {
 
   async #answerCalls(turn: Turn | undefined, uses: BetaToolUseBlock[]): Promise<'answered' | 'pending'> {
     const { state } = this.#run;
+    // A history set in place of calls that waited for approval (other calls last): those waits end, and are forgotten.
+    const replaced = this.#calls?.held.filter((call) => !uses.some((use) => use.id === call.id));
+    if (replaced?.length) {
+      endWaits(this.#run, replaced);
+      this.#calls!.forget(replaced.map((call) => call.id));
+    }
     const signal = runSignal(this.#run);
     const answer = await this.answer(turn, uses, signal);
     // Aborted while calls waited for approval (the others ran on): an abort, each waiting call answered as aborted.

@@ -65,9 +65,11 @@ export class ToolCalls implements CallResults {
     return this.#settled.has(id);
   }
 
-  /** The calls of a reply that was not kept: a reply that makes them again runs them anew. */
+  /** The calls of a reply that was not kept (or of a history replaced): a reply that makes them again runs them anew. */
   forget(ids: readonly string[]): void {
+    if (this.#pending.length > 0) this.#pending = this.#pending.filter((call) => !ids.includes(call.id));
     for (const id of ids) {
+      this.#decisions.delete(id);
       this.#calls.delete(id);
       this.#settled.delete(id);
       this.#ran.delete(id);

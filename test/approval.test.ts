@@ -340,6 +340,28 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     ]);
   });
 
+  it('a history set in place of the waiting calls, ending with other calls: the old waits end for the listeners, and only the new calls wait', async () => {
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
+    const server = await mockServer([{ content: [toolUse('gated', {}, 'toolu_old')] }, { content: [text('Done.')] }]);
+    const ends: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated] }, {
+      onEvent: (event) => void (event.type === 'tool.end' && ends.push(`${event.call.id}:${event.pending ? 'pending' : event.cancelled ? 'cancelled' : 'ended'}`)),
+    });
+    await runner;
+    runner.approve('toolu_old');
+    runner.setMessagesParams((params) => ({
+      ...params,
+      messages: [...params.messages.slice(0, -1), { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_new', name: 'gated', input: {} }] }],
+    }));
+    await runner;
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_new']);
+    expect(ends).toEqual(['toolu_old:pending', 'toolu_old:cancelled', 'toolu_new:pending']);
+    // The decision about the replaced call is gone with it: the new call waits for its own.
+    runner.approve('toolu_new');
+    expect(await runner).toMatchObject({ content: [{ text: 'Done.' }] });
+    expect(ends.at(-1)).toBe('toolu_new:ended');
+  });
+
   it('a history that ends with a call that needs approval: await rejects saying the run stopped for approval before any reply; decided, it goes on', async () => {
     const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
     const server = await mockServer([{ content: [text('Done.')] }]);
