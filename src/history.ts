@@ -101,12 +101,13 @@ export const notRunText = (name: string) =>
 
 /**
  * Answers the calls of every assistant message but the last that the next message does not answer,
- * with `is_error` results in a user message right after it, so the API accepts the history.
- * Returns the same array when nothing is missing.
+ * with `is_error` results in a user message right after it, so the API accepts the history (a call that
+ * ran, in `ran`, with its own result). Returns the same array when nothing is missing.
  */
 export function answerDanglingCalls(
   messages: BetaMessageParam[],
   notRun: ReadonlyMap<string, string> = NONE,
+  ran?: ReadonlyMap<string, BetaToolResultBlockParam>,
 ): BetaMessageParam[] {
   let repaired: BetaMessageParam[] | undefined;
   for (let i = messages.length - 2; i >= 0; i--) {
@@ -115,9 +116,7 @@ export function answerDanglingCalls(
     const answered = answeredIds(messages[i + 1]);
     const missing = uses.filter((use) => !answered.has(use.id));
     if (missing.length === 0) continue;
-    const results = missing.map((use) =>
-      errorResult(use.id, notRun.get(use.id) ?? notRunText(use.name)),
-    );
+    const results = missing.map((use) => ran?.get(use.id) ?? errorResult(use.id, notRun.get(use.id) ?? notRunText(use.name)));
     repaired ??= [...messages];
     if (answered.size === 0) repaired.splice(i + 1, 0, { role: 'user', content: results });
     // Some are answered in the next message: the missing join them there, all in the model's order, first.

@@ -11,7 +11,7 @@ import type { RunnableTool, RunnerParams } from './surface.js';
 import type { ThreadSnapshot } from './thread.js';
 import { ToolSet, isToolSource } from './tool-set.js';
 import { isRunnableToolset, toolsetFamily } from './toolsets.js';
-import type { BetaMessage, BetaMessageParam, BetaToolUnion } from './types.js';
+import type { BetaMessage, BetaMessageParam, BetaToolResultBlockParam, BetaToolUnion, ToolResultMessage } from './types.js';
 import { NO_USAGE, type Usage, addUsage } from './usage.js';
 
 export class RunState {
@@ -28,6 +28,8 @@ export class RunState {
   lastMessage: BetaMessage | undefined;
   /** Tool calls never run, by id, with the error that answers them (cut off by max_tokens, repeated ids, limits). */
   notRun: Map<string, string> | undefined;
+  /** Results the loop body was given (`generateToolResponse`) for calls that ran: a history it set without them gets them. */
+  #ran: Map<string, BetaToolResultBlockParam> | undefined;
   /** Why the run stopped; `undefined` while it runs. */
   stoppedBy: StoppedBy | undefined;
 
@@ -73,9 +75,15 @@ export class RunState {
    */
   prepareHistory(): boolean {
     if (!this.historySetByCaller) return true;
-    this.messages = asRequestHistory(answerDanglingCalls(this.messages, this.notRun));
+    this.messages = asRequestHistory(answerDanglingCalls(this.messages, this.notRun, this.#ran));
+    this.#ran = undefined;
     this.historySetByCaller = false;
     return false;
+  }
+
+  /** The results the loop body was given for calls that ran: they answer those calls if the history it sets leaves them unanswered. */
+  keepRan(results: ToolResultMessage): void {
+    for (const block of results.content) if (block.type === 'tool_result') (this.#ran ??= new Map()).set(block.tool_use_id, block);
   }
 
   /** A call that is answered with `text` instead of running. */

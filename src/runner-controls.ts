@@ -210,6 +210,9 @@ export abstract class RunnerControls implements Runner {
     this.compactions.checkNewParams(next as unknown as Record<string, unknown>, next.messages ?? []);
     this.state.replace(next);
     if (this.turn) {
+      // Calls the body was given results for ran: a history it sets without those results gets them, not "not run".
+      const given = this.turn.response?.given;
+      if (given) this.state.keepRan(given.message);
       this.turn.tookControl = true;
       this.turn.response = undefined;
     }

@@ -118,6 +118,27 @@ describe('reading and changing the state (SPEC §4)', () => {
     expect(historyProblems(sent)).toEqual([]);
   });
 
+  it('a history set without the results generateToolResponse gave (the calls ran): they are answered with those results, not as not run', async () => {
+    const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Oslo' }, 'toolu_ran')] }, { content: [text('Noted.')] }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)] });
+    for await (const message of runner) {
+      if (message.stop_reason !== 'tool_use') continue;
+      const response = await runner.generateToolResponse();
+      response!.content[0]!.content = 'Edited: sunny in Oslo';
+      // The reply and a follow-up, without the results.
+      runner.pushMessages({ role: 'assistant', content: message.content }, { role: 'user', content: 'And Berlin?' });
+    }
+    expect(calls).toEqual(['Oslo']);
+    const sent = wire(server.requests[1]!).messages;
+    expect(sent.slice(-2)).toEqual([
+      { role: 'user', content: [expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_ran', content: 'Edited: sunny in Oslo' })] },
+      { role: 'user', content: 'And Berlin?' },
+    ]);
+    expect(sent.at(-2).content[0].is_error).toBeUndefined();
+    expect(historyProblems(sent)).toEqual([]);
+  });
+
   it('generateToolResponse runs the tools once per iteration; mutating its message changes what is sent', async () => {
     const server = await mockServer([
       { content: [toolUse('get_weather', { location: 'Paris' })] },
