@@ -77,23 +77,17 @@ export class CallAnswers {
    */
   answerLastMessage(turn: Turn | undefined): 'none' | Promise<'answered' | 'pending'> {
     const uses = toolUsesOf(this.#run.state.messages.at(-1));
+    // The history went on past calls that waited for approval, decided or not (a message pushed, or other calls set
+    // in their place): their waits end, and they are answered as not run (`prepareHistory`).
+    const replaced = this.#calls?.forgetHeldBesides(uses);
+    if (replaced?.length) endWaits(this.#run, replaced);
     if (uses.length > 0) return this.#answerCalls(turn, uses);
-    // The history went on past calls that waited for approval, decided or not (a message pushed instead):
-    // they are answered as not run (`prepareHistory`), and their waits end.
-    const waited = this.#calls?.held;
-    if (waited?.length) endWaits(this.#run, waited);
     this.#calls?.clear();
     return 'none';
   }
 
   async #answerCalls(turn: Turn | undefined, uses: BetaToolUseBlock[]): Promise<'answered' | 'pending'> {
     const { state } = this.#run;
-    // A history set in place of calls that waited for approval (other calls last): those waits end, and are forgotten.
-    const replaced = this.#calls?.held.filter((call) => !uses.some((use) => use.id === call.id));
-    if (replaced?.length) {
-      endWaits(this.#run, replaced);
-      this.#calls!.forget(replaced.map((call) => call.id));
-    }
     const signal = runSignal(this.#run);
     const answer = await this.answer(turn, uses, signal);
     // Aborted while calls waited for approval (the others ran on): an abort, each waiting call answered as aborted.

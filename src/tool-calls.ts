@@ -79,6 +79,14 @@ export class ToolCalls implements CallResults {
     }
   }
 
+  /** Forgets the calls that waited for approval and are not among `uses` (a history set in their place); returns them. */
+  forgetHeldBesides(uses: readonly BetaToolUseBlock[]): readonly HeldCall[] {
+    if (this.#held.size === 0) return NONE_HELD;
+    const replaced = this.held.filter((call) => !uses.some((use) => use.id === call.id));
+    if (replaced.length > 0) this.forget(replaced.map((call) => call.id));
+    return replaced;
+  }
+
   /** Kept before the `onToolResult` hook runs: a snapshot taken in it runs only the hook again (as a retry does). */
   keepRan(id: string, result: BetaToolResultBlockParam): void {
     this.#ran.set(id, result);
