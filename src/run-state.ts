@@ -138,7 +138,8 @@ export class RunState {
   #json(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined): RunnerSnapshot {
     return structuredClone({
       version: SNAPSHOT_VERSION,
-      params: { ...this.apiParams, ...this.settings, messages: this.messages } as RunnerSnapshot['params'],
+      // Calls the loop body was given results for, left unanswered by the history it set, go with those results.
+      params: { ...this.apiParams, ...this.settings, messages: this.#ran ? answerDanglingCalls(this.messages, this.notRun, this.#ran) : this.messages } as RunnerSnapshot['params'],
       tools: (this.tools.entries ?? []).map((entry) => {
         if (isToolSource(entry)) return { source: true as const };
         if (isRunnableToolset(entry)) return { toolset: toolsetFamily(entry) };

@@ -19,7 +19,7 @@ import { initialRequestOptions } from './request-options.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { listenerScope, runTracing } from './run-tracing.js';
-import { OVER_MESSAGE_THREAD, lendableClient } from './sdk-thread.js';
+import { OVER_MESSAGE_THREAD, lendableClient, setThreadFields } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsRead } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
@@ -208,7 +208,9 @@ export abstract class RunnerControls implements Runner {
   setMessagesParams(params: RunnerParams | ((previous: never) => RunnerParams | BetaToolRunnerParams)): void {
     const next = (typeof params === 'function' ? params(this.params as never) : params) as RunnerParams;
     this.compactions.checkNewParams(next as unknown as Record<string, unknown>, next.messages ?? []);
+    const before = this.state.apiParams;
     this.state.replace(next);
+    setThreadFields(this.run.client, before, this.state.apiParams);
     if (this.turn) {
       // Calls the body was given results for ran: a history it sets without those results gets them, not "not run".
       const given = this.turn.response?.given;

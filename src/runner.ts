@@ -221,7 +221,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   /** A run over an SDK thread (`toolRunner(thread, …)`) leaves its whole history in the thread. */
   #handBackHistory(exit: RunExit): void {
     try {
-      handBackHistory(this.run.client, this.state.messages, exit, this.state.apiParams);
+      handBackHistory(this.run.client, this.state.messages, exit);
     } catch (error) {
       this.run.logger.warn(`The run's last messages could not be handed back to its thread: ${(error as Error).message}`);
     }

@@ -44,16 +44,36 @@ export function lendableClient(client: ClientLike): ClientLike {
  */
 export type RunExit = 'ended' | 'failed' | 'left';
 
-/** What a client over a thread holds under `OVER_MESSAGE_THREAD`: gives the thread the run's history and request fields. */
-export type HandBack = (messages: BetaMessageParam[], exit: RunExit, fields: Record<string, unknown>) => void;
+/** What a client over a thread holds under `OVER_MESSAGE_THREAD`: gives the thread the run's history. */
+export type HandBack = (messages: BetaMessageParam[], exit: RunExit) => void;
+
+/** The key, on a client over a thread, of what gives the thread the request fields `setMessagesParams` changed. */
+const SET_FIELDS = Symbol('tool-runner.setThreadFields');
+type SetFields = (changed: Record<string, unknown>, removed: string[]) => void;
 
 /**
  * Gives the thread a run's history when the run ends (the results of its last calls, when no request
- * followed them: a limit, an abort), so that `thread.messages` holds the whole run; and its request
- * fields (`fields`: the params without messages and tools), which `setMessagesParams` may have changed.
+ * followed them: a limit, an abort), so that `thread.messages` holds the whole run.
  */
-export function handBackHistory(client: ClientLike, messages: BetaMessageParam[], exit: RunExit, fields: Record<string, unknown>): void {
-  (client as { [OVER_MESSAGE_THREAD]?: HandBack })[OVER_MESSAGE_THREAD]?.(messages, exit, fields);
+export function handBackHistory(client: ClientLike, messages: BetaMessageParam[], exit: RunExit): void {
+  (client as { [OVER_MESSAGE_THREAD]?: HandBack })[OVER_MESSAGE_THREAD]?.(messages, exit);
+}
+
+/**
+ * The request fields (not the tools) that `setMessagesParams` changed, `before` to `after`, become the thread's at
+ * once, as the SDK's runner sets them; the thread's other fields (its own `update()`s, what a hook sent) stay.
+ */
+export function setThreadFields(client: ClientLike, before: Record<string, unknown>, after: Record<string, unknown>): void {
+  const set = (client as { [SET_FIELDS]?: SetFields })[SET_FIELDS];
+  if (!set) return;
+  const changed: Record<string, unknown> = {};
+  const removed: string[] = [];
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (JSON.stringify(before[key]) === JSON.stringify(after[key])) continue;
+    if (after[key] === undefined) removed.push(key);
+    else changed[key] = after[key];
+  }
+  if (removed.length > 0 || Object.keys(changed).length > 0) set(changed, removed);
 }
 
 export function isMessageThread(value: unknown): value is MessageThreadLike {
@@ -89,16 +109,15 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   // The run's history, as the SDK's runner leaves it on its thread: what the thread lacks, or in place of what the loop
   // body changed (a reply it replaced or dropped). The SDK's thread takes the body's changes once the body is done, so a
   // run the body left keeps the thread as it is; one that failed once a reply came holds less: the thread keeps the reply.
-  const handBack: HandBack = (messages, exit, fields) => {
-    // Params set in the loop body are the thread's at once in the SDK's runner, whatever follows.
-    keepFields(thread, fields);
+  const handBack: HandBack = (messages, exit) => {
     if (exit === 'left' || (exit === 'failed' && startsHistory(messages, thread.messages))) return;
     stage(thread, messages);
   };
   // Sub-agents get the thread's own client: they are conversations of their own, never the thread's.
   const lent = (thread as { _client?: ClientLike & { logger?: unknown; logLevel?: unknown } })._client;
   // The run logs as the thread's client does (its `logger` and `logLevel`), as a run on that client would.
-  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [LENT_CLIENT]: lent };
+  const setFields: SetFields = (changed, removed) => (removed.length === 0 ? thread.update(changed) : replaceFields(thread, changed, removed));
+  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [SET_FIELDS]: setFields, [LENT_CLIENT]: lent };
   return { client: client as ClientLike, params };
 }
 
@@ -183,23 +202,14 @@ function stage(thread: MessageThreadLike, messages: BetaMessageParam[]): void {
   state.setMessages(messages);
 }
 
-/**
- * The run's request fields become the thread's, as the SDK runner's `setMessagesParams` sets them (the thread keeps its own
- * tools, the runnable ones). Nothing changes when they are the thread's already.
- */
-function keepFields(thread: MessageThreadLike, fields: Record<string, unknown>): void {
-  const { messages, tools, unsupportedRequestBehavior: _setting, ...own } = thread.params;
-  if (sameFields(fields, own)) return;
+/** A field removed from the params (`update()` only sets): the thread's fields are set anew, as the SDK's runner sets them. */
+function replaceFields(thread: MessageThreadLike, changed: Record<string, unknown>, removed: string[]): void {
   const state = (thread as { _state?: { setParams?: (params: Record<string, unknown>) => void } })._state;
   if (typeof state?.setParams !== 'function') throw new AnthropicError("toolRunner(thread): this thread's params can't be replaced");
   // (`unsupportedRequestBehavior` is the thread's own setting, beside its fields.)
-  state.setParams({ ...fields, ...(tools !== undefined && { tools }), messages });
-}
-
-function sameFields(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
-  const keys = Object.keys(a).filter((key) => a[key] !== undefined);
-  if (keys.length !== Object.keys(b).filter((key) => b[key] !== undefined).length) return false;
-  return keys.every((key) => JSON.stringify(a[key]) === JSON.stringify(b[key]));
+  const { messages, unsupportedRequestBehavior: _setting, ...fields } = thread.params;
+  for (const key of removed) delete fields[key];
+  state.setParams({ ...fields, ...changed, messages });
 }
 
 /** Whether `messages` is the first messages of `held`, fewer than all. */

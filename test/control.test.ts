@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toolRunner } from 'tool-runner';
+import { resumeToolRunner, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
 
@@ -136,6 +136,23 @@ describe('reading and changing the state (SPEC §4)', () => {
       { role: 'user', content: 'And Berlin?' },
     ]);
     expect(sent.at(-2).content[0].is_error).toBeUndefined();
+    expect(historyProblems(sent)).toEqual([]);
+  });
+
+  it('the same, in a snapshot taken before the next request: the resumed run sends those results', async () => {
+    const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Oslo' }, 'toolu_snap')] }, { content: [text('Noted.')] }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool(calls)], max_iterations: 1 });
+    for await (const message of runner) {
+      const response = await runner.generateToolResponse();
+      response!.content[0]!.content = 'Edited: sunny in Oslo';
+      runner.pushMessages({ role: 'assistant', content: message.content }, { role: 'user', content: 'And Berlin?' });
+    }
+    const snapshot = runner.toJSON();
+    await resumeToolRunner(server.client(), { ...snapshot, params: { ...snapshot.params, max_iterations: 2 } }, { tools: [weatherTool(calls)] });
+    expect(calls).toEqual(['Oslo']);
+    const sent = wire(server.requests[1]!).messages;
+    expect(sent.at(-2)).toEqual({ role: 'user', content: [expect.objectContaining({ tool_use_id: 'toolu_snap', content: 'Edited: sunny in Oslo' })] });
     expect(historyProblems(sent)).toEqual([]);
   });
 

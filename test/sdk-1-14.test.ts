@@ -733,6 +733,36 @@ describe('10. what the loop body changed reaches the SDK thread only when the bo
   });
 });
 
+describe('10. the SDK thread\'s own fields stay: only what setMessagesParams changed becomes the thread\'s', () => {
+  it('thread.update() in the loop body is kept after the run, as in the SDK (the run itself goes on with its own params: README)', async () => {
+    const steps = (): Step[] => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_u1')] }, { content: [text('Done.')] }, { content: [text('Later.')] }];
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      let first = true;
+      for await (const _message of runner) {
+        if (first) thread.update({ temperature: 0.1, max_tokens: 999 } as never);
+        first = false;
+      }
+      const { messages: _messages, ...fields } = thread.params as Record<string, unknown>;
+      await thread.send({ role: 'user', content: 'And then?' } as never);
+      return comparable(fields);
+    });
+    expect(ours).toEqual(sdk);
+    expect(ours).toMatchObject({ temperature: 0.1, max_tokens: 999 });
+    expect(wire(ourServer.requests.at(-1)!).body).toMatchObject({ temperature: 0.1, max_tokens: 999 });
+    expect(wire(sdkServer.requests.at(-1)!).body).toMatchObject({ temperature: 0.1, max_tokens: 999 });
+  });
+
+  it('a system an onRequest hook sent when the thread was created stays the thread\'s: the next turn goes on', async () => {
+    const server = await mockServer([{ content: [text('Done.')] }, { content: [text('Later.')] }]);
+    const thread = server.client().beta.messages.thread({ model, max_tokens: 256, system: 'base', messages: ask } as never);
+    await toolRunner(thread, {}, { hooks: { onRequest: (body) => void (body['system'] = 'base, hooked') } });
+    await thread.send({ role: 'user', content: 'And then?' } as never);
+    expect(server.requests.map((request) => wire(request).body.thread?.type)).toEqual(['create', 'continue']);
+  });
+});
+
 describe("10. a run over an SDK thread logs as the thread's client does", () => {
   for (const logLevel of ['info', 'off'] as const) it(`its logger, at logLevel '${logLevel}'`, async () => {
     const server = await mockServer([{ content: [toolUse('no_such_tool', {}, 'toolu_l1')] }, { content: [text('Done.')] }]);
