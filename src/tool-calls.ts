@@ -82,7 +82,9 @@ export class ToolCalls implements CallResults {
   /** Forgets the calls that waited for approval and are not among `uses` (a history set in their place); returns them. */
   forgetHeldBesides(uses: readonly BetaToolUseBlock[]): readonly HeldCall[] {
     if (this.#held.size === 0) return NONE_HELD;
-    const replaced = this.held.filter((call) => !uses.some((use) => use.id === call.id));
+    // The same call: its id, and what the model asked for (a history may make another call under a held call's id).
+    const same = (call: HeldCall, use: BetaToolUseBlock) => use.id === call.id && use.name === call.toolUse.name && JSON.stringify(use.input) === JSON.stringify(call.toolUse.input);
+    const replaced = this.held.filter((call) => !uses.some((use) => same(call, use)));
     if (replaced.length > 0) this.forget(replaced.map((call) => call.id));
     return replaced;
   }

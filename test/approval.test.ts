@@ -362,6 +362,26 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     expect(ends.at(-1)).toBe('toolu_new:ended');
   });
 
+  it('a history set with another call under a waiting call\'s id (other input): the approval given for the old one does not run the new one', async () => {
+    const inputs: unknown[] = [];
+    const gated = tool({ name: 'gated', inputSchema: z.object({ n: z.number() }), needsApproval: true, run: (input) => (inputs.push(input), 'ran') });
+    const server = await mockServer([{ content: [toolUse('gated', { n: 1 }, 'toolu_same')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated] });
+    await runner;
+    runner.approve('toolu_same');
+    runner.setMessagesParams((params) => ({
+      ...params,
+      messages: [...params.messages.slice(0, -1), { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_same', name: 'gated', input: { n: 2 } }] }],
+    }));
+    await runner;
+    // The new call waits for its own decision; nothing ran.
+    expect(runner.pendingApprovals.map((call) => call.input)).toEqual([{ n: 2 }]);
+    expect(inputs).toEqual([]);
+    runner.approve('toolu_same');
+    await runner;
+    expect(inputs).toEqual([{ n: 2 }]);
+  });
+
   it('a history that ends with a call that needs approval: await rejects saying the run stopped for approval before any reply; decided, it goes on', async () => {
     const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
     const server = await mockServer([{ content: [text('Done.')] }]);
