@@ -56,8 +56,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     let failed = false;
     /** Why the loop ended, when it ended by itself (not a `break`, not a failure). */
     let stop: StoppedBy | undefined;
-    /** The last reply was an unfinished turn, which the next request resumes. */
-    let resuming = false;
+    /** The last reply was an unfinished turn, which the next request resumes (a request that failed since too). */
+    let resuming = this.state.lastMessage?.stop_reason === 'pause_turn' && this.state.messages.at(-1)?.role === 'assistant';
     /** A compaction scheduled before the run stopped goes out as its last request. */
     let lastCompaction = false;
     /** The loop body left the loop (a `break`, or an error out of it) while the reply had failed. */

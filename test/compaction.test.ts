@@ -387,6 +387,24 @@ describe('server-side context management', () => {
     expect(wire(server.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_login', is_error: true, content: expect.stringMatching(/not found/) });
   });
 
+  it('compactBeforeNextTurn on a paused turn whose resume request fails: iterated again, the turn is resumed first, then compacted, as in the SDK', async () => {
+    const script: ScriptedReply[] = [
+      { content: [text('Searching.'), serverToolUse('web_search', { query: 'weather' }, 'srvtoolu_1')], stop_reason: 'pause_turn' },
+      { error: { status: 500 } } as never,
+      { content: [text('It is sunny.')] },
+    ];
+    const step = (request: RecordedRequest) => (wire(request).body.compaction ? { content: [{ type: 'compaction', content: 'Summary: searched.', encrypted_content: null } as never] } : script.shift()!);
+    const server = await mockServer([step, step, step, step]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, thread: false, tools: [{ type: 'web_search_20250305', name: 'web_search' } as never] });
+    let turn = 0;
+    await expect(async () => {
+      for await (const _message of runner) if (++turn === 1) runner.compactBeforeNextTurn();
+    }).rejects.toMatchObject({ status: 500 });
+    await runner;
+    expect(server.requests.map((request) => (wire(request).body.compaction ? 'compaction' : 'turn'))).toEqual(['turn', 'turn', 'turn', 'compaction']);
+    expect(runner.params.messages.map((message) => (typeof message.content === 'string' ? 'text' : (message.content ?? []).map((block) => block.type).join('+')))).toEqual(['compaction']);
+  });
+
   it('a snapshot taken after compactBeforeNextTurn keeps it scheduled: the resumed run sends the compaction request', async () => {
     const server = await mockServer([
       { content: [toolUse('lookup', { n: 1 }, 'toolu_1')] },
