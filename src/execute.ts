@@ -125,7 +125,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   const { toolUse } = call;
   // A call that waited for approval, undecided, never started (one whose sub-agent ran when the snapshot was taken did).
   const waited = held && !held.agent?.counted && !context.decisions.has(toolUse.id);
-  if (context.signal?.aborted) return failed(waited ? abortedWaitingText(tool.name) : abortedText(tool.name), call, context);
+  if (context.signal?.aborted) return failed(waited ? abortedWaitingText(tool.name) : held?.agent ? abortedText(tool.name) : abortedUnstartedText(tool.name), call, context);
 
   let decision: ApprovalDecision | undefined;
   /** The input the onToolCall hook gave in place of the model's, kept with the call if it waits. */
@@ -359,6 +359,8 @@ async function needsApproval(tool: RunnableTool, input: unknown, context: ToolCo
 }
 
 export const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;
+/** The run was aborted before the call started (the loop body aborted on its reply, say): it never ran. */
+const abortedUnstartedText = (name: string) => `Error: the call to '${name}' was aborted before it started, so it was not run.`;
 export const timedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms and was stopped.`;
 /** The result text of a call its guards stopped: timed out (after `timedOut` ms), or aborted. */
 export const stoppedText = (name: string, timedOut: number | undefined) => (timedOut ? timedOutText(name, timedOut) : abortedText(name));

@@ -273,7 +273,8 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
     expect(ran).toEqual([]);
     expect(runner.params.messages.at(-1)!.content).toEqual([
-      expect.objectContaining({ tool_use_id: 'toolu_1', is_error: true, content: "Error: the call to 'gated' was aborted before it finished." }),
+      // Approved, but the abort came before it started: it never ran.
+      expect.objectContaining({ tool_use_id: 'toolu_1', is_error: true, content: "Error: the call to 'gated' was aborted before it started, so it was not run." }),
       expect.objectContaining({ tool_use_id: 'toolu_2', is_error: true, content: "Error: the call to 'gated' was aborted while it waited for approval, so it was not run." }),
     ]);
     expect(historyProblems(runner.params.messages)).toEqual([]);

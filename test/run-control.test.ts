@@ -442,6 +442,21 @@ describe('runner.stoppedBy', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('aborted in the loop body on a reply that asks for tools: the calls never start, and are answered so (not "before it finished")', async () => {
+    const server = await mockServer([{ content: [toolUse('echo', { x: 1 }, 'toolu_ab')] }, { content: [text('never sent')] }]);
+    const ran: number[] = [];
+    const echo = tool({ name: 'echo', inputSchema: z.object({ x: z.number() }), run: ({ x }) => (ran.push(x), `got ${x}`) });
+    const controller = new AbortController();
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [echo], max_iterations: 1 }, { signal: controller.signal });
+    await expect(async () => {
+      for await (const _message of runner) controller.abort();
+    }).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(ran).toEqual([]);
+    expect(runner.params.messages.at(-1)!.content).toEqual([
+      expect.objectContaining({ tool_use_id: 'toolu_ab', is_error: true, content: "Error: the call to 'echo' was aborted before it started, so it was not run." }),
+    ]);
+  });
+
   it('is undefined while the run runs, and names each way a run ends', async () => {
     const seen: Array<StoppedBy | undefined> = [];
     const probe = tool({ name: 'probe', inputSchema: z.object({}), run: (_input, { runner }) => (seen.push(runner.stoppedBy), 'ok') });
