@@ -219,9 +219,6 @@ export class Compactions {
     }
     logger.warn('Compaction produced no summary; keeping the conversation as it is.');
     if (server?.status === 'in_flight') state.lastMessage = server.lastMessage;
-    // The compaction request's thread holds the empty compaction turn, which the history does not: the next request
-    // starts a new thread with the history (even one the runner appended to since, a tool change).
-    this.#run.thread.restart();
   }
 
   /** The compaction turn ended without its reply adopted (it failed, or the loop body broke out): forget it, as the SDK does. */

@@ -90,11 +90,14 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   }
   const { unsupportedRequestBehavior: _behavior, messages, ...fields } = thread.params;
   const params = { ...fields, messages: [...(messages as BetaMessageParam[])], ...settings } as RunnerParams;
+  // A server-side compaction (compactBeforeNextTurn) goes beside the thread, on a fork of it (the whole history, a
+  // thread of its own), as the SDK's runner sends it; the run then gives the thread the compacted history, or not.
+  const on = (body: Record<string, unknown>) => (body['compaction'] === undefined ? thread : (thread.fork() as MessageThreadLike));
   const api: MessagesApi = {
     // A streamed `create` (a turn that may fall back, or go again after an overflow): the thread's stream, which is
     // its events as `create({ stream: true }).withResponse()` gives them.
     create: (body, options) =>
-      keepingTools(thread, () => {
+      keepingTools(on(body), (thread) => {
         if (body['stream'] !== true) return thread.send(...turnOf(thread, body), options);
         const stream = thread.stream(...turnOf(thread, body), options) as unknown as ThreadStream;
         const data = eventsOf(stream);
@@ -104,7 +107,7 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
         whole.catch(() => undefined);
         return Object.assign(whole, { withResponse: () => opened });
       }),
-    stream: (body, options) => keepingTools(thread, () => thread.stream(...turnOf(thread, body), options)) as ReturnType<MessagesApi['stream']>,
+    stream: (body, options) => keepingTools(on(body), (thread) => thread.stream(...turnOf(thread, body), options)) as ReturnType<MessagesApi['stream']>,
   };
   // The run's history, as the SDK's runner leaves it on its thread: what the thread lacks, or in place of what the loop
   // body changed (a reply it replaced or dropped). The SDK's thread takes the body's changes once the body is done, so a
@@ -164,9 +167,9 @@ function eventsOf(stream: ThreadStream): AsyncIterable<unknown> & { controller: 
  * Sends a turn, then gives the thread its runnable tools back: a thread takes the `tools` of the turn
  * that creates it (the API's definitions) as its own, and a later run over it needs the runnable ones.
  */
-function keepingTools<T>(thread: MessageThreadLike, send: () => T): T {
+function keepingTools<T>(thread: MessageThreadLike, send: (thread: MessageThreadLike) => T): T {
   const { tools } = thread.params;
-  const sent = send();
+  const sent = send(thread);
   if (tools !== undefined) thread.update({ tools });
   return sent;
 }

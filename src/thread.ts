@@ -136,7 +136,9 @@ export class MessageThread {
     if (this.#mode !== 'on') return this.unthreaded(body);
     const messages = body['messages'] as BetaMessageParam[];
     const anchor = this.#anchor;
-    this.#pending = { held: messages.length, sent: messages, system: body['system'], tools: body['tools'], model: body['model'], body };
+    // A server-side compaction's reply anchors nothing: the run goes on from the compacted history (a new thread), or
+    // without a summary from the thread held before, as the SDK's runner, which sends it beside the thread.
+    this.#pending = body['compaction'] === undefined ? { held: messages.length, sent: messages, system: body['system'], tools: body['tools'], model: body['model'], body } : undefined;
     const betas = withBeta(body['betas']);
     if (anchor && this.#continues(anchor, body, messages, appendsOnly)) {
       // The server keeps `system` and `tools` of the thread: copied without them.

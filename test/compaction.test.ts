@@ -405,7 +405,7 @@ describe('server-side context management', () => {
     expect(runner.params.messages.map((message) => (typeof message.content === 'string' ? 'text' : (message.content ?? []).map((block) => block.type).join('+')))).toEqual(['compaction']);
   });
 
-  for (const change of ['removeTools', 'addTools'] as const) it(`compactBeforeNextTurn with no summary, then ${change}() in its loop body: the next request starts a new thread with the history and the change (it continued the compaction's thread with nothing)`, async () => {
+  for (const change of ['removeTools', 'addTools'] as const) it(`compactBeforeNextTurn with no summary, then ${change}() in its loop body: the next request continues the thread held before, with the results and the change, as the SDK's runner (it continued the compaction's thread with nothing)`, async () => {
     const script: ScriptedReply[] = [{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [text('Done.')] }];
     const step = (request: RecordedRequest) => (wire(request).body.compaction ? { content: [{ type: 'compaction', content: null } as never] } : script.shift()!);
     const server = await mockServer([step, step, step]);
@@ -419,8 +419,8 @@ describe('server-side context management', () => {
       if (turn === 2) change === 'removeTools' ? runner.removeTools('lookup') : runner.addTools(calc);
     }
     const last = wire(server.requests[2]!).body;
-    expect(last.thread).toMatchObject({ type: 'create' });
-    expect(last.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user', 'system']);
+    expect(last.thread).toEqual({ type: 'continue', previous_message_id: expect.any(String) });
+    expect(last.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'system']);
     expect(JSON.stringify(last.messages.at(-1))).toContain(change === 'removeTools' ? 'tool_removal' : 'tool_addition');
     expect(JSON.stringify(server.requests[2]!.messages)).not.toContain('compaction');
   });

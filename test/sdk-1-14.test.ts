@@ -275,6 +275,26 @@ for (const thread of [undefined, false] as const) {
       );
     });
 
+    it('5. compactBeforeNextTurn with no summary, and a tool removed meanwhile: the run goes on as the SDK\'s does (on its thread)', async () => {
+      await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_e1')] },
+          { content: [{ type: 'compaction', content: null } as never], stop_reason: 'compaction' as never },
+          { content: [text('done')] },
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] });
+          const seen = [];
+          for await (const message of runner) {
+            seen.push(message);
+            if (seen.length === 1) runner.compactBeforeNextTurn();
+            if (seen.length === 2) runner.removeTools('get_weather');
+          }
+          return { seen, messages: runner.params.messages };
+        },
+      );
+    });
+
     it('5. compactBeforeNextTurn whose request fails: iterated again, the run goes on as the SDK\'s does (on its thread)', async () => {
       await both(
         () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_c1')] }, { error: { status: 500 } }, { content: [text('done')] }, { content: [text('done again')] }],
@@ -760,6 +780,29 @@ describe('10. the SDK thread\'s own fields stay: only what setMessagesParams cha
     await toolRunner(thread, {}, { hooks: { onRequest: (body) => void (body['system'] = 'base, hooked') } });
     await thread.send({ role: 'user', content: 'And then?' } as never);
     expect(server.requests.map((request) => wire(request).body.thread?.type)).toEqual(['create', 'continue']);
+  });
+});
+
+describe('10. compactBeforeNextTurn over an SDK thread: the compaction request goes beside the thread (the whole history, a thread of its own)', () => {
+  for (const summary of ['a summary', 'no summary']) it(`with ${summary}`, async () => {
+    const steps = (): Step[] => [
+      { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_cb')] },
+      { content: [{ type: 'compaction', content: summary === 'a summary' ? 'Weather asked.' : null } as never], stop_reason: 'compaction' as never },
+      { content: [text('Done.')] },
+    ];
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      let first = true;
+      for await (const _message of runner) {
+        if (first) runner.compactBeforeNextTurn();
+        first = false;
+      }
+      return comparable(thread.messages);
+    });
+    expect(ours).toEqual(sdk);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect(wire(ourServer.requests[1]!).body.thread?.type).toBe('create');
   });
 });
 
