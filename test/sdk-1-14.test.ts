@@ -135,6 +135,16 @@ const collect = async (runner: Runner) => {
   return seen;
 };
 
+/** The messages a run yields and its history at the end; `onReply(n)` runs in the loop body after the n-th reply. */
+const seenWith = async (runner: Runner, onReply: (n: number) => void) => {
+  const seen = [];
+  for await (const message of runner) {
+    seen.push(message);
+    onReply(seen.length);
+  }
+  return { seen, messages: runner.params.messages };
+};
+
 for (const thread of [undefined, false] as const) {
   describe(thread === false ? 'with thread: false' : 'over a message thread', () => {
     const both = (steps: () => Step[], program: Program, options?: { concurrentLog?: boolean }) => runBoth(steps, program, thread, options);
@@ -284,13 +294,7 @@ for (const thread of [undefined, false] as const) {
         ],
         async (start, log) => {
           const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] });
-          const seen = [];
-          for await (const message of runner) {
-            seen.push(message);
-            if (seen.length === 1) runner.compactBeforeNextTurn();
-            if (seen.length === 2) runner.removeTools('get_weather');
-          }
-          return { seen, messages: runner.params.messages };
+          return seenWith(runner, (n) => (n === 1 ? runner.compactBeforeNextTurn() : n === 2 && runner.removeTools('get_weather')));
         },
       );
     });
@@ -548,15 +552,11 @@ for (const thread of [undefined, false] as const) {
         ],
         async (start, log) => {
           const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] });
-          const seen = [];
-          for await (const message of runner) {
-            seen.push(message);
-            if (seen.length === 1) {
-              runner.removeTools('get_weather');
-              runner.addTools(navigateTool(log), { name: 'lookup', description: 'plain', input_schema: { type: 'object' } });
-            }
-          }
-          return { seen, messages: runner.params.messages };
+          return seenWith(runner, (n) => {
+            if (n !== 1) return;
+            runner.removeTools('get_weather');
+            runner.addTools(navigateTool(log), { name: 'lookup', description: 'plain', input_schema: { type: 'object' } });
+          });
         },
       );
       expect(wire(ourServer.requests[1]!).messages.at(-1)).toMatchObject({ role: 'system' });
