@@ -92,7 +92,17 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   const params = { ...fields, messages: [...(messages as BetaMessageParam[])], ...settings } as RunnerParams;
   // A server-side compaction (compactBeforeNextTurn) goes beside the thread, on a fork of it (the whole history, a
   // thread of its own), as the SDK's runner sends it; the run then gives the thread the compacted history, or not.
-  const on = (body: Record<string, unknown>) => (body['compaction'] === undefined ? thread : (thread.fork() as MessageThreadLike));
+  let fork: MessageThreadLike | undefined;
+  // A fork the server could not thread (`continue_unthreaded`) stops the thread's threading too, as in the SDK's runner:
+  // settled before the thread's next request, or when the run ends.
+  const settleFork = () => {
+    if (fork && stateOf(fork)?.threading === false) stateOf(thread)?.stopThreading?.();
+    fork = undefined;
+  };
+  const on = (body: Record<string, unknown>) => {
+    settleFork();
+    return body['compaction'] === undefined ? thread : (fork = compactionFork(thread, body));
+  };
   const api: MessagesApi = {
     // A streamed `create` (a turn that may fall back, or go again after an overflow): the thread's stream, which is
     // its events as `create({ stream: true }).withResponse()` gives them.
@@ -113,6 +123,7 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   // body changed (a reply it replaced or dropped). The SDK's thread takes the body's changes once the body is done, so a
   // run the body left keeps the thread as it is; one that failed once a reply came holds less: the thread keeps the reply.
   const handBack: HandBack = (messages, exit) => {
+    settleFork();
     if (exit === 'left' || (exit === 'failed' && startsHistory(messages, thread.messages))) return;
     stage(thread, messages);
   };
@@ -122,6 +133,31 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   const setFields: SetFields = (changed, removed) => (removed.length === 0 ? thread.update(changed) : replaceFields(thread, changed, removed));
   const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [SET_FIELDS]: setFields, [LENT_CLIENT]: lent };
   return { client: client as ClientLike, params };
+}
+
+/** What the runner uses of a thread's `_state` (the SDK's `ThreadState`), where the public methods do not reach. */
+interface ThreadStateLike {
+  readonly threading?: boolean;
+  fork?(fields: Record<string, unknown>): unknown;
+  stopThreading?(): void;
+  setMessages?(messages: BetaMessageParam[]): void;
+  setParams?(params: Record<string, unknown>): void;
+}
+
+function stateOf(thread: MessageThreadLike): ThreadStateLike | undefined {
+  return (thread as { _state?: ThreadStateLike })._state;
+}
+
+/**
+ * A fork of `thread` for a compaction request, its fields the request's (as the SDK's runner forks it), so that what
+ * the request leaves out (`stop_sequences`, a forced `tool_choice`, …) is not sent from the thread's own fields.
+ */
+function compactionFork(thread: MessageThreadLike, body: Record<string, unknown>): MessageThreadLike {
+  const fork = thread.fork() as MessageThreadLike & { _state?: unknown };
+  const { messages: _messages, stream: _stream, ...fields } = body;
+  const state = stateOf(thread);
+  if (typeof state?.fork === 'function') fork._state = state.fork(fields);
+  return fork;
 }
 
 /** What a streamed turn uses of the thread's `BetaMessageStream`. */
@@ -200,14 +236,14 @@ function stage(thread: MessageThreadLike, messages: BetaMessageParam[]): void {
     if (fresh.length > 0) thread.append(...fresh);
     return;
   }
-  const state = (thread as { _state?: { setMessages?: (messages: BetaMessageParam[]) => void } })._state;
+  const state = stateOf(thread);
   if (typeof state?.setMessages !== 'function') throw new AnthropicError("toolRunner(thread): this thread's history can't be replaced; only append to it");
   state.setMessages(messages);
 }
 
 /** A field removed from the params (`update()` only sets): the thread's fields are set anew, as the SDK's runner sets them. */
 function replaceFields(thread: MessageThreadLike, changed: Record<string, unknown>, removed: string[]): void {
-  const state = (thread as { _state?: { setParams?: (params: Record<string, unknown>) => void } })._state;
+  const state = stateOf(thread);
   if (typeof state?.setParams !== 'function') throw new AnthropicError("toolRunner(thread): this thread's params can't be replaced");
   // (`unsupportedRequestBehavior` is the thread's own setting, beside its fields.)
   const { messages, unsupportedRequestBehavior: _setting, ...fields } = thread.params;

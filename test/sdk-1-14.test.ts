@@ -806,6 +806,56 @@ describe('10. compactBeforeNextTurn over an SDK thread: the compaction request g
   });
 });
 
+describe('10. compactBeforeNextTurn over an SDK thread: the fork goes with the compaction request\'s fields, and its threading', () => {
+  const compactAfterFirst = (makeRunner: (thread: any, settings: any) => Runner, thread: any) => async () => {
+    const runner = makeRunner(thread, {});
+    let first = true;
+    for await (const _message of runner) {
+      if (first) runner.compactBeforeNextTurn();
+      first = false;
+    }
+  };
+
+  it('the fields a compaction request leaves out (stop_sequences, a forced tool_choice) are not sent on the fork', async () => {
+    const steps = (): Step[] => [
+      { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_cf')] },
+      { content: [{ type: 'compaction', content: 'Weather asked.' } as never], stop_reason: 'compaction' as never },
+      { content: [text('Done.')] },
+    ];
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const fields = { stop_sequences: ['END'], tool_choice: { type: 'any' } };
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)], ...fields } as never);
+      await compactAfterFirst(makeRunner, thread)();
+      return comparable(thread.messages);
+    });
+    expect(ours).toEqual(sdk);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    const compacting = wire(ourServer.requests[1]!).body;
+    expect(compacting).toHaveProperty('compaction');
+    expect(compacting).not.toHaveProperty('stop_sequences');
+    expect(compacting).not.toHaveProperty('tool_choice');
+    expect(wire(ourServer.requests[2]!).body).toMatchObject({ stop_sequences: ['END'], tool_choice: { type: 'any' } });
+  });
+
+  it('a fork the server cannot thread (continue_unthreaded) stops the thread\'s threading too', async () => {
+    const unthreaded = { error: { status: 400, details: { error_code: 'thread_unsupported_request', unsupported: ['x'] } } };
+    const steps = (): Step[] => [
+      { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_cu')] },
+      unthreaded as never,
+      { content: [{ type: 'compaction', content: 'Weather asked.' } as never], stop_reason: 'compaction' as never },
+      { content: [text('Done.')] },
+    ];
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)], unsupportedRequestBehavior: 'continue_unthreaded' } as never);
+      await compactAfterFirst(makeRunner, thread)();
+      return comparable({ messages: thread.messages, threading: (thread as any)._state.threading });
+    });
+    expect(ours).toEqual(sdk);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect(ourServer.requests.map((request) => wire(request).body.thread?.type ?? null)).toEqual(['create', 'create', null, null]);
+  });
+});
+
 describe("10. a run over an SDK thread logs as the thread's client does", () => {
   for (const logLevel of ['info', 'off'] as const) it(`its logger, at logLevel '${logLevel}'`, async () => {
     const server = await mockServer([{ content: [toolUse('no_such_tool', {}, 'toolu_l1')] }, { content: [text('Done.')] }]);
