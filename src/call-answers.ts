@@ -394,5 +394,5 @@ async function runMemberGuarded(toolset: BetaRunnableToolset | undefined, family
   const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, signal), context.signal, timeoutMs);
   if (outcome.ok) return outcome.value as BetaToolResultBlockParam;
   if ('thrown' in outcome) throw outcome.thrown;
-  return toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome.timedOut), true);
+  return toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);
 }

@@ -7,7 +7,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFailed, isAgentTool } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
-import { type Limiter, NEVER_ABORTED, type RunOutcome, runWithGuards, truncateResult } from './guards.js';
+import { type Limiter, NEVER_ABORTED, type RunOutcome, type StoppedOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
 import { abortedWaitingText, errorResult, textOnlyError } from './history.js';
 import { openApprovals } from './nested-approvals.js';
@@ -155,8 +155,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       try {
         returned = await callHook(context.hooks, 'onToolCall', context.signal, { ...call });
       } catch (error) {
-        // The run aborted while the hook ran: the call is answered as aborted, as a call the abort stopped.
-        if (error instanceof APIUserAbortError) return failed(abortedText(tool.name), call, context);
+        // The run aborted while the hook ran: the call is answered as aborted, before it started.
+        if (error instanceof APIUserAbortError) return failed(abortedUnstartedText(tool.name), call, context);
         throw error;
       }
       override = checkOverride(returned);
@@ -176,8 +176,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       if (!decision) return waiting(heldCall(tool, call, given), call, context);
     }
   }
-  // Aborted while a person was asked: answered as aborted, whatever the approver said.
-  if (decision && context.signal?.aborted) return failed(abortedText(tool.name), call, context);
+  // Aborted while a person was asked: answered as aborted (it never started), whatever the approver said.
+  if (decision && context.signal?.aborted) return failed(abortedUnstartedText(tool.name), call, context);
   if (decision?.decision === 'deny') {
     const timedOut = timedOutMsOf(decision);
     if (timedOut !== undefined) {
@@ -236,8 +236,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     if (observed) await observed.catch((error: unknown) => (error instanceof APIUserAbortError ? undefined : Promise.reject(thrownAfter(errorResult(call.id, content), error))));
     return failed(content, call, context);
   }
-  logger.warn(`Tool '${tool.name}' (${toolUse.id}) ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : 'was aborted'}`);
-  return failed(stoppedText(tool.name, outcome.timedOut), call, context);
+  logger.warn(`Tool '${tool.name}' (${toolUse.id}) ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : outcome.started ? 'was aborted' : 'was aborted before it started'}`);
+  return failed(stoppedText(tool.name, outcome), call, context);
 }
 
 /**
@@ -362,8 +362,9 @@ export const abortedText = (name: string) => `Error: the call to '${name}' was a
 /** The run was aborted before the call started (the loop body aborted on its reply, say): it never ran. */
 const abortedUnstartedText = (name: string) => `Error: the call to '${name}' was aborted before it started, so it was not run.`;
 export const timedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms and was stopped.`;
-/** The result text of a call its guards stopped: timed out (after `timedOut` ms), or aborted. */
-export const stoppedText = (name: string, timedOut: number | undefined) => (timedOut ? timedOutText(name, timedOut) : abortedText(name));
+/** The result text of a call its guards stopped: timed out (after `timedOut` ms), or aborted once it had started or before. */
+export const stoppedText = (name: string, { timedOut, started }: StoppedOutcome) =>
+  timedOut ? timedOutText(name, timedOut) : started ? abortedText(name) : abortedUnstartedText(name);
 export const approvalTimedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms waiting for approval and was not run.`;
 
 function safeJson(value: unknown): string {

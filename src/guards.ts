@@ -63,8 +63,12 @@ export class Limiter {
   }
 }
 
-/** How a guarded run ended: its value, what it threw, or stopped by its timeout (`timedOut`) or the run's abort. */
-export type RunOutcome = { ok: true; value: unknown } | { ok: false; thrown: unknown } | { ok: false; timedOut: number | undefined };
+/**
+ * How a guarded run ended: its value, what it threw, or stopped by its timeout (`timedOut`) or the run's abort, once it
+ * had `started` or before (the run's signal aborted while it waited for a slot, or a hook ran).
+ */
+export type RunOutcome = { ok: true; value: unknown } | { ok: false; thrown: unknown } | StoppedOutcome;
+export type StoppedOutcome = { ok: false; timedOut: number | undefined; started: boolean };
 
 /** The signal of tools in a run that cannot be aborted: one shared signal that never fires. */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
@@ -98,11 +102,12 @@ export async function runWithGuards(
       return { ok: true, value: await run(signal) };
     }
     // Aborted before it could start (the run's signal while it waited for a slot, or a hook ran): never started.
-    const running = Promise.resolve().then(() => (signal.aborted ? undefined : run(signal)));
+    let started = false;
+    const running = Promise.resolve().then(() => (signal.aborted ? undefined : ((started = true), run(signal))));
     const settled = await untilAborted(running, signal);
     if (!settled.aborted) return { ok: true, value: settled.value };
     running.catch(() => {});
-    return { ok: false, timedOut: timeout?.signal.aborted && !outer?.aborted ? timeoutMs : undefined };
+    return { ok: false, timedOut: timeout?.signal.aborted && !outer?.aborted ? timeoutMs : undefined, started };
   } catch (thrown) {
     return { ok: false, thrown };
   } finally {

@@ -99,7 +99,7 @@ describe('approval with options.approve', () => {
     await expect(nonsense.runUntilDone()).rejects.toThrow(/options.approve returned \{"decision":"yes"\}/);
   });
 
-  it('an approver that stops waiting by throwing when the run is aborted: the calls are answered as aborted, the run rejects with the abort error', async () => {
+  it('an approver that stops waiting by throwing when the run is aborted: the calls are answered as aborted (the asked one never ran), the run rejects with the abort error', async () => {
     const log: string[] = [];
     const server = await mockServer([{ content: [toolUse('balance', {}, 'toolu_balance'), toolUse('delete_account', {}, 'toolu_delete')] }]);
     const controller = new AbortController();
@@ -112,7 +112,7 @@ describe('approval with options.approve', () => {
     expect(log).toEqual(['balance']);
     expect(runner.params.messages.at(-1)!.content).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_balance', content: '1000' },
-      { type: 'tool_result', tool_use_id: 'toolu_delete', is_error: true, content: "Error: the call to 'delete_account' was aborted before it finished." },
+      { type: 'tool_result', tool_use_id: 'toolu_delete', is_error: true, content: "Error: the call to 'delete_account' was aborted before it started, so it was not run." },
     ]);
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });

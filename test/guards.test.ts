@@ -102,7 +102,7 @@ describe('concurrency', () => {
     );
   });
 
-  it('calls still waiting for a slot when the run is aborted never start; every call is answered as aborted', async () => {
+  it('calls still waiting for a slot when the run is aborted never start; every call is answered as aborted, those waiting as never run', async () => {
     const started: number[] = [];
     const charge = tool({
       name: 'charge',
@@ -123,7 +123,11 @@ describe('concurrency', () => {
     await sleep(400);
     expect(started).toEqual([1]);
     const results = runner.params.messages.at(-1)!.content as Array<{ content: string }>;
-    expect(results.map((result) => result.content)).toEqual([1, 2, 3].map(() => "Error: the call to 'charge' was aborted before it finished."));
+    expect(results.map((result) => result.content)).toEqual([
+      "Error: the call to 'charge' was aborted before it finished.",
+      "Error: the call to 'charge' was aborted before it started, so it was not run.",
+      "Error: the call to 'charge' was aborted before it started, so it was not run.",
+    ]);
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 });

@@ -127,7 +127,7 @@ describe('hooks', () => {
     // A hook about a call: the call is answered all the same (its result, or as aborted), as for an abort during the tool.
     if (hook === 'onToolCall' || hook === 'onToolResult') {
       expect(runner.params.messages.at(-1)!.content).toEqual([
-        hook === 'onToolCall' ? expect.objectContaining({ tool_use_id: expect.any(String), is_error: true, content: expect.stringMatching(/aborted/) }) : expect.objectContaining({ content: 'echo: x' }),
+        hook === 'onToolCall' ? expect.objectContaining({ tool_use_id: expect.any(String), is_error: true, content: "Error: the call to 'echo' was aborted before it started, so it was not run." }) : expect.objectContaining({ content: 'echo: x' }),
       ]);
       expect(ran).toEqual(hook === 'onToolCall' ? [] : ['x']);
     }

@@ -183,7 +183,7 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
           const kind = invalidResultKind(outcome.value);
           return kind === undefined ? { value: outcome.value as ToolResultContent } : { invalid: kind };
         }
-        if (!('thrown' in outcome)) return { error: stoppedText(tool.name, outcome.timedOut) };
+        if (!('thrown' in outcome)) return { error: stoppedText(tool.name, outcome) };
         original = { thrown: outcome.thrown };
         const thrown = thrownRecordOf(outcome.thrown);
         return thrown ? { error: thrownValueToContent(outcome.thrown), thrown } : { error: thrownValueToContent(outcome.thrown) };
