@@ -6,6 +6,7 @@
 import type { ApprovalDecision } from './approval.js';
 import { type CallOutcome, type CallResults, resultBeforeFailure } from './execute.js';
 import { decideInside, isAgentCall, openApprovals } from './nested-approvals.js';
+import { canonicalJson } from './loop-guard.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
 
@@ -83,7 +84,7 @@ export class ToolCalls implements CallResults {
   forgetHeldBesides(uses: readonly BetaToolUseBlock[]): readonly HeldCall[] {
     if (this.#held.size === 0) return NONE_HELD;
     // The same call: its id, and what the model asked for (a history may make another call under a held call's id).
-    const same = (call: HeldCall, use: BetaToolUseBlock) => use.id === call.id && use.name === call.toolUse.name && JSON.stringify(use.input) === JSON.stringify(call.toolUse.input);
+    const same = (call: HeldCall, use: BetaToolUseBlock) => use.id === call.id && use.name === call.toolUse.name && canonicalJson(use.input) === canonicalJson(call.toolUse.input);
     const replaced = this.held.filter((call) => !uses.some((use) => same(call, use)));
     if (replaced.length > 0) this.forget(replaced.map((call) => call.id));
     return replaced;

@@ -383,6 +383,21 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     expect(inputs).toEqual([{ n: 2 }]);
   });
 
+  it('a history set with the waiting call itself, its input\'s keys in another order (a copy stored as jsonb): the decision given stands', async () => {
+    const inputs: unknown[] = [];
+    const gated = tool({ name: 'gated', inputSchema: z.object({ a: z.number(), b: z.number() }), needsApproval: true, run: (input) => (inputs.push(input), 'ran') });
+    const server = await mockServer([{ content: [toolUse('gated', { a: 1, b: 2 }, 'toolu_keys')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated] });
+    await runner;
+    runner.approve('toolu_keys');
+    runner.setMessagesParams((params) => ({
+      ...params,
+      messages: [...params.messages.slice(0, -1), { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_keys', name: 'gated', input: { b: 2, a: 1 } }] }],
+    }));
+    expect(await runner).toMatchObject({ content: [{ text: 'Done.' }] });
+    expect(inputs).toEqual([{ a: 1, b: 2 }]);
+  });
+
   it('a history that ends with a call that needs approval: await rejects saying the run stopped for approval before any reply; decided, it goes on', async () => {
     const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
     const server = await mockServer([{ content: [text('Done.')] }]);
