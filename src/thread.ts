@@ -213,11 +213,14 @@ export class MessageThread {
     this.#anchor = { previousMessageId: reply.id, held: held + 1, sent, replyContent: withoutBlankText(reply.content), system, tools, model };
   }
 
-  /** A fallback answered (another client or model): the server holds nothing of it; the next request starts a new thread. */
-  answeredElsewhere(): void {
+  /**
+   * A fallback answered (another client or model): the server holds nothing of it; the next request starts a new thread.
+   * A compaction's reply anchors nothing wherever it came from: without a summary the thread held before goes on.
+   */
+  answeredElsewhere(compaction: boolean): void {
     if (this.#strips) this.#replied = true;
     this.#pending = undefined;
-    this.#anchor = undefined;
+    if (!compaction) this.#anchor = undefined;
   }
 
   /**

@@ -188,7 +188,7 @@ export class Requests {
     const replied = (reply: BetaMessage): BetaMessage | Promise<BetaMessage> => {
       // A reply from a fallback: the thread's server holds nothing of it, the next request starts a new thread.
       if (turn.fallback === undefined) run.thread.received(reply);
-      else run.thread.answeredElsewhere();
+      else run.thread.answeredElsewhere(turn.compaction);
       run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
       const counted = this.#received(reply);
       // Counted once the `onMessage` hook is done with it (a hook that throws leaves it unset: the reply failed).

@@ -425,6 +425,27 @@ describe('server-side context management', () => {
     expect(JSON.stringify(server.requests[2]!.messages)).not.toContain('compaction');
   });
 
+  it('compactBeforeNextTurn answered by a fallback with no summary: the next request still continues the thread held before (the fallback\'s reply anchors nothing either way)', async () => {
+    const script: ScriptedReply[] = [{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [text('Done.')] }];
+    const step = (request: RecordedRequest) => {
+      const body = wire(request).body;
+      if (!body.compaction) return script.shift()!;
+      return body.model === 'claude-fallback' ? { content: [{ type: 'compaction', content: null } as never] } : { error: { status: 529 } };
+    };
+    const server = await mockServer([step, step, step, step]);
+    const { logger } = captureLogger();
+    const runner = toolRunner(server.client({ logger, maxRetries: 0 }), { ...baseParams, tools: [lookup] }, { fallback: [{ model: 'claude-fallback' }] });
+    let turn = 0;
+    for await (const _message of runner) if (++turn === 1) runner.compactBeforeNextTurn();
+    expect(server.requests.map((request) => [wire(request).body.model, Boolean(wire(request).body.compaction)])).toEqual([
+      [baseParams.model, false],
+      [baseParams.model, true],
+      ['claude-fallback', true],
+      [baseParams.model, false],
+    ]);
+    expect(wire(server.requests[3]!).body.thread).toEqual({ type: 'continue', previous_message_id: expect.any(String) });
+  });
+
   it('a snapshot taken after compactBeforeNextTurn keeps it scheduled: the resumed run sends the compaction request', async () => {
     const server = await mockServer([
       { content: [toolUse('lookup', { n: 1 }, 'toolu_1')] },
