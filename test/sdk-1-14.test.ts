@@ -793,11 +793,7 @@ describe('10. compactBeforeNextTurn over an SDK thread: the compaction request g
     const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
       const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
       const runner = makeRunner(thread, {});
-      let first = true;
-      for await (const _message of runner) {
-        if (first) runner.compactBeforeNextTurn();
-        first = false;
-      }
+      await seenWith(runner, (n) => n === 1 && runner.compactBeforeNextTurn());
       return comparable(thread.messages);
     });
     expect(ours).toEqual(sdk);
@@ -807,15 +803,6 @@ describe('10. compactBeforeNextTurn over an SDK thread: the compaction request g
 });
 
 describe('10. compactBeforeNextTurn over an SDK thread: the fork goes with the compaction request\'s fields, and its threading', () => {
-  const compactAfterFirst = (makeRunner: (thread: any, settings: any) => Runner, thread: any) => async () => {
-    const runner = makeRunner(thread, {});
-    let first = true;
-    for await (const _message of runner) {
-      if (first) runner.compactBeforeNextTurn();
-      first = false;
-    }
-  };
-
   it('the fields a compaction request leaves out (stop_sequences, a forced tool_choice) are not sent on the fork', async () => {
     const steps = (): Step[] => [
       { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_cf')] },
@@ -825,7 +812,8 @@ describe('10. compactBeforeNextTurn over an SDK thread: the fork goes with the c
     const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
       const fields = { stop_sequences: ['END'], tool_choice: { type: 'any' } };
       const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)], ...fields } as never);
-      await compactAfterFirst(makeRunner, thread)();
+      const runner = makeRunner(thread, {});
+      await seenWith(runner, (n) => n === 1 && runner.compactBeforeNextTurn());
       return comparable(thread.messages);
     });
     expect(ours).toEqual(sdk);
@@ -847,7 +835,8 @@ describe('10. compactBeforeNextTurn over an SDK thread: the fork goes with the c
     ];
     const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
       const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)], unsupportedRequestBehavior: 'continue_unthreaded' } as never);
-      await compactAfterFirst(makeRunner, thread)();
+      const runner = makeRunner(thread, {});
+      await seenWith(runner, (n) => n === 1 && runner.compactBeforeNextTurn());
       return comparable({ messages: thread.messages, threading: (thread as any)._state.threading });
     });
     expect(ours).toEqual(sdk);
