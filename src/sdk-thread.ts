@@ -153,8 +153,11 @@ function stateOf(thread: MessageThreadLike): ThreadStateLike | undefined {
  * the request leaves out (`stop_sequences`, a forced `tool_choice`, …) is not sent from the thread's own fields.
  */
 function compactionFork(thread: MessageThreadLike, body: Record<string, unknown>): MessageThreadLike {
+  const { messages, stream: _stream, ...fields } = body;
+  // The thread holds the history the compaction summarises (the last calls' results), as the SDK's runner gives it
+  // them before it forks: a run the loop body leaves while the compaction is out keeps them.
+  stage(thread, messages as BetaMessageParam[]);
   const fork = thread.fork() as MessageThreadLike & { _state?: unknown };
-  const { messages: _messages, stream: _stream, ...fields } = body;
   const state = stateOf(thread);
   if (typeof state?.fork === 'function') fork._state = state.fork(fields);
   return fork;

@@ -845,6 +845,34 @@ describe('10. compactBeforeNextTurn over an SDK thread: the fork goes with the c
   });
 });
 
+describe('10. the loop body leaves over an SDK thread while the compaction request is the item: the thread keeps the results it was given', () => {
+  for (const leave of ['break', 'throw']) it(`a ${leave} on the compaction's reply`, async () => {
+    const steps = (): Step[] => [
+      { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_cl')] },
+      { content: [{ type: 'compaction', content: 'Weather asked.' } as never], stop_reason: 'compaction' as never },
+      { content: [text('Done.')] },
+    ];
+    const { sdk, ours, sdkLog, ourLog } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      let n = 0;
+      try {
+        for await (const _message of runner) {
+          if (++n === 1) runner.compactBeforeNextTurn();
+          else if (leave === 'break') break;
+          else throw new Error('left');
+        }
+      } catch (error) {
+        log.push(`threw ${(error as Error).message}`);
+      }
+      return comparable(thread.messages);
+    });
+    expect(ours).toEqual(sdk);
+    expect(ourLog).toEqual(sdkLog);
+    expect((ours as Array<{ role: string }>).map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+  });
+});
+
 describe("10. a run over an SDK thread logs as the thread's client does", () => {
   for (const logLevel of ['info', 'off'] as const) it(`its logger, at logLevel '${logLevel}'`, async () => {
     const server = await mockServer([{ content: [toolUse('no_such_tool', {}, 'toolu_l1')] }, { content: [text('Done.')] }]);
