@@ -37,6 +37,11 @@ export abstract class RunnerControls implements Runner {
   protected readonly control: RunControl;
   /** The turn whose reply the loop body is looking at. */
   protected turn: Turn | undefined;
+  /**
+   * The last request failed (as the SDK's runner keeps its last `#message`): a stop at `max_iterations` is that
+   * failure, and `generateToolResponse()` throws it until the next request.
+   */
+  protected requestFailure: { error: unknown } | undefined;
 
   /** `supplied`: on resume, the runnable tools by name, for the tools `addTools` added. */
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions, snapshot: RunnerSnapshot | undefined, supplied?: (name: string) => RunnableTool) {
@@ -87,7 +92,8 @@ export abstract class RunnerControls implements Runner {
    * Runs the tools of the current message (at most once per iteration) and returns the user
    * message of `tool_result` blocks, or null when there is nothing to run (no calls, or every call
    * waits for approval). Mutate the returned message to change what is sent. Calls waiting for
-   * approval are not in it (see `pendingApprovals`).
+   * approval are not in it (see `pendingApprovals`). After a request failed, it throws that failure
+   * until the next request, as the SDK's runner does.
    *
    * @example
    * ```ts
@@ -99,6 +105,7 @@ export abstract class RunnerControls implements Runner {
    */
   async generateToolResponse(signal: AbortSignal | null | undefined = runSignal(this.run)): Promise<ToolResultMessage | null> {
     const turn = this.turn;
+    if (!turn && this.requestFailure) throw this.requestFailure.error;
     const uses = toolUsesOf(turn ? await turn.message : this.state.messages.at(-1));
     if (uses.length === 0) return null;
     const answered = this.answers.answer(turn, uses, signal ?? undefined, true);

@@ -36,8 +36,6 @@ export type RunnerItem<Stream extends boolean> = Stream extends true ? BetaMessa
 export class ToolRunner<Stream extends boolean = false, Output = unknown> extends RunnerControls implements AsyncIterable<RunnerItem<Stream>> {
   #consumed = false;
   #completion: Settleable<BetaMessage> | undefined;
-  /** The last request failed (as the SDK's runner keeps its last `#message`): a stop at `max_iterations` is that failure. */
-  #requestFailure: { error: unknown } | undefined;
 
   /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. */
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = {}, snapshot?: RunnerSnapshot, supplied?: (name: string) => RunnableTool) {
@@ -81,9 +79,9 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           break;
         }
         const limit = lastCompaction ? undefined : this.control.beforeRequest();
-        if (limit === 'max_iterations' && this.#requestFailure) {
+        if (limit === 'max_iterations' && this.requestFailure) {
           failedAtLimit = true;
-          throw this.#requestFailure.error;
+          throw this.requestFailure.error;
         }
         if (limit) {
           stop = limit;
@@ -95,8 +93,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         const turn = sent instanceof Promise ? await sent : sent;
         this.turn = turn;
         turn.message.then(
-          () => (this.#requestFailure = undefined),
-          (error: unknown) => (this.#requestFailure = { error }),
+          () => (this.requestFailure = undefined),
+          (error: unknown) => (this.requestFailure = { error }),
         );
         try {
           const item = this.state.settings.stream ? turn.stream : await turn.message;

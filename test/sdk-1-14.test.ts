@@ -434,6 +434,37 @@ for (const thread of [undefined, false] as const) {
       expect(ourServer.requests).toHaveLength(2);
     });
 
+    it('8. generateToolResponse() after a request failed throws that failure, until the next request', async () => {
+      const { ourServer } = await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_0g')] },
+          { error: { status: 500, message: 'flaky' } },
+          { content: [text('done')] },
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] }, { maxRetries: 0 });
+          const seen: unknown[] = [];
+          const response = async () => {
+            try {
+              seen.push(await runner.generateToolResponse());
+            } catch (error) {
+              seen.push(`generateToolResponse: ${(error as Error).constructor.name} ${(error as { status?: number }).status}`);
+            }
+          };
+          try {
+            for await (const message of runner) seen.push(message);
+          } catch (error) {
+            seen.push(`error: ${(error as Error).constructor.name}`);
+          }
+          await response();
+          for await (const message of runner) seen.push(message);
+          await response();
+          return seen;
+        },
+      );
+      expect(ourServer.requests).toHaveLength(3);
+    });
+
     it('12. max_iterations: 0 is no limit, and messages: [] is taken (pushMessages before the run)', async () => {
       await both(
         () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_07')] }, { content: [text('done')] }],
