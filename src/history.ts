@@ -46,9 +46,17 @@ export function copyHistory(messages: readonly BetaMessageParam[]): BetaMessageP
   return messages.map((message) => {
     const { role, content, ...extra } = message as { role: unknown; content: unknown };
     const copy: Record<string, unknown> = { role, content: structuredClone(content) };
-    for (const key in extra) copy[key] = structuredClone(extra[key as keyof typeof extra]);
+    if (!('id' in message)) for (const key in extra) copy[key] = structuredClone(extra[key as keyof typeof extra]);
     return copy as unknown as BetaMessageParam;
   });
+}
+
+/**
+ * A reply placed in the history as the API returned it (a `BetaMessage`: `id`, `usage`, …) is kept as a
+ * message param, its role and content, as the SDK's runner keeps it.
+ */
+export function asMessageParams(messages: BetaMessageParam[]): BetaMessageParam[] {
+  return messages.some((message) => 'id' in message) ? messages.map((message) => ('id' in message ? ({ role: message.role, content: message.content } as BetaMessageParam) : message)) : messages;
 }
 
 /** The same message: the same object, or the same role and content (compared as JSON). */

@@ -2,7 +2,7 @@
  * The state of a run that a snapshot captures: the params split into what is sent and what
  * configures the loop, the tools, the history, and what the replies so far added up to.
  */
-import { answerDanglingCalls, copyHistory, cutOffText, pausedText, toolUsesOf, asRequestHistory } from './history.js';
+import { answerDanglingCalls, copyHistory, cutOffText, pausedText, toolUsesOf, asRequestHistory, asMessageParams } from './history.js';
 import { splitParams } from './params.js';
 import { type RunControlJSON, SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON, type ToolChangesJSON } from './snapshot.js';
 import type { RunnerSettings } from './settings.js';
@@ -63,7 +63,7 @@ export class RunState {
 
   /** A history the runner did not build by appending (the caller's, or a compacted one). */
   replaceHistory(messages: BetaMessageParam[]): void {
-    this.messages = messages;
+    this.messages = asMessageParams(messages);
     this.historySetByCaller = true;
   }
 

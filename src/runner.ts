@@ -88,7 +88,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           break;
         }
         this.answers.beginTurn();
-        this.#flushToolChanges(resuming);
+        // A compaction after the final reply goes without the tools added or removed meanwhile: they wait for the next turn (as in the SDK).
+        if (!lastCompaction) this.#flushToolChanges(resuming);
         const sent = this.requests.send(this.compactions.takeScheduled(resuming));
         const turn = sent instanceof Promise ? await sent : sent;
         this.turn = turn;

@@ -465,6 +465,17 @@ for (const thread of [undefined, false] as const) {
       expect(ourServer.requests).toHaveLength(3);
     });
 
+    it('12. a reply the loop body pushes back (a BetaMessage) is kept as a message param: its role and content', async () => {
+      await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_0p')] }, { content: [text('done')] }],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)], max_iterations: 1 });
+          for await (const message of runner) runner.pushMessages(message as never);
+          return { messages: runner.params.messages, last: await runner };
+        },
+      );
+    });
+
     it('12. max_iterations: 0 is no limit, and messages: [] is taken (pushMessages before the run)', async () => {
       await both(
         () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_07')] }, { content: [text('done')] }],
@@ -591,6 +602,26 @@ for (const thread of [undefined, false] as const) {
         },
       );
       expect(wire(ourServer.requests[1]!).messages.at(-1)).toMatchObject({ role: 'system' });
+    });
+
+    it('3 and 5. a tool added on the final reply that asks for a compaction: the compaction goes without the addition (it waits for a next turn)', async () => {
+      const { ourServer } = await both(
+        () => [
+          { content: [text('done')] },
+          { content: [{ type: 'compaction', content: 'Asked about Paris.' } as never], stop_reason: 'compaction' as never },
+          { content: [text('done again')] },
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] });
+          return seenWith(runner, (n) => {
+            if (n !== 1) return;
+            runner.addTools(navigateTool(log));
+            runner.compactBeforeNextTurn();
+          });
+        },
+      );
+      expect(ourServer.requests).toHaveLength(2);
+      expect(JSON.stringify(wire(ourServer.requests[1]!).messages)).not.toContain('tool_addition');
     });
 
     it('3. a tool_removal already in the history withdraws the tool', async () => {
