@@ -47,6 +47,7 @@ import { ToolError } from './tool-error.js';
 import { isToolSource } from './tool-set.js';
 import { isRunnableToolset } from './toolsets.js';
 import type { BetaMessage, Promisable } from './types.js';
+import { checkToolName } from './tool-name.js';
 import { usageSince } from './usage.js';
 
 /** The input of an agent tool without `inputSchema`: the task, in words. */
@@ -101,6 +102,7 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
   if (typeof options !== 'object' || options === null) throw new TypeError('agentTool() takes an options object');
   const { name, params, client, options: runOptions, maxDepth = DEFAULT_MAX_DEPTH, inputSchema, ...rest } = options;
   if (typeof name !== 'string' || name.length === 0) throw new TypeError('agentTool(): `name` must be a non-empty string');
+  checkToolName('agentTool()', name);
   if (typeof options.description !== 'string') throw new TypeError(`agentTool '${name}': \`description\` must be a string`);
   if (typeof params !== 'function') throw new TypeError(`agentTool '${name}': \`params\` must be a function (input, context) => params`);
   if (!Number.isInteger(maxDepth) || maxDepth < 1) throw new RangeError(`agentTool '${name}': \`maxDepth\` must be a positive integer, got ${described(maxDepth)}`);

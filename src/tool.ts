@@ -3,6 +3,7 @@ import { BETA_CLIENT_TOOL_UNION_KEYS } from '@anthropic-ai/sdk/resources/beta/me
 import { sdkHelperMark } from './helper-header.js';
 import { type AnySchema, type SchemaValue, compileSchema } from './schema.js';
 import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
+import { checkToolName } from './tool-name.js';
 import type { AnyCall, BetaToolUnion, Promisable, ToolResultContent } from './types.js';
 
 /** The input type `run` receives for a schema: inferred from zod / Standard Schema / `as const` JSON Schema. */
@@ -61,6 +62,7 @@ export function tool<const S extends AnySchema, const Name extends string = stri
   if (typeof name !== 'string' || name.length === 0) {
     throw new TypeError('tool(): `name` must be a non-empty string');
   }
+  checkToolName('tool()', name);
   if (typeof run !== 'function') {
     throw new TypeError(`Tool '${name}': \`run\` must be a function, got ${typeof run}`);
   }

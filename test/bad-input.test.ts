@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ReplyError, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
+import { ReplyError, agentTool, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
@@ -193,6 +193,16 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(() => resumeToolRunner(client, snapshot, { tools: [], budget: { maxToolCalls: 1 } } as never)).toThrow(/unknown key 'budget' in the third argument.*\{ options: \{ budget, \.\.\. \} \}/);
     expect(() => resumeToolRunner(client, snapshot, [order()] as never)).toThrow(/pass the tools as \{ tools: \[\.\.\.\] \}/);
     expect(server.requests).toHaveLength(0);
+  });
+
+  it('a tool name the Messages API refuses (a dot, a space, over 128 characters) is a TypeError from tool() and agentTool(), not a 400 that fails the whole request', () => {
+    const run = () => 'x';
+    const rule = "the Messages API takes 1 to 128 letters, digits, '_' and '-' (^[a-zA-Z0-9_-]{1,128}$)";
+    expect(() => tool({ name: 'files.read', inputSchema: z.object({}), run })).toThrow(new TypeError(`tool(): the name "files.read" cannot be sent to the model: ${rule}`));
+    expect(() => tool({ name: 'get weather', inputSchema: z.object({}), run })).toThrow(/^tool\(\): the name "get weather" cannot be sent/);
+    expect(() => tool({ name: 'a'.repeat(129), inputSchema: z.object({}), run })).toThrow(/\(129 characters\) cannot be sent to the model/);
+    expect(tool({ name: `A-${'b'.repeat(126)}`, inputSchema: z.object({}), run }).name).toHaveLength(128);
+    expect(() => agentTool({ name: 'research.agent', description: 'Researches', params: () => baseParams })).toThrow(/^agentTool\(\): the name "research.agent" cannot be sent/);
   });
 
   it('textOf given a runner not awaited or a stream: errors that say what to do', async () => {

@@ -353,6 +353,23 @@ describe('faults', () => {
     server.assertComplete();
   });
 
+  it('no messages, a message with empty content, a custom tool name the API does not take: the API’s 400, and no step used', async () => {
+    const server = await mockServer([{ content: [text('complete')] }]);
+    const client = server.client({ maxRetries: 0 });
+    const refused = async (sent: object) => ((await client.beta.messages.create({ ...body, ...sent } as never).catch((e: unknown) => e)) as APIError).error;
+    expect(await refused({ messages: [] })).toMatchObject({ error: { type: 'invalid_request_error', message: 'messages: at least one message is required' } });
+    const emptyMessage = 'messages.1: all messages must have non-empty content except for the optional final assistant message';
+    for (const content of ['', []]) {
+      expect(await refused({ messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content }, { role: 'user', content: 'Again' }] })).toMatchObject({ error: { message: emptyMessage } });
+    }
+    const named = (name: string) => ({ name, input_schema: { type: 'object' } });
+    expect(await refused({ tools: [named('ok_tool'), named('files.read')] })).toMatchObject({ error: { message: "tools.1.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'" } });
+    // Taken: an empty final assistant message (a prefill), a server tool's own name, a name of 128 characters.
+    const taken = { messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: [] }], tools: [named('x'.repeat(128)), { type: 'web_search_20250305', name: 'web_search' }] };
+    expect((await client.beta.messages.create({ ...body, ...taken } as never)).content[0]).toMatchObject({ text: 'complete' });
+    server.assertComplete();
+  });
+
   it('contextWindow: a longer prompt gets the API’s 400 word for word and uses no step', async () => {
     const server = await mockServer({ steps: [{ content: [text('short enough')] }], contextWindow: 50 });
     const client = server.client({ maxRetries: 0 });

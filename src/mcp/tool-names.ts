@@ -3,11 +3,7 @@
  * `files.read`): a request with a tool it refuses fails whole, with a 400, so the toolset refuses
  * such a name first, naming the tool.
  */
-
-/** The pattern the Messages API checks each custom tool's name against. */
-export const API_TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
-
-const RULE = "the Messages API takes 1 to 128 letters, digits, '_' and '-' (^[a-zA-Z0-9_-]{1,128}$)";
+import { API_TOOL_NAME, TOOL_NAME_RULE as RULE } from '../tool-name.js';
 
 /** A `prefix` the API could never take in a name: a clear error before anything is listed. */
 export function checkPrefix(prefix: unknown): void {

@@ -1,5 +1,5 @@
 /**
- * The Messages endpoints the testing kit's server answers, and the body fields each requires: the
+ * The Messages endpoints the testing kit's server answers: the
  * API's own (`/v1/messages` and `/v1/messages/count_tokens`, any base path before them) and Vertex
  * AI's, where the model is in the path, so that an `AnthropicVertex` client pointed at the server
  * (`baseURL`) is served like an `Anthropic` one.
@@ -28,13 +28,4 @@ export function messagesRoute(path: string): MessagesRoute | undefined {
   if (!vertex) return undefined;
   const model = decodeURIComponent(vertex[1]!);
   return model === VERTEX_COUNT_TOKENS ? COUNT : { kind: 'create', model };
-}
-
-/** The first field the API requires on `route` that `body` lacks (a count needs no `max_tokens`). */
-export function missingField(body: unknown, route: MessagesRoute): string | undefined {
-  const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  if (route.model === undefined && fields['model'] === undefined) return 'model';
-  if (route.kind === 'create' && fields['max_tokens'] === undefined) return 'max_tokens';
-  if (fields['messages'] === undefined) return 'messages';
-  return undefined;
 }

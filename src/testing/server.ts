@@ -10,7 +10,8 @@ import type { BetaContentBlock, BetaMessage, BetaMessageParam, BetaUsage } from 
 import { apiId } from './blocks.js';
 import { allowPages, answerPreflight } from './cors.js';
 import { type ScriptedError, errorBody, promptTooLong, sendError } from './api-errors.js';
-import { type MessagesRoute, messagesRoute, missingField } from './routes.js';
+import { refusal } from './refusals.js';
+import { type MessagesRoute, messagesRoute } from './routes.js';
 import { Script } from './script.js';
 import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
 import { closed, sleep } from './waits.js';
@@ -198,8 +199,8 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     // What the model sees: a thread's continue leaves out the system prompt and tools the thread holds.
     const body = opened && !('error' in opened) && sent ? { ...sent, system: sent.system ?? opened.prompt.system, tools: sent.tools ?? opened.prompt.tools } : sent;
     // A body the API would refuse consumes no step, so an offline test fails where production would.
-    const missing = missingField(body, route);
-    if (missing) return sendError(res, { status: 400, message: `${missing}: Field required` });
+    const refused = refusal(body, route, request.messages);
+    if (refused) return sendError(res, { status: 400, message: refused });
     // A rejected thread consumes no step: the model never saw the request.
     if (opened && 'error' in opened) return sendError(res, opened.error);
     // Nor does a count: it is no turn of the conversation.
