@@ -17,9 +17,12 @@ import {
 
 export type { CompiledSchema, JsonObjectSchema, SchemaOwner, ValidationIssue, ValidationResult };
 
-/** Any schema kind `tool()` (and `options.output`) accepts. */
-export type AnySchema = StandardSchemaV1 | JsonObjectSchema;
-
+/**
+ * Any schema kind `tool()` (and `options.output`) accepts. A Standard Schema must export JSON Schema
+ * too (Standard JSON Schema): one that cannot (zod 3, zod 4.0–4.1) does not compile ("Property
+ * 'jsonSchema' is missing"), as `tool()` refuses it at run time.
+ */
+export type AnySchema = (StandardSchemaV1 & StandardJSONSchemaV1) | JsonObjectSchema;
 
 /**
  * The value a schema validates to: inferred from zod / Standard Schema / `as const` JSON Schema.

@@ -1,6 +1,7 @@
 /** Types that carry through what a new user writes in the first hour. */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { BetaMessage, BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { type RunnableTool, type RunnerParams, type RunnerSnapshot, type ToolInput, type ToolResultContentBlock, type ToolRunner, type ToolSource, resumeToolRunner, tool, toolRunner } from 'tool-runner';
@@ -16,6 +17,20 @@ const sendEmail = tool({
   inputSchema: z.object({ to: z.string(), body: z.string() }),
   needsApproval: true,
   run: ({ to }) => `sent to ${to}`,
+});
+
+describe('types that catch a schema the runner cannot send', () => {
+  it("a Standard Schema that cannot export JSON Schema (zod 3's types, zod 4.0–4.1) does not compile in tool() or options.output", () => {
+    // What zod 3.25 declares: validation only, no `jsonSchema` in its `~standard`.
+    const zod3Like = {} as StandardSchemaV1<{ city: string }>;
+    // @ts-expect-error a schema without Standard JSON Schema is refused at compile time, as tool() refuses it at run time
+    tool({ name: 'old', inputSchema: zod3Like, run: () => '' });
+    // @ts-expect-error the same for the run's output schema
+    toolRunner({} as never, { model: 'm', max_tokens: 1, messages: [] }, { output: zod3Like });
+    // A zod 4 schema, and a plain JSON Schema, compile.
+    tool({ name: 'new', inputSchema: z.object({ city: z.string() }), run: ({ city }) => city });
+    tool({ name: 'plain', inputSchema: { type: 'object', properties: { city: { type: 'string' } } }, run: () => '' });
+  });
 });
 
 describe('types that carry through', () => {
