@@ -145,6 +145,13 @@ const seenWith = async (runner: Runner, onReply: (n: number) => void) => {
   return { seen, messages: runner.params.messages };
 };
 
+/** A reply that asks for the weather in Paris (call `id`), then a 500 (`message`), then `after`. */
+const callThenFailure = (id: string, message: string, ...after: Step[]): Step[] => [
+  { content: [toolUse('get_weather', { location: 'Paris' }, id)] },
+  { error: { status: 500, message } },
+  ...after,
+];
+
 for (const thread of [undefined, false] as const) {
   describe(thread === false ? 'with thread: false' : 'over a message thread', () => {
     const both = (steps: () => Step[], program: Program, options?: { concurrentLog?: boolean }) => runBoth(steps, program, thread, options);
@@ -383,13 +390,14 @@ for (const thread of [undefined, false] as const) {
 
     it('8. max_iterations counts requests, a failed one too', async () => {
       const { ourServer } = await both(
-        () => [
-          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_04')] },
-          { error: { status: 500, message: 'flaky' } },
-          { content: [toolUse('get_weather', { location: 'Rome' }, 'toolu_05')] },
-          { content: [toolUse('get_weather', { location: 'Oslo' }, 'toolu_06')] },
-          { content: [text('never reached')] },
-        ],
+        () =>
+          callThenFailure(
+            'toolu_04',
+            'flaky',
+            { content: [toolUse('get_weather', { location: 'Rome' }, 'toolu_05')] },
+            { content: [toolUse('get_weather', { location: 'Oslo' }, 'toolu_06')] },
+            { content: [text('never reached')] },
+          ),
         async (start, log) => {
           const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)], max_iterations: 3 }, { maxRetries: 0 });
           const seen = [];
@@ -407,11 +415,7 @@ for (const thread of [undefined, false] as const) {
 
     it('8. a request that failed at the max_iterations limit: iterating or awaiting again gives that failure, not the older reply', async () => {
       const { ourServer } = await both(
-        () => [
-          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_09')] },
-          { error: { status: 500, message: 'flaky at the limit' } },
-          { content: [text('never reached')] },
-        ],
+        () => callThenFailure('toolu_09', 'flaky at the limit', { content: [text('never reached')] }),
         async (start, log) => {
           const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)], max_iterations: 2 }, { maxRetries: 0 });
           const seen = [];
@@ -436,11 +440,7 @@ for (const thread of [undefined, false] as const) {
 
     it('8. generateToolResponse() after a request failed throws that failure, until the next request', async () => {
       const { ourServer } = await both(
-        () => [
-          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_0g')] },
-          { error: { status: 500, message: 'flaky' } },
-          { content: [text('done')] },
-        ],
+        () => callThenFailure('toolu_0g', 'flaky', { content: [text('done')] }),
         async (start, log) => {
           const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] }, { maxRetries: 0 });
           const seen: unknown[] = [];
