@@ -280,7 +280,7 @@ export function historyProblems(messages: readonly BetaMessageParam[]): string[]
     const fields = message.role === 'system' ? SYSTEM_MESSAGE_FIELDS : MESSAGE_FIELDS;
     const extra = Object.keys(message).filter((key) => !fields.has(key));
     if (extra.length > 0) problems.push(`message ${i} has fields the API does not take: ${extra.join(', ')}`);
-    if (Array.isArray(message.content) ? message.content.length === 0 : message.content === '') {
+    if (hasEmptyContent(message)) {
       if (!(i === messages.length - 1 && message.role === 'assistant')) problems.push(`message ${i} has empty content`);
     } else if (typeof message.content === 'string' && isBlank(message.content)) {
       // A string is one text block to the API.
@@ -309,6 +309,11 @@ export function historyProblems(messages: readonly BetaMessageParam[]): string[]
     }
   });
   return problems;
+}
+
+/** Whether `message` has empty content (`''` or no blocks), which the API takes only in a last assistant message. */
+export function hasEmptyContent(message: { content?: unknown }): boolean {
+  return Array.isArray(message.content) ? message.content.length === 0 : message.content === '';
 }
 
 /** The problems of the tool_result blocks of user message `i`, which answer `previousUses` (the calls of message `i - 1`). */

@@ -4,6 +4,7 @@
  * no messages, a message with empty content, a custom tool whose name the API does not take. The
  * answer is a 400 `invalid_request_error`, and no step is consumed.
  */
+import { hasEmptyContent } from '../history.js';
 import { API_TOOL_NAME } from '../tool-name.js';
 import type { MessagesRoute } from './routes.js';
 
@@ -13,7 +14,7 @@ export function refusal(body: unknown, route: MessagesRoute, conversation: reado
   const missing = missingField(fields, route);
   if (missing) return `${missing}: Field required`;
   if (conversation.length === 0) return 'messages: at least one message is required';
-  const empty = conversation.findIndex((message, i) => isEmpty(message) && !(i === conversation.length - 1 && (message as { role?: unknown }).role === 'assistant'));
+  const empty = conversation.findIndex((message, i) => hasEmptyContent((message ?? {}) as { content?: unknown }) && !(i === conversation.length - 1 && (message as { role?: unknown }).role === 'assistant'));
   if (empty !== -1) return `messages.${empty}: all messages must have non-empty content except for the optional final assistant message`;
   const tools = Array.isArray(fields['tools']) ? (fields['tools'] as unknown[]) : [];
   const named = tools.findIndex((tool) => isCustom(tool) && !API_TOOL_NAME.test(String((tool as { name?: unknown }).name)));
@@ -27,11 +28,6 @@ function missingField(fields: Record<string, unknown>, route: MessagesRoute): st
   if (route.kind === 'create' && fields['max_tokens'] === undefined) return 'max_tokens';
   if (fields['messages'] === undefined) return 'messages';
   return undefined;
-}
-
-function isEmpty(message: unknown): boolean {
-  const content = (message as { content?: unknown } | null)?.content;
-  return content === '' || (Array.isArray(content) && content.length === 0);
 }
 
 /** A tool defined by the caller (no `type`, or `custom`), whose name the API checks; a server or client tool of the API has a name of its own. */
