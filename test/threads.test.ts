@@ -246,6 +246,17 @@ describe('a run over a message thread', () => {
     expect(runner.iteration).toBe(3);
   });
 
+  it('thread_not_found on the continue of a paused turn (which sends no messages): replayed under a new thread too, not refused for its empty messages', async () => {
+    const server = await mockServer([{ content: [text('Searching…')], stop_reason: 'pause_turn' as never }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), baseParams);
+    let turn = 0;
+    for await (const _message of runner) if (++turn === 1) server.forgetThreads();
+    expect(kinds(server.requests)).toEqual(['create', 'continue', 'create']);
+    expect(wire(server.requests[1]!).body.messages).toHaveLength(0);
+    expect(wire(server.requests[2]!).body.messages).toHaveLength(2);
+    expect(runner.stoppedBy).toBe('model');
+  });
+
   it("a replay leaves out the cache markers in the definitions of tools added to answered turns (addTools), as the SDK's thread does", async () => {
     const marked = (name: string) => tool({ ...lookupOptions, name, cache_control: { type: 'ephemeral' } });
     const server = await mockServer([...[0, 1, 2, 3, 4, 5].map((n) => ({ content: [toolUse(`t${n}`, { n }, `toolu_${n}`)] })), { content: [text('Done.')] }]);

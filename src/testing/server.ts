@@ -199,10 +199,11 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     // What the model sees: a thread's continue leaves out the system prompt and tools the thread holds.
     const body = opened && !('error' in opened) && sent ? { ...sent, system: sent.system ?? opened.prompt.system, tools: sent.tools ?? opened.prompt.tools } : sent;
     // A body the API would refuse consumes no step, so an offline test fails where production would.
+    // A rejected thread consumes no step: the model never saw the request. Its error comes first: the body of a
+    // thread's continue holds only the new messages (none, after a paused turn), not the conversation the checks read.
+    if (opened && 'error' in opened) return sendError(res, opened.error);
     const refused = refusal(body, route, request.messages);
     if (refused) return sendError(res, { status: 400, message: refused });
-    // A rejected thread consumes no step: the model never saw the request.
-    if (opened && 'error' in opened) return sendError(res, opened.error);
     // Nor does a count: it is no turn of the conversation.
     if (route.kind === 'count') return sendBody(res, JSON.stringify({ input_tokens: inputTokens(body, request.messages) }));
     // Nor a prompt too long for the context window.
