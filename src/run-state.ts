@@ -63,8 +63,16 @@ export class RunState {
 
   /** A history the runner did not build by appending (the caller's, or a compacted one). */
   replaceHistory(messages: BetaMessageParam[]): void {
-    this.messages = asMessageParams(messages);
+    this.messages = messages;
     this.historySetByCaller = true;
+  }
+
+  /**
+   * The replies the caller placed in the history as the API returned them become message params (role and
+   * content), as the SDK's thread takes them: at once outside the loop body, once the body is done in it.
+   */
+  takeRepliesAsParams(): void {
+    this.messages = asMessageParams(this.messages);
   }
 
   /**

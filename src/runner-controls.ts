@@ -218,7 +218,8 @@ export abstract class RunnerControls implements Runner {
     const before = this.state.apiParams;
     this.state.replace(next);
     setThreadFields(this.run.client, before, this.state.apiParams);
-    if (this.turn) {
+    if (!this.turn) this.state.takeRepliesAsParams();
+    else {
       // Calls the body was given results for ran: a history it sets without those results gets them, not "not run".
       const given = this.turn.response?.given;
       if (given) this.state.keepRan(given.message);

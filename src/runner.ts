@@ -177,6 +177,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       if (step !== 'run_tools') return step;
     }
     if (turn.tookControl) {
+      this.state.takeRepliesAsParams();
       // The calls the reply started while it streamed, if the history no longer makes them, stop (and count no more) first.
       const dropped = this.answers.abandonEagerIfDropped(this.state.messages.at(-1));
       if (dropped) await dropped;

@@ -465,13 +465,18 @@ for (const thread of [undefined, false] as const) {
       expect(ourServer.requests).toHaveLength(3);
     });
 
-    it('12. a reply the loop body pushes back (a BetaMessage) is kept as a message param: its role and content', async () => {
+    it('12. a reply the loop body pushes back (a BetaMessage) is kept as a message param once the body is done: its role and content', async () => {
       await both(
         () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_0p')] }, { content: [text('done')] }],
         async (start, log) => {
           const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)], max_iterations: 1 });
-          for await (const message of runner) runner.pushMessages(message as never);
-          return { messages: runner.params.messages, last: await runner };
+          const inBody = [];
+          for await (const message of runner) {
+            runner.pushMessages(message as never);
+            // In the body the params hold it as it was given.
+            inBody.push(Object.keys(runner.params.messages.at(-1)!).sort());
+          }
+          return { inBody, messages: runner.params.messages, last: await runner };
         },
       );
     });
