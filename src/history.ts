@@ -56,7 +56,12 @@ export function copyHistory(messages: readonly BetaMessageParam[]): BetaMessageP
  * message param, its role and content, as the SDK's runner keeps it.
  */
 export function asMessageParams(messages: BetaMessageParam[]): BetaMessageParam[] {
-  return messages.some((message) => 'id' in message) ? messages.map((message) => ('id' in message ? ({ role: message.role, content: message.content } as BetaMessageParam) : message)) : messages;
+  return messages.some((message) => 'id' in message) ? messages.map(asMessageParam) : messages;
+}
+
+/** One message of {@link asMessageParams}: a reply as the API returned it becomes its role and content; a param stays itself. */
+function asMessageParam(message: BetaMessageParam): BetaMessageParam {
+  return 'id' in message ? ({ role: message.role, content: message.content } as BetaMessageParam) : message;
 }
 
 /** The same message: the same object, or the same role and content (compared as JSON). */
@@ -165,10 +170,10 @@ export function asRequestHistory(messages: BetaMessageParam[]): BetaMessageParam
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i]!;
     if (message.role !== 'assistant') continue;
-    let tidy = 'id' in message ? { role: message.role, content: message.content } : message;
+    let tidy = asMessageParam(message);
     if (i < messages.length - 1 && Array.isArray(tidy.content)) {
       const content = withoutBlankText(tidy.content as BetaMessage['content']);
-      if (content !== tidy.content && content.length > 0) tidy = { ...tidy, content };
+      if (content !== tidy.content && content.length > 0) tidy = { ...tidy, content } as BetaMessageParam;
     }
     if (tidy === message) continue;
     cleaned ??= [...messages];
