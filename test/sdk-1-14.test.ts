@@ -6,7 +6,6 @@
  * the same. (`x-stainless-helper` names this runner `tool-runner` where the SDK's says
  * `BetaToolRunner`: a row of the README's differences table.)
  */
-import type Anthropic from '@anthropic-ai/sdk';
 import AnthropicClient from '@anthropic-ai/sdk';
 import { AnthropicError } from '@anthropic-ai/sdk';
 import { mcpTools } from '@anthropic-ai/sdk/helpers/beta/mcp';
@@ -16,31 +15,10 @@ import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ToolError as SdkToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { toolRunner } from 'tool-runner';
-import { type MockServer, type Step, text, toolUse } from 'tool-runner/testing';
+import { type Step, text, toolUse } from 'tool-runner/testing';
 import { connectedClient } from './fixtures/mcp-server.js';
 import { captureLogger, mockServer, wire } from './helpers.js';
-
-type Runner = AsyncIterable<any> & PromiseLike<any> & Record<string, any>;
-type Start = (params: any, options?: any) => Runner;
-/** A program: drives a runner, logs what its tools ran, returns what it saw. */
-type Program = (start: Start, log: string[]) => Promise<unknown>;
-
-const model = 'claude-sonnet-5-5';
-const ask = [{ role: 'user' as const, content: 'Weather in Paris?' }];
-
-/** A zod tool that logs its calls; `Atlantis` throws. */
-function weather(log: string[]) {
-  return betaZodTool({
-    name: 'get_weather',
-    description: 'Current weather',
-    inputSchema: z.object({ location: z.string() }),
-    run: async ({ location }) => {
-      log.push(`get_weather ${location}`);
-      if (location === 'Atlantis') throw new Error('no such city');
-      return `21°C in ${location}`;
-    },
-  });
-}
+import { type Program, type Runner, ask, bodiesOf, callThenFailure, collect, comparable, headersOf, model, overThreadBoth, runBoth, seenWith, weather } from './side-by-side.js';
 
 /** A `tool_use` block of a toolset member (the model names the family in `toolset_name`). */
 function member(family: string, name: string, input: unknown, id: string) {
@@ -73,84 +51,6 @@ function navigateTool(log: string[]) {
     },
   });
 }
-
-/** Headers that differ between two runs for reasons of their own (ports, sizes), or by design. */
-const VARYING = new Set(['host', 'content-length', 'x-stainless-retry-count', 'x-stainless-timeout']);
-
-function headersOf(server: MockServer) {
-  return server.requests.map(({ headers }) => {
-    const kept = Object.fromEntries(Object.entries(headers).filter(([name]) => !VARYING.has(name)));
-    if (typeof kept['x-stainless-helper'] === 'string') kept['x-stainless-helper'] = kept['x-stainless-helper'].replace('tool-runner', 'BetaToolRunner');
-    return kept;
-  });
-}
-
-/** The request bodies, with the reply ids a thread continues from numbered in order (each server makes its own). */
-function bodiesOf(server: MockServer) {
-  const ids = new Map<string, string>();
-  return server.requests.map((request) => {
-    const { body } = wire(request);
-    const previous = body.thread?.previous_message_id;
-    if (previous === undefined) return body;
-    if (!ids.has(previous)) ids.set(previous, `reply ${ids.size + 1}`);
-    return { ...body, thread: { ...body.thread, previous_message_id: ids.get(previous) } };
-  });
-}
-
-/** What a program saw, comparable across runs: message ids and error texts that name ids go. */
-function comparable(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value ?? null, (key, field) => (key === 'id' && typeof field === 'string' && field.startsWith('msg_') ? 'msg' : field)));
-}
-
-async function outcome(program: Program, start: Start) {
-  const log: string[] = [];
-  try {
-    return { saw: comparable(await program(start, log)), log, error: undefined };
-  } catch (error) {
-    return { saw: undefined, log, error: error instanceof Error ? `${error.constructor.name}: ${error.message}` : String(error) };
-  }
-}
-
-/** Runs `program` on both runners against servers scripted alike; checks that nothing differs; returns both servers. */
-async function runBoth(steps: () => Step[], program: Program, thread: false | undefined, { concurrentLog = false } = {}) {
-  const sdkServer = await mockServer(steps());
-  const ourServer = await mockServer(steps());
-  const mode = thread === false ? { thread: false } : {};
-  const sdkClient: Anthropic = sdkServer.client();
-  const sdk = await outcome(program, (params, options) => sdkClient.beta.messages.toolRunner({ ...params, ...mode }, options) as unknown as Runner);
-  const ours = await outcome(program, (params, options) => toolRunner(ourServer.client(), { ...params, ...mode }, options) as unknown as Runner);
-  expect(ours.error).toEqual(sdk.error);
-  // Calls of different tools run at once: their relative order is the scheduler's (each tool's own order still counts).
-  expect(concurrentLog ? [...ours.log].sort() : ours.log).toEqual(concurrentLog ? [...sdk.log].sort() : sdk.log);
-  expect(ours.saw).toEqual(sdk.saw);
-  expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
-  expect(headersOf(ourServer)).toEqual(headersOf(sdkServer));
-  expect(ourServer.requests.map((request) => request.query)).toEqual(sdkServer.requests.map((request) => request.query));
-  return { sdk, ours, sdkServer, ourServer };
-}
-
-const collect = async (runner: Runner) => {
-  const seen = [];
-  for await (const message of runner) seen.push(message);
-  return seen;
-};
-
-/** The messages a run yields and its history at the end; `onReply(n)` runs in the loop body after the n-th reply. */
-const seenWith = async (runner: Runner, onReply: (n: number) => void) => {
-  const seen = [];
-  for await (const message of runner) {
-    seen.push(message);
-    onReply(seen.length);
-  }
-  return { seen, messages: runner.params.messages };
-};
-
-/** A reply that asks for the weather in Paris (call `id`), then a 500 (`message`), then `after`. */
-const callThenFailure = (id: string, message: string, ...after: Step[]): Step[] => [
-  { content: [toolUse('get_weather', { location: 'Paris' }, id)] },
-  { error: { status: 500, message } },
-  ...after,
-];
 
 for (const thread of [undefined, false] as const) {
   describe(thread === false ? 'with thread: false' : 'over a message thread', () => {
@@ -690,19 +590,6 @@ for (const thread of [undefined, false] as const) {
       expect(ours.log).toEqual(['get_weather Paris', 'held: delete_file', 'delete_file /tmp/x', 'held: ']);
     });
   });
-}
-
-type ThreadProgram = (makeRunner: (thread: any, settings: any) => Runner, client: Anthropic, log: string[]) => Promise<unknown>;
-
-/** Runs `program` over an SDK thread with the SDK's runner and with ours, against servers scripted alike. */
-async function overThreadBoth(steps: () => Step[], program: ThreadProgram) {
-  const sdkServer = await mockServer(steps());
-  const ourServer = await mockServer(steps());
-  const sdkLog: string[] = [];
-  const ourLog: string[] = [];
-  const sdk = await program((thread, settings) => thread.toolRunner(settings), sdkServer.client(), sdkLog);
-  const ours = await program((thread, settings) => toolRunner(thread, settings) as unknown as Runner, ourServer.client(), ourLog);
-  return { sdk, ours, sdkServer, ourServer, sdkLog, ourLog };
 }
 
 describe('10. toolRunner(thread, settings) runs over an SDK BetaMessageThread', () => {
