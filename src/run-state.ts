@@ -4,6 +4,7 @@
  */
 import { answerDanglingCalls, copyHistory, cutOffText, pausedText, toolUsesOf, asRequestHistory, asMessageParams } from './history.js';
 import { splitParams } from './params.js';
+import { withoutRepeatedReplies } from './repeated-replies.js';
 import { type RunControlJSON, SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON, type ToolChangesJSON } from './snapshot.js';
 import type { RunnerSettings } from './settings.js';
 import type { StoppedBy } from './stop-reason.js';
@@ -32,6 +33,8 @@ export class RunState {
   #ran: Map<string, BetaToolResultBlockParam> | undefined;
   /** Why the run stopped; `undefined` while it runs. */
   stoppedBy: StoppedBy | undefined;
+  /** The model's replies in this run, by their content (as received and as kept): their ids (repeated-replies.ts). */
+  readonly #replies = new WeakMap<object, string>();
 
   constructor(params: RunnerParams, snapshot?: RunnerSnapshot) {
     const { api, settings, messages, tools } = splitParams(params);
@@ -61,6 +64,18 @@ export class RunState {
     this.replaceHistory([...messages]);
   }
 
+  /** `reply` is in the history (as `kept`): a message repeating it is left out of a history the caller sets. */
+  recordReply(reply: BetaMessage, kept?: BetaMessageParam): void {
+    this.#replies.set(reply.content, reply.id);
+    if (kept && typeof kept.content === 'object') this.#replies.set(kept.content, reply.id);
+  }
+
+  /** The history the caller set, without what repeats the model's last reply, as the SDK's runner keeps it; `base`: the history it replaced. */
+  dropRepeatedReplies(base: readonly BetaMessageParam[]): void {
+    const kept = withoutRepeatedReplies(this.messages, base, (message) => (typeof message.content === 'object' ? this.#replies.get(message.content) : undefined));
+    if (kept) this.messages = kept;
+  }
+
   /** A history the runner did not build by appending (the caller's, or a compacted one). */
   replaceHistory(messages: BetaMessageParam[]): void {
     this.messages = messages;
@@ -73,6 +88,17 @@ export class RunState {
    */
   takeRepliesAsParams(): void {
     this.messages = asMessageParams(this.messages);
+  }
+
+  /**
+   * The history the loop body set, once the body is done: without what repeats the reply it was given
+   * (`reply`, which followed `before`), and its replies as params.
+   */
+  takeBodyHistory(before: readonly BetaMessageParam[], reply: BetaMessage | undefined): void {
+    const kept = reply !== undefined && !(reply.stop_reason === 'refusal' && this.dropsRefusals);
+    if (kept) this.recordReply(reply);
+    this.dropRepeatedReplies(kept ? [...before, reply] : before);
+    this.takeRepliesAsParams();
   }
 
   /**

@@ -19,7 +19,7 @@ import { initialRequestOptions } from './request-options.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { listenerScope, runTracing } from './run-tracing.js';
-import { OVER_MESSAGE_THREAD, lendableClient, setThreadFields } from './sdk-thread.js';
+import { OVER_MESSAGE_THREAD, handBackHistory, lendableClient, setThreadFields } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsRead } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
@@ -216,10 +216,17 @@ export abstract class RunnerControls implements Runner {
     const next = (typeof params === 'function' ? params(this.params as never) : params) as RunnerParams;
     this.compactions.checkNewParams(next as unknown as Record<string, unknown>, next.messages ?? []);
     const before = this.state.apiParams;
+    const history = this.state.messages;
     this.state.replace(next);
     setThreadFields(this.run.client, before, this.state.apiParams);
-    if (!this.turn) this.state.takeRepliesAsParams();
-    else {
+    if (!this.turn) {
+      this.state.dropRepeatedReplies(history);
+      this.state.takeRepliesAsParams();
+      // Over an SDK thread, the thread holds the new history at once, as the SDK's runner sets it.
+      handBackHistory(this.run.client, this.state.messages, 'ended');
+    } else {
+      // What the history held when the body got the reply: once the body is done, what repeats the reply is left out.
+      if (!this.turn.tookControl) this.turn.historyBefore = history;
       // Calls the body was given results for ran: a history it sets without those results gets them, not "not run".
       const given = this.turn.response?.given;
       if (given) this.state.keepRan(given.message);

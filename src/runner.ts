@@ -172,12 +172,13 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       // The server's thread holds the reply with its repeated ids: the next request replays the history as kept.
       if (renamed.size > 0) this.run.thread.restart();
       this.state.messages.push(kept);
+      this.state.recordReply(reply, kept);
       const step = nextStepFor(reply.stop_reason);
       if (step === 'stop') return this.#ends(reply, kept);
       if (step !== 'run_tools') return step;
     }
     if (turn.tookControl) {
-      this.state.takeRepliesAsParams();
+      this.state.takeBodyHistory(turn.historyBefore ?? [], turn.reply);
       // The calls the reply started while it streamed, if the history no longer makes them, stop (and count no more) first.
       const dropped = this.answers.abandonEagerIfDropped(this.state.messages.at(-1));
       if (dropped) await dropped;

@@ -23,7 +23,7 @@ import { compactionRequestParams } from './server-compaction.js';
 import { lendableClient } from './sdk-thread.js';
 import { type EagerCalls, startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
-import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock, ToolResultMessage } from './types.js';
+import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 import { addUsage } from './usage.js';
 
 /** One iteration: the request sent and what the loop body has done since. */
@@ -34,6 +34,8 @@ export interface Turn {
   inBody: boolean;
   /** The loop body called setMessagesParams / pushMessages. */
   tookControl: boolean;
+  /** The history when the loop body first changed it (it held the reply the body was given right after). */
+  historyBefore: readonly BetaMessageParam[] | undefined;
   /**
    * The answer to the calls of a message, by the ids it answers: mutating it changes what is sent.
    * `given`: the answer `generateToolResponse()` gave the loop body (a snapshot holds it as the body left it).
@@ -145,6 +147,7 @@ export class Requests {
       stream: undefined,
       inBody: false,
       tookControl: false,
+      historyBefore: undefined,
       response: undefined,
       compaction: compaction !== undefined,
       reply: undefined,

@@ -1,0 +1,46 @@
+/**
+ * A history the caller sets without the messages that repeat the model's last reply, as the SDK's
+ * runner keeps its history (its thread state skips them): a program that places each reply it gets
+ * back in the history (`runner.pushMessages(reply, question)`) does not send it twice.
+ *
+ * The rule, the SDK's: of the messages past what the history held up to its last reply (all of
+ * them, when the new history does not start with that), a `BetaMessage` whose `id` is the last
+ * reply's is left out, wherever that reply stands; and a message with the role and content of the
+ * reply right before it. A reply is known by its content (the array it came with, or the one the
+ * runner kept), as the SDK's thread knows it, so a copy of `runner.params.messages` keeps them known.
+ */
+import { sameMessage } from './history.js';
+import type { BetaMessageParam } from './types.js';
+
+/** The id of the reply `message` is (its content is a reply's), if it is one. */
+export type ReplyIdOf = (message: BetaMessageParam) => string | undefined;
+
+/** `messages` without the repeats of the last reply, given the history `base` they replace; `undefined` when none. */
+export function withoutRepeatedReplies(messages: readonly BetaMessageParam[], base: readonly BetaMessageParam[], replyIdOf: ReplyIdOf): BetaMessageParam[] | undefined {
+  let held = base.length;
+  while (held > 0 && replyIdOf(base[held - 1]!) === undefined) held--;
+  const start = held > 0 && startsWith(messages, base, held) ? held : 0;
+  let lastReply = start > 0 ? replyIdOf(base[held - 1]!) : undefined;
+  let kept: BetaMessageParam[] | undefined;
+  for (let i = start; i < messages.length; i++) {
+    const message = messages[i]!;
+    const previous = kept ? kept.at(-1) : messages[i - 1];
+    const repeats =
+      'id' in message
+        ? lastReply !== undefined && message.id === lastReply
+        : previous !== undefined && i > 0 && replyIdOf(previous) !== undefined && sameMessage(message, previous);
+    if (repeats) {
+      kept ??= messages.slice(0, i);
+      continue;
+    }
+    kept?.push(message);
+    lastReply = replyIdOf(message) ?? lastReply;
+  }
+  return kept;
+}
+
+function startsWith(messages: readonly BetaMessageParam[], prefix: readonly BetaMessageParam[], length: number): boolean {
+  if (messages.length < length) return false;
+  for (let i = 0; i < length; i++) if (!sameMessage(messages[i]!, prefix[i]!)) return false;
+  return true;
+}

@@ -1,0 +1,117 @@
+/**
+ * Drop-in for SDK 1.14.0's runner: a history the caller sets leaves out the messages that repeat the
+ * model's last reply, as the SDK's thread state does (with `thread: false` too: its runner keeps every
+ * history in one). A program that places each reply it gets back in the history
+ * (`runner.pushMessages(reply, question)`) sends it once, on both runners.
+ */
+import { describe, expect, it } from 'vitest';
+import { type Step, text, toolUse } from 'tool-runner/testing';
+import { ask, bodiesOf, model, overThreadBoth, runBoth, weather } from './side-by-side.js';
+
+const steps = (): Step[] => [
+  { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_r1')] },
+  { content: [text('21°C.')] },
+  { content: [text('More.')] },
+  { content: [text('Done.')] },
+];
+const more = { role: 'user' as const, content: 'More?' };
+
+/** The roles of the messages of each request a server got, and their texts. */
+function sentTexts(bodies: unknown[]): string[][] {
+  return bodies.map((body) => (body as { messages: Array<{ role: string; content: unknown }> }).messages.map((message) => `${message.role}: ${JSON.stringify(message.content)}`));
+}
+
+for (const thread of [undefined, false] as const) {
+  describe(thread === false ? 'with thread: false' : 'over a message thread', () => {
+    const params = (log: string[], extra = {}) => ({ model, max_tokens: 256, messages: ask, tools: [weather(log)], ...extra });
+
+    it('the final reply pushed back after the run, with a question: sent once by a run from those params', async () => {
+      const { ourServer } = await runBoth(
+        steps,
+        async (start, log) => {
+          const runner = start(params(log));
+          const final = await runner;
+          runner.pushMessages(final, more);
+          const pushed = runner.params.messages;
+          const next = await start({ ...runner.params, tools: [weather(log)] });
+          return { pushed, next };
+        },
+        thread,
+      );
+      const last = sentTexts(bodiesOf(ourServer) as unknown[]).at(-1)!;
+      expect(last.filter((message) => message.includes('21°C.'))).toHaveLength(1);
+      expect(last.at(-1)).toBe('user: "More?"');
+    });
+
+    it('the reply pushed back wherever it stands (after a question), or added again by setMessagesParams: left out', async () => {
+      await runBoth(
+        steps,
+        async (start, log) => {
+          const runner = start(params(log));
+          const final = await runner;
+          runner.pushMessages(more, final);
+          const afterPush = runner.params.messages;
+          runner.setMessagesParams((previous: { messages: unknown[] }) => ({ ...previous, messages: [...previous.messages, final] }));
+          return { afterPush, afterSet: runner.params.messages };
+        },
+        thread,
+      );
+    });
+
+    it('a copy of the last reply (its role and content) right after it: left out; a history that starts over keeps its first copy', async () => {
+      const { ours } = await runBoth(
+        steps,
+        async (start, log) => {
+          const runner = start(params(log));
+          const final = await runner;
+          runner.pushMessages({ role: 'assistant', content: JSON.parse(JSON.stringify(final.content)) }, more);
+          const copied = runner.params.messages;
+          runner.setMessagesParams((previous: object) => ({ ...previous, messages: [{ role: 'user', content: 'Start over.' }, final, final, more] }));
+          return { copied, startedOver: runner.params.messages };
+        },
+        thread,
+      );
+      const { copied, startedOver } = ours.saw as { copied: unknown[]; startedOver: unknown[] };
+      expect(copied).toHaveLength(5);
+      expect(startedOver).toHaveLength(3);
+    });
+
+    it('in the loop body: the reply pushed twice, and a streamed reply pushed with a question, each kept once', async () => {
+      await runBoth(
+        steps,
+        async (start, log) => {
+          const runner = start(params(log));
+          const seen = [];
+          for await (const message of runner) {
+            seen.push(message);
+            if (seen.length === 1) runner.pushMessages(message, message);
+          }
+          const streamed = start(params(log, { stream: true }));
+          for await (const stream of streamed) {
+            const message = await stream.finalMessage();
+            if (message.content[0]?.type === 'text' && message.content[0].text === 'More.') streamed.pushMessages(message, message, more);
+          }
+          return { seen, messages: runner.params.messages, streamed: streamed.params.messages };
+        },
+        thread,
+      );
+    });
+  });
+}
+
+describe('over an SDK thread (toolRunner(thread, …))', () => {
+  it('the final reply pushed back after the run: the thread holds the question at once, the reply once', async () => {
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      const final = await runner;
+      runner.pushMessages(final, more);
+      const pushed = { params: runner.params.messages, thread: thread.messages };
+      await thread.send();
+      return JSON.parse(JSON.stringify({ pushed, thread: thread.messages }, (key, value) => (key === 'id' ? undefined : value)));
+    });
+    expect(ours).toEqual(sdk);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect((ours as { pushed: { thread: unknown[] } }).pushed.thread).toHaveLength(5);
+  });
+});
