@@ -1,12 +1,13 @@
 /**
- * Drop-in for SDK 1.14.0's runner: a history the caller sets leaves out the messages that repeat the
- * model's last reply, as the SDK's thread state does (with `thread: false` too: its runner keeps every
- * history in one). A program that places each reply it gets back in the history
- * (`runner.pushMessages(reply, question)`) sends it once, on both runners.
+ * Drop-in for SDK 1.14.0's runner, the history the caller sets (`pushMessages`, `setMessagesParams`):
+ * - it leaves out the messages that repeat the model's last reply, as the SDK's thread state does (with
+ *   `thread: false` too: its runner keeps every history in one). A program that places each reply it
+ *   gets back in the history (`runner.pushMessages(reply, question)`) sends it once, on both runners;
+ * - over an SDK thread (`toolRunner(thread, …)`), set outside the loop body, it is the thread's at once.
  */
 import { describe, expect, it } from 'vitest';
 import { type Step, text, toolUse } from 'tool-runner/testing';
-import { ask, bodiesOf, model, overThreadBoth, runBoth, weather } from './side-by-side.js';
+import { ask, bodiesOf, comparable, model, overThreadBoth, runBoth, weather } from './side-by-side.js';
 
 const steps = (): Step[] => [
   { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_r1')] },
@@ -113,5 +114,37 @@ describe('over an SDK thread (toolRunner(thread, …))', () => {
     expect(ours).toEqual(sdk);
     expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
     expect((ours as { pushed: { thread: unknown[] } }).pushed.thread).toHaveLength(5);
+  });
+});
+
+describe('over an SDK thread, a history set outside the loop body is the thread\'s at once, as in the SDK\'s runner', () => {
+  it('set before the run (another question, another max_tokens): the thread holds it, and the run sends it', async () => {
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      runner.setMessagesParams((previous: object) => ({ ...previous, max_tokens: 300, messages: [{ role: 'user', content: 'Weather in Rome?' }] }));
+      const before = comparable({ messages: thread.messages, params: { ...thread.params, messages: undefined } });
+      const last = await runner;
+      return comparable({ before, last, messages: thread.messages });
+    });
+    expect(ours).toEqual(sdk);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+  });
+
+  it('a question pushed after the run: the thread holds it, and the next runner over the thread sends it', async () => {
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      await makeRunner(thread, {});
+      // (A runner that ended on its answer does not go on: the next run over the thread does.)
+      const runner = makeRunner(thread, { max_iterations: 1 });
+      await runner;
+      runner.pushMessages(more);
+      const pushed = comparable(thread.messages);
+      const second = await makeRunner(thread, {});
+      return comparable({ pushed, second, messages: thread.messages });
+    });
+    expect(ours).toEqual(sdk);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect(JSON.stringify(ourServer.requests.at(-1)!.messages)).toContain('More?');
   });
 });
