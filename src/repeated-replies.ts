@@ -21,20 +21,22 @@ export function withoutRepeatedReplies(messages: readonly BetaMessageParam[], ba
   while (held > 0 && replyIdOf(base[held - 1]!) === undefined) held--;
   const start = held > 0 && startsWith(messages, base, held) ? held : 0;
   let lastReply = start > 0 ? replyIdOf(base[held - 1]!) : undefined;
+  // The message before the one checked, and whether it is a reply (the history's, past a prefix it holds).
+  let previous = start > 0 ? base[held - 1] : undefined;
+  let previousIsReply = start > 0;
   let kept: BetaMessageParam[] | undefined;
   for (let i = start; i < messages.length; i++) {
     const message = messages[i]!;
-    const previous = kept ? kept.at(-1) : messages[i - 1];
-    const repeats =
-      'id' in message
-        ? lastReply !== undefined && message.id === lastReply
-        : previous !== undefined && i > 0 && replyIdOf(previous) !== undefined && sameMessage(message, previous);
+    const repeats = 'id' in message ? lastReply !== undefined && message.id === lastReply : previousIsReply && sameMessage(message, previous!);
     if (repeats) {
       kept ??= messages.slice(0, i);
       continue;
     }
     kept?.push(message);
-    lastReply = replyIdOf(message) ?? lastReply;
+    const reply = replyIdOf(message);
+    previous = message;
+    previousIsReply = reply !== undefined;
+    if (reply !== undefined) lastReply = reply;
   }
   return kept;
 }

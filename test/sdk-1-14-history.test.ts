@@ -77,6 +77,21 @@ for (const thread of [undefined, false] as const) {
       expect(startedOver).toHaveLength(3);
     });
 
+    it('a history copied as JSON, then a copy of the last reply: the copy is left out (the history still holds the reply where it stood)', async () => {
+      const { ours } = await runBoth(
+        steps,
+        async (start, log) => {
+          const runner = start(params(log));
+          const final = await runner;
+          const copied = JSON.parse(JSON.stringify(runner.params.messages));
+          runner.setMessagesParams((previous: object) => ({ ...previous, messages: [...copied, { role: 'assistant', content: JSON.parse(JSON.stringify(final.content)) }, more] }));
+          return runner.params.messages;
+        },
+        thread,
+      );
+      expect(ours.saw).toHaveLength(5);
+    });
+
     it('in the loop body: the reply pushed twice, and a streamed reply pushed with a question, each kept once', async () => {
       await runBoth(
         steps,
