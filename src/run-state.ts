@@ -90,15 +90,17 @@ export class RunState {
     this.messages = asMessageParams(this.messages);
   }
 
-  /**
-   * The history the loop body set, once the body is done: without what repeats the reply it was given
-   * (`reply`, which followed `before`), and its replies as params.
-   */
+  /** The history the loop body set, once the body is done: without what repeats the reply it was given, and its replies as params. */
   takeBodyHistory(before: readonly BetaMessageParam[], reply: BetaMessage | undefined): void {
+    this.dropBodyRepeats(before, reply);
+    this.takeRepliesAsParams();
+  }
+
+  /** The history the loop body set without what repeats the reply it was given (`reply`, which followed `before`). */
+  dropBodyRepeats(before: readonly BetaMessageParam[], reply: BetaMessage | undefined): void {
     const kept = reply !== undefined && !(reply.stop_reason === 'refusal' && this.dropsRefusals);
     if (kept) this.recordReply(reply);
     this.dropRepeatedReplies(kept ? [...before, reply] : before);
-    this.takeRepliesAsParams();
   }
 
   /**

@@ -117,6 +117,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           turn.stream?.abort();
           // The body left while reading a stream that broke (its error escaped the body): a failed request, not a `break`.
           if (turn.inBody && turn.reply === undefined) failedInBody = await replyFailure(turn.message, runSignal(this.run));
+          // The body left after setting the history: it holds the reply it was given once, the rest as the body set it.
+          if (turn.inBody && turn.tookControl) this.state.dropBodyRepeats(turn.historyBefore ?? [], turn.reply);
           // A reply not kept (the body left it, or it failed): the calls it started while streaming stop, and end
           // before the run goes on (or ends). One the body took over had them stopped before it was answered.
           const abandoned = turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : undefined;

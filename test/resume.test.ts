@@ -259,6 +259,22 @@ describe('pause and resume', () => {
     }
   });
 
+  it('the loop body pushed the reply back twice, then left with break: the history, and a snapshot of it, hold it once', async () => {
+    const ran: string[] = [];
+    const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (ran.push(q), `found ${q}`) });
+    const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')] }, { content: [text('Otters hold hands.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [search] });
+    for await (const message of runner) {
+      runner.pushMessages(message, message);
+      break;
+    }
+    expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot, { tools: [search] });
+    expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Otters hold hands.' }] });
+    expect(ran).toEqual(['otters']);
+    expect(historyProblems(wire(server.requests[1]!).messages)).toEqual([]);
+  });
+
   it('a damaged snapshot fails before any request, with a TypeError naming the field', async () => {
     const server = await mockServer([{ content: [toolUse('transfer', { amount: 500, to: 'a' }, 'toolu_1')] }, { content: [text('never')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: bankTools([]), max_iterations: 3 }, { budget: { maxToolCalls: 5 } });
