@@ -72,9 +72,10 @@ export class RunState {
 
   /** The history the caller set, without what repeats the model's last reply, as the SDK's runner keeps it; `base`: the history it replaced. */
   dropRepeatedReplies(base: readonly BetaMessageParam[]): void {
-    const kept = withoutRepeatedReplies(this.messages, base, (message) => (typeof message.content === 'object' ? this.#replies.get(message.content) : undefined));
-    if (kept) this.messages = kept;
+    this.messages = withoutRepeatedReplies(this.messages, base, this.#replyIdOf) ?? this.messages;
   }
+
+  readonly #replyIdOf = (message: BetaMessageParam): string | undefined => (typeof message.content === 'object' ? this.#replies.get(message.content) : undefined);
 
   /** A history the runner did not build by appending (the caller's, or a compacted one). */
   replaceHistory(messages: BetaMessageParam[]): void {
@@ -98,9 +99,14 @@ export class RunState {
 
   /** The history the loop body set without what repeats the reply it was given (`reply`, which followed `before`). */
   dropBodyRepeats(before: readonly BetaMessageParam[], reply: BetaMessage | undefined): void {
+    this.messages = this.bodyHistory(before, reply);
+  }
+
+  /** What `dropBodyRepeats` leaves of the history (the same array when nothing repeats); the history is not changed. */
+  bodyHistory(before: readonly BetaMessageParam[], reply: BetaMessage | undefined): BetaMessageParam[] {
     const kept = reply !== undefined && !(reply.stop_reason === 'refusal' && this.dropsRefusals);
     if (kept) this.recordReply(reply);
-    this.dropRepeatedReplies(kept ? [...before, reply] : before);
+    return withoutRepeatedReplies(this.messages, kept ? [...before, reply] : before, this.#replyIdOf) ?? this.messages;
   }
 
   /**
@@ -158,8 +164,8 @@ export class RunState {
    * The JSON snapshot of the run, with the calls, the thread, the tool changes and the run control that live beside this state.
    * `uncounted`: a reply that arrived but is not counted yet (its `onMessage` hook runs), counted into the snapshot as `count` does.
    */
-  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, uncounted?: BetaMessage): RunnerSnapshot {
-    const snapshot = this.#json(calls, thread, toolChanges, control);
+  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, uncounted?: BetaMessage, messages = this.messages): RunnerSnapshot {
+    const snapshot = this.#json(calls, thread, toolChanges, control, messages);
     if (uncounted) {
       // Counted as `count` counts it, into the snapshot.
       const reply = structuredClone(uncounted);
@@ -171,11 +177,11 @@ export class RunState {
     return snapshot;
   }
 
-  #json(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined): RunnerSnapshot {
+  #json(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, messages: BetaMessageParam[]): RunnerSnapshot {
     return structuredClone({
       version: SNAPSHOT_VERSION,
       // Calls the loop body was given results for, left unanswered by the history it set, go with those results.
-      params: { ...this.apiParams, ...this.settings, messages: this.#ran ? answerDanglingCalls(this.messages, this.notRun, this.#ran) : this.messages } as RunnerSnapshot['params'],
+      params: { ...this.apiParams, ...this.settings, messages: this.#ran ? answerDanglingCalls(messages, this.notRun, this.#ran) : messages } as RunnerSnapshot['params'],
       tools: (this.tools.entries ?? []).map((entry) => {
         if (isToolSource(entry)) return { source: true as const };
         if (isRunnableToolset(entry)) return { toolset: toolsetFamily(entry) };

@@ -11,7 +11,7 @@ import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
-import { insertToolResults, keptReply, toolUsesOf } from './history.js';
+import { asMessageParams, insertToolResults, keptReply, toolUsesOf } from './history.js';
 import { runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -320,7 +320,10 @@ export abstract class RunnerControls implements Runner {
     /** The snapshot holds the body's reply that asks for tools: owed its compaction check, answered here or not. */
     const replyAdded = reply !== undefined && nextStepFor(reply.stop_reason) === 'run_tools';
     // Taken in the body of a reply it does not hold (still streaming, paused, dropped): its eager calls are not counted.
-    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || !turn?.inBody), uncounted);
+    // The history with replies placed in it as their role and content; taken in the body after it set the history,
+    // what the history will hold once the body is done (the reply it was given once).
+    const messages = asMessageParams(turn?.inBody && turn.tookControl ? this.state.bodyHistory(turn.historyBefore ?? [], turn.reply) : this.state.messages);
+    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || !turn?.inBody), uncounted, messages);
     if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     /** The body's reply the snapshot holds after the run's own messages. */
     let added: BetaMessageParam | undefined;
@@ -338,7 +341,7 @@ export abstract class RunnerControls implements Runner {
       }
     }
     // The thread goes on from the reply the snapshot's history holds (the body's, taken in the loop body).
-    const thread = this.run.thread.toJSON(this.state.messages, added);
+    const thread = this.run.thread.toJSON(messages, added);
     if (thread) snapshot.thread = structuredClone(thread);
     // Taken before a reply's calls are answered (or with the body's answer): the resumed run checks the reply for compaction once they are.
     const compaction = this.compactions.toJSON(replyAdded || toolUsesOf(snapshot.params.messages.at(-1)).length > 0);

@@ -259,20 +259,33 @@ describe('pause and resume', () => {
     }
   });
 
-  it('the loop body pushed the reply back twice, then left with break: the history, and a snapshot of it, hold it once', async () => {
-    const ran: string[] = [];
-    const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (ran.push(q), `found ${q}`) });
-    const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')] }, { content: [text('Otters hold hands.')] }]);
-    const runner = toolRunner(server.client(), { ...baseParams, tools: [search] });
-    for await (const message of runner) {
-      runner.pushMessages(message, message);
-      break;
+  it('the loop body pushed the reply back twice, then left with break: the history, and a snapshot taken in the body or after, hold it once', async () => {
+    for (const when of ['in the body', 'after the break']) {
+      const ran: string[] = [];
+      const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (ran.push(q), `found ${q}`) });
+      const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')] }, { content: [text('Otters hold hands.')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [search] });
+      let saved = '';
+      for await (const message of runner) {
+        runner.pushMessages(message, message);
+        // The body has the answer: a snapshot taken now holds it after the reply (once).
+        if (when === 'in the body') await runner.generateToolResponse();
+        saved = JSON.stringify(runner.toJSON());
+        break;
+      }
+      if (when === 'after the break') {
+        expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+        saved = JSON.stringify(runner.toJSON());
+      }
+      const snapshot = JSON.parse(saved) as RunnerSnapshot;
+      // The reply once, as its role and content; its call waits to be answered (the resumed run answers it, without running it again).
+      expect(snapshot.params.messages.map((message) => [message.role, Object.keys(message).sort().join()])).toEqual([['user', 'content,role'], ['assistant', 'content,role']]);
+      expect(historyProblems(snapshot.params.messages)).toEqual([]);
+      const resumed = resumeToolRunner(server.client(), snapshot, { tools: [search] });
+      expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Otters hold hands.' }] });
+      expect(ran).toEqual(['otters']);
+      expect(historyProblems(wire(server.requests[1]!).messages)).toEqual([]);
     }
-    expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
-    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot, { tools: [search] });
-    expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Otters hold hands.' }] });
-    expect(ran).toEqual(['otters']);
-    expect(historyProblems(wire(server.requests[1]!).messages)).toEqual([]);
   });
 
   it('a damaged snapshot fails before any request, with a TypeError naming the field', async () => {
