@@ -80,6 +80,16 @@ export function sameKeptMessage(ours: BetaMessageParam, held: BetaMessageParam):
   return kept !== held.content && sameMessage(ours, { role: held.role, content: kept });
 }
 
+/**
+ * Whether `messages` is `held` (its first `length` messages) and then more, compared by value (an SDK
+ * thread keeps its own copies, its replies as the API sent them, which the run keeps without blank text).
+ */
+export function extendsHistory(messages: readonly BetaMessageParam[], held: readonly BetaMessageParam[], length = held.length): boolean {
+  if (messages.length < length) return false;
+  for (let i = 0; i < length; i++) if (!sameKeptMessage(messages[i]!, held[i]!)) return false;
+  return true;
+}
+
 /** An `is_error` tool result. */
 export function errorResult(toolUseId: string, content: ToolResultContent): BetaToolResultBlockParam {
   return { type: 'tool_result', tool_use_id: toolUseId, content, is_error: true };

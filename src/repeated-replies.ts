@@ -9,7 +9,7 @@
  * reply right before it. A reply is known by its content (the array it came with, or the one the
  * runner kept), as the SDK's thread knows it, so a copy of `runner.params.messages` keeps them known.
  */
-import { sameMessage } from './history.js';
+import { extendsHistory, sameMessage } from './history.js';
 import type { BetaMessageParam } from './types.js';
 
 /** The id of the reply `message` is (its content is a reply's), if it is one. */
@@ -19,7 +19,7 @@ export type ReplyIdOf = (message: BetaMessageParam) => string | undefined;
 export function withoutRepeatedReplies(messages: readonly BetaMessageParam[], base: readonly BetaMessageParam[], replyIdOf: ReplyIdOf): BetaMessageParam[] | undefined {
   let held = base.length;
   while (held > 0 && replyIdOf(base[held - 1]!) === undefined) held--;
-  const start = held > 0 && startsWith(messages, base, held) ? held : 0;
+  const start = held > 0 && extendsHistory(messages, base, held) ? held : 0;
   let lastReply = start > 0 ? replyIdOf(base[held - 1]!) : undefined;
   // The message before the one checked, and whether it is a reply (the history's, past a prefix it holds).
   let previous = start > 0 ? base[held - 1] : undefined;
@@ -39,10 +39,4 @@ export function withoutRepeatedReplies(messages: readonly BetaMessageParam[], ba
     if (reply !== undefined) lastReply = reply;
   }
   return kept;
-}
-
-function startsWith(messages: readonly BetaMessageParam[], prefix: readonly BetaMessageParam[], length: number): boolean {
-  if (messages.length < length) return false;
-  for (let i = 0; i < length; i++) if (!sameMessage(messages[i]!, prefix[i]!)) return false;
-  return true;
 }

@@ -9,7 +9,7 @@ import { AnthropicError } from '@anthropic-ai/sdk';
 import type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnerParams } from './surface.js';
-import { sameKeptMessage } from './history.js';
+import { extendsHistory, sameKeptMessage } from './history.js';
 import type { BetaMessageParam } from './types.js';
 
 /** What the runner uses of a `BetaMessageThread` (its public methods; `_state` to replace a rewritten history). */
@@ -257,14 +257,4 @@ function replaceFields(thread: MessageThreadLike, changed: Record<string, unknow
 /** Whether `messages` is the first messages of `held`, fewer than all. */
 function startsHistory(messages: readonly BetaMessageParam[], held: readonly BetaMessageParam[]): boolean {
   return messages.length < held.length && messages.every((message, i) => sameKeptMessage(message, held[i]!));
-}
-
-/**
- * Whether `messages` is `held` and then more (compared by value: the thread keeps its own copies, its
- * replies as the API sent them, which the run keeps without blank text).
- */
-function extendsHistory(messages: readonly BetaMessageParam[], held: readonly BetaMessageParam[]): boolean {
-  if (messages.length < held.length) return false;
-  for (let i = 0; i < held.length; i++) if (!sameKeptMessage(messages[i]!, held[i]!)) return false;
-  return true;
 }
