@@ -224,6 +224,8 @@ export class CallAnswers {
       // Calls that waited for approval will not run: their wait ends for the listeners too.
       endWaits(this.#run, outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' && 'pending' in outcome.value ? [outcome.value.pending] : [])));
       const made = finished.length > 0 ? new Set(toolUsesOf(this.#run.state.messages.at(-1)).map((use) => use.id)) : undefined;
+      // Those the history makes before its last message ran: their results answer them (not a call cut off by max_tokens).
+      if (made) this.#run.state.keepRanResults(finished.flatMap((id) => (made.has(id) || this.#run.state.notRun?.has(id) ? [] : [this.#calls!.settledResult(id)!])));
       this.#calls?.forget(made ? eager.ids.filter((id) => !(made.has(id) && finished.includes(id))) : eager.ids);
     });
   }

@@ -125,7 +125,12 @@ export class RunState {
 
   /** The results the loop body was given for calls that ran: they answer those calls if the history it sets leaves them unanswered. */
   keepRan(results: ToolResultMessage): void {
-    for (const block of results.content) if (block.type === 'tool_result') (this.#ran ??= new Map()).set(block.tool_use_id, block);
+    this.keepRanResults(results.content);
+  }
+
+  /** Results of calls that ran: they answer those calls if the history the caller set leaves them unanswered. */
+  keepRanResults(results: ToolResultMessage['content']): void {
+    for (const block of results) if (block.type === 'tool_result') (this.#ran ??= new Map()).set(block.tool_use_id, block);
   }
 
   /** A call that is answered with `text` instead of running. */

@@ -66,6 +66,11 @@ export class ToolCalls implements CallResults {
     return this.#settled.has(id);
   }
 
+  /** The result of the call of this id, once it has one. */
+  settledResult(id: string): BetaToolResultBlockParam | undefined {
+    return this.#settled.get(id);
+  }
+
   /** The calls of a reply that was not kept (or of a history replaced): a reply that makes them again runs them anew. */
   forget(ids: readonly string[]): void {
     if (this.#pending.length > 0) this.#pending = this.#pending.filter((call) => !ids.includes(call.id));

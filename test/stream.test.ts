@@ -240,6 +240,37 @@ describe('runToolsEagerly', () => {
     expect(wire(again.requests[1]!).messages.at(-1).content.map((result: { content: string }) => result.content)).toEqual(['quick done', 'slow done']);
   });
 
+  it('the body keeps the reply and adds a question after it: an eager call that finished is answered with its result (it ran), one it stopped as not run', async () => {
+    const ran: string[] = [];
+    const quick = tool({ name: 'quick', inputSchema: z.object({}), run: async () => (ran.push('quick'), 'quick done') });
+    const slow = tool({
+      name: 'slow',
+      inputSchema: z.object({}),
+      run: async (_input, { signal }) => {
+        await new Promise((resolve, reject) => {
+          const timer = setTimeout(resolve, 500);
+          signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)));
+        });
+        ran.push('slow');
+        return 'slow done';
+      },
+    });
+    const server = await mockServer([{ content: [toolUse('quick', {}, 'toolu_q'), toolUse('slow', {}, 'toolu_s')] }, { content: [text('Noted.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [quick, slow], runToolsEagerly: true });
+    for await (const stream of runner) {
+      const message = await stream.finalMessage();
+      await sleep(10);
+      if (message.stop_reason === 'tool_use') runner.pushMessages(message, { role: 'user', content: 'And Oslo?' });
+    }
+    expect(ran).toEqual(['quick']);
+    const [, , results, question] = wire(server.requests[1]!).messages;
+    expect(results.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_q', content: 'quick done' },
+      expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_s', is_error: true, content: expect.stringMatching(/not run/) }),
+    ]);
+    expect(question).toEqual({ role: 'user', content: 'And Oslo?' });
+  });
+
   it('a reply cut off by max_tokens after an eager call started: the run ends once that call has', async () => {
     const server = await mockServer([{ content: [toolUse('lookup', { q: 'x' }), text('Now some long text while the tool runs. '.repeat(3))], chunkSize: 8, eventDelayMs: 2, stop_reason: 'max_tokens' }]);
     const log: string[] = [];
