@@ -61,11 +61,6 @@ export class ToolCalls implements CallResults {
     this.#failed = undefined;
   }
 
-  /** The call of this id has its result. */
-  hasSettled(id: string): boolean {
-    return this.#settled.has(id);
-  }
-
   /** The result of the call of this id, once it has one. */
   settledResult(id: string): BetaToolResultBlockParam | undefined {
     return this.#settled.get(id);
