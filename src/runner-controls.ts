@@ -11,7 +11,7 @@ import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
-import { asMessageParams, insertToolResults, keptReply, toolUsesOf } from './history.js';
+import { asMessageParams, insertToolResults, keptReply, sameMessage, toolUsesOf } from './history.js';
 import { runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -19,7 +19,7 @@ import { initialRequestOptions } from './request-options.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { listenerScope, runTracing } from './run-tracing.js';
-import { OVER_MESSAGE_THREAD, handBackHistory, lendableClient, setThreadFields } from './sdk-thread.js';
+import { OVER_MESSAGE_THREAD, handBackHistory, lendableClient, setThreadFields, threadChanges } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsRead } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
@@ -223,7 +223,7 @@ export abstract class RunnerControls implements Runner {
       this.state.dropRepeatedReplies(history);
       this.state.takeRepliesAsParams();
       // Over an SDK thread, the thread holds the new history at once, as the SDK's runner sets it.
-      handBackHistory(this.run.client, this.state.messages, 'ended');
+      handBackHistory(this.run.client, this.state.messages, 'set');
     } else {
       // What the history held when the body got the reply: once the body is done, what repeats the reply is left out.
       if (!this.turn.tookControl) this.turn.historyBefore = history;
@@ -264,7 +264,31 @@ export abstract class RunnerControls implements Runner {
 
   /** A read-only copy of the current params. In the loop body it does not yet hold the message just yielded. */
   get params(): RunnerParamsRead {
+    this.takeThreadChanges();
     return this.state.params as RunnerParamsRead;
+  }
+
+  /**
+   * Over an SDK thread: what the program changed on the thread itself (its `append()` and `update()`, another run over
+   * it) is the run's too, as in the SDK's runner, whose history and fields are the thread's. Messages it added join the
+   * history outside the loop body (in it, once the body is done).
+   */
+  protected takeThreadChanges(): void {
+    const state = this.state;
+    const changes = threadChanges(this.run.client, this.turn ? undefined : state.messages);
+    if (!changes) return;
+    if (changes.fields) {
+      const { changed, removed } = changes.fields;
+      const fields = { ...state.apiParams, ...changed };
+      for (const key of removed) delete fields[key];
+      state.apiParams = fields;
+    }
+    const added = changes.messages;
+    // (A thread that goes on with a reply of the run's own holds what the run did not keep: a reply the loop body left out.)
+    if (added.length > 0 && !(state.lastMessage && sameMessage(added[0]!, state.lastMessage))) {
+      state.messages.push(...added);
+      state.historySetByCaller = true;
+    }
   }
 
   /** The number of requests sent (a failed one too), as the SDK counts them. */

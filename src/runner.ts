@@ -70,6 +70,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           stop = 'approval';
           break;
         }
+        // Over an SDK thread: what the program added to it (in the loop body, or since the last run) goes out with this turn.
+        this.takeThreadChanges();
         // A reply whose calls waited for approval (or failed to be answered) gets its compaction check now they are answered.
         if (this.compactions.owed) await this.compactions.afterAnswers(this.state.settings.compactionControl, this.control.maySummarise());
         // The compaction asked for after the last reply is a request too: none past the token budget (it stays asked for).
@@ -224,6 +226,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   /** A run over an SDK thread (`toolRunner(thread, …)`) leaves its whole history in the thread. */
   #handBackHistory(exit: RunExit): void {
     try {
+      if (exit !== 'left') this.takeThreadChanges();
       handBackHistory(this.run.client, this.state.messages, exit);
     } catch (error) {
       this.run.logger.warn(`The run's last messages could not be handed back to its thread: ${(error as Error).message}`);

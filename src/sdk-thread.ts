@@ -9,7 +9,7 @@ import { AnthropicError } from '@anthropic-ai/sdk';
 import type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnerParams } from './surface.js';
-import { extendsHistory, sameKeptMessage } from './history.js';
+import { answeredIds, copyHistory, extendsHistory, sameKeptMessage, toolUsesOf } from './history.js';
 import type { BetaMessageParam } from './types.js';
 
 /** What the runner uses of a `BetaMessageThread` (its public methods; `_state` to replace a rewritten history). */
@@ -40,16 +40,41 @@ export function lendableClient(client: ClientLike): ClientLike {
 
 /**
  * How a run ended, for what its thread keeps: `'ended'` by itself (the model's answer, a limit, a stop for approval),
- * `'failed'` (a request, a tool, an abort), or `'left'` by the loop body (a `break`, an error out of it).
+ * `'failed'` (a request, a tool, an abort), or `'left'` by the loop body (a `break`, an error out of it). `'set'`: the
+ * program set the history outside the loop body (`setMessagesParams`, `pushMessages`), which the thread takes as it is.
  */
-export type RunExit = 'ended' | 'failed' | 'left';
+export type RunExit = 'ended' | 'failed' | 'left' | 'set';
 
 /** What a client over a thread holds under `OVER_MESSAGE_THREAD`: gives the thread the run's history. */
 export type HandBack = (messages: BetaMessageParam[], exit: RunExit) => void;
 
+/** The key, on a client over a thread, of what tells what the program changed on the thread itself. */
+const CHANGES = Symbol('tool-runner.threadChanges');
+
+/** What the program changed on a thread itself since the run last had it: messages it added, request fields it set. */
+export interface ThreadChanges {
+  messages: BetaMessageParam[];
+  fields: FieldChanges | undefined;
+}
+/** Request fields set (`changed`) and removed (`removed`). */
+export interface FieldChanges {
+  changed: Record<string, unknown>;
+  removed: string[];
+}
+type Changes = (history: readonly BetaMessageParam[] | undefined) => ThreadChanges;
+
+/**
+ * What the program changed on the thread itself (its `append()` and `update()`, another run over it) since the run last
+ * had it, for the run to take in, as the SDK's runner, whose history and fields are the thread's, has it: the messages
+ * past the run's `history` (none without it), the request fields. Nothing off a thread.
+ */
+export function threadChanges(client: ClientLike, history: readonly BetaMessageParam[] | undefined): ThreadChanges | undefined {
+  return (client as { [CHANGES]?: Changes })[CHANGES]?.(history);
+}
+
 /** The key, on a client over a thread, of what gives the thread the request fields `setMessagesParams` changed. */
 const SET_FIELDS = Symbol('tool-runner.setThreadFields');
-type SetFields = (changed: Record<string, unknown>, removed: string[]) => void;
+type SetFields = (changes: FieldChanges) => void;
 
 /**
  * Gives the thread a run's history when the run ends (the results of its last calls, when no request
@@ -65,7 +90,12 @@ export function handBackHistory(client: ClientLike, messages: BetaMessageParam[]
  */
 export function setThreadFields(client: ClientLike, before: Record<string, unknown>, after: Record<string, unknown>): void {
   const set = (client as { [SET_FIELDS]?: SetFields })[SET_FIELDS];
-  if (!set) return;
+  const changes = set && fieldChanges(before, after);
+  if (changes) set(changes);
+}
+
+/** The fields `after` sets anew or removes of `before`, compared by value; `undefined` when none. */
+function fieldChanges(before: Record<string, unknown>, after: Record<string, unknown>): FieldChanges | undefined {
   const changed: Record<string, unknown> = {};
   const removed: string[] = [];
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
@@ -73,7 +103,7 @@ export function setThreadFields(client: ClientLike, before: Record<string, unkno
     if (after[key] === undefined) removed.push(key);
     else changed[key] = after[key];
   }
-  if (removed.length > 0 || Object.keys(changed).length > 0) set(changed, removed);
+  return removed.length > 0 || Object.keys(changed).length > 0 ? { changed, removed } : undefined;
 }
 
 export function isMessageThread(value: unknown): value is MessageThreadLike {
@@ -124,15 +154,36 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   // run the body left keeps the thread as it is; one that failed once a reply came holds less: the thread keeps the reply.
   const handBack: HandBack = (messages, exit) => {
     settleFork();
-    if (exit === 'left' || (exit === 'failed' && startsHistory(messages, thread.messages))) return;
+    if (exit === 'left' || (exit === 'failed' && goesOn(thread.messages, messages))) return;
+    // A run stopped with calls waiting for approval leaves the thread what the program added to it meanwhile: the run
+    // takes it in once the calls are answered.
+    if (exit === 'ended' && toolUsesOf(messages.at(-1)).length > 0 && goesOn(thread.messages, messages)) return;
     stage(thread, messages);
   };
   // Sub-agents get the thread's own client: they are conversations of their own, never the thread's.
   const lent = (thread as { _client?: ClientLike & { logger?: unknown; logLevel?: unknown } })._client;
   // The run logs as the thread's client does (its `logger` and `logLevel`), as a run on that client would.
-  const setFields: SetFields = (changed, removed) => (removed.length === 0 ? thread.update(changed) : replaceFields(thread, changed, removed));
-  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [SET_FIELDS]: setFields, [LENT_CLIENT]: lent };
+  // The thread's request fields as the run last had them: a field that differs from them since, the program set.
+  let known = fieldsOf(thread);
+  const setFields: SetFields = ({ changed, removed }) => {
+    if (removed.length === 0) thread.update(changed);
+    else replaceFields(thread, changed, removed);
+    known = fieldsOf(thread);
+  };
+  const changes: Changes = (history) => {
+    const now = fieldsOf(thread);
+    const fields = fieldChanges(known, now);
+    known = now;
+    return { messages: history ? additionsTo(thread.messages, history) : [], fields };
+  };
+  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [SET_FIELDS]: setFields, [CHANGES]: changes, [LENT_CLIENT]: lent };
   return { client: client as ClientLike, params };
+}
+
+/** A thread's request fields: its params but the history, the tools (the thread keeps the runnable ones) and its own setting. */
+function fieldsOf(thread: MessageThreadLike): Record<string, unknown> {
+  const { messages: _messages, tools: _tools, unsupportedRequestBehavior: _setting, ...fields } = thread.params;
+  return fields;
 }
 
 /** What the runner uses of a thread's `_state` (the SDK's `ThreadState`), where the public methods do not reach. */
@@ -254,7 +305,28 @@ function replaceFields(thread: MessageThreadLike, changed: Record<string, unknow
   state.setParams({ ...fields, ...changed, messages });
 }
 
-/** Whether `messages` is the first messages of `held`, fewer than all. */
-function startsHistory(messages: readonly BetaMessageParam[], held: readonly BetaMessageParam[]): boolean {
-  return messages.length < held.length && messages.every((message, i) => sameKeptMessage(message, held[i]!));
+/**
+ * What `held` (a thread's history) holds past `history`: past all of it, or past all but the results that end it, which
+ * the thread gets with the next turn (the SDK's runner puts a reply's results right after it, ahead of what was added).
+ * None when `held` does not go on from it, or when the history ends with calls not answered yet: what was added goes
+ * after their results.
+ */
+function additionsTo(held: readonly BetaMessageParam[], history: readonly BetaMessageParam[]): BetaMessageParam[] {
+  const last = history.at(-1);
+  if (toolUsesOf(last).length === 0 && goesOn(held, history)) return copyHistory(held.slice(history.length));
+  const results = history.length - 1;
+  if (answeredIds(last).size === 0 || !goesOn(held, history, results)) return [];
+  const added = held.slice(results);
+  // Results the thread holds already are the run's, not an addition.
+  return answeredIds(added[0]).size > 0 ? [] : copyHistory(added);
+}
+
+/**
+ * Whether `held` (a thread's history) is the first `length` messages of `messages` (the run's), then more. (Lengths
+ * first: a thread that holds no more than the run, as on every turn of a run, costs no comparison.)
+ */
+function goesOn(held: readonly BetaMessageParam[], messages: readonly BetaMessageParam[], length = messages.length): boolean {
+  if (held.length <= length) return false;
+  for (let i = 0; i < length; i++) if (!sameKeptMessage(messages[i]!, held[i]!)) return false;
+  return true;
 }

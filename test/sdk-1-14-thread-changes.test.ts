@@ -1,0 +1,127 @@
+/**
+ * Drop-in for SDK 1.14.0's runner over an SDK thread (`toolRunner(thread, …)`): what the program changes on the thread
+ * itself is the run's too, as in the SDK's runner, whose history and fields are the thread's. Messages it appends
+ * (`thread.append()`, in the loop body or after the run, another runner over the thread) are kept and sent; fields it
+ * sets (`thread.update()`) are sent. Each program runs side by side with the SDK's runner.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { historyProblems, tool, toolRunner } from 'tool-runner';
+import { type Step, text, toolUse } from 'tool-runner/testing';
+import { mockServer } from './helpers.js';
+import { ask, bodiesOf, comparable, model, overThreadBoth, weather } from './side-by-side.js';
+
+const steps = (): Step[] => [
+  { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_t1')] },
+  { content: [text('21°C.')] },
+  { content: [text('More.')] },
+  { content: [text('Done.')] },
+];
+const note = { role: 'user' as const, content: 'A note from the app.' };
+
+/** Each message as its role and its first block's type (or its text). */
+const shape = (messages: ReadonlyArray<{ role: string; content?: unknown }>) =>
+  messages.map((message) => `${message.role}: ${typeof message.content === 'string' ? message.content : (message.content as Array<{ type: string }>)[0]!.type}`);
+
+describe('over an SDK thread, what the program appends to the thread itself is kept, as in the SDK\'s runner', () => {
+  for (const stream of [false, true]) {
+    it(`appended in the loop body after a reply with calls: sent after the calls' results (stream: ${stream})`, async () => {
+      const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+        const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+        const runner = makeRunner(thread, { stream });
+        let n = 0;
+        for await (const item of runner) {
+          if (stream) await item.finalMessage();
+          if (++n === 1) thread.append(note);
+        }
+        return comparable({ thread: shape(thread.messages), params: shape(runner.params.messages) });
+      });
+      expect(ours).toEqual(sdk);
+      expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+      expect((ours as { thread: string[] }).thread).toEqual(['user: Weather in Paris?', 'assistant: tool_use', 'user: tool_result', 'user: A note from the app.', 'assistant: text']);
+    });
+  }
+
+  it('appended in the loop body after the final reply: the thread and the params keep it', async () => {
+    const final = (): Step[] => [{ content: [text('Hi.')] }, { content: [text('More.')] }];
+    const { sdk, ours } = await overThreadBoth(final, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      for await (const _ of runner) thread.append(note);
+      return comparable({ thread: shape(thread.messages), params: shape(runner.params.messages) });
+    });
+    expect(ours).toEqual(sdk);
+    expect((ours as { thread: string[] }).thread.at(-1)).toBe('user: A note from the app.');
+  });
+
+  it('appended after the run, then a question pushed to the runner: both are sent by the next runner', async () => {
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      await runner;
+      thread.append(note);
+      runner.pushMessages({ role: 'user', content: 'And Rome?' });
+      const pushed = shape(thread.messages);
+      await makeRunner(thread, {});
+      return comparable({ pushed, thread: shape(thread.messages) });
+    });
+    expect(ours).toEqual(sdk);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect(bodiesOf(ourServer).at(-1)).toMatchObject({ messages: [note, { role: 'user', content: 'And Rome?' }] });
+  });
+
+  it('another runner went on over the thread, then the first one pushes a question: the second runner\'s turn stays', async () => {
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const first = makeRunner(thread, {});
+      await first;
+      thread.append({ role: 'user', content: 'And Rome?' });
+      await makeRunner(thread, {});
+      first.pushMessages({ role: 'user', content: 'And Oslo?' });
+      const pushed = shape(thread.messages);
+      await makeRunner(thread, {});
+      return comparable({ pushed, thread: shape(thread.messages) });
+    });
+    expect(ours).toEqual(sdk);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect((ours as { pushed: string[] }).pushed.slice(-3)).toEqual(['user: And Rome?', 'assistant: text', 'user: And Oslo?']);
+  });
+});
+
+describe('over an SDK thread, the fields the program sets on the thread itself are sent, as in the SDK\'s runner', () => {
+  it('thread.update() in the loop body: the next request and the params have the new fields', async () => {
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      const seen: unknown[] = [];
+      for await (const _ of runner) {
+        if (seen.length === 0) thread.update({ max_tokens: 500, temperature: 0.5 } as never);
+        seen.push({ ...runner.params, messages: undefined, tools: undefined });
+      }
+      return comparable(seen);
+    });
+    expect(ours).toEqual(sdk);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect(bodiesOf(ourServer)[1]).toMatchObject({ max_tokens: 500, temperature: 0.5 });
+  });
+});
+
+describe('over an SDK thread, a message appended while calls wait for approval', () => {
+  it('waits in the thread until the calls are decided, then goes after their results: the history stays valid', async () => {
+    const server = await mockServer(steps());
+    const client = server.client();
+    const ran: string[] = [];
+    const gated = tool({ name: 'get_weather', inputSchema: z.object({ location: z.string() }), needsApproval: true, run: ({ location }) => (ran.push(location), `21°C in ${location}`) });
+    const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [gated] } as never);
+    const runner = toolRunner(thread, {});
+    for await (const _ of runner) thread.append(note);
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_t1']);
+    expect(shape(thread.messages)).toEqual(['user: Weather in Paris?', 'assistant: tool_use', 'user: A note from the app.']);
+    runner.approve('toolu_t1');
+    await runner;
+    expect(ran).toEqual(['Paris']);
+    expect(bodiesOf(server)[1]).toMatchObject({ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_t1', content: '21°C in Paris' }] }, note] });
+    expect(shape(runner.params.messages)).toEqual(shape(thread.messages));
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+});
