@@ -72,14 +72,23 @@ function isEmpty(options: RequestOptions): boolean {
 
 function withHeader(options: RequestOptions, tags: string, threaded: boolean): RequestOptions {
   const headers: Record<string, HeaderValue> = {};
+  /** The name each header has in `headers`, by its lower-case name. */
+  const names = new Map<string, string>();
   const helper: string[] = [tags];
   for (const [name, value] of headerRows(options.headers)) {
-    if (name.toLowerCase() === HEADER) {
+    const lower = name.toLowerCase();
+    const given = names.get(lower);
+    if (lower === HEADER) {
       // A null removes the header, as in the SDK (the runner's tags with it; a thread's mark comes after).
       if (value !== null) helper.push(value);
       else helper.length = 0;
+    } else if (given !== undefined && value !== null && headers[given] != null) {
+      // A header given several values (an array, repeated rows) has them all, as the SDK sends it.
+      headers[given] = `${headers[given]}, ${value}`;
     } else {
+      if (given !== undefined) delete headers[given];
       headers[name] = value;
+      names.set(lower, name);
     }
   }
   if (threaded) helper.push('message-thread');

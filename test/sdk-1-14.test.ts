@@ -130,6 +130,18 @@ for (const thread of [undefined, false] as const) {
       expect(ourServer.requests[0]!.headers['anthropic-beta']).toMatch(/^foo-2025-01-01/);
     });
 
+    it('a header given several values (an array, repeated rows, in any case): sent with them all, as the SDK sends it', async () => {
+      for (const headers of [{ 'anthropic-beta': ['foo-2025-01-01', 'bar-2025-02-02'] }, [['x-dup', '1'], ['X-Dup', '2'], ['x-gone', '1'], ['x-gone', null]]]) {
+        const { ourServer } = await both(
+          () => [{ content: [text('21°C')] }],
+          async (start, log) => collect(start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] }, { headers })),
+        );
+        const sent = ourServer.requests[0]!.headers;
+        if (Array.isArray(headers)) expect([sent['x-dup'], sent['x-gone']]).toEqual(['1, 2', undefined]);
+        else expect(sent['anthropic-beta']).toMatch(/^foo-2025-01-01, bar-2025-02-02/);
+      }
+    });
+
     it('await runner (and runUntilDone()) from another task while the loop runs: waits for its end', async () => {
       await both(
         () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_w1')], delayMs: 100 }, { content: [text('21°C')], delayMs: 100 }],
