@@ -215,18 +215,18 @@ export class CallAnswers {
     if (this.#run.control.admits) this.#run.control.dropEager();
     const eager = this.#eager;
     if (!eager) return undefined;
-    // The calls that had finished, by id: kept if the history still makes them (the body kept the reply, or part of it).
-    const finished = new Map(eager.ids.flatMap((id) => this.#calls?.settledResult(id) ?? []).map((result) => [result.tool_use_id, result]));
+    // The calls that had finished: kept if the history still makes them last (the body kept the reply, or part of it).
+    const finished = new Set(eager.ids.filter((id) => this.#calls?.settledResult(id)));
     eager.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
     this.#eager = undefined;
     // Once they end, the others are forgotten: a retried reply that makes them again (the same ids) runs them anew.
     return Promise.allSettled(eager.started).then((outcomes) => {
+      const ended = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
       // Calls that waited for approval will not run: their wait ends for the listeners too.
-      endWaits(this.#run, outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' && 'pending' in outcome.value ? [outcome.value.pending] : [])));
-      const made = finished.size > 0 ? new Set(toolUsesOf(this.#run.state.messages.at(-1)).map((use) => use.id)) : undefined;
-      // Those the history makes before its last message ran: their results answer them (not a call cut off by max_tokens).
-      if (made) this.#run.state.keepRanResults([...finished.values()].filter(({ tool_use_id: id }) => !made.has(id) && !this.#run.state.notRun?.has(id)));
-      this.#calls?.forget(made ? eager.ids.filter((id) => !(made.has(id) && finished.has(id))) : eager.ids);
+      endWaits(this.#run, ended.flatMap((outcome) => ('pending' in outcome ? [outcome.pending] : [])));
+      this.#run.state.keepEagerResults(ended.flatMap((outcome) => ('result' in outcome ? [outcome.result] : [])));
+      const made = new Set(toolUsesOf(this.#run.state.messages.at(-1)).map((use) => use.id));
+      this.#calls?.forget(eager.ids.filter((id) => !(made.has(id) && finished.has(id))));
     });
   }
 

@@ -133,6 +133,17 @@ export class RunState {
     for (const block of results) if (block.type === 'tool_result') (this.#ran ??= new Map()).set(block.tool_use_id, block);
   }
 
+  /**
+   * How the calls a reply started while it streamed ended, the reply not kept as the run's (the loop body placed it
+   * before other messages): those calls are answered by it, their result or the abort's (a call that had started may
+   * have had its effects), not as never run. A call marked not run (cut off by max_tokens) keeps its own answer.
+   */
+  keepEagerResults(results: readonly BetaToolResultBlockParam[]): void {
+    if (results.length === 0) return;
+    const placed = new Set(this.messages.slice(0, -1).flatMap((message) => toolUsesOf(message).map((use) => use.id)));
+    this.keepRanResults(results.filter(({ tool_use_id: id }) => placed.has(id) && !this.notRun?.has(id)));
+  }
+
   /** A call that is answered with `text` instead of running. */
   markNotRun(id: string, text: string): void {
     (this.notRun ??= new Map()).set(id, text);

@@ -240,7 +240,7 @@ describe('runToolsEagerly', () => {
     expect(wire(again.requests[1]!).messages.at(-1).content.map((result: { content: string }) => result.content)).toEqual(['quick done', 'slow done']);
   });
 
-  it('the body keeps the reply and adds a question after it: an eager call that finished is answered with its result (it ran), one it stopped as not run', async () => {
+  it('the body keeps the reply and adds a question after it: an eager call that finished is answered with its result (it ran), one it stopped as aborted once started (not as never run)', async () => {
     const ran: string[] = [];
     const quick = tool({ name: 'quick', inputSchema: z.object({}), run: async () => (ran.push('quick'), 'quick done') });
     const slow = tool({
@@ -266,7 +266,7 @@ describe('runToolsEagerly', () => {
     const [, , results, question] = wire(server.requests[1]!).messages;
     expect(results.content).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_q', content: 'quick done' },
-      expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_s', is_error: true, content: expect.stringMatching(/not run/) }),
+      { type: 'tool_result', tool_use_id: 'toolu_s', is_error: true, content: "Error: the call to 'slow' was aborted before it finished." },
     ]);
     expect(question).toEqual({ role: 'user', content: 'And Oslo?' });
   });
