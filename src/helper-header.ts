@@ -75,14 +75,14 @@ function withHeader(options: RequestOptions, tags: string, threaded: boolean): R
   /** The name each header has in `headers`, by its lower-case name. */
   const names = new Map<string, string>();
   const helper: string[] = [tags];
-  for (const [name, value] of headerRows(options.headers)) {
+  for (const [name, value, replaces] of headerRows(options.headers)) {
     const lower = name.toLowerCase();
     const given = names.get(lower);
     if (lower === HEADER) {
       // A null removes the header, as in the SDK (the runner's tags with it; a thread's mark comes after).
       if (value !== null) helper.push(value);
       else helper.length = 0;
-    } else if (given !== undefined && value !== null && headers[given] != null) {
+    } else if (given !== undefined && !replaces && value !== null && headers[given] != null) {
       // A header given several values (an array, repeated rows) has them all, as the SDK sends it.
       headers[given] = `${headers[given]}, ${value}`;
     } else {
@@ -97,21 +97,30 @@ function withHeader(options: RequestOptions, tags: string, threaded: boolean): R
   return { ...options, headers };
 }
 
-/** The caller's headers as rows, whatever form they take (object, `Headers`, rows, the SDK's merged headers). */
-function headerRows(headers: unknown): Array<[string, HeaderValue]> {
+/**
+ * The caller's headers as rows, whatever form they take (object, `Headers`, rows, the SDK's merged headers). `replaces`:
+ * the row replaces the values given before under that name, as an object's key does in the SDK (its array's other values,
+ * and repeated rows, add to it).
+ */
+function headerRows(headers: unknown): Array<[string, HeaderValue, boolean]> {
   if (headers == null || typeof headers !== 'object') return [];
   if (NULLABLE_HEADERS in headers) {
     const { values, nulls } = headers as unknown as { values: Headers; nulls: Set<string> };
-    return [...values.entries(), ...[...nulls].map((name): [string, HeaderValue] => [name, null])];
+    return [...[...values.entries()].map(replacing), ...[...nulls].map((name): [string, HeaderValue, boolean] => [name, null, true])];
   }
-  if (headers instanceof Headers) return [...headers.entries()];
-  const entries: Array<[string, unknown]> = Array.isArray(headers) ? (headers as Array<[string, unknown]>) : Object.entries(headers);
-  const rows: Array<[string, HeaderValue]> = [];
+  if (headers instanceof Headers) return [...headers.entries()].map(replacing);
+  const byKey = !Array.isArray(headers);
+  const entries: Array<[string, unknown]> = byKey ? Object.entries(headers) : (headers as Array<[string, unknown]>);
+  const rows: Array<[string, HeaderValue, boolean]> = [];
   for (const [name, value] of entries) {
+    let first = byKey;
     for (const one of Array.isArray(value) ? value : [value]) {
       if (one === undefined) continue;
-      rows.push([name, one === null ? null : String(one)]);
+      rows.push([name, one === null ? null : String(one), first]);
+      first = false;
     }
   }
   return rows;
 }
+
+const replacing = ([name, value]: [string, string]): [string, HeaderValue, boolean] => [name, value, true];

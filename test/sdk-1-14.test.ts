@@ -130,14 +130,15 @@ for (const thread of [undefined, false] as const) {
       expect(ourServer.requests[0]!.headers['anthropic-beta']).toMatch(/^foo-2025-01-01/);
     });
 
-    it('a header given several values (an array, repeated rows, in any case): sent with them all, as the SDK sends it', async () => {
-      for (const headers of [{ 'anthropic-beta': ['foo-2025-01-01', 'bar-2025-02-02'] }, [['x-dup', '1'], ['X-Dup', '2'], ['x-gone', '1'], ['x-gone', null]]]) {
+    it('a header given several values (an array, repeated rows, in any case): sent with them all, as the SDK sends it (an object\'s keys replace)', async () => {
+      for (const headers of [{ 'anthropic-beta': ['foo-2025-01-01', 'bar-2025-02-02'] }, [['x-dup', '1'], ['X-Dup', '2'], ['x-gone', '1'], ['x-gone', null]], { 'X-Team': 'a', 'x-team': ['b', 'c'] }]) {
         const { ourServer } = await both(
           () => [{ content: [text('21°C')] }],
           async (start, log) => collect(start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] }, { headers })),
         );
         const sent = ourServer.requests[0]!.headers;
         if (Array.isArray(headers)) expect([sent['x-dup'], sent['x-gone']]).toEqual(['1, 2', undefined]);
+        else if ('x-team' in headers) expect(sent['x-team']).toBe('b, c');
         else expect(sent['anthropic-beta']).toMatch(/^foo-2025-01-01, bar-2025-02-02/);
       }
     });
