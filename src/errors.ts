@@ -9,6 +9,15 @@ import type { ValidationIssue } from './schema.js';
  */
 const NOT_SENT = /^Could not resolve authentication method|^Converting circular structure to JSON|^Do not know how to serialize a BigInt/;
 
+/** Errors thrown before anything was sent (an SDK thread that refuses a turn), marked where they are thrown. */
+const NOT_SENT_ERRORS = new WeakSet<object>();
+
+/** Marks `error` as thrown before the request was sent: it reaches the caller as it is, not as a reply that failed. */
+export function notSent(error: unknown): unknown {
+  if (typeof error === 'object' && error !== null) NOT_SENT_ERRORS.add(error);
+  return error;
+}
+
 /**
  * A reply that could not be read: a stream that broke mid-reply, or a body that is not valid JSON.
  * Nothing of it was added to the history: iterating again sends the same request again.
@@ -28,7 +37,7 @@ export class ReplyError extends AnthropicError {
    */
   static from(error: unknown, streamed: boolean, complete = false): unknown {
     if (error instanceof AnthropicError && error.constructor !== AnthropicError) return error;
-    if (error instanceof Error && NOT_SENT.test(error.message)) return error;
+    if (error instanceof Error && (NOT_SENT.test(error.message) || NOT_SENT_ERRORS.has(error))) return error;
     const detail = error instanceof Error ? error.message : String(error);
     const what = !streamed
       ? "The API's reply could not be read"

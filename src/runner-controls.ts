@@ -213,6 +213,8 @@ export abstract class RunnerControls implements Runner {
   /** A function typed with the SDK's params type, as a program written for the SDK's runner has it. */
   setMessagesParams(mutate: (previous: BetaToolRunnerParams) => BetaToolRunnerParams): void;
   setMessagesParams(params: RunnerParams | ((previous: never) => RunnerParams | BetaToolRunnerParams)): void {
+    // (What the program changed on an SDK thread first, so that what these params change is told from it.)
+    if (typeof params !== 'function') this.takeThreadChanges();
     const next = (typeof params === 'function' ? params(this.params as never) : params) as RunnerParams;
     this.compactions.checkNewParams(next as unknown as Record<string, unknown>, next.messages ?? []);
     const before = this.state.apiParams;
@@ -223,7 +225,7 @@ export abstract class RunnerControls implements Runner {
       this.state.dropRepeatedReplies(history);
       this.state.takeRepliesAsParams();
       // Over an SDK thread, the thread holds the new history at once, as the SDK's runner sets it.
-      handBackHistory(this.run.client, this.state.messages, 'set');
+      handBackHistory(this.run.client, this.state.messages, 'ended');
     } else {
       // What the history held when the body got the reply: once the body is done, what repeats the reply is left out.
       if (!this.turn.tookControl) this.turn.historyBefore = history;
@@ -273,22 +275,27 @@ export abstract class RunnerControls implements Runner {
    * it) is the run's too, as in the SDK's runner, whose history and fields are the thread's. Messages it added join the
    * history outside the loop body (in it, once the body is done).
    */
-  protected takeThreadChanges(): void {
+  protected takeThreadChanges(afterBody = false): boolean {
     const state = this.state;
-    const changes = threadChanges(this.run.client, this.turn ? undefined : state.messages);
-    if (!changes) return;
+    const messages = state.messages;
+    // Calls the history ends with may still run: the body is just done with them, or they wait for approval (not those
+    // never to run: cut off by max_tokens, say).
+    const callsOpen = afterBody || toolUsesOf(messages.at(-1)).some((use) => !state.notRun?.has(use.id));
+    const changes = threadChanges(this.run.client, this.turn && !afterBody ? undefined : { messages, callsOpen });
+    if (!changes) return false;
     if (changes.fields) {
       const { changed, removed } = changes.fields;
       const fields = { ...state.apiParams, ...changed };
       for (const key of removed) delete fields[key];
       state.apiParams = fields;
     }
-    const added = changes.messages;
-    // (A thread that goes on with a reply of the run's own holds what the run did not keep: a reply the loop body left out.)
-    if (added.length > 0 && !(state.lastMessage && sameMessage(added[0]!, state.lastMessage))) {
-      state.messages.push(...added);
-      state.historySetByCaller = true;
-    }
+    // A reply of the run's own that the thread holds is one the run did not keep (the loop body left it out, an empty one).
+    const own = state.lastMessage && changes.messages[0] && sameMessage(changes.messages[0], state.lastMessage);
+    const added = own ? changes.messages.slice(1) : changes.messages;
+    if (added.length === 0) return false;
+    state.messages.push(...added);
+    state.historySetByCaller = true;
+    return true;
   }
 
   /** The number of requests sent (a failed one too), as the SDK counts them. */

@@ -180,6 +180,16 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       const step = nextStepFor(reply.stop_reason);
       if (step === 'stop') return this.#ends(reply, kept);
       if (step !== 'run_tools') return step;
+      // Over an SDK thread, results the program (or another run) appended to the thread answer the calls: none runs.
+      if (this.takeThreadChanges(true)) {
+        const last = this.state.messages.at(-1)!;
+        const dropped = this.answers.abandonEagerIfDropped(last);
+        if (dropped) await dropped;
+        // The thread ended on a reply of another run over it: nothing to send, as in the SDK's runner.
+        if (last.role === 'assistant' && toolUsesOf(last).length === 0) return this.#ends(reply, kept);
+        this.control.bodyWentOn();
+        if (last.role === 'user') return 'continue';
+      }
     }
     if (turn.tookControl) {
       this.state.takeBodyHistory(turn.historyBefore ?? [], turn.reply);

@@ -6,6 +6,7 @@
  * are the thread's, with the settings.
  */
 import { AnthropicError } from '@anthropic-ai/sdk';
+import { notSent } from './errors.js';
 import type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnerParams } from './surface.js';
@@ -40,10 +41,9 @@ export function lendableClient(client: ClientLike): ClientLike {
 
 /**
  * How a run ended, for what its thread keeps: `'ended'` by itself (the model's answer, a limit, a stop for approval),
- * `'failed'` (a request, a tool, an abort), or `'left'` by the loop body (a `break`, an error out of it). `'set'`: the
- * program set the history outside the loop body (`setMessagesParams`, `pushMessages`), which the thread takes as it is.
+ * `'failed'` (a request, a tool, an abort), or `'left'` by the loop body (a `break`, an error out of it).
  */
-export type RunExit = 'ended' | 'failed' | 'left' | 'set';
+export type RunExit = 'ended' | 'failed' | 'left';
 
 /** What a client over a thread holds under `OVER_MESSAGE_THREAD`: gives the thread the run's history. */
 export type HandBack = (messages: BetaMessageParam[], exit: RunExit) => void;
@@ -61,14 +61,19 @@ export interface FieldChanges {
   changed: Record<string, unknown>;
   removed: string[];
 }
-type Changes = (history: readonly BetaMessageParam[] | undefined) => ThreadChanges;
+/** The run's history, and whether calls it ends with may still run (the loop body is done with them, or they wait for approval). */
+export interface RunHistory {
+  messages: readonly BetaMessageParam[];
+  callsOpen: boolean;
+}
+type Changes = (history: RunHistory | undefined) => ThreadChanges;
 
 /**
  * What the program changed on the thread itself (its `append()` and `update()`, another run over it) since the run last
  * had it, for the run to take in, as the SDK's runner, whose history and fields are the thread's, has it: the messages
  * past the run's `history` (none without it), the request fields. Nothing off a thread.
  */
-export function threadChanges(client: ClientLike, history: readonly BetaMessageParam[] | undefined): ThreadChanges | undefined {
+export function threadChanges(client: ClientLike, history: RunHistory | undefined): ThreadChanges | undefined {
   return (client as { [CHANGES]?: Changes })[CHANGES]?.(history);
 }
 
@@ -99,7 +104,7 @@ function fieldChanges(before: Record<string, unknown>, after: Record<string, unk
   const changed: Record<string, unknown> = {};
   const removed: string[] = [];
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    if (JSON.stringify(before[key]) === JSON.stringify(after[key])) continue;
+    if (before[key] === after[key] || JSON.stringify(before[key]) === JSON.stringify(after[key])) continue;
     if (after[key] === undefined) removed.push(key);
     else changed[key] = after[key];
   }
@@ -155,34 +160,36 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   const handBack: HandBack = (messages, exit) => {
     settleFork();
     if (exit === 'left' || (exit === 'failed' && goesOn(thread.messages, messages))) return;
-    // A run stopped with calls waiting for approval leaves the thread what the program added to it meanwhile: the run
-    // takes it in once the calls are answered.
-    if (exit === 'ended' && toolUsesOf(messages.at(-1)).length > 0 && goesOn(thread.messages, messages)) return;
+    // A run whose calls wait for approval leaves the thread what the program added to it meanwhile: the run takes it
+    // in once the calls are answered.
+    if (exit !== 'failed' && toolUsesOf(messages.at(-1)).length > 0 && goesOn(thread.messages, messages)) return;
     stage(thread, messages);
   };
   // Sub-agents get the thread's own client: they are conversations of their own, never the thread's.
   const lent = (thread as { _client?: ClientLike & { logger?: unknown; logLevel?: unknown } })._client;
   // The run logs as the thread's client does (its `logger` and `logLevel`), as a run on that client would.
   // The thread's request fields as the run last had them: a field that differs from them since, the program set.
-  let known = fieldsOf(thread);
+  let known = fieldsOf(thread.params);
   const setFields: SetFields = ({ changed, removed }) => {
     if (removed.length === 0) thread.update(changed);
     else replaceFields(thread, changed, removed);
-    known = fieldsOf(thread);
+    known = fieldsOf(thread.params);
   };
   const changes: Changes = (history) => {
-    const now = fieldsOf(thread);
+    // (Read once: the thread copies its history on each read.)
+    const { messages, ...params } = thread.params;
+    const now = fieldsOf(params);
     const fields = fieldChanges(known, now);
     known = now;
-    return { messages: history ? additionsTo(thread.messages, history) : [], fields };
+    return { messages: history ? additionsTo(messages as BetaMessageParam[], history) : [], fields };
   };
   const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [SET_FIELDS]: setFields, [CHANGES]: changes, [LENT_CLIENT]: lent };
   return { client: client as ClientLike, params };
 }
 
-/** A thread's request fields: its params but the history, the tools (the thread keeps the runnable ones) and its own setting. */
-function fieldsOf(thread: MessageThreadLike): Record<string, unknown> {
-  const { messages: _messages, tools: _tools, unsupportedRequestBehavior: _setting, ...fields } = thread.params;
+/** A thread's request fields, of its `params`: not the history, the tools (it keeps the runnable ones), its own setting. */
+function fieldsOf(params: Record<string, unknown>): Record<string, unknown> {
+  const { messages: _messages, tools: _tools, unsupportedRequestBehavior: _setting, ...fields } = params;
   return fields;
 }
 
@@ -193,6 +200,7 @@ interface ThreadStateLike {
   stopThreading?(): void;
   setMessages?(messages: BetaMessageParam[]): void;
   setParams?(params: Record<string, unknown>): void;
+  checkNextTurn?(fields: Record<string, unknown>): void;
 }
 
 function stateOf(thread: MessageThreadLike): ThreadStateLike | undefined {
@@ -259,7 +267,13 @@ function eventsOf(stream: ThreadStream): AsyncIterable<unknown> & { controller: 
  */
 function keepingTools<T>(thread: MessageThreadLike, send: (thread: MessageThreadLike) => T): T {
   const { tools } = thread.params;
-  const sent = send(thread);
+  let sent: T;
+  try {
+    sent = send(thread);
+  } catch (error) {
+    // The thread refused the turn (a `system` the program changed on it, say): nothing was sent, no reply failed.
+    throw notSent(error);
+  }
   if (tools !== undefined) thread.update({ tools });
   return sent;
 }
@@ -278,6 +292,9 @@ function turnOf(thread: MessageThreadLike, body: Record<string, unknown>): [Beta
   for (const key in fields) {
     if (key === 'tools' || JSON.stringify(fields[key]) !== JSON.stringify(own[key])) changed[key] = fields[key];
   }
+  // A turn the thread refuses (a `system` the program changed on it) is refused here, before anything is sent, as the
+  // SDK's runner has it refused: its error is the thread's, not a reply's.
+  stateOf(thread)?.checkNextTurn?.(changed);
   return [[], changed];
 }
 
@@ -306,16 +323,21 @@ function replaceFields(thread: MessageThreadLike, changed: Record<string, unknow
 }
 
 /**
- * What `held` (a thread's history) holds past `history`: past all of it, or past all but the results that end it, which
+ * What `held` (a thread's history) holds past the run's: past all of it, or past all but the results that end it, which
  * the thread gets with the next turn (the SDK's runner puts a reply's results right after it, ahead of what was added).
- * None when `held` does not go on from it, or when the history ends with calls not answered yet: what was added goes
- * after their results.
+ * None when `held` does not go on from it. Past calls that may still run, only what answers them (another run over the
+ * thread, or the program itself, sent results: the SDK's runner then runs none of them); anything else goes after their
+ * results, once the run has them (a run stopped for approval leaves it in the thread meanwhile).
  */
-function additionsTo(held: readonly BetaMessageParam[], history: readonly BetaMessageParam[]): BetaMessageParam[] {
-  const last = history.at(-1);
-  if (toolUsesOf(last).length === 0 && goesOn(held, history)) return copyHistory(held.slice(history.length));
-  const results = history.length - 1;
-  if (answeredIds(last).size === 0 || !goesOn(held, history, results)) return [];
+function additionsTo(held: readonly BetaMessageParam[], { messages, callsOpen }: RunHistory): BetaMessageParam[] {
+  const last = messages.at(-1);
+  if (goesOn(held, messages)) {
+    const added = held.slice(messages.length);
+    const waits = callsOpen && toolUsesOf(last).length > 0;
+    return !waits || added.some((message) => answeredIds(message).size > 0) ? copyHistory(added) : [];
+  }
+  const results = messages.length - 1;
+  if (answeredIds(last).size === 0 || !goesOn(held, messages, results)) return [];
   const added = held.slice(results);
   // Results the thread holds already are the run's, not an addition.
   return answeredIds(added[0]).size > 0 ? [] : copyHistory(added);

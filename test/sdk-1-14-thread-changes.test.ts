@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { historyProblems, tool, toolRunner } from 'tool-runner';
 import { type Step, text, toolUse } from 'tool-runner/testing';
-import { mockServer } from './helpers.js';
+import { mockServer, wire } from './helpers.js';
 import { ask, bodiesOf, comparable, model, overThreadBoth, weather } from './side-by-side.js';
 
 const steps = (): Step[] => [
@@ -88,6 +88,56 @@ describe('over an SDK thread, what the program appends to the thread itself is k
   });
 });
 
+describe('over an SDK thread, what the program appends past calls', () => {
+  for (const stream of [false, true]) {
+    it(`results it appends to the thread in the loop body answer the calls: no tool runs, as in the SDK's runner (stream: ${stream})`, async () => {
+      const answer = { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_t1', content: 'answered by the app' }] };
+      const { sdk, ours, sdkServer, ourServer, ourLog } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+        const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+        const runner = makeRunner(thread, { stream });
+        let n = 0;
+        for await (const item of runner) {
+          if (stream) await item.finalMessage();
+          if (++n === 1) thread.append(answer);
+        }
+        return comparable({ log, thread: shape(thread.messages) });
+      });
+      expect(ours).toEqual(sdk);
+      expect(ourLog).toEqual([]);
+      expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+      expect(bodiesOf(ourServer)[1]).toMatchObject({ messages: [answer] });
+    });
+  }
+
+  it('a reply cut off by max_tokens, a note appended in the loop body: the params and the thread keep it, and a message pushed after the run goes after it', async () => {
+    const cut = (): Step[] => [{ content: [text('Let me'), toolUse('get_weather', { location: 'Paris' }, 'toolu_c1')], stop_reason: 'max_tokens' }, { content: [text('21°C.')] }];
+    const { sdk, ours } = await overThreadBoth(cut, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      for await (const _ of runner) thread.append(note);
+      const after = { params: shape(runner.params.messages), thread: shape(thread.messages) };
+      runner.pushMessages({ role: 'user', content: 'Go on.' });
+      return comparable({ after, pushed: shape(thread.messages) });
+    });
+    expect(ours).toEqual(sdk);
+    expect((ours as { pushed: string[] }).pushed.slice(-2)).toEqual(['user: A note from the app.', 'user: Go on.']);
+  });
+
+  it('another runner answered the calls of a reply the first one was cut off on: the first one, pushed to, keeps its turns (and answers nothing again)', async () => {
+    const cut = (): Step[] => [{ content: [text('Let me'), toolUse('get_weather', { location: 'Paris' }, 'toolu_c1')], stop_reason: 'max_tokens' }, { content: [text('21°C.')] }, { content: [text('More.')] }];
+    const server = await mockServer(cut());
+    const thread = server.client().beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather([])] } as never);
+    const first = toolRunner(thread, {});
+    await first;
+    thread.append(note);
+    await toolRunner(thread, {});
+    first.pushMessages({ role: 'user', content: 'Late.' });
+    expect(shape(thread.messages)).toEqual(['user: Weather in Paris?', 'assistant: text', 'user: tool_result', 'user: A note from the app.', 'assistant: text', 'user: Late.']);
+    expect(shape(first.params.messages)).toEqual(shape(thread.messages));
+    expect(historyProblems(thread.messages)).toEqual([]);
+  });
+});
+
 describe('over an SDK thread, the fields the program sets on the thread itself are sent, as in the SDK\'s runner', () => {
   it('thread.update() in the loop body: the next request and the params have the new fields', async () => {
     const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
@@ -106,6 +156,79 @@ describe('over an SDK thread, the fields the program sets on the thread itself a
   });
 });
 
+describe('over an SDK thread, fields the program sets or removes, then setMessagesParams', () => {
+  it('a field set on the thread, then params read before it set anew: the field goes, as in the SDK\'s runner', async () => {
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      await runner;
+      const before = runner.params;
+      thread.update({ top_k: 5 } as never);
+      runner.setMessagesParams({ ...before, max_tokens: 300, messages: [...before.messages, { role: 'user', content: 'More?' }] });
+      const set = { params: { ...runner.params, messages: undefined, tools: undefined }, thread: { ...thread.params, messages: undefined, tools: undefined } };
+      await makeRunner(thread, {});
+      return comparable(set);
+    });
+    expect(ours).toEqual(sdk);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect(bodiesOf(ourServer).at(-1)).not.toHaveProperty('top_k');
+  });
+
+  it('a field another runner removed from the thread: the first one goes on without it, as the SDK\'s runner does', async () => {
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, temperature: 0.5, messages: ask, tools: [weather(log)] } as never);
+      const first = makeRunner(thread, { max_iterations: 1 });
+      await first;
+      const other = makeRunner(thread, {});
+      other.setMessagesParams(({ temperature: _removed, ...params }: Record<string, unknown>) => params);
+      first.setMessagesParams((params: Record<string, unknown>) => ({ ...params, max_iterations: 3 }));
+      const set = { ...first.params, messages: undefined, tools: undefined };
+      // (The SDK's runner, iterated again after max_iterations, throws: the README's differences table.)
+      await Promise.resolve(first).catch(() => undefined);
+      return comparable(set);
+    });
+    expect(ours).toEqual(sdk);
+    expect(ours).not.toHaveProperty('temperature');
+    expect(bodiesOf(sdkServer)).toHaveLength(1);
+    expect(bodiesOf(ourServer)[0]).toHaveProperty('temperature', 0.5);
+    expect(bodiesOf(ourServer)).toHaveLength(2);
+    expect(bodiesOf(ourServer)[1]).not.toHaveProperty('temperature');
+  });
+
+  it('a system changed on the thread in the loop body: the run fails with the thread\'s own error, not as a reply that could not be read', async () => {
+    const server = await mockServer(steps());
+    const thread = server.client().beta.messages.thread({ model, max_tokens: 256, system: 'A', messages: ask, tools: [weather([])] } as never);
+    const runner = toolRunner(thread, {});
+    const failure = async () => {
+      try {
+        for await (const _ of runner) thread.update({ system: 'B' } as never);
+      } catch (error) {
+        return error as Error;
+      }
+      return undefined;
+    };
+    for (const error of [await failure(), await failure()]) {
+      expect(error?.constructor.name).toBe('AnthropicError');
+      expect(error?.message).toMatch(/^Cannot change `system` on a thread/);
+    }
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe('over an SDK thread, an empty reply (not kept), then a question appended in the loop body', () => {
+  it('the question is kept, and the next runner sends it (the SDK\'s keeps the empty reply, which the API refuses)', async () => {
+    const server = await mockServer([{ content: [] }, { content: [text('Here.')] }]);
+    const thread = server.client().beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather([])] } as never);
+    const runner = toolRunner(thread, {});
+    for await (const message of runner) if (message.content.length === 0) thread.append({ role: 'user', content: 'Are you there?' });
+    expect(shape(thread.messages)).toEqual(['user: Weather in Paris?', 'user: Are you there?']);
+    expect(shape(runner.params.messages)).toEqual(shape(thread.messages));
+    await toolRunner(thread, {});
+    expect(shape(thread.messages).at(-1)).toBe('assistant: text');
+    expect(historyProblems(wire(server.requests.at(-1)!).messages)).toEqual([]);
+  });
+});
+
 describe('over an SDK thread, a message appended while calls wait for approval', () => {
   it('waits in the thread until the calls are decided, then goes after their results: the history stays valid', async () => {
     const server = await mockServer(steps());
@@ -117,6 +240,9 @@ describe('over an SDK thread, a message appended while calls wait for approval',
     for await (const _ of runner) thread.append(note);
     expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_t1']);
     expect(shape(thread.messages)).toEqual(['user: Weather in Paris?', 'assistant: tool_use', 'user: A note from the app.']);
+    // Params set meanwhile leave the thread what was appended.
+    runner.setMessagesParams((params) => ({ ...params, max_tokens: 300 }));
+    expect(shape(thread.messages).at(-1)).toBe('user: A note from the app.');
     runner.approve('toolu_t1');
     await runner;
     expect(ran).toEqual(['Paris']);
