@@ -273,16 +273,18 @@ export abstract class RunnerControls implements Runner {
   /**
    * Over an SDK thread: what the program changed on the thread itself (its `append()` and `update()`, another run over
    * it) is the run's too, as in the SDK's runner, whose history and fields are the thread's. Messages it added join the
-   * history outside the loop body (in it, once the body is done).
+   * history outside the loop body (in it, once the body is done); they are returned.
    */
-  protected takeThreadChanges(afterBody = false): boolean {
+  protected takeThreadChanges(afterBody = false): readonly BetaMessageParam[] {
+    // (Off a thread, nothing more per turn than this look-up.)
+    if (!(OVER_MESSAGE_THREAD in this.run.client)) return NOTHING_ADDED;
     const state = this.state;
     const messages = state.messages;
     // Calls the history ends with may still run: the body is just done with them, or they wait for approval (not those
     // never to run: cut off by max_tokens, say).
     const callsOpen = afterBody || toolUsesOf(messages.at(-1)).some((use) => !state.notRun?.has(use.id));
     const changes = threadChanges(this.run.client, this.turn && !afterBody ? undefined : { messages, callsOpen });
-    if (!changes) return false;
+    if (!changes) return NOTHING_ADDED;
     if (changes.fields) {
       const { changed, removed } = changes.fields;
       const fields = { ...state.apiParams, ...changed };
@@ -292,10 +294,10 @@ export abstract class RunnerControls implements Runner {
     // A reply of the run's own that the thread holds is one the run did not keep (the loop body left it out, an empty one).
     const own = state.lastMessage && changes.messages[0] && sameMessage(changes.messages[0], state.lastMessage);
     const added = own ? changes.messages.slice(1) : changes.messages;
-    if (added.length === 0) return false;
+    if (added.length === 0) return NOTHING_ADDED;
     state.messages.push(...added);
     state.historySetByCaller = true;
-    return true;
+    return added;
   }
 
   /** The number of requests sent (a failed one too), as the SDK counts them. */
@@ -380,3 +382,5 @@ export abstract class RunnerControls implements Runner {
     return snapshot;
   }
 }
+
+const NOTHING_ADDED: readonly BetaMessageParam[] = Object.freeze([]);

@@ -152,7 +152,10 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   /** After the loop body: append the reply and its tool results (unless the body took control). */
   async #finishTurn(turn: Turn): Promise<'continue' | 'resume' | 'stop' | 'pending'> {
     if (turn.compaction) {
+      // What the program appended to an SDK thread meanwhile goes after the summary, as in the SDK's runner.
+      const added = this.takeThreadChanges(true);
       this.compactions.adoptServerCompaction(await turn.message);
+      if (added.length > 0 && this.state.messages.at(-1) !== added.at(-1)) this.state.messages.push(...added);
       return 'continue';
     }
     if (!turn.tookControl) {
@@ -181,7 +184,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       if (step === 'stop') return this.#ends(reply, kept);
       if (step !== 'run_tools') return step;
       // Over an SDK thread, results the program (or another run) appended to the thread answer the calls: none runs.
-      if (this.takeThreadChanges(true)) {
+      if (this.takeThreadChanges(true).length > 0) {
         const last = this.state.messages.at(-1)!;
         const dropped = this.answers.abandonEagerIfDropped(last);
         if (dropped) await dropped;

@@ -88,6 +88,32 @@ describe('over an SDK thread, what the program appends to the thread itself is k
   });
 });
 
+describe('over an SDK thread, a message appended in the loop body of a compaction\'s reply', () => {
+  for (const stream of [false, true]) {
+    it(`goes after the summary, as in the SDK's runner (stream: ${stream})`, async () => {
+      const compacting = (): Step[] => [
+        { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_k1')] },
+        { content: [{ type: 'compaction', content: 'Summary.' } as never], stop_reason: 'compaction' as never },
+        { content: [text('21°C.')] },
+      ];
+      const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(compacting, async (makeRunner, client, log) => {
+        const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+        const runner = makeRunner(thread, { stream });
+        let n = 0;
+        for await (const item of runner) {
+          if (stream) await item.finalMessage();
+          if (++n === 1) runner.compactBeforeNextTurn();
+          if (n === 2) thread.append(note);
+        }
+        return comparable({ thread: shape(thread.messages), params: shape(runner.params.messages) });
+      });
+      expect(ours).toEqual(sdk);
+      expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+      expect(bodiesOf(ourServer).at(-1)).toMatchObject({ messages: [{ role: 'assistant', content: [{ type: 'compaction' }] }, note] });
+    });
+  }
+});
+
 describe('over an SDK thread, what the program appends past calls', () => {
   for (const stream of [false, true]) {
     it(`results it appends to the thread in the loop body answer the calls: no tool runs, as in the SDK's runner (stream: ${stream})`, async () => {
