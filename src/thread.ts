@@ -226,12 +226,15 @@ export class MessageThread {
   /**
    * The request of `body` failed without a reply (a broken stream included): the next one continues
    * from the same reply, if the history still holds it. If the server did hold a reply after all, it
-   * answers `thread_already_continued`, and the history is replayed. (A stream the loop body left
-   * fails once the next request may be on its way: that one's stays in flight.)
+   * answers `thread_already_continued`, and the history is replayed. `complete`: the stream broke after
+   * the whole message (`message_stop`), which the server holds, so the next request replays at once.
+   * (A stream the loop body left fails once the next request may be on its way: that one's stays in flight.)
    */
-  failed(body: object): void {
-    if (this.#pending?.body === body) this.#pending = undefined;
+  failed(body: object, complete = false): void {
+    const current = this.#pending?.body === body;
+    if (current) this.#pending = undefined;
     this.#failedSinceReply = true;
+    if (complete && current) this.#anchor = undefined;
   }
 
   /**

@@ -213,8 +213,8 @@ export class Requests {
         const again = this.#sendAgain(turn, request, failure, (body) => this.#attempts(turn, body, (sent) => this.#create(sent, undefined, request), undefined));
         return again.then(replied, (error: unknown) => failed(error, true));
       }
-      run.thread.failed(body);
       const complete = turn.stream !== undefined && turn.stream.receivedMessages.length > 0;
+      run.thread.failed(body, complete);
       const error = ReplyError.from(ContextOverflowError.from(failure), streaming === true, complete);
       if (turn.requestId !== NO_REQUEST) run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
       throw error;

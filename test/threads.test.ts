@@ -323,6 +323,18 @@ describe('a run over a message thread', () => {
     expect(wire(server.requests[3]!).body.messages).toHaveLength(3);
   });
 
+  it('a stream that broke after the whole reply (message_stop), which the server holds: the next attempt replays at once, no continue refused first', async () => {
+    const [first, second, third] = threeTurns();
+    const broken = { ...second!, error: { status: 529, type: 'overloaded_error', message: 'Overloaded', afterEvents: 100 } };
+    const server = await mockServer([first!, broken, second!, third!]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true, tools: [lookup] });
+    await expect(runner.runUntilDone()).rejects.toThrow(/Overloaded/);
+    const final = await runner;
+    expect(final.content[0]).toMatchObject({ text: 'Rows 1 and 2.' });
+    expect(kinds(server.requests)).toEqual(['create', 'continue', 'create', 'continue']);
+    expect(wire(server.requests[2]!).body.messages).toHaveLength(3);
+  });
+
   it('thread_continue_in_flight (a retry while the first attempt still runs): replays', async () => {
     const [first, second, third] = threeTurns();
     // The server is still computing the first attempt's reply (delayMs) when the timed-out client retries.
