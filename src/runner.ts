@@ -183,16 +183,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       const step = nextStepFor(reply.stop_reason);
       if (step === 'stop') return this.#ends(reply, kept);
       if (step !== 'run_tools') return step;
-      // Over an SDK thread, results the program (or another run) appended to the thread answer the calls: none runs.
-      if (this.takeThreadChanges(true).length > 0) {
-        const last = this.state.messages.at(-1)!;
-        const dropped = this.answers.abandonEagerIfDropped(last);
-        if (dropped) await dropped;
-        // The thread ended on a reply of another run over it: nothing to send, as in the SDK's runner.
-        if (last.role === 'assistant' && toolUsesOf(last).length === 0) return this.#ends(reply, kept);
-        this.control.bodyWentOn();
-        if (last.role === 'user') return 'continue';
-      }
+      const answered = await this.#answeredOnThread(reply, kept);
+      if (answered) return answered;
     }
     if (turn.tookControl) {
       this.state.takeBodyHistory(turn.historyBefore ?? [], turn.reply);
@@ -212,6 +204,22 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     if (answered === 'pending') return 'pending';
     if (this.compactions.owed) await this.compactions.afterAnswers(compaction, this.control.maySummarise());
     return 'continue';
+  }
+
+  /**
+   * Over an SDK thread, results the program (or another run) appended to the thread past the reply answer its calls:
+   * the history takes them in (with what follows them), and none of the calls runs, as in the SDK's runner. Undefined
+   * when nothing answers them, or when what was taken in ends with calls of its own, which are answered as usual.
+   */
+  async #answeredOnThread(reply: BetaMessage, kept: BetaMessageParam): Promise<'continue' | 'stop' | undefined> {
+    if (this.takeThreadChanges(true).length === 0) return undefined;
+    const last = this.state.messages.at(-1)!;
+    const dropped = this.answers.abandonEagerIfDropped(last);
+    if (dropped) await dropped;
+    // The thread ended on a reply of another run over it: nothing to send, as in the SDK's runner.
+    if (last.role === 'assistant' && toolUsesOf(last).length === 0) return this.#ends(reply, kept);
+    this.control.bodyWentOn();
+    return last.role === 'user' ? 'continue' : undefined;
   }
 
   /** The run ends on the model's reply, unless its output gets a repair turn (`options.output`). */
