@@ -290,17 +290,25 @@ export function toolEnd(call: ToolCall, result: BetaToolResultBlockParam, contex
     : { type: 'tool.end', runner: context.runner, call, result };
 }
 
+/** The issues an invalid input's message names, for the log: on one line, at most 300 characters. */
+function issuesText(message: ToolResultContent): string {
+  const text = (typeof message === 'string' ? message : message.map((block) => (block.type === 'text' ? block.text : '')).join(' ')).replace(/\s+/g, ' ').trim();
+  return text ? `: ${text.length > 300 ? `${text.slice(0, 299)}…` : text}` : '';
+}
+
 function failed(content: ToolResultContent, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
   return finished(errorResult(call.id, content), call, context);
 }
 
 /** `editor`: who replaced the model's input (the approver, a hook); the model is told the invalid input was not its own. */
 function invalid(message: ToolResultContent, call: ToolCall, context: ExecutionContext, editor?: string): CallOutcome | Promise<CallOutcome> {
+  const issues = issuesText(message);
   if (!editor) {
-    context.logger.warn(`Tool '${call.name}' (${call.id}) got invalid input`);
+    context.logger.warn(`Tool '${call.name}' (${call.id}) got invalid input${issues}`);
     return failed(message, call, context);
   }
-  context.logger.warn(`Tool '${call.name}' (${call.id}): the input ${editor} gave is invalid; the call was not run`);
+  // (An edit is validated as the model's input is, before the schema's transforms: `call.input` is their result.)
+  context.logger.warn(`Tool '${call.name}' (${call.id}): the input ${editor} gave is invalid (it is validated as the model's input is, before the schema's transforms: start from call.toolUse.input); the call was not run${issues}`);
   // Not "fix the input and call again": the model's own input was not the one rejected.
   const note = `Error: ${editor} replaced the input of this call with one that is not valid, so the call was not run.`;
   return failed(typeof message === 'string' ? `${note}\n${message.endsWith(RETRY_HINT) ? message.slice(0, -RETRY_HINT.length) : message}` : [{ type: 'text', text: note }, ...message], call, context);

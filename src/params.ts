@@ -43,6 +43,9 @@ export function splitParams(params: RunnerParams): SplitParams {
     if (SETTING_NAMES.has(key)) {
       if (value !== undefined) settings[key] = value;
     } else if (!OPTION_KEYS.has(key)) {
+      const setting = misspeltSetting(key);
+      // Sent as it is, the API would refuse it (400); the SDK's runner sends it.
+      if (setting) throw new TypeError(`toolRunner: unknown param \`${key}\`: did you mean \`${setting}\`?`);
       api[key] = value;
     } else if (value !== undefined) {
       // An option of the runner would go to the API as a field of the request, which the API refuses (400).
@@ -55,4 +58,25 @@ export function splitParams(params: RunnerParams): SplitParams {
     throw new RangeError(`toolRunner: max_iterations must be a positive integer (or 0 for no limit, as in the SDK), got ${described(max)}`);
   }
   return { api, settings: settings as RunnerSettings, messages, tools };
+}
+
+/** The setting of the runner that `key` misspells (its case, its separators, or one letter of a long name), if any. */
+function misspeltSetting(key: string): string | undefined {
+  const plainKey = plain(key);
+  for (const name of SETTING_NAMES) {
+    const plainName = plain(name);
+    if (plainKey === plainName || (plainName.length >= 8 && oneEditApart(plainKey, plainName))) return name;
+  }
+  return undefined;
+}
+
+const plain = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
+
+/** Whether `a` becomes `b` by one letter added, removed or changed. */
+function oneEditApart(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  if (a.length === b.length) return a.slice(i + 1) === b.slice(i + 1);
+  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
 }

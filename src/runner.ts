@@ -327,5 +327,6 @@ function noReplyReason(stoppedBy: StoppedBy | undefined): string {
   if (stoppedBy === 'max_iterations') return ': max_iterations was reached before any reply (a failed request counts); raise it with setMessagesParams and iterate again';
   if (stoppedBy === 'budget') return ': the budget was reached before any reply was kept; resume with a larger budget to go on';
   if (stoppedBy === 'approval') return ': it stopped for approval before any reply (the history ends with calls that need it); decide runner.pendingApprovals and await again';
+  if (stoppedBy === 'break') return ': the loop body left the loop (break) before any reply was whole (a stream it did not read to its end is not kept); iterate again, or read the stream (await stream.finalMessage()) before leaving';
   return '';
 }

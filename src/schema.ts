@@ -67,7 +67,13 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1):
         'Use zod >= 4.2 (zod 3 and zod 4.0–4.1 cannot export it, "zod/v4" of zod 3 neither), a library that implements Standard JSON Schema, or pass a plain JSON Schema object.',
     );
   }
-  const jsonSchema = standard.jsonSchema.input({ target: 'draft-2020-12' });
+  let jsonSchema: Record<string, unknown>;
+  try {
+    jsonSchema = standard.jsonSchema.input({ target: 'draft-2020-12' });
+  } catch (error) {
+    // (zod's own words, "Date cannot be represented in JSON Schema", say what but not whose.)
+    throw new TypeError(`${owner.label}: ${owner.noun} cannot be written as JSON Schema, which the API takes: ${(error as Error).message ?? String(error)}`, { cause: error });
+  }
   assertObjectSchema(owner, jsonSchema);
   return {
     jsonSchema,

@@ -192,7 +192,24 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(() => resumeToolRunner(client, runner as never)).toThrow(/pass the runner's snapshot, runner.toJSON\(\), not the runner/);
     expect(() => resumeToolRunner(client, snapshot, { tools: [], budget: { maxToolCalls: 1 } } as never)).toThrow(/unknown key 'budget' in the third argument.*\{ options: \{ budget, \.\.\. \} \}/);
     expect(() => resumeToolRunner(client, snapshot, [order()] as never)).toThrow(/pass the tools as \{ tools: \[\.\.\.\] \}/);
+    // A setting of the runner misspelt among the params would go to the API, which refuses it (400).
+    expect(make({ max_iteration: 3 })).toThrow(new TypeError('toolRunner: unknown param `max_iteration`: did you mean `max_iterations`?'));
+    expect(make({ maxIterations: 3 })).toThrow(/unknown param `maxIterations`: did you mean `max_iterations`\?/);
+    expect(make({ runToolEagerly: true })).toThrow(/unknown param `runToolEagerly`: did you mean `runToolsEagerly`\?/);
+    expect(make({ top_k: 5, stop_sequences: ['x'], metadata: {} })).not.toThrow();
+    // A schema zod cannot write as JSON Schema: the error names the tool.
+    expect(() => tool({ name: 'book', inputSchema: z.object({ on: z.date() }), run: () => '' })).toThrow(/^Tool 'book': the input schema cannot be written as JSON Schema, which the API takes: Date cannot be represented in JSON Schema/);
     expect(server.requests).toHaveLength(0);
+  });
+
+  it('a stream left (break) before its reply was whole, then await runner: the error says why there is no reply, and what to do', async () => {
+    const server = await mockServer([{ content: [text('A long answer. '.repeat(20))], chunkSize: 5, eventDelayMs: 5 }]);
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true });
+    for await (const stream of runner) {
+      for await (const _event of stream) break;
+      break;
+    }
+    await expect(runner).rejects.toThrow(/ended without a message from the model: the loop body left the loop \(break\) before any reply was whole .*await stream\.finalMessage\(\)/);
   });
 
   it('a tool name the Messages API refuses (a dot, a space, over 128 characters) is a TypeError from tool() and agentTool(), not a 400 that fails the whole request', () => {
@@ -248,6 +265,19 @@ describe('an input the model did not write', () => {
     expect(results.map((result) => result.content)).not.toContainEqual(expect.stringContaining('call the tool again'));
     expect(results[1]).toMatchObject({ is_error: true, content: expect.stringMatching(/^Error: the onToolCall hook replaced the input of this call with one that is not valid/) });
     expect(log).toEqual([]);
+  });
+
+  it('the log says what was invalid, and that an edit is validated as the model\'s input is, before the schema\'s transforms', async () => {
+    const server = await mockServer([{ content: [toolUse('pay', { amount: '12' }, 'toolu_pay'), toolUse('pay', { amount: 5 }, 'toolu_bad')] }, { content: [text('ok')] }]);
+    const ran: number[] = [];
+    // The schema takes a string and gives run a number: `call.input.amount` is 12, the number.
+    const pay = tool({ name: 'pay', inputSchema: z.object({ amount: z.string().transform(Number) }), needsApproval: (input) => input.amount > 10, run: ({ amount }) => (ran.push(amount), 'paid') });
+    const { lines, logger } = captureLogger();
+    await toolRunner(server.client({ logger, logLevel: 'warn' }), { ...baseParams, tools: [pay] }, { approve: (call) => ({ decision: 'allow', input: { ...call.input } }) });
+    expect(ran).toEqual([]);
+    const warnings = lines.filter((line) => line.level === 'warn').map((line) => line.message);
+    expect(warnings).toContainEqual(expect.stringMatching(/^Tool 'pay' \(toolu_bad\) got invalid input: Invalid input for tool 'pay': - amount: /));
+    expect(warnings).toContainEqual(expect.stringMatching(/^Tool 'pay' \(toolu_pay\): the input the approver gave is invalid \(it is validated as the model's input is, before the schema's transforms: start from call\.toolUse\.input\); the call was not run: /));
   });
 });
 
