@@ -11,7 +11,7 @@ import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
-import { asMessageParams, insertToolResults, keptReply, sameMessage, toolUsesOf } from './history.js';
+import { asMessageParams, insertToolResults, keptReply, toolUsesOf } from './history.js';
 import { runnerLogger } from './log.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -291,9 +291,7 @@ export abstract class RunnerControls implements Runner {
       for (const key of removed) delete fields[key];
       state.apiParams = fields;
     }
-    // A reply of the run's own that the thread holds is one the run did not keep (the loop body left it out, an empty one).
-    const own = state.lastMessage && changes.messages[0] && sameMessage(changes.messages[0], state.lastMessage);
-    const added = own ? changes.messages.slice(1) : changes.messages;
+    const added = changes.messages;
     if (added.length === 0) return NOTHING_ADDED;
     state.messages.push(...added);
     state.historySetByCaller = true;

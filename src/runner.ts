@@ -188,6 +188,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     }
     if (turn.tookControl) {
       this.state.takeBodyHistory(turn.historyBefore ?? [], turn.reply);
+      // Over an SDK thread, the thread takes the history the body set once the body is done, as in the SDK's runner.
+      this.#handBackHistory('ended', false);
       // The calls the reply started while it streamed, if the history no longer makes them, stop (and count no more) first.
       const dropped = this.answers.abandonEagerIfDropped(this.state.messages.at(-1));
       if (dropped) await dropped;
@@ -244,10 +246,13 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     this.run.emit?.({ type: 'run.end', runner: this, message: this.state.lastMessage, error });
   }
 
-  /** A run over an SDK thread (`toolRunner(thread, …)`) leaves its whole history in the thread. */
-  #handBackHistory(exit: RunExit): void {
+  /**
+   * A run over an SDK thread (`toolRunner(thread, …)`) leaves its whole history in the thread; `takingChanges`: with what
+   * the program changed on the thread first (not for a history the loop body set, which replaces the thread's).
+   */
+  #handBackHistory(exit: RunExit, takingChanges = exit !== 'left'): void {
     try {
-      if (exit !== 'left') this.takeThreadChanges();
+      if (takingChanges) this.takeThreadChanges();
       handBackHistory(this.run.client, this.state.messages, exit);
     } catch (error) {
       this.run.logger.warn(`The run's last messages could not be handed back to its thread: ${(error as Error).message}`);

@@ -10,7 +10,7 @@ import { notSent } from './errors.js';
 import type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnerParams } from './surface.js';
-import { answeredIds, copyHistory, extendsHistory, sameKeptMessage, toolUsesOf } from './history.js';
+import { answeredIds, copyHistory, extendsHistory, hasEmptyContent, sameKeptMessage, toolUsesOf } from './history.js';
 import type { BetaMessageParam } from './types.js';
 
 /** What the runner uses of a `BetaMessageThread` (its public methods; `_state` to replace a rewritten history). */
@@ -332,15 +332,27 @@ function replaceFields(thread: MessageThreadLike, changed: Record<string, unknow
 function additionsTo(held: readonly BetaMessageParam[], { messages, callsOpen }: RunHistory): BetaMessageParam[] {
   const last = messages.at(-1);
   if (goesOn(held, messages)) {
-    const added = held.slice(messages.length);
+    const added = withoutUnkeptReply(held.slice(messages.length));
     const waits = callsOpen && toolUsesOf(last).length > 0;
     return !waits || added.some((message) => answeredIds(message).size > 0) ? copyHistory(added) : [];
   }
+  // Past the results the run holds for the reply before them, which the thread gets with the next turn.
   const results = messages.length - 1;
-  if (answeredIds(last).size === 0 || !goesOn(held, messages, results)) return [];
+  if (answeredIds(last).size === 0 || toolUsesOf(messages[results - 1]).length === 0 || !goesOn(held, messages, results)) return [];
   const added = held.slice(results);
   // Results the thread holds already are the run's, not an addition.
   return answeredIds(added[0]).size > 0 ? [] : copyHistory(added);
+}
+
+/**
+ * `added` without the reply it starts with when that is a reply of the run's own the run did not keep, which the thread
+ * keeps: alone (a stream that broke, kept in part; a reply the loop body left), or empty (it cannot be sent). A reply
+ * something follows stays: the conversation went on from it (the program, or another run over the thread).
+ */
+function withoutUnkeptReply(added: BetaMessageParam[]): BetaMessageParam[] {
+  const first = added[0];
+  if (first?.role !== 'assistant') return added;
+  return added.length === 1 || hasEmptyContent(first) ? added.slice(1) : added;
 }
 
 /**

@@ -277,3 +277,42 @@ describe('over an SDK thread, a message appended while calls wait for approval',
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 });
+
+describe('over an SDK thread, a reply of the run\'s own that the run did not keep is not taken for the program\'s', () => {
+  for (const runToolsEagerly of [false, true]) {
+    it(`a stream broken after a whole tool_use block (the thread keeps the reply in part): iterating again sends the request again, the call runs once (runToolsEagerly: ${runToolsEagerly})`, async () => {
+      // Text after the call, slowly: an eager call starts when the next block does, before the stream breaks.
+      const broken: Step = { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_p1'), text('and more text here, quite a lot of it')], chunkSize: 4, eventDelayMs: 20, stop_reason: 'tool_use', disconnectAfterEvents: 14 };
+      const server = await mockServer([broken, { content: [text('21°C.')] }]);
+      const log: string[] = [];
+      const thread = server.client({ maxRetries: 0 }).beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = toolRunner(thread, { stream: true, runToolsEagerly });
+      await expect(collectStreams(runner)).rejects.toThrow(/terminated/);
+      expect(shape(thread.messages)).toEqual(['user: Weather in Paris?', 'assistant: tool_use']);
+      expect(shape(runner.params.messages)).toEqual(['user: Weather in Paris?']);
+      await collectStreams(runner);
+      expect(log).toEqual(runToolsEagerly ? ['get_weather Paris'] : []);
+      expect(bodiesOf(server).map((body) => shape((body as { messages: never }).messages))).toEqual([['user: Weather in Paris?'], ['user: Weather in Paris?']]);
+      expect(shape(thread.messages)).toEqual(['user: Weather in Paris?', 'assistant: text']);
+      expect(shape(runner.params.messages)).toEqual(shape(thread.messages));
+    });
+  }
+
+  it('a reply left with break, which the program answers on the thread: taken in with its results once, however often params are read', async () => {
+    const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_b1')] }, { content: [text('21°C.')] }]);
+    const thread = server.client().beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather([])] } as never);
+    const runner = toolRunner(thread, {});
+    for await (const _ of runner) break;
+    thread.append({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_b1', content: 'answered by the app' }] });
+    const reads = [shape(runner.params.messages), shape(runner.params.messages), shape(runner.params.messages)];
+    expect(reads).toEqual(Array(3).fill(['user: Weather in Paris?', 'assistant: tool_use', 'user: tool_result']));
+    runner.pushMessages({ role: 'user', content: 'Late.' });
+    expect(historyProblems(thread.messages)).toEqual([]);
+    await toolRunner(thread, {});
+    expect(wire(server.requests.at(-1)!).body).toMatchObject({ thread: { type: 'continue' }, messages: [{ role: 'user', content: [{ tool_use_id: 'toolu_b1' }] }, { role: 'user', content: 'Late.' }] });
+  });
+});
+
+async function collectStreams(runner: AsyncIterable<{ finalMessage(): Promise<unknown> }>) {
+  for await (const stream of runner) await stream.finalMessage();
+}
