@@ -35,6 +35,8 @@ export abstract class RunnerControls implements Runner {
   protected readonly answers: CallAnswers;
   protected readonly compactions: Compactions;
   protected readonly control: RunControl;
+  /** The run goes over an SDK thread (`toolRunner(thread, …)`), whose changes it takes in. */
+  protected readonly overSdkThread: boolean;
   /** The turn whose reply the loop body is looking at. */
   protected turn: Turn | undefined;
   /**
@@ -61,6 +63,7 @@ export abstract class RunnerControls implements Runner {
     const tracing = runTracing(client, options.onEvent, logger);
     const control = new RunControl(options, state, logger, snapshot?.control);
     this.run = { client, options, state, thread, logger, runner: this, emit, requestOptions, tracing, control };
+    this.overSdkThread = overSdkThread;
     this.state = state;
     this.control = control;
     this.answers = new CallAnswers(this.run, maxToolResultChars, snapshot?.calls);
@@ -276,8 +279,7 @@ export abstract class RunnerControls implements Runner {
    * history outside the loop body (in it, once the body is done); they are returned.
    */
   protected takeThreadChanges(afterBody = false): readonly BetaMessageParam[] {
-    // (Off a thread, nothing more per turn than this look-up.)
-    if (!(OVER_MESSAGE_THREAD in this.run.client)) return NOTHING_ADDED;
+    if (!this.overSdkThread) return NOTHING_ADDED;
     const state = this.state;
     const messages = state.messages;
     // Calls the history ends with may still run: the body is just done with them, or they wait for approval (not those

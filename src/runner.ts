@@ -183,7 +183,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       const step = nextStepFor(reply.stop_reason);
       if (step === 'stop') return this.#ends(reply, kept);
       if (step !== 'run_tools') return step;
-      const answered = await this.#answeredOnThread(reply, kept);
+      // (Off an SDK thread, not even the call: an async step costs every turn.)
+      const answered = this.overSdkThread ? await this.#answeredOnThread(reply, kept) : undefined;
       if (answered) return answered;
     }
     if (turn.tookControl) {
