@@ -292,7 +292,9 @@ export function toolEnd(call: ToolCall, result: BetaToolResultBlockParam, contex
 
 /** The issues an invalid input's message names, for the log: on one line, at most 300 characters. */
 function issuesText(message: ToolResultContent): string {
-  const text = (typeof message === 'string' ? message : message.map((block) => (block.type === 'text' ? block.text : '')).join(' ')).replace(/\s+/g, ' ').trim();
+  const whole = typeof message === 'string' ? message : message.map((block) => (block.type === 'text' ? block.text : '')).join(' ');
+  // (Without the hint to the model, which means nothing in a log.)
+  const text = (whole.endsWith(RETRY_HINT) ? whole.slice(0, -RETRY_HINT.length) : whole).replace(/\s+/g, ' ').trim();
   return text ? `: ${text.length > 300 ? `${text.slice(0, 299)}…` : text}` : '';
 }
 
@@ -307,7 +309,6 @@ function invalid(message: ToolResultContent, call: ToolCall, context: ExecutionC
     context.logger.warn(`Tool '${call.name}' (${call.id}) got invalid input${issues}`);
     return failed(message, call, context);
   }
-  // (An edit is validated as the model's input is, before the schema's transforms: `call.input` is their result.)
   context.logger.warn(`Tool '${call.name}' (${call.id}): the input ${editor} gave is invalid (it is validated as the model's input is, before the schema's transforms: start from call.toolUse.input); the call was not run${issues}`);
   // Not "fix the input and call again": the model's own input was not the one rejected.
   const note = `Error: ${editor} replaced the input of this call with one that is not valid, so the call was not run.`;

@@ -72,7 +72,7 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1):
     jsonSchema = standard.jsonSchema.input({ target: 'draft-2020-12' });
   } catch (error) {
     // (zod's own words, "Date cannot be represented in JSON Schema", say what but not whose.)
-    throw new TypeError(`${owner.label}: ${owner.noun} cannot be written as JSON Schema, which the API takes: ${(error as Error).message ?? String(error)}`, { cause: error });
+    throw new TypeError(`${owner.label}: ${owner.noun} cannot be written as JSON Schema, which the API takes: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   assertObjectSchema(owner, jsonSchema);
   return {

@@ -134,9 +134,13 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     if (fork && stateOf(fork)?.threading === false) stateOf(thread)?.stopThreading?.();
     fork = undefined;
   };
+  // Where the reply of the run's last turn on the thread goes (or went): a reply there is the run's own.
+  let ownReplyAt: number | undefined;
   const on = (body: Record<string, unknown>) => {
     settleFork();
-    return body['compaction'] === undefined ? thread : (fork = compactionFork(thread, body));
+    if (body['compaction'] !== undefined) return (fork = compactionFork(thread, body));
+    ownReplyAt = (body['messages'] as unknown[]).length;
+    return thread;
   };
   const api: MessagesApi = {
     // A streamed `create` (a turn that may fall back, or go again after an overflow): the thread's stream, which is
@@ -160,9 +164,9 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   const handBack: HandBack = (messages, exit) => {
     settleFork();
     if (exit === 'left' || (exit === 'failed' && goesOn(thread.messages, messages))) return;
-    // A run whose calls wait for approval leaves the thread what the program added to it meanwhile: the run takes it
-    // in once the calls are answered.
-    if (exit !== 'failed' && toolUsesOf(messages.at(-1)).length > 0 && goesOn(thread.messages, messages)) return;
+    // A history whose calls wait (for approval) leaves the thread what the program added to it meanwhile: the run takes
+    // it in once the calls are answered. (One cut back to calls the thread holds answers for is the thread's.)
+    if (exit !== 'failed' && addedWhileCallsWait(thread.messages, messages)) return;
     stage(thread, messages);
   };
   // Sub-agents get the thread's own client: they are conversations of their own, never the thread's.
@@ -181,7 +185,7 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     const now = fieldsOf(params);
     const fields = fieldChanges(known, now);
     known = now;
-    return { messages: history ? additionsTo(messages as BetaMessageParam[], history) : [], fields };
+    return { messages: history ? additionsTo(messages as BetaMessageParam[], history, ownReplyAt) : [], fields };
   };
   const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [SET_FIELDS]: setFields, [CHANGES]: changes, [LENT_CLIENT]: lent };
   return { client: client as ClientLike, params };
@@ -329,10 +333,10 @@ function replaceFields(thread: MessageThreadLike, changed: Record<string, unknow
  * thread, or the program itself, sent results: the SDK's runner then runs none of them); anything else goes after their
  * results, once the run has them (a run stopped for approval leaves it in the thread meanwhile).
  */
-function additionsTo(held: readonly BetaMessageParam[], { messages, callsOpen }: RunHistory): BetaMessageParam[] {
+function additionsTo(held: readonly BetaMessageParam[], { messages, callsOpen }: RunHistory, ownReplyAt: number | undefined): BetaMessageParam[] {
   const last = messages.at(-1);
   if (goesOn(held, messages)) {
-    const added = withoutUnkeptReply(held.slice(messages.length));
+    const added = withoutUnkeptReply(held.slice(messages.length), messages.length === ownReplyAt);
     const waits = callsOpen && toolUsesOf(last).length > 0;
     return !waits || added.some((message) => answeredIds(message).size > 0) ? copyHistory(added) : [];
   }
@@ -345,14 +349,21 @@ function additionsTo(held: readonly BetaMessageParam[], { messages, callsOpen }:
 }
 
 /**
- * `added` without the reply it starts with when that is a reply of the run's own the run did not keep, which the thread
- * keeps: alone (a stream that broke, kept in part; a reply the loop body left), or empty (it cannot be sent). A reply
- * something follows stays: the conversation went on from it (the program, or another run over the thread).
+ * `added` without the reply it starts with when that is the run's own (`own`: where the run's last turn put its reply)
+ * and the run did not keep it: alone (a stream that broke, which the thread keeps in part; a reply the loop body left),
+ * or empty, which cannot be sent. A reply something follows stays: the program, or another run, went on from it.
  */
-function withoutUnkeptReply(added: BetaMessageParam[]): BetaMessageParam[] {
+function withoutUnkeptReply(added: BetaMessageParam[], own: boolean): BetaMessageParam[] {
   const first = added[0];
   if (first?.role !== 'assistant') return added;
-  return added.length === 1 || hasEmptyContent(first) ? added.slice(1) : added;
+  return hasEmptyContent(first) || (own && added.length === 1) ? added.slice(1) : added;
+}
+
+/** Whether `held` goes on past `messages`, which ends with calls, with nothing that answers them. */
+function addedWhileCallsWait(held: readonly BetaMessageParam[], messages: readonly BetaMessageParam[]): boolean {
+  if (toolUsesOf(messages.at(-1)).length === 0 || !goesOn(held, messages)) return false;
+  for (let i = messages.length; i < held.length; i++) if (answeredIds(held[i]).size > 0) return false;
+  return true;
 }
 
 /**

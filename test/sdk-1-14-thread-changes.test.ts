@@ -313,6 +313,47 @@ describe('over an SDK thread, a reply of the run\'s own that the run did not kee
   });
 });
 
+describe('over an SDK thread, what another run or the program put there is never taken for the run\'s own unkept reply', () => {
+  it('another runner answered a question the first one pushed: the first one, pushed to again, keeps that answer', async () => {
+    const chat = (): Step[] => [{ content: [text('Hi.')] }, { content: [text('Rome: sunny.')] }, { content: [text('Oslo: cold.')] }];
+    const { sdk, ours } = await overThreadBoth(chat, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const first = makeRunner(thread, {});
+      await first;
+      first.pushMessages({ role: 'user', content: 'And Rome?' });
+      await makeRunner(thread, {});
+      first.pushMessages({ role: 'user', content: 'And Oslo?' });
+      return comparable({ thread: shape(thread.messages), params: shape(first.params.messages) });
+    });
+    expect(ours).toEqual(sdk);
+    expect((ours as { thread: string[] }).thread.slice(-3)).toEqual(['user: And Rome?', 'assistant: text', 'user: And Oslo?']);
+  });
+
+  it('an assistant message the program appends before the first turn (a prefill) is sent, as by the SDK\'s runner', async () => {
+    const { sdkServer, ourServer } = await overThreadBoth(() => [{ content: [text(' there.')] }], async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      thread.append({ role: 'assistant', content: 'Hello' });
+      await runner;
+    });
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect(bodiesOf(ourServer)[0]).toMatchObject({ messages: [ask[0], { role: 'assistant', content: 'Hello' }] });
+  });
+
+  it('a history cut back, after the run, to a reply whose calls the thread holds answers for: the thread takes it, as in the SDK\'s runner', async () => {
+    const { sdk, ours } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const runner = makeRunner(thread, {});
+      await runner;
+      const before = runner.params;
+      runner.setMessagesParams({ ...before, messages: before.messages.slice(0, 2) });
+      return comparable({ thread: shape(thread.messages), params: shape(runner.params.messages) });
+    });
+    expect(ours).toEqual(sdk);
+    expect((ours as { thread: string[] }).thread).toEqual(['user: Weather in Paris?', 'assistant: tool_use']);
+  });
+});
+
 async function collectStreams(runner: AsyncIterable<{ finalMessage(): Promise<unknown> }>) {
   for await (const stream of runner) await stream.finalMessage();
 }
