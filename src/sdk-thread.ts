@@ -338,7 +338,7 @@ function additionsTo(held: readonly BetaMessageParam[], { messages, callsOpen }:
   if (goesOn(held, messages)) {
     const added = withoutUnkeptReply(held.slice(messages.length), messages.length === ownReplyAt);
     const waits = callsOpen && toolUsesOf(last).length > 0;
-    return !waits || added.some((message) => answeredIds(message).size > 0) ? copyHistory(added) : [];
+    return !waits || holdsResults(added) ? copyHistory(added) : [];
   }
   // Past the results the run holds for the reply before them, which the thread gets with the next turn.
   const results = messages.length - 1;
@@ -361,9 +361,13 @@ function withoutUnkeptReply(added: BetaMessageParam[], own: boolean): BetaMessag
 
 /** Whether `held` goes on past `messages`, which ends with calls, with nothing that answers them. */
 function addedWhileCallsWait(held: readonly BetaMessageParam[], messages: readonly BetaMessageParam[]): boolean {
-  if (toolUsesOf(messages.at(-1)).length === 0 || !goesOn(held, messages)) return false;
-  for (let i = messages.length; i < held.length; i++) if (answeredIds(held[i]).size > 0) return false;
-  return true;
+  return toolUsesOf(messages.at(-1)).length > 0 && goesOn(held, messages) && !holdsResults(held, messages.length);
+}
+
+/** Whether a message of `messages` from `from` on holds tool results. */
+function holdsResults(messages: readonly BetaMessageParam[], from = 0): boolean {
+  for (let i = from; i < messages.length; i++) if (answeredIds(messages[i]).size > 0) return true;
+  return false;
 }
 
 /**
