@@ -22,3 +22,8 @@ export function described(value: unknown): string {
 export function errorName(error: Error): string {
   return error.name && error.name !== 'Error' ? error.name : error.constructor.name || 'Error';
 }
+
+/** A name as a "did you mean" compares it: without its case, separators and spaces. */
+export function plainName(name: string): string {
+  return name.toLowerCase().replace(/[-_\s]/g, '');
+}

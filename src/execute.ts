@@ -14,7 +14,8 @@ import { openApprovals } from './nested-approvals.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import { invalidResultKind } from './result-kind.js';
-import { RETRY_HINT } from './schema.js';
+import { plainName } from './described.js';
+import { withoutRetryHint } from './schema.js';
 import { validateInput } from './tool-input.js';
 import type { RunScope } from './scope.js';
 import type { HeldCall } from './snapshot.js';
@@ -294,7 +295,7 @@ export function toolEnd(call: ToolCall, result: BetaToolResultBlockParam, contex
 function issuesText(message: ToolResultContent): string {
   const whole = typeof message === 'string' ? message : message.map((block) => (block.type === 'text' ? block.text : '')).join(' ');
   // (Without the hint to the model, which means nothing in a log.)
-  const text = (whole.endsWith(RETRY_HINT) ? whole.slice(0, -RETRY_HINT.length) : whole).replace(/\s+/g, ' ').trim();
+  const text = withoutRetryHint(whole).replace(/\s+/g, ' ').trim();
   return text ? `: ${text.length > 300 ? `${text.slice(0, 299)}…` : text}` : '';
 }
 
@@ -312,7 +313,7 @@ function invalid(message: ToolResultContent, call: ToolCall, context: ExecutionC
   context.logger.warn(`Tool '${call.name}' (${call.id}): the input ${editor} gave is invalid (it is validated as the model's input is, before the schema's transforms: start from call.toolUse.input); the call was not run${issues}`);
   // Not "fix the input and call again": the model's own input was not the one rejected.
   const note = `Error: ${editor} replaced the input of this call with one that is not valid, so the call was not run.`;
-  return failed(typeof message === 'string' ? `${note}\n${message.endsWith(RETRY_HINT) ? message.slice(0, -RETRY_HINT.length) : message}` : [{ type: 'text', text: note }, ...message], call, context);
+  return failed(typeof message === 'string' ? `${note}\n${withoutRetryHint(message)}` : [{ type: 'text', text: note }, ...message], call, context);
 }
 
 /** The call as it is held while it waits: its input, the hook's (`given`), a sub-agent's state for an agent tool's call. */
@@ -329,8 +330,7 @@ function waiting(pending: HeldCall, call: ToolCall, context: ExecutionContext): 
 
 /** ". Did you mean 'x'?" for a name that differs from a tool's only in case or separators. */
 function suggestion(name: string, tools: ReadonlyMap<string, RunnableTool>): string {
-  const plain = (value: string) => value.toLowerCase().replace(/[-_\s]/g, '');
-  for (const known of tools.keys()) if (plain(known) === plain(name)) return `. Did you mean '${known}'?`;
+  for (const known of tools.keys()) if (plainName(known) === plainName(name)) return `. Did you mean '${known}'?`;
   return '';
 }
 

@@ -1,5 +1,5 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
-import { described } from './described.js';
+import { described, plainName } from './described.js';
 import { OPTION_KEYS } from './options.js';
 import { type CompactionControl, checkCompactionControl } from './compaction.js';
 import { rejectCompactionParam } from './server-compaction.js';
@@ -62,15 +62,13 @@ export function splitParams(params: RunnerParams): SplitParams {
 
 /** The setting of the runner that `key` misspells (its case, its separators, or one letter of a long name), if any. */
 function misspeltSetting(key: string): string | undefined {
-  const plainKey = plain(key);
+  const plainKey = plainName(key);
   for (const name of SETTING_NAMES) {
-    const plainName = plain(name);
-    if (plainKey === plainName || (plainName.length >= 8 && oneEditApart(plainKey, plainName))) return name;
+    const plain = plainName(name);
+    if (plainKey === plain || (plain.length >= 8 && oneEditApart(plainKey, plain))) return name;
   }
   return undefined;
 }
-
-const plain = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
 
 /** Whether `a` becomes `b` by one letter added, removed or changed. */
 function oneEditApart(a: string, b: string): boolean {

@@ -124,7 +124,12 @@ function describe(value: unknown): string {
 }
 
 /** The last line of an invalid call's result: the model may call again. */
-export const RETRY_HINT = '\nFix the input and call the tool again.';
+const RETRY_HINT = '\nFix the input and call the tool again.';
+
+/** `text` without the hint to call the tool again at its end (for a log, or an input the model did not write). */
+export function withoutRetryHint(text: string): string {
+  return text.endsWith(RETRY_HINT) ? text.slice(0, -RETRY_HINT.length) : text;
+}
 
 /** The issues an invalid call's result lists, and the characters of a path or message it shows: never a huge input echoed. */
 const MAX_ISSUES = 20;
