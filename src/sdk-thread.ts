@@ -12,6 +12,7 @@ import type { RunnerSettings } from './settings.js';
 import type { RunnerParams } from './surface.js';
 import { answeredIds, copyHistory, extendsHistory, hasEmptyContent, sameKeptMessage, toolUsesOf } from './history.js';
 import type { BetaMessageParam } from './types.js';
+import { endsWithPartialReply, stateOf } from './thread-state.js';
 
 /** What the runner uses of a `BetaMessageThread` (its public methods; `_state` to replace a rewritten history). */
 export interface MessageThreadLike {
@@ -124,7 +125,10 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     throw new TypeError('toolRunner(thread, settings): `thread` cannot be set: the run goes over the thread you gave');
   }
   const { unsupportedRequestBehavior: _behavior, messages, ...fields } = thread.params;
-  const params = { ...fields, messages: [...(messages as BetaMessageParam[])], ...settings } as RunnerParams;
+  const history = messages as BetaMessageParam[];
+  // A reply whose stream broke the thread sends its turn again without: the run's history starts without it too.
+  const partial = endsWithPartialReply(thread, history);
+  const params = { ...fields, messages: partial ? history.slice(0, -1) : [...history], ...settings } as RunnerParams;
   // A server-side compaction (compactBeforeNextTurn) goes beside the thread, on a fork of it (the whole history, a
   // thread of its own), as the SDK's runner sends it; the run then gives the thread the compacted history, or not.
   let fork: MessageThreadLike | undefined;
@@ -134,8 +138,9 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     if (fork && stateOf(fork)?.threading === false) stateOf(thread)?.stopThreading?.();
     fork = undefined;
   };
-  // Where the reply of the run's last turn on the thread goes (or went): a reply there is the run's own.
-  let ownReplyAt: number | undefined;
+  // Where the reply of the run's last turn on the thread goes (or went): a reply there is the run's own (and the
+  // partial one the run started without, which is no addition of the program's).
+  let ownReplyAt: number | undefined = partial ? history.length - 1 : undefined;
   const on = (body: Record<string, unknown>) => {
     settleFork();
     if (body['compaction'] !== undefined) return (fork = compactionFork(thread, body));
@@ -195,20 +200,6 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
 function fieldsOf(params: Record<string, unknown>): Record<string, unknown> {
   const { messages: _messages, tools: _tools, unsupportedRequestBehavior: _setting, ...fields } = params;
   return fields;
-}
-
-/** What the runner uses of a thread's `_state` (the SDK's `ThreadState`), where the public methods do not reach. */
-interface ThreadStateLike {
-  readonly threading?: boolean;
-  fork?(fields: Record<string, unknown>): unknown;
-  stopThreading?(): void;
-  setMessages?(messages: BetaMessageParam[]): void;
-  setParams?(params: Record<string, unknown>): void;
-  checkNextTurn?(fields: Record<string, unknown>): void;
-}
-
-function stateOf(thread: MessageThreadLike): ThreadStateLike | undefined {
-  return (thread as { _state?: ThreadStateLike })._state;
 }
 
 /**

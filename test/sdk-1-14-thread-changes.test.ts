@@ -354,6 +354,63 @@ describe('over an SDK thread, what another run or the program put there is never
   });
 });
 
+describe('over an SDK thread, a new runner after a stream that broke (the thread keeps the reply in part)', () => {
+  // The reply's text, then an error event: the run fails, and the SDK's thread keeps the text as a partial reply.
+  const broken = (): Step[] => [
+    { content: [text('Half a rep')], error: { status: 500, afterEvents: 4 } } as Step,
+    { content: [text('21°C.')] },
+    { content: [text('Sunny tomorrow.')] },
+  ];
+  const failedFirst = async (makeRunner: (thread: any, settings: any) => any, thread: any) => {
+    await expect(collectStreams(makeRunner(thread, { stream: true }))).rejects.toThrow();
+    expect(shape(thread.messages)).toEqual(['user: Weather in Paris?', 'assistant: text']);
+  };
+
+  it('the new run starts without the partial reply, which the thread sends its turn again without, as in the SDK\'s runner', async () => {
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(broken, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      await failedFirst(makeRunner, thread);
+      const retry = makeRunner(thread, { stream: true });
+      await collectStreams(retry);
+      return comparable({ thread: thread.messages, params: retry.params.messages });
+    });
+    expect(ours).toEqual(sdk);
+    expect(shape((ours as { params: never }).params)).toEqual(['user: Weather in Paris?', 'assistant: text']);
+    expect(historyProblems((ours as { thread: never }).thread)).toEqual([]);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+  });
+
+  it('a runner made before another one went on: pushed to afterwards, it keeps the other\'s reply and sends the question after it', async () => {
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(broken, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      await failedFirst(makeRunner, thread);
+      const early = makeRunner(thread, { stream: true });
+      await collectStreams(makeRunner(thread, { stream: true }));
+      thread.append(note);
+      early.pushMessages({ role: 'user', content: 'And tomorrow?' });
+      await collectStreams(makeRunner(thread, { stream: true }));
+      return comparable(thread.messages);
+    });
+    expect(ours).toEqual(sdk);
+    expect(shape(ours as never)).toEqual(['user: Weather in Paris?', 'assistant: text', `user: ${note.content}`, 'user: And tomorrow?', 'assistant: text']);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+  });
+
+  it('an assistant message the program appended before the runner was made (a prefill) is no partial reply: it is sent', async () => {
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(() => [{ content: [text(' there.')] }], async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      thread.append({ role: 'assistant', content: 'Hello' });
+      const runner = makeRunner(thread, { stream: true });
+      const before = shape(runner.params.messages);
+      await collectStreams(runner);
+      return comparable({ before, thread: shape(thread.messages) });
+    });
+    expect(ours).toEqual(sdk);
+    expect((ours as { before: string[] }).before).toEqual(['user: Weather in Paris?', 'assistant: Hello']);
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+  });
+});
+
 async function collectStreams(runner: AsyncIterable<{ finalMessage(): Promise<unknown> }>) {
   for await (const stream of runner) await stream.finalMessage();
 }
