@@ -19,7 +19,7 @@ import { initialRequestOptions } from './request-options.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { listenerScope, runTracing } from './run-tracing.js';
-import { OVER_MESSAGE_THREAD, handBackHistory, lendableClient, setThreadFields, threadChanges } from './sdk-thread.js';
+import { OVER_MESSAGE_THREAD, callsNotRunOn, handBackHistory, lendableClient, setThreadFields, threadChanges } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsRead } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
@@ -50,6 +50,8 @@ export abstract class RunnerControls implements Runner {
     checkClient(client);
     const { maxToolResultChars } = checkOptions(options);
     const state = new RunState(params, snapshot);
+    // Calls an earlier run over the same SDK thread decided not to run are answered so here too.
+    for (const [id, text] of callsNotRunOn(client) ?? []) state.markNotRun(id, text);
     const logger = runnerLogger(client, options.logger);
     // A reply had arrived: in the run a snapshot was taken of, or in an SDK thread's history (its markers are left out up to it).
     const overSdkThread = OVER_MESSAGE_THREAD in client;
@@ -228,7 +230,7 @@ export abstract class RunnerControls implements Runner {
       this.state.dropRepeatedReplies(history);
       this.state.takeRepliesAsParams();
       // Over an SDK thread, the thread holds the new history at once, as the SDK's runner sets it.
-      handBackHistory(this.run.client, this.state.messages, 'ended');
+      handBackHistory(this.run.client, this.state.messages, 'ended', this.state.notRun);
     } else {
       // What the history held when the body got the reply: once the body is done, what repeats the reply is left out.
       if (!this.turn.tookControl) this.turn.historyBefore = history;
@@ -294,8 +296,10 @@ export abstract class RunnerControls implements Runner {
       state.apiParams = fields;
     }
     const added = changes.messages;
-    if (added.length === 0) return NOTHING_ADDED;
-    state.messages.push(...added);
+    // Another run answered calls the history left unanswered: the thread's history, with those answers, is the run's.
+    if (changes.history) state.messages.splice(0, state.messages.length, ...changes.history);
+    else if (added.length === 0) return NOTHING_ADDED;
+    else state.messages.push(...added);
     state.historySetByCaller = true;
     return added;
   }

@@ -254,7 +254,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   #handBackHistory(exit: RunExit, takingChanges = exit !== 'left'): void {
     try {
       if (takingChanges) this.takeThreadChanges();
-      handBackHistory(this.run.client, this.state.messages, exit);
+      handBackHistory(this.run.client, this.state.messages, exit, this.state.notRun);
     } catch (error) {
       this.run.logger.warn(`The run's last messages could not be handed back to its thread: ${(error as Error).message}`);
     }

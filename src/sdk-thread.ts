@@ -10,9 +10,10 @@ import { notSent } from './errors.js';
 import type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnerParams } from './surface.js';
-import { answeredIds, copyHistory, extendsHistory, hasEmptyContent, sameKeptMessage, toolUsesOf } from './history.js';
+import { copyHistory, extendsHistory } from './history.js';
 import type { BetaMessageParam } from './types.js';
 import { endsWithPartialReply, stateOf } from './thread-state.js';
+import { type RunHistory, addedWhileCallsWait, additionsTo, answeredAhead, goesOn } from './thread-additions.js';
 
 /** What the runner uses of a `BetaMessageThread` (its public methods; `_state` to replace a rewritten history). */
 export interface MessageThreadLike {
@@ -46,8 +47,26 @@ export function lendableClient(client: ClientLike): ClientLike {
  */
 export type RunExit = 'ended' | 'failed' | 'left';
 
-/** What a client over a thread holds under `OVER_MESSAGE_THREAD`: gives the thread the run's history. */
-export type HandBack = (messages: BetaMessageParam[], exit: RunExit) => void;
+/**
+ * What a client over a thread holds under `OVER_MESSAGE_THREAD`: gives the thread the run's history, and keeps beside
+ * the thread the answers of the calls the run decided not to run (`notRun`).
+ */
+export type HandBack = (messages: BetaMessageParam[], exit: RunExit, notRun: ReadonlyMap<string, string> | undefined) => void;
+
+/**
+ * Beside each thread, the calls its runs decided not to run, by id, with the error that answers them: cut off by
+ * `max_tokens` (one `runToolsEagerly` had started: its result was not kept), in a paused turn, past a limit. The
+ * thread keeps such a reply's calls unanswered; a later run over it answers them so too, and never runs them.
+ */
+const notRunBeside = new WeakMap<MessageThreadLike, Map<string, string>>();
+
+/** The key, on a client over a thread, of the calls its runs decided not to run (`notRunBeside`). */
+const NOT_RUN = Symbol('tool-runner.threadNotRun');
+
+/** The calls earlier runs over the client's thread decided not to run, with their answers; none off a thread. */
+export function callsNotRunOn(client: ClientLike): ReadonlyMap<string, string> | undefined {
+  return (client as { [NOT_RUN]?: () => ReadonlyMap<string, string> | undefined })[NOT_RUN]?.();
+}
 
 /** The key, on a client over a thread, of what tells what the program changed on the thread itself. */
 const CHANGES = Symbol('tool-runner.threadChanges');
@@ -56,16 +75,16 @@ const CHANGES = Symbol('tool-runner.threadChanges');
 export interface ThreadChanges {
   messages: BetaMessageParam[];
   fields: FieldChanges | undefined;
+  /**
+   * The thread's whole history, to take as the run's, when another run over the thread answered calls the run's
+   * history leaves unanswered before other messages (`answeredAhead`); `messages` is then what follows the run's own.
+   */
+  history?: BetaMessageParam[];
 }
 /** Request fields set (`changed`) and removed (`removed`). */
 export interface FieldChanges {
   changed: Record<string, unknown>;
   removed: string[];
-}
-/** The run's history, and whether calls it ends with may still run (the loop body is done with them, or they wait for approval). */
-export interface RunHistory {
-  messages: readonly BetaMessageParam[];
-  callsOpen: boolean;
 }
 type Changes = (history: RunHistory | undefined) => ThreadChanges;
 
@@ -86,8 +105,8 @@ type SetFields = (changes: FieldChanges) => void;
  * Gives the thread a run's history when the run ends (the results of its last calls, when no request
  * followed them: a limit, an abort), so that `thread.messages` holds the whole run.
  */
-export function handBackHistory(client: ClientLike, messages: BetaMessageParam[], exit: RunExit): void {
-  (client as { [OVER_MESSAGE_THREAD]?: HandBack })[OVER_MESSAGE_THREAD]?.(messages, exit);
+export function handBackHistory(client: ClientLike, messages: BetaMessageParam[], exit: RunExit, notRun?: ReadonlyMap<string, string>): void {
+  (client as { [OVER_MESSAGE_THREAD]?: HandBack })[OVER_MESSAGE_THREAD]?.(messages, exit, notRun);
 }
 
 /**
@@ -166,8 +185,13 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   // The run's history, as the SDK's runner leaves it on its thread: what the thread lacks, or in place of what the loop
   // body changed (a reply it replaced or dropped). The SDK's thread takes the body's changes once the body is done, so a
   // run the body left keeps the thread as it is; one that failed once a reply came holds less: the thread keeps the reply.
-  const handBack: HandBack = (messages, exit) => {
+  const handBack: HandBack = (messages, exit, notRun) => {
     settleFork();
+    if (notRun && notRun.size > 0) {
+      const kept = notRunBeside.get(thread) ?? new Map<string, string>();
+      for (const [id, text] of notRun) kept.set(id, text);
+      notRunBeside.set(thread, kept);
+    }
     if (exit === 'left' || (exit === 'failed' && goesOn(thread.messages, messages))) return;
     // A history whose calls wait (for approval) leaves the thread what the program added to it meanwhile: the run takes
     // it in once the calls are answered. (One cut back to calls the thread holds answers for is the thread's.)
@@ -190,9 +214,13 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     const now = fieldsOf(params);
     const fields = fieldChanges(known, now);
     known = now;
-    return { messages: history ? additionsTo(messages as BetaMessageParam[], history, ownReplyAt) : [], fields };
+    if (!history) return { messages: [], fields };
+    const held = messages as BetaMessageParam[];
+    const added = additionsTo(held, history, ownReplyAt);
+    const answered = added.length === 0 ? answeredAhead(held, history.messages) : undefined;
+    return answered ? { messages: copyHistory(held.slice(answered)), fields, history: copyHistory(held) } : { messages: added, fields };
   };
-  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [SET_FIELDS]: setFields, [CHANGES]: changes, [LENT_CLIENT]: lent };
+  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [SET_FIELDS]: setFields, [CHANGES]: changes, [NOT_RUN]: () => notRunBeside.get(thread), [LENT_CLIENT]: lent };
   return { client: client as ClientLike, params };
 }
 
@@ -315,58 +343,4 @@ function replaceFields(thread: MessageThreadLike, changed: Record<string, unknow
   const { messages, unsupportedRequestBehavior: _setting, ...fields } = thread.params;
   for (const key of removed) delete fields[key];
   state.setParams({ ...fields, ...changed, messages });
-}
-
-/**
- * What `held` (a thread's history) holds past the run's: past all of it, or past all but the results that end it, which
- * the thread gets with the next turn (the SDK's runner puts a reply's results right after it, ahead of what was added).
- * None when `held` does not go on from it. Past calls that may still run, only what answers them (another run over the
- * thread, or the program itself, sent results: the SDK's runner then runs none of them); anything else goes after their
- * results, once the run has them (a run stopped for approval leaves it in the thread meanwhile).
- */
-function additionsTo(held: readonly BetaMessageParam[], { messages, callsOpen }: RunHistory, ownReplyAt: number | undefined): BetaMessageParam[] {
-  const last = messages.at(-1);
-  if (goesOn(held, messages)) {
-    const added = withoutUnkeptReply(held.slice(messages.length), messages.length === ownReplyAt);
-    const waits = callsOpen && toolUsesOf(last).length > 0;
-    return !waits || holdsResults(added) ? copyHistory(added) : [];
-  }
-  // Past the results the run holds for the reply before them, which the thread gets with the next turn.
-  const results = messages.length - 1;
-  if (answeredIds(last).size === 0 || toolUsesOf(messages[results - 1]).length === 0 || !goesOn(held, messages, results)) return [];
-  const added = held.slice(results);
-  // Results the thread holds already are the run's, not an addition.
-  return answeredIds(added[0]).size > 0 ? [] : copyHistory(added);
-}
-
-/**
- * `added` without the reply it starts with when that is the run's own (`own`: where the run's last turn put its reply)
- * and the run did not keep it: alone (a stream that broke, which the thread keeps in part; a reply the loop body left),
- * or empty, which cannot be sent. A reply something follows stays: the program, or another run, went on from it.
- */
-function withoutUnkeptReply(added: BetaMessageParam[], own: boolean): BetaMessageParam[] {
-  const first = added[0];
-  if (first?.role !== 'assistant') return added;
-  return hasEmptyContent(first) || (own && added.length === 1) ? added.slice(1) : added;
-}
-
-/** Whether `held` goes on past `messages`, which ends with calls, with nothing that answers them. */
-function addedWhileCallsWait(held: readonly BetaMessageParam[], messages: readonly BetaMessageParam[]): boolean {
-  return toolUsesOf(messages.at(-1)).length > 0 && goesOn(held, messages) && !holdsResults(held, messages.length);
-}
-
-/** Whether a message of `messages` from `from` on holds tool results. */
-function holdsResults(messages: readonly BetaMessageParam[], from = 0): boolean {
-  for (let i = from; i < messages.length; i++) if (answeredIds(messages[i]).size > 0) return true;
-  return false;
-}
-
-/**
- * Whether `held` (a thread's history) is the first `length` messages of `messages` (the run's), then more. (Lengths
- * first: a thread that holds no more than the run, as on every turn of a run, costs no comparison.)
- */
-function goesOn(held: readonly BetaMessageParam[], messages: readonly BetaMessageParam[], length = messages.length): boolean {
-  if (held.length <= length) return false;
-  for (let i = 0; i < length; i++) if (!sameKeptMessage(messages[i]!, held[i]!)) return false;
-  return true;
 }

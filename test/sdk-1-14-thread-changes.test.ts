@@ -164,6 +164,61 @@ describe('over an SDK thread, what the program appends past calls', () => {
   });
 });
 
+describe('over an SDK thread, calls a run decided not to run (cut off by max_tokens) are not run by a later run over the thread', () => {
+  const cutTwice = (): Step[] => [
+    // The text after the first call streams slowly: runToolsEagerly starts that call before the reply is cut off.
+    { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_m1'), text('and then Oslo, slowly'), toolUse('get_weather', { location: 'Oslo' }, 'toolu_m2')], stop_reason: 'max_tokens', chunkSize: 4, eventDelayMs: 10 },
+    { content: [text('Sorry, cut off.')] },
+    { content: [text('Done.')] },
+  ];
+  const answersOf = (message: { content?: unknown }) => (message.content as Array<{ content: string }>).map((block) => block.content);
+
+  for (const note of [false, true]) {
+    it(`a call runToolsEagerly started before the cut-off runs once, and the next runner answers both calls as the first one would (a note appended first: ${note})`, async () => {
+      const server = await mockServer(cutTwice());
+      const log: string[] = [];
+      const thread = server.client().beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      const first = toolRunner(thread, { stream: true, runToolsEagerly: true });
+      await first;
+      expect(first.stoppedBy).toBe('model');
+      expect(log).toEqual(['get_weather Paris']);
+      if (note) thread.append({ role: 'user', content: 'Go on.' });
+      await toolRunner(thread, { stream: true, runToolsEagerly: true });
+      expect(log).toEqual(['get_weather Paris']);
+      const answers = answersOf(thread.messages[2]!);
+      expect(answers[0]).toMatch(/^Error: the reply was cut off \(it reached max_tokens\) after the call to 'get_weather' had started/);
+      expect(answers[1]).toMatch(/^Error: the call to 'get_weather' was cut off \(the reply reached max_tokens\), so it was not run/);
+      for (const request of server.requests) expect(historyProblems(request.messages as never)).toEqual([]);
+    });
+  }
+
+  it('without runToolsEagerly: the next runner runs none of the calls, as the SDK\'s runner runs none', async () => {
+    const { sdkLog, ourLog } = await overThreadBoth(cutTwice, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      await makeRunner(thread, {});
+      await makeRunner(thread, {});
+    });
+    expect(ourLog).toEqual(sdkLog);
+    expect(ourLog).toEqual([]);
+  });
+
+  it('a stale runner, pushed to after another answered its cut-off call and got a reply: that reply stays, and every request is valid', async () => {
+    const server = await mockServer([{ content: [text('Let me'), toolUse('get_weather', { location: 'Paris' }, 'toolu_c1')], stop_reason: 'max_tokens' }, { content: [text("B's reply.")] }, { content: [text('Done.')] }]);
+    const thread = server.client().beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather([])] } as never);
+    const first = toolRunner(thread, {});
+    await first;
+    thread.append(note);
+    expect(shape(first.params.messages).at(-1)).toBe(`user: ${note.content}`);
+    await toolRunner(thread, {});
+    first.pushMessages({ role: 'user', content: 'Late.' });
+    await toolRunner(thread, {});
+    expect(shape(thread.messages)).toEqual(['user: Weather in Paris?', 'assistant: text', 'user: tool_result', `user: ${note.content}`, 'assistant: text', 'user: Late.', 'assistant: text']);
+    expect(shape(first.params.messages)).toEqual(shape(thread.messages));
+    for (const request of server.requests) expect(historyProblems(request.messages as never)).toEqual([]);
+    expect(wire(server.requests.at(-1)!).body).toMatchObject({ thread: { type: 'continue' }, messages: [{ role: 'user', content: 'Late.' }] });
+  });
+});
+
 describe('over an SDK thread, the fields the program sets on the thread itself are sent, as in the SDK\'s runner', () => {
   it('thread.update() in the loop body: the next request and the params have the new fields', async () => {
     const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
