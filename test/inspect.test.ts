@@ -288,6 +288,30 @@ describe('what the page is fed and the recorded file', () => {
     expect(ofType(fed, 'run.end')).toHaveLength(2);
   });
 
+  it('runs at once whose batches went out (to the file) as one JSON each, then dropped past maxRuns: a page opened later gets the kept runs whole', async () => {
+    const server = await mockServer({ steps: Array.from({ length: 4 }, (_, i) => ({ content: [text(`answer ${i}`)], delayMs: 30 })) });
+    const inspect = await start({ maxRuns: 2, record: join(dir, 'at-once.jsonl') });
+    await Promise.all([0, 1, 2, 3].map(() => toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent })));
+    const fed = await readFeed(inspect.url, (records) => records.length > 0);
+    const runs = [...new Set(fed.map((record) => record.run))];
+    expect(runs).toHaveLength(2);
+    for (const run of runs) expect(fed.filter((record) => record.run === run).map((record) => record.type)).toEqual(['run.start', 'request.start', 'request.end', 'run.end']);
+    // The file has every run, dropped or kept.
+    expect(new Set(lines(join(dir, 'at-once.jsonl')).map((record) => record.run)).size).toBe(4);
+  });
+
+  it('a page that reconnects (Last-Event-ID: the number of the last record it got) is fed only what came after', async () => {
+    const server = await mockServer({ steps: [{ content: [text('one')] }, { content: [text('two')] }] });
+    const inspect = await start();
+    await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
+    const first = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'));
+    expect(first.map((record) => record.type)).toEqual(['run.start', 'request.start', 'request.end', 'run.end']);
+    await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
+    const again = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'), 10_000, { 'last-event-id': String(first.length) });
+    expect(again.map((record) => record.type)).toEqual(['run.start', 'request.start', 'request.end', 'run.end']);
+    expect(again[0]!.run).not.toBe(first[0]!.run);
+  });
+
   it("a streamed sub-agent's text is joined while unsent, its request.text and agent.text alike: a few records per reply, not two per piece", async () => {
     const file = join(dir, 'sub-text.jsonl');
     const long = 'word '.repeat(400);

@@ -66,7 +66,7 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
   const capture = options.captureContent ?? isLoopback(host);
   const recording = options.record === undefined ? undefined : await Recording.open(options.record);
   const store = new RecordStore(maxRuns);
-  if (recording) store.listen((lines) => recording.append(lines));
+  if (recording) store.listen((batch) => recording.append(batch.lines));
   const approvals = new PageApprovals((record) => store.add(record));
   const runs = new Runs(store, capture);
   let server;

@@ -42,7 +42,7 @@ export class Recording {
    * several processes (or inspectors) recording to one file do not split each other's lines
    * (`appendFile` writes 512 KiB at a time, between which another writer's lines could come).
    */
-  append(lines: string[]): void {
+  append(lines: readonly string[]): void {
     const bytes = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
     this.#writing = this.#writing.then(async () => {
       if (this.#failure !== undefined) return;

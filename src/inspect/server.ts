@@ -59,11 +59,11 @@ export async function serveInspector(options: {
   function openFeed(request: IncomingMessage, response: ServerResponse): void {
     response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
     const after = Number(request.headers['last-event-id'] ?? 0);
-    const { lines, lastSeq } = store.since(Number.isFinite(after) ? after : 0);
+    const { json, lastSeq } = store.since(Number.isFinite(after) ? after : 0);
     response.write(`retry: 1000\nevent: settings\ndata: ${JSON.stringify({ ...settings, approvals: approvals !== undefined })}\n\n`);
-    if (lines.length > 0) response.write(batchEvent(lines, lastSeq));
+    if (json !== undefined) response.write(batchEvent(json, lastSeq));
     feeds.add(response);
-    const stop = store.listen((batch, last) => response.write(batchEvent(batch, last)));
+    const stop = store.listen((batch) => response.write(batchEvent(batch.json, batch.lastSeq)));
     const ping = setInterval(() => response.write(': ping\n\n'), PING_MS);
     ping.unref();
     response.on('close', () => {
@@ -127,8 +127,9 @@ function sendPage(response: ServerResponse, settings: PageSettings): void {
 }
 
 /** One SSE message per batch: the records as a JSON array, with the last one's number as its id. */
-function batchEvent(lines: string[], lastSeq: number): string {
-  return `id: ${lastSeq}\ndata: [${lines.join(',')}]\n\n`;
+/** A batch of records (`json`: one JSON array) as the feed's event, its id the number of its last record. */
+function batchEvent(json: string, lastSeq: number): string {
+  return `id: ${lastSeq}\ndata: ${json}\n\n`;
 }
 
 function hasToken(given: string | null, expected: Buffer): boolean {

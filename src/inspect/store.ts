@@ -6,30 +6,58 @@ import type { InspectorRecord, OtherRecord } from './records.js';
 
 type AnyRecord = InspectorRecord | OtherRecord;
 
-/** Gets each batch of new records: their JSON lines, and the sequence number of the last. */
-export type BatchListener = (lines: string[], lastSeq: number) => void;
+/** One batch of new records, as the pages take it (`json`: one JSON array) and as the file does (`lines`: one each). */
+export class Batch {
+  #lines: string[] | undefined;
+  #json: string | undefined;
+
+  constructor(
+    readonly records: readonly AnyRecord[],
+    /** The sequence number of the batch's last record: a page that reconnects asks for what came after it. */
+    readonly lastSeq: number,
+  ) {}
+
+  get lines(): readonly string[] {
+    return (this.#lines ??= this.records.map((record) => JSON.stringify(record)));
+  }
+
+  /** The records as one JSON array: one `JSON.stringify` for the batch (the lines joined, when the file made them). */
+  get json(): string {
+    return (this.#json ??= this.#lines ? `[${this.#lines.join(',')}]` : JSON.stringify(this.records));
+  }
+}
+
+/** Gets each batch of new records. */
+export type BatchListener = (batch: Batch) => void;
 
 /** How long records wait to go out together (one write to each page and to the file). */
 const BATCH_MS = 50;
 /** How many unsent text records a streamed piece of text looks back over for the one it joins. */
 const MERGE_LOOK_BACK = 4;
 
+/** The records of one batch, kept: as one JSON array once it went out (or a page asked), as the records until then. */
+interface Chunk {
+  lastSeq: number;
+  /** The runs its records belong to. */
+  runs: Set<string>;
+  json?: string | undefined;
+  records?: AnyRecord[] | undefined;
+}
+
 /**
- * Kept in three parallel arrays, not an object per record: a page may be opened late, so up to
- * `maxRuns` runs stay here (400,000 records for 100 runs of 1,000 turns), and the collector marks
- * every object a long-lived process holds on each major collection. An object per record made a
- * watched run's turn cost 13% more than an unwatched one after 60 long runs, against 5% with none kept.
+ * Kept as one JSON string per batch, not an object or a string per record: a page may be opened late, so up to
+ * `maxRuns` runs stay here (400,000 records for 100 runs of 1,000 turns), and the collector marks every object a
+ * long-lived process holds on each major collection. An object per record made a watched run's turn cost 13% more
+ * than an unwatched one after 60 long runs, against 5% with none kept. A string per record (a `JSON.stringify` per
+ * record, their join for each page) cost the watched process 25 µs a turn with a page open, against 15 µs with one
+ * per batch (bench/inspector-own-cost.ts; docs/inspector.md, "Cost").
  */
 export class RecordStore {
   #seq = 0;
-  /** Each kept record's sequence number, in order (records of evicted runs leave gaps). */
-  #seqs: number[] = [];
-  /** Each kept record's run id. */
-  #runOf: string[] = [];
-  /** Each kept record: its JSON line once sent (half the memory, one string to mark), the record until then. */
-  #items: Array<string | AnyRecord> = [];
-  /** The index of the first record not yet sent: the text of a streamed reply gathers in the last of them. */
-  #unsentFrom = 0;
+  /** The batches gone out (or waiting for a page to ask, with none open), in order. */
+  #chunks: Chunk[] = [];
+  /** The records not yet in a batch: the text of a streamed reply gathers in the last of them. */
+  #unsent: AnyRecord[] = [];
   readonly #listeners = new Set<BatchListener>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Each run's state for eviction: whether it ended, in the order the runs started. */
@@ -42,11 +70,11 @@ export class RecordStore {
 
   add(record: AnyRecord): void {
     if (this.#mergeText(record)) return;
-    this.#seqs.push(++this.#seq);
-    this.#runOf.push(record.run);
-    this.#items.push(record);
+    this.#seq++;
+    this.#unsent.push(record);
     this.#track(record);
-    this.#timer ??= setTimeout(() => this.flush(), BATCH_MS);
+    if (this.#timer) return;
+    this.#timer = setTimeout(() => this.flush(), BATCH_MS);
     // A process that only waits for the inspector's timer may exit: the timer never keeps it alive.
     this.#timer.unref?.();
   }
@@ -55,38 +83,38 @@ export class RecordStore {
   flush(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
-    const from = this.#unsentFrom;
-    const to = this.#items.length;
-    if (from === to) return;
-    this.#unsentFrom = to;
+    const records = this.#unsent;
+    if (records.length === 0) return;
+    this.#unsent = [];
+    const chunk: Chunk = { lastSeq: this.#seq, runs: runsOf(records), records };
+    this.#chunks.push(chunk);
     // With no page open and nothing recorded, the JSON waits until a page asks for it.
     if (this.#listeners.size === 0) return;
-    const lines: string[] = [];
-    for (let i = from; i < to; i++) lines.push(this.#lineAt(i));
-    const last = this.#seqs[to - 1]!;
-    for (const listener of this.#listeners) listener(lines, last);
+    const batch = new Batch(records, chunk.lastSeq);
+    for (const listener of this.#listeners) listener(batch);
+    chunk.json = batch.json;
+    chunk.records = undefined;
   }
 
-  /** The JSON lines of every record after `seq` (all of them for 0), and the last one's number. */
-  since(seq: number): { lines: string[]; lastSeq: number } {
+  /** Every record after `seq` (all of them for 0) as one JSON array (`undefined` for none), and the last one's number. */
+  since(seq: number): { json: string | undefined; lastSeq: number } {
     this.flush();
-    const lines: string[] = [];
-    for (let i = 0; i < this.#items.length; i++) if (this.#seqs[i]! > seq) lines.push(this.#lineAt(i));
-    return { lines, lastSeq: this.#seq };
+    const arrays: string[] = [];
+    for (const chunk of this.#chunks) {
+      if (chunk.lastSeq <= seq) continue;
+      chunk.json ??= JSON.stringify(chunk.records);
+      chunk.records = undefined;
+      if (chunk.json !== '[]') arrays.push(chunk.json);
+    }
+    // The arrays as one: each without its brackets, joined.
+    const json = arrays.length === 0 ? undefined : arrays.length === 1 ? arrays[0] : `[${arrays.map((array) => array.slice(1, -1)).join(',')}]`;
+    return { json, lastSeq: this.#seq };
   }
 
   /** Listens to every batch from now on; returns the function that stops listening. */
   listen(listener: BatchListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
-  }
-
-  #lineAt(i: number): string {
-    const item = this.#items[i]!;
-    if (typeof item === 'string') return item;
-    const line = JSON.stringify(item);
-    this.#items[i] = line;
-    return line;
   }
 
   /**
@@ -97,10 +125,10 @@ export class RecordStore {
    */
   #mergeText(record: AnyRecord): boolean {
     if (record.type !== 'request.text' && record.type !== 'agent.text') return false;
-    const stop = Math.max(this.#unsentFrom, this.#items.length - MERGE_LOOK_BACK);
-    for (let i = this.#items.length - 1; i >= stop; i--) {
-      // Unsent records are objects still (a record becomes its line only once sent).
-      const last = this.#items[i] as AnyRecord;
+    const unsent = this.#unsent;
+    const stop = Math.max(0, unsent.length - MERGE_LOOK_BACK);
+    for (let i = unsent.length - 1; i >= stop; i--) {
+      const last = unsent[i]!;
       if (last.type !== 'request.text' && last.type !== 'agent.text') return false;
       // Another run's text (two runs stream at once): looked past.
       if (last.run !== record.run) continue;
@@ -144,26 +172,33 @@ export class RecordStore {
     this.#drop(dropped);
   }
 
-  /** Drops the records of `runs` in place, keeping the others in order. */
+  /**
+   * Drops the records of `runs`, keeping the others in order: a batch of those runs only goes; one that holds
+   * records of other runs too (runs that went at once) keeps theirs.
+   */
   #drop(runs: Set<string>): void {
-    let kept = 0;
-    let unsentFrom = this.#unsentFrom;
-    const length = this.#items.length;
-    for (let i = 0; i < length; i++) {
-      if (runs.has(this.#runOf[i]!)) {
-        if (i < this.#unsentFrom) unsentFrom--;
-        continue;
+    const kept: Chunk[] = [];
+    for (const chunk of this.#chunks) {
+      let some = false;
+      let all = true;
+      for (const run of chunk.runs) {
+        if (runs.has(run)) some = true;
+        else all = false;
       }
-      this.#seqs[kept] = this.#seqs[i]!;
-      this.#runOf[kept] = this.#runOf[i]!;
-      this.#items[kept] = this.#items[i]!;
-      kept++;
+      if (!some) kept.push(chunk);
+      else if (!all) {
+        const records = (chunk.records ?? (JSON.parse(chunk.json!) as AnyRecord[])).filter((record) => !runs.has(record.run));
+        kept.push({ lastSeq: chunk.lastSeq, runs: runsOf(records), records });
+      }
     }
-    this.#seqs.length = kept;
-    this.#runOf.length = kept;
-    this.#items.length = kept;
-    this.#unsentFrom = unsentFrom;
+    this.#chunks = kept;
   }
+}
+
+function runsOf(records: readonly AnyRecord[]): Set<string> {
+  const runs = new Set<string>();
+  for (const record of records) runs.add(record.run);
+  return runs;
 }
 
 /** Whether two sub-agent paths (or call paths) are the same; both absent for a run's own records. */
