@@ -10,7 +10,7 @@ import { notSent } from './errors.js';
 import type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnerParams } from './surface.js';
-import { copyHistory, extendsHistory } from './history.js';
+import { copyHistory, extendsHistory, toolUsesOf } from './history.js';
 import type { BetaMessageParam } from './types.js';
 import { endsWithPartialReply, stateOf } from './thread-state.js';
 import { type RunHistory, addedWhileCallsWait, additionsTo, answeredAhead, goesOn } from './thread-additions.js';
@@ -54,11 +54,37 @@ export type RunExit = 'ended' | 'failed' | 'left';
 export type HandBack = (messages: BetaMessageParam[], exit: RunExit, notRun: ReadonlyMap<string, string> | undefined) => void;
 
 /**
- * Beside each thread, the calls its runs decided not to run, by id, with the error that answers them: cut off by
- * `max_tokens` (one `runToolsEagerly` had started: its result was not kept), in a paused turn, past a limit. The
- * thread keeps such a reply's calls unanswered; a later run over it answers them so too, and never runs them.
+ * The calls runs over a thread decided not to run, by id, with the error that answers them: cut off by `max_tokens`
+ * (one `runToolsEagerly` had started: its result was not kept), in a paused turn, past a limit. The thread keeps such
+ * a reply's calls unanswered; a later run over it, or over a fork of it, answers them so too, and never runs them.
+ * Kept by the reply's `content` in the thread's history, which the thread's forks share.
  */
-const notRunBeside = new WeakMap<MessageThreadLike, Map<string, string>>();
+const notRunBeside = new WeakMap<object, Map<string, string>>();
+
+/** Keeps, beside each reply of `held` (a thread's history) with calls in `notRun`, their answers. */
+function keepNotRun(held: readonly BetaMessageParam[], notRun: ReadonlyMap<string, string>): void {
+  for (const message of held) {
+    const { content } = message;
+    if (message.role !== 'assistant' || !Array.isArray(content)) continue;
+    for (const { id } of toolUsesOf(message)) {
+      const text = notRun.get(id);
+      if (text === undefined) continue;
+      const kept = notRunBeside.get(content) ?? new Map<string, string>();
+      kept.set(id, text);
+      notRunBeside.set(content, kept);
+    }
+  }
+}
+
+/** The answers kept beside the replies of `held` (`keepNotRun`); none when there are none. */
+function notRunIn(held: readonly BetaMessageParam[]): ReadonlyMap<string, string> | undefined {
+  let all: Map<string, string> | undefined;
+  for (const { content } of held) {
+    const kept = Array.isArray(content) ? notRunBeside.get(content) : undefined;
+    if (kept) for (const [id, text] of kept) (all ??= new Map()).set(id, text);
+  }
+  return all;
+}
 
 /** The key, on a client over a thread, of the calls its runs decided not to run (`notRunBeside`). */
 const NOT_RUN = Symbol('tool-runner.threadNotRun');
@@ -182,21 +208,11 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
       }),
     stream: (body, options) => keepingTools(on(body), (thread) => thread.stream(...turnOf(thread, body), options)) as ReturnType<MessagesApi['stream']>,
   };
-  // The run's history, as the SDK's runner leaves it on its thread: what the thread lacks, or in place of what the loop
-  // body changed (a reply it replaced or dropped). The SDK's thread takes the body's changes once the body is done, so a
-  // run the body left keeps the thread as it is; one that failed once a reply came holds less: the thread keeps the reply.
+  // The run's history goes to the thread (handBackTo); the answers of its calls not to run, beside their replies there.
   const handBack: HandBack = (messages, exit, notRun) => {
     settleFork();
-    if (notRun && notRun.size > 0) {
-      const kept = notRunBeside.get(thread) ?? new Map<string, string>();
-      for (const [id, text] of notRun) kept.set(id, text);
-      notRunBeside.set(thread, kept);
-    }
-    if (exit === 'left' || (exit === 'failed' && goesOn(thread.messages, messages))) return;
-    // A history whose calls wait (for approval) leaves the thread what the program added to it meanwhile: the run takes
-    // it in once the calls are answered. (One cut back to calls the thread holds answers for is the thread's.)
-    if (exit !== 'failed' && addedWhileCallsWait(thread.messages, messages)) return;
-    stage(thread, messages);
+    handBackTo(thread, messages, exit);
+    if (notRun && notRun.size > 0) keepNotRun(thread.messages, notRun);
   };
   // Sub-agents get the thread's own client: they are conversations of their own, never the thread's.
   const lent = (thread as { _client?: ClientLike & { logger?: unknown; logLevel?: unknown } })._client;
@@ -220,8 +236,21 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     const answered = added.length === 0 ? answeredAhead(held, history.messages) : undefined;
     return answered ? { messages: copyHistory(held.slice(answered)), fields, history: copyHistory(held) } : { messages: added, fields };
   };
-  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [SET_FIELDS]: setFields, [CHANGES]: changes, [NOT_RUN]: () => notRunBeside.get(thread), [LENT_CLIENT]: lent };
+  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [SET_FIELDS]: setFields, [CHANGES]: changes, [NOT_RUN]: () => notRunIn(thread.messages), [LENT_CLIENT]: lent };
   return { client: client as ClientLike, params };
+}
+
+/**
+ * The run's history, as the SDK's runner leaves it on its thread: what the thread lacks, or in place of what the loop
+ * body changed (a reply it replaced or dropped). The SDK's thread takes the body's changes once the body is done, so a
+ * run the body left keeps the thread as it is; one that failed once a reply came holds less: the thread keeps the reply.
+ */
+function handBackTo(thread: MessageThreadLike, messages: BetaMessageParam[], exit: RunExit): void {
+  if (exit === 'left' || (exit === 'failed' && goesOn(thread.messages, messages))) return;
+  // A history whose calls wait (for approval) leaves the thread what the program added to it meanwhile: the run takes
+  // it in once the calls are answered. (One cut back to calls the thread holds answers for is the thread's.)
+  if (exit !== 'failed' && addedWhileCallsWait(thread.messages, messages)) return;
+  stage(thread, messages);
 }
 
 /** A thread's request fields, of its `params`: not the history, the tools (it keeps the runnable ones), its own setting. */

@@ -192,6 +192,17 @@ describe('over an SDK thread, calls a run decided not to run (cut off by max_tok
     });
   }
 
+  it('a runner over a fork of the thread (thread.fork()) runs none of them either: the call that started runs once', async () => {
+    const server = await mockServer(cutTwice());
+    const log: string[] = [];
+    const thread = server.client().beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+    await toolRunner(thread, { stream: true, runToolsEagerly: true });
+    const fork = (thread as unknown as { fork(): typeof thread }).fork();
+    await toolRunner(fork, { stream: true, runToolsEagerly: true });
+    expect(log).toEqual(['get_weather Paris']);
+    expect(answersOf(fork.messages[2]!).map((answer) => answer.slice(0, 24))).toEqual(['Error: the reply was cut', "Error: the call to 'get_"]);
+  });
+
   it('without runToolsEagerly: the next runner runs none of the calls, as the SDK\'s runner runs none', async () => {
     const { sdkLog, ourLog } = await overThreadBoth(cutTwice, async (makeRunner, client, log) => {
       const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
