@@ -19,7 +19,7 @@ import { initialRequestOptions } from './request-options.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { listenerScope, runTracing } from './run-tracing.js';
-import { OVER_MESSAGE_THREAD, callsNotRunOn, handBackHistory, lendableClient, setThreadFields, threadChanges } from './sdk-thread.js';
+import { OVER_MESSAGE_THREAD, callsNotRunOn, handBackHistory, partialReplyAt, lendableClient, setThreadFields, threadChanges } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsRead } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
@@ -302,6 +302,14 @@ export abstract class RunnerControls implements Runner {
     else state.messages.push(...added);
     state.historySetByCaller = true;
     return added;
+  }
+
+  /** Over an SDK thread, before the first turn: a partial reply the thread sends the turn again without goes (sdk-thread.ts). */
+  protected dropPartialReply(): void {
+    const at = partialReplyAt(this.run.client, this.state.messages);
+    if (at === undefined) return;
+    this.state.messages.splice(at, 1);
+    this.state.historySetByCaller = true;
   }
 
   /** The number of requests sent (a failed one too), as the SDK counts them. */

@@ -64,6 +64,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     let failedAtLimit = false;
     try {
       for (;;) {
+        // Over an SDK thread: a partial reply the thread sends the turn again without (a stream that broke) goes first.
+        if (this.overSdkThread) this.dropPartialReply();
         // Calls the history ends with: a state the caller set, or a run stopped for approval.
         const answered = this.answers.answerLastMessage(undefined);
         if (answered !== 'none' && (await answered) === 'pending') {

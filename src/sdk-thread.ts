@@ -10,10 +10,11 @@ import { notSent } from './errors.js';
 import type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnerParams } from './surface.js';
-import { copyHistory, extendsHistory, toolUsesOf } from './history.js';
+import { copyHistory, extendsHistory, sameKeptMessage } from './history.js';
+import { keepNotRun, notRunIn } from './thread-not-run.js';
 import type { BetaMessageParam } from './types.js';
 import { endsWithPartialReply, stateOf } from './thread-state.js';
-import { type RunHistory, addedWhileCallsWait, additionsTo, answeredAhead, goesOn } from './thread-additions.js';
+import { type RunHistory, addedWhileCallsWait, additionsTo, answeredAhead, goesOn, replacedPartial } from './thread-additions.js';
 
 /** What the runner uses of a `BetaMessageThread` (its public methods; `_state` to replace a rewritten history). */
 export interface MessageThreadLike {
@@ -53,45 +54,24 @@ export type RunExit = 'ended' | 'failed' | 'left';
  */
 export type HandBack = (messages: BetaMessageParam[], exit: RunExit, notRun: ReadonlyMap<string, string> | undefined) => void;
 
-/**
- * The calls runs over a thread decided not to run, by id, with the error that answers them: cut off by `max_tokens`
- * (one `runToolsEagerly` had started: its result was not kept), in a paused turn, past a limit. The thread keeps such
- * a reply's calls unanswered; a later run over it, or over a fork of it, answers them so too, and never runs them.
- * Kept by the reply's `content` in the thread's history, which the thread's forks share.
- */
-const notRunBeside = new WeakMap<object, Map<string, string>>();
-
-/** Keeps, beside each reply of `held` (a thread's history) with calls in `notRun`, their answers. */
-function keepNotRun(held: readonly BetaMessageParam[], notRun: ReadonlyMap<string, string>): void {
-  for (const message of held) {
-    const { content } = message;
-    if (message.role !== 'assistant' || !Array.isArray(content)) continue;
-    for (const { id } of toolUsesOf(message)) {
-      const text = notRun.get(id);
-      if (text === undefined) continue;
-      const kept = notRunBeside.get(content) ?? new Map<string, string>();
-      kept.set(id, text);
-      notRunBeside.set(content, kept);
-    }
-  }
-}
-
-/** The answers kept beside the replies of `held` (`keepNotRun`); none when there are none. */
-function notRunIn(held: readonly BetaMessageParam[]): ReadonlyMap<string, string> | undefined {
-  let all: Map<string, string> | undefined;
-  for (const { content } of held) {
-    const kept = Array.isArray(content) ? notRunBeside.get(content) : undefined;
-    if (kept) for (const [id, text] of kept) (all ??= new Map()).set(id, text);
-  }
-  return all;
-}
-
-/** The key, on a client over a thread, of the calls its runs decided not to run (`notRunBeside`). */
+/** The key, on a client over a thread, of the calls its runs decided not to run (thread-not-run.ts). */
 const NOT_RUN = Symbol('tool-runner.threadNotRun');
 
 /** The calls earlier runs over the client's thread decided not to run, with their answers; none off a thread. */
 export function callsNotRunOn(client: ClientLike): ReadonlyMap<string, string> | undefined {
   return (client as { [NOT_RUN]?: () => ReadonlyMap<string, string> | undefined })[NOT_RUN]?.();
+}
+
+/** The key, on a client over a thread, of what tells, before the run's first turn, where a partial reply to drop stands. */
+const BEFORE_TURN = Symbol('tool-runner.beforeThreadTurn');
+type BeforeTurn = (messages: readonly BetaMessageParam[]) => number | undefined;
+
+/**
+ * Where, in the run's history (`messages`), the partial reply stands that the thread drops at the run's turn about to
+ * go (a stream that broke, which the thread keeps in part: it sends the turn again without it). None off a thread.
+ */
+export function partialReplyAt(client: ClientLike, messages: readonly BetaMessageParam[]): number | undefined {
+  return (client as { [BEFORE_TURN]?: BeforeTurn })[BEFORE_TURN]?.(messages);
 }
 
 /** The key, on a client over a thread, of what tells what the program changed on the thread itself. */
@@ -171,9 +151,10 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
   }
   const { unsupportedRequestBehavior: _behavior, messages, ...fields } = thread.params;
   const history = messages as BetaMessageParam[];
-  // A reply whose stream broke the thread sends its turn again without: the run's history starts without it too.
-  const partial = endsWithPartialReply(thread, history);
-  const params = { ...fields, messages: partial ? history.slice(0, -1) : [...history], ...settings } as RunnerParams;
+  // A reply whose stream broke, which the thread keeps in part: the run's history holds it too, as the SDK's runner's
+  // params do, until the thread has it no more (`beforeTurn`, `changes`).
+  let partial = endsWithPartialReply(thread, history) ? { at: history.length - 1, message: history.at(-1)! } : undefined;
+  const params = { ...fields, messages: [...history], ...settings } as RunnerParams;
   // A server-side compaction (compactBeforeNextTurn) goes beside the thread, on a fork of it (the whole history, a
   // thread of its own), as the SDK's runner sends it; the run then gives the thread the compacted history, or not.
   let fork: MessageThreadLike | undefined;
@@ -183,9 +164,8 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     if (fork && stateOf(fork)?.threading === false) stateOf(thread)?.stopThreading?.();
     fork = undefined;
   };
-  // Where the reply of the run's last turn on the thread goes (or went): a reply there is the run's own (and the
-  // partial one the run started without, which is no addition of the program's).
-  let ownReplyAt: number | undefined = partial ? history.length - 1 : undefined;
+  // Where the reply of the run's last turn on the thread goes (or went): a reply there is the run's own.
+  let ownReplyAt: number | undefined;
   const on = (body: Record<string, unknown>) => {
     settleFork();
     if (body['compaction'] !== undefined) return (fork = compactionFork(thread, body));
@@ -232,11 +212,32 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     known = now;
     if (!history) return { messages: [], fields };
     const held = messages as BetaMessageParam[];
+    const replaced = partial && replacedPartial(held, history.messages, partial);
+    if (replaced) {
+      // Another run over the thread sent the turn again: the thread holds its reply (and what followed) in its place.
+      partial = undefined;
+      return { messages: copyHistory(held.slice(replaced)), fields, history: copyHistory(held) };
+    }
     const added = additionsTo(held, history, ownReplyAt);
     const answered = added.length === 0 ? answeredAhead(held, history.messages) : undefined;
     return answered ? { messages: copyHistory(held.slice(answered)), fields, history: copyHistory(held) } : { messages: added, fields };
   };
-  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [SET_FIELDS]: setFields, [CHANGES]: changes, [NOT_RUN]: () => notRunIn(thread.messages), [LENT_CLIENT]: lent };
+  // Before the run's first turn: a partial reply nothing follows, in the run or on the thread, the thread sends the turn
+  // again without, as the SDK's runner has it; the run drops it too (where it stands is returned).
+  const beforeTurn: BeforeTurn = (messages) => {
+    const stood = partial;
+    if (!stood) return undefined;
+    const held = thread.messages;
+    // Another run over the thread got the reply in its place: taken in next (`changes`).
+    if (replacedPartial(held, messages, stood) !== undefined) return undefined;
+    partial = undefined;
+    const alone = messages.length === stood.at + 1 && held.length === stood.at + 1;
+    if (!alone || !sameKeptMessage(messages[stood.at]!, stood.message) || !sameKeptMessage(held[stood.at]!, stood.message)) return undefined;
+    // Where the turn's reply goes: the partial one the thread holds until then is no addition of the program's.
+    ownReplyAt = stood.at;
+    return stood.at;
+  };
+  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [BEFORE_TURN]: beforeTurn, [SET_FIELDS]: setFields, [CHANGES]: changes, [NOT_RUN]: () => notRunIn(thread.messages), [LENT_CLIENT]: lent };
   return { client: client as ClientLike, params };
 }
 

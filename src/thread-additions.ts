@@ -55,6 +55,17 @@ export function answeredAhead(held: readonly BetaMessageParam[], messages: reado
 }
 
 /**
+ * Where the partial reply (`partial`: a stream that broke, which the thread kept in part) stood, when the run's history
+ * ends with it and `held` (the thread's) holds, from there on, what another run over the thread got instead: it sent
+ * the turn again, and the thread dropped the partial reply. Undefined otherwise.
+ */
+export function replacedPartial(held: readonly BetaMessageParam[], messages: readonly BetaMessageParam[], partial: { at: number; message: BetaMessageParam }): number | undefined {
+  const { at, message } = partial;
+  if (messages.length !== at + 1 || !sameKeptMessage(messages[at]!, message) || !goesOn(held, messages, at)) return undefined;
+  return sameKeptMessage(held[at]!, message) ? undefined : at;
+}
+
+/**
  * `added` without the reply it starts with when that is the run's own (`own`: where the run's last turn put its reply)
  * and the run did not keep it: alone (a stream that broke, which the thread keeps in part; a reply the loop body left),
  * or empty, which cannot be sent. A reply something follows stays: the program, or another run, went on from it.

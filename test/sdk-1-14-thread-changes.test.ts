@@ -462,6 +462,43 @@ describe('over an SDK thread, a new runner after a stream that broke (the thread
     expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
   });
 
+  for (const how of ['pushMessages', 'setMessagesParams', 'thread.append'] as const) {
+    it(`a question added before the new run's first turn (${how}) goes after the partial reply, which the thread then sends, as in the SDK's runner`, async () => {
+      const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(broken, async (makeRunner, client, log) => {
+        const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+        await failedFirst(makeRunner, thread);
+        const retry = makeRunner(thread, { stream: true });
+        const question = { role: 'user' as const, content: 'And tomorrow?' };
+        if (how === 'pushMessages') retry.pushMessages(question);
+        else if (how === 'setMessagesParams') retry.setMessagesParams((params: { messages: unknown[] }) => ({ ...params, messages: [...params.messages, question] }));
+        else thread.append(question);
+        await collectStreams(retry);
+        return comparable({ thread: shape(thread.messages), params: shape(retry.params.messages) });
+      });
+      expect(ours).toEqual(sdk);
+      expect((ours as { thread: string[] }).thread).toEqual(['user: Weather in Paris?', 'assistant: text', 'user: And tomorrow?', 'assistant: text']);
+      expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    });
+  }
+
+  for (const question of [false, true]) {
+    it(`the failed runner, iterated again, gets the whole reply before the new one runs: the new one goes on from it, as in the SDK's runner (a question appended: ${question})`, async () => {
+      const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(broken, async (makeRunner, client, log) => {
+        const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+        const first = makeRunner(thread, { stream: true });
+        await expect(Promise.resolve(first)).rejects.toThrow();
+        const later = makeRunner(thread, { stream: true });
+        await collectStreams(first);
+        if (question) thread.append({ role: 'user', content: 'And tomorrow?' });
+        await collectStreams(later);
+        return comparable({ thread: thread.messages, params: later.params.messages });
+      });
+      expect(ours).toEqual(sdk);
+      expect(shape((ours as { thread: never }).thread).slice(0, 2)).toEqual(['user: Weather in Paris?', 'assistant: text']);
+      expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    });
+  }
+
   it('an assistant message the program appended before the runner was made (a prefill) is no partial reply: it is sent', async () => {
     const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(() => [{ content: [text(' there.')] }], async (makeRunner, client, log) => {
       const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
