@@ -109,6 +109,8 @@ export function textOnlyError(content: ToolResultContent): ToolResultContent {
 
 export const cutOffText = (name: string) =>
   `Error: the call to '${name}' was cut off (the reply reached max_tokens), so it was not run.`;
+export const brokenOffText = (name: string) =>
+  `Error: the reply with the call to '${name}' broke off before it ended (its stream failed), so the call was not answered. Make it again if it is still needed.`;
 export const pausedText = (name: string) =>
   `Error: the call to '${name}' came in a paused turn (pause_turn), whose calls do not run, so it was not run.`;
 export const startedBeforePauseText = (name: string) =>

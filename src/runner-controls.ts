@@ -296,6 +296,7 @@ export abstract class RunnerControls implements Runner {
       state.apiParams = fields;
     }
     const added = changes.messages;
+    for (const [id, text] of changes.notRun ?? []) if (!state.notRun?.has(id)) state.markNotRun(id, text);
     // Another run answered calls the history left unanswered: the thread's history, with those answers, is the run's.
     if (changes.history) state.messages.splice(0, state.messages.length, ...changes.history);
     else if (added.length === 0) return NOTHING_ADDED;

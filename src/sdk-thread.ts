@@ -10,7 +10,7 @@ import { notSent } from './errors.js';
 import type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 import type { RunnerSettings } from './settings.js';
 import type { RunnerParams } from './surface.js';
-import { copyHistory, extendsHistory, sameKeptMessage } from './history.js';
+import { brokenOffText, copyHistory, extendsHistory, sameKeptMessage, toolUsesOf } from './history.js';
 import { keepNotRun, notRunIn } from './thread-not-run.js';
 import type { BetaMessageParam } from './types.js';
 import { endsWithPartialReply, stateOf } from './thread-state.js';
@@ -83,9 +83,12 @@ export interface ThreadChanges {
   fields: FieldChanges | undefined;
   /**
    * The thread's whole history, to take as the run's, when another run over the thread answered calls the run's
-   * history leaves unanswered before other messages (`answeredAhead`); `messages` is then what follows the run's own.
+   * history leaves unanswered before other messages (`answeredAhead`), or got the reply in place of the partial one the
+   * run's history ends with (`replacedPartial`); `messages` is then the part of it the run did not hold.
    */
   history?: BetaMessageParam[];
+  /** With messages taken in: the answers of calls runs over the thread decided not to run (thread-not-run.ts). */
+  notRun?: ReadonlyMap<string, string> | undefined;
 }
 /** Request fields set (`changed`) and removed (`removed`). */
 export interface FieldChanges {
@@ -172,13 +175,19 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     ownReplyAt = (body['messages'] as unknown[]).length;
     return thread;
   };
+  // A turn on the thread: the partial reply the run dropped before it (`beforeTurn`), the thread drops itself.
+  const turn = (thread: MessageThreadLike, body: Record<string, unknown>) => {
+    const partialLeft = dropped;
+    dropped = undefined;
+    return turnOf(thread, body, partialLeft);
+  };
   const api: MessagesApi = {
     // A streamed `create` (a turn that may fall back, or go again after an overflow): the thread's stream, which is
     // its events as `create({ stream: true }).withResponse()` gives them.
     create: (body, options) =>
       keepingTools(on(body), (thread) => {
-        if (body['stream'] !== true) return thread.send(...turnOf(thread, body), options);
-        const stream = thread.stream(...turnOf(thread, body), options) as unknown as ThreadStream;
+        if (body['stream'] !== true) return thread.send(...turn(thread, body), options);
+        const stream = thread.stream(...turn(thread, body), options) as unknown as ThreadStream;
         const data = eventsOf(stream);
         const opened = stream.withResponse().then(({ response }) => ({ response, data }));
         // Read through `withResponse()`: the promise itself may never be awaited.
@@ -186,7 +195,7 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
         whole.catch(() => undefined);
         return Object.assign(whole, { withResponse: () => opened });
       }),
-    stream: (body, options) => keepingTools(on(body), (thread) => thread.stream(...turnOf(thread, body), options)) as ReturnType<MessagesApi['stream']>,
+    stream: (body, options) => keepingTools(on(body), (thread) => thread.stream(...turn(thread, body), options)) as ReturnType<MessagesApi['stream']>,
   };
   // The run's history goes to the thread (handBackTo); the answers of its calls not to run, beside their replies there.
   const handBack: HandBack = (messages, exit, notRun) => {
@@ -212,18 +221,21 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     known = now;
     if (!history) return { messages: [], fields };
     const held = messages as BetaMessageParam[];
-    const replaced = partial && replacedPartial(held, history.messages, partial);
-    if (replaced) {
-      // Another run over the thread sent the turn again: the thread holds its reply (and what followed) in its place.
-      partial = undefined;
-      return { messages: copyHistory(held.slice(replaced)), fields, history: copyHistory(held) };
-    }
-    const added = additionsTo(held, history, ownReplyAt);
-    const answered = added.length === 0 ? answeredAhead(held, history.messages) : undefined;
-    return answered ? { messages: copyHistory(held.slice(answered)), fields, history: copyHistory(held) } : { messages: added, fields };
+    // Another run over the thread sent the turn again: the thread holds its reply (and what followed) in the partial one's place.
+    const replaced = partial ? replacedPartial(held, history.messages, partial) : undefined;
+    if (replaced !== undefined) partial = undefined;
+    const added = replaced === undefined ? additionsTo(held, history, ownReplyAt) : [];
+    const from = replaced ?? (added.length === 0 ? answeredAhead(held, history.messages) : undefined);
+    // What came in may hold calls another run decided not to run: their answers come with it.
+    const notRun = from !== undefined || added.length > 0 ? notRunIn(held) : undefined;
+    if (from === undefined) return { messages: added, fields, notRun };
+    const whole = copyHistory(held);
+    return { messages: whole.slice(from), fields, history: whole, notRun };
   };
-  // Before the run's first turn: a partial reply nothing follows, in the run or on the thread, the thread sends the turn
-  // again without, as the SDK's runner has it; the run drops it too (where it stands is returned).
+  // Before the run's first turn: when nothing follows the partial reply, in the run's history or on the thread, the
+  // thread drops it and sends the turn again (the SDK's runner then ends with the new reply); the run drops it too, and
+  // says where it stood.
+  let dropped: BetaMessageParam | undefined;
   const beforeTurn: BeforeTurn = (messages) => {
     const stood = partial;
     if (!stood) return undefined;
@@ -235,9 +247,17 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     if (!alone || !sameKeptMessage(messages[stood.at]!, stood.message) || !sameKeptMessage(held[stood.at]!, stood.message)) return undefined;
     // Where the turn's reply goes: the partial one the thread holds until then is no addition of the program's.
     ownReplyAt = stood.at;
+    // The thread drops it itself at the turn (nothing is staged): its history stays the one it holds.
+    dropped = stood.message;
     return stood.at;
   };
-  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [BEFORE_TURN]: beforeTurn, [SET_FIELDS]: setFields, [CHANGES]: changes, [NOT_RUN]: () => notRunIn(thread.messages), [LENT_CLIENT]: lent };
+  // The answers of calls earlier runs decided not to run, and of those of a partial reply (they may run nowhere).
+  const notRunAtStart = () => {
+    const kept = new Map(notRunIn(thread.messages));
+    if (partial) for (const use of toolUsesOf(partial.message)) kept.set(use.id, brokenOffText(use.name));
+    return kept;
+  };
+  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [BEFORE_TURN]: beforeTurn, [SET_FIELDS]: setFields, [CHANGES]: changes, [NOT_RUN]: notRunAtStart, [LENT_CLIENT]: lent };
   return { client: client as ClientLike, params };
 }
 
@@ -337,9 +357,12 @@ function keepingTools<T>(thread: MessageThreadLike, send: (thread: MessageThread
  * differ from its own (the tools always, as the API's definitions: the thread keeps the runnable ones).
  * A history the caller rewrote replaces the thread's, which starts a new thread.
  */
-function turnOf(thread: MessageThreadLike, body: Record<string, unknown>): [BetaMessageParam[], Record<string, unknown>] {
+function turnOf(thread: MessageThreadLike, body: Record<string, unknown>, partialLeft?: BetaMessageParam): [BetaMessageParam[], Record<string, unknown>] {
   const { messages, stream: _stream, ...fields } = body as { messages: BetaMessageParam[]; stream?: unknown } & Record<string, unknown>;
-  stage(thread, messages);
+  // A history that is the thread's but for the partial reply it ends with: nothing staged, so that the thread drops
+  // it and sends the turn again as it does for the SDK's runner (keeping what it knows of the history it holds).
+  const held = partialLeft && thread.messages;
+  if (!held || held.at(-1) !== partialLeft || !goesOn(held, messages) || held.length !== messages.length + 1) stage(thread, messages);
   const own = thread.params;
   const changed: Record<string, unknown> = {};
   for (const key in fields) {

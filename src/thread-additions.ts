@@ -35,8 +35,8 @@ export function additionsTo(held: readonly BetaMessageParam[], { messages, calls
 /**
  * Where the run's own history ends in `held` when `held` is that history with, after each reply whose calls it leaves
  * unanswered before other messages (a reply cut off by `max_tokens`, then a note), the results another run over the
- * thread answered them with: `held`'s length past the run's last message (the thread may hold more). Undefined when
- * `held` is not that.
+ * thread answered them with: the index in `held` just past the run's last message (the thread may hold more).
+ * Undefined when `held` is not that.
  */
 export function answeredAhead(held: readonly BetaMessageParam[], messages: readonly BetaMessageParam[]): number | undefined {
   if (held.length <= messages.length) return undefined;

@@ -2,7 +2,7 @@
  * Over an SDK thread, the answers of the calls runs decided not to run, kept beside their replies in the thread's
  * history, for a later run over the thread (or a fork of it) to answer them so too (sdk-thread.ts).
  */
-import { toolUsesOf } from './history.js';
+import { answeredIds, toolUsesOf } from './history.js';
 import type { BetaMessageParam } from './types.js';
 
 /**
@@ -28,12 +28,13 @@ export function keepNotRun(held: readonly BetaMessageParam[], notRun: ReadonlyMa
   }
 }
 
-/** The answers kept beside the replies of `held` (`keepNotRun`); none when there are none. */
+/** The answers kept beside the replies of `held` (`keepNotRun`) for calls `held` leaves unanswered; none when there are none. */
 export function notRunIn(held: readonly BetaMessageParam[]): ReadonlyMap<string, string> | undefined {
   let all: Map<string, string> | undefined;
   for (const { content } of held) {
     const kept = Array.isArray(content) ? notRunBeside.get(content) : undefined;
     if (kept) for (const [id, text] of kept) (all ??= new Map()).set(id, text);
   }
+  if (all) for (const message of held) for (const id of answeredIds(message)) all.delete(id);
   return all;
 }

@@ -300,6 +300,17 @@ describe('what the page is fed and the recorded file', () => {
     expect(new Set(lines(join(dir, 'at-once.jsonl')).map((record) => record.run)).size).toBe(4);
   });
 
+  it('an input with no JSON form (a BigInt a hook put there) is written as words: the batch, the file and a page opened later are fine', async () => {
+    const file = join(dir, 'bigint.jsonl');
+    const inspect = await start({ record: file });
+    const runner = { params: { messages: [] }, usage: {}, pendingApprovals: [] } as never;
+    inspect.onEvent({ type: 'tool.start', runner, call: { id: 'toolu_big', name: 'count', input: { n: 10n }, toolUse: {} as never } });
+    const fed = await readFeed(inspect.url, (records) => records.length > 0);
+    expect(fed).toMatchObject([{ type: 'tool.start', id: 'toolu_big', input: expect.stringMatching(/^\[not JSON: .*BigInt/) }]);
+    await inspect.close();
+    expect(lines(file)).toMatchObject([{ type: 'tool.start', input: expect.stringMatching(/^\[not JSON: /) }]);
+  });
+
   it('a page that reconnects (Last-Event-ID: the number of the last record it got) is fed only what came after', async () => {
     const server = await mockServer({ steps: [{ content: [text('one')] }, { content: [text('two')] }] });
     const inspect = await start();

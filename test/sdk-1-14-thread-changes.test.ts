@@ -203,6 +203,18 @@ describe('over an SDK thread, calls a run decided not to run (cut off by max_tok
     expect(answersOf(fork.messages[2]!).map((answer) => answer.slice(0, 24))).toEqual(['Error: the reply was cut', "Error: the call to 'get_"]);
   });
 
+  it('a runner made before the cut-off run, taking it in afterwards (params read), runs none of its calls either', async () => {
+    const server = await mockServer(cutTwice());
+    const log: string[] = [];
+    const thread = server.client().beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+    const early = toolRunner(thread, { stream: true, runToolsEagerly: true });
+    await toolRunner(thread, { stream: true, runToolsEagerly: true });
+    expect(shape(early.params.messages)).toEqual(['user: Weather in Paris?', 'assistant: tool_use']);
+    await early;
+    expect(log).toEqual(['get_weather Paris']);
+    expect(answersOf(thread.messages[2]!).map((answer) => answer.slice(0, 24))).toEqual(['Error: the reply was cut', "Error: the call to 'get_"]);
+  });
+
   it('without runToolsEagerly: the next runner runs none of the calls, as the SDK\'s runner runs none', async () => {
     const { sdkLog, ourLog } = await overThreadBoth(cutTwice, async (makeRunner, client, log) => {
       const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
@@ -496,6 +508,41 @@ describe('over an SDK thread, a new runner after a stream that broke (the thread
       expect(ours).toEqual(sdk);
       expect(shape((ours as { thread: never }).thread).slice(0, 2)).toEqual(['user: Weather in Paris?', 'assistant: text']);
       expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    });
+  }
+
+  it('after a turn with calls, the turn sent again without the partial reply is the thread\'s own: answered messages lose their cache_control, as in the SDK\'s runner', async () => {
+    const marked = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'Weather in Paris?', cache_control: { type: 'ephemeral' as const } }] }];
+    const steps = (): Step[] => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_cc')] }, { content: [text('Half a rep')], error: { status: 500, afterEvents: 4 } } as Step, { content: [text('21°C.')] }];
+    const { sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: marked, tools: [weather(log)] } as never);
+      await expect(collectStreams(makeRunner(thread, { stream: true }))).rejects.toThrow();
+      await collectStreams(makeRunner(thread, { stream: true }));
+    });
+    expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
+    expect(JSON.stringify(bodiesOf(ourServer).at(-1))).not.toContain('cache_control');
+  });
+
+  for (const how of ['pushMessages', 'thread.append'] as const) {
+    it(`a partial reply with a whole call, a question added before the new run's turn (${how}): the call is answered as broken off, never run, and the request is valid`, async () => {
+      const steps = (): Step[] => [
+        { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_pb'), text('and more text here, quite a lot of it')], chunkSize: 4, eventDelayMs: 20, stop_reason: 'tool_use', disconnectAfterEvents: 14 },
+        { content: [text('Tomorrow: sunny.')] },
+      ];
+      const server = await mockServer(steps());
+      const log: string[] = [];
+      const thread = server.client({ maxRetries: 0 }).beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+      await expect(collectStreams(toolRunner(thread, { stream: true }))).rejects.toThrow();
+      const retry = toolRunner(thread, { stream: true });
+      const question = { role: 'user' as const, content: 'And tomorrow?' };
+      if (how === 'pushMessages') retry.pushMessages(question);
+      else thread.append(question);
+      await collectStreams(retry);
+      expect(log).toEqual([]);
+      const sent = server.requests.at(-1)!.messages as never;
+      expect(historyProblems(sent)).toEqual([]);
+      expect(shape(sent)).toEqual(['user: Weather in Paris?', 'assistant: tool_use', 'user: tool_result', 'user: And tomorrow?']);
+      expect(JSON.stringify(sent)).toContain('broke off before it ended');
     });
   }
 

@@ -268,9 +268,9 @@ export function clipValue(value: unknown): unknown {
   let json: string | undefined;
   try {
     json = JSON.stringify(value);
-  } catch {
-    // Not JSON (a BigInt an onToolCall hook put there): the line's own JSON will say so.
-    return value;
+  } catch (error) {
+    // Not JSON (a BigInt an onToolCall hook put there): said in words, so that the record (and its batch) can be written.
+    return `[not JSON: ${(error as Error).message}]`;
   }
   return json === undefined || json.length <= CAPTURE_LIMIT ? value : clip(json);
 }

@@ -126,8 +126,7 @@ function sendPage(response: ServerResponse, settings: PageSettings): void {
   response.end(pageHtml(nonce, settings.title));
 }
 
-/** One SSE message per batch: the records as a JSON array, with the last one's number as its id. */
-/** A batch of records (`json`: one JSON array) as the feed's event, its id the number of its last record. */
+/** One SSE message per batch: the records as a JSON array (`json`), with the last one's number as its id. */
 function batchEvent(json: string, lastSeq: number): string {
   return `id: ${lastSeq}\ndata: ${json}\n\n`;
 }

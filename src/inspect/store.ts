@@ -104,7 +104,7 @@ export class RecordStore {
       if (chunk.lastSeq <= seq) continue;
       chunk.json ??= JSON.stringify(chunk.records);
       chunk.records = undefined;
-      if (chunk.json !== '[]') arrays.push(chunk.json);
+      arrays.push(chunk.json);
     }
     // The arrays as one: each without its brackets, joined.
     const json = arrays.length === 0 ? undefined : arrays.length === 1 ? arrays[0] : `[${arrays.map((array) => array.slice(1, -1)).join(',')}]`;
@@ -188,7 +188,8 @@ export class RecordStore {
       if (!some) kept.push(chunk);
       else if (!all) {
         const records = (chunk.records ?? (JSON.parse(chunk.json!) as AnyRecord[])).filter((record) => !runs.has(record.run));
-        kept.push({ lastSeq: chunk.lastSeq, runs: runsOf(records), records });
+        // Kept as it was: JSON once it went out, the records while none asked for it.
+        kept.push({ lastSeq: chunk.lastSeq, runs: runsOf(records), ...(chunk.json === undefined ? { records } : { json: JSON.stringify(records) }) });
       }
     }
     this.#chunks = kept;
