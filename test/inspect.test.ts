@@ -296,7 +296,8 @@ describe('what the page is fed and the recorded file', () => {
     const runs = [...new Set(fed.map((record) => record.run))];
     expect(runs).toHaveLength(2);
     for (const run of runs) expect(fed.filter((record) => record.run === run).map((record) => record.type)).toEqual(['run.start', 'request.start', 'request.end', 'run.end']);
-    // The file has every run, dropped or kept.
+    // The file has every run, dropped or kept (its writes are done once the inspector is closed).
+    await inspect.close();
     expect(new Set(lines(join(dir, 'at-once.jsonl')).map((record) => record.run)).size).toBe(4);
   });
 
