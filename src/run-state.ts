@@ -149,6 +149,11 @@ export class RunState {
     (this.notRun ??= new Map()).set(id, text);
   }
 
+  /** Calls other runs over the same SDK thread decided not to run, with their answers: marked so here, unless already marked. */
+  markNotRunElsewhere(answers: ReadonlyMap<string, string> | undefined): void {
+    for (const [id, text] of answers ?? []) if (!this.notRun?.has(id)) this.markNotRun(id, text);
+  }
+
   reachedMaxIterations(): boolean {
     const max = this.settings.max_iterations;
     return max !== undefined && max > 0 && this.iteration >= max;

@@ -51,7 +51,7 @@ export abstract class RunnerControls implements Runner {
     const { maxToolResultChars } = checkOptions(options);
     const state = new RunState(params, snapshot);
     // Calls an earlier run over the same SDK thread decided not to run are answered so here too.
-    for (const [id, text] of callsNotRunOn(client) ?? []) state.markNotRun(id, text);
+    state.markNotRunElsewhere(callsNotRunOn(client));
     const logger = runnerLogger(client, options.logger);
     // A reply had arrived: in the run a snapshot was taken of, or in an SDK thread's history (its markers are left out up to it).
     const overSdkThread = OVER_MESSAGE_THREAD in client;
@@ -296,7 +296,7 @@ export abstract class RunnerControls implements Runner {
       state.apiParams = fields;
     }
     const added = changes.messages;
-    for (const [id, text] of changes.notRun ?? []) if (!state.notRun?.has(id)) state.markNotRun(id, text);
+    state.markNotRunElsewhere(changes.notRun);
     // Another run answered calls the history left unanswered: the thread's history, with those answers, is the run's.
     if (changes.history) state.messages.splice(0, state.messages.length, ...changes.history);
     else if (added.length === 0) return NOTHING_ADDED;
