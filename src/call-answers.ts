@@ -15,7 +15,7 @@ import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
 import { openApprovals } from './nested-approvals.js';
 import { abortedWaits, endWaits } from './waits-ended.js';
-import type { Answer, Turn } from './turn.js';
+import type { Answer, Turn } from './turn-state.js';
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { ToolChanges } from './tool-changes.js';
 import type { ToolSet } from './tool-set.js';
@@ -39,11 +39,6 @@ export class CallAnswers {
   /** `options.approve`, one question at a time: the run's calls and its sub-agents' wait in one line. */
   readonly approver: Approver | undefined;
   readonly #askApproval: ExecutionContext['askApproval'];
-  /** An answer failed and its caller has the error: the calls that failed start again when the run is retried. */
-  readonly #answerFailed = (error: unknown): never => {
-    this.#calls?.forgetFailed();
-    throw error;
-  };
   /** The calls of the message being answered; made when the first tool call comes. */
   #calls: ToolCalls | undefined;
   /** `addTools()` / `removeTools()`, and the tool changes the history makes. */
@@ -136,7 +131,11 @@ export class CallAnswers {
         const message: ToolResultMessage = { role: 'user', content: results.map((outcome) => (outcome as { result: ToolResultMessage['content'][number] }).result) };
         return { message, pending };
       },
-      this.#answerFailed,
+      (error: unknown) => {
+        // The caller has the error: the calls that failed start again when the run is retried.
+        this.#calls?.forgetFailed();
+        throw error;
+      },
     );
     if (turn) turn.response = { key, answer };
     return answer;

@@ -12,15 +12,19 @@
 import { extendsHistory, sameMessage } from './history.js';
 import type { BetaMessageParam } from './types.js';
 
+/** The run's replies by their content (as received and as kept): their ids. */
+export type RepliesByContent = Pick<WeakMap<object, string>, 'get'>;
+
 /** The id of the reply `message` is (its content is a reply's), if it is one. */
-export type ReplyIdOf = (message: BetaMessageParam) => string | undefined;
+const replyIdOf = (replies: RepliesByContent | undefined, message: BetaMessageParam): string | undefined =>
+  replies !== undefined && typeof message.content === 'object' ? replies.get(message.content) : undefined;
 
 /** `messages` without the repeats of the last reply, given the history `base` they replace; `undefined` when none. */
-export function withoutRepeatedReplies(messages: readonly BetaMessageParam[], base: readonly BetaMessageParam[], replyIdOf: ReplyIdOf): BetaMessageParam[] | undefined {
+export function withoutRepeatedReplies(messages: readonly BetaMessageParam[], base: readonly BetaMessageParam[], replies: RepliesByContent | undefined): BetaMessageParam[] | undefined {
   let held = base.length;
-  while (held > 0 && replyIdOf(base[held - 1]!) === undefined) held--;
+  while (held > 0 && replyIdOf(replies, base[held - 1]!) === undefined) held--;
   const start = held > 0 && extendsHistory(messages, base, held) ? held : 0;
-  let lastReply = start > 0 ? replyIdOf(base[held - 1]!) : undefined;
+  let lastReply = start > 0 ? replyIdOf(replies, base[held - 1]!) : undefined;
   // The message before the one checked, and whether it is a reply (the history's, past a prefix it holds).
   let previous = start > 0 ? base[held - 1] : undefined;
   let previousIsReply = start > 0;
@@ -33,7 +37,7 @@ export function withoutRepeatedReplies(messages: readonly BetaMessageParam[], ba
       continue;
     }
     kept?.push(message);
-    const reply = replyIdOf(message);
+    const reply = replyIdOf(replies, message);
     previous = message;
     previousIsReply = reply !== undefined;
     if (reply !== undefined) lastReply = reply;

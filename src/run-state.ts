@@ -33,8 +33,8 @@ export class RunState {
   #ran: Map<string, BetaToolResultBlockParam> | undefined;
   /** Why the run stopped; `undefined` while it runs. */
   stoppedBy: StoppedBy | undefined;
-  /** The model's replies in this run, by their content (as received and as kept): their ids (repeated-replies.ts). */
-  readonly #replies = new WeakMap<object, string>();
+  /** The model's replies in this run, by their content (as received and as kept): their ids (repeated-replies.ts); made with the first. */
+  #replies: WeakMap<object, string> | undefined;
 
   constructor(params: RunnerParams, snapshot?: RunnerSnapshot) {
     const { api, settings, messages, tools } = splitParams(params);
@@ -66,16 +66,15 @@ export class RunState {
 
   /** `reply` is in the history (as `kept`): a message repeating it is left out of a history the caller sets. */
   recordReply(reply: BetaMessage, kept?: BetaMessageParam): void {
-    this.#replies.set(reply.content, reply.id);
-    if (kept && typeof kept.content === 'object') this.#replies.set(kept.content, reply.id);
+    const replies = (this.#replies ??= new WeakMap());
+    replies.set(reply.content, reply.id);
+    if (kept && typeof kept.content === 'object') replies.set(kept.content, reply.id);
   }
 
   /** The history the caller set, without what repeats the model's last reply, as the SDK's runner keeps it; `base`: the history it replaced. */
   dropRepeatedReplies(base: readonly BetaMessageParam[]): void {
-    this.messages = withoutRepeatedReplies(this.messages, base, this.#replyIdOf) ?? this.messages;
+    this.messages = withoutRepeatedReplies(this.messages, base, this.#replies) ?? this.messages;
   }
-
-  readonly #replyIdOf = (message: BetaMessageParam): string | undefined => (typeof message.content === 'object' ? this.#replies.get(message.content) : undefined);
 
   /** A history the runner did not build by appending (the caller's, or a compacted one). */
   replaceHistory(messages: BetaMessageParam[]): void {
@@ -106,7 +105,7 @@ export class RunState {
   bodyHistory(before: readonly BetaMessageParam[], reply: BetaMessage | undefined): BetaMessageParam[] {
     const kept = reply !== undefined && !(reply.stop_reason === 'refusal' && this.dropsRefusals);
     if (kept) this.recordReply(reply);
-    return withoutRepeatedReplies(this.messages, kept ? [...before, reply] : before, this.#replyIdOf) ?? this.messages;
+    return withoutRepeatedReplies(this.messages, kept ? [...before, reply] : before, this.#replies) ?? this.messages;
   }
 
   /**

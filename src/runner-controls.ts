@@ -24,7 +24,8 @@ import type { RunnerSnapshot } from './snapshot.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsRead } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
 import { type StoppedBy, nextStepFor } from './stop-reason.js';
-import { Requests, type Turn } from './turn.js';
+import { Requests } from './turn.js';
+import type { Turn } from './turn-state.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 import { type Usage, addUsage, copyUsage } from './usage.js';
 

@@ -21,7 +21,7 @@ import { type RunExit, handBackHistory } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import { type StoppedBy, nextStepFor, stoppedByFailure } from './stop-reason.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
-import type { Turn } from './turn.js';
+import type { Turn } from './turn-state.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
 
 export type { ToolRunnerOptions } from './options.js';

@@ -6,7 +6,6 @@
  */
 import type { APIError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import type { HeldCall } from './snapshot.js';
 import { type OpenedStream, type RequestOptions, messagesApi, withTimeout } from './client.js';
 import { ignore } from './completion.js';
 import { ContextOverflowError, type Overflow, contextOverflow } from './context-overflow.js';
@@ -23,35 +22,9 @@ import { compactionRequestParams } from './server-compaction.js';
 import { lendableClient } from './sdk-thread.js';
 import { type EagerCalls, startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
-import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
+import type { Turn } from './turn-state.js';
+import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock } from './types.js';
 import { addUsage } from './usage.js';
-
-/** One iteration: the request sent and what the loop body has done since. */
-export interface Turn {
-  message: Promise<BetaMessage>;
-  stream: BetaMessageStream | undefined;
-  /** The loop body has the turn's item (from the yield until the body asks for the next). */
-  inBody: boolean;
-  /** The loop body called setMessagesParams / pushMessages. */
-  tookControl: boolean;
-  /** The history when the loop body first changed it (it held the reply the body was given right after). */
-  historyBefore: readonly BetaMessageParam[] | undefined;
-  /**
-   * The answer to the calls of a message, by the ids it answers: mutating it changes what is sent.
-   * `given`: the answer `generateToolResponse()` gave the loop body (a snapshot holds it as the body left it).
-   */
-  response: { key: string; answer: Promise<Answer>; given?: Answer } | undefined;
-  /** This request was a server-side compaction (compactBeforeNextTurn). */
-  compaction: boolean;
-  /** The reply, once counted (what `message` resolves to). */
-  reply: BetaMessage | undefined;
-  /** The reply while its `onMessage` hook runs, not counted yet (a stream's `finalMessage()` has it): a snapshot counts it in. */
-  uncounted: BetaMessage | undefined;
-  /** The request's number in the events (a request sent again after a context overflow gets a new one). */
-  requestId: number;
-  /** The index of the `options.fallback` entry the request went to last; `undefined` for the primary. */
-  fallback: number | undefined;
-}
 
 /** A turn's `requestId` while none of its requests is in flight (between an overflow and its request sent again). */
 const NO_REQUEST = 0;
@@ -71,12 +44,6 @@ export interface EagerStarts extends EagerCalls {
   readonly toolCalls: BetaToolUseBlock[];
   /** Whether the call of this id has started. */
   started(id: string): boolean;
-}
-
-/** The user message of results, and the calls still waiting for approval (not in the message). */
-export interface Answer {
-  message: ToolResultMessage;
-  pending: HeldCall[];
 }
 
 /** Sends the run's requests and counts their replies into the run's state. */
@@ -188,41 +155,57 @@ export class Requests {
     } else {
       message = scope ? scope.request(run.runner, requestId, () => createMessage(body, request)) : createMessage(body, request);
     }
-    const replied = (reply: BetaMessage): BetaMessage | Promise<BetaMessage> => {
-      // A reply from a fallback: the thread's server holds nothing of it, the next request starts a new thread.
-      if (turn.fallback === undefined) run.thread.received(reply);
-      else run.thread.answeredElsewhere(turn.compaction);
-      run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
-      const counted = this.#received(reply);
-      // Counted once the `onMessage` hook is done with it (a hook that throws leaves it unset: the reply failed).
-      if (counted instanceof Promise) {
-        turn.uncounted = reply;
-        counted.then(
-          (kept) => {
-            turn.reply = kept;
-            turn.uncounted = undefined;
-          },
-          () => (turn.uncounted = undefined),
-        );
-      } else turn.reply = counted;
-      return counted;
-    };
-    const failed = (failure: unknown, retried?: true): Promise<BetaMessage> => {
-      // A whole reply without fallbacks: an overflow is recovered from here, off the path of the replies that arrive.
-      if (!retried && !streaming && !fallbacks && this.#recovers(turn, failure)) {
-        const again = this.#sendAgain(turn, request, failure, (body) => this.#attempts(turn, body, (sent) => this.#create(sent, undefined, request), undefined));
-        return again.then(replied, (error: unknown) => failed(error, true));
-      }
-      const complete = turn.stream !== undefined && turn.stream.receivedMessages.length > 0;
-      run.thread.failed(body, complete);
-      const error = ReplyError.from(ContextOverflowError.from(failure), streaming === true, complete);
-      if (turn.requestId !== NO_REQUEST) run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
-      throw error;
-    };
-    turn.message = Promise.resolve(message.then(replied, failed));
+    turn.message = Promise.resolve(
+      message.then(
+        (reply) => this.#replied(turn, reply),
+        (failure: unknown) => this.#failed(turn, body, request, failure),
+      ),
+    );
     // The error reaches the caller through the iteration; never as an unhandled rejection.
     turn.message.catch(ignore);
     return turn;
+  }
+
+  /** A turn's reply arrived: the thread and the observers are told, and it is counted. */
+  #replied(turn: Turn, reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
+    const run = this.#run;
+    // A reply from a fallback: the thread's server holds nothing of it, the next request starts a new thread.
+    if (turn.fallback === undefined) run.thread.received(reply);
+    else run.thread.answeredElsewhere(turn.compaction);
+    run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
+    const counted = this.#received(reply);
+    // Counted once the `onMessage` hook is done with it (a hook that throws leaves it unset: the reply failed).
+    if (counted instanceof Promise) {
+      turn.uncounted = reply;
+      counted.then(
+        (kept) => {
+          turn.reply = kept;
+          turn.uncounted = undefined;
+        },
+        () => (turn.uncounted = undefined),
+      );
+    } else turn.reply = counted;
+    return counted;
+  }
+
+  /** A turn's request failed (`retried`: it is the request sent again after an overflow). */
+  #failed(turn: Turn, body: Record<string, unknown>, request: ThreadRequest, failure: unknown, retried?: true): Promise<BetaMessage> {
+    const run = this.#run;
+    // Streamed when it was sent (a turn's stream is set at once).
+    const streaming = turn.stream !== undefined;
+    // A whole reply without fallbacks: an overflow is recovered from here, off the path of the replies that arrive.
+    if (!retried && !streaming && !this.#fallbacks && this.#recovers(turn, failure)) {
+      const again = this.#sendAgain(turn, request, failure, (sent) => this.#attempts(turn, sent, (sentBody) => this.#create(sentBody, undefined, request), undefined));
+      return again.then(
+        (reply) => this.#replied(turn, reply),
+        (error: unknown) => this.#failed(turn, body, request, error, true),
+      );
+    }
+    const complete = turn.stream !== undefined && turn.stream.receivedMessages.length > 0;
+    run.thread.failed(body, complete);
+    const error = ReplyError.from(ContextOverflowError.from(failure), streaming, complete);
+    if (turn.requestId !== NO_REQUEST) run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
+    throw error;
   }
 
   /** Whether a turn's request may go again after an overflow (`failure`, when given, is one): compaction is on, and it is no compaction request. */
@@ -388,7 +371,6 @@ export class Requests {
   }
 }
 
-/** Tells the observers each piece of a streamed reply's text as it arrives (`request.text`); only when something listens. */
 /** The streamed text as `request.text` events, under the turn's request id of the moment (an overflow's request sent again has its own). */
 function emitStreamedText(stream: BetaMessageStream, emit: (event: RunnerEvent) => void, runner: Runner, turn: Sent): void {
   stream.on('text', (text) => emit({ type: 'request.text', runner, requestId: turn.requestId, text }));

@@ -1,0 +1,37 @@
+/** What a turn carries while the loop goes on: the request sent, its reply, and what the loop body and the tools did with it (turn.ts sends it). */
+import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import type { HeldCall } from './snapshot.js';
+import type { BetaMessage, BetaMessageParam, ToolResultMessage } from './types.js';
+
+/** One iteration: the request sent and what the loop body has done since. */
+export interface Turn {
+  message: Promise<BetaMessage>;
+  stream: BetaMessageStream | undefined;
+  /** The loop body has the turn's item (from the yield until the body asks for the next). */
+  inBody: boolean;
+  /** The loop body called setMessagesParams / pushMessages. */
+  tookControl: boolean;
+  /** The history when the loop body first changed it (it held the reply the body was given right after). */
+  historyBefore: readonly BetaMessageParam[] | undefined;
+  /**
+   * The answer to the calls of a message, by the ids it answers: mutating it changes what is sent.
+   * `given`: the answer `generateToolResponse()` gave the loop body (a snapshot holds it as the body left it).
+   */
+  response: { key: string; answer: Promise<Answer>; given?: Answer } | undefined;
+  /** This request was a server-side compaction (compactBeforeNextTurn). */
+  compaction: boolean;
+  /** The reply, once counted (what `message` resolves to). */
+  reply: BetaMessage | undefined;
+  /** The reply while its `onMessage` hook runs, not counted yet (a stream's `finalMessage()` has it): a snapshot counts it in. */
+  uncounted: BetaMessage | undefined;
+  /** The request's number in the events (a request sent again after a context overflow gets a new one). */
+  requestId: number;
+  /** The index of the `options.fallback` entry the request went to last; `undefined` for the primary. */
+  fallback: number | undefined;
+}
+
+/** The user message of results, and the calls still waiting for approval (not in the message). */
+export interface Answer {
+  message: ToolResultMessage;
+  pending: HeldCall[];
+}
