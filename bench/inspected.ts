@@ -31,11 +31,19 @@ function watchedInspector(page: boolean): Promise<Inspector> {
     const pinned = cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0;
     // A process group of its own: the browser and all its helpers end with this process.
     browser = pinned ? spawn('taskset', ['-c', '1', chromium, ...args], { stdio: 'ignore', detached: true }) : spawn(chromium, args, { stdio: 'ignore', detached: true });
+    const started = browser;
     process.once('exit', () => {
-      if (browser?.pid) process.kill(-browser.pid, 'SIGKILL');
+      // The group may be gone already (a browser that could not start).
+      if (started.pid && started.exitCode === null) process.kill(-started.pid, 'SIGKILL');
     });
     // Time for the page to load and open its feed (the warm-up runs follow before anything is measured).
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const failed = await new Promise<string | undefined>((resolve) => {
+      started.once('error', (error) => resolve(error.message));
+      started.once('exit', (code, signal) => resolve(`it exited (${signal ?? `code ${code}`})`));
+      setTimeout(() => resolve(undefined), 3000);
+    });
+    // Without its page the figure would not be what it is named: the bench stops, with the reason.
+    if (failed) throw new Error(`The inspector's page could not be opened in ${chromium}: ${failed}. Install Debian's chromium (as .ci/run does) or set CHROMIUM_PATH.`);
     return inspect;
   })());
 }
