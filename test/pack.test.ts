@@ -17,10 +17,10 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 const fixtures = fileURLToPath(new URL('./fixtures/packed/', import.meta.url));
 const temp = mkdtempSync(join(tmpdir(), 'tool-runner-pack-'));
 
-async function run(command: string, args: string[], cwd: string) {
-  return exec(command, args, { cwd, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
+async function run(command: string, args: string[], cwd: string, timeout = 120_000) {
+  return exec(command, args, { cwd, timeout, maxBuffer: 16 * 1024 * 1024 });
 }
-const npm = (args: string[], cwd: string) => run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], cwd);
+const npm = (args: string[], cwd: string, timeout?: number) => run('npm', [...args, '--prefer-offline', '--no-audit', '--no-fund'], cwd, timeout);
 
 // Two clones' node_modules: on a busy machine removing them takes longer than a hook's default 10 s.
 afterAll(() => rmSync(temp, { recursive: true, force: true }), 60_000);
@@ -35,14 +35,14 @@ async function cloneHead(name: string) {
 }
 
 /** A new project, as a user makes one: the package given, the SDK and zod at the versions tested here. */
-async function newProject(name: string, toolRunnerSpec: string) {
+async function newProject(name: string, toolRunnerSpec: string, installTimeout?: number) {
   const project = join(temp, name);
   const { devDependencies: dev } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
     devDependencies: Record<string, string>;
   };
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name, private: true }));
-  await npm(['install', toolRunnerSpec, `@anthropic-ai/sdk@${dev['@anthropic-ai/sdk']}`, `zod@${dev['zod']}`], project);
+  await npm(['install', toolRunnerSpec, `@anthropic-ai/sdk@${dev['@anthropic-ai/sdk']}`, `zod@${dev['zod']}`], project, installTimeout);
   for (const file of ['agent.mjs', 'agent.cjs']) copyFileSync(join(fixtures, file), join(project, file));
   return project;
 }
@@ -104,9 +104,10 @@ describe('a fresh clone packs a working package', () => {
   it('npm install <git url> builds the package (prepare) and it runs', async () => {
     // npm clones the repository, installs its dev dependencies, runs prepare and packs the result.
     const clone = await cloneHead('git-source');
-    const project = await newProject('from-git', `git+file://${clone}`);
+    // The install clones, installs every dev dependency and builds: beside the rest of the suite that took over 120 s.
+    const project = await newProject('from-git', `git+file://${clone}`, 360_000);
     expect(existsSync(join(project, 'node_modules/tool-runner/dist/index.d.ts'))).toBe(true);
     expect((await run(process.execPath, ['agent.mjs'], project)).stdout).toBe(esmAnswer);
     expect((await run(process.execPath, ['agent.cjs'], project)).stdout).toBe('cjs answer: twice 21 is 42\n');
-  }, 300_000);
+  }, 420_000);
 });
