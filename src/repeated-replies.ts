@@ -12,15 +12,12 @@
 import { extendsHistory, sameMessage } from './history.js';
 import type { BetaMessageParam } from './types.js';
 
-/** The run's replies by their content (as received and as kept): their ids. */
-export type RepliesByContent = Pick<WeakMap<object, string>, 'get'>;
-
-/** The id of the reply `message` is (its content is a reply's), if it is one. */
-const replyIdOf = (replies: RepliesByContent | undefined, message: BetaMessageParam): string | undefined =>
+/** The id of the reply `message` is (its content is a reply's), if it is one; `replies`: the run's, by their content. */
+const replyIdOf = (replies: WeakMap<object, string> | undefined, message: BetaMessageParam): string | undefined =>
   replies !== undefined && typeof message.content === 'object' ? replies.get(message.content) : undefined;
 
-/** `messages` without the repeats of the last reply, given the history `base` they replace; `undefined` when none. */
-export function withoutRepeatedReplies(messages: readonly BetaMessageParam[], base: readonly BetaMessageParam[], replies: RepliesByContent | undefined): BetaMessageParam[] | undefined {
+/** `messages` without the repeats of the last reply, given the history `base` they replace and the run's `replies`; `undefined` when none. */
+export function withoutRepeatedReplies(messages: readonly BetaMessageParam[], base: readonly BetaMessageParam[], replies: WeakMap<object, string> | undefined): BetaMessageParam[] | undefined {
   let held = base.length;
   while (held > 0 && replyIdOf(replies, base[held - 1]!) === undefined) held--;
   const start = held > 0 && extendsHistory(messages, base, held) ? held : 0;
