@@ -54,9 +54,8 @@ export abstract class RunnerControls implements Runner {
     // Calls an earlier run over the same SDK thread decided not to run are answered so here too.
     state.markNotRunElsewhere(callsNotRunOn(client));
     const logger = runnerLogger(client, options.logger);
-    // A reply had arrived: in the run a snapshot was taken of, or in an SDK thread's history (its markers are left out up to it).
     const overSdkThread = OVER_MESSAGE_THREAD in client;
-    // (A refused reply is not kept: the SDK's thread drops a refused turn.)
+    // A reply had arrived: in the run a snapshot was taken of (not a refused one: the SDK's thread drops a refused turn), or in an SDK thread's history (its markers are left out up to it).
     const kept = snapshot?.lastMessage != null && snapshot.lastMessage.stop_reason !== 'refusal';
     const replied = snapshot ? kept || snapshot.thread != null : overSdkThread && state.messages.some((message) => message.role === 'assistant');
     const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), { snapshot: snapshot?.thread, messages: state.messages, replied }, overSdkThread);
@@ -71,8 +70,9 @@ export abstract class RunnerControls implements Runner {
     this.control = control;
     this.answers = new CallAnswers(this.run, maxToolResultChars, snapshot?.calls);
     if (snapshot?.toolChanges && supplied) this.answers.changes.restore(snapshot.toolChanges, supplied);
-    this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages), (overflow, signal) => this.compactions.afterOverflow(overflow, signal), snapshot?.requests);
+    this.requests = new Requests(this.run, this.answers, helperTags(params.tools, params.messages), snapshot?.requests);
     this.compactions = new Compactions(this.run, this.requests, this.answers.changes, snapshot?.compaction);
+    this.requests.recoverWith(this.compactions);
   }
 
   abstract done(): Promise<BetaMessage>;

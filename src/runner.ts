@@ -33,12 +33,15 @@ export type RunnerItem<Stream extends boolean> = Stream extends true ? BetaMessa
  * The agentic loop: iterate it (each assistant message, or its stream with `stream: true`) or
  * `await` it (the last message). `Output` is the type of `runner.output` (`options.output`'s schema).
  */
+/** The options of a run given none: one object for every such run, since a run only reads its options. */
+const NO_OPTIONS: ToolRunnerOptions = Object.freeze({});
+
 export class ToolRunner<Stream extends boolean = false, Output = unknown> extends RunnerControls implements AsyncIterable<RunnerItem<Stream>> {
   #consumed = false;
   #completion: Settleable<BetaMessage> | undefined;
 
   /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. */
-  constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = {}, snapshot?: RunnerSnapshot, supplied?: (name: string) => RunnableTool) {
+  constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = NO_OPTIONS, snapshot?: RunnerSnapshot, supplied?: (name: string) => RunnableTool) {
     super(client, params, options, snapshot, supplied);
   }
 

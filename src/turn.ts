@@ -36,7 +36,9 @@ type Sent = Pick<Turn, 'requestId' | 'fallback'>;
 type Attempt<T> = (body: Record<string, unknown>, target: FallbackTarget | undefined, last: boolean) => PromiseLike<T>;
 
 /** Compacts the run after a context overflow (`signal`: the turn's, which stops its summary request too); resolves to whether the request may go again. */
-export type OverflowRecovery = (overflow: Overflow, signal: AbortSignal | null | undefined) => Promise<boolean>;
+export interface OverflowRecovery {
+  afterOverflow(overflow: Overflow, signal: AbortSignal | null | undefined): Promise<boolean>;
+}
 
 /** How a streamed reply's calls start before it ends (`runToolsEagerly`): call-answers.ts. */
 export interface EagerStarts extends EagerCalls {
@@ -60,17 +62,22 @@ export class Requests {
   #sentFrom: RequestOptions | undefined;
   /** Where a request goes when its client fails (`options.fallback`), if anywhere. */
   readonly #fallbacks: FallbackChain | undefined;
-  readonly #recover: OverflowRecovery;
+  /** Set once the run's compactions are made (they send through these requests): `recoverWith`. */
+  #recovery: OverflowRecovery | undefined;
 
   /** `sent`: the requests a snapshot's run had sent (a resumed run numbers its next from there). */
-  constructor(run: RunContext, eager: EagerStarts, tags: string, recover: OverflowRecovery, sent = 0) {
+  constructor(run: RunContext, eager: EagerStarts, tags: string, sent = 0) {
     this.#sent = sent;
     this.#run = run;
     this.#eager = eager;
     this.#tags = tags;
-    this.#recover = recover;
     // An entry without a client of its own sends with the run's (over an SDK thread: the thread's own client, not the thread).
     this.#fallbacks = FallbackChain.of(run.options.fallback, lendableClient(run.client), run.logger);
+  }
+
+  /** What compacts the run when a request overflows its context (the run's compactions). */
+  recoverWith(recovery: OverflowRecovery): void {
+    this.#recovery = recovery;
   }
 
   /**
@@ -244,7 +251,7 @@ export class Requests {
       const overflow = contextOverflow(overflowed)!;
       // The turn's signal (a stream's: `stream.abort()`, a `break`) stops the summary and the request sent again too.
       const signal = request.options.signal;
-      if (!(await this.#recover(overflow, signal))) throw overflowed;
+      if (!(await this.#recovery?.afterOverflow(overflow, signal))) throw overflowed;
       // The summary's tokens count: past `budget.maxTokens` no request goes, this one's either.
       const reached = run.control.tokensReached();
       if (reached) throw new ContextOverflowError((overflowed instanceof ContextOverflowError ? overflowed.cause : overflowed) as APIError, overflow, `The history was compacted, but the request was not sent again (${reached}). Iterate again to stop the run with 'budget', or raise the budget to go on.`);
