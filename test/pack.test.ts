@@ -104,7 +104,7 @@ describe('a fresh clone packs a working package', () => {
   it('npm install <git url> builds the package (prepare) and it runs', async () => {
     // npm clones the repository, installs its dev dependencies, runs prepare and packs the result.
     const clone = await cloneHead('git-source');
-    // The install clones, installs every dev dependency and builds: beside the rest of the suite that took over 120 s.
+    // The install clones, installs every dev dependency and builds: more work than the other commands, beside the rest of the suite.
     const project = await newProject('from-git', `git+file://${clone}`, 360_000);
     expect(existsSync(join(project, 'node_modules/tool-runner/dist/index.d.ts'))).toBe(true);
     expect((await run(process.execPath, ['agent.mjs'], project)).stdout).toBe(esmAnswer);
