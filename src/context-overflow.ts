@@ -7,6 +7,7 @@
 import { APIError, BadRequestError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
 import type { BetaMessageParam } from './types.js';
+import { cutText } from './cut.js';
 
 /** What the API said of an overflow: its numbers, when its message gives them. */
 export interface Overflow {
@@ -127,7 +128,7 @@ function textsOf(messages: readonly BetaMessageParam[]): TextPiece[] {
 const NOTE_CHARS = 50;
 
 function cut(text: string, cap: number): string {
-  return text.length <= cap ? text : `${text.slice(0, cap)}\n[… ${text.length - cap} characters cut to fit the summary request]`;
+  return text.length <= cap ? text : `${cutText(text, cap)}\n[… ${text.length - cap} characters cut to fit the summary request]`;
 }
 
 function cutContent(content: unknown, cap: number): unknown {

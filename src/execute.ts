@@ -20,8 +20,9 @@ import { validateInput } from './tool-input.js';
 import type { RunScope } from './scope.js';
 import type { HeldCall } from './snapshot.js';
 import type { RunnableTool, Runner, ToolContext } from './surface.js';
-import { isToolError, thrownValueToContent } from './tool-error.js';
+import { isToolError, thrownForLog, thrownValueToContent } from './tool-error.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
+import { cutText } from './cut.js';
 
 /** What running one call needs from the runner. */
 export interface ExecutionContext {
@@ -224,9 +225,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as unknown as Error).message}`);
     } else {
       // A thrown error, or an answer that stands for a failure (a sub-agent's: its cause), with the stack.
-      const failure = isToolError(thrown) ? cause : thrown;
-      const stack = failure instanceof Error ? (failure.stack ?? `${failure.name}: ${failure.message}`) : String(failure);
-      logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${stack}`);
+      logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${thrownForLog(isToolError(thrown) ? cause : thrown)}`);
     }
     const thrownContent = thrownValueToContent(thrown);
     // A ToolError's content is checked as a result is: blocks of no kind a result holds are said, not sent.
@@ -296,7 +295,7 @@ function issuesText(message: ToolResultContent): string {
   const whole = typeof message === 'string' ? message : message.map((block) => (block.type === 'text' ? block.text : '')).join(' ');
   // (Without the hint to the model, which means nothing in a log.)
   const text = withoutRetryHint(whole).replace(/\s+/g, ' ').trim();
-  return text ? `: ${text.length > 300 ? `${text.slice(0, 299)}…` : text}` : '';
+  return text ? `: ${text.length > 300 ? `${cutText(text, 299)}…` : text}` : '';
 }
 
 function failed(content: ToolResultContent, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {

@@ -10,6 +10,7 @@ import { errorName } from './described.js';
 import { type ClientLike, type OpenedStream, messagesApi } from './client.js';
 import type { LeveledLogger } from './log.js';
 import type { MessageCreateParamsBase } from './types.js';
+import { cutText } from './cut.js';
 
 /**
  * One entry of `options.fallback`: the client to send to (default: the run's), and params that
@@ -219,5 +220,5 @@ function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const api = error instanceof APIError && error.apiMessage ? [error.status, error.type].filter((part) => part != null).join(' ') : undefined;
   const message = api === undefined ? error.message : `${api}: ${(error as APIError).apiMessage}`;
-  return `${errorName(error)}: ${message.length > 200 ? `${message.slice(0, 200)}…` : message}`;
+  return `${errorName(error)}: ${message.length > 200 ? `${cutText(message, 200)}…` : message}`;
 }

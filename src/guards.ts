@@ -2,6 +2,7 @@
 import { onAbort } from './on-abort.js';
 import { wrongValue } from './described.js';
 import type { ToolResultContent } from './types.js';
+import { cutText } from './cut.js';
 
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 100_000;
 
@@ -17,7 +18,7 @@ export function checkTimeoutMs(value: unknown, what: string): void {
 /** Cuts the text of a result to `limit` characters in all, with a note the model can see. */
 export function truncateResult(content: ToolResultContent, limit: number): ToolResultContent {
   if (typeof content === 'string') {
-    return content.length <= limit ? content : `${content.slice(0, limit)}${truncationNote(content.length, limit)}`;
+    return content.length <= limit ? content : `${cutText(content, limit)}${truncationNote(content.length, limit)}`;
   }
   let total = 0;
   for (const block of content) if (block.type === 'text') total += block.text.length;
@@ -30,7 +31,7 @@ export function truncateResult(content: ToolResultContent, limit: number): ToolR
       continue;
     }
     if (left <= 0) continue;
-    kept.push(block.text.length <= left ? block : { ...block, text: block.text.slice(0, left) });
+    kept.push(block.text.length <= left ? block : { ...block, text: cutText(block.text, left) });
     left -= block.text.length;
   }
   kept.push({ type: 'text', text: truncationNote(total, limit).trimStart() });

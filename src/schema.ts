@@ -6,6 +6,7 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { compileJsonSchema } from './json-schema.js';
+import { cutText } from './cut.js';
 import {
   type CompiledSchema,
   type JsonObjectSchema,
@@ -143,5 +144,5 @@ export function formatIssues(toolName: string, issues: ValidationIssue[]): strin
 }
 
 function shortened(text: string): string {
-  return text.length > MAX_ISSUE_CHARS ? `${text.slice(0, MAX_ISSUE_CHARS)}…` : text;
+  return text.length > MAX_ISSUE_CHARS ? `${cutText(text, MAX_ISSUE_CHARS)}…` : text;
 }

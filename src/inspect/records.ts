@@ -10,6 +10,7 @@ import type { Runner } from '../surface.js';
 import { textOf } from '../text.js';
 import type { BetaMessage, BetaToolResultBlockParam } from '../types.js';
 import type { Usage } from '../usage.js';
+import { cutText } from '../cut.js';
 
 /** Fields every record has. */
 export interface RecordBase {
@@ -276,5 +277,5 @@ export function clipValue(value: unknown): unknown {
 }
 
 function clip(text: string): string {
-  return text.length <= CAPTURE_LIMIT ? text : `${text.slice(0, CAPTURE_LIMIT)}\n[… ${text.length - CAPTURE_LIMIT} more characters not kept by the inspector]`;
+  return text.length <= CAPTURE_LIMIT ? text : `${cutText(text, CAPTURE_LIMIT)}\n[… ${text.length - CAPTURE_LIMIT} more characters not kept by the inspector]`;
 }

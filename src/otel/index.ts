@@ -13,6 +13,7 @@ import { isCancellation } from '../stop-reason.js';
 import type { Runner } from '../surface.js';
 import { utf8Length, withoutLeftOutFields } from '../sdk-span-content.js';
 import { type ContentList, fitContent, replyContent, requestContent } from './content.js';
+import { cutText } from '../cut.js';
 
 export interface OpenTelemetryOptions {
   /** Default: `trace.getTracer('tool-runner')` from the global provider. */
@@ -197,7 +198,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
           span.setAttribute('error.type', 'tool_error');
           // The result's text is content (an MCP error, a ToolError's words): on the span only when captured.
           const text = typeof result.content === 'string' ? result.content : JSON.stringify(result.content ?? '');
-          span.setStatus({ code: SpanStatusCode.ERROR, ...(capture && { message: text.slice(0, 500) }) });
+          span.setStatus({ code: SpanStatusCode.ERROR, ...(capture && { message: cutText(text, 500) }) });
         }
         span.end();
         break;

@@ -1,0 +1,95 @@
+/**
+ * Values that break naive text handling: a thrown value `String()` cannot convert, and cuts that
+ * would fall inside a surrogate pair (an emoji), which leave a lone surrogate the API refuses as
+ * invalid JSON in every later request of the history.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { tool, toolRunner } from 'tool-runner';
+import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
+
+/** Whether a text holds a lone surrogate: a high one not followed by a low one, or a low one not after a high one. */
+const loneSurrogate = (value: string) => /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value);
+
+/** A tool-result's content as one text. */
+const resultText = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content));
+
+describe('a tool that throws a value String() cannot convert', () => {
+  const throwers: Array<[string, () => unknown, RegExp]> = [
+    ['an object without a prototype', () => Object.create(null), /^Error: \[object Object\]$/],
+    ['an object whose toString throws', () => ({ toString: () => { throw new Error('no text'); } }), /^Error: \[object Object\]$/],
+    [
+      'an Error whose name getter throws',
+      () => Object.defineProperty(new Error('disk full'), 'name', { get: () => { throw new Error('no name'); } }),
+      /^Error: disk full$/,
+    ],
+  ];
+
+  for (const [label, make, answer] of throwers) {
+    it(`${label}: the model gets an is_error result, the run goes on, and the tool ran once`, async () => {
+      let runs = 0;
+      const odd = tool({
+        name: 'odd',
+        inputSchema: { type: 'object', properties: {} } as const,
+        run: async () => {
+          runs++;
+          throw make();
+        },
+      });
+      const server = await mockServer([{ content: [toolUse('odd', {}, 'toolu_odd')] }, { content: [text('done')] }]);
+      const { lines, logger } = captureLogger();
+      const runner = toolRunner(server.client({ maxRetries: 0, logger, logLevel: 'warn' }), { ...baseParams, tools: [odd] });
+      const final = await runner;
+      expect(final.content).toEqual([expect.objectContaining({ type: 'text', text: 'done' })]);
+      expect(runs).toBe(1);
+      const [result] = wire(server.requests[1]!).messages.at(-1).content;
+      expect(result).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_odd', is_error: true, content: expect.stringMatching(answer) });
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+      // The log says which call failed, with what it threw as text.
+      expect(lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/^Tool 'odd' \(toolu_odd\) failed: /) });
+    });
+  }
+});
+
+describe('cuts never split a surrogate pair', () => {
+  it('maxToolResultChars: a text result, and a text block, cut before an emoji rather than inside it', async () => {
+    const emoji = '😀'.repeat(20);
+    const asString = tool({ name: 'as_string', inputSchema: { type: 'object', properties: {} } as const, run: () => `${'a'.repeat(9)}${emoji}` });
+    const asBlocks = tool({ name: 'as_blocks', inputSchema: { type: 'object', properties: {} } as const, run: () => [{ type: 'text' as const, text: `${'b'.repeat(9)}${emoji}` }] });
+    const server = await mockServer([{ content: [toolUse('as_string', {}, 'toolu_s'), toolUse('as_blocks', {}, 'toolu_b')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [asString, asBlocks] }, { maxToolResultChars: 10 });
+    await runner;
+    const [fromString, fromBlocks] = wire(server.requests[1]!).messages.at(-1).content;
+    expect(fromString.content).toMatch(/^a{9}\n\[truncated: /);
+    expect(fromBlocks.content[0].text).toBe('b'.repeat(9));
+    for (const result of [fromString, fromBlocks]) expect(loneSurrogate(resultText(result.content))).toBe(false);
+  });
+
+  it('an invalid call whose issue is cut at 200 characters: the answer holds no half of an emoji', async () => {
+    const strict = tool({ name: 'strict', inputSchema: z.object({ city: z.string() }).strict(), run: () => 'ok' });
+    // zod's issue, 'Unrecognized key: "😀😀…', has 19 units before the emoji: the 200th falls on the first half of a pair.
+    const key = '😀'.repeat(150);
+    const server = await mockServer([{ content: [toolUse('strict', { city: 'Paris', [key]: 1 }, 'toolu_strict')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [strict] });
+    await runner;
+    const [result] = wire(server.requests[1]!).messages.at(-1).content;
+    expect(result).toMatchObject({ is_error: true, content: expect.stringContaining('😀…') });
+    expect(loneSurrogate(result.content)).toBe(false);
+  });
+
+  it("the summary request after a context overflow: the history's longest texts are cut without a lone surrogate", async () => {
+    for (const offset of [0, 1]) {
+      const big = tool({ name: 'big', inputSchema: { type: 'object', properties: {} } as const, run: () => 'a'.repeat(offset) + '😀'.repeat(20_000) });
+      const server = await mockServer({ contextWindow: 8000, steps: [{ content: [toolUse('big', {})] }, { content: [text('summary of the work')] }, { content: [text('done')] }] });
+      const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [big], compactionControl: { enabled: true } }, { maxToolResultChars: 1_000_000 });
+      await runner;
+      // The first request, the one the server refused as too long, the summary request, and the request after it.
+      expect(server.requests.length).toBe(4);
+      const summary = JSON.stringify(wire(server.requests[2]!).messages);
+      expect(summary).toContain('characters cut to fit the summary request');
+      // JSON.stringify writes a lone surrogate as an escape: none may appear.
+      expect(summary).not.toMatch(/\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])/i);
+    }
+  });
+});
