@@ -3,6 +3,7 @@
  * the developer's error at `tool()` time, with where it is, and never an "invalid input" told to the
  * model at run time.
  */
+import type { Resolve } from './json-schema-issues.js';
 import { type Draft, forEachSubschema, isObject } from './json-schema-walk.js';
 
 const TYPES: ReadonlySet<string> = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
@@ -11,15 +12,15 @@ const COUNTS = ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties
 const NUMBERS = ['minimum', 'maximum'];
 const LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 
-/** What the check knows besides the schema: its draft, and whether a `$ref` found at a schema points to a schema the validator knows. */
+/** What the check knows besides the schema: its draft, and the schema a `$ref` found at a schema points to (undefined when the validator knows none). */
 interface Context {
   draft: Draft;
-  resolves: (node: Record<string, unknown>) => boolean;
+  resolve: Resolve;
 }
 
 /** The first problem of `schema` (written in `draft`), as `where: what`, or undefined when it can be used. */
-export function schemaProblem(schema: unknown, draft: Draft, resolves: Context['resolves']): string | undefined {
-  return problemAt(schema, [], { draft, resolves }, 0);
+export function schemaProblem(schema: unknown, draft: Draft, resolve: Resolve): string | undefined {
+  return problemAt(schema, [], { draft, resolve }, 0) ?? loopProblem(schema, resolve);
 }
 
 function problemAt(schema: unknown, where: string[], context: Context, depth: number): string | undefined {
@@ -35,7 +36,7 @@ function problemAt(schema: unknown, where: string[], context: Context, depth: nu
   return found;
 }
 
-function ownProblem(schema: Record<string, unknown>, { draft, resolves }: Context): { key: string; message: string } | undefined {
+function ownProblem(schema: Record<string, unknown>, { draft, resolve }: Context): { key: string; message: string } | undefined {
   const { type, required, pattern, patternProperties, multipleOf, $ref } = schema;
   if (Array.isArray(type) && type.length === 0) return { key: 'type', message: 'must name at least one type (an empty list allows no value)' };
   const types = Array.isArray(type) ? type : type === undefined ? [] : [type];
@@ -94,7 +95,87 @@ function ownProblem(schema: Record<string, unknown>, { draft, resolves }: Contex
   }
   if ($ref !== undefined) {
     if (typeof $ref !== 'string') return { key: '$ref', message: 'must be a string' };
-    if (!resolves(schema)) return { key: '$ref', message: `${JSON.stringify($ref)} does not point to a schema in this schema (only references inside the schema are followed)` };
+    if (resolve(schema) === undefined) return { key: '$ref', message: `${JSON.stringify($ref)} does not point to a schema in this schema (only references inside the schema are followed)` };
+  }
+  return undefined;
+}
+
+/**
+ * Keywords whose subschemas the validator applies to the value it is checking itself, not to a part
+ * of it (as `properties`, `items`, `propertyNames`, ... do); `$ref` and `$recursiveRef` too.
+ */
+const IN_PLACE: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentSchemas', 'dependencies']);
+
+/** One in-place step from a schema: the keyword's place, the schema it leads to, and that schema's place. */
+interface Step {
+  where: readonly string[];
+  to: unknown;
+  toWhere: readonly string[];
+}
+
+/**
+ * A loop of in-place steps (`{a: {$ref: '#/properties/a'}}`, two `$defs` that `$ref` each other):
+ * the validator would follow it forever on the same value, and overflow the stack on every call
+ * (which would read as an input too deep). A recursive schema must pass through a keyword that
+ * takes a part of the value, as a tree's `items: {$ref: '#/$defs/node'}` does.
+ */
+function loopProblem(schema: unknown, resolve: Resolve): string | undefined {
+  const places = placesOf(schema);
+  const done = new Set<object>();
+  for (const [start, where] of places) {
+    if (done.has(start)) continue;
+    const loop = loopFrom(start, where, (node, at) => inPlaceSteps(node, at, places, resolve), done);
+    if (!loop) continue;
+    const target = name(loop.at(-1)!.toWhere);
+    const chain = [...loop.map((step) => name(step.where)), target].join(' → ');
+    const hint = 'a recursive schema must pass through properties, items or another keyword that applies to a part of the value';
+    return at(loop[0]!.where, `leads back to ${target} without descending into the input (${chain}), so validating would never end (${hint})`);
+  }
+  return undefined;
+}
+
+/** Each schema object under `schema` (by the keywords that hold subschemas), with where it is. */
+function placesOf(schema: unknown): Map<Record<string, unknown>, readonly string[]> {
+  const places = new Map<Record<string, unknown>, readonly string[]>();
+  const visit = (node: unknown, where: readonly string[]) => {
+    if (!isObject(node) || places.has(node)) return;
+    places.set(node, where);
+    forEachSubschema(node, (sub, path) => visit(sub, [...where, ...path]));
+  };
+  visit(schema, []);
+  return places;
+}
+
+/** The in-place steps from `node` (at `where`). A `$ref` into a place the walk does not know is named by its value. */
+function inPlaceSteps(node: Record<string, unknown>, where: readonly string[], places: Map<Record<string, unknown>, readonly string[]>, resolve: Resolve): Step[] {
+  const steps: Step[] = [];
+  for (const keyword of ['$ref', '$recursiveRef'] as const) {
+    if (typeof node[keyword] !== 'string') continue;
+    const to = resolve(node, keyword);
+    steps.push({ where: [...where, keyword], to, toWhere: (isObject(to) && places.get(to)) || [JSON.stringify(node[keyword])] });
+  }
+  forEachSubschema(node, (sub, path) => {
+    if (IN_PLACE.has(path[0]!)) steps.push({ where: [...where, ...path], to: sub, toWhere: [...where, ...path] });
+  });
+  return steps;
+}
+
+/** The steps of the first loop found from `start` (a depth-first walk, without recursion); the schemas it leaves without one are added to `done`. */
+function loopFrom(start: Record<string, unknown>, where: readonly string[], stepsOf: (node: Record<string, unknown>, where: readonly string[]) => Step[], done: Set<object>): Step[] | undefined {
+  const path: Array<{ node: object; steps: Step[]; next: number }> = [];
+  const enter = (node: Record<string, unknown>, at: readonly string[]) => path.push({ node, steps: stepsOf(node, at), next: 0 });
+  enter(start, where);
+  while (path.length > 0) {
+    const top = path[path.length - 1]!;
+    const step = top.steps[top.next++];
+    if (step === undefined) {
+      done.add(top.node);
+      path.pop();
+    } else if (isObject(step.to) && !done.has(step.to)) {
+      const open = path.findIndex((entry) => entry.node === step.to);
+      if (open >= 0) return path.slice(open).map((entry) => entry.steps[entry.next - 1]!);
+      enter(step.to, step.toWhere);
+    }
   }
   return undefined;
 }
@@ -154,7 +235,11 @@ function regexProblem(pattern: string): string | undefined {
 }
 
 function at(where: readonly string[], message: string): string {
-  return `${where.length > 0 ? where.join('.') : '(root)'}: ${message}`;
+  return `${name(where)}: ${message}`;
+}
+
+function name(where: readonly string[]): string {
+  return where.length > 0 ? where.join('.') : '(root)';
 }
 
 function describe(value: unknown): string {

@@ -21,7 +21,7 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
   // differently from ajv (json-schema-prepare.ts). The caller's object is never changed.
   const draft = draftOf(schema.$schema);
   const checked = dereferenced(owner, () => structuredClone(schema) as Schema);
-  const problem = schemaProblem(checked.schema, draft, (node) => checked.resolve(node) !== undefined);
+  const problem = schemaProblem(checked.schema, draft, checked.resolve);
   if (problem) throw invalidSchema(owner, problem);
   const { schema: copy, lookup, resolve } = dereferenced(owner, () => prepareSchema(checked.schema, draft) as Schema);
   const keywordAt = keywordLookup(copy, resolve);
