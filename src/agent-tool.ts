@@ -106,7 +106,7 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
   if (typeof options.description !== 'string') throw new TypeError(`agentTool '${name}': \`description\` must be a string`);
   if (typeof params !== 'function') throw new TypeError(`agentTool '${name}': \`params\` must be a function (input, context) => params`);
   if (!Number.isInteger(maxDepth) || maxDepth < 1) throw new RangeError(`agentTool '${name}': \`maxDepth\` must be a positive integer, got ${described(maxDepth)}`);
-  if (runOptions !== undefined) checkSubOptions(name, runOptions);
+  if (runOptions !== undefined) checkSubOptions(name, runOptions, client);
   const agent: Agent = { name, params: params as Agent['params'], client, options: runOptions ?? {}, maxDepth, steps: undefined };
   // Made by `tool()` (validated input), untyped here: the generic schema would make the compiler's work explode.
   const make = tool as (options: object) => RunnableTool;
@@ -129,9 +129,9 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
 }
 
 /** The sub-agent's options, checked as `toolRunner` checks them, now rather than at its first call (where the model would read the mistake). */
-function checkSubOptions(name: string, options: ToolRunnerOptions): void {
+function checkSubOptions(name: string, options: ToolRunnerOptions, client: ClientLike | undefined): void {
   try {
-    checkOptions(options);
+    checkOptions(options, client);
     checkRunControlOptions(options);
   } catch (error) {
     if (error instanceof Error) error.message = `agentTool '${name}': options: ${error.message.replace(/^toolRunner: /, '')}`;

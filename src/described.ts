@@ -27,3 +27,20 @@ export function errorName(error: Error): string {
 export function plainName(name: string): string {
   return name.toLowerCase().replace(/[-_\s]/g, '');
 }
+
+/** Whether `a` becomes `b` by one letter added, removed or changed. */
+export function oneEditApart(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  if (a.length === b.length) return a.slice(i + 1) === b.slice(i + 1);
+  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
+}
+
+/** Whether `a` becomes `b` by swapping two letters side by side (`timeuot`, `timeout`). */
+export function oneSwapApart(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  return i < a.length - 1 && a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2);
+}

@@ -9,7 +9,7 @@ import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf 
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, type StoppedOutcome, runWithGuards, truncateResult } from './guards.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
-import { abortedWaitingText, errorResult, textOnlyError } from './history.js';
+import { abortedWaitingText, errorResult, textOnlyError, withoutBlankResultText } from './history.js';
 import { openApprovals } from './nested-approvals.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
@@ -261,8 +261,10 @@ async function askApprover(tool: RunnableTool, call: ToolCall, context: Executio
  */
 function finished(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
   if (result.is_error && result.content !== undefined) result.content = textOnlyError(result.content);
-  const uncut = result.content;
-  if (uncut !== undefined) result.content = truncateResult(uncut, context.maxToolResultChars);
+  // Blank text blocks go (the API refuses them in a result too); a result left without any goes without content.
+  const uncut = result.content === undefined ? undefined : withoutBlankResultText(result.content);
+  if (uncut === undefined) delete result.content;
+  else result.content = truncateResult(uncut, context.maxToolResultChars);
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
   if (context.hooks?.onToolResult) context.results.keepRan(call.id, { ...result, content: uncut } as BetaToolResultBlockParam);
   const observed = callHook(context.hooks, 'onToolResult', context.signal, result, call);

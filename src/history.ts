@@ -208,6 +208,16 @@ export function withoutBlankText(content: BetaMessage['content']): BetaMessage['
   return blank ? content.filter((block) => !(block.type === 'text' && isBlank(block.text))) : content;
 }
 
+/**
+ * A tool result's blocks without the text blocks that hold no non-whitespace text, which the API
+ * refuses there too; `undefined` when nothing is left (a result without content, which it takes).
+ */
+export function withoutBlankResultText(content: ToolResultContent): ToolResultContent | undefined {
+  if (typeof content === 'string' || !content.some((block) => block.type === 'text' && isBlank(block.text))) return content;
+  const kept = content.filter((block) => !(block.type === 'text' && isBlank(block.text)));
+  return kept.length > 0 ? kept : undefined;
+}
+
 function isBlank(text: string): boolean {
   return !/\S/.test(text);
 }
@@ -354,6 +364,11 @@ function resultProblems(message: BetaMessageParam, i: number, previousUses: Beta
     if (otherBlock !== undefined) problems.push(`message ${i}: tool_result ${id} comes after a ${blocks[otherBlock]!.type} block (block ${otherBlock}): results come first`);
     if (block.is_error && Array.isArray(block.content) && block.content.some((part) => part.type !== 'text')) {
       problems.push(`message ${i}: tool_result ${id} is an error with content other than text (the API takes only text there)`);
+    }
+    if (Array.isArray(block.content)) {
+      block.content.forEach((part, k) => {
+        if (part.type === 'text' && isBlank(part.text)) problems.push(`message ${i}: tool_result ${id}: text block ${k} is ${part.text === '' ? 'empty' : 'only whitespace'}`);
+      });
     }
     if (position !== undefined && !seen.has(id)) {
       if (position < lastCall) problems.push(`message ${i}: tool_result ${id} comes after the result of a later call: results go in the calls' order`);

@@ -1,7 +1,7 @@
 /** The runner's own options (the third argument of `toolRunner`), checked at construction. */
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
-import { described, wrongValue } from './described.js';
+import { described, oneEditApart, oneSwapApart, plainName, wrongValue } from './described.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS, checkTimeoutMs } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
@@ -44,7 +44,7 @@ export interface ToolRunnerOptions<Call extends AnyCall = AnyCall, Output extend
 }
 
 /** The runner's own keys (the SDK's request options are the others it takes). */
-const OWN: ReadonlySet<string> = new Set([
+export const OWN_OPTION_KEYS: ReadonlySet<string> = new Set([
   'requestOptions',
   'logger',
   'concurrency',
@@ -58,17 +58,25 @@ const OWN: ReadonlySet<string> = new Set([
 ]);
 
 /** Every key the third argument takes: the runner's own and the SDK's request options. */
-export const OPTION_KEYS: ReadonlySet<string> = new Set([...OWN, ...REQUEST_OPTION_KEYS]);
+export const OPTION_KEYS: ReadonlySet<string> = new Set([...OWN_OPTION_KEYS, ...REQUEST_OPTION_KEYS]);
 
-/** Throws a clear error for an unknown option or a value out of range (run control's: run-control-options.ts); returns the limits to use. */
-export function checkOptions(options: ToolRunnerOptions): { maxToolResultChars: number } {
+/**
+ * Throws a clear error for an unknown option or a value out of range (run control's: run-control-options.ts); returns the limits to use.
+ * A key of neither kind is a request option of the caller's own (the SDK's `RequestOptions` extended by declaration merging),
+ * passed to the SDK as it does, when middleware can read it (in these options, or the `client`'s) and it is no near miss of
+ * a known key; otherwise it can only be a mistake.
+ */
+export function checkOptions(options: ToolRunnerOptions, client?: unknown): { maxToolResultChars: number } {
   if (typeof options !== 'object' || options === null) throw new TypeError('toolRunner: options must be an object');
   for (const key of Object.keys(options)) {
-    if (OWN.has(key) || REQUEST_OPTION_KEYS.has(key)) continue;
+    if (OPTION_KEYS.has(key)) continue;
     if (SETTING_NAMES.has(key)) throw new TypeError(`toolRunner: \`${key}\` is a param of the run, not an option: put it in the second argument, toolRunner(client, { ...params, ${key} })`);
     checkRequestOptionKey(key, 'toolRunner: options');
+    const meant = knownKeyNear(key);
+    if (meant === undefined && reachesMiddleware(options, client)) continue;
+    const why = meant !== undefined ? `. Did you mean '${meant}'?` : ". A request option of your own reaches only middleware, and neither these options nor the client have any";
     throw new TypeError(
-      `toolRunner: unknown option '${key}'; the options are ${[...OWN].join(', ')}, and the SDK's request options ${[...REQUEST_OPTION_KEYS].join(', ')}`,
+      `toolRunner: unknown option '${key}'; the options are ${[...OWN_OPTION_KEYS].join(', ')}, and the SDK's request options ${[...REQUEST_OPTION_KEYS].join(', ')}${why}`,
     );
   }
   positiveInteger('concurrency', options.concurrency);
@@ -111,3 +119,22 @@ function checkLogger(logger: unknown): void {
   }
 }
 
+
+/** The known option `key` misspells (its case or separators, one letter, or two letters swapped), if any. */
+function knownKeyNear(key: string): string | undefined {
+  const plainKey = plainName(key);
+  for (const known of OPTION_KEYS) {
+    const plain = plainName(known);
+    if (plainKey === plain || oneEditApart(plainKey, plain) || oneSwapApart(plainKey, plain)) return known;
+  }
+  return undefined;
+}
+
+/**
+ * Whether middleware sees the request options: given in these options (or their `requestOptions`), or the client's own.
+ * Without a client (a sub-agent's options, which run on the parent's client by default), it may: the run checks again.
+ */
+function reachesMiddleware(options: ToolRunnerOptions, client: unknown): boolean {
+  const some = (list: unknown) => Array.isArray(list) && list.length > 0;
+  return client === undefined || some(options.middleware) || some(options.requestOptions?.middleware) || some((client as { middleware?: unknown }).middleware);
+}

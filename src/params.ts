@@ -1,5 +1,5 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
-import { described, plainName } from './described.js';
+import { described, oneEditApart, plainName } from './described.js';
 import { OPTION_KEYS } from './options.js';
 import { type CompactionControl, checkCompactionControl } from './compaction.js';
 import { rejectCompactionParam } from './server-compaction.js';
@@ -70,11 +70,3 @@ function misspeltSetting(key: string): string | undefined {
   return undefined;
 }
 
-/** Whether `a` becomes `b` by one letter added, removed or changed. */
-function oneEditApart(a: string, b: string): boolean {
-  if (Math.abs(a.length - b.length) > 1) return false;
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  if (a.length === b.length) return a.slice(i + 1) === b.slice(i + 1);
-  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
-}

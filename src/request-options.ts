@@ -35,12 +35,13 @@ export function checkRequestOptionKey(key: string, where: string): void {
 
 /**
  * The request options of every request: `options.requestOptions`, with the SDK's request options
- * given at the top level of `options` over them.
+ * given at the top level of `options` over them (every key but the runner's `own`, checked before:
+ * the SDK's, and the caller's own that middleware reads).
  */
-export function initialRequestOptions(options: Record<string, unknown>, nested: RequestOptions | undefined): RequestOptions {
+export function initialRequestOptions(options: Record<string, unknown>, nested: RequestOptions | undefined, own: ReadonlySet<string>): RequestOptions {
   let merged: Record<string, unknown> | undefined = nested ? { ...nested } : undefined;
   for (const key in options) {
-    if (!REQUEST_OPTION_KEYS.has(key) || options[key] === undefined) continue;
+    if (own.has(key) || options[key] === undefined) continue;
     (merged ??= {})[key] = options[key];
   }
   if (merged) for (const key in merged) checkRequestOptionKey(key, 'toolRunner: options.requestOptions');

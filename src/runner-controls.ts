@@ -13,7 +13,7 @@ import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
 import { asMessageParams, insertToolResults, keptReply, toolUsesOf } from './history.js';
 import { runnerLogger } from './log.js';
-import { type ToolRunnerOptions, checkOptions } from './options.js';
+import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
 import { RunControl } from './run-control.js';
@@ -49,7 +49,7 @@ export abstract class RunnerControls implements Runner {
   /** `supplied`: on resume, the runnable tools by name, for the tools `addTools` added. */
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions, snapshot: RunnerSnapshot | undefined, supplied?: (name: string) => RunnableTool) {
     checkClient(client);
-    const { maxToolResultChars } = checkOptions(options);
+    const { maxToolResultChars } = checkOptions(options, client);
     const state = new RunState(params, snapshot);
     // Calls an earlier run over the same SDK thread decided not to run are answered so here too.
     state.markNotRunElsewhere(callsNotRunOn(client));
@@ -60,7 +60,7 @@ export abstract class RunnerControls implements Runner {
     const replied = snapshot ? kept || snapshot.thread != null : overSdkThread && state.messages.some((message) => message.role === 'assistant');
     const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), { snapshot: snapshot?.thread, messages: state.messages, replied }, overSdkThread);
     const emit = emitter(options.onEvent, logger);
-    const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions);
+    const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions, OWN_OPTION_KEYS);
     state.dropsRefusals = thread.used || OVER_MESSAGE_THREAD in client;
     const tracing = runTracing(client, options.onEvent, logger);
     const control = new RunControl(options, state, logger, snapshot?.control);

@@ -93,3 +93,27 @@ describe('cuts never split a surrogate pair', () => {
     }
   });
 });
+
+describe('blank text blocks in a tool result (the API refuses a text block without non-whitespace text there too)', () => {
+  it('are left out; a result of only blank text goes without content', async () => {
+    const blank = tool({ name: 'blank', inputSchema: { type: 'object', properties: {} } as const, run: () => [{ type: 'text' as const, text: '' }, { type: 'text' as const, text: ' \n' }] });
+    const mixed = tool({ name: 'mixed', inputSchema: { type: 'object', properties: {} } as const, run: () => [{ type: 'text' as const, text: '' }, { type: 'text' as const, text: 'found 2 rows' }] });
+    const server = await mockServer([{ content: [toolUse('blank', {}, 'toolu_blank'), toolUse('mixed', {}, 'toolu_mixed')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [blank, mixed] });
+    await runner;
+    expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_blank' },
+      { type: 'tool_result', tool_use_id: 'toolu_mixed', content: [{ type: 'text', text: 'found 2 rows' }] },
+    ]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('historyProblems names them in a history set by hand', () => {
+    const problems = historyProblems([
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'blank', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'ok' }, { type: 'text', text: '  ' }] }] },
+    ]);
+    expect(problems).toEqual(['message 2: tool_result toolu_1: text block 1 is only whitespace']);
+  });
+});
