@@ -1,0 +1,86 @@
+/**
+ * Rows of the README's "Differences from the SDK's runner" that are choices, not gaps: each program
+ * runs on SDK 1.14.0's runner and on this one, against servers scripted alike, and each runner's own
+ * behaviour is asserted as the row says it.
+ */
+import { describe, expect, it } from 'vitest';
+import { toolRunner } from 'tool-runner';
+import { type Step, text, toolUse } from 'tool-runner/testing';
+import { mockServer } from './helpers.js';
+import { type Program, type Runner, ask, model, weather } from './side-by-side.js';
+
+/** What `program` returns (or throws) on each runner, and its tool log. */
+async function eachRunner(steps: () => Step[], program: Program) {
+  const sdkServer = await mockServer(steps());
+  const ourServer = await mockServer(steps());
+  const outcome = async (start: (params: any, options?: any) => Runner) => {
+    const log: string[] = [];
+    try {
+      return { saw: await program(start, log), log, error: undefined as string | undefined };
+    } catch (error) {
+      return { saw: undefined, log, error: String(error) };
+    }
+  };
+  const sdkClient = sdkServer.client();
+  const sdk = await outcome((params, options) => sdkClient.beta.messages.toolRunner(params, options) as unknown as Runner);
+  const ours = await outcome((params, options) => toolRunner(ourServer.client(), params, options) as unknown as Runner);
+  return { sdk, ours };
+}
+
+/** The weather tool, taking `ms` and ignoring its signal. */
+function slowWeather(log: string[], ms: number) {
+  const fast = weather(log);
+  return { ...fast, run: async (input: { location: string }) => (await new Promise((resolve) => setTimeout(resolve, ms)), fast.run(input)) };
+}
+
+const callThenDone = () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_w')] }, { content: [text('done')] }];
+
+describe('differences from the SDK runner, each as its README row says', () => {
+  it("the run's signal aborted in the loop body, before the reply's tools start: the SDK runs them, this runner runs none", async () => {
+    const { sdk, ours } = await eachRunner(callThenDone, async (start, log) => {
+      const controller = new AbortController();
+      const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] }, { signal: controller.signal });
+      for await (const _ of runner) controller.abort();
+      return runner.params.messages;
+    });
+    expect(sdk.log).toEqual(['get_weather Paris']);
+    expect(ours.log).toEqual([]);
+    expect(sdk.error).toMatch(/abort/i);
+    expect(ours.error).toMatch(/abort/i);
+  });
+
+  it('generateToolResponse(signal): the SDK keeps what the tool returns after the signal aborted; this runner answers the call as aborted, and the run goes on', async () => {
+    const { sdk, ours } = await eachRunner(callThenDone, async (start, log) => {
+      const runner = start({ model, max_tokens: 256, messages: ask, tools: [slowWeather(log, 150)] });
+      const results: unknown[] = [];
+      for await (const _ of runner) {
+        const response = await runner.generateToolResponse(AbortSignal.timeout(30));
+        if (response) results.push(response.content[0]);
+      }
+      return results;
+    });
+    expect(sdk.saw).toEqual([expect.objectContaining({ tool_use_id: 'toolu_w', content: '21°C in Paris' })]);
+    expect(ours.saw).toEqual([expect.objectContaining({ tool_use_id: 'toolu_w', is_error: true, content: expect.stringMatching(/aborted/) })]);
+    expect(ours.error).toBeUndefined();
+
+    const aborted = await eachRunner(callThenDone, async (start, log) => {
+      const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] });
+      for await (const _ of runner) await runner.generateToolResponse(AbortSignal.abort());
+      return runner.params.messages.length;
+    });
+    expect(aborted.sdk.log).toEqual(['get_weather Paris']);
+    expect(aborted.ours.log).toEqual([]);
+    expect(aborted.ours.saw).toBe(4);
+  });
+
+  it('a streamed reply changed in place in the loop body: the SDK keeps it as it streamed, this runner as the body left it', async () => {
+    const steps = () => [{ content: [text('secret')] }];
+    const { sdk, ours } = await eachRunner(steps, async (start) => {
+      const runner = start({ model, max_tokens: 256, messages: ask, stream: true });
+      for await (const stream of runner) (await stream.finalMessage()).content[0].text = 'REDACTED';
+      return runner.params.messages.at(-1).content[0].text;
+    });
+    expect(sdk.saw).toBe('secret');
+    expect(ours.saw).toBe('REDACTED');
+  });
+});
