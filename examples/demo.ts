@@ -65,7 +65,9 @@ function resultTexts(request: RecordedRequest, back = 1): string[] {
 }
 
 const { client, model, offline, close } = await exampleClient(offlineModel);
-console.log(`tool-runner demo — ${offline ? 'offline scripted model' : `Claude (${model})`}\n`);
+// With ANTHROPIC_BASE_URL the key's requests go there (a proxy, a gateway, a server of your own): said so.
+const where = process.env['ANTHROPIC_BASE_URL'] ? ` at ${process.env['ANTHROPIC_BASE_URL']}` : '';
+console.log(`tool-runner demo — ${offline ? 'offline scripted model' : `Claude (${model})${where}`}\n`);
 
 const runner = toolRunner(client, {
   model,
@@ -92,6 +94,6 @@ const final = await runner;
 const usage = runner.usage;
 console.log(`\nfinal answer: ${textOf(final)}`);
 console.log(
-  `${runner.iteration} requests, ${usage.input_tokens} input + ${usage.output_tokens} output tokens, ${elapsed().trim()}`,
+  `${runner.iteration} ${runner.iteration === 1 ? 'request' : 'requests'}, ${usage.input_tokens} input + ${usage.output_tokens} output tokens, ${elapsed().trim()}`,
 );
 await close();
