@@ -204,7 +204,7 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     if (notRun && notRun.size > 0) keepNotRun(thread.messages, notRun);
   };
   // Sub-agents get the thread's own client: they are conversations of their own, never the thread's.
-  const lent = (thread as { _client?: ClientLike & { logger?: unknown; logLevel?: unknown } })._client;
+  const lent = (thread as { _client?: ClientLike & { logger?: unknown; logLevel?: unknown; middleware?: unknown } })._client;
   // The run logs as the thread's client does (its `logger` and `logLevel`), as a run on that client would.
   // The thread's request fields as the run last had them: a field that differs from them since, the program set.
   let known = fieldsOf(thread.params);
@@ -257,7 +257,8 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     if (partial) for (const use of toolUsesOf(partial.message)) kept.set(use.id, brokenOffText(use.name));
     return kept;
   };
-  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, [OVER_MESSAGE_THREAD]: handBack, [BEFORE_TURN]: beforeTurn, [SET_FIELDS]: setFields, [CHANGES]: changes, [NOT_RUN]: notRunAtStart, [LENT_CLIENT]: lent };
+  // Its middleware too: the thread's requests go through it (a request option of the caller's own reaches it).
+  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, middleware: lent?.middleware, [OVER_MESSAGE_THREAD]: handBack, [BEFORE_TURN]: beforeTurn, [SET_FIELDS]: setFields, [CHANGES]: changes, [NOT_RUN]: notRunAtStart, [LENT_CLIENT]: lent };
   return { client: client as ClientLike, params };
 }
 

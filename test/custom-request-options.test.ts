@@ -56,6 +56,16 @@ describe('a request option of the caller’s own, at the top level of the option
     expect(server.requests).toHaveLength(0);
   });
 
+  it("over an SDK thread, toolRunner(thread, settings, options): reaches the thread's client's middleware", async () => {
+    const server = await mockServer(steps());
+    const seen: unknown[] = [];
+    const client = server.client({ middleware: [tenantReader(seen)] });
+    const thread = client.beta.messages.thread({ ...baseParams, tools: [weatherTool()] } as never);
+    await toolRunner(thread, {}, { tenant: 'acme' } as never);
+    expect(seen).toEqual(['acme', 'acme']);
+    expect(() => toolRunner(server.client().beta.messages.thread({ ...baseParams } as never), {}, { tenant: 'acme' } as never)).toThrow(/unknown option 'tenant'/);
+  });
+
   it("a sub-agent's options: checked again when it runs, on the client it runs on", async () => {
     const seen: unknown[] = [];
     const server = await mockServer([
