@@ -366,14 +366,15 @@ describe('agentTool: the parent signal, abort and tool timeout stop the sub-agen
     const worker = agentTool({
       name: 'worker',
       description: 'Works',
-      timeoutMs: 100,
+      // Long enough for the sub-agent's request to reach its tool on a loaded machine (100 ms did not, once, beside the whole suite).
+      timeoutMs: 1000,
       params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [slow] }),
     });
     const server = await mockServer(byAgent({ parent: [{ content: [toolUse('worker', { task: 'go' })] }, { content: [text('too slow')] }], worker: [{ content: [toolUse('slow', {})] }] }));
     const runner = toolRunner(server.client(), { ...baseParams, tools: [worker] });
     await runner;
     expect(signals[0]!.aborted).toBe(true);
-    expect(wire(server.requests.at(-1)!).messages.at(-1).content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('timed out after 100 ms') });
+    expect(wire(server.requests.at(-1)!).messages.at(-1).content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('timed out after 1000 ms') });
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 });
