@@ -229,6 +229,11 @@ export class RunControl {
     return 'repair';
   }
 
+  /** Whether the model's final reply ends the run at once, as `'model'`: no output to check, no limit's answer asked for. */
+  endsOnReplyAtOnce(): boolean {
+    return !this.#output && this.#final === undefined;
+  }
+
   /** The loop body went on after the model's reply with messages of its own: a later final answer gets its own repair turns. */
   bodyWentOn(): void {
     this.#output?.newAnswer();

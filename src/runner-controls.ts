@@ -11,7 +11,8 @@ import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
-import { asMessageParams, insertToolResults, keptReply, toolUsesOf } from './history.js';
+import { asMessageParams, toolUsesOf } from './history.js';
+import { holdFinalReply, holdReplyThatAsks } from './body-snapshot.js';
 import { runnerLogger } from './log.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -364,29 +365,19 @@ export abstract class RunnerControls implements Runner {
     // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
     // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.
     const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;
+    const step = reply && nextStepFor(reply.stop_reason);
     /** The snapshot holds the body's reply that asks for tools: owed its compaction check, answered here or not. */
-    const replyAdded = reply !== undefined && nextStepFor(reply.stop_reason) === 'run_tools';
+    const replyAdded = step === 'run_tools';
+    // Or the model's final answer, when the run ends on it at once (body-snapshot.ts).
+    const final = step === 'stop' && this.control.endsOnReplyAtOnce();
     // Taken in the body of a reply it does not hold (still streaming, paused, dropped): its eager calls are not counted.
     // The history with replies placed in it as their role and content; taken in the body after it set the history,
     // what the history will hold once the body is done (the reply it was given once).
     const messages = asMessageParams(turn?.inBody && turn.tookControl ? this.state.bodyHistory(turn.historyBefore ?? [], turn.reply) : this.state.messages);
-    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || !turn?.inBody), uncounted, messages);
+    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody), uncounted, messages);
     if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     /** The body's reply the snapshot holds after the run's own messages. */
-    let added: BetaMessageParam | undefined;
-    if (reply && replyAdded) {
-      const { kept, renamed } = keptReply(reply);
-      added = kept;
-      snapshot.params.messages.push(structuredClone(kept));
-      for (const [id, text] of renamed) snapshot.notRun[id] = text;
-      // The body has the answer (generateToolResponse), with none waiting: it goes in as the body changed it,
-      // as the run would send it.
-      const given = turn!.response?.given;
-      if (given && given.pending.length === 0 && turn!.response!.key === toolUsesOf(kept).map((use) => use.id).join('\n')) {
-        insertToolResults(snapshot.params.messages, structuredClone(given.message));
-        snapshot.calls = { settled: {}, held: [], pending: [], decisions: {} };
-      }
-    }
+    const added = reply && replyAdded ? holdReplyThatAsks(snapshot, reply, turn!.response) : reply && final ? holdFinalReply(snapshot, reply, this.state.dropsRefusals) : undefined;
     // The thread goes on from the reply the snapshot's history holds (the body's, taken in the loop body).
     const thread = this.run.thread.toJSON(messages, added);
     if (thread) snapshot.thread = structuredClone(thread);

@@ -1,0 +1,43 @@
+/**
+ * A snapshot taken in the loop body, with the reply the body was given: the snapshot holds that reply
+ * as the run will once the body is done, so that the resumed run neither asks the model again nor
+ * counts the reply's usage twice (`RunnerControls.toJSON`).
+ */
+import { insertToolResults, keptReply, toolUsesOf } from './history.js';
+import type { RunnerSnapshot } from './snapshot.js';
+import type { Turn } from './turn-state.js';
+import type { BetaMessage, BetaMessageParam } from './types.js';
+
+/**
+ * A reply that asks for tools: held, so that the resumed run answers its calls; with the answer
+ * `generateToolResponse()` gave the body (none waiting), as the body changed it, as the run would send it.
+ */
+export function holdReplyThatAsks(snapshot: RunnerSnapshot, reply: BetaMessage, response: Turn['response']): BetaMessageParam {
+  const kept = holdKept(snapshot, reply);
+  const given = response?.given;
+  if (given && given.pending.length === 0 && response!.key === toolUsesOf(kept).map((use) => use.id).join('\n')) {
+    insertToolResults(snapshot.params.messages, structuredClone(given.message));
+    snapshot.calls = { settled: {}, held: [], pending: [], decisions: {} };
+  }
+  return kept;
+}
+
+/**
+ * The model's final answer (a reply that asks for no tools, where no output is checked and no limit's
+ * answer was asked for): the run ends on it (`'model'`), and the resumed run resolves to it without a
+ * request. A reply the run does not keep (refused on a message thread, empty or of blank text only) is
+ * not held, as the run does not hold it. Returns the reply as held, if it is.
+ */
+export function holdFinalReply(snapshot: RunnerSnapshot, reply: BetaMessage, dropsRefusals: boolean): BetaMessageParam | undefined {
+  snapshot.stoppedBy = 'model';
+  if (reply.stop_reason === 'refusal' && dropsRefusals) return undefined;
+  return keptReply(reply).kept.content.length > 0 ? holdKept(snapshot, reply) : undefined;
+}
+
+/** The reply as the history keeps it, after the snapshot's history; repeated tool_use ids answered as not run. */
+function holdKept(snapshot: RunnerSnapshot, reply: BetaMessage): BetaMessageParam {
+  const { kept, renamed } = keptReply(reply);
+  snapshot.params.messages.push(structuredClone(kept));
+  for (const [id, text] of renamed) snapshot.notRun[id] = text;
+  return kept;
+}
