@@ -4,6 +4,7 @@
  * (`snapshot.usage.input_tokens`), thrown before any request; optional fields may be missing.
  */
 import { described } from './described.js';
+import { invalidResultKind } from './result-kind.js';
 import { SNAPSHOT_VERSION, type RunnerSnapshot } from './snapshot.js';
 import { LIMIT_STOPS, type StoppedBy } from './stop-reason.js';
 
@@ -18,6 +19,9 @@ export function checkSnapshot(snapshot: object, path = 'snapshot'): asserts snap
     throw new TypeError(`resumeToolRunner: ${path} version ${JSON.stringify(json['version'])} is not supported (this version of tool-runner reads version ${SNAPSHOT_VERSION})`);
   }
   const params = record(json['params'], `${path}.params`);
+  // Every request needs them: a snapshot without them could only fail at the API, after the resumed run began.
+  text(params['model'], `${path}.params.model`);
+  optional(params, 'max_tokens', `${path}.params`, count);
   list(params['messages'], `${path}.params.messages`).forEach((message, i) => checkMessage(message, `${path}.params.messages[${i}]`));
   list(json['tools'], `${path}.tools`).forEach((entry, i) => checkToolEntry(entry, `${path}.tools[${i}]`));
   count(json['iteration'], `${path}.iteration`);
@@ -49,7 +53,12 @@ function checkMessage(value: unknown, path: string): void {
 function checkToolEntry(value: unknown, path: string): void {
   const entry = record(value, path);
   if (typeof entry['runnable'] === 'string' || typeof entry['toolset'] === 'string' || entry['source'] === true) return;
-  if ('definition' in entry) return void record(entry['definition'], `${path}.definition`);
+  if ('definition' in entry) {
+    // A definition the API takes has a `name` (a function or server tool) or a `type` (an MCP toolset has no name).
+    const definition = record(entry['definition'], `${path}.definition`);
+    if (typeof definition['name'] !== 'string' && typeof definition['type'] !== 'string') fail(`${path}.definition`, 'a tool definition (with a name or a type)', definition);
+    return;
+  }
   fail(path, '{ runnable }, { definition }, { source: true } or { toolset }', value);
 }
 
@@ -67,8 +76,10 @@ function checkCalls(value: unknown, path: string): void {
   const calls = record(value, path);
   // A result kept under its call's id: one under another id would answer the wrong call.
   const result = (value: unknown, at: string, id: string) => {
-    const { tool_use_id: answers } = record(value, at);
+    const { tool_use_id: answers, content } = record(value, at);
     if (answers !== id) fail(`${at}.tool_use_id`, `the id it is kept under (${JSON.stringify(id)})`, answers);
+    // Sent as the call's result: what no tool may return, the API would refuse.
+    if (invalidResultKind(content) !== undefined) fail(`${at}.content`, 'a string or content blocks', content);
   };
   for (const [id, settled] of Object.entries(record(calls['settled'], `${path}.settled`))) result(settled, `${path}.settled[${JSON.stringify(id)}]`, id);
   optional(calls, 'ran', path, (ran, at) => {
