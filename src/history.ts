@@ -111,10 +111,11 @@ export const cutOffText = (name: string) =>
   `Error: the call to '${name}' was cut off (the reply reached max_tokens), so it was not run.`;
 export const brokenOffText = (name: string) =>
   `Error: the reply with the call to '${name}' broke off before it ended (its stream failed), so the call was not answered. Make it again if it is still needed.`;
-export const pausedText = (name: string) =>
-  `Error: the call to '${name}' came in a paused turn (pause_turn), whose calls do not run, so it was not run.`;
-export const startedBeforePauseText = (name: string) =>
-  `Error: the turn was paused (pause_turn) after the call to '${name}' had started; its result was not kept.`;
+/** A turn the server paused: `pause_turn`, or `compaction` (it compacted the context mid-turn); the run sends it back to go on. */
+export const pausedText = (name: string, reason = 'pause_turn') =>
+  `Error: the call to '${name}' came in a paused turn (${reason}), whose calls do not run, so it was not run.`;
+export const startedBeforePauseText = (name: string, reason = 'pause_turn') =>
+  `Error: the turn was paused (${reason}) after the call to '${name}' had started; its result was not kept.`;
 export const startedBeforeCutOffText = (name: string) =>
   `Error: the reply was cut off (it reached max_tokens) after the call to '${name}' had started; its result was not kept.`;
 export const duplicateIdText = (id: string) =>

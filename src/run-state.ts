@@ -233,8 +233,9 @@ interface Counted {
 function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage, dropsRefusals: boolean): void {
   into.usage = addUsage(into.usage, reply.usage);
   into.lastMessage = reply;
-  const notRun = reply.stop_reason === 'max_tokens' ? cutOffText : reply.stop_reason === 'pause_turn' ? pausedText : undefined;
-  if (notRun) for (const use of toolUsesOf(reply)) into.markNotRun(use.id, notRun(use.name));
+  const stop = reply.stop_reason;
+  const notRun = stop === 'max_tokens' ? cutOffText : stop === 'pause_turn' || stop === 'compaction' ? pausedText : undefined;
+  if (notRun) for (const use of toolUsesOf(reply)) into.markNotRun(use.id, notRun(use.name, stop!));
   const containerId = reply.container?.id;
   if (containerId && !(dropsRefusals && reply.stop_reason === 'refusal')) adoptContainer(params, containerId);
 }

@@ -362,7 +362,7 @@ export class Requests {
   #count(reply: BetaMessage): BetaMessage {
     const { state } = this.#run;
     const stop = reply.stop_reason;
-    if ((stop !== 'max_tokens' && stop !== 'pause_turn') || !state.settings.runToolsEagerly) {
+    if ((stop !== 'max_tokens' && stop !== 'pause_turn' && stop !== 'compaction') || !state.settings.runToolsEagerly) {
       state.count(reply);
       return reply;
     }
@@ -372,7 +372,7 @@ export class Requests {
     state.count(reply);
     const startedText = stop === 'max_tokens' ? startedBeforeCutOffText : startedBeforePauseText;
     for (const use of toolUsesOf(reply)) {
-      if (this.#eager.started(use.id) && !refused.has(use.id)) state.markNotRun(use.id, startedText(use.name));
+      if (this.#eager.started(use.id) && !refused.has(use.id)) state.markNotRun(use.id, startedText(use.name, stop));
     }
     return reply;
   }

@@ -39,20 +39,22 @@ describe('stop_reason table (SPEC §3)', () => {
     expect(runner.params.messages).toHaveLength(3);
   });
 
-  it('a paused turn that holds a client tool_use (the API does not send one) runs no tools: its calls are answered as not run, and the history stays valid', async () => {
-    const server = await mockServer([
-      { content: [serverToolUse('web_search', { query: 'paris' }), toolUse('get_weather', { location: 'Paris' }, 'toolu_p')], stop_reason: 'pause_turn' },
-      { content: [text('Sunny in Paris.')] },
-    ]);
-    const calls: string[] = [];
-    const runner = toolRunner(server.client(), { ...baseParams, thread: false, tools: [weatherTool(calls), { type: 'web_search_20250305', name: 'web_search' }] });
-    await runner;
-    expect(calls).toEqual([]);
-    expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([
-      { type: 'tool_result', tool_use_id: 'toolu_p', is_error: true, content: "Error: the call to 'get_weather' came in a paused turn (pause_turn), whose calls do not run, so it was not run." },
-    ]);
-    expect(historyProblems(runner.params.messages)).toEqual([]);
-  });
+  for (const stop of ['pause_turn', 'compaction'] as const) {
+    it(`a paused turn (${stop}) that holds a client tool_use (the API does not send one) runs no tools: its calls are answered as not run, and the history stays valid`, async () => {
+      const server = await mockServer([
+        { content: [serverToolUse('web_search', { query: 'paris' }), toolUse('get_weather', { location: 'Paris' }, 'toolu_p')], stop_reason: stop },
+        { content: [text('Sunny in Paris.')] },
+      ]);
+      const calls: string[] = [];
+      const runner = toolRunner(server.client(), { ...baseParams, thread: false, tools: [weatherTool(calls), { type: 'web_search_20250305', name: 'web_search' }] });
+      await runner;
+      expect(calls).toEqual([]);
+      expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([
+        { type: 'tool_result', tool_use_id: 'toolu_p', is_error: true, content: `Error: the call to 'get_weather' came in a paused turn (${stop}), whose calls do not run, so it was not run.` },
+      ]);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    });
+  }
 
   it('a paused turn runs no tools on the other paths either: generateToolResponse() in the loop body, and runToolsEagerly while it streams', async () => {
     const paused = { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_p')], stop_reason: 'pause_turn' as const };
