@@ -399,6 +399,21 @@ describe('the token', () => {
     expect((await fetch(withToken(inspect.url, new URL(other.url).searchParams.get('token')!))).status).toBe(403);
   });
 
+  it('a request line no URL can be read from gets 403, and the process that hosts the inspector goes on', async () => {
+    const inspect = await start();
+    const { port } = new URL(inspect.url);
+    const { createConnection } = await import('node:net');
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => socket.end('GET http://[::1/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+      let got = '';
+      socket.on('data', (chunk) => (got += chunk));
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    expect((await fetch(inspect.url)).status).toBe(200);
+  });
+
   it('the page is served with a content security policy and no referrer; it loads nothing from elsewhere', async () => {
     const inspect = await start();
     const response = await fetch(inspect.url);
@@ -662,6 +677,26 @@ describe('npx tool-runner inspect FILE', () => {
       expect(later[1]).toMatchObject({ type: 'run.end' });
       expect(page.skippedLines).toBe(1);
       expect((await decide(page.url, { run: 'r-1', id: 'x', decision: 'allow' })).status).toBe(409);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('a line whose fields the page reads as lists or objects have another shape is skipped, as a line that is no record; the records after it are served', async () => {
+    const file = join(dir, 'odd-shapes.jsonl');
+    const lines = [
+      { run: 'r-1', time: 1, type: 'run.start', model: 'm' },
+      { run: 'r-2', time: 2, type: 'run.start', path: 'sub' },
+      { run: 'r-1', time: 3, type: 'request.end', requestId: 1, toolUses: { id: 'toolu_1' } },
+      { run: 'r-1', time: 4, type: 'run.end', state: 'finished', usage: 5 },
+      { run: 'r-3', time: 5, type: 'run.start', model: 'm3', path: ['a'], callPath: ['toolu_a'] },
+    ];
+    writeFileSync(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    const page = await inspectRecording(file, { pollMs: 20 });
+    try {
+      const fed = await readFeed(page.url, (records) => records.length === 2);
+      expect(fed.map((record) => record.run)).toEqual(['r-1', 'r-3']);
+      expect(page.skippedLines).toBe(3);
     } finally {
       await page.close();
     }

@@ -301,7 +301,10 @@ function connect() {
   source.addEventListener('closed', function () { source.close(); model.connection = 'closed'; schedule(); });
   source.onmessage = function (event) {
     var records = JSON.parse(event.data);
-    for (var i = 0; i < records.length; i++) apply(records[i]);
+    // One record the page cannot show (a newer version's, say) leaves the others shown.
+    for (var i = 0; i < records.length; i++) {
+      try { apply(records[i]); } catch (error) { console.warn('tool-runner inspector: a record could not be shown', records[i], error); }
+    }
     schedule();
   };
   source.onopen = function () { model.connection = 'live'; schedule(); };

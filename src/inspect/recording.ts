@@ -138,13 +138,26 @@ export class RecordedFile {
   }
 }
 
-/** The record a line holds, if it is one (JSON with `type`, `run` and `time`). */
+/** The record a line holds, if it is one (JSON with `type`, `run` and `time`, and the fields the page reads in their shapes). */
 function recordIn(line: string): OtherRecord | undefined {
   try {
     const record = JSON.parse(line) as Partial<OtherRecord> | null;
-    if (record && typeof record.type === 'string' && typeof record.run === 'string' && typeof record.time === 'number') return record as OtherRecord;
+    if (record && typeof record.type === 'string' && typeof record.run === 'string' && typeof record.time === 'number' && shaped(record)) return record as OtherRecord;
   } catch {
     // Not JSON: no record.
   }
   return undefined;
+}
+
+/**
+ * Whether the fields the page reads as lists or objects are those (a file edited by hand, or cut and
+ * joined, may hold `"path": "sub"`): a record that would stop the page is skipped like a line that is none.
+ */
+function shaped(record: Record<string, unknown>): boolean {
+  const texts = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item === 'string');
+  const calls = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item?.id === 'string' && typeof item?.name === 'string');
+  const object = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+  const fits: Record<string, (value: unknown) => boolean> = { path: texts, callPath: texts, toolUses: calls, pending: calls, usage: object, error: object };
+  for (const key in fits) if (record[key] !== undefined && !fits[key]!(record[key])) return false;
+  return true;
 }

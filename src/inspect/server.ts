@@ -45,8 +45,9 @@ export async function serveInspector(options: {
   const feeds = new Set<ServerResponse>();
 
   const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://inspector');
-    if (!hasToken(url.searchParams.get('token'), expected)) return refuse(response, 403, 'Forbidden: open the URL the inspector printed (it carries a token).');
+    // A request line no URL can be read from (`GET http://[/`): refused, not thrown in the process that hosts the inspector.
+    const url = URL.canParse(request.url ?? '/', 'http://inspector') ? new URL(request.url ?? '/', 'http://inspector') : undefined;
+    if (!url || !hasToken(url.searchParams.get('token'), expected)) return refuse(response, 403, 'Forbidden: open the URL the inspector printed (it carries a token).');
     if (request.method === 'GET' && url.pathname === '/') return sendPage(response, settings);
     if (request.method === 'GET' && url.pathname === '/api/events') return openFeed(request, response);
     if (url.pathname === '/api/decide') {
