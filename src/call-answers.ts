@@ -19,7 +19,8 @@ import type { Answer, Turn } from './turn-state.js';
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { ToolChanges } from './tool-changes.js';
 import type { ToolSet } from './tool-set.js';
-import { ToolsetSequences, familyOf, runToolsetCall, toolsetsOf } from './toolsets.js';
+import { ToolsetSequences, familyOf, runToolsetCall, someToolsetCall, toolsetsOf } from './toolsets.js';
+import { StartOrder } from './start-order.js';
 import { toolsetResultBlock } from './toolset-member.js';
 import type { BetaMessageParam, BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
@@ -115,13 +116,16 @@ export class CallAnswers {
       for (const use of uses) control.admit(use);
     }
     const context = this.#executionContext(signal, byCaller);
+    // In a durable run, the calls reach their tools in the model's order (start-order.ts).
+    const order = (context.startOrder = StartOrder.of(this.#run.client, uses));
     const toolsets = this.#toolsetsNow();
     const sequences = toolsets.size > 0 || someToolsetCall(uses) ? new ToolsetSequences() : undefined;
+    const start = (use: BetaToolUseBlock) => (sequences ? this.#startInSequence(use, context, toolsets, sequences) : this.#startCall(use, context));
     // One call (the usual turn) without the bookkeeping of Promise.all.
     const started =
       uses.length === 1 && !sequences
         ? this.#startCall(uses[0]!, context).then((outcome) => [outcome])
-        : Promise.all(uses.map((use) => (sequences ? this.#startInSequence(use, context, toolsets, sequences) : this.#startCall(use, context))));
+        : Promise.all(uses.map((use) => (order ? order.settles(use.id, start(use)) : start(use))));
     const answer = started.then(
       (outcomes) => {
         const pending: HeldCall[] = [];
@@ -376,12 +380,6 @@ export class CallAnswers {
 }
 
 const resultOf = (outcome: CallOutcome): BetaToolResultBlockParam => (outcome as { result: BetaToolResultBlockParam }).result;
-
-/** Whether a message calls a toolset member (without a closure per turn). */
-function someToolsetCall(uses: readonly BetaToolUseBlock[]): boolean {
-  for (const use of uses) if (familyOf(use) !== undefined) return true;
-  return false;
-}
 
 /** A call named after one of the run's toolsets, without `toolset_name`, and no tool of that name: a toolset call with malformed actions. */
 function isMalformedToolsetCall(use: BetaToolUseBlock, toolsets: ReadonlyMap<string, BetaRunnableToolset>, context: ExecutionContext): boolean {

@@ -23,6 +23,7 @@ import type { RunnableTool, Runner, ToolContext } from './surface.js';
 import { isToolError, thrownForLog, thrownValueToContent } from './tool-error.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
 import { cutText } from './cut.js';
+import { STEP_STARTED, type StartOrder } from './start-order.js';
 
 /** What running one call needs from the runner. */
 export interface ExecutionContext {
@@ -47,6 +48,8 @@ export interface ExecutionContext {
   byCaller: boolean;
   /** Where a call's result is kept once known, before a hook or an observer sees it (a snapshot taken there holds it). */
   results: CallResults;
+  /** In a durable run, the order the reply's calls start their tools in (the model's). */
+  startOrder?: StartOrder | undefined;
 }
 
 /** The results of a message's calls as the snapshot keeps them (tool-calls.ts). */
@@ -195,6 +198,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     call.input = edited.value;
   }
 
+  if (context.startOrder) await context.startOrder.turnOf(toolUse.id);
   const outcome = context.limiter ? await context.limiter.run(() => runGuarded(tool, call, context, held, given)) : await runGuarded(tool, call, context, held, given);
   if (outcome.ok) {
     const { value } = outcome;
@@ -355,7 +359,9 @@ function agentContext(tool: RunnableTool, call: ToolCall, context: ExecutionCont
 }
 
 function toolContextFor(toolUse: BetaToolUseBlock, context: ExecutionContext, signal: AbortSignal): ToolContext {
-  return { toolUse, toolUseBlock: toolUse, signal, iteration: context.iteration, runner: context.runner, idempotencyKey: toolUse.id };
+  const made: ToolContext = { toolUse, toolUseBlock: toolUse, signal, iteration: context.iteration, runner: context.runner, idempotencyKey: toolUse.id };
+  const order = context.startOrder;
+  return order ? Object.assign(made, { [STEP_STARTED]: () => order.pass(toolUse.id) }) : made;
 }
 
 async function needsApproval(tool: RunnableTool, input: unknown, context: ToolContext): Promise<boolean> {

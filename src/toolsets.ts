@@ -32,6 +32,12 @@ export function familyOf(toolUse: BetaToolUseBlock): string | undefined {
   return typeof family === 'string' ? family : undefined;
 }
 
+/** Whether a message calls a toolset member (without a closure per turn). */
+export function someToolsetCall(uses: readonly BetaToolUseBlock[]): boolean {
+  for (const use of uses) if (familyOf(use) !== undefined) return true;
+  return false;
+}
+
 const NO_TOOLSETS: ReadonlyMap<string, BetaRunnableToolset> = new Map();
 
 /** The toolsets among a run's tools, by family. */

@@ -75,6 +75,27 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(result.messages).toHaveLength(4);
   });
 
+  it("the calls of one reply start their steps in the model's order: a recovery whose hook takes its time on another call gives each call its own recorded result", async () => {
+    const server = await mockServer([
+      { content: [toolUse('look', { order: 'A' }, 'toolu_a'), toolUse('look', { order: 'B' }, 'toolu_b'), toolUse('charge', { cents: 5 }, 'toolu_chg')] },
+      { content: [text('Done.')] },
+    ]);
+    const id = `order-${randomUUID()}`;
+    // The first worker's hook holds A back (B would otherwise take the first step); the second's holds B back.
+    const first = worker('start', id, server.url, { ORDER: '1', SLOW: 'A' });
+    await until(async () => (await counts(id)).charge?.started === 1 && ((await dbos.listWorkflowSteps(id)) ?? []).filter((step) => step.name === 'tool look' && step.completedAtEpochMs != null).length === 2);
+    await kill(first);
+
+    const result = await resultOf(worker('recover', id, server.url, { ORDER: '1', SLOW: 'B' }));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    expect(await counts(id)).toEqual({ look: { started: 2, finished: 2 }, charge: { started: 2, finished: 1 } });
+    expect(wire(server.requests[1]!).messages[2].content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_a', content: 'looked up A' },
+      { type: 'tool_result', tool_use_id: 'toolu_b', content: 'looked up B' },
+      { type: 'tool_result', tool_use_id: 'toolu_chg', content: `charged 5 with key ${id}:toolu_chg` },
+    ]);
+  });
+
   // Also with the built package (its `tool-runner` and `tool-runner/dbos` entries as a user imports them): they must share one copy of the runner.
   for (const from of ['src', 'package'] as const) it(`a sub-agent (agentTool) killed mid-sub-run: its requests and tool calls are steps of the parent workflow, none repeated once finished (${from})`, async () => {
     const steps = {

@@ -10,6 +10,7 @@ import { stoppedText } from '../execute.js';
 import { invalidResultKind, standInOfKind } from '../result-kind.js';
 import { failedAfterFirstEvent, isFailedAfterFirstEvent } from '../fallback.js';
 import { runWithGuards } from '../guards.js';
+import { ORDERED_STARTS, stepStarted } from '../start-order.js';
 import type { AnyTool, RunnableTool } from '../surface.js';
 import { isRunnableTool } from '../tool.js';
 import { ToolError, isToolError, thrownValueToContent } from '../tool-error.js';
@@ -71,7 +72,8 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
   // and a request it sends without streaming (a summary) waits as long as the client would (`timeout`).
   const { logger, logLevel, timeout } = client as { logger?: unknown; logLevel?: unknown; timeout?: unknown };
   const made = Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel }, timeout !== undefined && { timeout });
-  return Object.defineProperty(made, OWN_CLIENT, { value: client });
+  // Its runner starts each reply's tools in the model's order: DBOS numbers steps as they start.
+  return Object.defineProperties(made, { [OWN_CLIENT]: { value: client }, [ORDERED_STARTS]: { value: true } });
 }
 
 /** The key of a step client's own client (a sub-agent's fallback entry without a client of its own sends through it). */
@@ -175,7 +177,7 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
     const idempotencyKey = `${DBOS.workflowID ?? 'no-workflow'}:${context.toolUse.id}`;
     // What the tool threw when the step runs in this process (not replayed): thrown again as it is.
     let original: { thrown: unknown } | undefined;
-    const recorded = await DBOS.runStep(
+    const step = DBOS.runStep(
       async (): Promise<StepResult> => {
         const outcome = await runWithGuards((signal) => tool.run(input, { ...context, signal, idempotencyKey }), context.signal, timeoutMs);
         if (outcome.ok) {
@@ -190,6 +192,9 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
       },
       { name: `tool ${tool.name}` },
     );
+    // DBOS numbered the step as it was called: the reply's next call may start its own (start-order.ts).
+    stepStarted(context);
+    const recorded = await step;
     if ('error' in recorded) throw original ? original.thrown : thrownAgain(recorded);
     // Refused by the runner as the value itself was.
     if ('invalid' in recorded) return standInOfKind(recorded.invalid) as ToolResultContent;
