@@ -75,7 +75,7 @@ export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionCon
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
   context.emit?.({ type: 'tool.start', runner: context.runner, call });
   const tool = context.tools.get(toolUse.name);
-  if (!tool) return notFound(call, context);
+  if (!tool) return context.emit ? endsSeen(() => notFound(call, context), call, context) : notFound(call, context);
   const { scope } = context;
   // The usual call: nothing traces, nothing listens, nothing to retry.
   if (!scope && !context.emit && !ran) return answerCall(tool, call, context, held);
@@ -115,8 +115,10 @@ function thrownAfter(result: BetaToolResultBlockParam, error: unknown): unknown 
  */
 export async function refuseToolCall(toolUse: BetaToolUseBlock, content: string, context: ExecutionContext): Promise<CallOutcome> {
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
-  context.emit?.({ type: 'tool.start', runner: context.runner, call });
-  return failed(content, call, context);
+  if (!context.emit) return failed(content, call, context);
+  context.emit({ type: 'tool.start', runner: context.runner, call });
+  // An `onToolResult` hook that throws ends the call for the listeners too, as for a call that ran.
+  return endsSeen(async () => failed(content, call, context), call, context);
 }
 
 async function notFound(call: ToolCall, context: ExecutionContext): Promise<CallOutcome> {

@@ -16,6 +16,25 @@ const boom = tool({
 });
 
 describe('hooks', () => {
+  for (const why of ['an unknown tool', 'a call past budget.maxToolCalls'] as const) {
+    it(`an onToolResult hook that throws for ${why} (answered without running): its tool.start has a tool.end with the error`, async () => {
+      const add = tool({ name: 'add', inputSchema: z.object({ a: z.number() }), run: ({ a }) => `sum ${a}` });
+      const second = why === 'an unknown tool' ? toolUse('nope', { a: 2 }, 'toolu_b') : toolUse('add', { a: 2 }, 'toolu_b');
+      const server = await mockServer([{ content: [toolUse('add', { a: 1 }, 'toolu_a'), second] }, { content: [text('done')] }]);
+      const events: RunnerEvent[] = [];
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [add] }, {
+        onEvent: (event) => void (event.type.startsWith('tool.') && events.push(event)),
+        hooks: { onToolResult: (result) => { if (result.is_error) throw new Error('no error results here'); } },
+        ...(why === 'a call past budget.maxToolCalls' && { budget: { maxToolCalls: 1 } }),
+      });
+      await expect(runner).rejects.toThrow(HookError);
+      const of = (id: string) => events.filter((event) => (event as { call?: { id: string } }).call?.id === id).map((event) => event.type);
+      expect(of('toolu_a')).toEqual(['tool.start', 'tool.end']);
+      expect(of('toolu_b')).toEqual(['tool.start', 'tool.end']);
+      expect(events.find((event) => event.type === 'tool.end' && event.call.id === 'toolu_b')).toMatchObject({ error: expect.any(HookError) });
+    });
+  }
+
   it('are called once per request, message, tool call, result and throwing tool, and awaited', async () => {
     const events: string[] = [];
     const hooks: Hooks = {
