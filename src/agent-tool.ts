@@ -24,7 +24,7 @@ import {
   isAgentTool,
   notDurableOption,
 } from './agent-link.js';
-import { described } from './described.js';
+import { described, safeString, thrownText } from './described.js';
 import { type Approver, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
 import type { ClientLike } from './client.js';
@@ -370,5 +370,5 @@ function listeners(onEvent: ToolRunnerOptions['onEvent']): RunnerListener[] {
 }
 
 function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : `Error: ${String(error)}`;
+  return error instanceof Error ? thrownText(error) : `Error: ${safeString(error)}`;
 }

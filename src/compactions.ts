@@ -57,6 +57,11 @@ export class Compactions {
     return { ...(trigger !== 'armed' && { trigger }), ...(server && { scheduled: server.config }), ...(owed && { owed: true }) };
   }
 
+  /** A server-side compaction waits to go out with the next request (or as the run's last, before it stops). */
+  get scheduled(): boolean {
+    return this.#server?.status === 'scheduled';
+  }
+
   /** `compactBeforeNextTurn()`: ignored while a compaction is in flight, as in the SDK. */
   schedule(config: BetaCompactionConfig): void {
     if (this.#server?.status === 'in_flight') return;

@@ -44,3 +44,43 @@ export function oneSwapApart(a: string, b: string): boolean {
   while (i < a.length && a[i] === b[i]) i++;
   return i < a.length - 1 && a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2);
 }
+
+/**
+ * A value as text, even one `String()` cannot convert (an object without a prototype, a `toString`
+ * that throws): those are named by their kind (`[object Object]`).
+ */
+export function safeString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/** An error's name, message and stack, whatever getters it has: one that throws reads as none. */
+export function errorParts(error: Error): { name: string; message: string; stack: string | undefined } {
+  const name = readSafely(() => error.name);
+  const message = readSafely(() => error.message);
+  const stack = readSafely(() => error.stack);
+  return { name: name == null ? 'Error' : safeString(name), message: message == null ? '' : safeString(message), stack: typeof stack === 'string' ? stack : undefined };
+}
+
+/** A thrown value in a few words: an Error as `${name}: ${message}`, anything else as text. Never throws. */
+export function thrownText(value: unknown): string {
+  if (!(value instanceof Error)) return safeString(value);
+  const { name, message } = errorParts(value);
+  return `${name}: ${message}`;
+}
+
+/** A thrown value's message: an Error's `message`, anything else as text. Never throws. */
+export function thrownMessage(value: unknown): string {
+  return value instanceof Error ? errorParts(value).message : safeString(value);
+}
+
+function readSafely<T>(get: () => T): T | undefined {
+  try {
+    return get();
+  } catch {
+    return undefined;
+  }
+}

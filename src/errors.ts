@@ -2,6 +2,7 @@
 import { AnthropicError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
 import type { ValidationIssue } from './schema.js';
+import { thrownText } from './described.js';
 
 /**
  * Errors thrown before a request is sent, not the reply's: the SDK's for missing credentials
@@ -60,7 +61,7 @@ export class ValidatorError extends Error {
   readonly tool: string;
 
   constructor(tool: string, cause: unknown) {
-    super(`The input validator of tool '${tool}' failed: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause });
+    super(`The input validator of tool '${tool}' failed: ${thrownText(cause)}`, { cause });
     this.name = 'ValidatorError';
     this.tool = tool;
   }

@@ -7,6 +7,7 @@ import type { Logger } from './log.js';
 import type { RunScope } from './scope.js';
 import type { Runner } from './surface.js';
 import type { BetaMessage, BetaToolResultBlockParam } from './types.js';
+import { thrownMessage } from './described.js';
 
 export type RunnerEvent = (
   /** The runner starts (or resumes) iterating. */
@@ -56,7 +57,7 @@ export function emitter(listeners: RunnerListener | RunnerListener[] | undefined
       try {
         listener(event);
       } catch (error) {
-        logger.warn(`An onEvent listener threw on ${event.type}: ${error instanceof Error ? error.message : String(error)}`);
+        logger.warn(`An onEvent listener threw on ${event.type}: ${thrownMessage(error)}`);
       }
     }
   };

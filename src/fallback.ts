@@ -6,7 +6,7 @@
  * falls back and what the logs say are here.
  */
 import { APIConnectionError, APIError, APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
-import { errorName } from './described.js';
+import { errorName, safeString } from './described.js';
 import { type ClientLike, type OpenedStream, messagesApi } from './client.js';
 import type { LeveledLogger } from './log.js';
 import type { MessageCreateParamsBase } from './types.js';
@@ -217,7 +217,7 @@ function labelOf(index: number, given: ClientLike | undefined, model: unknown): 
 
 /** The error in a few words: its class, and for an API error its status, type and the API's message. */
 function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
+  if (!(error instanceof Error)) return safeString(error);
   const api = error instanceof APIError && error.apiMessage ? [error.status, error.type].filter((part) => part != null).join(' ') : undefined;
   const message = api === undefined ? error.message : `${api}: ${(error as APIError).apiMessage}`;
   return `${errorName(error)}: ${message.length > 200 ? `${cutText(message, 200)}…` : message}`;

@@ -3,6 +3,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
 import { untilAborted } from './guards.js';
 import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, Promisable, ToolResultContent } from './types.js';
+import { thrownText } from './described.js';
 
 /** A tool call as hooks see it (its input typed by tool, a union by name, when `toolRunner` sees the tools). */
 export type ToolCall<Call extends AnyCall = AnyCall> = Call & { id: string; toolUse: BetaToolUseBlock };
@@ -29,7 +30,7 @@ export class HookError extends Error {
   readonly hook: string;
 
   constructor(hook: string, cause: unknown) {
-    super(`${hook in HOOK_NAMES ? `hooks.${hook}` : hook} threw: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause });
+    super(`${hook in HOOK_NAMES ? `hooks.${hook}` : hook} threw: ${thrownText(cause)}`, { cause });
     this.name = 'HookError';
     this.hook = hook;
   }

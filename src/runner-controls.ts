@@ -368,8 +368,8 @@ export abstract class RunnerControls implements Runner {
     const step = reply && nextStepFor(reply.stop_reason);
     /** The snapshot holds the body's reply that asks for tools: owed its compaction check, answered here or not. */
     const replyAdded = step === 'run_tools';
-    // Or the model's final answer, when the run ends on it at once (body-snapshot.ts).
-    const final = step === 'stop' && this.control.endsOnReplyAtOnce();
+    // Or the model's final answer, when the run ends on it at once (body-snapshot.ts): with no compaction to send first.
+    const final = step === 'stop' && this.control.endsOnReplyAtOnce() && !this.compactions.scheduled;
     // Taken in the body of a reply it does not hold (still streaming, paused, dropped): its eager calls are not counted.
     // The history with replies placed in it as their role and content; taken in the body after it set the history,
     // what the history will hold once the body is done (the reply it was given once).

@@ -19,8 +19,8 @@ export function checkSnapshot(snapshot: object, path = 'snapshot'): asserts snap
     throw new TypeError(`resumeToolRunner: ${path} version ${JSON.stringify(json['version'])} is not supported (this version of tool-runner reads version ${SNAPSHOT_VERSION})`);
   }
   const params = record(json['params'], `${path}.params`);
-  // Every request needs them: a snapshot without them could only fail at the API, after the resumed run began.
-  text(params['model'], `${path}.params.model`);
+  // Of the kinds every request needs (a client of the caller's own may fill them in, so they may be missing).
+  optional(params, 'model', `${path}.params`, text);
   optional(params, 'max_tokens', `${path}.params`, count);
   list(params['messages'], `${path}.params.messages`).forEach((message, i) => checkMessage(message, `${path}.params.messages[${i}]`));
   list(json['tools'], `${path}.tools`).forEach((entry, i) => checkToolEntry(entry, `${path}.tools[${i}]`));

@@ -25,8 +25,9 @@ export class StartOrder {
   readonly #gates: Array<Promise<void>>;
 
   constructor(ids: readonly string[]) {
-    this.#ids = ids;
-    this.#gates = ids.map(() => new Promise<void>((resolve) => this.#passed.push(resolve)));
+    // A history set by hand may repeat an id in one message (the runner answers the repeat as not run): one gate per id.
+    this.#ids = [...new Set(ids)];
+    this.#gates = this.#ids.map(() => new Promise<void>((resolve) => this.#passed.push(resolve)));
   }
 
   /** The order of `uses` when `client` runs a durable run's steps and there is more than one call; none otherwise. */

@@ -1,5 +1,6 @@
 import { ToolError as SdkToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { brandClass } from './brand.js';
+import { errorParts, safeString, thrownText } from './described.js';
 import type { ToolResultContent } from './types.js';
 
 /**
@@ -32,7 +33,7 @@ export class ToolError extends SdkToolError {
  * another copy of either class.
  */
 export function isToolError(value: unknown): value is { content: ToolResultContent } {
-  return value instanceof ToolError || value instanceof SdkToolError || (value instanceof Error && read(() => value.name) === 'ToolError' && 'content' in value);
+  return value instanceof ToolError || value instanceof SdkToolError || (value instanceof Error && errorParts(value).name === 'ToolError' && 'content' in value);
 }
 
 /**
@@ -41,41 +42,12 @@ export function isToolError(value: unknown): value is { content: ToolResultConte
  */
 export function thrownValueToContent(thrown: unknown): ToolResultContent {
   if (isToolError(thrown)) return thrown.content;
-  if (thrown instanceof Error) return errorLine(thrown);
-  return `Error: ${safeString(thrown)}`;
+  return thrown instanceof Error ? thrownText(thrown) : `Error: ${safeString(thrown)}`;
 }
 
 /** A thrown value for the log: an Error's stack (or `${name}: ${message}`), anything else as text. Never throws. */
 export function thrownForLog(thrown: unknown): string {
-  if (!(thrown instanceof Error)) return safeString(thrown);
-  const stack = read(() => thrown.stack);
-  return typeof stack === 'string' ? stack : errorLine(thrown);
-}
-
-/** `${name}: ${message}`, whatever getters the error has (one that throws is read as text of its own). */
-function errorLine(error: Error): string {
-  return `${safeString(read(() => error.name) ?? 'Error')}: ${safeString(read(() => error.message) ?? '')}`;
-}
-
-/**
- * A value as text, even one `String()` cannot convert (an object without a prototype, a `toString`
- * that throws): those are named by their kind (`[object Object]`).
- */
-export function safeString(value: unknown): string {
-  try {
-    return String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
-
-/** A property a thrown value's getter may refuse to give: `undefined` then. */
-function read<T>(get: () => T): T | undefined {
-  try {
-    return get();
-  } catch {
-    return undefined;
-  }
+  return (thrown instanceof Error && errorParts(thrown).stack) || thrownText(thrown);
 }
 
 brandClass(ToolError, 'ToolError');

@@ -7,6 +7,7 @@ import { type ValidationResult, formatIssues, thrownIssues } from './schema.js';
 import type { RunnableTool } from './surface.js';
 import { isToolError } from './tool-error.js';
 import type { ToolResultContent } from './types.js';
+import { thrownMessage } from './described.js';
 
 /** `message`: what the model reads (a `ToolError` the parser threw says it itself). */
 export type Validated = { ok: true; value: unknown } | { ok: false; message: ToolResultContent };
@@ -54,7 +55,7 @@ function notValidated(tool: RunnableTool, thrown: unknown): Validated {
   // A parser's error that holds its issues (zod's, from `betaZodTool`): one line per problem, as for `tool()`.
   const issues = thrownIssues(thrown);
   if (issues) return { ok: false, message: formatIssues(tool.name, issues) };
-  const reason = thrown instanceof Error ? thrown.message : String(thrown);
+  const reason = thrownMessage(thrown);
   return { ok: false, message: `Invalid input for tool '${tool.name}': ${reason}` };
 }
 

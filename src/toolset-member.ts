@@ -10,6 +10,7 @@ import { type BetaRunnableToolset, ToolsetContractError, ToolsetUsageError } fro
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
 import { invalidResultKind } from './result-kind.js';
 import { isToolError } from './tool-error.js';
+import { thrownMessage } from './described.js';
 
 /** The API's limit for a text field, and the most of an exception's text an error result holds. */
 const FIELD_MAX = 4096;
@@ -75,7 +76,7 @@ function errorContent(error: unknown): ToolResultContent {
     if (typeof content === 'string') return wellFormed(content);
     return content.filter((block) => block.type === 'text' && block.text !== '').map((block) => ({ ...block, text: wellFormed((block as { text: string }).text) }));
   }
-  return cutPoints(wellFormed(`Error: ${error instanceof Error ? error.message : String(error)}`), FIELD_MAX);
+  return cutPoints(wellFormed(`Error: ${thrownMessage(error)}`), FIELD_MAX);
 }
 
 /** `text` with each unpaired surrogate as U+FFFD (it could not be sent as UTF-8). */

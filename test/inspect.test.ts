@@ -690,12 +690,15 @@ describe('npx tool-runner inspect FILE', () => {
       { run: 'r-1', time: 3, type: 'request.end', requestId: 1, toolUses: { id: 'toolu_1' } },
       { run: 'r-1', time: 4, type: 'run.end', state: 'finished', usage: 5 },
       { run: 'r-3', time: 5, type: 'run.start', model: 'm3', path: ['a'], callPath: ['toolu_a'] },
+      // A call that waits for approval ends with `pending: true`; the run's end lists the calls waiting.
+      { run: 'r-3', time: 6, type: 'tool.end', id: 'toolu_w', name: 'refund', pending: true },
+      { run: 'r-3', time: 7, type: 'run.end', state: 'waiting', pending: [{ id: 'toolu_w', name: 'refund' }] },
     ];
     writeFileSync(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
     const page = await inspectRecording(file, { pollMs: 20 });
     try {
-      const fed = await readFeed(page.url, (records) => records.length === 2);
-      expect(fed.map((record) => record.run)).toEqual(['r-1', 'r-3']);
+      const fed = await readFeed(page.url, (records) => records.length === 4);
+      expect(fed.map((record) => `${record.run} ${record.type}`)).toEqual(['r-1 run.start', 'r-3 run.start', 'r-3 tool.end', 'r-3 run.end']);
       expect(page.skippedLines).toBe(3);
     } finally {
       await page.close();

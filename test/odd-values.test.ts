@@ -3,9 +3,12 @@
  * would fall inside a surrogate pair (an emoji), which leave a lone surrogate the API refuses as
  * invalid JSON in every later request of the history.
  */
+import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { HookError, tool, toolRunner } from 'tool-runner';
+import { StartOrder } from '../src/start-order.js';
+import { stepClient } from '../src/dbos/steps.js';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
@@ -115,5 +118,33 @@ describe('blank text blocks in a tool result (the API refuses a text block witho
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'ok' }, { type: 'text', text: '  ' }] }] },
     ]);
     expect(problems).toEqual(['message 2: tool_result toolu_1: text block 1 is only whitespace']);
+  });
+});
+
+describe('what review found', () => {
+  it('a hook that throws a value String() cannot convert stops the run with a HookError that says so', async () => {
+    const server = await mockServer([{ content: [toolUse('odd', {}, 'toolu_h')] }, { content: [text('done')] }]);
+    const odd = tool({ name: 'odd', inputSchema: { type: 'object', properties: {} } as const, run: () => 'ok' });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [odd] }, { hooks: { onToolResult: () => { throw Object.create(null); } } });
+    const error = await runner.then(() => undefined, (thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(HookError);
+    expect((error as HookError).message).toBe('hooks.onToolResult threw: [object Object]');
+  });
+
+  it("a durable run's order of starts: an id a history repeats in one message has one gate, so the calls after it still start", async () => {
+    const order = new StartOrder(['toolu_a', 'toolu_a', 'toolu_b']);
+    let started = false;
+    const b = order.turnOf('toolu_b').then(() => (started = true));
+    await Promise.resolve();
+    expect(started).toBe(false);
+    order.pass('toolu_a');
+    await b;
+    expect(started).toBe(true);
+  });
+
+  it("a durable run's step client carries its client's middleware: a request option of the caller's own is taken", () => {
+    const client = new Anthropic({ apiKey: 'test-key', middleware: [(request, next) => next(request)] });
+    expect(() => toolRunner(stepClient(client, false), { ...baseParams }, { tenant: 'acme' } as never)).not.toThrow();
+    expect(() => toolRunner(stepClient(new Anthropic({ apiKey: 'test-key' }), false), { ...baseParams }, { tenant: 'acme' } as never)).toThrow(/unknown option 'tenant'/);
   });
 });

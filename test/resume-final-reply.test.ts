@@ -62,4 +62,17 @@ describe('a snapshot taken in the loop body at the final answer', () => {
     expect(server.requests).toHaveLength(1);
     expect(resumed.usage.input_tokens).toBe(100);
   });
+  it('with a server-side compaction the body scheduled (compactBeforeNextTurn), the answer is not held: the run sends the compaction first', async () => {
+    const server = await mockServer([{ content: [text('21°C in Paris.')], usage }]);
+    const runner = toolRunner(server.client(), { ...baseParams });
+    let snapshot: RunnerSnapshot | undefined;
+    for await (const _ of runner) {
+      runner.compactBeforeNextTurn();
+      snapshot = runner.toJSON();
+      break;
+    }
+    expect(snapshot!.stoppedBy).toBeUndefined();
+    expect(snapshot!.compaction).toMatchObject({ scheduled: expect.any(Object) });
+    expect(snapshot!.params.messages).toHaveLength(1);
+  });
 });

@@ -311,7 +311,7 @@ describe('pause and resume', () => {
       [(s) => void (s.calls.settled = { toolu_1: { type: 'tool_result', tool_use_id: 'toolu_2', content: 'x' } }), /snapshot\.calls\.settled\["toolu_1"\]\.tool_use_id must be the id it is kept under \("toolu_1"\), got "toolu_2"/],
       [(s) => void (s.toolChanges = { overrides: {}, pending: [{ type: 'addition' }] }), /snapshot\.toolChanges\.pending\[0\]\.definition must be an object/],
       [(s) => void (s.toolChanges = { overrides: {}, pending: [{ type: 'removal' }] }), /snapshot\.toolChanges\.pending\[0\]\.name must be/],
-      [(s) => void delete s.params.model, /snapshot\.params\.model must be a string, got nothing/],
+      [(s) => void (s.params.model = 5), /snapshot\.params\.model must be a string, got 5/],
       [(s) => void (s.params.max_tokens = '1024'), /snapshot\.params\.max_tokens must be a whole number, 0 or more, got "1024"/],
       [(s) => void s.tools.push({ definition: { nope: 1 } }), /snapshot\.tools\[\d+\]\.definition must be a tool definition \(with a name or a type\), got an object/],
       [(s) => void (s.calls.settled = { toolu_1: { type: 'tool_result', tool_use_id: 'toolu_1', content: 5 } }), /snapshot\.calls\.settled\["toolu_1"\]\.content must be a string or content blocks, got 5/],

@@ -91,17 +91,23 @@ class DurableRun extends ToolRunner {
 
 const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
 
-/** The client of a runner built only to check a run's params: never called. */
-const NO_CLIENT: ClientLike = {
-  beta: {
-    messages: {
-      create: () => Promise.reject(new Error('tool-runner/dbos: a check runner sends nothing')),
-      stream: () => {
-        throw new Error('tool-runner/dbos: a check runner sends nothing');
+/**
+ * The client of a runner built only to check a run's params: never called. It says it has middleware, as
+ * the worker's client may: a request option of the caller's own is checked by the run, on that client.
+ */
+const NO_CLIENT: ClientLike = Object.assign(
+  {
+    beta: {
+      messages: {
+        create: () => Promise.reject(new Error('tool-runner/dbos: a check runner sends nothing')),
+        stream: () => {
+          throw new Error('tool-runner/dbos: a check runner sends nothing');
+        },
       },
     },
   },
-};
+  { middleware: [(request: unknown, next: (request: unknown) => unknown) => next(request)] },
+);
 
 /**
  * Registers a durable agent: call it at module level in every worker, before `DBOS.launch()`.

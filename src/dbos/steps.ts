@@ -16,6 +16,7 @@ import { isRunnableTool } from '../tool.js';
 import { ToolError, isToolError, thrownValueToContent } from '../tool-error.js';
 import type { ToolResultContent } from '../types.js';
 import type { LiveText } from './live-text.js';
+import { errorParts } from '../described.js';
 
 /**
  * A streamed reply as plain data, for DBOS to record: the stream's text blocks carry hidden getters
@@ -70,8 +71,9 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
   };
   // The run logs as the client would (its `logger` and `logLevel`, which the SDK reads from ANTHROPIC_LOG),
   // and a request it sends without streaming (a summary) waits as long as the client would (`timeout`).
-  const { logger, logLevel, timeout } = client as { logger?: unknown; logLevel?: unknown; timeout?: unknown };
-  const made = Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel }, timeout !== undefined && { timeout });
+  // Its middleware too, which the steps' requests go through (a request option of the caller's own reaches it).
+  const { logger, logLevel, timeout, middleware } = client as { logger?: unknown; logLevel?: unknown; timeout?: unknown; middleware?: unknown };
+  const made = Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel }, timeout !== undefined && { timeout }, middleware !== undefined && { middleware });
   // Its runner starts each reply's tools in the model's order: DBOS numbers steps as they start.
   return Object.defineProperties(made, { [OWN_CLIENT]: { value: client }, [ORDERED_STARTS]: { value: true } });
 }
@@ -132,7 +134,7 @@ type ThrownRecord = { name: string; message: string; stack?: string | undefined 
 
 function thrownRecordOf(thrown: unknown): ThrownRecord | undefined {
   if (isToolError(thrown)) return undefined;
-  if (thrown instanceof Error) return { name: thrown.name, message: thrown.message, stack: thrown.stack };
+  if (thrown instanceof Error) return errorParts(thrown);
   // `Error: <the value as text>`, as thrownValueToContent writes it: the text read back gives the same.
   return { text: (thrownValueToContent(thrown) as string).slice('Error: '.length) };
 }

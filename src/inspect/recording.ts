@@ -156,8 +156,10 @@ function recordIn(line: string): OtherRecord | undefined {
 function shaped(record: Record<string, unknown>): boolean {
   const texts = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item === 'string');
   const calls = (value: unknown) => Array.isArray(value) && value.every((item) => typeof item?.id === 'string' && typeof item?.name === 'string');
+  // A run's end lists the calls waiting; a call's end says it waits (`pending: true`).
+  const waiting = (value: unknown) => value === true || calls(value);
   const object = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
-  const fits: Record<string, (value: unknown) => boolean> = { path: texts, callPath: texts, toolUses: calls, pending: calls, usage: object, error: object };
+  const fits: Record<string, (value: unknown) => boolean> = { path: texts, callPath: texts, toolUses: calls, pending: waiting, usage: object, error: object };
   for (const key in fits) if (record[key] !== undefined && !fits[key]!(record[key])) return false;
   return true;
 }

@@ -46,7 +46,7 @@ export async function serveInspector(options: {
 
   const server = createServer((request, response) => {
     // A request line no URL can be read from (`GET http://[/`): refused, not thrown in the process that hosts the inspector.
-    const url = URL.canParse(request.url ?? '/', 'http://inspector') ? new URL(request.url ?? '/', 'http://inspector') : undefined;
+    const url = urlOf(request.url);
     if (!url || !hasToken(url.searchParams.get('token'), expected)) return refuse(response, 403, 'Forbidden: open the URL the inspector printed (it carries a token).');
     if (request.method === 'GET' && url.pathname === '/') return sendPage(response, settings);
     if (request.method === 'GET' && url.pathname === '/api/events') return openFeed(request, response);
@@ -176,4 +176,13 @@ function refuse(response: ServerResponse, status: number, message: string): void
 function sendJson(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json', 'cache-control': 'no-store' });
   response.end(JSON.stringify(body));
+}
+
+/** The request's URL, or `undefined` when none can be read from it. */
+function urlOf(target: string | undefined): URL | undefined {
+  try {
+    return new URL(target ?? '/', 'http://inspector');
+  } catch {
+    return undefined;
+  }
 }

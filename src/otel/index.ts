@@ -5,7 +5,7 @@
  * imports `@opentelemetry/api`.
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
-import { errorName } from '../described.js';
+import { errorName, thrownMessage } from '../described.js';
 import { hiddenMessage } from '../output-error-text.js';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
@@ -242,5 +242,5 @@ function failed(span: Span, error: unknown, capture: boolean): void {
   const hidden = error instanceof Error ? hiddenMessage(error, capture) : undefined;
   if (hidden !== undefined) span.recordException({ name, message: hidden });
   else if (error instanceof Error) span.recordException(error);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: hidden ?? (error instanceof Error ? error.message : String(error)) });
+  span.setStatus({ code: SpanStatusCode.ERROR, message: hidden ?? thrownMessage(error) });
 }
