@@ -60,7 +60,7 @@ export class RunState {
     // `thread` chooses threading when the runner is made: a later value (or none) changes nothing, as in the SDK.
     const { thread: _later, ...others } = settings;
     this.settings = this.settings.thread === undefined ? others : { ...others, thread: this.settings.thread };
-    if (tools !== this.tools.entries) this.tools = new ToolSet(tools);
+    if (!sameEntries(tools, this.tools.entries)) this.tools = new ToolSet(tools);
     this.replaceHistory([...messages]);
   }
 
@@ -175,7 +175,8 @@ export class RunState {
     return {
       ...this.apiParams,
       ...settings,
-      ...(this.tools.entries && { tools: this.tools.entries }),
+      // A copy: a program that pushes a tool into it and hands it back (setMessagesParams) gets that tool registered.
+      ...(this.tools.entries && { tools: [...this.tools.entries] }),
       messages: [...this.messages],
     } as RunnerParams;
   }
@@ -247,4 +248,12 @@ function adoptContainer(params: Record<string, unknown>, id: string): void {
   else if (typeof container === 'object' && (container as { id?: unknown }).id == null) {
     params['container'] = { ...container, id };
   }
+}
+
+/** Whether two lists of tools hold the same entries in the same order (the params' copy handed back as it was). */
+function sameEntries(a: readonly unknown[] | undefined, b: readonly unknown[] | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -16,7 +16,7 @@ import { holdFinalReply, holdReplyThatAsks } from './body-snapshot.js';
 import { runnerLogger } from './log.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
-import { initialRequestOptions } from './request-options.js';
+import { checkRequestOptionKey, initialRequestOptions } from './request-options.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { listenerScope, runTracing } from './run-tracing.js';
@@ -263,7 +263,9 @@ export abstract class RunnerControls implements Runner {
    */
   setRequestOptions(options: RequestOptions | ((previous: RequestOptions) => RequestOptions)): void {
     const run = this.run;
-    run.requestOptions = typeof options === 'function' ? options(run.requestOptions) : { ...run.requestOptions, ...options };
+    const next = typeof options === 'function' ? options(run.requestOptions) : { ...run.requestOptions, ...options };
+    for (const key in next) if ((next as Record<string, unknown>)[key] !== undefined) checkRequestOptionKey(key, 'setRequestOptions');
+    run.requestOptions = next;
   }
 
   /** The request options the next requests go with (`options.requestOptions`, as `setRequestOptions` left them). */

@@ -147,4 +147,35 @@ describe('what review found', () => {
     expect(() => toolRunner(stepClient(client, false), { ...baseParams }, { tenant: 'acme' } as never)).not.toThrow();
     expect(() => toolRunner(stepClient(new Anthropic({ apiKey: 'test-key' }), false), { ...baseParams }, { tenant: 'acme' } as never)).toThrow(/unknown option 'tenant'/);
   });
+  it('a tool pushed into the params setMessagesParams hands in is registered, as in the SDK (the params were the run\'s own list)', async () => {
+    const a = tool({ name: 'a', inputSchema: z.object({}), run: () => 'a ran' });
+    const b = tool({ name: 'b', inputSchema: z.object({}), run: () => 'b ran' });
+    const server = await mockServer([{ content: [toolUse('a', {}, 'toolu_a')] }, { content: [toolUse('b', {}, 'toolu_b')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [a] });
+    let added = false;
+    for await (const _ of runner) {
+      if (added) continue;
+      added = true;
+      // As a program written for the SDK's runner does it: the params it is given, changed in place.
+      runner.setMessagesParams((params) => {
+        (params.tools as unknown[]).push(b);
+        return params as never;
+      });
+    }
+    expect(wire(server.requests[2]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_b', content: 'b ran' });
+    // Read, pushed into and handed back as it is: the copy changes the run's tools only through setMessagesParams.
+    const before = runner.params.tools!.length;
+    runner.params.tools!.push(a);
+    expect(runner.params.tools).toHaveLength(before);
+  });
+
+  it('setRequestOptions refuses the request options the runner sets itself, as the third argument does', async () => {
+    const server = await mockServer([{ content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams });
+    expect(() => runner.setRequestOptions({ method: 'get' } as never)).toThrow("setRequestOptions: the request option 'method' is set by the runner for each request; leave it out");
+    expect(() => runner.setRequestOptions(() => ({ path: '/x' }) as never)).toThrow(/'path' is set by the runner/);
+    runner.setRequestOptions({ headers: { 'x-team': 'support' } });
+    await runner;
+    expect(server.requests[0]!.headers['x-team']).toBe('support');
+  });
 });

@@ -702,3 +702,38 @@ describe('historyProblems', () => {
     ]);
   });
 });
+
+describe('a mistake in the script is a clear 400 and a reported problem, never an empty or a retried reply', () => {
+  it('a block where a reply belongs, content that is no array, a block without type, a text block without text', async () => {
+    const steps = [text('hi'), { content: text('hi') }, { content: [{ text: 'hi' }] }, { content: [{ type: 'text' }] }, { content: [text('fine')] }] as never[];
+    const server = await mockServer(steps);
+    const client = server.client({ maxRetries: 0 });
+    const ask = () => client.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    const errors: string[] = [];
+    for (let i = 0; i < 4; i++) errors.push(await ask().then(() => 'answered', (error: Error) => error.message));
+    expect(errors).toEqual([
+      expect.stringMatching(/^400 .*step #0 threw on request #0: the step is a content block \(or a list of them\), not a reply/),
+      expect.stringMatching(/step #1 .*the step's content is object, not an array of blocks/),
+      expect.stringMatching(/step #2 .*the step's content\[0\] is no content block \(it has no type\)/),
+      expect.stringMatching(/step #3 .*the step's content\[0\] is a text block without text/),
+    ]);
+    expect((await ask()).content).toEqual([expect.objectContaining({ text: 'fine' })]);
+    expect(() => server.assertComplete()).toThrow(/step #0 threw/);
+  });
+
+  it('a streamed step that cannot be streamed is a 400 before any event: the SDK does not retry it into the next step', async () => {
+    const server = await mockServer([{ content: [{ type: 'text' }] } as never, { content: [text('the next step')] }]);
+    const stream = server.client({ maxRetries: 2 }).messages.stream({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    await expect(stream.finalMessage()).rejects.toThrow(/400 .*a text block without text/);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('a step left undefined (a condition not met) is answered as a mistake; the steps after it are still taken', async () => {
+    const server = await mockServer([{ content: [text('a')] }, undefined as never, { content: [text('c')] }]);
+    const client = server.client({ maxRetries: 0 });
+    const ask = () => client.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).then((reply) => reply.content[0], (error: Error) => error.message);
+    expect(await ask()).toMatchObject({ text: 'a' });
+    expect(await ask()).toMatch(/step #1 threw on request #1: the step is undefined, not a reply/);
+    expect(await ask()).toMatchObject({ text: 'c' });
+  });
+});

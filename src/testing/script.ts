@@ -24,8 +24,9 @@ export class Script<S> {
 
   /** The step the next request takes, and its number; `undefined` after the last step. */
   take(): { step: S; number: number } | undefined {
-    const step = this.#steps[this.#next];
-    if (step === undefined) return undefined;
+    // The end of the script is its length: a step left undefined (a condition not met) is a step, answered as a mistake.
+    if (this.#next >= this.#steps.length) return undefined;
+    const step = this.#steps[this.#next]!;
     return { step, number: this.#used + this.#next++ };
   }
 

@@ -16,6 +16,7 @@ import { Script } from './script.js';
 import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
 import { closed, sleep } from './waits.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
+import { replyShapeProblem } from './reply-shape.js';
 
 /** One scripted reply of the model, and how the server delivers it. */
 export interface ScriptedReply {
@@ -223,7 +224,9 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     let reply: ScriptedReply;
     try {
       reply = typeof taken.step === 'function' ? await taken.step(request) : taken.step;
-      if (typeof reply !== 'object' || reply === null) throw new TypeError(`the step returned ${reply === null ? 'null' : typeof reply}, not a reply ({ content }, { error }, ...)`);
+      if (typeof reply !== 'object' || reply === null) throw new TypeError(`the step ${typeof taken.step === 'function' ? 'returned' : 'is'} ${reply === null ? 'null' : typeof reply}, not a reply ({ content }, { error }, ...)`);
+      const wrong = replyShapeProblem(reply as object);
+      if (wrong) throw new TypeError(wrong);
     } catch (error) {
       // A failed assertion in a step: reported, and answered with a 400, which the SDK does not retry
       // (a retry would take the next step, and the failure would be lost).
@@ -246,12 +249,14 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
 
   /** Sends the events; resolves to whether the whole reply went out. */
   async function sendStream(res: ServerResponse, reply: ScriptedReply, message: BetaMessage): Promise<boolean> {
+    // Built before the headers: a step whose reply cannot be streamed is answered with a 400 (a connection
+    // dropped after a 200 would be retried by the SDK, and the retry would take the next step).
+    const events: SseEvent[] = messageEvents(message, reply.chunkSize ?? options.chunkSize ?? 16);
     const requestId = apiId('req');
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': requestId });
     // A stream dropped or stalled before its first event has answered 200 all the same (its headers, and an SSE comment, went out):
     // Node holds the headers until the first write, and the SDK's timeout (which covers the wait for them) would retry it.
     if (reply.disconnectAfterEvents === 0 || reply.stallAfterEvents === 0) await new Promise((resolve) => res.write(': connected\n\n', resolve));
-    const events: SseEvent[] = messageEvents(message, reply.chunkSize ?? options.chunkSize ?? 16);
     // A fault scheduled after more events than the reply has comes after the last one (message_stop).
     const after = (count: number | undefined) => (count === undefined ? undefined : Math.min(count, events.length));
     const [disconnectAt, stallAt, errorAt] = [after(reply.disconnectAfterEvents), after(reply.stallAfterEvents), after(reply.error?.afterEvents)];

@@ -1,0 +1,18 @@
+/** A scripted step checked before it is sent: a mistake in the script is a clear 400, never an empty reply. */
+
+/** What makes a scripted reply no reply the server can send, in words; none for one it can. */
+export function replyShapeProblem(reply: object): string | undefined {
+  // A block given where a reply belongs: `text('hi')` for `{ content: [text('hi')] }`.
+  if (Array.isArray(reply) || (typeof (reply as { type?: unknown }).type === 'string' && !('content' in reply))) {
+    return 'the step is a content block (or a list of them), not a reply: give { content: [block, ...] }';
+  }
+  const { content } = reply as { content?: unknown };
+  if (content === undefined) return undefined;
+  if (!Array.isArray(content)) return `the step's content is ${typeof content}, not an array of blocks`;
+  for (let at = 0; at < content.length; at++) {
+    const block = content[at] as { type?: unknown; text?: unknown } | null;
+    if (typeof block?.type !== 'string') return `the step's content[${at}] is no content block (it has no type)`;
+    if (block.type === 'text' && typeof block.text !== 'string') return `the step's content[${at}] is a text block without text`;
+  }
+  return undefined;
+}
