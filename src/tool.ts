@@ -31,13 +31,14 @@ type CallOfTool<Entry> = Entry extends { kind: 'tool-source' }
 /** The argument of {@link tool}. */
 export type ToolOptions<S extends AnySchema> = ExtraToolFields & {
   name: string;
-  description?: string;
+  /** (`undefined` is none: a value that may be missing passes as it is, under `exactOptionalPropertyTypes` too.) */
+  description?: string | undefined;
   /** A zod v4 schema, a Standard Schema that exports JSON Schema, or a JSON Schema object (`as const` types it). */
   inputSchema: S;
   run: (input: InferInput<S>, context: ToolContext) => Promisable<ToolResultContent>;
-  needsApproval?: NeedsApproval<InferInput<S>>;
+  needsApproval?: NeedsApproval<InferInput<S>> | undefined;
   /** Abort the call (its `context.signal`) and answer with a timeout error after this many ms. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 };
 
 /**

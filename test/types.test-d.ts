@@ -15,6 +15,12 @@ describe('types guide the user', () => {
     toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [], tools: [heeds, ignores] });
   });
 
+  it('optional fields of tool() take a value that may be undefined, under exactOptionalPropertyTypes', () => {
+    const description: string | undefined = process.env['TOOL_DESCRIPTION'];
+    const timeoutMs: number | undefined = process.env['TOOL_TIMEOUT'] ? Number(process.env['TOOL_TIMEOUT']) : undefined;
+    tool({ name: 'w', description, timeoutMs, needsApproval: undefined, inputSchema: z.object({}), run: () => 'ok' });
+  });
+
   it('infers the input of run from a zod schema (output type, defaults applied)', () => {
     tool({
       name: 'w',
