@@ -22,7 +22,7 @@ import { RunState } from './run-state.js';
 import { listenerScope, runTracing } from './run-tracing.js';
 import { OVER_MESSAGE_THREAD, callsNotRunOn, handBackHistory, partialReplyAt, lendableClient, setThreadFields, threadChanges } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
-import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsRead } from './surface.js';
+import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsCopy, RunnerParamsRead } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
 import { type StoppedBy, nextStepFor } from './stop-reason.js';
 import { Requests } from './turn.js';
@@ -216,7 +216,7 @@ export abstract class RunnerControls implements Runner {
    * runner.setMessagesParams((params) => ({ ...params, max_tokens: 2048 }));
    * ```
    */
-  setMessagesParams(params: RunnerParams | ((previous: RunnerParamsRead) => RunnerParams)): void;
+  setMessagesParams(params: RunnerParams | ((previous: RunnerParamsCopy) => RunnerParams)): void;
   /** A function typed with the SDK's params type, as a program written for the SDK's runner has it. */
   setMessagesParams(mutate: (previous: BetaToolRunnerParams) => BetaToolRunnerParams): void;
   setMessagesParams(params: RunnerParams | ((previous: never) => RunnerParams | BetaToolRunnerParams)): void {

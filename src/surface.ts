@@ -86,7 +86,10 @@ export type RunnerParams = ParamsWithoutTools & {
  * always there, as the SDK types it (so a program typed against the SDK compiles), though it is
  * `undefined` when the run has no tools.
  */
-export type RunnerParamsRead = Readonly<Omit<RunnerParams, 'tools'> & { tools: ToolEntry[] }>;
+export type RunnerParamsRead = Readonly<RunnerParamsCopy>;
+
+/** The copy of the params a `setMessagesParams` function is given: its own, to change in place and return (as a program written for the SDK's runner does). */
+export type RunnerParamsCopy = Omit<RunnerParams, 'tools'> & { tools: ToolEntry[] };
 
 /**
  * The public surface of a run, as tools (`context.runner`), hooks and observers (`RunnerEvent.runner`)
@@ -107,7 +110,7 @@ export interface Runner {
   readonly output: unknown;
   approve(id: string, options?: { input?: unknown }): void;
   deny(id: string, reason?: string): void;
-  setMessagesParams(params: RunnerParams | ((previous: RunnerParamsRead) => RunnerParams)): void;
+  setMessagesParams(params: RunnerParams | ((previous: RunnerParamsCopy) => RunnerParams)): void;
   /** A function typed with the SDK's params type, as a program written for the SDK's runner has it. */
   setMessagesParams(mutate: (previous: BetaToolRunnerParams) => BetaToolRunnerParams): void;
   pushMessages(...messages: BetaMessageParam[]): void;

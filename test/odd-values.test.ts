@@ -178,4 +178,18 @@ describe('what review found', () => {
     await runner;
     expect(server.requests[0]!.headers['x-team']).toBe('support');
   });
+  it('a setMessagesParams function that changes the params in place and returns them: the next request goes with them', async () => {
+    const server = await mockServer([{ content: [text('first')] }, { content: [text('second')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams });
+    for await (const message of runner) {
+      if (server.requests.length > 1) break;
+      runner.setMessagesParams((params) => {
+        params.max_tokens = 10;
+        params.messages.push(message, { role: 'user', content: 'Go on.' });
+        return params;
+      });
+    }
+    expect(wire(server.requests[1]!).body.max_tokens).toBe(10);
+    expect(wire(server.requests[1]!).messages.at(-1)).toEqual({ role: 'user', content: 'Go on.' });
+  });
 });

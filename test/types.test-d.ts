@@ -15,6 +15,15 @@ describe('types guide the user', () => {
     toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [], tools: [heeds, ignores] });
   });
 
+  it('a setMessagesParams function may change the params it is given in place and return them, as for the SDK runner', () => {
+    const runner = toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] });
+    runner.setMessagesParams((params) => {
+      params.max_tokens = 10;
+      params.messages.push({ role: 'user', content: 'Go on.' });
+      return params;
+    });
+  });
+
   it('optional fields of tool() take a value that may be undefined, under exactOptionalPropertyTypes', () => {
     const description: string | undefined = process.env['TOOL_DESCRIPTION'];
     const timeoutMs: number | undefined = process.env['TOOL_TIMEOUT'] ? Number(process.env['TOOL_TIMEOUT']) : undefined;
