@@ -24,7 +24,7 @@ import {
   isAgentTool,
   notDurableOption,
 } from './agent-link.js';
-import { described, safeString, thrownText } from './described.js';
+import { described, thrownLine } from './described.js';
 import { type Approver, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
 import type { ClientLike } from './client.js';
@@ -222,7 +222,7 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   } catch (error) {
     if ('error' in lentFailure) throw new LentFailed(lentFailure.error, structuredClone(sub.toJSON()));
     // The model reads why; the log has the failure with its stack (the ToolError's cause).
-    throw new ToolError(`Error: the agent '${agent.name}' failed: ${describe(error)}`, { cause: error });
+    throw new ToolError(`Error: the agent '${agent.name}' failed: ${thrownLine(error)}`, { cause: error });
   } finally {
     running?.(undefined);
     stopWaiting?.();
@@ -367,8 +367,4 @@ function linkOf(runner: Runner | undefined): AgentLink | undefined {
 
 function listeners(onEvent: ToolRunnerOptions['onEvent']): RunnerListener[] {
   return onEvent === undefined ? [] : Array.isArray(onEvent) ? onEvent : [onEvent];
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? thrownText(error) : `Error: ${safeString(error)}`;
 }

@@ -28,6 +28,16 @@ export function plainName(name: string): string {
   return name.toLowerCase().replace(/[-_\s]/g, '');
 }
 
+/** The name of `names` that `key` misspells: the same but for case and separators, or `near` it (compared so). */
+export function misspeltName(key: string, names: Iterable<string>, near: (key: string, name: string) => boolean): string | undefined {
+  const plainKey = plainName(key);
+  for (const name of names) {
+    const plain = plainName(name);
+    if (plainKey === plain || near(plainKey, plain)) return name;
+  }
+  return undefined;
+}
+
 /** Whether `a` becomes `b` by one letter added, removed or changed. */
 export function oneEditApart(a: string, b: string): boolean {
   if (Math.abs(a.length - b.length) > 1) return false;
@@ -70,6 +80,11 @@ export function thrownText(value: unknown): string {
   if (!(value instanceof Error)) return safeString(value);
   const { name, message } = errorParts(value);
   return `${name}: ${message}`;
+}
+
+/** A thrown value as the model reads it: an Error as `${name}: ${message}`, anything else as `Error: <its text>`. Never throws. */
+export function thrownLine(value: unknown): string {
+  return value instanceof Error ? thrownText(value) : `Error: ${safeString(value)}`;
 }
 
 /** A thrown value's message: an Error's `message`, anything else as text. Never throws. */

@@ -1,7 +1,7 @@
 /** The runner's own options (the third argument of `toolRunner`), checked at construction. */
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
-import { described, oneEditApart, oneSwapApart, plainName, wrongValue } from './described.js';
+import { described, misspeltName, oneEditApart, oneSwapApart, wrongValue } from './described.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS, checkTimeoutMs } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
@@ -122,12 +122,7 @@ function checkLogger(logger: unknown): void {
 
 /** The known option `key` misspells (its case or separators, one letter, or two letters swapped), if any. */
 function knownKeyNear(key: string): string | undefined {
-  const plainKey = plainName(key);
-  for (const known of OPTION_KEYS) {
-    const plain = plainName(known);
-    if (plainKey === plain || oneEditApart(plainKey, plain) || oneSwapApart(plainKey, plain)) return known;
-  }
-  return undefined;
+  return misspeltName(key, OPTION_KEYS, (plainKey, plain) => oneEditApart(plainKey, plain) || oneSwapApart(plainKey, plain));
 }
 
 /**

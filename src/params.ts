@@ -1,5 +1,5 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
-import { described, oneEditApart, plainName } from './described.js';
+import { described, misspeltName, oneEditApart } from './described.js';
 import { OPTION_KEYS } from './options.js';
 import { type CompactionControl, checkCompactionControl } from './compaction.js';
 import { rejectCompactionParam } from './server-compaction.js';
@@ -62,11 +62,6 @@ export function splitParams(params: RunnerParams): SplitParams {
 
 /** The setting of the runner that `key` misspells (its case, its separators, or one letter of a long name), if any. */
 function misspeltSetting(key: string): string | undefined {
-  const plainKey = plainName(key);
-  for (const name of SETTING_NAMES) {
-    const plain = plainName(name);
-    if (plainKey === plain || (plain.length >= 8 && oneEditApart(plainKey, plain))) return name;
-  }
-  return undefined;
+  return misspeltName(key, SETTING_NAMES, (plainKey, plain) => plain.length >= 8 && oneEditApart(plainKey, plain));
 }
 

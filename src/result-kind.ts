@@ -4,6 +4,8 @@
  * for the model and the log (a tool's, a toolset member's). A block that passed here but that the SDK
  * cannot serialise, or the API refuses, would stay in the history and fail every later request.
  */
+import { thrownMessage } from './described.js';
+
 /** The key of a durable run's stand-in for a value no tool may return: the kind it recorded (`standInOfKind`). */
 const RECORDED_KIND = Symbol.for('tool-runner.invalidResultKind.v1');
 
@@ -185,19 +187,16 @@ function unsendable(block: object, type: string): string | undefined {
   try {
     JSON.stringify(block);
   } catch (error) {
-    return `${blockName(type)} that cannot be sent as JSON (${jsonFailureAt(block, '', []) ?? messageOf(error)})`;
+    return `${blockName(type)} that cannot be sent as JSON (${jsonFailureAt(block, '', []) ?? thrownMessage(error)})`;
   }
   try {
     structuredClone(block);
   } catch (error) {
-    return `${blockName(type)} that the run cannot copy (${uncopyableAt(block, '', []) ?? messageOf(error)})`;
+    return `${blockName(type)} that the run cannot copy (${uncopyableAt(block, '', []) ?? thrownMessage(error)})`;
   }
   return undefined;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** Where in `value` JSON fails, in words (`'meta is a BigInt'`, `'meta.self makes a cycle'`); `undefined` if not found. */
 function jsonFailureAt(value: unknown, path: string, inside: object[]): string | undefined {
@@ -210,7 +209,7 @@ function jsonFailureAt(value: unknown, path: string, inside: object[]): string |
     try {
       json = (value as { toJSON: (key: string) => unknown }).toJSON(path.slice(path.lastIndexOf('.') + 1));
     } catch (error) {
-      return `${at}'s toJSON threw: ${messageOf(error)}`;
+      return `${at}'s toJSON threw: ${thrownMessage(error)}`;
     }
     return json === value ? undefined : jsonFailureAt(json, path, [...inside, value]);
   }
@@ -236,7 +235,7 @@ function insideAt(value: object, path: string, inside: object[], find: (value: u
     }
     return undefined;
   } catch (error) {
-    return `${path === '' ? 'the block' : path} could not be read: ${messageOf(error)}`;
+    return `${path === '' ? 'the block' : path} could not be read: ${thrownMessage(error)}`;
   } finally {
     inside.pop();
   }

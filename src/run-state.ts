@@ -14,6 +14,7 @@ import { ToolSet, isToolSource } from './tool-set.js';
 import { isRunnableToolset, toolsetFamily } from './toolsets.js';
 import type { BetaMessage, BetaMessageParam, BetaToolResultBlockParam, BetaToolUnion, ToolResultMessage } from './types.js';
 import { NO_USAGE, type Usage, addUsage } from './usage.js';
+import { sameItems } from './lists.js';
 
 export class RunState {
   /** The params sent to the API, without messages and tools. */
@@ -60,7 +61,8 @@ export class RunState {
     // `thread` chooses threading when the runner is made: a later value (or none) changes nothing, as in the SDK.
     const { thread: _later, ...others } = settings;
     this.settings = this.settings.thread === undefined ? others : { ...others, thread: this.settings.thread };
-    if (!sameEntries(tools, this.tools.entries)) this.tools = new ToolSet(tools);
+    // The same entries (the params' copy handed back as it was) keep the run's tools.
+    if (!sameItems(tools, this.tools.entries)) this.tools = new ToolSet(tools);
     this.replaceHistory([...messages]);
   }
 
@@ -248,12 +250,4 @@ function adoptContainer(params: Record<string, unknown>, id: string): void {
   else if (typeof container === 'object' && (container as { id?: unknown }).id == null) {
     params['container'] = { ...container, id };
   }
-}
-
-/** Whether two lists of tools hold the same entries in the same order (the params' copy handed back as it was). */
-function sameEntries(a: readonly unknown[] | undefined, b: readonly unknown[] | undefined): boolean {
-  if (a === b) return true;
-  if (!a || !b || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -1,6 +1,6 @@
 import { ToolError as SdkToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { brandClass } from './brand.js';
-import { errorParts, safeString, thrownText } from './described.js';
+import { errorParts, thrownLine, thrownText } from './described.js';
 import type { ToolResultContent } from './types.js';
 
 /**
@@ -42,7 +42,7 @@ export function isToolError(value: unknown): value is { content: ToolResultConte
  */
 export function thrownValueToContent(thrown: unknown): ToolResultContent {
   if (isToolError(thrown)) return thrown.content;
-  return thrown instanceof Error ? thrownText(thrown) : `Error: ${safeString(thrown)}`;
+  return thrownLine(thrown);
 }
 
 /** A thrown value for the log: an Error's stack (or `${name}: ${message}`), anything else as text. Never throws. */

@@ -3,6 +3,7 @@
  * (or reloaded) replays, and what goes out to the open pages and the recorded file, in batches.
  */
 import type { InspectorRecord, OtherRecord } from './records.js';
+import { sameItems } from '../lists.js';
 
 type AnyRecord = InspectorRecord | OtherRecord;
 
@@ -132,7 +133,7 @@ export class RecordStore {
       if (last.type !== 'request.text' && last.type !== 'agent.text') return false;
       // Another run's text (two runs stream at once): looked past.
       if (last.run !== record.run) continue;
-      if (last.type !== record.type || !sameList(last.path, record.path) || !sameList(last.callPath, record.callPath)) continue;
+      if (last.type !== record.type || !sameItems(last.path, record.path) || !sameItems(last.callPath, record.callPath)) continue;
       // The same lane's previous request: the text of this one starts a record of its own.
       if ((last as { requestId?: unknown }).requestId !== (record as { requestId?: unknown }).requestId) return false;
       (last as { text: string }).text += (record as { text: string }).text;
@@ -200,12 +201,4 @@ function runsOf(records: readonly AnyRecord[]): Set<string> {
   const runs = new Set<string>();
   for (const record of records) runs.add(record.run);
   return runs;
-}
-
-/** Whether two sub-agent paths (or call paths) are the same; both absent for a run's own records. */
-function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
-  if (a === b) return true;
-  if (!a || !b || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -17,6 +17,7 @@ import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js
 import { closed, sleep } from './waits.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
 import { replyShapeProblem } from './reply-shape.js';
+import { thrownMessage } from '../described.js';
 
 /** One scripted reply of the model, and how the server delivers it. */
 export interface ScriptedReply {
@@ -158,9 +159,9 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     handle(req, res).catch((error: unknown) => {
       // The client went away (while it sent the body): nothing to answer, and nothing wrong with the script.
       if (res.destroyed) return;
-      script.report(`Mock server failure on ${req.method} ${req.url}: ${messageOf(error)}`, error);
+      script.report(`Mock server failure on ${req.method} ${req.url}: ${thrownMessage(error)}`, error);
       // Not a 500: the SDK would retry it, and the retry would take the next step.
-      if (!res.headersSent) sendError(res, { status: 400, message: `Mock server failure: ${messageOf(error)}` });
+      if (!res.headersSent) sendError(res, { status: 400, message: `Mock server failure: ${thrownMessage(error)}` });
       else res.destroy();
     });
   });
@@ -230,7 +231,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     } catch (error) {
       // A failed assertion in a step: reported, and answered with a 400, which the SDK does not retry
       // (a retry would take the next step, and the failure would be lost).
-      const problem = `step #${taken.number} threw on request #${request.index}: ${messageOf(error)}`;
+      const problem = `step #${taken.number} threw on request #${request.index}: ${thrownMessage(error)}`;
       script.report(problem, error);
       return sendError(res, { status: 400, message: `Mock server: ${problem}` });
     }
@@ -390,8 +391,4 @@ function safeParse(raw: string): unknown {
 function sendBody(res: ServerResponse, json: string): void {
   res.writeHead(200, { 'content-type': 'application/json', 'request-id': apiId('req') });
   res.end(json);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
