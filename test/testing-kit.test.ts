@@ -155,6 +155,26 @@ describe('SSE replies', () => {
     expect(message.content[1]).toEqual(result);
   });
 
+  it('a cited text block streams its citations as citations_delta events, as the API does', async () => {
+    const citation = { type: 'char_location' as const, cited_text: 'The sky is blue.', document_index: 0, document_title: 'Sky', start_char_index: 0, end_char_index: 16, file_id: null };
+    const second = { ...citation, cited_text: 'It is blue.', start_char_index: 17, end_char_index: 28 };
+    const server = await mockServer([{ content: [text('As the document says, '), { type: 'text', text: 'the sky is blue', citations: [citation, second] }] }]);
+    const stream = server.client().beta.messages.stream(body);
+    const heard: unknown[] = [];
+    const deltas: string[] = [];
+    stream.on('citation', (cited) => heard.push(cited));
+    stream.on('streamEvent', (event) => {
+      if (event.type === 'content_block_delta') deltas.push(`${event.index}:${event.delta.type}`);
+    });
+    const message = await stream.finalMessage();
+    expect(heard).toEqual([citation, second]);
+    expect(deltas.filter((d) => d.endsWith('citations_delta'))).toEqual(['1:citations_delta', '1:citations_delta']);
+    expect(message.content).toEqual([
+      { type: 'text', text: 'As the document says, ', citations: null },
+      { type: 'text', text: 'the sky is blue', citations: [citation, second] },
+    ]);
+  });
+
   it('eventDelayMs spaces the events out', async () => {
     const server = await mockServer([{ content: [text('abcdefghij')], chunkSize: 2, eventDelayMs: 20 }]);
     const times: number[] = [];

@@ -68,7 +68,10 @@ function blockEvents(block: BetaContentBlock, index: number, chunkSize: number):
   const events: SseEvent[] = [];
   switch (block.type) {
     case 'text': {
-      events.push(start({ ...block, text: '' }));
+      // Citations come as their own deltas, before the text they cite, as the API streams them.
+      const cited = Array.isArray(block.citations) && block.citations.length > 0 ? block.citations : undefined;
+      events.push(start(cited ? { ...block, text: '', citations: [] } : { ...block, text: '' }));
+      for (const citation of cited ?? []) events.push(delta({ type: 'citations_delta', citation }));
       for (const piece of chunk(block.text, chunkSize)) events.push(delta({ type: 'text_delta', text: piece }));
       break;
     }
