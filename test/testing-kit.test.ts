@@ -15,7 +15,7 @@ import {
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { OAuth2Client } from 'google-auth-library';
 import { describe, expect, it } from 'vitest';
-import { type MockServer, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
+import { type MockServer, type RecordedRequest, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { mockServer, sleep, wire } from './helpers.js';
 
 const body = { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hello there' }] };
@@ -547,6 +547,21 @@ describe('a browser page can use the server (CORS)', () => {
 describe('message threads', () => {
   const threaded = { ...body, betas: ['message-threads-2026-08-12'] };
   const continued = (id: string) => ({ ...threaded, thread: { type: 'continue' as const, previous_message_id: id }, messages: [{ role: 'user' as const, content: 'more' }] });
+
+  it("a step sees the system prompt and tools the model sees: on a continue that sends none, the thread's", async () => {
+    const tools = [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object' as const, properties: {} } }];
+    const seen: unknown[] = [];
+    const step = (request: RecordedRequest) => (seen.push({ system: request.system, tools: request.tools?.map((tool) => tool.name), sent: 'tools' in request.body }), { content: [text('ok')] });
+    const server = await mockServer([step, step]);
+    const client = server.client();
+    const first = await client.beta.messages.create({ ...threaded, system: 'Be brief.', tools, thread: { type: 'create' } });
+    await client.beta.messages.create(continued(first.id));
+    expect(seen).toEqual([
+      { system: 'Be brief.', tools: ['get_weather'], sent: true },
+      { system: 'Be brief.', tools: ['get_weather'], sent: false },
+    ]);
+    expect(server.requests[1]).toMatchObject({ system: 'Be brief.', tools });
+  });
 
   /** A thread, and a `continue` of it that gets no reply (what `fault` does); then the same `continue` again. */
   async function continueAgainAfter(fault: (server: MockServer, client: Anthropic, again: ReturnType<typeof continued>) => Promise<void>) {

@@ -13,7 +13,7 @@ import { type ScriptedError, errorBody, promptTooLong, sendError } from './api-e
 import { refusal } from './refusals.js';
 import { type MessagesRoute, messagesRoute } from './routes.js';
 import { Script } from './script.js';
-import { type OpenedThread, ThreadStore, type ThreadSupport } from './threads.js';
+import { type OpenedThread, promptSeen, ThreadStore, type ThreadSupport } from './threads.js';
 import { closed, sleep } from './waits.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
 import { replyShapeProblem } from './reply-shape.js';
@@ -84,6 +84,10 @@ export interface RecordedRequest {
    * when the request continues one.
    */
   messages: BetaMessageParam[];
+  /** The system prompt the model sees: the body's, or on a thread's continue that sends none, the one the thread holds. */
+  system?: RecordedBody['system'];
+  /** The tools the model sees: the body's, or on a thread's continue that sends none, the ones the thread holds. */
+  tools?: RecordedBody['tools'];
   /** `performance.now()` when the request arrived. */
   time: number;
 }
@@ -183,6 +187,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
       body,
       messages: opened && 'conversation' in opened ? opened.conversation : Array.isArray(body?.messages) ? body.messages : [],
       time: performance.now(),
+      ...(promptSeen(body, opened) as Pick<RecordedRequest, 'system' | 'tools'>),
     };
     requests.push(request);
     if (!route) return sendError(res, { status: 404, message: `Mock server: no route for ${method} ${url.pathname}` });
@@ -199,7 +204,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   async function answer(request: RecordedRequest, res: ServerResponse, route: MessagesRoute, opened: OpenedThread | undefined): Promise<void> {
     const sent = request.body as any;
     // What the model sees: a thread's continue leaves out the system prompt and tools the thread holds.
-    const body = opened && !('error' in opened) && sent ? { ...sent, system: sent.system ?? opened.prompt.system, tools: sent.tools ?? opened.prompt.tools } : sent;
+    const body = opened && !('error' in opened) && sent ? { ...sent, system: request.system, tools: request.tools } : sent;
     // A body the API would refuse consumes no step, so an offline test fails where production would.
     // A rejected thread consumes no step: the model never saw the request. Its error comes first: the body of a
     // thread's continue holds only the new messages (none, after a paused turn), not the conversation the checks read.

@@ -18,6 +18,14 @@ export interface ThreadPrompt {
   tools: unknown;
 }
 
+/** The system prompt and tools the model sees: the body's, or on a thread's continue that sends none, the thread's (only those there are). */
+export function promptSeen(body: { system?: unknown; tools?: unknown } | undefined, opened: OpenedThread | undefined): Partial<ThreadPrompt> {
+  const held = opened && 'prompt' in opened ? opened.prompt : undefined;
+  const system = body?.system ?? held?.system;
+  const tools = body?.tools ?? held?.tools;
+  return { ...(system !== undefined && { system }), ...(tools !== undefined && { tools }) };
+}
+
 interface HeldThread {
   messages: unknown[];
   fingerprint: Fingerprint;
