@@ -73,6 +73,8 @@ export function checkOptions(options: ToolRunnerOptions, client?: unknown): { ma
     if (SETTING_NAMES.has(key)) throw new TypeError(`toolRunner: \`${key}\` is a param of the run, not an option: put it in the second argument, toolRunner(client, { ...params, ${key} })`);
     checkRequestOptionKey(key, 'toolRunner: options');
     const meant = knownKeyNear(key);
+    const setting = meant === undefined ? misspeltSetting(key) : undefined;
+    if (setting) throw new TypeError(`toolRunner: unknown option '${key}'. Did you mean \`${setting}\`? It is a param of the run: put it in the second argument, toolRunner(client, { ...params, ${setting} })`);
     if (meant === undefined && reachesMiddleware(options, client)) continue;
     const why = meant !== undefined ? `. Did you mean '${meant}'?` : ". A request option of your own reaches only middleware, and neither these options nor the client have any";
     throw new TypeError(
@@ -121,6 +123,11 @@ function checkLogger(logger: unknown): void {
 
 
 /** The known option `key` misspells (its case or separators, one letter, or two letters swapped), if any. */
+/** The setting of the runner that `key` misspells (its case, its separators, or one letter of a long name), if any. */
+export function misspeltSetting(key: string): string | undefined {
+  return misspeltName(key, SETTING_NAMES, (plainKey, plain) => plain.length >= 8 && oneEditApart(plainKey, plain));
+}
+
 function knownKeyNear(key: string): string | undefined {
   return misspeltName(key, OPTION_KEYS, (plainKey, plain) => oneEditApart(plainKey, plain) || oneSwapApart(plainKey, plain));
 }

@@ -1,6 +1,6 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
-import { described, misspeltName, oneEditApart } from './described.js';
-import { OPTION_KEYS } from './options.js';
+import { described } from './described.js';
+import { OPTION_KEYS, misspeltSetting } from './options.js';
 import { type CompactionControl, checkCompactionControl } from './compaction.js';
 import { rejectCompactionParam } from './server-compaction.js';
 import { type RunnerSettings, SETTING_NAMES } from './settings.js';
@@ -58,10 +58,5 @@ export function splitParams(params: RunnerParams): SplitParams {
     throw new RangeError(`toolRunner: max_iterations must be a positive integer (or 0 for no limit, as in the SDK), got ${described(max)}`);
   }
   return { api, settings: settings as RunnerSettings, messages, tools };
-}
-
-/** The setting of the runner that `key` misspells (its case, its separators, or one letter of a long name), if any. */
-function misspeltSetting(key: string): string | undefined {
-  return misspeltName(key, SETTING_NAMES, (plainKey, plain) => plain.length >= 8 && oneEditApart(plainKey, plain));
 }
 

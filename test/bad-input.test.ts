@@ -127,6 +127,10 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(make({ concurrency: 2 })).toThrow(/`concurrency` is an option of the runner, not a request param/);
     expect(make({}, { compactionControl: { enabled: true } })).toThrow(/`compactionControl` is a param of the run, not an option: put it in the second argument/);
     expect(make({}, { stream: true })).toThrow(/`stream` is a param of the run, not an option/);
+    // A near miss of a param among the options (camelCase, a letter off) is named as that param, with a client whose middleware would take an option of the caller's own.
+    expect(make({}, { maxIterations: 3 })).toThrow(/unknown option 'maxIterations'\. Did you mean `max_iterations`\? It is a param of the run: put it in the second argument/);
+    expect(make({}, { maxIteration: 3, middleware: [(request: unknown, next: (r: unknown) => unknown) => next(request)] })).toThrow(/Did you mean `max_iterations`\?/);
+    expect(make({}, { runToolEagerly: true })).toThrow(/Did you mean `runToolsEagerly`\?/);
     expect(make({ tools: [{ name: 'raw', input_schema: z.object({ id: z.string() }) }] })).toThrow(
       /tool 'raw': input_schema takes JSON Schema, not a schema object \(zod\): make the tool with tool\(\{ name, inputSchema, run \}\)/,
     );
