@@ -1,5 +1,6 @@
 /** `tool()`: a runnable tool from any of the three schema kinds, and how a `tools` entry becomes its API definition. */
 import { BETA_CLIENT_TOOL_UNION_KEYS } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { misspeltName, oneEditApart, oneSwapApart } from './described.js';
 import { sdkHelperMark } from './helper-header.js';
 import { type AnySchema, type SchemaValue, compileSchema } from './schema.js';
 import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
@@ -67,9 +68,29 @@ export function tool<const S extends AnySchema, const Name extends string = stri
   if (typeof run !== 'function') {
     throw new TypeError(`Tool '${name}': \`run\` must be a function, got ${typeof run}`);
   }
-  if (inputSchema === undefined) throw new TypeError(`Tool '${name}': \`inputSchema\` is required`);
+  checkFieldNames(name, rest);
+  if (inputSchema === undefined) throw new TypeError(`Tool '${name}': \`inputSchema\` is required${schemaElsewhere(rest)}`);
   const schema = compileSchema<InferInput<S>>({ label: `Tool '${name}'`, key: 'inputSchema', noun: 'the input schema' }, inputSchema);
   return { ...rest, name, input_schema: schema.jsonSchema, run, validateInput: schema.validate } as RunnableTool<InferInput<S>> & { readonly name: Name };
+}
+
+/** The fields `tool()` reads (an API tool key passes to the definition; any other field stays on the tool, unsent). */
+const TOOL_OPTION_KEYS = ['name', 'description', 'inputSchema', 'run', 'needsApproval', 'timeoutMs'];
+
+/** A field that misspells one `tool()` reads would be left out of the definition silently (no description sent, no timeout): refused. */
+function checkFieldNames(name: string, fields: object): void {
+  for (const key of Object.keys(fields)) {
+    if (TOOL_OPTION_KEYS.includes(key) || API_KEYS.has(key)) continue;
+    // A short name (`run`) is near too many words to guess from one letter.
+    const meant = misspeltName(key, TOOL_OPTION_KEYS, (plainKey, plain) => plain.length >= 8 && (oneEditApart(plainKey, plain) || oneSwapApart(plainKey, plain)));
+    if (meant) throw new TypeError(`Tool '${name}': unknown field \`${key}\`. Did you mean \`${meant}\`?`);
+  }
+}
+
+/** Where a schema given under another name is, said beside "inputSchema is required". */
+function schemaElsewhere(fields: object): string {
+  const key = ['input_schema', 'schema', 'parameters'].find((other) => other in fields);
+  return key ? ` (it got \`${key}\`: tool() takes the schema, zod or JSON Schema, as \`inputSchema\`)` : '';
 }
 
 /** Whether a `tools` entry can be executed by the runner. */

@@ -226,6 +226,21 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(() => agentTool({ name: 'research.agent', description: 'Researches', params: () => baseParams })).toThrow(/^agentTool\(\): the name "research.agent" cannot be sent/);
   });
 
+  it("tool(): a field misspelt (which the definition would leave out silently) or a schema under another name is named; a field of the tool's own stays", () => {
+    const run = () => 'x';
+    const schema = z.object({});
+    expect(() => tool({ name: 't', descripton: 'Weather', inputSchema: schema, run } as never)).toThrow(new TypeError("Tool 't': unknown field `descripton`. Did you mean `description`?"));
+    expect(() => tool({ name: 't', inputSchema: schema, run, timeout_ms: 50 } as never)).toThrow(/unknown field `timeout_ms`\. Did you mean `timeoutMs`\?/);
+    expect(() => tool({ name: 't', inputSchema: schema, run, needApproval: true } as never)).toThrow(/unknown field `needApproval`\. Did you mean `needsApproval`\?/);
+    expect(() => tool({ name: 't', input_schema: { type: 'object' }, run } as never)).toThrow(
+      new TypeError("Tool 't': `inputSchema` is required (it got `input_schema`: tool() takes the schema, zod or JSON Schema, as `inputSchema`)"),
+    );
+    expect(() => tool({ name: 't', parameters: schema, run } as never)).toThrow(/it got `parameters`/);
+    // Fields of the API's tool definition, and of the caller's own (short names are not guessed at), are kept.
+    const kept = tool({ name: 't', inputSchema: schema, run, cache_control: { type: 'ephemeral' }, runs: 0 } as never) as unknown as Record<string, unknown>;
+    expect(kept).toMatchObject({ cache_control: { type: 'ephemeral' }, runs: 0 });
+  });
+
   it('textOf given a runner not awaited or a stream: errors that say what to do', async () => {
     const server = await mockServer([{ content: [text('Hello.')] }, { content: [text('Hi.')] }]);
     const runner = toolRunner(server.client(), baseParams);
