@@ -38,6 +38,11 @@ export function misspeltName(key: string, names: Iterable<string>, near: (key: s
   return undefined;
 }
 
+/** Whether `a` is one slip (a letter added, removed, changed, or two swapped) from `b`, a name long enough (8 letters) to guess from one. */
+export function nearLongName(a: string, b: string): boolean {
+  return b.length >= 8 && (oneEditApart(a, b) || oneSwapApart(a, b));
+}
+
 /** Whether `a` becomes `b` by one letter added, removed or changed. */
 export function oneEditApart(a: string, b: string): boolean {
   if (Math.abs(a.length - b.length) > 1) return false;

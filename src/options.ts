@@ -1,7 +1,7 @@
 /** The runner's own options (the third argument of `toolRunner`), checked at construction. */
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
-import { described, misspeltName, oneEditApart, oneSwapApart, wrongValue } from './described.js';
+import { described, misspeltName, nearLongName, oneEditApart, oneSwapApart, wrongValue } from './described.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS, checkTimeoutMs } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
@@ -123,9 +123,9 @@ function checkLogger(logger: unknown): void {
 
 
 /** The known option `key` misspells (its case or separators, one letter, or two letters swapped), if any. */
-/** The setting of the runner that `key` misspells (its case, its separators, or one letter of a long name), if any. */
+/** The setting of the runner that `key` misspells (its case, its separators, or one slip in a long name), if any. */
 export function misspeltSetting(key: string): string | undefined {
-  return misspeltName(key, SETTING_NAMES, (plainKey, plain) => plain.length >= 8 && oneEditApart(plainKey, plain));
+  return misspeltName(key, SETTING_NAMES, nearLongName);
 }
 
 function knownKeyNear(key: string): string | undefined {

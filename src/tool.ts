@@ -1,6 +1,6 @@
 /** `tool()`: a runnable tool from any of the three schema kinds, and how a `tools` entry becomes its API definition. */
 import { BETA_CLIENT_TOOL_UNION_KEYS } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { misspeltName, oneEditApart, oneSwapApart } from './described.js';
+import { misspeltName, nearLongName } from './described.js';
 import { sdkHelperMark } from './helper-header.js';
 import { type AnySchema, type SchemaValue, compileSchema } from './schema.js';
 import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
@@ -82,7 +82,7 @@ function checkFieldNames(name: string, fields: object): void {
   for (const key of Object.keys(fields)) {
     if (TOOL_OPTION_KEYS.includes(key) || API_KEYS.has(key)) continue;
     // A short name (`run`) is near too many words to guess from one letter.
-    const meant = misspeltName(key, TOOL_OPTION_KEYS, (plainKey, plain) => plain.length >= 8 && (oneEditApart(plainKey, plain) || oneSwapApart(plainKey, plain)));
+    const meant = misspeltName(key, TOOL_OPTION_KEYS, nearLongName);
     if (meant) throw new TypeError(`Tool '${name}': unknown field \`${key}\`. Did you mean \`${meant}\`?`);
   }
 }

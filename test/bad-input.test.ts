@@ -239,6 +239,9 @@ describe("a new user's first mistakes are clear errors", () => {
     // Fields of the API's tool definition, and of the caller's own (short names are not guessed at), are kept.
     const kept = tool({ name: 't', inputSchema: schema, run, cache_control: { type: 'ephemeral' }, runs: 0 } as never) as unknown as Record<string, unknown>;
     expect(kept).toMatchObject({ cache_control: { type: 'ephemeral' }, runs: 0 });
+    // agentTool's own fields too.
+    expect(() => agentTool({ name: 'a', description: 'd', params: () => baseParams, max_depth: 2 } as never)).toThrow(new TypeError("agentTool 'a': unknown field `max_depth`. Did you mean `maxDepth`?"));
+    expect(() => agentTool({ name: 'a', description: 'd', params: () => baseParams, maxDepht: 2 } as never)).toThrow(/Did you mean `maxDepth`\?/);
   });
 
   it('textOf given a runner not awaited or a stream: errors that say what to do', async () => {
