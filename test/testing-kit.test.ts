@@ -15,7 +15,7 @@ import {
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { OAuth2Client } from 'google-auth-library';
 import { describe, expect, it } from 'vitest';
-import { type MockServer, type RecordedRequest, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
+import { type MockServer, type RecordedRequest, createMockServer, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { mockServer, sleep, wire } from './helpers.js';
 
 const body = { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hello there' }] };
@@ -754,6 +754,32 @@ describe('a mistake in the script is a clear 400 and a reported problem, never a
     ]);
     expect((await ask()).content).toEqual([expect.objectContaining({ text: 'fine' })]);
     expect(() => server.assertComplete()).toThrow(/step #0 threw/);
+  });
+
+  it('a misspelt field of a step (stopReason, chunksize, contents) is a 400 naming the field meant, not a reply scripted otherwise', async () => {
+    const steps = [{ content: [text('hi')], stopReason: 'max_tokens' }, { content: [text('hi')], chunksize: 2 }, { contents: [text('hi')] }, { content: [text('fine')], stop_reason: 'max_tokens' }] as never[];
+    const server = await mockServer(steps);
+    const client = server.client({ maxRetries: 0 });
+    const ask = () => client.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    const errors: string[] = [];
+    for (let i = 0; i < 3; i++) errors.push(await ask().then(() => 'answered', (error: Error) => error.message));
+    expect(errors).toEqual([
+      expect.stringMatching(/step #0 threw on request #0: the step has no field `stopReason`: did you mean `stop_reason`\?/),
+      expect.stringMatching(/step #1 .*no field `chunksize`: did you mean `chunkSize`\?/),
+      expect.stringMatching(/step #2 .*no field `contents`: did you mean `content`\?/),
+    ]);
+    expect((await ask()).stop_reason).toBe('max_tokens');
+  });
+
+  it("createMockServer's options and setSteps' steps: a misspelt option, steps that are no list, an unknown threads mode are TypeErrors at once", async () => {
+    await expect(createMockServer({ step: [{ content: [text('hi')] }] } as never)).rejects.toThrow(new TypeError("createMockServer: unknown option 'step'. Did you mean 'steps'?"));
+    await expect(createMockServer({ steps: [], chunksize: 2 } as never)).rejects.toThrow(/unknown option 'chunksize'\. Did you mean 'chunkSize'\?/);
+    await expect(createMockServer({ steps: {} } as never)).rejects.toThrow(/^createMockServer: steps must be an array of steps .*got object$/);
+    await expect(createMockServer({ steps: [], threads: 'on' } as never)).rejects.toThrow(`createMockServer: threads must be 'hold' or 'unsupported', got "on"`);
+    const server = await mockServer([{ content: [text('first')] }]);
+    expect(() => server.setSteps({ content: [text('hi')] } as never)).toThrow(/^setSteps: steps must be an array of steps/);
+    // Nothing was lost: the script stands as it was.
+    expect((await server.client().messages.create({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })).content[0]).toMatchObject({ text: 'first' });
   });
 
   it('a streamed step that cannot be streamed is a 400 before any event: the SDK does not retry it into the next step', async () => {

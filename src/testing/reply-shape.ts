@@ -1,10 +1,24 @@
 /** A scripted step checked before it is sent: a mistake in the script is a clear 400, never an empty reply. */
+import { misspeltName, nearLongName, oneEditApart } from '../described.js';
+
+/** The fields of a scripted reply (`ScriptedReply`). */
+const REPLY_FIELDS = ['content', 'stop_reason', 'stop_sequence', 'stop_details', 'usage', 'container', 'delayMs', 'eventDelayMs', 'chunkSize', 'error', 'disconnectAfterEvents', 'malformed', 'stallAfterEvents'];
+
+/** A slip in a long field's name, or in `content` (`contents`), the field a step is made of. */
+function nearField(key: string, field: string): boolean {
+  return nearLongName(key, field) || (field === 'content' && oneEditApart(key, field));
+}
 
 /** What makes a scripted reply no reply the server can send, in words; none for one it can. */
 export function replyShapeProblem(reply: object): string | undefined {
   // A block given where a reply belongs: `text('hi')` for `{ content: [text('hi')] }`.
   if (Array.isArray(reply) || (typeof (reply as { type?: unknown }).type === 'string' && !('content' in reply))) {
     return 'the step is a content block (or a list of them), not a reply: give { content: [block, ...] }';
+  }
+  // A field misspelt would be left out silently (`stopReason`, `chunksize`): the reply would not be the one scripted.
+  for (const key of Object.keys(reply)) {
+    const meant = REPLY_FIELDS.includes(key) ? undefined : misspeltName(key, REPLY_FIELDS, nearField);
+    if (meant) return `the step has no field \`${key}\`: did you mean \`${meant}\`?`;
   }
   const { content } = reply as { content?: unknown };
   if (content === undefined) return undefined;

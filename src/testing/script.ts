@@ -2,6 +2,7 @@
  * The mock server's script: the steps requests take, in order, and what went wrong on the way (a
  * request after the last step, a step that threw), which `assertComplete()` reports.
  */
+import { checkSteps } from './server-options.js';
 
 export class Script<S> {
   #steps: S[];
@@ -32,6 +33,7 @@ export class Script<S> {
 
   /** Replaces the steps not yet taken. */
   replace(steps: readonly S[]): void {
+    checkSteps('setSteps', steps);
     // Steps already taken are dropped, not kept: a long-lived server does not grow.
     this.#used += this.#next;
     this.#steps = [...steps];

@@ -17,6 +17,7 @@ import { type OpenedThread, promptSeen, ThreadStore, type ThreadSupport } from '
 import { closed, sleep } from './waits.js';
 import { type SseEvent, encodeEvent, messageEvents } from './wire.js';
 import { replyShapeProblem } from './reply-shape.js';
+import { checkServerOptions } from './server-options.js';
 import { thrownMessage } from '../described.js';
 
 /** One scripted reply of the model, and how the server delivers it. */
@@ -150,7 +151,7 @@ export interface MockServer {
  */
 export async function createMockServer(options: MockServerOptions): Promise<MockServer> {
   needsNodeServer('testing', createServer);
-  const script = new Script<Step>(options.steps);
+  const script = new Script<Step>(checkServerOptions(options).steps);
   const requests: RecordedRequest[] = [];
   const threads = new ThreadStore(options.threads ?? 'hold');
   /** Aborted by `close()`: the delays still running end with the server (no timer keeps the process alive). */

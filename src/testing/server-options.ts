@@ -1,0 +1,24 @@
+/** `createMockServer`'s options and steps, checked at once: a mistake is a clear TypeError, not a script that runs otherwise. */
+import { misspeltName, nearLongName, oneEditApart } from '../described.js';
+
+const OPTION_KEYS = ['steps', 'chunkSize', 'eventDelayMs', 'threads', 'contextWindow'];
+
+/** The options, once checked: throws for options no server can take, or a misspelt one (left out silently, the server would run otherwise). */
+export function checkServerOptions<Options>(options: Options): Options {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createMockServer takes an options object: { steps: [...] }');
+  for (const key of Object.keys(options)) {
+    const meant = OPTION_KEYS.includes(key) ? undefined : misspeltName(key, OPTION_KEYS, (slip, name) => nearLongName(slip, name) || (name === 'steps' && oneEditApart(slip, name)));
+    if (meant) throw new TypeError(`createMockServer: unknown option '${key}'. Did you mean '${meant}'?`);
+  }
+  const { steps, threads } = options as { steps?: unknown; threads?: unknown };
+  checkSteps('createMockServer', steps);
+  if (threads !== undefined && threads !== 'hold' && threads !== 'unsupported') {
+    throw new TypeError(`createMockServer: threads must be 'hold' or 'unsupported', got ${JSON.stringify(threads) ?? String(threads)}`);
+  }
+  return options;
+}
+
+/** Steps must be a list (`createMockServer({ steps })`, `setSteps(steps)`). */
+export function checkSteps(where: string, steps: unknown): void {
+  if (!Array.isArray(steps)) throw new TypeError(`${where}: steps must be an array of steps (replies { content: [...] }, functions of the request, or { error }), got ${steps === null ? 'null' : typeof steps}`);
+}
