@@ -507,6 +507,13 @@ describe('captured content in the GenAI conventions\' shape (captureContent)', (
     });
   });
 
+  it('a misspelt option (captureContents, agent_name) is a TypeError naming the one meant, not content left uncaptured; maxContentBytes must be a count', () => {
+    expect(() => openTelemetry({ captureContents: true } as never)).toThrow(new TypeError("openTelemetry: unknown option 'captureContents'. Did you mean 'captureContent'?"));
+    expect(() => openTelemetry({ agent_name: 'bot' } as never)).toThrow(/unknown option 'agent_name'\. Did you mean 'agentName'\?/);
+    expect(() => openTelemetry({ maxContentBytes: -1 })).toThrow(/maxContentBytes must be a number of bytes \(0 or more\), got -1/);
+    expect(() => openTelemetry({ maxContentBytes: Infinity, captureContent: true })).not.toThrow();
+  });
+
   it('within maxContentBytes: whole parts are left out, oldest first, and the span says so', async () => {
     const { exporter, tracer } = tracing();
     const history = Array.from({ length: 6 }, (_, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `message ${index} ${'é'.repeat(60)}` }));

@@ -5,7 +5,7 @@
  * imports `@opentelemetry/api`.
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
-import { errorName, thrownMessage } from '../described.js';
+import { described, errorName, misspeltName, nearLongName, oneEditApart, thrownMessage } from '../described.js';
 import { hiddenMessage } from '../output-error-text.js';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
@@ -33,6 +33,21 @@ export interface OpenTelemetryOptions {
   agentName?: string;
 }
 
+const OPTIONS = ['tracer', 'captureContent', 'maxContentBytes', 'agentName'];
+
+/** A misspelt option would be left out silently (no content captured, the default name): a clear error instead. */
+function checkOptions(options: OpenTelemetryOptions): void {
+  if (typeof options !== 'object' || options === null) throw new TypeError('openTelemetry: options must be an object');
+  for (const key of Object.keys(options)) {
+    const meant = OPTIONS.includes(key) ? undefined : misspeltName(key, OPTIONS, (slip, name) => nearLongName(slip, name) || (name === 'tracer' && oneEditApart(slip, name)));
+    if (meant) throw new TypeError(`openTelemetry: unknown option '${key}'. Did you mean '${meant}'?`);
+  }
+  const { maxContentBytes } = options;
+  if (maxContentBytes !== undefined && !(typeof maxContentBytes === 'number' && maxContentBytes >= 0)) {
+    throw new RangeError(`openTelemetry: maxContentBytes must be a number of bytes (0 or more), got ${described(maxContentBytes)}`);
+  }
+}
+
 /**
  * A listener for `options.onEvent` that records spans: `invoke_agent` for the run, `chat {model}`
  * for each request, `execute_tool {name}` for each tool call (error status when it fails), each with
@@ -48,6 +63,7 @@ export interface OpenTelemetryOptions {
  * ```
  */
 export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListener & { readonly scope: RunScope } {
+  checkOptions(options);
   const tracer = options.tracer ?? trace.getTracer('tool-runner');
   const capture = options.captureContent === true;
   const agent = options.agentName ?? 'tool-runner';
