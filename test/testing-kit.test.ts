@@ -15,7 +15,7 @@ import {
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { OAuth2Client } from 'google-auth-library';
 import { describe, expect, it } from 'vitest';
-import { type MockServer, type RecordedRequest, createMockServer, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
+import { type MockServer, type RecordedRequest, type Step, createMockServer, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { mockServer, sleep, wire } from './helpers.js';
 
 const body = { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hello there' }] };
@@ -739,13 +739,18 @@ describe('historyProblems', () => {
 });
 
 describe('a mistake in the script is a clear 400 and a reported problem, never an empty or a retried reply', () => {
-  it('a block where a reply belongs, content that is no array, a block without type, a text block without text', async () => {
-    const steps = [text('hi'), { content: text('hi') }, { content: [{ text: 'hi' }] }, { content: [{ type: 'text' }] }, { content: [text('fine')] }] as never[];
+  /** A server of `steps`, asked `times` times: what each answer was (an error's message, or 'answered'), and `ask` for more. */
+  async function askEach(times: number, steps: Step[]) {
     const server = await mockServer(steps);
     const client = server.client({ maxRetries: 0 });
     const ask = () => client.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
     const errors: string[] = [];
-    for (let i = 0; i < 4; i++) errors.push(await ask().then(() => 'answered', (error: Error) => error.message));
+    for (let i = 0; i < times; i++) errors.push(await ask().then(() => 'answered', (error: Error) => error.message));
+    return { server, ask, errors };
+  }
+
+  it('a block where a reply belongs, content that is no array, a block without type, a text block without text', async () => {
+    const { server, ask, errors } = await askEach(4, [text('hi'), { content: text('hi') }, { content: [{ text: 'hi' }] }, { content: [{ type: 'text' }] }, { content: [text('fine')] }] as never[]);
     expect(errors).toEqual([
       expect.stringMatching(/^400 .*step #0 threw on request #0: the step is a content block \(or a list of them\), not a reply/),
       expect.stringMatching(/step #1 .*the step's content is object, not an array of blocks/),
@@ -757,12 +762,7 @@ describe('a mistake in the script is a clear 400 and a reported problem, never a
   });
 
   it('a misspelt field of a step (stopReason, chunksize, contents) is a 400 naming the field meant, not a reply scripted otherwise', async () => {
-    const steps = [{ content: [text('hi')], stopReason: 'max_tokens' }, { content: [text('hi')], chunksize: 2 }, { contents: [text('hi')] }, { content: [text('fine')], stop_reason: 'max_tokens' }] as never[];
-    const server = await mockServer(steps);
-    const client = server.client({ maxRetries: 0 });
-    const ask = () => client.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
-    const errors: string[] = [];
-    for (let i = 0; i < 3; i++) errors.push(await ask().then(() => 'answered', (error: Error) => error.message));
+    const { ask, errors } = await askEach(3, [{ content: [text('hi')], stopReason: 'max_tokens' }, { content: [text('hi')], chunksize: 2 }, { contents: [text('hi')] }, { content: [text('fine')], stop_reason: 'max_tokens' }] as never[]);
     expect(errors).toEqual([
       expect.stringMatching(/step #0 threw on request #0: the step has no field `stopReason`: did you mean `stop_reason`\?/),
       expect.stringMatching(/step #1 .*no field `chunksize`: did you mean `chunkSize`\?/),
