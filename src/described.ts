@@ -43,6 +43,11 @@ export function nearLongName(a: string, b: string): boolean {
   return b.length >= 8 && (oneEditApart(a, b) || oneSwapApart(a, b));
 }
 
+/** `nearLongName`, and one letter off for these shorter names too (`steps`, `content`, `tracer`). */
+export function nearNameOr(...shortNames: string[]): (a: string, b: string) => boolean {
+  return (a, b) => nearLongName(a, b) || (shortNames.includes(b) && oneEditApart(a, b));
+}
+
 /** Whether `a` becomes `b` by one letter added, removed or changed. */
 export function oneEditApart(a: string, b: string): boolean {
   if (Math.abs(a.length - b.length) > 1) return false;

@@ -122,12 +122,12 @@ function checkLogger(logger: unknown): void {
 }
 
 
-/** The known option `key` misspells (its case or separators, one letter, or two letters swapped), if any. */
 /** The setting of the runner that `key` misspells (its case, its separators, or one slip in a long name), if any. */
 export function misspeltSetting(key: string): string | undefined {
   return misspeltName(key, SETTING_NAMES, nearLongName);
 }
 
+/** The known option `key` misspells (its case or separators, one letter, or two letters swapped), if any. */
 function knownKeyNear(key: string): string | undefined {
   return misspeltName(key, OPTION_KEYS, (plainKey, plain) => oneEditApart(plainKey, plain) || oneSwapApart(plainKey, plain));
 }

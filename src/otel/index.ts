@@ -5,7 +5,7 @@
  * imports `@opentelemetry/api`.
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
-import { described, errorName, misspeltName, nearLongName, oneEditApart, thrownMessage } from '../described.js';
+import { described, errorName, misspeltName, nearNameOr, thrownMessage } from '../described.js';
 import { hiddenMessage } from '../output-error-text.js';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
@@ -39,7 +39,7 @@ const OPTIONS = ['tracer', 'captureContent', 'maxContentBytes', 'agentName'];
 function checkOptions(options: OpenTelemetryOptions): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('openTelemetry: options must be an object');
   for (const key of Object.keys(options)) {
-    const meant = OPTIONS.includes(key) ? undefined : misspeltName(key, OPTIONS, (slip, name) => nearLongName(slip, name) || (name === 'tracer' && oneEditApart(slip, name)));
+    const meant = OPTIONS.includes(key) ? undefined : misspeltName(key, OPTIONS, nearNameOr('tracer'));
     if (meant) throw new TypeError(`openTelemetry: unknown option '${key}'. Did you mean '${meant}'?`);
   }
   const { maxContentBytes } = options;

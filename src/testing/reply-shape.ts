@@ -1,13 +1,11 @@
 /** A scripted step checked before it is sent: a mistake in the script is a clear 400, never an empty reply. */
-import { misspeltName, nearLongName, oneEditApart } from '../described.js';
+import { misspeltName, nearNameOr } from '../described.js';
 
 /** The fields of a scripted reply (`ScriptedReply`). */
 const REPLY_FIELDS = ['content', 'stop_reason', 'stop_sequence', 'stop_details', 'usage', 'container', 'delayMs', 'eventDelayMs', 'chunkSize', 'error', 'disconnectAfterEvents', 'malformed', 'stallAfterEvents'];
 
 /** A slip in a long field's name, or in `content` (`contents`), the field a step is made of. */
-function nearField(key: string, field: string): boolean {
-  return nearLongName(key, field) || (field === 'content' && oneEditApart(key, field));
-}
+const nearField = nearNameOr('content');
 
 /** What makes a scripted reply no reply the server can send, in words; none for one it can. */
 export function replyShapeProblem(reply: object): string | undefined {

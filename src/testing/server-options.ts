@@ -1,5 +1,5 @@
 /** `createMockServer`'s options and steps, checked at once: a mistake is a clear TypeError, not a script that runs otherwise. */
-import { misspeltName, nearLongName, oneEditApart } from '../described.js';
+import { misspeltName, nearNameOr } from '../described.js';
 
 const OPTION_KEYS = ['steps', 'chunkSize', 'eventDelayMs', 'threads', 'contextWindow'];
 
@@ -7,7 +7,7 @@ const OPTION_KEYS = ['steps', 'chunkSize', 'eventDelayMs', 'threads', 'contextWi
 export function checkServerOptions<Options>(options: Options): Options {
   if (typeof options !== 'object' || options === null) throw new TypeError('createMockServer takes an options object: { steps: [...] }');
   for (const key of Object.keys(options)) {
-    const meant = OPTION_KEYS.includes(key) ? undefined : misspeltName(key, OPTION_KEYS, (slip, name) => nearLongName(slip, name) || (name === 'steps' && oneEditApart(slip, name)));
+    const meant = OPTION_KEYS.includes(key) ? undefined : misspeltName(key, OPTION_KEYS, nearNameOr('steps'));
     if (meant) throw new TypeError(`createMockServer: unknown option '${key}'. Did you mean '${meant}'?`);
   }
   const { steps, threads } = options as { steps?: unknown; threads?: unknown };
