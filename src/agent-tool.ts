@@ -24,7 +24,7 @@ import {
   isAgentTool,
   notDurableOption,
 } from './agent-link.js';
-import { described, misspeltName, nearLongName, thrownLine } from './described.js';
+import { described, misspeltField, nearLongName, thrownLine } from './described.js';
 import { type Approver, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
 import type { ClientLike } from './client.js';
@@ -108,10 +108,8 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
   if (!Number.isInteger(maxDepth) || maxDepth < 1) throw new RangeError(`agentTool '${name}': \`maxDepth\` must be a positive integer, got ${described(maxDepth)}`);
   if (runOptions !== undefined) checkSubOptions(name, runOptions, client);
   // The fields of tool() are checked by tool(); these are agentTool's own, which it would leave out silently.
-  for (const key of Object.keys(rest)) {
-    const meant = misspeltName(key, ['params', 'client', 'options', 'maxDepth'], nearLongName);
-    if (meant && key !== meant) throw new TypeError(`agentTool '${name}': unknown field \`${key}\`. Did you mean \`${meant}\`?`);
-  }
+  const slip = misspeltField(rest, ['params', 'client', 'options', 'maxDepth'], nearLongName);
+  if (slip) throw new TypeError(`agentTool '${name}': unknown field \`${slip.key}\`. Did you mean \`${slip.meant}\`?`);
   const agent: Agent = { name, params: params as Agent['params'], client, options: runOptions ?? {}, maxDepth, steps: undefined };
   // Made by `tool()` (validated input), untyped here: the generic schema would make the compiler's work explode.
   const make = tool as (options: object) => RunnableTool;

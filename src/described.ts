@@ -38,6 +38,24 @@ export function misspeltName(key: string, names: Iterable<string>, near: (key: s
   return undefined;
 }
 
+/**
+ * The first field of `fields` that misspells one of `names`, and the name meant: a field that is one of `names`, or one
+ * of `besides` (fields taken as they are), misspells none.
+ */
+export function misspeltField(
+  fields: object,
+  names: readonly string[],
+  near: (key: string, name: string) => boolean,
+  besides?: ReadonlySet<string>,
+): { key: string; meant: string } | undefined {
+  for (const key of Object.keys(fields)) {
+    if (names.includes(key) || besides?.has(key)) continue;
+    const meant = misspeltName(key, names, near);
+    if (meant !== undefined) return { key, meant };
+  }
+  return undefined;
+}
+
 /** Whether `a` is one slip (a letter added, removed, changed, or two swapped) from `b`, a name long enough (8 letters) to guess from one. */
 export function nearLongName(a: string, b: string): boolean {
   return b.length >= 8 && (oneEditApart(a, b) || oneSwapApart(a, b));

@@ -1,6 +1,6 @@
 /** `tool()`: a runnable tool from any of the three schema kinds, and how a `tools` entry becomes its API definition. */
 import { BETA_CLIENT_TOOL_UNION_KEYS } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { misspeltName, nearLongName } from './described.js';
+import { misspeltField, nearLongName } from './described.js';
 import { sdkHelperMark } from './helper-header.js';
 import { type AnySchema, type SchemaValue, compileSchema } from './schema.js';
 import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
@@ -79,12 +79,9 @@ const TOOL_OPTION_KEYS = ['name', 'description', 'inputSchema', 'run', 'needsApp
 
 /** A field that misspells one `tool()` reads would be left out of the definition silently (no description sent, no timeout): refused. */
 function checkFieldNames(name: string, fields: object): void {
-  for (const key of Object.keys(fields)) {
-    if (TOOL_OPTION_KEYS.includes(key) || API_KEYS.has(key)) continue;
-    // A short name (`run`) is near too many words to guess from one letter.
-    const meant = misspeltName(key, TOOL_OPTION_KEYS, nearLongName);
-    if (meant) throw new TypeError(`Tool '${name}': unknown field \`${key}\`. Did you mean \`${meant}\`?`);
-  }
+  // A short name (`run`) is near too many words to guess from one letter.
+  const slip = misspeltField(fields, TOOL_OPTION_KEYS, nearLongName, API_KEYS);
+  if (slip) throw new TypeError(`Tool '${name}': unknown field \`${slip.key}\`. Did you mean \`${slip.meant}\`?`);
 }
 
 /** Where a schema given under another name is, said beside "inputSchema is required". */

@@ -5,7 +5,7 @@
  * imports `@opentelemetry/api`.
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
-import { described, errorName, misspeltName, nearNameOr, thrownMessage } from '../described.js';
+import { described, errorName, misspeltField, nearNameOr, thrownMessage } from '../described.js';
 import { hiddenMessage } from '../output-error-text.js';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
@@ -38,10 +38,8 @@ const OPTIONS = ['tracer', 'captureContent', 'maxContentBytes', 'agentName'];
 /** A misspelt option would be left out silently (no content captured, the default name): a clear error instead. */
 function checkOptions(options: OpenTelemetryOptions): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('openTelemetry: options must be an object');
-  for (const key of Object.keys(options)) {
-    const meant = OPTIONS.includes(key) ? undefined : misspeltName(key, OPTIONS, nearNameOr('tracer'));
-    if (meant) throw new TypeError(`openTelemetry: unknown option '${key}'. Did you mean '${meant}'?`);
-  }
+  const slip = misspeltField(options, OPTIONS, nearNameOr('tracer'));
+  if (slip) throw new TypeError(`openTelemetry: unknown option '${slip.key}'. Did you mean '${slip.meant}'?`);
   const { maxContentBytes } = options;
   if (maxContentBytes !== undefined && !(typeof maxContentBytes === 'number' && maxContentBytes >= 0)) {
     throw new RangeError(`openTelemetry: maxContentBytes must be a number of bytes (0 or more), got ${described(maxContentBytes)}`);

@@ -1,5 +1,5 @@
 /** A scripted step checked before it is sent: a mistake in the script is a clear 400, never an empty reply. */
-import { misspeltName, nearNameOr } from '../described.js';
+import { misspeltField, nearNameOr } from '../described.js';
 
 /** The fields of a scripted reply (`ScriptedReply`). */
 const REPLY_FIELDS = ['content', 'stop_reason', 'stop_sequence', 'stop_details', 'usage', 'container', 'delayMs', 'eventDelayMs', 'chunkSize', 'error', 'disconnectAfterEvents', 'malformed', 'stallAfterEvents'];
@@ -14,10 +14,8 @@ export function replyShapeProblem(reply: object): string | undefined {
     return 'the step is a content block (or a list of them), not a reply: give { content: [block, ...] }';
   }
   // A field misspelt would be left out silently (`stopReason`, `chunksize`): the reply would not be the one scripted.
-  for (const key of Object.keys(reply)) {
-    const meant = REPLY_FIELDS.includes(key) ? undefined : misspeltName(key, REPLY_FIELDS, nearField);
-    if (meant) return `the step has no field \`${key}\`: did you mean \`${meant}\`?`;
-  }
+  const slip = misspeltField(reply, REPLY_FIELDS, nearField);
+  if (slip) return `the step has no field \`${slip.key}\`: did you mean \`${slip.meant}\`?`;
   const { content } = reply as { content?: unknown };
   if (content === undefined) return undefined;
   if (!Array.isArray(content)) return `the step's content is ${typeof content}, not an array of blocks`;

@@ -1,15 +1,13 @@
 /** `createMockServer`'s options and steps, checked at once: a mistake is a clear TypeError, not a script that runs otherwise. */
-import { misspeltName, nearNameOr } from '../described.js';
+import { misspeltField, nearNameOr } from '../described.js';
 
 const OPTION_KEYS = ['steps', 'chunkSize', 'eventDelayMs', 'threads', 'contextWindow'];
 
 /** The options, once checked: throws for options no server can take, or a misspelt one (left out silently, the server would run otherwise). */
 export function checkServerOptions<Options>(options: Options): Options {
   if (typeof options !== 'object' || options === null) throw new TypeError('createMockServer takes an options object: { steps: [...] }');
-  for (const key of Object.keys(options)) {
-    const meant = OPTION_KEYS.includes(key) ? undefined : misspeltName(key, OPTION_KEYS, nearNameOr('steps'));
-    if (meant) throw new TypeError(`createMockServer: unknown option '${key}'. Did you mean '${meant}'?`);
-  }
+  const slip = misspeltField(options, OPTION_KEYS, nearNameOr('steps'));
+  if (slip) throw new TypeError(`createMockServer: unknown option '${slip.key}'. Did you mean '${slip.meant}'?`);
   const { steps, threads } = options as { steps?: unknown; threads?: unknown };
   checkSteps('createMockServer', steps);
   if (threads !== undefined && threads !== 'hold' && threads !== 'unsupported') {
