@@ -66,6 +66,21 @@ export function nearNameOr(...shortNames: string[]): (a: string, b: string) => b
   return (a, b) => nearLongName(a, b) || (shortNames.includes(b) && oneEditApart(a, b));
 }
 
+/**
+ * `${label}: unknown option 'x'; the options are ...`, with ". Did you mean 'y'?" when `key` is one letter (or, for
+ * a long name, two letters side by side) off one of them, the same but for case and separators, or the name without
+ * its unit (`timeout` for `timeoutMs`).
+ */
+export function unknownOption(label: string, key: string, known: readonly string[]): TypeError {
+  const meant = misspeltName(key, known, (a, b) => nearNameOr(...known)(a, b) || withoutUnit(a, b));
+  return new TypeError(`${label}: unknown option '${key}'; the options are ${known.join(', ')}${meant === undefined ? '' : `. Did you mean '${meant}'?`}`);
+}
+
+/** Whether `a` is `b` without its last one or two letters (a unit: `ms`, `s`), at least four letters long. */
+function withoutUnit(a: string, b: string): boolean {
+  return a.length >= 4 && b.length - a.length <= 2 && b.length > a.length && b.startsWith(a);
+}
+
 /** Whether `a` becomes `b` by one letter added, removed or changed. */
 export function oneEditApart(a: string, b: string): boolean {
   if (Math.abs(a.length - b.length) > 1) return false;

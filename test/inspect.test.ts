@@ -379,6 +379,24 @@ describe('what the page is fed and the recorded file', () => {
     await expect(inspector({ record: join(dir, 'missing-dir', 'runs.jsonl') })).rejects.toThrow(/cannot record to '.*missing-dir.*'/);
     await expect(inspector({ maxRuns: 0 })).rejects.toThrow(/maxRuns must be a positive integer/);
     await expect(inspector({ host: '0.0.0.0', captureContent: 'false' as never })).rejects.toThrow(/captureContent must be true or false, got "false"/);
+    // A misspelt option is named with the one meant (it would have left contents shown, or the default number of runs kept).
+    await expect(inspector({ capture_content: false } as never)).rejects.toThrow(/^inspector: unknown option 'capture_content'; the options are port, host, record, captureContent, maxRuns\. Did you mean 'captureContent'\?$/);
+    await expect(inspector({ maxRun: 5 } as never)).rejects.toThrow(/unknown option 'maxRun'.*Did you mean 'maxRuns'\?$/);
+  });
+
+  it('inspectRecording: bad arguments fail clearly, before any server starts', async () => {
+    const file = join(dir, 'options.jsonl');
+    writeFileSync(file, '');
+    await expect(inspectRecording('')).rejects.toThrow(/^inspectRecording: the first argument must be the path of a recorded file$/);
+    await expect(inspectRecording(file, { interval: 100 } as never)).rejects.toThrow(/^inspectRecording: unknown option 'interval'; the options are port, host, pollMs$/);
+    await expect(inspectRecording(file, { poll_ms: 100 } as never)).rejects.toThrow(/unknown option 'poll_ms'.*Did you mean 'pollMs'\?$/);
+    await expect(inspectRecording(file, { poll: 100 } as never)).rejects.toThrow(/unknown option 'poll'.*Did you mean 'pollMs'\?$/);
+    // A poll of 0 ms would read the file without pause.
+    await expect(inspectRecording(file, { pollMs: 0 })).rejects.toThrow(RangeError);
+    await expect(inspectRecording(file, { pollMs: 0 })).rejects.toThrow(/pollMs must be a number of ms from 1 to 2147483647, got 0/);
+    await expect(inspectRecording(file, { pollMs: '100' as never })).rejects.toThrow(TypeError);
+    await expect(inspectRecording(file, { port: 70_000 })).rejects.toThrow(/^inspectRecording: port must be an integer from 0 to 65535, got 70000$/);
+    await expect(inspectRecording(file, { host: '' })).rejects.toThrow(/host must be a non-empty string/);
   });
 });
 

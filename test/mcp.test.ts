@@ -295,8 +295,9 @@ describe('MCP toolsets: bad options, misbehaving servers, tool changes', () => {
   it('an unknown option or a needsApproval that is neither a boolean nor a function is a clear error (an approval never fails open); a toolset made with the class lists its tools when first asked', async () => {
     const client = await listingClientOf(['ok']);
     cleanups.push(() => client.close());
-    expect(() => new McpToolset(client, { timeout: 5_000 } as never)).toThrow("mcpToolset: unknown option 'timeout'; the options are prefix, timeoutMs, needsApproval");
-    expect(() => new McpToolset(client, { needApproval: true } as never)).toThrow(/unknown option 'needApproval'/);
+    expect(() => new McpToolset(client, { timeout: 5_000 } as never)).toThrow("mcpToolset: unknown option 'timeout'; the options are prefix, timeoutMs, needsApproval. Did you mean 'timeoutMs'?");
+    expect(() => new McpToolset(client, { needApproval: true } as never)).toThrow(/unknown option 'needApproval'.*Did you mean 'needsApproval'\?$/);
+    expect(() => new McpToolset(client, { tools: ['a'] } as never)).toThrow(/^mcpToolset: unknown option 'tools'; the options are prefix, timeoutMs, needsApproval$/);
     expect(() => new McpToolset(client, { needsApproval: ['ok'] } as never)).toThrow('mcpToolset: needsApproval must be true, false or a function that decides each call, got an array');
     expect(() => new McpToolset(client, { needsApproval: 'yes' } as never)).toThrow(/needsApproval must be true, false or a function .*got "yes"/);
     // Made with the class (not mcpToolset()): listed the first time it is asked (once for the askers

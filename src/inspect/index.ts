@@ -13,6 +13,7 @@ import type { AnyCall, BetaToolUseBlock } from '../types.js';
 import { PageApprovals } from './approvals.js';
 import { type CallWhere, type InspectorRecord, type OtherRecord, promptOf, recordOf } from './records.js';
 import { Recording } from './recording.js';
+import { checkPageOptions } from './options.js';
 import { serveInspector } from './server.js';
 import { RecordStore } from './store.js';
 
@@ -190,12 +191,8 @@ class Runs {
 }
 
 function checkOptions(options: InspectorOptions): InspectorOptions {
-  if (typeof options !== 'object' || options === null) throw new TypeError('inspector: options must be an object');
-  const known = new Set(['port', 'host', 'record', 'captureContent', 'maxRuns']);
-  for (const key of Object.keys(options)) if (!known.has(key)) throw new TypeError(`inspector: unknown option '${key}'; the options are ${[...known].join(', ')}`);
-  const { port, host, record, maxRuns, captureContent } = options;
-  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new RangeError(`inspector: port must be an integer from 0 to 65535, got ${String(port)}`);
-  if (host !== undefined && (typeof host !== 'string' || host === '')) throw new TypeError('inspector: host must be a non-empty string');
+  checkPageOptions('inspector', options, ['port', 'host', 'record', 'captureContent', 'maxRuns']);
+  const { record, maxRuns, captureContent } = options;
   if (record !== undefined && (typeof record !== 'string' || record === '')) throw new TypeError('inspector: record must be a file path');
   if (captureContent !== undefined && typeof captureContent !== 'boolean') throw new TypeError(`inspector: captureContent must be true or false, got ${JSON.stringify(captureContent)}`);
   if (maxRuns !== undefined && (!Number.isInteger(maxRuns) || maxRuns < 1)) throw new RangeError(`inspector: maxRuns must be a positive integer, got ${String(maxRuns)}`);

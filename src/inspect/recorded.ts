@@ -5,8 +5,13 @@
 import { basename } from 'node:path';
 import { RecordedFile } from './recording.js';
 import type { InspectorRecord, OtherRecord } from './records.js';
+import { wrongValue } from '../described.js';
+import { checkPageOptions } from './options.js';
 import { type PageSettings, serveInspector } from './server.js';
 import { RecordStore } from './store.js';
+
+/** The longest delay a timer keeps. */
+const MAX_POLL_MS = 2_147_483_647;
 
 export interface RecordingInspectorOptions {
   /** Default 0: a free port. */
@@ -35,6 +40,11 @@ export interface RecordingInspector {
  * ```
  */
 export async function inspectRecording(path: string, options: RecordingInspectorOptions = {}): Promise<RecordingInspector> {
+  if (typeof path !== 'string' || path === '') throw new TypeError('inspectRecording: the first argument must be the path of a recorded file');
+  checkPageOptions('inspectRecording', options, ['port', 'host', 'pollMs']);
+  const { pollMs } = options;
+  // A timer of 0 ms or less would read the file without pause.
+  if (pollMs !== undefined && (typeof pollMs !== 'number' || !(pollMs >= 1) || pollMs > MAX_POLL_MS)) throw wrongValue(pollMs, `inspectRecording: pollMs must be a number of ms from 1 to ${MAX_POLL_MS}`);
   const file = new RecordedFile(path);
   const store = new RecordStore(Number.MAX_SAFE_INTEGER);
   const settings: PageSettings = { mode: 'recorded', capture: true, title: basename(path) };

@@ -11,6 +11,7 @@ import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
 import { checkTimeoutMs } from '../guards.js';
+import { unknownOption } from '../described.js';
 import { tiedSignal } from '../on-abort.js';
 import { checkNeedsApproval } from '../tool-set.js';
 import { checkPrefix, checkToolNames } from './tool-names.js';
@@ -36,7 +37,7 @@ const OPTIONS = ['prefix', 'timeoutMs', 'needsApproval'];
 /** A clear error for an unknown option (a typo would drop a timeout or an approval silently) or a bad value. */
 function checkOptions(options: McpToolsetOptions): void {
   if (typeof options !== 'object' || options === null) throw new TypeError('mcpToolset: options must be an object');
-  for (const key of Object.keys(options)) if (!OPTIONS.includes(key)) throw new TypeError(`mcpToolset: unknown option '${key}'; the options are ${OPTIONS.join(', ')}`);
+  for (const key of Object.keys(options)) if (!OPTIONS.includes(key)) throw unknownOption('mcpToolset', key, OPTIONS);
   checkPrefix(options.prefix);
   if (options.timeoutMs !== undefined) checkTimeoutMs(options.timeoutMs, 'mcpToolset: timeoutMs');
   checkNeedsApproval(options.needsApproval, 'mcpToolset: needsApproval');
