@@ -5,7 +5,10 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { inspectRecording } from './inspect/recorded.js';
+import { inspectRecording, type RecordingInspector } from './inspect/recorded.js';
+
+/** How often the command looks whether more lines of the file were skipped. */
+const REPORT_MS = 1000;
 
 const USAGE =
   'Usage: tool-runner inspect FILE [--port N] [--host H]\n  Serves the inspector page over FILE (recorded with inspector({ record: FILE })) until stopped.\n       tool-runner --version';
@@ -22,9 +25,14 @@ function version(): string {
 
 async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args;
-  if (command === '--help' || command === '-h' || command === undefined) {
+  if (command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
-    return command === undefined ? 1 : 0;
+    return 0;
+  }
+  // Nothing asked: the usage is the error's message.
+  if (command === undefined) {
+    process.stderr.write(`${USAGE}\n`);
+    return 1;
   }
   if (command === '--version' || command === '-v') {
     process.stdout.write(`${version()}\n`);
@@ -45,7 +53,7 @@ async function main(args: string[]): Promise<number> {
     }
     if (arg === '--port' || arg === '--host') {
       const value = rest[++i];
-      if (value === undefined) return fail(`${arg} needs a value`);
+      if (value === undefined || value === '') return fail(`${arg} needs a value`);
       if (arg === '--host') host = value;
       else if (!/^\d+$/.test(value) || Number(value) > 65535) return fail(`--port must be a number from 0 to 65535, got '${value}'`);
       else port = Number(value);
@@ -58,14 +66,48 @@ async function main(args: string[]): Promise<number> {
     }
   }
   if (file === undefined) return fail('name the recorded file');
-  const page = await inspectRecording(file, { port, host });
+  let page: RecordingInspector;
+  try {
+    page = await inspectRecording(file, { port, host });
+  } catch (error) {
+    // What failed names the function; the user of the command knows it as the command.
+    process.stderr.write(`tool-runner inspect: ${(error as Error).message.replace(/^inspect(Recording)?: /, '')}\n`);
+    return 1;
+  }
   process.stdout.write(`${page.url}\n`);
-  if (page.skippedLines > 0) process.stderr.write(`tool-runner inspect: ${page.skippedLines} line(s) of ${file} are not records and were skipped\n`);
-  const stop = () => void page.close().then(() => process.exit(0));
+  const report = watchLines(page, file);
+  const stop = () => {
+    clearInterval(report);
+    void page.close().then(() => process.exit(0));
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   // The server keeps the process alive until a signal stops it.
   return -1;
+}
+
+/**
+ * Says on stderr how many lines of the file are no records, now and each time more are (the file grows
+ * as it is served), and when its last line stays unfinished: a writer stopped in the middle of it.
+ */
+function watchLines(page: RecordingInspector, file: string): ReturnType<typeof setInterval> {
+  let skipped = 0;
+  let unfinished = false;
+  const check = () => {
+    if (page.skippedLines !== skipped) {
+      // Fewer: the file was recorded again (or cut shorter), and its lines counted from its start.
+      if (page.skippedLines > 0) process.stderr.write(`tool-runner inspect: ${page.skippedLines} line(s) of ${file} are not records and were skipped\n`);
+      skipped = page.skippedLines;
+    }
+    if (page.unfinishedLine !== unfinished) {
+      unfinished = page.unfinishedLine;
+      if (unfinished) process.stderr.write(`tool-runner inspect: the last line of ${file} is not finished (a writer in the middle of it, or one stopped); it shows once it ends\n`);
+    }
+  };
+  check();
+  const timer = setInterval(check, REPORT_MS);
+  timer.unref();
+  return timer;
 }
 
 function fail(message: string): number {

@@ -4,7 +4,7 @@
  * an approval decided by a click; reloads; a page opened late; the recorded file served by the CLI.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
@@ -18,7 +18,7 @@ interface Element {
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type RunnerEvent, agentTool, tool, toolRunner } from 'tool-runner';
-import { type Inspector, inspector } from 'tool-runner/inspect';
+import { type Inspector, inspectRecording, inspector } from 'tool-runner/inspect';
 import { text, toolUse } from 'tool-runner/testing';
 import { inspectedSteps, inspectedTools, params, prompt, withToken } from './fixtures/inspected.js';
 import { baseParams, mockServer } from './helpers.js';
@@ -295,5 +295,24 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     await expect.poll(() => page.locator('#connection').textContent()).toBe('live');
     await inspect.close();
     await expect.poll(() => page.locator('#connection').textContent()).toBe('live — the inspector stopped');
+  }, 60_000);
+
+  it('a recorded file written again while its page is open: the page starts over, and shows the file as it is now', async () => {
+    const file = join(dir, 'again.jsonl');
+    const record = (run: string, time: number, type: string, extra: object = {}) => JSON.stringify({ run, time, type, ...extra });
+    const write = (lines: string[]) => writeFileSync(file, `${lines.join('\n')}\n`);
+    write([record('old-1', 1, 'run.start', { model: 'm' }), record('old-1', 2, 'run.end', { state: 'finished', stoppedBy: 'model' }), record('old-2', 3, 'run.start')]);
+    const served = await inspectRecording(file, { pollMs: 20 });
+    try {
+      const page = await newPage();
+      await page.goto(served.url);
+      const runs = page.getByRole('navigation', { name: 'Runs' }).getByRole('link');
+      await expect.poll(() => runs.count()).toBe(2);
+      write([record('new-1', 10, 'run.start', { model: 'm' }), record('new-1', 11, 'run.end', { state: 'finished', stoppedBy: 'max_iterations' })]);
+      await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by max iterations');
+      expect(await runs.count()).toBe(1);
+    } finally {
+      await served.close();
+    }
   }, 60_000);
 });

@@ -540,13 +540,21 @@ describe('approvals decided from the page', () => {
   });
 });
 
+/** The page's feed as one text, to its end (the server ends it on a reset); `connected` once the server answered. */
+function feed(url: string, headers: Record<string, string> = {}): { connected: Promise<void>; text: Promise<string> } {
+  const address = new URL('api/events', url);
+  address.search = new URL(url).search;
+  const response = fetch(address, { headers, signal: AbortSignal.timeout(10_000) });
+  return { connected: response.then(() => undefined), text: response.then((answer) => answer.text()) };
+}
+
 describe('npx tool-runner inspect FILE', () => {
   const children: ChildProcess[] = [];
   afterEach(() => {
     for (const child of children.splice(0)) child.kill();
   });
-  /** The CLI as a user runs it; resolves to its first line of output. */
-  function cli(args: string[]): Promise<{ line: string; child: ChildProcess }> {
+  /** The CLI as a user runs it; resolves to its first line of output (and what it wrote to stderr, as it grows). */
+  function cli(args: string[]): Promise<{ line: string; child: ChildProcess; stderr: () => string }> {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     return new Promise((resolve, reject) => {
@@ -554,7 +562,7 @@ describe('npx tool-runner inspect FILE', () => {
       let err = '';
       child.stdout!.on('data', (chunk: Buffer) => {
         out += chunk.toString();
-        if (out.includes('\n')) resolve({ line: out.split('\n')[0]!, child });
+        if (out.includes('\n')) resolve({ line: out.split('\n')[0]!, child, stderr: () => err });
       });
       child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
       child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}${err}`)));
@@ -591,7 +599,7 @@ describe('npx tool-runner inspect FILE', () => {
     await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
     await inspect.close();
     const { line, child } = await cli(['inspect', file]);
-    await readFeed(line, (records) => ofType(records, 'run.end').length === 1);
+    const before = await readFeed(line, (records) => ofType(records, 'run.end').length === 1);
     // Recorded again, by a writer killed in the middle of a line before: a new file at the path.
     rmSync(file);
     writeFileSync(file, '{"run":"cut-off","ti');
@@ -599,19 +607,90 @@ describe('npx tool-runner inspect FILE', () => {
     await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
     await inspect.close();
     expect(readFileSync(file, 'utf8').split('\n')[1]).toMatch(/^\{"run":"[^"]+","time":\d+,"type":"run.start"/);
-    const fed = await readFeed(line, (records) => ofType(records, 'run.end').length === 2);
-    expect(new Set(ofType(fed, 'run.start').map((record) => record.run)).size).toBe(2);
+    // The page shows the file as it is now: the run recorded again, not the one before it.
+    let fed: AnyRecord[] = [];
+    for (let tries = 0; tries < 100; tries++) {
+      fed = await readFeed(line, (records) => ofType(records, 'run.end').length > 0);
+      if (fed[0]!.run !== before[0]!.run) break;
+      await sleep(50);
+    }
+    expect(ofType(fed, 'run.start')).toHaveLength(1);
+    expect(ofType(fed, 'run.start')[0]!.run).not.toBe(before[0]!.run);
     child.kill('SIGINT');
     await new Promise((resolve) => child.once('exit', resolve));
   });
 
+  it('a file recorded again, or cut shorter, while served: the page shows the file as it is now (no run twice, none gone from it), and open pages start over', async () => {
+    const file = join(dir, 'replaced.jsonl');
+    const record = (run: string, time: number, type: string, extra: object = {}) => JSON.stringify({ run, time, type, ...extra });
+    const first = [record('old-1', 1, 'run.start'), record('old-1', 2, 'run.end', { state: 'finished' }), 'not a record', record('old-2', 3, 'run.start')];
+    writeFileSync(file, `${first.join('\n')}\n`);
+    const page = await inspectRecording(file, { pollMs: 20 });
+    try {
+      const seen = await readFeed(page.url, (records) => records.length === 3);
+      expect(page.skippedLines).toBe(1);
+      // A page that keeps its feed open, and one that saw the old records and reconnects later.
+      const openFeed = feed(page.url);
+      await openFeed.connected;
+      // Recorded again at the path: another run, no line skipped.
+      writeFileSync(file, `${[record('new-1', 10, 'run.start'), record('new-1', 11, 'run.end', { state: 'finished' })].join('\n')}\n`);
+      expect(await openFeed.text).toMatch(/event: reset\n/);
+      const fed = await readFeed(page.url, (records) => records.length === 2);
+      expect(fed.map((fedRecord) => `${fedRecord.run} ${fedRecord.type}`)).toEqual(['new-1 run.start', 'new-1 run.end']);
+      expect(page.skippedLines).toBe(0);
+      const reconnected = await feed(page.url, { 'last-event-id': String(seen.length) }).text;
+      expect(reconnected).toMatch(/event: reset\n/);
+      expect(reconnected).not.toMatch(/old-1/);
+
+      // The same file cut shorter (its first line kept): read again from its start, nothing twice.
+      writeFileSync(file, `${record('new-1', 10, 'run.start')}\n`);
+      const served = () => readFeed(page.url, (records) => records.length > 0);
+      for (let tries = 0; (await served()).length !== 1 && tries < 100; tries++) await sleep(20);
+      expect((await served()).map((fedRecord) => `${fedRecord.run} ${fedRecord.type}`)).toEqual(['new-1 run.start']);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('a missing file or bad arguments fail with a message', async () => {
-    await expect(cli(['inspect', join(dir, 'nope.jsonl')])).rejects.toThrow(/exited 1: tool-runner: inspect: cannot read '.*nope.jsonl'/);
+    await expect(cli(['inspect', join(dir, 'nope.jsonl')])).rejects.toThrow(/^exited 1: tool-runner inspect: cannot read '.*nope.jsonl': ENOENT/);
     await expect(cli(['inspect'])).rejects.toThrow(/name the recorded file/);
+    // The flag is named, not the function behind the command.
+    await expect(cli(['inspect', 'a', '--host', ''])).rejects.toThrow(/^exited 1: tool-runner inspect: --host needs a value\nUsage:/);
+    await expect(cli(['inspect', join(dir, 'nope.jsonl'), '--host', 'no-such-host.invalid'])).rejects.toThrow(/tool-runner inspect: cannot read/);
+    const file = join(dir, 'host.jsonl');
+    writeFileSync(file, `${JSON.stringify({ run: 'r-1', time: 1, type: 'run.start' })}\n`);
+    await expect(cli(['inspect', file, '--host', 'no-such-host.invalid'])).rejects.toThrow(/^exited 1: tool-runner inspect: cannot listen on no-such-host\.invalid port 0: getaddrinfo/);
+    // Nothing asked: the usage, as an error (stderr, exit 1).
+    const bare = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    bare.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    bare.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    expect(await new Promise((resolve) => bare.once('exit', resolve))).toBe(1);
+    expect(out).toBe('');
+    expect(err).toMatch(/^Usage: tool-runner inspect FILE/);
     await expect(cli(['inspect', 'a', '--port', 'x'])).rejects.toThrow(/--port must be a number/);
     await expect(cli(['serve'])).rejects.toThrow(/unknown command 'serve'/);
     // --help after the command (and the file) prints the usage.
     expect((await cli(['inspect', 'runs.jsonl', '--help'])).line).toMatch(/^Usage: tool-runner inspect FILE/);
+  });
+
+  it('says which lines are skipped as the file grows, and when its last line stays unfinished', async () => {
+    const file = join(dir, 'grows.jsonl');
+    writeFileSync(file, `${JSON.stringify({ run: 'r-1', time: 1, type: 'run.start' })}\nnot a record\n{"run":"r-1","ti`);
+    const { child, stderr } = await cli(['inspect', file]);
+    const waitFor = async (pattern: RegExp) => {
+      for (let tries = 0; !pattern.test(stderr()) && tries < 100; tries++) await sleep(50);
+      expect(stderr()).toMatch(pattern);
+    };
+    await waitFor(/1 line\(s\) of .*grows\.jsonl are not records and were skipped\n/);
+    await waitFor(/the last line of .*grows\.jsonl is not finished/);
+    // The cut-off line ended as no record, and another line that is none: three skipped now.
+    writeFileSync(file, `${readFileSync(file, 'utf8')}\nnor this\n`);
+    await waitFor(/3 line\(s\) of .*grows\.jsonl are not records and were skipped\n/);
+    child.kill('SIGINT');
+    await new Promise((resolve) => child.once('exit', resolve));
   });
 
   it('a page over a file recorded without contents says so (capture: false); over one with contents, capture: true', async () => {
@@ -683,6 +762,19 @@ describe('npx tool-runner inspect FILE', () => {
     }
   });
 
+  it('a byte order mark at the file\'s start (an editor\'s) leaves its first record whole', async () => {
+    const file = join(dir, 'bom.jsonl');
+    const records = [{ run: 'r-1', time: 1, type: 'run.start', model: 'm' }, { run: 'r-1', time: 2, type: 'run.end', state: 'finished' }];
+    writeFileSync(file, `\uFEFF${records.map((record) => JSON.stringify(record)).join('\n')}\n`);
+    const page = await inspectRecording(file);
+    try {
+      expect(await readFeed(page.url, (fed) => fed.length === 2)).toEqual(records);
+      expect(page.skippedLines).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('inspectRecording serves the same page from code', async () => {
     const file = join(dir, 'api.jsonl');
     writeFileSync(file, `${JSON.stringify({ run: 'r-1', time: 1, type: 'run.start', model: 'm' })}\n{"half": `);
@@ -711,13 +803,15 @@ describe('npx tool-runner inspect FILE', () => {
       // A call that waits for approval ends with `pending: true`; the run's end lists the calls waiting.
       { run: 'r-3', time: 6, type: 'tool.end', id: 'toolu_w', name: 'refund', pending: true },
       { run: 'r-3', time: 7, type: 'run.end', state: 'waiting', pending: [{ id: 'toolu_w', name: 'refund' }] },
+      // The page words why a run stopped from `stoppedBy`: a text.
+      { run: 'r-3', time: 8, type: 'run.end', state: 'finished', stoppedBy: 1 },
     ];
     writeFileSync(file, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
     const page = await inspectRecording(file, { pollMs: 20 });
     try {
       const fed = await readFeed(page.url, (records) => records.length === 4);
       expect(fed.map((record) => `${record.run} ${record.type}`)).toEqual(['r-1 run.start', 'r-3 run.start', 'r-3 tool.end', 'r-3 run.end']);
-      expect(page.skippedLines).toBe(3);
+      expect(page.skippedLines).toBe(4);
     } finally {
       await page.close();
     }

@@ -299,6 +299,8 @@ function connect() {
   var source = new EventSource(api('api/events'));
   source.addEventListener('settings', function (event) { model.settings = JSON.parse(event.data); dirty.list = true; schedule(); });
   source.addEventListener('closed', function () { source.close(); model.connection = 'closed'; schedule(); });
+  // The recorded file was read again from its start (recorded again, or cut shorter): the page starts over.
+  source.addEventListener('reset', function () { source.close(); location.reload(); });
   source.onmessage = function (event) {
     var records = JSON.parse(event.data);
     // One record the page cannot show (a newer version's, say) leaves the others shown.

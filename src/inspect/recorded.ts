@@ -27,6 +27,8 @@ export interface RecordingInspector {
   readonly url: string;
   /** Lines of the file that were not records (not JSON, or without `type`, `run` and `time`). */
   readonly skippedLines: number;
+  /** Whether the file's last line has no newline and is no whole record: a writer in the middle of it, or a line cut off. */
+  readonly unfinishedLine: boolean;
   close(): Promise<void>;
 }
 
@@ -48,7 +50,12 @@ export async function inspectRecording(path: string, options: RecordingInspector
   const file = new RecordedFile(path);
   const store = new RecordStore(Number.MAX_SAFE_INTEGER);
   const settings: PageSettings = { mode: 'recorded', capture: true, title: basename(path) };
-  const add = (records: Array<InspectorRecord | OtherRecord>) => {
+  const add = ({ records, fromStart }: { records: Array<InspectorRecord | OtherRecord>; fromStart: boolean }) => {
+    // Recorded again, or cut shorter: the runs shown so far are not the file's; the open pages start over.
+    if (fromStart) {
+      store.clear();
+      settings.capture = true;
+    }
     for (const record of records) {
       // A run recorded without contents: the page says contents are hidden (a page opened from now on).
       if (record.type === 'run.start' && record['captureContent'] === false) settings.capture = false;
@@ -87,6 +94,9 @@ export async function inspectRecording(path: string, options: RecordingInspector
     url: server.url,
     get skippedLines() {
       return file.skipped;
+    },
+    get unfinishedLine() {
+      return file.unfinishedLine;
     },
     close: async () => {
       clearInterval(poll);

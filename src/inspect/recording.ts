@@ -75,35 +75,47 @@ export class RecordedFile {
   #start = Buffer.alloc(0);
   /** The bytes of a line not yet ended (a writer in the middle of it). */
   #rest = Buffer.alloc(0);
-  /** Lines that were not records (not JSON, or no `type`/`run`/`time`). */
+  /** Lines of the file as read now that were not records (not JSON, or no `type`/`run`/`time`). */
   skipped = 0;
 
   constructor(path: string) {
     this.#path = path;
   }
 
+  /** Whether the last line read has no newline yet and is no whole record (a writer in the middle of it, or a line cut off). */
+  get unfinishedLine(): boolean {
+    return this.#rest.length > 0;
+  }
+
   /**
    * The records of the lines completed since the last read, read a chunk at a time (a file of any
    * size: one string of it all could not be made past 512 MB). A last line without its newline that
    * is a whole record is taken (a file written as lines joined by newlines); no line is the start of another.
+   * `fromStart`: the file was read again from its start (another file at the path, or this one cut
+   * shorter), so the records read before are not the file's any more.
    */
-  async read(): Promise<Array<InspectorRecord | OtherRecord>> {
+  async read(): Promise<{ records: Array<InspectorRecord | OtherRecord>; fromStart: boolean }> {
     const file = await open(this.#path, 'r');
     try {
       const { size } = await file.stat();
       // Another file at the path now (recorded again), or the same one cut shorter: read it from its start.
-      if (size < this.#offset || !(await this.#sameStart(file))) {
+      const fromStart = this.#offset > 0 && (size < this.#offset || !(await this.#sameStart(file)));
+      if (fromStart) {
         this.#offset = 0;
         this.#rest = Buffer.alloc(0);
+        this.skipped = 0;
       }
       const records: Array<InspectorRecord | OtherRecord> = [];
       while (this.#offset < size) {
         const chunk = Buffer.alloc(Math.min(READ_BYTES, size - this.#offset));
         const { bytesRead } = await file.read(chunk, 0, chunk.length, this.#offset);
         if (bytesRead === 0) break;
+        // A byte order mark (an editor's) before the first line is no part of it.
+        const from = this.#offset === 0 && hasByteOrderMark(chunk.subarray(0, bytesRead)) ? BYTE_ORDER_MARK.length : 0;
         if (this.#offset === 0) this.#start = Buffer.from(chunk.subarray(0, Math.min(bytesRead, START_BYTES)));
         this.#offset += bytesRead;
-        const bytes = this.#rest.length > 0 ? Buffer.concat([this.#rest, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
+        const read = chunk.subarray(from, bytesRead);
+        const bytes = this.#rest.length > 0 ? Buffer.concat([this.#rest, read]) : read;
         const end = bytes.lastIndexOf(0x0a);
         this.#rest = Buffer.from(bytes.subarray(end + 1));
         if (end >= 0) this.#parse(bytes.subarray(0, end).toString('utf8'), records);
@@ -113,7 +125,7 @@ export class RecordedFile {
         records.push(last);
         this.#rest = Buffer.alloc(0);
       }
-      return records;
+      return { records, fromStart };
     } finally {
       await file.close();
     }
@@ -138,6 +150,13 @@ export class RecordedFile {
   }
 }
 
+/** UTF-8's byte order mark, which some editors write at a file's start. */
+const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
+
+function hasByteOrderMark(bytes: Buffer): boolean {
+  return bytes.length >= BYTE_ORDER_MARK.length && bytes.subarray(0, BYTE_ORDER_MARK.length).equals(BYTE_ORDER_MARK);
+}
+
 /** The record a line holds, if it is one (JSON with `type`, `run` and `time`, and the fields the page reads in their shapes). */
 function recordIn(line: string): OtherRecord | undefined {
   try {
@@ -159,7 +178,8 @@ function shaped(record: Record<string, unknown>): boolean {
   // A run's end lists the calls waiting; a call's end says it waits (`pending: true`).
   const waiting = (value: unknown) => value === true || calls(value);
   const object = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
-  const fits: Record<string, (value: unknown) => boolean> = { path: texts, callPath: texts, toolUses: calls, pending: waiting, usage: object, error: object };
+  const text = (value: unknown) => typeof value === 'string';
+  const fits: Record<string, (value: unknown) => boolean> = { path: texts, callPath: texts, toolUses: calls, pending: waiting, usage: object, error: object, stoppedBy: text };
   for (const key in fits) if (record[key] !== undefined && !fits[key]!(record[key])) return false;
   return true;
 }

@@ -29,6 +29,8 @@ export interface InspectorServer {
 
 /** Keep-alive comments on each feed, so that proxies and the browser keep it open. */
 const PING_MS = 15_000;
+/** Tells a page its records were forgotten (`RecordStore.clear`): it loads again, and gets the records from the start. */
+const RESET_EVENT = 'event: reset\ndata: {}\n\n';
 /** The largest decision body read (an edited input included). */
 const MAX_BODY = 1_000_000;
 
@@ -60,11 +62,16 @@ export async function serveInspector(options: {
   function openFeed(request: IncomingMessage, response: ServerResponse): void {
     response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
     const after = Number(request.headers['last-event-id'] ?? 0);
-    const { json, lastSeq } = store.since(Number.isFinite(after) ? after : 0);
+    const { json, lastSeq, stale } = store.since(Number.isFinite(after) ? after : 0);
     response.write(`retry: 1000\nevent: settings\ndata: ${JSON.stringify({ ...settings, approvals: approvals !== undefined })}\n\n`);
+    // The page shows records forgotten since (the recorded file was read again from its start): it starts over.
+    if (stale) return void response.end(RESET_EVENT);
     if (json !== undefined) response.write(batchEvent(json, lastSeq));
     feeds.add(response);
-    const stop = store.listen((batch) => response.write(batchEvent(batch.json, batch.lastSeq)));
+    const stop = store.listen(
+      (batch) => response.write(batchEvent(batch.json, batch.lastSeq)),
+      () => response.end(RESET_EVENT),
+    );
     const ping = setInterval(() => response.write(': ping\n\n'), PING_MS);
     ping.unref();
     response.on('close', () => {
@@ -90,9 +97,13 @@ export async function serveInspector(options: {
   }
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const fail = (error: Error) => {
+      const name = settings.mode === 'recorded' ? 'inspectRecording' : 'inspector';
+      reject(new Error(`${name}: cannot listen on ${options.host} port ${options.port}: ${error.message}`, { cause: error }));
+    };
+    server.once('error', fail);
     server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+      server.off('error', fail);
       resolve();
     });
   });

@@ -60,6 +60,10 @@ export class RecordStore {
   /** The records not yet in a batch: the text of a streamed reply gathers in the last of them. */
   #unsent: AnyRecord[] = [];
   readonly #listeners = new Set<BatchListener>();
+  /** What to call when every record is forgotten (`clear`): one for each open page. */
+  readonly #clearListeners = new Set<() => void>();
+  /** The sequence number of the last record forgotten by `clear`: a page that saw no later one shows records no longer here. */
+  #clearedAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Each run's state for eviction: whether it ended, in the order the runs started. */
   readonly #runs = new Map<string, { ended: boolean }>();
@@ -97,8 +101,12 @@ export class RecordStore {
     chunk.records = undefined;
   }
 
-  /** Every record after `seq` (all of them for 0) as one JSON array (`undefined` for none), and the last one's number. */
-  since(seq: number): { json: string | undefined; lastSeq: number } {
+  /**
+   * Every record after `seq` (all of them for 0) as one JSON array (`undefined` for none), and the last one's number.
+   * `stale`: a page that saw records up to `seq` shows records forgotten since (`clear`); it must start over.
+   */
+  since(seq: number): { json: string | undefined; lastSeq: number; stale: boolean } {
+    if (seq > 0 && seq <= this.#clearedAt) return { json: undefined, lastSeq: this.#seq, stale: true };
     this.flush();
     const arrays: string[] = [];
     for (const chunk of this.#chunks) {
@@ -109,13 +117,35 @@ export class RecordStore {
     }
     // The arrays as one: each without its brackets, joined.
     const json = arrays.length === 0 ? undefined : arrays.length === 1 ? arrays[0] : `[${arrays.map((array) => array.slice(1, -1)).join(',')}]`;
-    return { json, lastSeq: this.#seq };
+    return { json, lastSeq: this.#seq, stale: false };
   }
 
-  /** Listens to every batch from now on; returns the function that stops listening. */
-  listen(listener: BatchListener): () => void {
+  /**
+   * Listens to every batch from now on, and to `clear` (`onClear`); returns the function that stops
+   * listening to both.
+   */
+  listen(listener: BatchListener, onClear?: () => void): () => void {
     this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    if (onClear) this.#clearListeners.add(onClear);
+    return () => {
+      this.#listeners.delete(listener);
+      if (onClear) this.#clearListeners.delete(onClear);
+    };
+  }
+
+  /**
+   * Forgets every record (a recorded file read again from its start: recorded again, or cut shorter),
+   * and tells each listener's `onClear`. Sequence numbers go on from where they were, so that a page
+   * reconnecting with an older one is known to show forgotten records (`since`'s `stale`).
+   */
+  clear(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#chunks = [];
+    this.#unsent = [];
+    this.#runs.clear();
+    this.#clearedAt = this.#seq;
+    for (const onClear of this.#clearListeners) onClear();
   }
 
   /**
