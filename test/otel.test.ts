@@ -508,10 +508,28 @@ describe('captured content in the GenAI conventions\' shape (captureContent)', (
   });
 
   it('a misspelt option (captureContents, agent_name) is a TypeError naming the one meant, not content left uncaptured; maxContentBytes must be a count', () => {
-    expect(() => openTelemetry({ captureContents: true } as never)).toThrow(new TypeError("openTelemetry: unknown option 'captureContents'. Did you mean 'captureContent'?"));
-    expect(() => openTelemetry({ agent_name: 'bot' } as never)).toThrow(/unknown option 'agent_name'\. Did you mean 'agentName'\?/);
+    expect(() => openTelemetry({ captureContents: true } as never)).toThrow(
+      new TypeError("openTelemetry: unknown option 'captureContents'; the options are tracer, captureContent, maxContentBytes, agentName. Did you mean 'captureContent'?"),
+    );
+    expect(() => openTelemetry({ agent_name: 'bot' } as never)).toThrow(/unknown option 'agent_name'.*Did you mean 'agentName'\?$/);
     expect(() => openTelemetry({ maxContentBytes: -1 })).toThrow(/maxContentBytes must be a number of bytes \(0 or more\), got -1/);
     expect(() => openTelemetry({ maxContentBytes: Infinity, captureContent: true })).not.toThrow();
+  });
+
+  it('any other option, or an option of another kind, is an error, not a listener that records no span', () => {
+    const { provider, tracer } = tracing();
+    // Each of these made a listener that recorded nothing, or not what was asked, with no word.
+    expect(() => openTelemetry({ spans: true } as never)).toThrow(new TypeError("openTelemetry: unknown option 'spans'; the options are tracer, captureContent, maxContentBytes, agentName"));
+    expect(() => openTelemetry({ tracerProvider: provider } as never)).toThrow(/^openTelemetry: unknown option 'tracerProvider'; pass a tracer from it: \{ tracer: provider\.getTracer\('my-agent'\) \}$/);
+    expect(() => openTelemetry({ conversationId: 'c-1' } as never)).toThrow(/conversationId is given for each run, in the runner's options: requestOptions: \{ openTelemetry: \{ conversationId \} \}/);
+    expect(() => openTelemetry({ tracer: provider as never })).toThrow(/^openTelemetry: tracer must be a Tracer \(with startSpan\), got a TracerProvider: pass provider\.getTracer\('my-agent'\)$/);
+    expect(() => openTelemetry({ tracer: 'tool-runner' as never })).toThrow(new TypeError('openTelemetry: tracer must be a Tracer (with startSpan), got "tool-runner"'));
+    expect(() => openTelemetry({ tracer: null as never })).toThrow(/tracer must be a Tracer \(with startSpan\), got null/);
+    expect(() => openTelemetry({ captureContent: 'true' as never })).toThrow(new TypeError('openTelemetry: captureContent must be true or false, got "true"'));
+    expect(() => openTelemetry({ agentName: 42 as never })).toThrow(/^openTelemetry: agentName must be a non-empty string, got 42$/);
+    expect(() => openTelemetry({ agentName: '' })).toThrow(/agentName must be a non-empty string, got ""/);
+    expect(() => openTelemetry([] as never)).toThrow(/^openTelemetry: options must be an object$/);
+    expect(() => openTelemetry({ tracer, captureContent: false, agentName: 'bot', maxContentBytes: 10 })).not.toThrow();
   });
 
   it('within maxContentBytes: whole parts are left out, oldest first, and the span says so', async () => {

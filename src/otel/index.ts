@@ -5,7 +5,7 @@
  * imports `@opentelemetry/api`.
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
-import { described, errorName, misspeltField, nearNameOr, thrownMessage } from '../described.js';
+import { described, errorName, thrownMessage, unknownOption, wrongValue } from '../described.js';
 import { hiddenMessage } from '../output-error-text.js';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { RunScope } from '../scope.js';
@@ -35,14 +35,30 @@ export interface OpenTelemetryOptions {
 
 const OPTIONS = ['tracer', 'captureContent', 'maxContentBytes', 'agentName'];
 
-/** A misspelt option would be left out silently (no content captured, the default name): a clear error instead. */
+/**
+ * An option left unread would be left out silently (no content captured, no spans at all, the default
+ * name): any other key, or a value of another kind, is a clear error instead.
+ */
 function checkOptions(options: OpenTelemetryOptions): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError('openTelemetry: options must be an object');
-  const slip = misspeltField(options, OPTIONS, nearNameOr('tracer'));
-  if (slip) throw new TypeError(`openTelemetry: unknown option '${slip.key}'. Did you mean '${slip.meant}'?`);
-  const { maxContentBytes } = options;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError('openTelemetry: options must be an object');
+  for (const key of Object.keys(options)) {
+    if (OPTIONS.includes(key)) continue;
+    // The run's, not the listener's: one listener serves many runs, each of its own conversation.
+    if (key === 'conversationId') {
+      throw new TypeError("openTelemetry: conversationId is given for each run, in the runner's options: requestOptions: { openTelemetry: { conversationId } }");
+    }
+    if (key === 'tracerProvider') throw new TypeError("openTelemetry: unknown option 'tracerProvider'; pass a tracer from it: { tracer: provider.getTracer('my-agent') }");
+    throw unknownOption('openTelemetry', key, OPTIONS);
+  }
+  const { tracer, captureContent, agentName, maxContentBytes } = options;
+  if (tracer !== undefined && typeof (tracer as Partial<Tracer> | null)?.startSpan !== 'function') {
+    const provider = typeof (tracer as { getTracer?: unknown } | null)?.getTracer === 'function';
+    throw new TypeError(`openTelemetry: tracer must be a Tracer (with startSpan), got ${provider ? "a TracerProvider: pass provider.getTracer('my-agent')" : described(tracer)}`);
+  }
+  if (captureContent !== undefined && typeof captureContent !== 'boolean') throw wrongValue(captureContent, 'openTelemetry: captureContent must be true or false');
+  if (agentName !== undefined && (typeof agentName !== 'string' || agentName === '')) throw wrongValue(agentName, 'openTelemetry: agentName must be a non-empty string');
   if (maxContentBytes !== undefined && !(typeof maxContentBytes === 'number' && maxContentBytes >= 0)) {
-    throw new RangeError(`openTelemetry: maxContentBytes must be a number of bytes (0 or more), got ${described(maxContentBytes)}`);
+    throw wrongValue(maxContentBytes, 'openTelemetry: maxContentBytes must be a number of bytes (0 or more)');
   }
 }
 
