@@ -160,6 +160,43 @@ describe('MCP tools: failures and the client they share', () => {
   });
 });
 
+describe('MCP toolsets: the client given', () => {
+  it('a toolset made before client.connect() hears of changes though connect() sets the client\'s own listChanged handler; that one hears of them too', async () => {
+    const changes: unknown[] = [];
+    const client = new Client({ name: 'test', version: '1.0.0' }, { listChanged: { tools: { onChanged: (error, tools) => changes.push(error ?? tools?.length) } } });
+    cleanups.push(() => client.close());
+    const toolset = new McpToolset(client);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const server = buildServer();
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    expect((await toolset.tools()).map((entry) => entry.name)).not.toContain('later_tool');
+    await (await toolset.tools()).find((entry) => entry.name === 'grow')!.run({}, { signal: new AbortController().signal } as never);
+    await expect.poll(() => changes.length).toBe(1);
+    // Heard by the toolset: the next tools() waits for the new list.
+    expect((await toolset.tools()).map((entry) => entry.name)).toContain('later_tool');
+  });
+
+  it('anything but a connected MCP client, or a server without tools, is a clear error naming mcpToolset', async () => {
+    for (const client of [undefined, null, 'http://localhost:3000/mcp', {}]) {
+      expect(() => new McpToolset(client as never)).toThrow(/^mcpToolset: the first argument must be a Client of @modelcontextprotocol\/sdk/);
+    }
+    // The server's end, not a client: a clear error.
+    expect(() => new McpToolset(buildServer().server as never)).toThrow(/^mcpToolset: the first argument must be a Client of @modelcontextprotocol\/sdk .*got an object that is none/);
+    const unconnected = new Client({ name: 'test', version: '1.0.0' });
+    await expect(mcpToolset(unconnected)).rejects.toThrow('mcpToolset: the client is not connected: await client.connect(transport) before its tools are listed');
+    await expect(Promise.resolve(new McpToolset(unconnected).tools())).rejects.toThrow(/the client is not connected/);
+    // A server that offers prompts only.
+    const promptsOnly = new Server({ name: 'prompts', version: '1.0.0' }, { capabilities: { prompts: {} } });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await promptsOnly.connect(serverSide);
+    await client.connect(clientSide);
+    cleanups.push(() => client.close());
+    await expect(mcpToolset(client)).rejects.toThrow("mcpToolset: the server has no tools (it did not offer the 'tools' capability when the client connected)");
+  });
+});
+
 const listingClient = () => stdioClient('mcp-listing-server.ts');
 
 describe('MCP tools: listing them again after tools/list_changed (a real MCP server in a child process)', () => {

@@ -11,7 +11,7 @@ import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
 import { checkTimeoutMs } from '../guards.js';
-import { unknownOption } from '../described.js';
+import { described, unknownOption } from '../described.js';
 import { tiedSignal } from '../on-abort.js';
 import { checkNeedsApproval } from '../tool-set.js';
 import { checkPrefix, checkToolNames } from './tool-names.js';
@@ -79,6 +79,7 @@ export class McpToolset implements ToolSource {
   #firstListing: Promise<void> | undefined;
 
   constructor(client: Client, options: McpToolsetOptions = {}) {
+    checkClient(client);
     checkOptions(options);
     this.#client = client;
     this.#options = options;
@@ -86,10 +87,7 @@ export class McpToolset implements ToolSource {
   }
 
   /** The toolsets of each client (while in use), and the handler the client had before the first. */
-  static readonly #listening = new WeakMap<
-    Client,
-    { toolsets: Set<WeakRef<McpToolset>>; foreign: ((notification: unknown) => Promise<void>) | undefined; sweepAt: number }
-  >();
+  static readonly #listening = new WeakMap<Client, Listening>();
 
   /**
    * Hears the client's `tools/list_changed` for `toolset`. The MCP client keeps one handler per
@@ -99,17 +97,8 @@ export class McpToolset implements ToolSource {
   static #listen(client: Client, toolset: McpToolset): void {
     let listening = McpToolset.#listening.get(client);
     if (!listening) {
-      const method = ToolListChangedNotificationSchema.shape.method.value;
-      const handlers = (client as unknown as { _notificationHandlers?: Map<string, (notification: unknown) => Promise<void>> })._notificationHandlers;
-      const entry = { toolsets: new Set<WeakRef<McpToolset>>(), foreign: handlers?.get(method), sweepAt: SWEEP_FROM };
-      client.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
-        for (const ref of entry.toolsets) {
-          const listener = ref.deref();
-          if (listener) listener.#listChanged();
-          else entry.toolsets.delete(ref);
-        }
-        await entry.foreign?.(notification);
-      });
+      const entry: Listening = { toolsets: new Set(), foreign: undefined, installed: undefined, sweepAt: SWEEP_FROM };
+      McpToolset.#install(client, entry);
       McpToolset.#listening.set(client, (listening = entry));
     }
     const { toolsets } = listening;
@@ -119,6 +108,30 @@ export class McpToolset implements ToolSource {
       listening.sweepAt = Math.max(SWEEP_FROM, toolsets.size * 2);
     }
     toolsets.add(new WeakRef(toolset));
+  }
+
+  /** Sets the client's one `tools/list_changed` handler to the one that serves `entry`'s toolsets, after the handler it had. */
+  static #install(client: Client, entry: Listening): void {
+    const handlers = notificationHandlers(client);
+    entry.foreign = handlers?.get(TOOLS_CHANGED);
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
+      for (const ref of entry.toolsets) {
+        const listener = ref.deref();
+        if (listener) listener.#listChanged();
+        else entry.toolsets.delete(ref);
+      }
+      await entry.foreign?.(notification);
+    });
+    entry.installed = handlers?.get(TOOLS_CHANGED);
+  }
+
+  /**
+   * Sets the handler again when another replaced it: `client.connect()` sets the client's own (its
+   * `listChanged` option) over one set before it, and so may the caller. That one still hears of each change.
+   */
+  static #stillListening(client: Client): void {
+    const entry = McpToolset.#listening.get(client);
+    if (entry?.installed !== undefined && notificationHandlers(client)?.get(TOOLS_CHANGED) !== entry.installed) McpToolset.#install(client, entry);
   }
 
   /** The server announced a change: the next `tools()` waits for the new list. */
@@ -174,6 +187,8 @@ export class McpToolset implements ToolSource {
   }
 
   async #list(listing: number): Promise<void> {
+    checkConnected(this.#client);
+    McpToolset.#stillListening(this.#client);
     this.#abortListing?.abort();
     const abort = (this.#abortListing = new AbortController());
     const { timeoutMs } = this.#options;
@@ -248,6 +263,40 @@ export class McpToolset implements ToolSource {
       return { ...definition, input_schema: schema } as RunnableTool;
     }
   }
+}
+
+/** What serves a client's toolsets: its one `tools/list_changed` handler, and the one it had before. */
+interface Listening {
+  toolsets: Set<WeakRef<McpToolset>>;
+  /** The handler the client had before (its `listChanged` option's, or the caller's): it hears each change too. */
+  foreign: NotificationHandler | undefined;
+  /** The handler as the client keeps it (wrapped): another in its place replaced it. */
+  installed: NotificationHandler | undefined;
+  sweepAt: number;
+}
+
+type NotificationHandler = (notification: unknown) => Promise<void>;
+
+const TOOLS_CHANGED = ToolListChangedNotificationSchema.shape.method.value;
+
+/** The MCP client's notification handlers (a field of its `Protocol` base): where the one for a method is read. */
+function notificationHandlers(client: Client): Map<string, NotificationHandler> | undefined {
+  return (client as unknown as { _notificationHandlers?: Map<string, NotificationHandler> })._notificationHandlers;
+}
+
+/** The first argument must be an MCP client: anything else failed later, deep in a call, without saying so. */
+function checkClient(client: Client): void {
+  const methods = ['listTools', 'callTool', 'setNotificationHandler', 'getServerCapabilities'] as const;
+  if (typeof client !== 'object' || client === null || methods.some((method) => typeof (client as Partial<Client>)[method] !== 'function')) {
+    throw new TypeError(`mcpToolset: the first argument must be a Client of @modelcontextprotocol/sdk (client/index.js), connected to the server, got ${client === null || typeof client !== 'object' ? described(client) : 'an object that is none (no listTools, callTool, getServerCapabilities)'}`);
+  }
+}
+
+/** Before a listing: a client that is not connected, or a server without tools, is said so, not "Not connected" or "Method not found". */
+function checkConnected(client: Client): void {
+  const capabilities = client.getServerCapabilities();
+  if (capabilities === undefined) throw new Error('mcpToolset: the client is not connected: await client.connect(transport) before its tools are listed');
+  if (!capabilities.tools) throw new Error("mcpToolset: the server has no tools (it did not offer the 'tools' capability when the client connected)");
 }
 
 /** The UTF-8 text of base64 bytes (`atob` and `TextDecoder`: every runtime the SDK runs on has them). */
