@@ -41,6 +41,7 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
           toolUse('picture', {}, 'toolu_pic'),
           toolUse('readme', {}, 'toolu_readme'),
           toolUse('fails', {}, 'toolu_fails'),
+          toolUse('fails_loudly', {}, 'toolu_loud'),
           toolUse('sound', {}, 'toolu_sound'),
           toolUse('svg', {}, 'toolu_svg'),
           toolUse('slug', { slug: 'a-b.c' }, 'toolu_slug'),
@@ -53,7 +54,7 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
     const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset] });
     await runner;
     const sentTools = wire(server.requests[0]!).body.tools;
-    expect(sentTools.map((entry: { name: string }) => entry.name).sort()).toEqual(['add', 'archive', 'attachments', 'break_listing', 'fails', 'grow', 'picture', 'readme', 'slug', 'sound', 'svg']);
+    expect(sentTools.map((entry: { name: string }) => entry.name).sort()).toEqual(['add', 'archive', 'attachments', 'break_listing', 'fails', 'fails_loudly', 'grow', 'picture', 'readme', 'slug', 'sound', 'svg']);
     expect(sentTools.find((entry: { name: string }) => entry.name === 'add')).toMatchObject({
       description: 'Adds two numbers',
       input_schema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
@@ -72,9 +73,18 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
     expect(results.toolu_att.content).toEqual([
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
       { type: 'text', text: 'Resource file:///note.txt:\nhéllo ✓' },
+      { type: 'text', text: 'Resource file:///plain:\nplain bytes' },
     ]);
     expect(results.toolu_zip).toMatchObject({ is_error: true, content: expect.stringMatching(/an embedded resource of type application\/zip, which a tool result cannot hold/) });
     expect(results.toolu_fails).toMatchObject({ is_error: true, content: [{ type: 'text', text: 'disk full' }] });
+    // A failure that holds a kind a result cannot: the server's words stay, the other is named beside them.
+    expect(results.toolu_loud).toMatchObject({
+      is_error: true,
+      content: [
+        { type: 'text', text: 'disk full' },
+        { type: 'text', text: "MCP tool 'fails_loudly' returned audio content, which a tool result cannot hold (text, images, embedded text resources and PDF documents can)" },
+      ],
+    });
     expect(results.toolu_sound).toMatchObject({ is_error: true, content: expect.stringMatching(/returned audio content, which a tool result cannot hold/) });
     expect(results.toolu_svg).toMatchObject({ is_error: true, content: expect.stringMatching(/an image of type image\/svg\+xml, which a tool result cannot hold \(JPEG, PNG, GIF and WebP can\)/) });
     // A schema this runner cannot compile: the tool is sent with it as it is, its input unchecked here.

@@ -245,12 +245,12 @@ export class McpToolset implements ToolSource {
         } finally {
           call.stop();
         }
-        const content = 'content' in result && Array.isArray(result.content) ? result.content : [];
-        let blocks = content.map((item) => toBlock(entry.name, item as McpContent));
+        const content = ('content' in result && Array.isArray(result.content) ? result.content : []) as McpContent[];
+        if (result.isError) throw new ToolError(content.length > 0 ? content.map((item) => errorBlock(entry.name, item)) : `MCP tool '${entry.name}' failed`);
+        let blocks = content.map((item) => toBlock(entry.name, item));
         if (blocks.length === 0 && 'structuredContent' in result && result.structuredContent !== undefined) {
           blocks = [{ type: 'text', text: JSON.stringify(result.structuredContent) }];
         }
-        if (result.isError) throw new ToolError(blocks.length > 0 ? blocks : `MCP tool '${entry.name}' failed`);
         return blocks;
       },
     };
@@ -310,6 +310,18 @@ const SWEEP_FROM = 64;
 /** The image types a tool result can hold. */
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
+/**
+ * One item of a failed call's content: a kind a result cannot hold is said in words beside the others
+ * (the server's own error text), rather than the error replacing them all.
+ */
+function errorBlock(toolName: string, item: McpContent): ToolResultContentBlock {
+  try {
+    return toBlock(toolName, item);
+  } catch (error) {
+    return { type: 'text', text: (error as Error).message };
+  }
+}
+
 /** One MCP content item as a tool-result content block; a kind the API cannot take is a clear error. */
 function toBlock(toolName: string, item: McpContent): ToolResultContentBlock {
   switch (item.type) {
@@ -333,8 +345,8 @@ function toBlock(toolName: string, item: McpContent): ToolResultContentBlock {
         const type = resource.mimeType ?? '';
         if (type === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } };
         if (IMAGE_TYPES.has(type)) return { type: 'image', source: { type: 'base64', media_type: type as 'image/png', data } };
-        // Text sent as bytes (base64): read as UTF-8, as an embedded text resource is.
-        if (type.startsWith('text/')) return { type: 'text', text: `Resource ${resource.uri}:\n${utf8OfBase64(data)}` };
+        // Text sent as bytes (base64), or bytes of no stated type (the SDK's helpers read them as text too): read as UTF-8.
+        if (type === '' || type.startsWith('text/')) return { type: 'text', text: `Resource ${resource.uri}:\n${utf8OfBase64(data)}` };
       }
       throw new Error(
         `MCP tool '${toolName}' returned an embedded resource of type ${resource.mimeType ?? 'unknown'}, which a tool result cannot hold (text, JPEG, PNG, GIF and WebP images and PDF documents can)`,
