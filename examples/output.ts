@@ -33,7 +33,9 @@ const runner = toolRunner(
 );
 try {
   await runner;
-  const { warmest, cities } = runner.output!; // { warmest: string; cities: { city: string; temperature: number }[] }
+  // No answer yet when a limit (max_iterations, the budget) or an approval stopped the run first.
+  if (runner.output === undefined) throw new Error(`no answer: the run stopped by ${runner.stoppedBy}`);
+  const { warmest, cities } = runner.output; // { warmest: string; cities: { city: string; temperature: number }[] }
   console.log(`warmest: ${warmest}; ${cities.map((c) => `${c.city} ${c.temperature}°C`).join(', ')} (stopped by: ${runner.stoppedBy})`);
 } catch (error) {
   if (!(error instanceof OutputError)) throw error;

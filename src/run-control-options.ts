@@ -70,6 +70,10 @@ function checkBudget(budget: unknown): void {
   const { maxTokens, maxToolCalls, maxCallsPerTool } = budget as Budget;
   wholeNumber('budget.maxTokens', maxTokens, 1);
   wholeNumber('budget.maxToolCalls', maxToolCalls, 0);
+  // An array's entries would be read as limits of tools named '0', '1', ...: none of the run's.
+  if (Array.isArray(maxCallsPerTool)) {
+    throw new TypeError("toolRunner: options.budget.maxCallsPerTool must be a whole number (each tool's limit) or an object of limits by tool name ({ search: 3 }), got an array");
+  }
   if (typeof maxCallsPerTool === 'object' && maxCallsPerTool !== null) {
     for (const [name, max] of Object.entries(maxCallsPerTool)) wholeNumber(`budget.maxCallsPerTool['${name}']`, max, 0);
   } else {

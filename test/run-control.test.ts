@@ -526,6 +526,7 @@ describe('runner.stoppedBy', () => {
     expect(make({ budget: { maxToolCalls: 2.5 } })).toThrow(/budget\.maxToolCalls must be a whole number of at least 0, got 2\.5/);
     expect(make({ budget: { maxCallsPerTool: { search: -1 } } })).toThrow(/budget\.maxCallsPerTool\['search'\] must be a whole number/);
     expect(make({ budget: { maxCallsPerTool: '3' } })).toThrow(/budget\.maxCallsPerTool must be a whole number of at least 0, got "3"/);
+    expect(make({ budget: { maxCallsPerTool: [1] } })).toThrow(/budget\.maxCallsPerTool must be a whole number \(each tool's limit\) or an object of limits by tool name \(\{ search: 3 \}\), got an array/);
     expect(make({ budget: { maxToken: 5 } })).toThrow(/unknown key options\.budget\.maxToken; the keys are maxTokens, maxToolCalls, maxCallsPerTool/);
     expect(make({ budget: 100 })).toThrow(/options\.budget must be an object/);
     expect(make({ loopGuard: { maxRepeats: 0 } })).toThrow(/loopGuard\.maxRepeats must be a whole number of at least 1, got 0/);
