@@ -691,13 +691,19 @@ describe('10. what the loop body changed reaches the SDK thread only when the bo
         break;
       }
       const after = comparable(thread.messages);
-      await thread.send({ role: 'user', content: 'And then?' } as never);
-      return after;
+      // The thread holds a call with no result before the new question: the API (and the kit's server) refuses it, for both runners.
+      const sent = await thread.send({ role: 'user', content: 'And then?' } as never).then(
+        () => 'answered',
+        // (Without the request's id, which differs from one server to the other.)
+        (error: Error) => error.message.replace(/"request_id":"[^"]*"/, ''),
+      );
+      return { after, sent };
     });
     expect(ours).toEqual(sdk);
-    expect((ours as unknown[]).length).toBe(2);
+    const { after, sent } = ours as { after: unknown[]; sent: string };
+    expect(after.length).toBe(2);
+    expect(sent).toMatch(/^400 .*messages\.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_b1\./);
     expect(bodiesOf(ourServer)).toEqual(bodiesOf(sdkServer));
-    expect(wire(ourServer.requests.at(-1)!).body.thread?.type).toBe('continue');
   });
 
   for (const exit of ['the limit', 'a break']) it(`params set in the body (the reply dropped), then ${exit}: the thread takes the params, and the history only once the body is done`, async () => {

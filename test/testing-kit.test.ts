@@ -373,8 +373,8 @@ describe('faults', () => {
     server.assertComplete();
   });
 
-  it('no messages, a message with empty content, a custom tool name the API does not take: the API’s 400, and no step used', async () => {
-    const server = await mockServer([{ content: [text('complete')] }]);
+  it('no messages, a message with empty content, calls and results that do not pair, a custom tool name the API does not take: the API’s 400, and no step used', async () => {
+    const server = await mockServer([{ content: [text('answered')] }, { content: [text('complete')] }]);
     const client = server.client({ maxRetries: 0 });
     const refused = async (sent: object) => ((await client.beta.messages.create({ ...body, ...sent } as never).catch((e: unknown) => e)) as APIError).error;
     expect(await refused({ messages: [] })).toMatchObject({ error: { type: 'invalid_request_error', message: 'messages: at least one message is required' } });
@@ -384,6 +384,27 @@ describe('faults', () => {
     }
     const named = (name: string) => ({ name, input_schema: { type: 'object' } });
     expect(await refused({ tools: [named('ok_tool'), named('files.read')] })).toMatchObject({ error: { message: "tools.1.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'" } });
+    // Calls and results that do not pair: a call with no result in the next message, a result that answers no call of the message before.
+    const call = (id: string) => ({ type: 'tool_use', id, name: 'get_weather', input: {} });
+    const result = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: 'sunny' });
+    const unanswered = [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: [call('toolu_a'), call('toolu_b')] }, { role: 'user', content: [result('toolu_a')] }];
+    expect(await refused({ messages: unanswered })).toMatchObject({
+      error: {
+        type: 'invalid_request_error',
+        message: 'messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_b. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
+      },
+    });
+    expect(await refused({ messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: [call('toolu_a')] }, { role: 'user', content: 'And?' }] })).toMatchObject({
+      error: { message: expect.stringMatching(/^messages\.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_a\./) },
+    });
+    const stray = [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: [call('toolu_a')] }, { role: 'user', content: [result('toolu_a'), result('toolu_z')] }];
+    expect(await refused({ messages: stray })).toMatchObject({
+      error: { message: 'messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_z. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.' },
+    });
+    expect(await refused({ messages: [{ role: 'user', content: [result('toolu_q')] }] })).toMatchObject({ error: { message: expect.stringMatching(/^messages\.0\.content\.0: unexpected `tool_use_id`/) } });
+    // Taken: each call answered in the next message, text after the results.
+    const answered = [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: [call('toolu_a')] }, { role: 'user', content: [result('toolu_a'), { type: 'text', text: 'Thanks' }] }];
+    expect((await client.beta.messages.create({ ...body, messages: answered } as never)).content[0]).toMatchObject({ text: 'answered' });
     // Taken: an empty final assistant message (a prefill), a server tool's own name, a name of 128 characters.
     const taken = { messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: [] }], tools: [named('x'.repeat(128)), { type: 'web_search_20250305', name: 'web_search' }] };
     expect((await client.beta.messages.create({ ...body, ...taken } as never)).content[0]).toMatchObject({ text: 'complete' });

@@ -1,7 +1,8 @@
 /**
  * What the API refuses in a request body before any model sees it, checked by the testing kit's
  * server so that an offline test fails where production would: a body that lacks a required field,
- * no messages, a message with empty content, a custom tool whose name the API does not take. The
+ * no messages, a message with empty content, calls and results that do not pair, a custom tool whose
+ * name the API does not take. The
  * answer is a 400 `invalid_request_error`, and no step is consumed.
  */
 import { hasEmptyContent } from '../history.js';
@@ -16,10 +17,48 @@ export function refusal(body: unknown, route: MessagesRoute, conversation: reado
   if (conversation.length === 0) return 'messages: at least one message is required';
   const empty = conversation.findIndex((message, i) => hasEmptyContent((message ?? {}) as { content?: unknown }) && !(i === conversation.length - 1 && (message as { role?: unknown }).role === 'assistant'));
   if (empty !== -1) return `messages.${empty}: all messages must have non-empty content except for the optional final assistant message`;
+  const unpaired = unpairedCall(conversation);
+  if (unpaired) return unpaired;
   const tools = Array.isArray(fields['tools']) ? (fields['tools'] as unknown[]) : [];
   const named = tools.findIndex((tool) => isCustom(tool) && !API_TOOL_NAME.test(String((tool as { name?: unknown }).name)));
   if (named !== -1) return `tools.${named}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
   return undefined;
+}
+
+/**
+ * The API's refusal of a history whose calls and results do not pair: a `tool_use` whose next message
+ * has no `tool_result` for it (unless it is the last message), or a `tool_result` that answers no
+ * `tool_use` of the message before it. The messages are the API's own.
+ */
+function unpairedCall(conversation: readonly unknown[]): string | undefined {
+  for (let i = 0; i < conversation.length; i++) {
+    const uses = blocksOf(conversation[i], 'assistant', 'tool_use').map((block) => String(block['id']));
+    const results = blocksOf(conversation[i + 1], 'user', 'tool_result').map((block) => String(block['tool_use_id']));
+    if (uses.length > 0 && i < conversation.length - 1) {
+      const unanswered = uses.filter((id) => !results.includes(id));
+      if (unanswered.length > 0) {
+        return `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${unanswered.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+      }
+    }
+    const answers = blocksOf(conversation[i], 'user', 'tool_result');
+    const previous = blocksOf(conversation[i - 1], 'assistant', 'tool_use').map((block) => String(block['id']));
+    const stray = answers.findIndex((block) => !previous.includes(String(block['tool_use_id'])));
+    if (stray !== -1) {
+      return `messages.${i}.content.${contentIndex(conversation[i], answers[stray]!)}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(answers[stray]!['tool_use_id'])}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+    }
+  }
+  return undefined;
+}
+
+/** The blocks of `type` in `message`, when it is a message of `role` with a list of blocks (a request's body is not trusted to be well formed). */
+function blocksOf(message: unknown, role: string, type: string): Array<Record<string, unknown>> {
+  const { role: its, content } = (typeof message === 'object' && message !== null ? message : {}) as { role?: unknown; content?: unknown };
+  if (its !== role || !Array.isArray(content)) return [];
+  return content.filter((block): block is Record<string, unknown> => typeof block === 'object' && block !== null && (block as { type?: unknown }).type === type);
+}
+
+function contentIndex(message: unknown, block: unknown): number {
+  return ((message as { content: unknown[] }).content).indexOf(block);
 }
 
 /** The first field the API requires on `route` that `fields` lacks (a count needs no `max_tokens`). */
