@@ -6,9 +6,12 @@ import { thrownText } from './described.js';
 
 /**
  * Errors thrown before a request is sent, not the reply's: the SDK's for missing credentials
- * (`validateHeaders`), and a body that cannot be written as JSON (a circular or BigInt value).
+ * (`validateHeaders`) or an `apiKey` function that failed, its refusal of a long request that is not
+ * streamed (a `max_tokens` that may take more than 10 minutes), its checks of a request's `timeout`
+ * and `maxRetries`, and a body that cannot be written as JSON (a circular or BigInt value).
  */
-const NOT_SENT = /^Could not resolve authentication method|^Converting circular structure to JSON|^Do not know how to serialize a BigInt/;
+const NOT_SENT =
+  /^Could not resolve authentication method|^The `apiKey` function|^Streaming is required for operations that may take longer than 10 minutes|^(timeout|maxRetries) must be (an|a positive) integer$|^Converting circular structure to JSON|^Do not know how to serialize a BigInt/;
 
 /** Errors thrown before anything was sent (an SDK thread that refuses a turn), marked where they are thrown. */
 const NOT_SENT_ERRORS = new WeakSet<object>();

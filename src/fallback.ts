@@ -7,7 +7,7 @@
  */
 import { APIConnectionError, APIError, APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
 import { errorName, safeString } from './described.js';
-import { type ClientLike, type OpenedStream, messagesApi } from './client.js';
+import type { ClientLike, OpenedStream } from './client.js';
 import type { LeveledLogger } from './log.js';
 import type { MessageCreateParamsBase } from './types.js';
 import { cutText } from './cut.js';
@@ -20,16 +20,6 @@ export type FallbackEntry = { client?: ClientLike | undefined } & Partial<Omit<M
 
 /** Params an entry may not replace: the runner sets them for each request. */
 type NotOverridden = 'messages' | 'stream' | 'thread' | 'tools';
-/** What an entry may not hold, and why. */
-const NOT_OVERRIDDEN: ReadonlyMap<string, string> = new Map([
-  ['messages', 'the whole history goes to every entry'],
-  ['stream', 'the run sets it for every request'],
-  ['thread', 'a message thread does not cross clients'],
-  ['tools', "the run's tools answer the calls of any entry"],
-  ['max_iterations', 'it is a setting of the run'],
-  ['runToolsEagerly', 'it is a setting of the run'],
-  ['compactionControl', 'it is a setting of the run'],
-]);
 
 /** HTTP statuses that fall back (after the client's retries): rate limit, server errors, overload. */
 const FALLBACK_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504, 529]);
@@ -91,35 +81,6 @@ export function bodyFor(target: FallbackTarget, body: Record<string, unknown>): 
   return sent;
 }
 
-/** Throws a clear error for a malformed `options.fallback`; `optionKeys`, the runner's options (no param of a request). */
-export function checkFallback(entries: unknown, optionKeys: ReadonlySet<string>): void {
-  if (entries === undefined) return;
-  if (!Array.isArray(entries)) throw new TypeError('toolRunner: options.fallback must be an array of { client?, model?, ...params }');
-  entries.forEach((entry: unknown, i) => {
-    const where = `toolRunner: options.fallback[${i}]`;
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new TypeError(`${where} must be an object: { client?, model?, ...params }`);
-    const { client, model } = entry as { client?: unknown; model?: unknown };
-    if (client !== undefined) messagesApiOf(client, where);
-    if (model !== undefined && (typeof model !== 'string' || model === '')) throw new TypeError(`${where}.model must be a non-empty string`);
-    for (const key of Object.keys(entry)) {
-      const why = NOT_OVERRIDDEN.get(key);
-      if (why) throw new TypeError(`${where}.${key}: a fallback entry may replace the request's params, but not '${key}' (${why})`);
-      // It would go to the API as a field of the request, which the API refuses (400): found only in an outage.
-      if (optionKeys.has(key)) {
-        throw new TypeError(`${where}.${key}: \`${key}\` is an option of the runner, not a request param; an entry holds a client and params, and its requests take the run's options`);
-      }
-    }
-  });
-}
-
-function messagesApiOf(client: unknown, where: string): void {
-  try {
-    messagesApi(client as ClientLike);
-  } catch {
-    throw new TypeError(`${where}.client must be an Anthropic client (or Bedrock, Vertex, ...: any client with \`beta.messages\` or \`messages\`)`);
-  }
-}
-
 /**
  * The fallbacks of a run, in order. `send` tries the primary, then each entry while the failure
  * falls back; a signal that aborted, a failure that does not fall back, or the last entry's failure
@@ -137,7 +98,9 @@ export class FallbackChain {
   private constructor(entries: readonly FallbackEntry[], primary: ClientLike, logger: LeveledLogger) {
     this.#logger = logger;
     this.#targets = entries.map((entry, index) => {
-      const { client, ...overrides } = entry;
+      const { client, ...given } = entry;
+      // A param given as undefined (`model: process.env.FALLBACK_MODEL`, unset) keeps the run's: laid over the body, it would remove it.
+      const overrides = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
       return { index, client: client ?? primary, overrides, label: labelOf(index, client, overrides['model']) };
     });
   }

@@ -5,13 +5,14 @@ import { described, misspeltName, nearLongName, oneEditApart, oneSwapApart, wron
 import { DEFAULT_MAX_TOOL_RESULT_CHARS, checkTimeoutMs } from './guards.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
-import { type FallbackEntry, checkFallback } from './fallback.js';
+import type { FallbackEntry } from './fallback.js';
+import { checkFallback } from './fallback-check.js';
 import type { Logger } from './log.js';
 import type { OutputSchema } from './output.js';
 import { RUN_CONTROL_KEYS, type RunControlOptions } from './run-control-options.js';
 import { SETTING_NAMES } from './settings.js';
 import type { AnyCall } from './types.js';
-import { REQUEST_OPTION_KEYS, type RunRequestOptions, checkRequestOptionKey } from './request-options.js';
+import { REQUEST_OPTION_KEYS, type RunRequestOptions, checkRequestOptionKey, checkRequestOptionValues } from './request-options.js';
 
 /**
  * The third argument of `toolRunner`: the SDK's request options for every request (`headers`,
@@ -80,6 +81,17 @@ export function checkOptions(options: ToolRunnerOptions, client?: unknown): { ma
     throw new TypeError(
       `toolRunner: unknown option '${key}'; the options are ${[...OWN_OPTION_KEYS].join(', ')}, and the SDK's request options ${[...REQUEST_OPTION_KEYS].join(', ')}${why}`,
     );
+  }
+  checkRequestOptionValues(options as Record<string, unknown>, 'toolRunner: options');
+  const { requestOptions, onEvent } = options;
+  if (requestOptions !== undefined) {
+    if (typeof requestOptions !== 'object' || requestOptions === null || Array.isArray(requestOptions)) throw wrongValue(requestOptions, 'toolRunner: options.requestOptions must be an object of the SDK\'s request options');
+    for (const key of Object.keys(requestOptions)) checkRequestOptionKey(key, 'toolRunner: options.requestOptions');
+    checkRequestOptionValues(requestOptions as Record<string, unknown>, 'toolRunner: options.requestOptions');
+  }
+  // A listener that is no function would throw at each event (each a warning), and the run would go on unwatched.
+  if (onEvent !== undefined && !(typeof onEvent === 'function' || (Array.isArray(onEvent) && onEvent.every((listener) => typeof listener === 'function')))) {
+    throw wrongValue(onEvent, 'toolRunner: options.onEvent must be a function, or an array of functions');
   }
   positiveInteger('concurrency', options.concurrency);
   if (options.toolTimeoutMs !== undefined) checkTimeoutMs(options.toolTimeoutMs, 'toolRunner: options.toolTimeoutMs');

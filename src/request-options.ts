@@ -4,6 +4,7 @@
  * request, as `client.beta.messages.toolRunner(params, options)` does.
  */
 import type { RequestOptions } from './client.js';
+import { wrongValue } from './described.js';
 
 /** Keys of the SDK's request options that the runner sets itself for each request: never the caller's. */
 const SET_BY_THE_RUNNER = ['method', 'path', 'body', 'stream', '__binaryResponse', '__streamClass'] as const;
@@ -31,6 +32,30 @@ export function checkRequestOptionKey(key: string, where: string): void {
   if ((SET_BY_THE_RUNNER as readonly string[]).includes(key)) {
     throw new TypeError(`${where}: the request option '${key}' is set by the runner for each request; leave it out`);
   }
+}
+
+/**
+ * Throws a clear error for a request option the SDK would refuse only as a request goes (after the
+ * run began, as a failure of the reply) or that would break it later: a `signal` that is no
+ * AbortSignal (the SDK's retry timer then throws past the run, and the process ends), a `timeout`
+ * that is no whole number of ms from 1, `maxRetries` that is no whole number of 0 or more, `headers`
+ * or `query` that are no object.
+ */
+export function checkRequestOptionValues(options: Record<string, unknown>, where: string): void {
+  const { signal, timeout, maxRetries, headers, query } = options;
+  if (signal !== undefined && signal !== null && !isAbortSignal(signal)) throw wrongValue(signal, `${where}.signal must be an AbortSignal (from an AbortController)`);
+  // A timeout of 0 ends every request at once (the SDK takes it): no one means that.
+  if (timeout !== undefined && !(typeof timeout === 'number' && Number.isInteger(timeout) && timeout >= 1)) throw wrongValue(timeout, `${where}.timeout must be a whole number of ms, 1 or more`);
+  if (maxRetries !== undefined && !(typeof maxRetries === 'number' && Number.isInteger(maxRetries) && maxRetries >= 0)) throw wrongValue(maxRetries, `${where}.maxRetries must be a whole number of 0 or more`);
+  for (const [name, value] of [['headers', headers], ['query', query]] as const) {
+    if (value !== undefined && value !== null && typeof value !== 'object') throw wrongValue(value, `${where}.${name} must be an object`);
+  }
+}
+
+/** An AbortSignal, of this realm or another (a worker's, a test environment's): what the SDK and the runner call on it. */
+function isAbortSignal(value: unknown): boolean {
+  const signal = value as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown } | null;
+  return typeof signal === 'object' && signal !== null && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function' && typeof signal.removeEventListener === 'function';
 }
 
 /**

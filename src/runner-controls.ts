@@ -16,7 +16,8 @@ import { holdFinalReply, holdReplyThatAsks } from './body-snapshot.js';
 import { runnerLogger } from './log.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
-import { checkRequestOptionKey, initialRequestOptions } from './request-options.js';
+import { checkRequestOptionKey, checkRequestOptionValues, initialRequestOptions } from './request-options.js';
+import { wrongValue } from './described.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { listenerScope, runTracing } from './run-tracing.js';
@@ -264,7 +265,9 @@ export abstract class RunnerControls implements Runner {
   setRequestOptions(options: RequestOptions | ((previous: RequestOptions) => RequestOptions)): void {
     const run = this.run;
     const next = typeof options === 'function' ? options(run.requestOptions) : { ...run.requestOptions, ...options };
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) throw wrongValue(next, 'setRequestOptions: the request options must be an object');
     for (const key in next) if ((next as Record<string, unknown>)[key] !== undefined) checkRequestOptionKey(key, 'setRequestOptions');
+    checkRequestOptionValues(next as Record<string, unknown>, 'setRequestOptions: options');
     run.requestOptions = next;
   }
 

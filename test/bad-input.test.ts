@@ -266,6 +266,40 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(error).not.toBeInstanceOf(ReplyError);
     expect(server.requests).toHaveLength(0);
   });
+
+  it("the SDK's refusal to send a long request that is not streamed is no failed reply either: the SDK's error, as it is", async () => {
+    const server = await mockServer([{ content: [text('never')] }]);
+    const error = await toolRunner(server.client(), { ...baseParams, max_tokens: 64_000 }).runUntilDone().catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/^Streaming is required for operations that may take longer than 10 minutes/);
+    expect(error).not.toBeInstanceOf(ReplyError);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('request options the SDK would refuse only as a request goes, or that would break the run later, are clear errors at construction and in setRequestOptions', async () => {
+    const server = await mockServer([{ content: [text('done')] }]);
+    const make = (options: object) => () => toolRunner(server.client(), baseParams, options as never);
+    // A signal that is no AbortSignal: the SDK's retry timer threw past the run, and the process ended.
+    expect(make({ signal: {} })).toThrow(new TypeError('toolRunner: options.signal must be an AbortSignal (from an AbortController), got an object'));
+    expect(make({ timeout: -5 })).toThrow(new RangeError('toolRunner: options.timeout must be a whole number of ms, 1 or more, got -5'));
+    // The SDK takes 0, and ends every request at once.
+    expect(make({ timeout: 0 })).toThrow(/options\.timeout must be a whole number of ms, 1 or more, got 0/);
+    expect(make({ maxRetries: 'x' })).toThrow(/^toolRunner: options\.maxRetries must be a whole number of 0 or more, got "x"$/);
+    expect(make({ headers: 'x-key: 1' })).toThrow(/options\.headers must be an object/);
+    expect(make({ requestOptions: 'x' })).toThrow(/^toolRunner: options\.requestOptions must be an object of the SDK's request options, got "x"$/);
+    expect(make({ requestOptions: { timeout: 1.5 } })).toThrow(/options\.requestOptions\.timeout must be a whole number of ms, 1 or more, got 1\.5/);
+    expect(make({ requestOptions: { signal: 'stop' } })).toThrow(/options\.requestOptions\.signal must be an AbortSignal/);
+    // A listener that is no function threw at each event, and the run went on unwatched.
+    expect(make({ onEvent: 'console.log' })).toThrow(/^toolRunner: options\.onEvent must be a function, or an array of functions, got "console\.log"$/);
+    expect(make({ onEvent: [() => {}, null] })).toThrow(/options\.onEvent must be a function, or an array of functions, got an array/);
+    expect(server.requests).toHaveLength(0);
+    const runner = toolRunner(server.client(), baseParams, { signal: new AbortController().signal, timeout: 10_000, maxRetries: 0, onEvent: [() => {}] });
+    expect(() => runner.setRequestOptions({ signal: {} as never })).toThrow(/^setRequestOptions: options\.signal must be an AbortSignal/);
+    expect(() => runner.setRequestOptions({ maxRetries: -1 })).toThrow(/setRequestOptions: options\.maxRetries must be a whole number of 0 or more, got -1/);
+    expect(() => runner.setRequestOptions(() => 'x' as never)).toThrow(/^setRequestOptions: the request options must be an object, got "x"$/);
+    // Nothing changed by the refused calls: the run goes as it was set.
+    expect(runner.requestOptions.maxRetries).toBe(0);
+    expect(textOf(await runner)).toBe('done');
+  });
 });
 
 describe('an input the model did not write', () => {

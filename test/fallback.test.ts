@@ -408,10 +408,36 @@ describe('options.fallback is checked at construction', () => {
     ['a request option', [{ model: 'a', timeout: 5000 }], /options\.fallback\[0\]\.timeout: `timeout` is an option of the runner, not a request param/],
     ['maxRetries', [{ maxRetries: 1 }], /fallback\[0\]\.maxRetries: `maxRetries` is an option of the runner/],
     ['an option of the runner', [{ budget: { maxTokens: 10 } }], /fallback\[0\]\.budget: `budget` is an option of the runner/],
+    // Found only in an outage otherwise: a request the API refuses, or no fallback at all.
+    ['a misspelt param', [{ modle: 'claude-haiku-5-0' }], /^toolRunner: options\.fallback\[0\]: unknown param 'modle'\. Did you mean 'model'\?$/],
+    ['a param in camel case', [{ model: 'a', maxTokens: 100 }], /fallback\[0\]: unknown param 'maxTokens'\. Did you mean 'max_tokens'\?/],
+    ['a param of another case', [{ Model: 'a' }], /fallback\[0\]: unknown param 'Model'\. Did you mean 'model'\?/],
+    ['a hole in the array', [, { model: 'a' }], /^toolRunner: options\.fallback\[0\] must be an object: \{ client\?, model\?, \.\.\.params \}, got undefined$/],
+    ['a client whose messages cannot create', [{ client: { messages: true } }], /fallback\[0\]\.client must be an Anthropic client/],
+    ['max_tokens that is no whole number', [{ max_tokens: 'abc' }], /fallback\[0\]\.max_tokens must be a whole number of at least 1, got "abc"/],
+    ['max_tokens of 0', [{ max_tokens: 0 }], /fallback\[0\]\.max_tokens must be a whole number of at least 1, got 0/],
+    ['system that is no text', [{ system: 5 }], /fallback\[0\]\.system must be a string or an array of text blocks, got 5/],
   ];
   for (const [name, fallback, message] of cases) {
     it(name, () => {
       expect(() => toolRunner(server, baseParams, { fallback: fallback as never })).toThrow(message);
     });
   }
+  it('a param the API may take that this version does not know (near none it knows) passes', () => {
+    expect(() => toolRunner(server, baseParams, { fallback: [{ model: 'a', some_new_param: true } as never] })).not.toThrow();
+  });
+});
+
+describe('a fallback param given as undefined', () => {
+  it("keeps the run's (model: process.env.FALLBACK_MODEL, unset, and the others): laid over the body it removed it", async () => {
+    const primary = await mockServer([overloaded]);
+    const backup = await mockServer([{ content: [text('{"answer":"42"}')] }]);
+    const output = z.object({ answer: z.string() });
+    const entry = { client: backup.client({ maxRetries: 0 }), model: undefined, max_tokens: undefined, system: undefined, output_config: undefined };
+    const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, system: 'You are terse.' }, { fallback: [entry], output });
+    await runner;
+    expect(runner.output).toEqual({ answer: '42' });
+    const sent = wire(backup.requests[0]!).body;
+    expect([sent.model, sent.max_tokens, sent.system, sent.output_config?.format?.type]).toEqual([baseParams.model, baseParams.max_tokens, 'You are terse.', 'json_schema']);
+  });
 });
