@@ -2,7 +2,7 @@
  * The check of `options.fallback` at construction: a mistake in an entry would otherwise be found only
  * in an outage, when the entry is first sent to (a request the API refuses, or none at all).
  */
-import { described, misspeltName, oneEditApart, oneSwapApart, plainName, wrongValue } from './described.js';
+import { described, misspeltName, oneEditApart, oneSwapApart, wrongValue } from './described.js';
 
 /** What an entry may not hold, and why. */
 const NOT_OVERRIDDEN: ReadonlyMap<string, string> = new Map([
@@ -55,9 +55,8 @@ function checkEntry(entry: unknown, where: string, optionKeys: ReadonlySet<strin
     if (optionKeys.has(key)) {
       throw new TypeError(`${where}.${key}: \`${key}\` is an option of the runner, not a request param; an entry holds a client and params, and its requests take the run's options`);
     }
-    const meant = misspeltName(key, PARAMS, nearParam);
-    if (meant !== undefined) throw new TypeError(`${where}: unknown param '${key}'. Did you mean '${meant}'?`);
-    if (plainName(key) === 'client') throw new TypeError(`${where}: unknown key '${key}'. Did you mean 'client'?`);
+    const meant = misspeltName(key, ['client', ...PARAMS], nearParam);
+    if (meant !== undefined) throw new TypeError(`${where}: unknown ${meant === 'client' ? 'key' : 'param'} '${key}'. Did you mean '${meant}'?`);
   }
 }
 

@@ -16,7 +16,10 @@ import { cutText } from './cut.js';
  * One entry of `options.fallback`: the client to send to (default: the run's), and params that
  * replace the run's for that entry only (`model`, `max_tokens`, `thinking`, `betas`, ...).
  */
-export type FallbackEntry = { client?: ClientLike | undefined } & Partial<Omit<MessageCreateParamsBase, NotOverridden>>;
+export type FallbackEntry = { client?: ClientLike | undefined } & { [K in keyof EntryParams]?: EntryParams[K] | undefined };
+
+/** The params an entry may replace; one given as `undefined` keeps the run's (`model: process.env.FALLBACK_MODEL`, unset). */
+type EntryParams = Omit<MessageCreateParamsBase, NotOverridden>;
 
 /** Params an entry may not replace: the runner sets them for each request. */
 type NotOverridden = 'messages' | 'stream' | 'thread' | 'tools';

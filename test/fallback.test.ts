@@ -412,6 +412,7 @@ describe('options.fallback is checked at construction', () => {
     ['a misspelt param', [{ modle: 'claude-haiku-5-0' }], /^toolRunner: options\.fallback\[0\]: unknown param 'modle'\. Did you mean 'model'\?$/],
     ['a param in camel case', [{ model: 'a', maxTokens: 100 }], /fallback\[0\]: unknown param 'maxTokens'\. Did you mean 'max_tokens'\?/],
     ['a param of another case', [{ Model: 'a' }], /fallback\[0\]: unknown param 'Model'\. Did you mean 'model'\?/],
+    ['a misspelt client', [{ clinet: {} }], /^toolRunner: options\.fallback\[0\]: unknown key 'clinet'\. Did you mean 'client'\?$/],
     ['a hole in the array', [, { model: 'a' }], /^toolRunner: options\.fallback\[0\] must be an object: \{ client\?, model\?, \.\.\.params \}, got undefined$/],
     ['a client whose messages cannot create', [{ client: { messages: true } }], /fallback\[0\]\.client must be an Anthropic client/],
     ['max_tokens that is no whole number', [{ max_tokens: 'abc' }], /fallback\[0\]\.max_tokens must be a whole number of at least 1, got "abc"/],
