@@ -7,7 +7,8 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFailed, isAgentTool } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
-import { type Limiter, NEVER_ABORTED, type RunOutcome, type StoppedOutcome, runWithGuards, truncateResult } from './guards.js';
+import { type Limiter, NEVER_ABORTED, type RunOutcome, STOPPED, type StoppedOutcome, runWithGuards, truncateResult, unlessAborted } from './guards.js';
+import { needsApproval } from './needs-approval.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
 import { abortedWaitingText, errorResult, textOnlyError, withoutBlankResultText } from './history.js';
 import { openApprovals } from './nested-approvals.js';
@@ -132,7 +133,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   const { toolUse } = call;
   // A call that waited for approval, undecided, never started (one whose sub-agent ran when the snapshot was taken did).
   const waited = held && !held.agent?.counted && !context.decisions.has(toolUse.id);
-  if (context.signal?.aborted) return failed(waited ? abortedWaitingText(tool.name) : held?.agent ? abortedText(tool.name) : abortedUnstartedText(tool.name), call, context);
+  const aborted = () => failed(waited ? abortedWaitingText(tool.name) : held?.agent ? abortedText(tool.name) : abortedUnstartedText(tool.name), call, context);
+  if (context.signal?.aborted) return aborted();
 
   let decision: ApprovalDecision | undefined;
   /** The input the onToolCall hook gave in place of the model's, kept with the call if it waits. */
@@ -141,8 +143,10 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     if ('given' in held) given = { given: held.given };
     // Validated again from what the model (or the onToolCall hook) gave: a snapshot holds the validated
     // input as JSON, which a transform's value (a Date, a Set) does not survive, and may have been changed.
-    let validated = validateInput(tool, given ? given.given : toolUse.input);
-    if (validated instanceof Promise) validated = await validated;
+    const checking = validateInput(tool, given ? given.given : toolUse.input);
+    // An async validator (a refinement that looks something up) that hangs: the run's signal ends it.
+    const validated = checking instanceof Promise ? await unlessAborted(checking, context.signal) : checking;
+    if (validated === STOPPED) return aborted();
     if (!validated.ok) return invalid(validated.message, call, context);
     call.input = validated.value;
     decision = context.decisions.get(toolUse.id);
@@ -152,8 +156,9 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     // call inside it waits (it stopped because the approver failed): else it waits for the decisions inside it.
     if (!decision && !(held.agent && (context.askApproval || openApprovals([held]).length === 0))) return waiting(held, call, context);
   } else {
-    let validated = validateInput(tool, toolUse.input);
-    if (validated instanceof Promise) validated = await validated;
+    const checking = validateInput(tool, toolUse.input);
+    const validated = checking instanceof Promise ? await unlessAborted(checking, context.signal) : checking;
+    if (validated === STOPPED) return aborted();
     if (!validated.ok) return invalid(validated.message, call, context);
     call.input = validated.value;
     let override: ToolCallOverride | undefined;
@@ -173,12 +178,15 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       return finished(override.isError ? { ...result, is_error: true } : result, call, context);
     }
     if (override && 'input' in override) {
-      const replaced = await validateInput(tool, override.input);
+      const replaced = await unlessAborted(Promise.resolve(validateInput(tool, override.input)), context.signal);
+      if (replaced === STOPPED) return aborted();
       if (!replaced.ok) return invalid(replaced.message, call, context, 'the onToolCall hook');
       call.input = replaced.value;
       given = { given: override.input };
     }
-    if (tool.needsApproval && (await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)))) {
+    const needed = tool.needsApproval ? await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)) : false;
+    if (needed === STOPPED) return aborted();
+    if (needed) {
       decision = context.decisions.get(toolUse.id) ?? (context.askApproval && (await askApprover(tool, call, context)));
       if (!decision) return waiting(heldCall(tool, call, given), call, context);
     }
@@ -195,7 +203,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     return failed(deniedText(tool.name, decision.reason), call, context);
   }
   if (decision?.input !== undefined) {
-    const edited = await validateInput(tool, decision.input);
+    const edited = await unlessAborted(Promise.resolve(validateInput(tool, decision.input)), context.signal);
+    if (edited === STOPPED) return aborted();
     if (!edited.ok) return invalid(edited.message, call, context, 'the approver');
     call.input = edited.value;
   }
@@ -364,16 +373,6 @@ function toolContextFor(toolUse: BetaToolUseBlock, context: ExecutionContext, si
   const made: ToolContext = { toolUse, toolUseBlock: toolUse, signal, iteration: context.iteration, runner: context.runner, idempotencyKey: toolUse.id };
   const order = context.startOrder;
   return order ? Object.assign(made, { [STEP_STARTED]: () => order.pass(toolUse.id) }) : made;
-}
-
-async function needsApproval(tool: RunnableTool, input: unknown, context: ToolContext): Promise<boolean> {
-  const rule = tool.needsApproval;
-  if (typeof rule !== 'function') return rule === true;
-  try {
-    return (await rule(input, context)) === true;
-  } catch (error) {
-    throw new HookError(`needsApproval of '${tool.name}'`, error);
-  }
 }
 
 export const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;

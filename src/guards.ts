@@ -118,6 +118,16 @@ export async function runWithGuards(
 
 type Settled<T> = { aborted: true } | { aborted: false; value: T };
 
+/** What `unlessAborted` gives when the signal aborted first. */
+export const STOPPED: unique symbol = Symbol('stopped');
+
+/** The promise's value, or `STOPPED` as soon as the signal (if any) aborts: a step of a call that may hang (a validator, a rule). */
+export async function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof STOPPED> {
+  if (!signal) return promise;
+  const settled = await untilAborted(promise, signal);
+  return settled.aborted ? STOPPED : settled.value;
+}
+
 /** Settles with the promise, or with `aborted` as soon as the signal aborts. */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<Settled<T>> {
   if (signal.aborted) return Promise.resolve({ aborted: true });

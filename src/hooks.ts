@@ -4,6 +4,7 @@ import { brandClass } from './brand.js';
 import { untilAborted } from './guards.js';
 import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, Promisable, ToolResultContent } from './types.js';
 import { thrownText } from './described.js';
+import { invalidResultKind } from './result-kind.js';
 
 /** A tool call as hooks see it (its input typed by tool, a union by name, when `toolRunner` sees the tools). */
 export type ToolCall<Call extends AnyCall = AnyCall> = Call & { id: string; toolUse: BetaToolUseBlock };
@@ -85,7 +86,11 @@ export function checkOverride(value: unknown): ToolCallOverride | undefined {
   if (typeof value === 'object') {
     if ('result' in value) {
       const { result } = value as { result: unknown };
-      if (typeof result === 'string' || Array.isArray(result)) return value as ToolCallOverride;
+      if (typeof result === 'string') return value as ToolCallOverride;
+      // Checked as a tool's own result is: blocks the API refuses would stay in the history and fail every later request.
+      const kind = Array.isArray(result) ? invalidResultKind(result) : undefined;
+      if (Array.isArray(result) && kind === undefined) return value as ToolCallOverride;
+      if (kind !== undefined) throw new HookError('onToolCall', new TypeError(`onToolCall returned { result } whose content is ${kind}; a result is a string or content blocks a tool result holds`));
     } else if ('input' in value) return value as ToolCallOverride;
   }
   let shown: string;

@@ -117,6 +117,38 @@ describe('approval with options.approve', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('a needsApproval rule that answers neither true nor false stops the run with a HookError: an approval never fails open', async () => {
+    for (const answer of [1, 'yes', { reason: 'big' }, Promise.resolve('no')]) {
+      const log: string[] = [];
+      const server = await mockServer([{ content: [toolUse('refund', { amount: 500 })] }, { content: [text('never')] }]);
+      const refund = tool({ name: 'refund', inputSchema: z.object({ amount: z.number() }), needsApproval: () => answer as never, run: () => (log.push('refunded'), 'refunded') });
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [refund] }, { approve: () => ({ decision: 'allow' }) });
+      const error = await runner.runUntilDone().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HookError);
+      expect((error as Error).message).toMatch(/^needsApproval of 'refund' threw: TypeError: it returned .*: a rule must return true or false \(a promise of one\)$/);
+      expect(log).toEqual([]);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
+  it("the run's signal ends a needsApproval rule or an async validator that never answers: the call is answered as aborted, not run", async () => {
+    const stalled = {
+      rule: tool({ name: 'refund', inputSchema: z.object({ amount: z.number() }), needsApproval: () => new Promise<boolean>(() => {}), run: () => 'refunded' }),
+      validator: tool({ name: 'refund', inputSchema: z.object({ amount: z.number() }).refine(() => new Promise<boolean>(() => {})), run: () => 'refunded' }),
+    };
+    for (const refund of Object.values(stalled)) {
+      const server = await mockServer([{ content: [toolUse('refund', { amount: 500 }, 'toolu_r')] }]);
+      const controller = new AbortController();
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [refund] }, { signal: controller.signal, approve: () => ({ decision: 'allow' }) });
+      setTimeout(() => controller.abort(), 50);
+      await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
+      expect(runner.params.messages.at(-1)!.content).toEqual([
+        { type: 'tool_result', tool_use_id: 'toolu_r', is_error: true, content: "Error: the call to 'refund' was aborted before it started, so it was not run." },
+      ]);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
   it("the tool's timeout bounds the wait for a decision: past it the call is answered as timed out, not run, and the approver's signal aborts", async () => {
     const log: string[] = [];
     const signals: AbortSignal[] = [];

@@ -187,6 +187,23 @@ describe('hooks', () => {
     }
   });
 
+  it("onToolCall's { result } is checked as a tool's own result is: blocks the API refuses stop the run with a HookError, and never reach the history", async () => {
+    for (const [result, kind] of [
+      [[{ type: 'image' }], 'an array whose item 0 is an image block without a source'],
+      [[null], 'an array whose item 0 is null'],
+    ] as const) {
+      const log: string[] = [];
+      const server = await mockServer([{ content: [toolUse('echo', { say: 'x' })] }, { content: [text('ok')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [echo(log)] }, { hooks: { onToolCall: () => ({ result }) as never } });
+      const error = await runner.runUntilDone().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HookError);
+      expect((error as Error).message).toBe(`hooks.onToolCall threw: TypeError: onToolCall returned { result } whose content is ${kind}; a result is a string or content blocks a tool result holds`);
+      expect(log).toEqual([]);
+      expect(server.requests).toHaveLength(1);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
   it('a result hook that throws after the tool ran: iterating again runs the hook again, never the tool; started while the reply streamed too', async () => {
     for (const eager of [false, true]) {
       const log: string[] = [];
