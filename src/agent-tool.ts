@@ -27,9 +27,10 @@ import {
 import { described, misspeltField, nearLongName, thrownLine } from './described.js';
 import { type Approver, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
-import type { ClientLike } from './client.js';
+import { type ClientLike, canSend } from './client.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
 import { namedAs } from './fallback.js';
+import { RunOutput } from './output.js';
 import { HookError } from './hooks.js';
 import { onAbort, tiedSignal } from './on-abort.js';
 import { type ToolRunnerOptions, checkOptions } from './options.js';
@@ -106,6 +107,9 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
   if (typeof options.description !== 'string') throw new TypeError(`agentTool '${name}': \`description\` must be a string`);
   if (typeof params !== 'function') throw new TypeError(`agentTool '${name}': \`params\` must be a function (input, context) => params`);
   if (!Number.isInteger(maxDepth) || maxDepth < 1) throw new RangeError(`agentTool '${name}': \`maxDepth\` must be a positive integer, got ${described(maxDepth)}`);
+  // Checked now rather than at the first call, where the model would read the mistake as the tool's result.
+  if (client !== undefined && !canSend(client)) throw new TypeError(`agentTool '${name}': \`client\` must be an Anthropic client (or Bedrock, Vertex, ...), got ${described(client)}`);
+  if ('input_schema' in options) throw new TypeError(`agentTool '${name}': the input's schema is \`inputSchema\` (a zod, Standard Schema or JSON Schema object schema), not \`input_schema\``);
   if (runOptions !== undefined) checkSubOptions(name, runOptions, client);
   // The fields of tool() are checked by tool(); these are agentTool's own, which it would leave out silently.
   const slip = misspeltField(rest, ['params', 'client', 'options', 'maxDepth'], nearLongName);
@@ -134,8 +138,11 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
 /** The sub-agent's options, checked as `toolRunner` checks them, now rather than at its first call (where the model would read the mistake). */
 function checkSubOptions(name: string, options: ToolRunnerOptions, client: ClientLike | undefined): void {
   try {
+    if (Array.isArray(options)) throw new TypeError('toolRunner: options must be an object');
     checkOptions(options, client);
     checkRunControlOptions(options);
+    // Its schema compiled as the sub-agent's run would compile it.
+    if (options.output !== undefined) new RunOutput(options.output, 0);
   } catch (error) {
     if (error instanceof Error) error.message = `agentTool '${name}': options: ${error.message.replace(/^toolRunner: /, '')}`;
     throw error;

@@ -40,6 +40,12 @@ export function messagesApi(client: ClientLike): MessagesApi {
   throw new TypeError('toolRunner: the client has neither `beta.messages` nor `messages`; pass an Anthropic client');
 }
 
+/** Whether `client` can send a Messages request (`beta.messages.create` or `messages.create`): an Anthropic client, or Bedrock's, Vertex's, ... */
+export function canSend(client: unknown): boolean {
+  const of = client as { beta?: { messages?: { create?: unknown } }; messages?: { create?: unknown } } | null | undefined;
+  return typeof (of?.beta?.messages ?? of?.messages)?.create === 'function';
+}
+
 /** What `create({ ...body, stream: true }).withResponse()` resolves to: the response and its SSE events. */
 export interface OpenedStream {
   response: Response;

@@ -2,6 +2,7 @@
  * The check of `options.fallback` at construction: a mistake in an entry would otherwise be found only
  * in an outage, when the entry is first sent to (a request the API refuses, or none at all).
  */
+import { canSend } from './client.js';
 import { described, misspeltName, oneEditApart, oneSwapApart, wrongValue } from './described.js';
 
 /** What an entry may not hold, and why. */
@@ -62,8 +63,7 @@ function checkEntry(entry: unknown, where: string, optionKeys: ReadonlySet<strin
 
 /** An Anthropic client (or Bedrock, Vertex, ...): `beta.messages.create` or `messages.create`, a function. */
 function checkClient(client: unknown, where: string): void {
-  const api = (client as { beta?: { messages?: unknown }; messages?: unknown } | null)?.beta?.messages ?? (client as { messages?: unknown } | null)?.messages;
-  if (typeof (api as { create?: unknown } | null | undefined)?.create !== 'function') {
+  if (!canSend(client)) {
     throw new TypeError(`${where}.client must be an Anthropic client (or Bedrock, Vertex, ...: any client with \`beta.messages\` or \`messages\`), got ${described(client)}`);
   }
 }

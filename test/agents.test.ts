@@ -183,6 +183,13 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(() => agentTool({ name: 'a', description: 'd', params, options: { timeuot: 5 } as never })).toThrow(/^agentTool 'a': options: unknown option 'timeuot'/);
     expect(() => agentTool({ name: 'a', description: 'd', params, options: { concurrency: -2 } })).toThrow(/agentTool 'a': options: options.concurrency must be a positive integer/);
     expect(() => agentTool({ name: 'a', description: 'd', params, options: { onLimit: 'answr' as never } })).toThrow(/agentTool 'a': options: .*onLimit/);
+    expect(() => agentTool({ name: 'a', description: 'd', params, options: { output: 5 as never } })).toThrow(/^agentTool 'a': options: options\.output must be a zod schema, a Standard Schema or a JSON Schema object, got number$/);
+    expect(() => agentTool({ name: 'a', description: 'd', params, options: [] as never })).toThrow(/^agentTool 'a': options: options must be an object$/);
+    expect(() => agentTool({ name: 'a', description: 'd', params, client: 'abc' as never })).toThrow(/^agentTool 'a': `client` must be an Anthropic client \(or Bedrock, Vertex, \.\.\.\), got "abc"$/);
+    expect(() => agentTool({ name: 'a', description: 'd', params, client: {} as never })).toThrow(/`client` must be an Anthropic client .*got an object/);
+    // Replaced by the default { task } schema before, without a word.
+    const schema = { type: 'object', properties: { q: { type: 'number' } }, required: ['q'] };
+    expect(() => agentTool({ name: 'a', description: 'd', params, input_schema: schema } as never)).toThrow(/^agentTool 'a': the input's schema is `inputSchema` .*not `input_schema`$/);
   });
 
   it('a sub-agent whose last reply is cut off, refused or out of context: an is_error result saying it stopped before it finished, and why, with its last text', async () => {
