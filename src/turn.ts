@@ -24,6 +24,7 @@ import { type EagerCalls, startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
 import type { Turn } from './turn-state.js';
 import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock } from './types.js';
+import { isMessage, shapeOf } from './reply-shape.js';
 import { addUsage } from './usage.js';
 
 /** A turn's `requestId` while none of its requests is in flight (between an overflow and its request sent again). */
@@ -164,7 +165,8 @@ export class Requests {
     }
     turn.message = Promise.resolve(
       message.then(
-        (reply) => this.#replied(turn, reply),
+        // A body of another shape (a proxy's error envelope answered with 200): a reply that could not be read.
+        (reply) => (isMessage(reply) ? this.#replied(turn, reply) : this.#failed(turn, body, request, new TypeError(`the body is no message: ${shapeOf(reply)}`))),
         (failure: unknown) => this.#failed(turn, body, request, failure),
       ),
     );
@@ -382,4 +384,3 @@ export class Requests {
 function emitStreamedText(stream: BetaMessageStream, emit: (event: RunnerEvent) => void, runner: Runner, turn: Sent): void {
   stream.on('text', (text) => emit({ type: 'request.text', runner, requestId: turn.requestId, text }));
 }
-

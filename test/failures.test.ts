@@ -1,4 +1,6 @@
-import { APIUserAbortError, AnthropicError, RateLimitError } from '@anthropic-ai/sdk';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Anthropic, { APIUserAbortError, AnthropicError, RateLimitError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { ReplyError, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
@@ -235,5 +237,38 @@ describe('abort (options.signal)', () => {
     expect(ends).toHaveLength(1);
     expect(ends[0]).toBeInstanceOf(APIUserAbortError);
     expect(runner.params.messages).toEqual(baseParams.messages);
+  });
+});
+
+describe('a 200 whose body is no message', () => {
+  it("(a proxy's error envelope) is a reply that could not be read, on a thread and off it: nothing added, and iterating again sends the request again", async () => {
+    let answers = 0;
+    // A proxy of its own: the kit's server answers only messages and the API's errors.
+    const proxy = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        answers++;
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = new Anthropic({ apiKey: 'test-key', baseURL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, maxRetries: 0 });
+      for (const thread of [undefined, false as const]) {
+        const runner = toolRunner(client, { ...baseParams, ...(thread === false && { thread }) });
+        const error = await runner.runUntilDone().catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ReplyError);
+        expect((error as Error).message).toBe(
+          "The API's reply could not be read (the body is no message: an object with type, error (no content blocks and usage)). Nothing of it was added to the history; iterate again to send the request again.",
+        );
+        expect(runner.params.messages).toEqual(baseParams.messages);
+        const before = answers;
+        await runner.runUntilDone().catch(() => undefined);
+        expect(answers).toBe(before + 1);
+      }
+    } finally {
+      proxy.close();
+    }
   });
 });
