@@ -792,11 +792,31 @@ describe('a mistake in the script is a clear 400 and a reported problem, never a
     expect((await ask()).stop_reason).toBe('max_tokens');
   });
 
+  it('a tool_use block without an id or a name, or an error step whose status is no error, is a 400 naming it, not a reply the API never gives', async () => {
+    const { ask, errors } = await askEach(3, [
+      { content: [{ type: 'tool_use', name: 'lookup', input: {} }] },
+      { content: [{ type: 'tool_use', id: 'toolu_1', input: {} }] },
+      { error: { status: 200 } },
+      { content: [toolUse('lookup', {})] },
+    ] as never[]);
+    expect(errors).toEqual([
+      expect.stringMatching(/step #0 .*the step's content\[0\] is a tool_use block without an id: make it with toolUse\(name, input\)/),
+      expect.stringMatching(/step #1 .*the step's content\[0\] is a tool_use block without a name/),
+      expect.stringMatching(/step #2 .*the step's error\.status must be an HTTP error status \(400 to 599\), got 200/),
+    ]);
+    expect((await ask()).content[0]).toMatchObject({ type: 'tool_use', name: 'lookup', id: expect.stringMatching(/^toolu_/) });
+  });
+
   it("createMockServer's options and setSteps' steps: a misspelt option, steps that are no list, an unknown threads mode are TypeErrors at once", async () => {
     await expect(createMockServer({ step: [{ content: [text('hi')] }] } as never)).rejects.toThrow(new TypeError("createMockServer: unknown option 'step'. Did you mean 'steps'?"));
     await expect(createMockServer({ steps: [], chunksize: 2 } as never)).rejects.toThrow(/unknown option 'chunksize'\. Did you mean 'chunkSize'\?/);
     await expect(createMockServer({ steps: {} } as never)).rejects.toThrow(/^createMockServer: steps must be an array of steps .*got object$/);
     await expect(createMockServer({ steps: [], threads: 'on' } as never)).rejects.toThrow(`createMockServer: threads must be 'hold' or 'unsupported', got "on"`);
+    // Each made replies other than the ones scripted (a chunk size of NaN streamed every text as ''), or no limit.
+    await expect(createMockServer({ steps: [], chunkSize: Number.NaN })).rejects.toThrow(/^createMockServer: chunkSize must be a whole number of characters, 1 or more, got NaN$/);
+    await expect(createMockServer({ steps: [], chunkSize: 'x' as never })).rejects.toThrow(TypeError);
+    await expect(createMockServer({ steps: [], eventDelayMs: -1 })).rejects.toThrow(/eventDelayMs must be a whole number of ms, 0 or more, got -1/);
+    await expect(createMockServer({ steps: [], contextWindow: 'big' as never })).rejects.toThrow(/contextWindow must be a whole number of tokens, 1 or more, got "big"/);
     const server = await mockServer([{ content: [text('first')] }]);
     expect(() => server.setSteps({ content: [text('hi')] } as never)).toThrow(/^setSteps: steps must be an array of steps/);
     // Nothing was lost: the script stands as it was.
