@@ -194,6 +194,8 @@ export abstract class RunnerControls implements Runner {
    * ```
    */
   approve(id: string, options: { input?: unknown } = {}): void {
+    // `approve(id, input)` for `approve(id, { input })`, or null: said, not a TypeError from inside.
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) throw wrongValue(options, 'approve: the second argument is { input? } (the edited input, validated as the model\'s), or nothing');
     const decision: ApprovalDecision = options.input === undefined ? { decision: 'allow' } : { decision: 'allow', input: options.input };
     this.answers.decide(id, decision);
     this.decided();

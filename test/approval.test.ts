@@ -228,6 +228,9 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     // The history holds the reply, its calls not yet answered: a state the runner answers first when it goes on.
     expect(runner.params.messages.at(-1)?.role).toBe('assistant');
 
+    // The edited input given bare (or null) in place of { input }: said, and nothing decided.
+    expect(() => runner.approve('toolu_big', null as never)).toThrow(/^approve: the second argument is \{ input\? \} \(the edited input, validated as the model's\), or nothing, got null$/);
+    expect(() => runner.approve('toolu_big', 'bob' as never)).toThrow(TypeError);
     runner.approve('toolu_big', { input: { amount: 150, to: 'bob' } });
     runner.deny('toolu_delete', 'not today');
     expect(() => runner.approve('toolu_big')).toThrow(/'toolu_big' was already decided/);
