@@ -87,10 +87,12 @@ export function checkOverride(value: unknown): ToolCallOverride | undefined {
     if ('result' in value) {
       const { result } = value as { result: unknown };
       if (typeof result === 'string') return value as ToolCallOverride;
-      // Checked as a tool's own result is: blocks the API refuses would stay in the history and fail every later request.
-      const kind = Array.isArray(result) ? invalidResultKind(result) : undefined;
-      if (Array.isArray(result) && kind === undefined) return value as ToolCallOverride;
-      if (kind !== undefined) throw new HookError('onToolCall', new TypeError(`onToolCall returned { result } whose content is ${kind}; a result is a string or content blocks a tool result holds`));
+      if (Array.isArray(result)) {
+        // Checked as a tool's own result is: blocks the API refuses would stay in the history and fail every later request.
+        const kind = invalidResultKind(result);
+        if (kind === undefined) return value as ToolCallOverride;
+        throw new HookError('onToolCall', new TypeError(`onToolCall returned { result } whose content is ${kind}; a result is a string or content blocks a tool result holds`));
+      }
     } else if ('input' in value) return value as ToolCallOverride;
   }
   let shown: string;
