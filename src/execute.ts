@@ -357,10 +357,10 @@ function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContex
   }
   const timeoutMs = tool.timeoutMs ?? context.toolTimeoutMs;
   // An agent tool, or one that holds a sub-agent's state (an agent tool spread into another object, or wrapped).
-  const run = isAgentTool(tool) || held?.agent
-    ? (signal: AbortSignal) => tool.run(call.input, Object.assign(toolContextFor(call.toolUse, context, signal), agentContext(tool, call, context, held, given)))
-    : (signal: AbortSignal) => tool.run(call.input, toolContextFor(call.toolUse, context, signal));
-  return runWithGuards(run, context.signal, timeoutMs);
+  if (!isAgentTool(tool) && !held?.agent) return runWithGuards((signal) => tool.run(call.input, toolContextFor(call.toolUse, context, signal)), context.signal, timeoutMs);
+  // A sub-agent ends as soon as its signal aborts: stopped, it is let end, so that its events come before its call's end.
+  const run = (signal: AbortSignal) => tool.run(call.input, Object.assign(toolContextFor(call.toolUse, context, signal), agentContext(tool, call, context, held, given)));
+  return runWithGuards(run, context.signal, timeoutMs, true);
 }
 
 /** An agent tool's context: the state its sub-agent goes on from, and where it tells that it runs (agent-link.ts). */

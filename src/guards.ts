@@ -75,13 +75,22 @@ export type StoppedOutcome = { ok: false; timedOut: number | undefined; started:
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 /**
+ * How long a stopped run that ends when its signal aborts (a sub-agent) is given to end before its call is
+ * answered: its own events (its calls' ends, its `run.end`) then come before its call's `tool.end`.
+ */
+const STOPPED_RUN_GRACE_MS = 1000;
+
+/**
  * Starts `run` with a signal that aborts with `signal` or after `timeoutMs` (from now), and
  * settles as soon as either fires: a run that ignores its signal is left behind, not awaited.
+ * With `endsWhenStopped` (a sub-agent's run, which ends at once when its signal aborts), a run stopped
+ * once started is awaited a little (`STOPPED_RUN_GRACE_MS` at most) before the outcome is given.
  */
 export async function runWithGuards(
   run: (signal: AbortSignal) => unknown,
   outer: AbortSignal | undefined,
   timeoutMs: number | undefined,
+  endsWhenStopped = false,
 ): Promise<RunOutcome> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   // The shared signal that never aborts is no signal: joined to a timeout's, it would keep every join.
@@ -108,6 +117,7 @@ export async function runWithGuards(
     const settled = await untilAborted(running, signal);
     if (!settled.aborted) return { ok: true, value: settled.value };
     running.catch(() => {});
+    if (started && endsWhenStopped) await endedWithin(running, STOPPED_RUN_GRACE_MS);
     return { ok: false, timedOut: timeout?.signal.aborted && !outer?.aborted ? timeoutMs : undefined, started };
   } catch (thrown) {
     return { ok: false, thrown };
@@ -115,6 +125,16 @@ export async function runWithGuards(
     clearTimeout(timer);
   }
 }
+
+/** Resolves once `promise` settles, or after `ms`, whichever comes first. */
+async function endedWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  await Promise.race([promise.then(noop, noop), late]);
+  clearTimeout(timer);
+}
+
+const noop = () => {};
 
 type Settled<T> = { aborted: true } | { aborted: false; value: T };
 

@@ -319,6 +319,41 @@ describe('agentTool: the parent signal, abort and tool timeout stop the sub-agen
     expect(server.requests).toHaveLength(2);
   });
 
+  it("aborted or timed out while a sub-agent's tool runs: the sub-agent's events (its call's end, its run.end) come before its call's end in the parent, at every level", async () => {
+    for (const how of ['abort', 'timeout', 'abort, three levels'] as const) {
+      const controller = new AbortController();
+      // A tool that ignores its signal: the sub-agent answers it as aborted without waiting for it.
+      const slow = tool({ name: 'slow', inputSchema: z.object({}), run: () => (how !== 'timeout' && setTimeout(() => controller.abort(), 20), sleep(500).then(() => 'late')) });
+      const worker = agentTool({
+        name: 'worker',
+        description: 'Works',
+        ...(how === 'timeout' && { timeoutMs: 100 }),
+        params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [slow] }),
+      });
+      const lead = agentTool({ name: 'lead', description: 'Leads', params: ({ task }) => ({ model, max_tokens: 64, system: 'lead', messages: [{ role: 'user', content: task }], tools: [worker] }) });
+      const three = how === 'abort, three levels';
+      const server = await mockServer(
+        byAgent({
+          parent: [{ content: [toolUse(three ? 'lead' : 'worker', { task: 'go' })] }, { content: [text('too slow')] }],
+          lead: [{ content: [toolUse('worker', { task: 'go' })] }],
+          worker: [{ content: [toolUse('slow', {})] }],
+        }),
+      );
+      const events: RunnerEvent[] = [];
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [three ? lead : worker] }, { signal: controller.signal, onEvent: (event) => events.push(event) });
+      await runner.runUntilDone().catch(() => undefined);
+      const ended = events.length;
+      await sleep(50);
+      expect(events.length, how).toBe(ended);
+      const ends = trail(events).filter((line) => /run\.end|tool\.end/.test(line));
+      expect(ends, how).toEqual(
+        three
+          ? ['lead > worker: tool.end slow', 'lead > worker: run.end', 'lead: tool.end worker', 'lead: run.end', 'parent: tool.end lead', 'parent: run.end']
+          : ['worker: tool.end slow', 'worker: run.end', 'parent: tool.end worker', 'parent: run.end'],
+      );
+    }
+  });
+
   it('a call aborted while its params are made: the sub-agent does not start (no request, no events after the run ended)', async () => {
     const controller = new AbortController();
     const late = agentTool({
