@@ -231,7 +231,9 @@ export abstract class RunnerControls implements Runner {
     const history = this.state.messages;
     this.state.replace(next);
     setThreadFields(this.run.client, before, this.state.apiParams);
-    if (!this.turn) {
+    // After the loop body, the reply still coming: the turn places the reply, then what was appended (late-change.ts).
+    if (this.turn?.afterBody && !this.turn.tookControl) this.turn.sentHistory ??= history;
+    else if (!this.turn) {
       this.state.dropRepeatedReplies(history);
       this.state.takeRepliesAsParams();
       // Over an SDK thread, the thread holds the new history at once, as the SDK's runner sets it.

@@ -14,6 +14,7 @@ import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream'
 import type { ClientLike } from './client.js';
 import { type Settleable, settleable } from './completion.js';
 import { keptReply, toolUsesOf } from './history.js';
+import { appendedTo, insertAfterReply } from './late-change.js';
 import type { ToolRunnerOptions } from './options.js';
 import { RunnerControls } from './runner-controls.js';
 import { runSignal } from './run-context.js';
@@ -110,6 +111,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           turn.inBody = true;
           yield item as RunnerItem<Stream>;
           turn.inBody = false;
+          turn.afterBody = true;
           const next = await this.#finishTurn(turn);
           // The run stops on this reply: the calls it started while streaming end before the run does.
           const settling = next === 'stop' ? this.answers.settleEager() : undefined;
@@ -131,6 +133,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           const abandoned = turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : undefined;
           if (abandoned) await abandoned;
           if (turn.compaction) this.compactions.abandon();
+          if (turn.addedLate) insertAfterReply(this.state.messages, turn.addedLate.placed, turn.addedLate.messages);
           this.turn = undefined;
         }
       }
@@ -165,6 +168,13 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     }
     if (!turn.tookControl) {
       const reply = turn.reply ?? (await turn.message);
+      turn.afterBody = false;
+      // Changed late (after the body, while the reply came): appended messages go after the reply, or the reply goes.
+      const late = turn.sentHistory && this.#takeLateChange(turn, turn.sentHistory, reply);
+      if (late) return late;
+    }
+    if (!turn.tookControl) {
+      const reply = turn.reply ?? (await turn.message);
       // On a message thread a refused turn is not kept: the next request replays without it (the SDK's rule).
       if (reply.stop_reason === 'refusal' && this.state.dropsRefusals) {
         // The calls it started while streaming stop with it, as for any reply not kept.
@@ -184,6 +194,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       // The server's thread holds the reply with its repeated ids: the next request replays the history as kept.
       if (renamed.size > 0) this.run.thread.restart();
       this.state.messages.push(kept);
+      if (turn.addedLate) turn.addedLate.placed = kept;
       this.state.recordReply(reply, kept);
       const step = nextStepFor(reply.stop_reason);
       if (step === 'stop') return this.#ends(reply, kept);
@@ -212,6 +223,24 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     if (answered === 'pending') return 'pending';
     if (this.compactions.owed) await this.compactions.afterAnswers(compaction, this.control.maySummarise());
     return 'continue';
+  }
+
+  /**
+   * The caller changed the history after the loop body, while the reply came (late-change.ts): what it appended waits for
+   * the reply and its results; a history that no longer begins with the one sent drops the reply (the body's way), and
+   * ends the run when the reply did.
+   */
+  #takeLateChange(turn: Turn, sent: readonly BetaMessageParam[], reply: BetaMessage): Promise<'stop' | 'continue'> | undefined {
+    const added = appendedTo(sent, this.state.messages);
+    if (added) {
+      this.state.messages = [...sent];
+      if (added.length > 0) turn.addedLate = { messages: added };
+      return undefined;
+    }
+    if (nextStepFor(reply.stop_reason) === 'stop') return this.#ends(reply, undefined);
+    turn.tookControl = true;
+    turn.historyBefore = sent;
+    return undefined;
   }
 
   /**

@@ -13,6 +13,12 @@ export interface Turn {
   tookControl: boolean;
   /** The history when the loop body first changed it (it held the reply the body was given right after). */
   historyBefore: readonly BetaMessageParam[] | undefined;
+  /** The loop body is done and the reply is not placed yet (a stream still coming): a change of the history now is a late one (late-change.ts). */
+  afterBody: boolean;
+  /** The history the request went with, when the caller changed it late. */
+  sentHistory: readonly BetaMessageParam[] | undefined;
+  /** What the caller appended late: it goes after the reply (`placed`, once in the history) and its results at the turn's end. */
+  addedLate: { messages: BetaMessageParam[]; placed?: BetaMessageParam | undefined } | undefined;
   /**
    * The answer to the calls of a message, by the ids it answers: mutating it changes what is sent.
    * `given`: the answer `generateToolResponse()` gave the loop body (a snapshot holds it as the body left it).

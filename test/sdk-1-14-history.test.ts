@@ -163,3 +163,48 @@ describe('over an SDK thread, a history set outside the loop body is the thread\
     expect(JSON.stringify(ourServer.requests.at(-1)!.messages)).toContain('More?');
   });
 });
+
+/**
+ * Changed after the loop body, while a streamed reply still comes (a chat's follow-up typed as the answer streams):
+ * appended messages go after the reply and its results; a history that no longer begins with the one sent drops the
+ * reply (and the run ends when the reply did), as in the SDK's runner.
+ */
+for (const thread of [undefined, false] as const) {
+  describe(`changed while a streamed reply still comes, after the loop body (${thread === false ? 'thread: false' : 'over a message thread'})`, () => {
+    const replies = (first: 'call' | 'text') => (): Step[] => [
+      { content: [first === 'call' ? toolUse('get_weather', { location: 'Paris' }, 'toolu_r1') : text('Sunny.')], eventDelayMs: 10 },
+      { content: [text('21°C.')] },
+      { content: [text('More.')] },
+    ];
+    const changes = {
+      pushed: (runner: Record<string, any>) => runner.pushMessages(more),
+      replaced: (runner: Record<string, any>) => runner.setMessagesParams((previous: object) => ({ ...previous, messages: [{ role: 'user', content: 'Weather in Rome?' }] })),
+      'max_tokens only': (runner: Record<string, any>) => runner.setMessagesParams((previous: object) => ({ ...previous, max_tokens: 300 })),
+    };
+    for (const first of ['call', 'text'] as const) {
+      for (const [how, change] of Object.entries(changes)) {
+        it(`${how}, the reply ${first === 'call' ? 'asking for a tool' : 'of text'}`, async () => {
+          const { ourServer } = await runBoth(
+            replies(first),
+            async (start, log) => {
+              const runner = start({ model, max_tokens: 256, stream: true, messages: ask, tools: [weather(log)] });
+              let changed = false;
+              for await (const stream of runner) {
+                // On the reply's first block, after the body is done with the stream.
+                stream.on('streamEvent', (event: { type: string }) => {
+                  if (changed || event.type !== 'content_block_start') return;
+                  changed = true;
+                  change(runner);
+                });
+              }
+              return { changed, messages: runner.params.messages };
+            },
+            thread,
+          );
+          const history = (ourServer.requests.at(-1)!.messages as Array<{ role: string; content: unknown }>).map((message) => message.role);
+          if (how === 'pushed' && first === 'call') expect(history).toEqual(['user', 'assistant', 'user', 'user']);
+        });
+      }
+    }
+  });
+}
