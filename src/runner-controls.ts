@@ -369,8 +369,8 @@ export abstract class RunnerControls implements Runner {
    */
   toJSON(): RunnerSnapshot {
     const turn = this.turn;
-    // A streamed reply the body has (`finalMessage()`) while the onMessage hook runs: counted into the snapshot.
-    const uncounted = turn?.inBody ? turn.uncounted : undefined;
+    // A reply paid for while its onMessage hook runs (before the body, or a stream's in it): counted into the snapshot.
+    const uncounted = turn?.uncounted;
     // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body
     // goes on): the snapshot holds it, so the resumed run answers its calls instead of asking the model again.
     const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;

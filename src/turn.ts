@@ -185,10 +185,11 @@ export class Requests {
     if (turn.fallback === undefined) run.thread.received(reply);
     else run.thread.answeredElsewhere(turn.compaction);
     run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
+    // Uncounted while the `onMessage` hook has it (a snapshot taken in the hook counts it), counted once the hook is
+    // done (a hook that throws leaves it unset: the reply failed).
+    turn.uncounted = reply;
     const counted = this.#received(reply);
-    // Counted once the `onMessage` hook is done with it (a hook that throws leaves it unset: the reply failed).
     if (counted instanceof Promise) {
-      turn.uncounted = reply;
       counted.then(
         (kept) => {
           turn.reply = kept;
@@ -196,7 +197,10 @@ export class Requests {
         },
         () => (turn.uncounted = undefined),
       );
-    } else turn.reply = counted;
+    } else {
+      turn.reply = counted;
+      turn.uncounted = undefined;
+    }
     return counted;
   }
 

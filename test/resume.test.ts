@@ -259,6 +259,35 @@ describe('pause and resume', () => {
     }
   });
 
+  it("a snapshot taken in the onMessage hook (the reply not yet in the history) counts the reply's usage: the resumed run asks again, and its budget counts both replies", async () => {
+    for (const stream of [false, true]) {
+      const ran: string[] = [];
+      const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (ran.push(q), `found ${q}`) });
+      const reply = (q: string, id: string) => ({ content: [toolUse('search', { q }, id)], usage: { input_tokens: 90, output_tokens: 10 } });
+      const server = await mockServer([reply('a', 'toolu_a'), reply('b', 'toolu_b'), reply('b', 'toolu_b2'), reply('c', 'toolu_c'), { content: [text('Done.')] }]);
+      let seen = 0;
+      let saved = '';
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [search], stream }, { hooks: { onMessage: () => void (++seen === 2 && (saved = JSON.stringify(runner.toJSON()))) } });
+      for await (const item of runner) {
+        if (stream) await (item as { finalMessage(): Promise<unknown> }).finalMessage();
+        if (seen === 2) break;
+      }
+      const snapshot = JSON.parse(saved) as RunnerSnapshot;
+      expect(snapshot.iteration).toBe(2);
+      // Two replies paid for; the second is in the history only when the loop body had it (a stream): else the resumed run asks again.
+      expect(snapshot.usage).toMatchObject({ input_tokens: 180, output_tokens: 20 });
+      expect(toolUsesIn(snapshot)).toEqual(stream ? ['toolu_a', 'toolu_b'] : ['toolu_a']);
+      const resumed = resumeToolRunner(server.client(), snapshot, { tools: [search], options: { budget: { maxTokens: 250 } } });
+      await resumed;
+      // 200 paid at the snapshot, 100 more for the next reply: past 250, the run stops before another request.
+      expect(resumed.stoppedBy).toBe('budget');
+      expect(resumed.usage).toMatchObject({ input_tokens: 270, output_tokens: 30 });
+      expect(server.requests).toHaveLength(3);
+      // The resumed run answers the held call (a stream's), then the reply's call before stopping.
+      expect(ran).toEqual(stream ? ['a', 'b', 'b'] : ['a', 'b']);
+    }
+  });
+
   it('the loop body pushed the reply back twice, then left with break: the history, and a snapshot taken in the body or after, hold it once', async () => {
     for (const when of ['in the body', 'after the break']) {
       const ran: string[] = [];
@@ -396,3 +425,8 @@ describe('pause and resume', () => {
     expect(server.requests).toHaveLength(0);
   });
 });
+
+/** The ids of the calls in a snapshot's history. */
+function toolUsesIn(snapshot: RunnerSnapshot): string[] {
+  return snapshot.params.messages.flatMap((message) => (Array.isArray(message.content) ? message.content.flatMap((block) => (block.type === 'tool_use' ? [block.id] : [])) : []));
+}
