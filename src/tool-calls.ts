@@ -186,9 +186,18 @@ export class ToolCalls implements CallResults {
       // A tool that finished before a hook threw: a resumed run runs only the hook again, as a retry does.
       ...(this.#ran.size > 0 && { ran: Object.fromEntries(this.#ran) }),
       held: this.#heldNow(),
-      pending: this.#pending.map((call) => call.id),
+      pending: this.#pendingNow().map((call) => call.id),
       decisions: Object.fromEntries(this.#decisions),
     };
+  }
+
+  /**
+   * The calls waiting for a decision; before the run stops for them (a snapshot taken while the reply's other calls
+   * run), those that wait already, undecided, so that a resumed runner lists them before it is iterated.
+   */
+  #pendingNow(): readonly HeldCall[] {
+    if (this.#pending.length > 0 || this.#held.size === 0) return this.#pending;
+    return [...this.#held.values()].filter((call) => !this.#settled.has(call.id) && !this.#decisions.has(call.id) && !this.#running?.has(call.id));
   }
 
   /**

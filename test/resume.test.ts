@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type ApprovalRequest, type RunnerSnapshot, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type ApprovalRequest, type RunnerSnapshot, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { byAgent, researchTools } from './fixtures/agent-tools.js';
 import { bankTools } from './fixtures/bank-tools.js';
-import { baseParams, mockServer, wire } from './helpers.js';
+import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
 const webSearch = { type: 'web_search_20250305' as const, name: 'web_search' as const };
 
@@ -285,6 +285,33 @@ describe('pause and resume', () => {
       expect(server.requests).toHaveLength(3);
       // The resumed run answers the held call (a stream's), then the reply's call before stopping.
       expect(ran).toEqual(stream ? ['a', 'b', 'b'] : ['a', 'b']);
+    }
+  });
+
+  it("a snapshot taken while a call waits for approval and another of the reply still runs lists the waiting call: the resumed runner has it in pendingApprovals before it is iterated (the run's own call, or a sub-agent's)", async () => {
+    for (const level of ['own', 'sub-agent'] as const) {
+      const log: string[] = [];
+      const send = tool({ name: 'send', inputSchema: z.object({}), needsApproval: true, run: () => (log.push('send'), 'sent') });
+      const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (await sleep(60), log.push('slow'), 'slow done') });
+      const helper = agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ ...baseParams, system: 'helper', messages: [{ role: 'user', content: task }], tools: [send] }) });
+      const own = level === 'own';
+      const server = await mockServer(
+        byAgent({
+          parent: [{ content: [own ? toolUse('send', {}, 'toolu_send') : toolUse('helper', { task: 'go' }, 'toolu_helper'), toolUse('slow', {}, 'toolu_slow')] }, { content: [text('Done.')] }],
+          helper: [{ content: [toolUse('send', {}, 'toolu_send')] }, { content: [text('Helped.')] }],
+        }),
+      );
+      let saved = '';
+      const tools = own ? [send, slow] : [helper, slow];
+      const runner = toolRunner(server.client(), { ...baseParams, tools }, { onEvent: (event) => void (event.type === 'tool.end' && event.pending && (saved = JSON.stringify(runner.toJSON()))) });
+      await runner;
+      expect(runner.stoppedBy).toBe('approval');
+      const resumed = resumeToolRunner(server.client(), JSON.parse(saved) as RunnerSnapshot, { tools });
+      expect(resumed.pendingApprovals.map((call) => call.id), level).toEqual(['toolu_send']);
+      resumed.approve('toolu_send');
+      expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Done.' }] });
+      expect(log.filter((entry) => entry === 'send'), level).toEqual(['send']);
+      expect(historyProblems(resumed.params.messages)).toEqual([]);
     }
   });
 
