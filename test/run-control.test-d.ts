@@ -24,6 +24,20 @@ describe('run control types', () => {
     // A runner with an output is still a ToolRunner (functions that take one take it).
     const drive = (_runner: ToolRunner) => undefined;
     drive(typed);
+    // Only an object schema, as at run time: a string or an array of values is refused by the types too.
+    // @ts-expect-error a string is no object
+    void (() => toolRunner(client, params, { output: z.string() }));
+    // @ts-expect-error an array is no object
+    void (() => toolRunner(client, params, { output: z.array(z.object({ city: z.string() })) }));
+    // @ts-expect-error a JSON Schema of another type
+    void (() => toolRunner(client, params, { output: { type: 'array', items: { type: 'string' } } }));
+    // A schema annotated with an interface, and a record, are objects.
+    interface Report {
+      city: string;
+    }
+    const report: z.ZodType<Report> = z.object({ city: z.string() });
+    expectTypeOf(toolRunner(client, params, { output: report }).output).toEqualTypeOf<Report | undefined>();
+    expectTypeOf(toolRunner(client, params, { output: z.record(z.string(), z.number()) }).output).toEqualTypeOf<Record<string, number> | undefined>();
     await server.close();
   });
 
