@@ -77,10 +77,18 @@ export function tool<const S extends AnySchema, const Name extends string = stri
 /** The fields `tool()` reads (an API tool key passes to the definition; any other field stays on the tool, unsent). */
 const TOOL_OPTION_KEYS = ['name', 'description', 'inputSchema', 'run', 'needsApproval', 'timeoutMs'];
 
-/** A field that misspells one `tool()` reads would be left out of the definition silently (no description sent, no timeout): refused. */
+/** The names other libraries give a tool's timeout: `tool()` reads `timeoutMs` (milliseconds). */
+const TIMEOUT_NAMES = ['timeout', 'timeoutSeconds', 'timeout_seconds', 'timeoutMillis', 'timeLimit', 'time_limit'];
+
+/**
+ * A field that misspells one `tool()` reads, or one of the API's tool definition (`cache_contro`), would be left out
+ * of the definition silently (no description sent, no timeout): refused; so is a timeout under another name.
+ */
 function checkFieldNames(name: string, fields: object): void {
+  const timeout = TIMEOUT_NAMES.find((key) => key in fields);
+  if (timeout) throw new TypeError(`Tool '${name}': unknown field \`${timeout}\`. Did you mean \`timeoutMs\` (milliseconds)?`);
   // A short name (`run`) is near too many words to guess from one letter.
-  const slip = misspeltField(fields, TOOL_OPTION_KEYS, nearLongName, API_KEYS);
+  const slip = misspeltField(fields, [...TOOL_OPTION_KEYS, ...API_KEYS], nearLongName, API_KEYS);
   if (slip) throw new TypeError(`Tool '${name}': unknown field \`${slip.key}\`. Did you mean \`${slip.meant}\`?`);
 }
 

@@ -232,6 +232,12 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(() => tool({ name: 't', descripton: 'Weather', inputSchema: schema, run } as never)).toThrow(new TypeError("Tool 't': unknown field `descripton`. Did you mean `description`?"));
     expect(() => tool({ name: 't', inputSchema: schema, run, timeout_ms: 50 } as never)).toThrow(/unknown field `timeout_ms`\. Did you mean `timeoutMs`\?/);
     expect(() => tool({ name: 't', inputSchema: schema, run, needApproval: true } as never)).toThrow(/unknown field `needApproval`\. Did you mean `needsApproval`\?/);
+    // A timeout under another library's name would be no timeout at all; a slip in a field of the API's definition would not be sent.
+    for (const key of ['timeout', 'timeoutSeconds']) {
+      expect(() => tool({ name: 't', inputSchema: schema, run, [key]: 100 } as never)).toThrow(new TypeError(`Tool 't': unknown field \`${key}\`. Did you mean \`timeoutMs\` (milliseconds)?`));
+    }
+    expect(() => tool({ name: 't', inputSchema: schema, run, cache_contro: { type: 'ephemeral' } } as never)).toThrow(/unknown field `cache_contro`\. Did you mean `cache_control`\?/);
+    expect(() => tool({ name: 't', inputSchema: schema, run, defer_loadin: true } as never)).toThrow(/Did you mean `defer_loading`\?/);
     expect(() => tool({ name: 't', input_schema: { type: 'object' }, run } as never)).toThrow(
       new TypeError("Tool 't': `inputSchema` is required (it got `input_schema`: tool() takes the schema, zod or JSON Schema, as `inputSchema`)"),
     );
