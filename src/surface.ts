@@ -47,7 +47,8 @@ export type RunnableTool<Input = any> = ExtraToolFields & {
   name: string;
   description?: string;
   input_schema: JsonObjectSchema;
-  run: (input: Input, context: ToolContext) => Promisable<ToolResultContent>;
+  /** What the model reads: a string or content blocks; nothing (`undefined`) is an empty result, as in the SDK. */
+  run: (input: Input, context: ToolContext) => Promisable<ToolResultContent | void>;
   /** Run-time validation of the model's input (tools made by `tool()`). */
   validateInput?: (input: unknown) => ValidationResult<Input> | Promise<ValidationResult<Input>>;
   /** Parsing of the model's input, as the SDK's helpers (`betaZodTool`, `betaTool`) provide it. */

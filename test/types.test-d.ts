@@ -30,6 +30,14 @@ describe('types guide the user', () => {
     tool({ name: 'w', description, timeoutMs, needsApproval: undefined, inputSchema: z.object({}), run: () => 'ok' });
   });
 
+  it('a tool may return nothing (an empty result, as the README says), sync or async; not a number', () => {
+    const logged = tool({ name: 'log_event', inputSchema: z.object({ event: z.string() }), run: async ({ event }) => void event });
+    tool({ name: 'noop', inputSchema: z.object({}), run: () => {} });
+    toolRunner(new Anthropic({ apiKey: 'x' }), { model: 'm', max_tokens: 10, messages: [], tools: [logged] });
+    // @ts-expect-error a number is no result
+    tool({ name: 'n', inputSchema: z.object({}), run: () => 42 });
+  });
+
   it('infers the input of run from a zod schema (output type, defaults applied)', () => {
     tool({
       name: 'w',
