@@ -59,14 +59,19 @@ export function compileSchema<T>(owner: SchemaOwner, schema: AnySchema): Compile
   return compileJsonSchema<T>(owner, schema);
 }
 
+/** What to do about a Standard Schema that exports no JSON Schema: zod/mini's (of a zod that can) is told apart from an older zod's. */
+function exportAdvice(schema: StandardSchemaV1): string {
+  const version = (schema as { _zod?: { version?: { major?: unknown; minor?: unknown } } })._zod?.version;
+  const mini = version?.major === 4 && typeof version.minor === 'number' && version.minor >= 2;
+  if (mini) return 'A zod/mini schema exports none: use classic zod (`import { z } from "zod"`), or pass `z.toJSONSchema(schema)`, a plain JSON Schema object.';
+  return 'Use zod >= 4.2 (zod 3 and zod 4.0–4.1 cannot export it, "zod/v4" of zod 3 neither), a library that implements Standard JSON Schema, or pass a plain JSON Schema object.';
+}
+
 function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1): CompiledSchema<T> {
   const standard = schema['~standard'] as StandardSchemaV1['~standard'] &
     Partial<StandardJSONSchemaV1['~standard']>;
   if (!standard.jsonSchema || typeof standard.jsonSchema.input !== 'function') {
-    throw new TypeError(
-      `${owner.label}: ${owner.noun} (a ${standard.vendor} schema) cannot export JSON Schema (Standard JSON Schema). ` +
-        'Use zod >= 4.2 (zod 3 and zod 4.0–4.1 cannot export it, "zod/v4" of zod 3 neither), a library that implements Standard JSON Schema, or pass a plain JSON Schema object.',
-    );
+    throw new TypeError(`${owner.label}: ${owner.noun} (a ${standard.vendor} schema) cannot export JSON Schema (Standard JSON Schema). ${exportAdvice(schema)}`);
   }
   let jsonSchema: Record<string, unknown>;
   try {
@@ -113,9 +118,17 @@ function assertObjectSchema(owner: SchemaOwner, schema: object): asserts schema 
   const type = (schema as { type?: unknown }).type;
   if (type !== 'object') {
     throw new TypeError(
-      `${owner.label}: ${owner.noun} must describe an object (type: "object") at the top level, got type ${JSON.stringify(type) ?? 'undefined'}`,
+      `${owner.label}: ${owner.noun} must describe an object (type: "object") at the top level, got type ${JSON.stringify(type) ?? 'undefined'}${notObjectHint(schema)}`,
     );
   }
+}
+
+/** Why a schema of no type is none: a zod shape not wrapped in `z.object()`, or a union at the top level. */
+function notObjectHint(schema: object): string {
+  const values = Object.values(schema);
+  if (values.length > 0 && values.every(isStandardSchema)) return ' (a shape of schemas: wrap it in z.object({ ... }))';
+  const union = ['anyOf', 'oneOf'].find((key) => key in schema);
+  return union ? ` (a union, \`${union}\`, at the top level: the API takes one object schema there; put the union in a field of an object)` : '';
 }
 
 function describe(value: unknown): string {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import * as zm from 'zod/mini';
 import { ReplyError, agentTool, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
@@ -122,6 +123,11 @@ describe('bad input from the user is a clear error at construction, before any r
     // A zod older than 4.2 (or zod 3's "zod/v4") has no Standard JSON Schema to export.
     const oldZod = { '~standard': { version: 1, vendor: 'zod', validate: (value: unknown) => ({ value }) } };
     expect(() => tool({ name: 'x', inputSchema: oldZod as never, run: () => '' })).toThrow(/\(a zod schema\) cannot export JSON Schema .*Use zod >= 4\.2 \(zod 3 and zod 4\.0–4\.1 cannot export it/);
+    // A zod shape not wrapped in z.object(), a union at the top level: said what they are.
+    expect(() => tool({ name: 'x', inputSchema: { city: z.string() } as never, run: () => '' })).toThrow(/got type undefined \(a shape of schemas: wrap it in z\.object\(\{ \.\.\. \}\)\)/);
+    expect(() => tool({ name: 'x', inputSchema: z.union([z.object({ a: z.string() }), z.object({ b: z.number() })]), run: () => '' })).toThrow(/got type undefined \(a union, `anyOf`, at the top level/);
+    // zod/mini of a zod that can: told so, not to upgrade.
+    expect(() => tool({ name: 'x', inputSchema: zm.object({ q: zm.string() }) as never, run: () => '' })).toThrow(/cannot export JSON Schema .*A zod\/mini schema exports none: use classic zod/);
     // An option among the params would go to the API (which refuses it), a param among the options is unknown there: each names where it belongs.
     expect(make({ fallback: [] })).toThrow(new TypeError('toolRunner: `fallback` is an option of the runner, not a request param: pass it in the third argument, toolRunner(client, params, { fallback })'));
     expect(make({ concurrency: 2 })).toThrow(/`concurrency` is an option of the runner, not a request param/);
