@@ -24,7 +24,7 @@ export function splitParams(params: RunnerParams): SplitParams {
   messages.forEach((message, i) => {
     const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown };
     if (role !== 'user' && role !== 'assistant' && role !== 'system') {
-      throw new TypeError(`toolRunner: params.messages[${i}].role must be 'user' or 'assistant', got ${JSON.stringify(role)}`);
+      throw new TypeError(`toolRunner: params.messages[${i}].role must be 'user', 'assistant' or 'system' (a system message, SDK 1.14), got ${JSON.stringify(role)}`);
     }
     if (typeof content !== 'string' && !Array.isArray(content)) {
       throw new TypeError(`toolRunner: params.messages[${i}].content must be a string or an array of content blocks`);

@@ -111,7 +111,7 @@ describe('bad input from the user is a clear error at construction, before any r
     const client = server.client();
     const make = (params: object, options?: object) => () => toolRunner(client, { ...baseParams, ...params } as never, options as never);
     expect(make({ messages: undefined })).toThrow(/params.messages must be an array/);
-    expect(make({ messages: [{ role: 'bot', content: 'x' }] })).toThrow(/messages\[0\].role must be 'user' or 'assistant'/);
+    expect(make({ messages: [{ role: 'bot', content: 'x' }] })).toThrow(/messages\[0\].role must be 'user', 'assistant' or 'system' \(a system message, SDK 1.14\), got "bot"/);
     expect(make({ tools: [order(), order()] })).toThrow(/two tools are named 'get_order'/);
     expect(make({ max_iterations: -3 })).toThrow(/max_iterations must be a positive integer \(or 0 for no limit, as in the SDK\), got -3/);
     expect(make({ max_iterations: 1.5 })).toThrow(/max_iterations must be a positive integer/);
