@@ -42,7 +42,7 @@ const runner = toolRunner(
   {
     fallback: [
       { client: backup }, // the same model, through another key
-      { client: backup, model: 'claude-haiku-5-0', max_tokens: 512 }, // then a smaller model
+      { client: backup, model: 'claude-haiku-5-5', max_tokens: 512 }, // then a smaller model
     ],
     onEvent: (event) => {
       if (event.type !== 'request.end') return;

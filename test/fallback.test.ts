@@ -34,17 +34,17 @@ describe('fallbacks across clients and models', () => {
     const runner = toolRunner(primary.client({ maxRetries: 2, logLevel: 'warn' }), { ...baseParams, system: 'Be brief.' }, {
       logger,
       onEvent: (event) => events.push(event),
-      fallback: [{ client: fallback.client(), model: 'claude-haiku-5-0', max_tokens: 512 }],
+      fallback: [{ client: fallback.client(), model: 'claude-haiku-5-5', max_tokens: 512 }],
     });
     const final = await runner;
     expect(final.content).toEqual([{ type: 'text', text: 'From the fallback.', citations: null }]);
-    expect(final.model).toBe('claude-haiku-5-0');
+    expect(final.model).toBe('claude-haiku-5-5');
     // The client's own retries ran first: three tries, numbered by the SDK.
     expect(primary.requests.map((request) => request.headers['x-stainless-retry-count'])).toEqual(['0', '1', '2']);
     // The fallback got the whole history, its overrides, and no thread.
     const sent = wire(fallback.requests[0]!).body;
     expect(sent.messages).toEqual(baseParams.messages);
-    expect(sent).toMatchObject({ model: 'claude-haiku-5-0', max_tokens: 512, system: 'Be brief.' });
+    expect(sent).toMatchObject({ model: 'claude-haiku-5-5', max_tokens: 512, system: 'Be brief.' });
     expect(sent).not.toHaveProperty('thread');
     expect(fallback.requests[0]!.headers['anthropic-beta'] ?? '').not.toContain('message-threads');
     const end = events.filter((event) => event.type === 'request.end');
@@ -52,7 +52,7 @@ describe('fallbacks across clients and models', () => {
     expect(end[0]).toMatchObject({ requestId: 1, fallback: 0, message: final });
     expect(lines).toContainEqual({
       level: 'warn',
-      message: expect.stringMatching(/^The request failed on the primary after the client's retries \(OverloadedError: 529 overloaded_error: Mock overloaded_error \(529\)\); sending it to fallback 0 \(Anthropic client, model 'claude-haiku-5-0'\)$/),
+      message: expect.stringMatching(/^The request failed on the primary after the client's retries \(OverloadedError: 529 overloaded_error: Mock overloaded_error \(529\)\); sending it to fallback 0 \(Anthropic client, model 'claude-haiku-5-5'\)$/),
     });
     expect(runner.usage).toMatchObject({ input_tokens: 11, output_tokens: 4 });
     expect(runner.iteration).toBe(1);
@@ -140,8 +140,8 @@ describe('fallbacks across clients and models', () => {
       { content: [toolUse('get_weather', { location: 'Paris' })] },
       { content: [text('Back on the primary model.')] },
     ]);
-    await toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, { fallback: [{ model: 'claude-haiku-5-0', stop_sequences: ['STOP'] }] });
-    expect(server.requests.map((request) => wire(request).body.model)).toEqual([baseParams.model, 'claude-haiku-5-0', baseParams.model]);
+    await toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, { fallback: [{ model: 'claude-haiku-5-5', stop_sequences: ['STOP'] }] });
+    expect(server.requests.map((request) => wire(request).body.model)).toEqual([baseParams.model, 'claude-haiku-5-5', baseParams.model]);
     expect(server.requests.map(threadKind)).toEqual(['create', 'none', 'create']);
     expect(wire(server.requests[1]!).body.stop_sequences).toEqual(['STOP']);
     expect(wire(server.requests[2]!).body).not.toHaveProperty('stop_sequences');
@@ -199,10 +199,10 @@ describe('fallbacks across clients and models', () => {
     const fallback = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })] }]);
     await toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, {
       onEvent: openTelemetry({ tracer }),
-      fallback: [{ client: fallback.client(), model: 'claude-haiku-5-0' }],
+      fallback: [{ client: fallback.client(), model: 'claude-haiku-5-5' }],
     });
     const chats = exporter.getFinishedSpans().filter((span) => span.name.startsWith('chat'));
-    expect(chats.map((span) => span.attributes['gen_ai.response.model'])).toEqual(['claude-haiku-5-0', baseParams.model]);
+    expect(chats.map((span) => span.attributes['gen_ai.response.model'])).toEqual(['claude-haiku-5-5', baseParams.model]);
     expect(chats.map((span) => span.attributes['tool_runner.request.fallback'])).toEqual([0, undefined]);
   });
 
@@ -262,11 +262,11 @@ describe('fallbacks across clients and models', () => {
     await toolRunner(
       primary.client({ maxRetries: 0, logger, logLevel: 'warn' }),
       { ...baseParams, max_tokens: 4096, tools: [weatherTool()], compactionControl: { enabled: true, contextTokenThreshold: 10_000 } },
-      { fallback: [{ client: fallback.client(), model: 'claude-haiku-5-0', max_tokens: 64 }] },
+      { fallback: [{ client: fallback.client(), model: 'claude-haiku-5-5', max_tokens: 64 }] },
     );
     expect(wire(fallback.requests[0]!).body.max_tokens).toBe(64);
     const warning = lines.find((line) => line.message.startsWith('Compaction: the summary request'))?.message;
-    expect(warning).toMatch(/^Compaction: the summary request was cut off at max_tokens \(64 tokens from claude-haiku-5-0\)/);
+    expect(warning).toMatch(/^Compaction: the summary request was cut off at max_tokens \(64 tokens from claude-haiku-5-5\)/);
     expect(warning).not.toContain('4096');
   });
 });
@@ -398,7 +398,7 @@ describe('options.fallback is checked at construction', () => {
   const server = { beta: { messages: { create: () => Promise.reject(new Error('unused')), stream: () => ({}) as never } } };
   const cases: Array<[string, unknown, RegExp]> = [
     ['not an array', { model: 'x' }, /options\.fallback must be an array/],
-    ['an entry that is not an object', ['claude-haiku-5-0'], /options\.fallback\[0\] must be an object/],
+    ['an entry that is not an object', ['claude-haiku-5-5'], /options\.fallback\[0\] must be an object/],
     ['a client without messages', [{ client: {} }], /options\.fallback\[0\]\.client must be an Anthropic client/],
     ['an empty model', [{ model: '' }], /options\.fallback\[0\]\.model must be a non-empty string/],
     ['messages', [{ messages: [] }], /options\.fallback\[0\]\.messages: .*not 'messages' \(the whole history goes to every entry\)/],
@@ -409,7 +409,7 @@ describe('options.fallback is checked at construction', () => {
     ['maxRetries', [{ maxRetries: 1 }], /fallback\[0\]\.maxRetries: `maxRetries` is an option of the runner/],
     ['an option of the runner', [{ budget: { maxTokens: 10 } }], /fallback\[0\]\.budget: `budget` is an option of the runner/],
     // Found only in an outage otherwise: a request the API refuses, or no fallback at all.
-    ['a misspelt param', [{ modle: 'claude-haiku-5-0' }], /^toolRunner: options\.fallback\[0\]: unknown param 'modle'\. Did you mean 'model'\?$/],
+    ['a misspelt param', [{ modle: 'claude-haiku-5-5' }], /^toolRunner: options\.fallback\[0\]: unknown param 'modle'\. Did you mean 'model'\?$/],
     ['a param in camel case', [{ model: 'a', maxTokens: 100 }], /fallback\[0\]: unknown param 'maxTokens'\. Did you mean 'max_tokens'\?/],
     ['a param of another case', [{ Model: 'a' }], /fallback\[0\]: unknown param 'Model'\. Did you mean 'model'\?/],
     ['a misspelt client', [{ clinet: {} }], /^toolRunner: options\.fallback\[0\]: unknown key 'clinet'\. Did you mean 'client'\?$/],
