@@ -47,7 +47,7 @@ describe('examples run offline', () => {
       /last request: tool_choice \{"type":"none"\}\nanswer: You can send 50 requests per minute per key\./,
       /stopped by: budget after 5 requests, 5000 tokens/,
     ],
-    fallback: [/request 1: answered by fallback 1 \(claude-haiku-5-0\)\nrequest 2: answered by the primary/, /answer: It is 21°C in Paris\./, /requests: primary 3, backup 2/],
+    fallback: [/request 1: answered by fallback 1 \(claude-haiku-5-5\)\nrequest 2: answered by the primary/, /answer: It is 21°C in Paris\./, /requests: primary 3, backup 2/],
     inspect: [/^inspector: http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+$/m, /answer: It is sunny in Paris, and Ann knows\./, /recorded \d+ events; look at them again with: npx tool-runner inspect .*tool-runner-runs\.jsonl/],
     agents: [
       /\[papers_agent\] search_papers done/,
@@ -64,7 +64,7 @@ describe('examples run offline', () => {
     it.skipIf(name === 'durable' && !databaseUrl)(name, async () => {
       const { stdout, stderr } = await example(name);
       for (const pattern of patterns) expect(stdout).toMatch(pattern);
-      if (name === 'fallback') expect(stderr).toMatch(/The request failed on fallback 0 \(Anthropic client\) .*; sending it to fallback 1 \(Anthropic client, model 'claude-haiku-5-0'\)/);
+      if (name === 'fallback') expect(stderr).toMatch(/The request failed on fallback 0 \(Anthropic client\) .*; sending it to fallback 1 \(Anthropic client, model 'claude-haiku-5-5'\)/);
       if (name === 'debugging') expect(stderr).toMatch(/Tool 'divide' \(toolu_\w+\) failed: RangeError: division by zero\n\s+at /);
     });
   }

@@ -120,7 +120,7 @@ describe('random failures on the primary and its fallbacks', () => {
           const runner = toolRunner(
             primary!,
             { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user', content: 'go' }], tools: [act], stream, ...(thread ? {} : { thread: false as const }) },
-            { fallback: [{ client: first!, model: 'claude-haiku-5-0' }, { client: second! }] },
+            { fallback: [{ client: first!, model: 'claude-haiku-5-5' }, { client: second! }] },
           );
           for (let attempt = 0; attempt < 30; attempt++) {
             try {

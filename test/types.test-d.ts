@@ -94,11 +94,11 @@ describe('types guide the user', () => {
     const client = new Anthropic({ apiKey: 'x' });
     const vertex = new AnthropicVertex({ region: 'us-east5', projectId: 'p', accessToken: 'x' });
     const params = { model: 'claude-sonnet-5-5', max_tokens: 10, messages: [{ role: 'user' as const, content: 'x' }] };
-    toolRunner(client, params, { fallback: [{ client: vertex, model: 'claude-sonnet-5-5@20260101' }, { model: 'claude-haiku-5-0', max_tokens: 5, stop_sequences: ['x'] }] });
+    toolRunner(client, params, { fallback: [{ client: vertex, model: 'claude-sonnet-5-5@20260101' }, { model: 'claude-haiku-5-5', max_tokens: 5, stop_sequences: ['x'] }] });
     // @ts-expect-error the whole history goes to every entry
     toolRunner(client, params, { fallback: [{ messages: [] }] });
     // @ts-expect-error a misspelled param is caught
-    toolRunner(client, params, { fallback: [{ modle: 'claude-haiku-5-0' }] });
+    toolRunner(client, params, { fallback: [{ modle: 'claude-haiku-5-5' }] });
     expectTypeOf<ContextOverflowError['tokens']>().toEqualTypeOf<number | undefined>();
   });
 
