@@ -28,9 +28,18 @@ import type { AnyCall } from './types.js';
 function checkResumeArgument(resume: unknown): void {
   if (Array.isArray(resume)) throw new TypeError('resumeToolRunner: the third argument is { tools, options? }: pass the tools as { tools: [...] }');
   if (typeof resume !== 'object' || resume === null) throw new TypeError('resumeToolRunner: the third argument must be { tools?, options? }');
-  for (const key of Object.keys(resume)) {
-    if (key !== 'tools' && key !== 'options') throw new TypeError(`resumeToolRunner: unknown key '${key}' in the third argument, which is { tools?, options? }: the run's options go in { options: { ${key}, ... } }`);
+  for (const [key, value] of Object.entries(resume)) {
+    if (key === 'tools' || key === 'options') continue;
+    // A tool given by its own name (`{ deploy }`) belongs in the tools, anything else in the options.
+    const where = isToolLike(value) ? `the tools go in { tools: [${key}, ...] }` : `the run's options go in { options: { ${key}, ... } }`;
+    throw new TypeError(`resumeToolRunner: unknown key '${key}' in the third argument, which is { tools?, options? }: ${where}`);
   }
+}
+
+/** A runnable tool, a toolset or a tool definition: something with a name and a `run`, or an API tool's fields. */
+function isToolLike(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  return typeof (value as { name?: unknown }).name === 'string' && ('run' in value || 'input_schema' in value || 'type' in value);
 }
 
 export function resumeToolRunner<Stream extends boolean = boolean, const Output extends OutputSchema | undefined = undefined>(

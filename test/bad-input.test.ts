@@ -201,6 +201,9 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(() => resumeToolRunner(client, JSON.stringify(snapshot) as never)).toThrow('resumeToolRunner: the snapshot is a string: JSON.parse it first');
     expect(() => resumeToolRunner(client, runner as never)).toThrow(/pass the runner's snapshot, runner.toJSON\(\), not the runner/);
     expect(() => resumeToolRunner(client, snapshot, { tools: [], budget: { maxToolCalls: 1 } } as never)).toThrow(/unknown key 'budget' in the third argument.*\{ options: \{ budget, \.\.\. \} \}/);
+    // A tool given by its own name goes in the tools.
+    const deploy = tool({ name: 'deploy', inputSchema: z.object({}), run: () => 'deployed' });
+    expect(() => resumeToolRunner(client, snapshot, { deploy } as never)).toThrow(/unknown key 'deploy' in the third argument, which is \{ tools\?, options\? \}: the tools go in \{ tools: \[deploy, \.\.\.\] \}$/);
     expect(() => resumeToolRunner(client, snapshot, [order()] as never)).toThrow(/pass the tools as \{ tools: \[\.\.\.\] \}/);
     // A setting of the runner misspelt among the params would go to the API, which refuses it (400).
     expect(make({ max_iteration: 3 })).toThrow(new TypeError('toolRunner: unknown param `max_iteration`: did you mean `max_iterations`?'));
