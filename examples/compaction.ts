@@ -35,7 +35,7 @@ const runner = toolRunner(
     tools: [readChapter],
     compactionControl: { enabled: true, contextTokenThreshold: 10_000, keepTurns: 1 },
   },
-  { hooks: { onRequest: (params) => console.log(`request with ${(params.messages as unknown[]).length} messages`) } },
+  { hooks: { onRequest: (params) => console.log(`request with ${params.messages.length} messages`) } },
 );
 const final = await runner;
 console.log(`answer: ${textOf(final)}`);

@@ -22,7 +22,7 @@ const runner = toolRunner(
   { model, max_tokens: 1024, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [getWeather] },
   {
     hooks: {
-      onRequest: (params) => console.log(`→ request with ${(params.messages as unknown[]).length} messages`),
+      onRequest: (params) => console.log(`→ request with ${params.messages.length} messages`),
       onMessage: (message) => console.log(`← ${message.stop_reason}, ${message.usage.output_tokens} output tokens`),
       onToolCall: (call) => {
         const { city } = call.input as { city: string };

@@ -2,7 +2,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
 import { untilAborted } from './guards.js';
-import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, Promisable, ToolResultContent } from './types.js';
+import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, MessageCreateParamsBase, Promisable, ToolResultContent } from './types.js';
 import { thrownText } from './described.js';
 import { invalidResultKind } from './result-kind.js';
 
@@ -12,9 +12,16 @@ export type ToolCall<Call extends AnyCall = AnyCall> = Call & { id: string; tool
 /** What `onToolCall` may return: skip the call with a given result, or replace its input (validated again). */
 export type ToolCallOverride = { result: ToolResultContent; isError?: boolean } | { input: unknown };
 
+/**
+ * What `onRequest` is given: the request's params as the run holds them (the whole history, the tools' definitions,
+ * the model). Over a message thread the wire body is smaller (only the new messages, no `tools`, with `thread`): the
+ * params are what the model sees. Any other field a request carries is there too.
+ */
+export type RequestParams = MessageCreateParamsBase & Record<string, unknown>;
+
 export interface Hooks<Call extends AnyCall = AnyCall> {
-  /** Before each request, with the body about to be sent. */
-  onRequest?: (params: Record<string, unknown>) => Promisable<void>;
+  /** Before each request (a compaction's summary request too), with its params: see {@link RequestParams}. */
+  onRequest?: (params: RequestParams) => Promisable<void>;
   /** For each reply, when it has fully arrived. */
   onMessage?: (message: BetaMessage) => Promisable<void>;
   /** Before each tool call runs (after its input is validated); may skip or replace it. */

@@ -91,7 +91,7 @@ export type { Budget, LoopGuardOptions, OnLimit, RunControlOptions } from './run
 export type { StoppedBy } from './stop-reason.js';
 export type { RunnerEvent, RunnerListener } from './events.js';
 export type { RunScope, ScopedCall, ScopedOutcome } from './scope.js';
-export type { Hooks, ToolCall, ToolCallOverride } from './hooks.js';
+export type { Hooks, RequestParams, ToolCall, ToolCallOverride } from './hooks.js';
 export { tool, isRunnableTool } from './tool.js';
 export { agentTool } from './agent-tool.js';
 export type { AgentToolOptions } from './agent-tool.js';

@@ -14,7 +14,7 @@ import { ReplyError } from './errors.js';
 import { FallbackChain, type FallbackTarget, bodyFor, withFirstEvent } from './fallback.js';
 import { withHelperHeader } from './helper-header.js';
 import type { RunnerEvent } from './events.js';
-import { callHook } from './hooks.js';
+import { type RequestParams, callHook } from './hooks.js';
 import { startedBeforeCutOffText, startedBeforePauseText, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { Runner } from './surface.js';
@@ -94,7 +94,7 @@ export class Requests {
     // Whether the history changed only by the runner's own appends since the last request.
     const appendsOnly = this.#run.state.prepareHistory();
     const body = this.#body(compaction);
-    const hooked = callHook(this.#run.options.hooks, 'onRequest', runSignal(this.#run), body);
+    const hooked = callHook(this.#run.options.hooks, 'onRequest', runSignal(this.#run), body as RequestParams);
     return hooked ? hooked.then(() => this.#request(body, appendsOnly, compaction)) : this.#request(body, appendsOnly, compaction);
   }
 
@@ -266,7 +266,7 @@ export class Requests {
       if (reached) throw new ContextOverflowError((overflowed instanceof ContextOverflowError ? overflowed.cause : overflowed) as APIError, overflow, `The history was compacted, but the request was not sent again (${reached}). Iterate again to stop the run with 'budget', or raise the budget to go on.`);
       request.appendsOnly = run.state.prepareHistory();
       const body = this.#body(undefined);
-      await callHook(run.options.hooks, 'onRequest', signal, body);
+      await callHook(run.options.hooks, 'onRequest', signal, body as RequestParams);
       turn.requestId = this.#started(body, 'turn');
       return await send(body);
     } catch (error) {
@@ -305,7 +305,7 @@ export class Requests {
    */
   async summary(body: Record<string, unknown>, signal?: AbortSignal | null): Promise<BetaMessage> {
     const run = this.#run;
-    await callHook(run.options.hooks, 'onRequest', signal ?? runSignal(run), body);
+    await callHook(run.options.hooks, 'onRequest', signal ?? runSignal(run), body as RequestParams);
     // Asked for by a turn (after an overflow): with the turn's signal, which the run's aborts too.
     const options = signal ? { ...this.#options(), signal } : this.#options();
     const sent: Sent = { requestId: this.#started(body, 'compaction'), fallback: undefined };

@@ -30,6 +30,21 @@ describe('types guide the user', () => {
     tool({ name: 'w', description, timeoutMs, needsApproval: undefined, inputSchema: z.object({}), run: () => 'ok' });
   });
 
+  it('onRequest gets the params typed (messages, model), and a hook typed with a record is still taken', () => {
+    const client = new Anthropic({ apiKey: 'x' });
+    const params = { model: 'm', max_tokens: 10, messages: [] };
+    toolRunner(client, params, {
+      hooks: {
+        onRequest: (request) => {
+          expectTypeOf(request.messages.length).toEqualTypeOf<number>();
+          expectTypeOf(request.model).toMatchTypeOf<string>();
+        },
+      },
+    });
+    const loose = (_request: Record<string, unknown>) => undefined;
+    toolRunner(client, params, { hooks: { onRequest: loose } });
+  });
+
   it('a tool may return nothing (an empty result, as the README says), sync or async; not a number', () => {
     const logged = tool({ name: 'log_event', inputSchema: z.object({ event: z.string() }), run: async ({ event }) => void event });
     tool({ name: 'noop', inputSchema: z.object({}), run: () => {} });
