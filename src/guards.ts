@@ -71,8 +71,16 @@ export class Limiter {
 export type RunOutcome = { ok: true; value: unknown } | { ok: false; thrown: unknown } | StoppedOutcome;
 export type StoppedOutcome = { ok: false; timedOut: number | undefined; started: boolean };
 
-/** The signal of tools in a run that cannot be aborted: one shared signal that never fires. */
+/** Marks a run that cannot be aborted (no signal, no timeout): never handed to a tool, whose listeners would pile up on it. */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
+/**
+ * A signal that never fires, of the call's own: what a tool of a run that cannot be aborted gets, so that the listeners
+ * it adds (`addEventListener('abort', …)`) go with the call (on one shared signal they stayed for the process's life).
+ */
+export function neverAbortedSignal(): AbortSignal {
+  return new AbortController().signal;
+}
 
 /**
  * How long a stopped run that ends when its signal aborts (a sub-agent) is given to end before its call is
@@ -109,7 +117,7 @@ export async function runWithGuards(
     if (signal === NEVER_ABORTED) {
       // Nothing can stop it: its own outcome, started (as any guarded run) after the current tick.
       await undefined;
-      return { ok: true, value: await run(signal) };
+      return { ok: true, value: await run(neverAbortedSignal()) };
     }
     // Aborted before it could start (the run's signal while it waited for a slot, or a hook ran): never started.
     let started = false;

@@ -153,6 +153,24 @@ describe('tool results', () => {
     const str = await resultFor([tool({ name: 's', inputSchema: { type: 'object' }, run: () => 'plain' })], 's', {});
     expect(str.content).toBe('plain');
   });
+
+  it("a run with no signal and no timeout gives each call a signal of its own: abort listeners a tool adds go with the call, not onto one signal of the process", async () => {
+    const signals: AbortSignal[] = [];
+    const listen = tool({
+      name: 'listen',
+      inputSchema: z.object({}),
+      run: (_input, { signal }) => {
+        signals.push(signal);
+        signal.addEventListener('abort', () => undefined, { once: true });
+        return 'ok';
+      },
+    });
+    const server = await mockServer([{ content: [toolUse('listen', {}), toolUse('listen', {})] }, { content: [toolUse('listen', {})] }, { content: [text('Done.')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [listen] });
+    expect(signals).toHaveLength(3);
+    expect(new Set(signals).size).toBe(3);
+    expect(signals.every((signal) => !signal.aborted)).toBe(true);
+  });
 });
 
 describe('errors (SPEC §5)', () => {
