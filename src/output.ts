@@ -92,6 +92,8 @@ export class RunOutput {
     }
     const read = this.#read(text);
     if (!(read instanceof Promise)) {
+      // The answer the run ended on does not fit the schema given on resume: a mistake of the caller's, said at once.
+      if (!read.ok && !stored) throw new TypeError(`resumeToolRunner: the run ended on an answer that options.output does not take:\n${read.issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n')}\nResume with the output schema the run had.`);
       this.#value = read.ok ? { value: read.value, text } : stored;
       return;
     }

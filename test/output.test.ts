@@ -120,6 +120,19 @@ describe('options.output', () => {
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
+  it('a finished run resumed with an output schema its answer does not pass: a TypeError naming the fields, not an output left undefined without a word', async () => {
+    const server = await mockServer([{ content: [json({ city: 'Paris', temperature: 21 })] }]);
+    const runner = toolRunner(server.client(), baseParams, { output: report });
+    await runner;
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    const other = z.object({ country: z.string() });
+    expect(() => resumeToolRunner(server.client(), snapshot, { options: { output: other } })).toThrow(
+      /^resumeToolRunner: the run ended on an answer that options\.output does not take:\n {2}- country: .*\nResume with the output schema the run had\.$/,
+    );
+    // With its own schema, the answer is read again.
+    expect(resumeToolRunner(server.client(), snapshot, { options: { output: report } }).output).toMatchObject({ city: 'Paris', temperature: 21 });
+  });
+
   it('after an OutputError, a question pushed instead of the repair gets repair turns of its own, in the run and after a resume', async () => {
     for (const via of ['in process', 'a snapshot', 'a snapshot taken after the push'] as const) {
       const bad = json({ city: 'Paris', temperature: 'warm' });
