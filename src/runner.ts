@@ -330,6 +330,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
 
   /** Drives the loop to its end (or to a stop for approval) and resolves to the last message. */
   async runUntilDone(): Promise<BetaMessage> {
+    // In its own loop body: the run settles once the loop ends, which waits for this body (as on the SDK's runner).
+    if (this.turn?.inBody) this.run.logger.warn(AWAITED_IN_BODY);
     if (!this.#consumed) {
       for await (const _ of this) {
         // Each iteration's work happens in the runner.
@@ -347,6 +349,9 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     return this.runUntilDone().then(onfulfilled, onrejected);
   }
 }
+
+const AWAITED_IN_BODY =
+  'The runner was awaited (or runUntilDone() called) inside its own loop body: it settles only once the loop ends, which waits for this body, so an await here never returns. Use runner.generateToolResponse() for this turn, or await the runner after the loop.';
 
 /**
  * How a turn's reply failed, once it settled; none when it arrived, or when the runner aborted it

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, sleep, weatherTool, wire } from './helpers.js';
+import { baseParams, captureLogger, mockServer, sleep, weatherTool, wire } from './helpers.js';
 
 describe('the loop', () => {
   it('yields each assistant message, runs the tools and sends their results back', async () => {
@@ -86,6 +86,23 @@ describe('driving and ending the loop', () => {
     const final = await runner.runUntilDone();
     expect(await done).toBe(final);
     expect(final.content[0]).toMatchObject({ text: 'Hello' });
+  });
+
+  it('the runner awaited inside its own loop body (which never returns, as on the SDK) is warned about; a then() there settles after the loop', async () => {
+    const { lines, logger } = captureLogger();
+    const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })] }, { content: [text('21°C.')] }]);
+    const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), { ...baseParams, tools: [weatherTool()] });
+    let settled: unknown;
+    for await (const message of runner) {
+      // Not awaited (that would wait for this very loop): a callback for the end.
+      if (message.stop_reason === 'tool_use') void runner.then((final) => (settled = final));
+    }
+    await sleep(0);
+    expect(settled).toMatchObject({ content: [{ type: 'text', text: '21°C.' }] });
+    expect(lines.filter((line) => line.level === 'warn').map((line) => line.message)).toEqual([expect.stringMatching(/^The runner was awaited \(or runUntilDone\(\) called\) inside its own loop body: .* never returns/)]);
+    // Outside the loop body, nothing is said.
+    await runner;
+    expect(lines.filter((line) => line.level === 'warn')).toHaveLength(1);
   });
 
   it('max_iterations stops after that many requests, even when the model wants more tools', async () => {
