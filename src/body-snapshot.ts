@@ -8,11 +8,17 @@ import type { RunnerSnapshot } from './snapshot.js';
 import type { Turn } from './turn-state.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
 
+/** The reply the body was given, held after the snapshot's history as the run will hold it: one that asks for tools, the final answer or a paused turn. */
+export function holdBodyReply(snapshot: RunnerSnapshot, reply: BetaMessage, how: 'asks' | 'final' | 'paused', response: Turn['response'], dropsRefusals: boolean): BetaMessageParam | undefined {
+  if (how === 'asks') return holdReplyThatAsks(snapshot, reply, response);
+  return how === 'final' ? holdFinalReply(snapshot, reply, dropsRefusals) : holdPausedReply(snapshot, reply);
+}
+
 /**
  * A reply that asks for tools: held, so that the resumed run answers its calls; with the answer
  * `generateToolResponse()` gave the body (none waiting), as the body changed it, as the run would send it.
  */
-export function holdReplyThatAsks(snapshot: RunnerSnapshot, reply: BetaMessage, response: Turn['response']): BetaMessageParam {
+function holdReplyThatAsks(snapshot: RunnerSnapshot, reply: BetaMessage, response: Turn['response']): BetaMessageParam {
   const kept = holdKept(snapshot, reply);
   const given = response?.given;
   if (given && given.pending.length === 0 && response!.key === toolUsesOf(kept).map((use) => use.id).join('\n')) {
@@ -28,9 +34,17 @@ export function holdReplyThatAsks(snapshot: RunnerSnapshot, reply: BetaMessage, 
  * request. A reply the run does not keep (refused on a message thread, empty or of blank text only) is
  * not held, as the run does not hold it. Returns the reply as held, if it is.
  */
-export function holdFinalReply(snapshot: RunnerSnapshot, reply: BetaMessage, dropsRefusals: boolean): BetaMessageParam | undefined {
+function holdFinalReply(snapshot: RunnerSnapshot, reply: BetaMessage, dropsRefusals: boolean): BetaMessageParam | undefined {
   snapshot.stoppedBy = 'model';
   if (reply.stop_reason === 'refusal' && dropsRefusals) return undefined;
+  return keptReply(reply).kept.content.length > 0 ? holdKept(snapshot, reply) : undefined;
+}
+
+/**
+ * A paused turn (`pause_turn`): held, so that the resumed run sends it back and the server resumes its work (not
+ * started over, its server tools run and paid for again). An empty one is not held, as the run does not hold it.
+ */
+function holdPausedReply(snapshot: RunnerSnapshot, reply: BetaMessage): BetaMessageParam | undefined {
   return keptReply(reply).kept.content.length > 0 ? holdKept(snapshot, reply) : undefined;
 }
 

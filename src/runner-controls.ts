@@ -12,7 +12,7 @@ import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
 import { asMessageParams, toolUsesOf } from './history.js';
-import { holdFinalReply, holdReplyThatAsks } from './body-snapshot.js';
+import { holdBodyReply } from './body-snapshot.js';
 import { runnerLogger } from './log.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -379,14 +379,14 @@ export abstract class RunnerControls implements Runner {
     const replyAdded = step === 'run_tools';
     // Or the model's final answer, when the run ends on it at once (body-snapshot.ts): with no compaction to send first.
     const final = step === 'stop' && this.control.endsOnReplyAtOnce() && !this.compactions.scheduled;
-    // Taken in the body of a reply it does not hold (still streaming, paused, dropped): its eager calls are not counted.
+    // Taken in the body of a reply it does not hold as asking (still streaming, paused, dropped): its eager calls are not counted.
     // The history with replies placed in it as their role and content; taken in the body after it set the history,
     // what the history will hold once the body is done (the reply it was given once).
     const messages = asMessageParams(turn?.inBody && turn.tookControl ? this.state.bodyHistory(turn.historyBefore ?? [], turn.reply) : this.state.messages);
     const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody), uncounted, messages);
     if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
-    /** The body's reply the snapshot holds after the run's own messages. */
-    const added = reply && replyAdded ? holdReplyThatAsks(snapshot, reply, turn!.response) : reply && final ? holdFinalReply(snapshot, reply, this.state.dropsRefusals) : undefined;
+    const hold = replyAdded ? 'asks' : final ? 'final' : step === 'resume' ? 'paused' : undefined; // (after the run's own messages)
+    const added = reply && hold && holdBodyReply(snapshot, reply, hold, turn!.response, this.state.dropsRefusals);
     // The thread goes on from the reply the snapshot's history holds (the body's, taken in the loop body).
     const thread = this.run.thread.toJSON(messages, added);
     if (thread) snapshot.thread = structuredClone(thread);

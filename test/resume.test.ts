@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ApprovalRequest, type RunnerSnapshot, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
-import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { historyProblems, serverToolUse, text, toolUse } from 'tool-runner/testing';
 import { byAgent, researchTools } from './fixtures/agent-tools.js';
 import { bankTools } from './fixtures/bank-tools.js';
 import { baseParams, mockServer, sleep, wire } from './helpers.js';
@@ -312,6 +312,30 @@ describe('pause and resume', () => {
       expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Done.' }] });
       expect(log.filter((entry) => entry === 'send'), level).toEqual(['send']);
       expect(historyProblems(resumed.params.messages)).toEqual([]);
+    }
+  });
+
+  it('a snapshot taken in the loop body on a paused turn (pause_turn) holds it: the resumed run sends it back as the run would (the thread continued), not the turn started over', async () => {
+    for (const stream of [false, true]) {
+      for (const thread of [undefined, false] as const) {
+        const server = await mockServer([{ content: [serverToolUse('web_search', { query: 'otters' }, 'srvtoolu_1')], stop_reason: 'pause_turn' }, { content: [text('Otters hold hands.')] }]);
+        const runner = toolRunner(server.client(), { ...baseParams, stream, ...(thread === false && { thread }) });
+        let saved = '';
+        for await (const item of runner) {
+          if (stream) await (item as { finalMessage(): Promise<unknown> }).finalMessage();
+          saved = JSON.stringify(runner.toJSON());
+          break;
+        }
+        const snapshot = JSON.parse(saved) as RunnerSnapshot;
+        expect(snapshot.params.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'server_tool_use', id: 'srvtoolu_1' }] });
+        const resumed = resumeToolRunner(server.client(), snapshot);
+        expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Otters hold hands.' }] });
+        const sent = wire(server.requests[1]!);
+        // The paused turn goes back: alone, continuing the thread, or as the last message of the whole history.
+        if (thread === false) expect(sent.body.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'server_tool_use', id: 'srvtoolu_1' }] });
+        else expect(sent.body).toMatchObject({ messages: [], thread: { type: 'continue' } });
+        expect(historyProblems(resumed.params.messages)).toEqual([]);
+      }
     }
   });
 
