@@ -66,6 +66,11 @@ export class RunState {
     this.replaceHistory([...messages]);
   }
 
+  /** Whether `message` is a reply this run received (its content is one's); `undefined` while it knows none. */
+  isReply(message: BetaMessageParam): boolean | undefined {
+    return this.#replies && typeof message.content === 'object' ? this.#replies.has(message.content) : this.#replies && false;
+  }
+
   /** `reply` is in the history (as `kept`): a message repeating it is left out of a history the caller sets. */
   recordReply(reply: BetaMessage, kept?: BetaMessageParam): void {
     const replies = (this.#replies ??= new WeakMap());

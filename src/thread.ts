@@ -56,6 +56,11 @@ export interface Resumed {
   snapshot: ThreadSnapshot | undefined;
   messages: readonly BetaMessageParam[];
   replied: boolean;
+  /**
+   * Whether a message of the history is a reply the run received (`undefined`: the run knows none, resumed say): the
+   * cache markers are left out up to the last one, as the SDK's thread does, not past an assistant message the caller wrote.
+   */
+  isReply?: ((message: BetaMessageParam) => boolean | undefined) | undefined;
 }
 
 export class MessageThread {
@@ -86,6 +91,8 @@ export class MessageThread {
   #optionsIn: unknown;
   #optionsOut: unknown;
 
+  readonly #isReply: Resumed['isReply'];
+
   /** Without threads every method returns at once (or writes only `undefined`), so one instance serves all runs. */
   static readonly #unthreaded = new MessageThread(false);
 
@@ -103,6 +110,7 @@ export class MessageThread {
     this.#mode = enabled ? 'on' : 'off';
     this.#strips = enabled || overSdkThread;
     this.#replied = this.#strips && resumed?.replied === true;
+    this.#isReply = resumed?.isReply;
     const snapshot = resumed?.snapshot;
     const messages = resumed?.messages;
     if (!enabled || !snapshot) return;
@@ -150,7 +158,7 @@ export class MessageThread {
       return wire;
     }
     const wire = withFields(body, { betas, thread: { type: 'create' } });
-    if (this.#replied) wire['messages'] = withoutAnsweredCacheControl(messages);
+    if (this.#replied) wire['messages'] = withoutAnsweredCacheControl(messages, this.#isReply);
     return wire;
   }
 
@@ -166,7 +174,7 @@ export class MessageThread {
    */
   outsideThread(body: Record<string, unknown>): Record<string, unknown> {
     if (!this.#replied) return body;
-    return withFields(body, { messages: withoutAnsweredCacheControl(body['messages'] as BetaMessageParam[]) });
+    return withFields(body, { messages: withoutAnsweredCacheControl(body['messages'] as BetaMessageParam[], this.#isReply) });
   }
 
   /** Whether the history is what the server holds plus new messages, with the thread's system, tools and model. */
@@ -310,10 +318,11 @@ function same(a: unknown, b: unknown): boolean {
  * exceed what a request may hold (four). Messages after the last reply go as given; the markers
  * in tool additions' definitions go too, as in the SDK's thread.
  */
-function withoutAnsweredCacheControl(messages: BetaMessageParam[]): BetaMessageParam[] {
+function withoutAnsweredCacheControl(messages: BetaMessageParam[], isReply: Resumed['isReply']): BetaMessageParam[] {
   let lastReply = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]!.role === 'assistant') {
+    // The last reply received; with none known, the last assistant message.
+    if (messages[i]!.role === 'assistant' && isReply?.(messages[i]!) !== false) {
       lastReply = i;
       break;
     }

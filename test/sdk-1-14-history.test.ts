@@ -208,3 +208,22 @@ for (const thread of [undefined, false] as const) {
     }
   });
 }
+
+describe('a history set after a reply, with cache markers before an assistant message the caller wrote', () => {
+  it('keeps them on the new thread: only the markers up to the last reply received are left out, as the SDK thread does', async () => {
+    const doc = { role: 'user' as const, content: [{ type: 'text' as const, text: 'A long document.', cache_control: { type: 'ephemeral' as const } }] };
+    const { ourServer } = await runBoth(
+      () => [{ content: [text('Hello.')] }, { content: [text('About the document.')] }],
+      async (start) => {
+        const runner = start({ model, max_tokens: 256, messages: ask });
+        let replies = 0;
+        for await (const _ of runner) {
+          if (++replies === 1) runner.setMessagesParams((previous: object) => ({ ...previous, messages: [doc, { role: 'assistant', content: 'Understood.' }, { role: 'user', content: 'Summarise it.' }] }));
+        }
+        return runner.params.messages;
+      },
+      undefined,
+    );
+    expect((ourServer.requests[1]!.body as { messages: unknown[] }).messages[0]).toEqual(doc);
+  });
+});
