@@ -6,20 +6,16 @@
  */
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
 import { OutputError } from './errors.js';
-import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-import { type CompiledSchema, type JsonObjectSchema, type SchemaValue, type ValidationIssue, compileSchema } from './schema.js';
+import { type AnySchema, type CompiledSchema, type SchemaValue, type ValidationIssue, compileSchema } from './schema.js';
 import { unfinishedReply } from './stop-reason.js';
 import { textOf } from './text.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
 
 /**
- * What `options.output` takes: a zod / Standard Schema / JSON Schema object schema (one of another type, `z.string()`
- * or `z.array(…)` say, is refused by the types as it is at run time).
+ * What `options.output` takes: a zod / Standard Schema / JSON Schema object schema. (A zod schema of another type,
+ * `z.string()` say, is a TypeError when the runner is made: typed by its output, a `.transform()` to any value is fine.)
  */
-export type OutputSchema = (StandardSchemaV1<unknown, JsonObjectValue> & StandardJSONSchemaV1) | JsonObjectSchema;
-
-/** A value of an object schema: an object, an interface's too, but no array (nor anything else iterable). */
-type JsonObjectValue = object & { readonly [Symbol.iterator]?: never };
+export type OutputSchema = AnySchema;
 
 /** The type of `runner.output` for an `options.output` schema (`unknown` without one). */
 export type OutputOf<S> = [S] extends [undefined] ? unknown : SchemaValue<S>;
