@@ -47,8 +47,7 @@ export type RunnableTool<Input = any> = ExtraToolFields & {
   name: string;
   description?: string;
   input_schema: JsonObjectSchema;
-  /** What the model reads: a string or content blocks; nothing (`undefined`) is an empty result, as in the SDK. */
-  run: (input: Input, context: ToolContext) => Promisable<ToolResultContent | void>;
+  run: (input: Input, context: ToolContext) => Promisable<ToolResultContent>;
   /** Run-time validation of the model's input (tools made by `tool()`). */
   validateInput?: (input: unknown) => ValidationResult<Input> | Promise<ValidationResult<Input>>;
   /** Parsing of the model's input, as the SDK's helpers (`betaZodTool`, `betaTool`) provide it. */

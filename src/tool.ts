@@ -36,7 +36,10 @@ export type ToolOptions<S extends AnySchema> = ExtraToolFields & {
   description?: string | undefined;
   /** A zod v4 schema, a Standard Schema that exports JSON Schema, or a JSON Schema object (`as const` types it). */
   inputSchema: S;
-  /** What the model reads: a string or content blocks; nothing (`undefined`) is an empty result, as in the SDK. */
+  /**
+   * What the model reads: a string or content blocks; nothing (`undefined`) is an empty result, as in the SDK. (The
+   * tool made types its `run` as returning a result, as the SDK's tools do: one that returns nothing gives `undefined`.)
+   */
   run: (input: InferInput<S>, context: ToolContext) => Promisable<ToolResultContent | void>;
   needsApproval?: NeedsApproval<InferInput<S>> | undefined;
   /** Abort the call (its `context.signal`) and answer with a timeout error after this many ms. */

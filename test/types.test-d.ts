@@ -4,7 +4,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
-import { type ContextOverflowError, type ToolContext, type ToolRunner, type ToolSource, tool, toolRunner } from 'tool-runner';
+import { type ContextOverflowError, type ToolContext, type ToolResultContent, type ToolRunner, type ToolSource, tool, toolRunner } from 'tool-runner';
 import { createMockServer } from 'tool-runner/testing';
 
 describe('types guide the user', () => {
@@ -51,6 +51,9 @@ describe('types guide the user', () => {
     toolRunner(new Anthropic({ apiKey: 'x' }), { model: 'm', max_tokens: 10, messages: [], tools: [logged] });
     // @ts-expect-error a number is no result
     tool({ name: 'n', inputSchema: z.object({}), run: () => 42 });
+    // The tool made is typed as the SDK's tools are: its run gives a result (a program that calls it reads one).
+    const named = tool({ name: 'w', inputSchema: z.object({}), run: () => new Promise((resolve) => resolve('x')) });
+    expectTypeOf(named.run).returns.resolves.toEqualTypeOf<ToolResultContent>();
   });
 
   it('infers the input of run from a zod schema (output type, defaults applied)', () => {
