@@ -358,14 +358,20 @@ function runGuarded(tool: RunnableTool, call: ToolCall, context: ExecutionContex
   const timeoutMs = tool.timeoutMs ?? context.toolTimeoutMs;
   // An agent tool, or one that holds a sub-agent's state (an agent tool spread into another object, or wrapped).
   if (!isAgentTool(tool) && !held?.agent) return runWithGuards((signal) => tool.run(call.input, toolContextFor(call.toolUse, context, signal)), context.signal, timeoutMs);
-  // A sub-agent ends as soon as its signal aborts: stopped, it is let end, so that its events come before its call's end.
-  const run = (signal: AbortSignal) => tool.run(call.input, Object.assign(toolContextFor(call.toolUse, context, signal), agentContext(tool, call, context, held, given)));
-  return runWithGuards(run, context.signal, timeoutMs, true);
+  // A sub-agent ends as soon as its signal aborts: stopped once it runs, it is let end, so that its events come before
+  // its call's end (stopped before, while its params are made say, there is nothing to wait for).
+  let runs = false;
+  const run = (signal: AbortSignal) =>
+    tool.run(call.input, Object.assign(toolContextFor(call.toolUse, context, signal), agentContext(tool, call, context, held, given, (now) => (runs = now))));
+  return runWithGuards(run, context.signal, timeoutMs, () => runs);
 }
 
 /** An agent tool's context: the state its sub-agent goes on from, and where it tells that it runs (agent-link.ts). */
-function agentContext(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined, given: { given: unknown } | undefined) {
-  const running: AgentRunning = (state) => context.results.keepRunning(call.id, state && (() => heldCall(tool, call, given, state())));
+function agentContext(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined, given: { given: unknown } | undefined, runs: (now: boolean) => void) {
+  const running: AgentRunning = (state) => {
+    runs(state !== undefined);
+    context.results.keepRunning(call.id, state && (() => heldCall(tool, call, given, state())));
+  };
   return { [AGENT_RESUME]: held?.agent, [AGENT_RUNNING]: running };
 }
 

@@ -91,14 +91,14 @@ const STOPPED_RUN_GRACE_MS = 1000;
 /**
  * Starts `run` with a signal that aborts with `signal` or after `timeoutMs` (from now), and
  * settles as soon as either fires: a run that ignores its signal is left behind, not awaited.
- * With `endsWhenStopped` (a sub-agent's run, which ends at once when its signal aborts), a run stopped
- * once started is awaited a little (`STOPPED_RUN_GRACE_MS` at most) before the outcome is given.
+ * With `endsWhenStopped` true when it is stopped (a sub-agent that runs: it ends at once when its signal aborts), the run
+ * is awaited a little (`STOPPED_RUN_GRACE_MS` at most) before the outcome is given.
  */
 export async function runWithGuards(
   run: (signal: AbortSignal) => unknown,
   outer: AbortSignal | undefined,
   timeoutMs: number | undefined,
-  endsWhenStopped = false,
+  endsWhenStopped?: () => boolean,
 ): Promise<RunOutcome> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   // The shared signal that never aborts is no signal: joined to a timeout's, it would keep every join.
@@ -125,7 +125,7 @@ export async function runWithGuards(
     const settled = await untilAborted(running, signal);
     if (!settled.aborted) return { ok: true, value: settled.value };
     running.catch(() => {});
-    if (started && endsWhenStopped) await endedWithin(running, STOPPED_RUN_GRACE_MS);
+    if (started && endsWhenStopped?.()) await endedWithin(running, STOPPED_RUN_GRACE_MS);
     return { ok: false, timedOut: timeout?.signal.aborted && !outer?.aborted ? timeoutMs : undefined, started };
   } catch (thrown) {
     return { ok: false, thrown };

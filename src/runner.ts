@@ -14,7 +14,7 @@ import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream'
 import type { ClientLike } from './client.js';
 import { type Settleable, settleable } from './completion.js';
 import { keptReply, toolUsesOf } from './history.js';
-import { appendedTo, insertAfterReply } from './late-change.js';
+import { appendedTo, moveAfterReply } from './late-change.js';
 import type { ToolRunnerOptions } from './options.js';
 import { RunnerControls } from './runner-controls.js';
 import { runSignal } from './run-context.js';
@@ -113,6 +113,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           turn.inBody = false;
           turn.afterBody = true;
           const next = await this.#finishTurn(turn);
+          // Appended late: after the reply and its results, once they are answered (late-change.ts).
+          if (turn.addedLate && next !== 'pending') moveAfterReply(this.state.messages, turn.addedLate.placed, turn.addedLate.messages);
           // The run stops on this reply: the calls it started while streaming end before the run does.
           const settling = next === 'stop' ? this.answers.settleEager() : undefined;
           if (settling) await settling;
@@ -133,7 +135,6 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           const abandoned = turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : undefined;
           if (abandoned) await abandoned;
           if (turn.compaction) this.compactions.abandon();
-          if (turn.addedLate) insertAfterReply(this.state.messages, turn.addedLate.placed, turn.addedLate.messages);
           this.turn = undefined;
         }
       }
@@ -233,7 +234,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   #takeLateChange(turn: Turn, sent: readonly BetaMessageParam[], reply: BetaMessage): Promise<'stop' | 'continue'> | undefined {
     const added = appendedTo(sent, this.state.messages);
     if (added) {
-      this.state.messages = [...sent];
+      // Kept in the history (before the reply, which goes last while its calls are answered), then moved after it.
       if (added.length > 0) turn.addedLate = { messages: added };
       return undefined;
     }

@@ -17,7 +17,7 @@ export interface Turn {
   afterBody: boolean;
   /** The history the request went with, when the caller changed it late. */
   sentHistory: readonly BetaMessageParam[] | undefined;
-  /** What the caller appended late: it goes after the reply (`placed`, once in the history) and its results at the turn's end. */
+  /** What the caller appended late: it goes after the reply (`placed`, once in the history) and its results once they are answered. */
   addedLate: { messages: BetaMessageParam[]; placed?: BetaMessageParam | undefined } | undefined;
   /**
    * The answer to the calls of a message, by the ids it answers: mutating it changes what is sent.

@@ -354,6 +354,19 @@ describe('agentTool: the parent signal, abort and tool timeout stop the sub-agen
     }
   });
 
+  it('a call that times out while its params are made is answered at once: no sub-agent runs, so none is waited for', async () => {
+    const stuck = agentTool({ name: 'stuck', description: 'Never starts', timeoutMs: 100, params: () => new Promise<never>(() => {}) });
+    const server = await mockServer(byAgent({ parent: [{ content: [toolUse('stuck', { task: 'go' })] }, { content: [text('Gave up.')] }] }));
+    const started = Date.now();
+    let answeredAfter = 0;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [stuck] }, { onEvent: (event) => void (event.type === 'tool.end' && (answeredAfter = Date.now() - started)) });
+    await runner;
+    // The 100 ms timeout, and not the second a stopped sub-agent that runs is given to end.
+    expect(answeredAfter).toBeGreaterThanOrEqual(100);
+    expect(answeredAfter).toBeLessThan(900);
+    expect(wire(server.requests[1]!).messages.at(-1).content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('timed out after 100 ms') });
+  });
+
   it('a call aborted while its params are made: the sub-agent does not start (no request, no events after the run ended)', async () => {
     const controller = new AbortController();
     const late = agentTool({

@@ -455,3 +455,48 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_delete']);
   });
 });
+
+describe('a message pushed after the loop body while a streamed reply still comes (late), with the reply’s calls not yet answered', () => {
+  const streamedCall = (name: string) => [{ content: [toolUse(name, {}, 'toolu_1')], eventDelayMs: 10 }, { content: [text('Done.')] }];
+  /** Iterates, pushing a follow-up on the reply's first block, after the body is done with the stream. */
+  async function pushLate(runner: ReturnType<typeof toolRunner>) {
+    let pushed = false;
+    for await (const stream of runner as AsyncIterable<{ on(event: 'streamEvent', listener: (event: { type: string }) => void): void }>) {
+      stream.on('streamEvent', (event) => {
+        if (pushed || event.type !== 'content_block_start') return;
+        pushed = true;
+        runner.pushMessages({ role: 'user', content: 'Also, cc Bob.' });
+      });
+    }
+  }
+
+  it('a call that waits for approval: the run stops with the reply last (the follow-up before it), and the approved call runs', async () => {
+    for (const thread of [undefined, false] as const) {
+      const ran: string[] = [];
+      const send = tool({ name: 'send', inputSchema: z.object({}), needsApproval: true, run: () => (ran.push('send'), 'sent') });
+      const server = await mockServer(streamedCall('send'));
+      const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [send], ...(thread === false && { thread }) });
+      await pushLate(runner);
+      expect(runner.stoppedBy).toBe('approval');
+      expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'user', 'assistant']);
+      runner.approve('toolu_1');
+      await runner;
+      expect(ran).toEqual(['send']);
+      expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sent' }]);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
+  it('a hook that fails about the call: iterating again runs only the hook, and the follow-up goes after the results', async () => {
+    const ran: string[] = [];
+    const work = tool({ name: 'work', inputSchema: z.object({}), run: () => (ran.push('work'), 'worked') });
+    let failures = 1;
+    const server = await mockServer(streamedCall('work'));
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [work] }, { hooks: { onToolResult: () => { if (failures-- > 0) throw new Error('hook down'); } } });
+    await expect(pushLate(runner)).rejects.toThrow(HookError);
+    expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'user', 'assistant']);
+    await runner;
+    expect(ran).toEqual(['work']);
+    expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'worked' }]);
+  });
+});
