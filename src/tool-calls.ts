@@ -197,7 +197,8 @@ export class ToolCalls implements CallResults {
    */
   #pendingNow(): readonly HeldCall[] {
     if (this.#pending.length > 0 || this.#held.size === 0) return this.#pending;
-    return [...this.#held.values()].filter((call) => !this.#settled.has(call.id) && !this.#decisions.has(call.id) && !this.#running?.has(call.id));
+    const waits = (call: HeldCall) => !isAgentCall(call) || openApprovals([call]).length > 0; // (not a sub-agent whose lent approver failed)
+    return [...this.#held.values()].filter((call) => !this.#settled.has(call.id) && !this.#decisions.has(call.id) && !this.#running?.has(call.id) && waits(call));
   }
 
   /**
