@@ -339,6 +339,21 @@ describe('pause and resume', () => {
     }
   });
 
+  it("a snapshot taken after the approver lent to a sub-agent failed lists nothing pending (the call waits for a retry): resumed with an approver that works, it goes on", async () => {
+    const ran: string[] = [];
+    const send = tool({ name: 'send', inputSchema: z.object({}), needsApproval: true, run: () => (ran.push('send'), 'sent') });
+    const helper = agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ ...baseParams, system: 'helper', messages: [{ role: 'user', content: task }], tools: [send] }) });
+    const server = await mockServer(byAgent({ parent: [{ content: [toolUse('helper', { task: 'go' }, 'toolu_helper')] }, { content: [text('Done.')] }], helper: [{ content: [toolUse('send', {}, 'toolu_send')] }, { content: [text('Helped.')] }] }));
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [helper] }, { approve: () => { throw new Error('approver down'); } });
+    await expect(runner.runUntilDone()).rejects.toThrow(/approver down/);
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+    expect(snapshot.calls.pending).toEqual([]);
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: [helper], options: { approve: () => ({ decision: 'allow' as const }) } });
+    expect(resumed.pendingApprovals).toEqual([]);
+    expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Done.' }] });
+    expect(ran).toEqual(['send']);
+  });
+
   it('the loop body pushed the reply back twice, then left with break: the history, and a snapshot taken in the body or after, hold it once', async () => {
     for (const when of ['in the body', 'after the break']) {
       const ran: string[] = [];
