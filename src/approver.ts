@@ -5,7 +5,7 @@
  * questions wait in the run's line and are timed there.
  */
 import { type ApprovalContext, type ApprovalDecision, type Approver, checkDecision } from './approval.js';
-import { runWithGuards } from './guards.js';
+import { ownSignal, runWithGuards } from './guards.js';
 import { HookError, type ToolCall } from './hooks.js';
 
 // Registered symbols: a sub-agent's runner may be the other build's copy of this module (see agent-link.ts).
@@ -83,7 +83,7 @@ function timed(approve: Approver): Approver {
   return async (call, context) => {
     const limit = (context as AskedContext)[TIME_LIMIT];
     if (limit === undefined) return approve(call, { signal: context.signal });
-    const outcome = await runWithGuards((signal) => approve(call, { signal }), context.signal, limit);
+    const outcome = await runWithGuards((signal) => approve(call, { signal: ownSignal(signal) }), context.signal, limit);
     if (outcome.ok) return outcome.value as ApprovalDecision;
     if ('thrown' in outcome) throw outcome.thrown;
     if (outcome.timedOut !== undefined) throw new ApprovalTimedOut(outcome.timedOut);

@@ -8,7 +8,7 @@ import type { ApprovalDecision, Approver, PendingApproval } from './approval.js'
 import { approvalAsker, runApprover } from './approver.js';
 import { ignore } from './completion.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, stoppedText, toolEnd } from './execute.js';
-import { Limiter, runWithGuards } from './guards.js';
+import { Limiter, ownSignal, runWithGuards } from './guards.js';
 import { errorResult, insertToolResults, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
@@ -390,7 +390,7 @@ function isMalformedToolsetCall(use: BetaToolUseBlock, toolsets: ReadonlyMap<str
 async function runMemberGuarded(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, context: ExecutionContext): Promise<BetaToolResultBlockParam> {
   const timeoutMs = context.toolTimeoutMs;
   if (timeoutMs === undefined) return runToolsetCall(toolset, family, toolUse, context.signal);
-  const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, signal), context.signal, timeoutMs);
+  const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, ownSignal(signal)), context.signal, timeoutMs);
   if (outcome.ok) return outcome.value as BetaToolResultBlockParam;
   if ('thrown' in outcome) throw outcome.thrown;
   return toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);

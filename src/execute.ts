@@ -7,7 +7,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFailed, isAgentTool } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
-import { type Limiter, type RunOutcome, STOPPED, type StoppedOutcome, neverAbortedSignal, runWithGuards, truncateResult, unlessAborted } from './guards.js';
+import { type Limiter, type RunOutcome, STOPPED, type StoppedOutcome, neverAbortedSignal, ownSignal, runWithGuards, truncateResult, unlessAborted, withOwnSignal } from './guards.js';
 import { needsApproval } from './needs-approval.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
 import { abortedWaitingText, errorResult, textOnlyError, withoutBlankResultText } from './history.js';
@@ -262,7 +262,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
  */
 async function askApprover(tool: RunnableTool, call: ToolCall, context: ExecutionContext): Promise<ApprovalDecision> {
   const timeLimit = tool.timeoutMs ?? context.toolTimeoutMs;
-  const asked = await runWithGuards((signal) => context.askApproval!(call, signal, timeLimit), context.signal, undefined);
+  const asked = await runWithGuards((signal) => context.askApproval!(call, ownSignal(signal), timeLimit), context.signal, undefined);
   if ('thrown' in asked) {
     if (ApprovalTimedOut.is(asked.thrown)) return { decision: 'deny', timedOutMs: asked.thrown.ms } as TimedOutDecision;
     throw asked.thrown;
@@ -376,7 +376,7 @@ function agentContext(tool: RunnableTool, call: ToolCall, context: ExecutionCont
 }
 
 function toolContextFor(toolUse: BetaToolUseBlock, context: ExecutionContext, signal: AbortSignal): ToolContext {
-  const made: ToolContext = { toolUse, toolUseBlock: toolUse, signal, iteration: context.iteration, runner: context.runner, idempotencyKey: toolUse.id };
+  const made = withOwnSignal<ToolContext>({ toolUse, toolUseBlock: toolUse, signal, iteration: context.iteration, runner: context.runner, idempotencyKey: toolUse.id });
   const order = context.startOrder;
   return order ? Object.assign(made, { [STEP_STARTED]: () => order.pass(toolUse.id) }) : made;
 }

@@ -71,7 +71,7 @@ export class Limiter {
 export type RunOutcome = { ok: true; value: unknown } | { ok: false; thrown: unknown } | StoppedOutcome;
 export type StoppedOutcome = { ok: false; timedOut: number | undefined; started: boolean };
 
-/** Marks a run that cannot be aborted (no signal, no timeout): never handed to a tool, whose listeners would pile up on it. */
+/** Marks a run that cannot be aborted (no signal, no timeout): never handed on to a tool, whose listeners would pile up on it. */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 /**
@@ -80,6 +80,21 @@ export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
  */
 export function neverAbortedSignal(): AbortSignal {
   return new AbortController().signal;
+}
+
+/** The signal a guarded run was given, as its callee gets it: `NEVER_ABORTED` becomes a signal of the call's own. */
+export function ownSignal(signal: AbortSignal): AbortSignal {
+  return signal === NEVER_ABORTED ? neverAbortedSignal() : signal;
+}
+
+/**
+ * A tool context whose `signal` is `NEVER_ABORTED` gets a signal of the call's own when it is first read: most tools
+ * never read it, and an `AbortController` costs about 2 µs (bench/own-cost.ts runs one call a turn).
+ */
+export function withOwnSignal<C extends { signal: AbortSignal }>(context: C): C {
+  if (context.signal !== NEVER_ABORTED) return context;
+  let own: AbortSignal | undefined;
+  return Object.defineProperty(context, 'signal', { get: () => (own ??= neverAbortedSignal()), enumerable: true, configurable: true });
 }
 
 /**
@@ -117,7 +132,8 @@ export async function runWithGuards(
     if (signal === NEVER_ABORTED) {
       // Nothing can stop it: its own outcome, started (as any guarded run) after the current tick.
       await undefined;
-      return { ok: true, value: await run(neverAbortedSignal()) };
+      // (`NEVER_ABORTED` itself: the callee hands the tool a signal of its own, `ownSignal` / `withOwnSignal`.)
+      return { ok: true, value: await run(signal) };
     }
     // Aborted before it could start (the run's signal while it waited for a slot, or a hook ran): never started.
     let started = false;

@@ -9,7 +9,7 @@ import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
 import { stoppedText } from '../execute.js';
 import { invalidResultKind, standInOfKind } from '../result-kind.js';
 import { failedAfterFirstEvent, isFailedAfterFirstEvent } from '../fallback.js';
-import { runWithGuards } from '../guards.js';
+import { ownSignal, runWithGuards } from '../guards.js';
 import { ORDERED_STARTS, stepStarted } from '../start-order.js';
 import type { AnyTool, RunnableTool } from '../surface.js';
 import { isRunnableTool } from '../tool.js';
@@ -181,7 +181,7 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
     let original: { thrown: unknown } | undefined;
     const step = DBOS.runStep(
       async (): Promise<StepResult> => {
-        const outcome = await runWithGuards((signal) => tool.run(input, { ...context, signal, idempotencyKey }), context.signal, timeoutMs);
+        const outcome = await runWithGuards((signal) => tool.run(input, { ...context, signal: ownSignal(signal), idempotencyKey }), context.signal, timeoutMs);
         if (outcome.ok) {
           // A value no tool may return is recorded by its kind: its JSON (a date's `toJSON`, say) would replay as a result the model never got.
           const kind = invalidResultKind(outcome.value);
