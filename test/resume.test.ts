@@ -238,14 +238,8 @@ describe('pause and resume', () => {
       const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (ran.push(q), `found ${q}`) });
       const server = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1')], usage: { input_tokens: 10, output_tokens: 5 } }, { content: [text('Otters hold hands.')] }]);
       const runner = toolRunner(server.client(), { ...baseParams, tools: [search], stream }, hooks ? { hooks } : {});
-      let saved = '';
-      for await (const item of runner) {
-        if (stream) await (item as { finalMessage(): Promise<unknown> }).finalMessage();
-        // A checkpoint after each reply; the process "dies" right after the first.
-        saved = JSON.stringify(runner.toJSON());
-        break;
-      }
-      const snapshot = JSON.parse(saved) as RunnerSnapshot;
+      // A checkpoint after each reply; the process "dies" right after the first.
+      const snapshot = await snapshotAtFirstReply(runner, stream);
       expect(snapshot.params.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1' }] });
       expect(snapshot.usage).toMatchObject({ input_tokens: 10, output_tokens: 5 });
       expect(snapshot.lastMessage).toMatchObject({ stop_reason: 'tool_use' });
@@ -320,13 +314,7 @@ describe('pause and resume', () => {
       for (const thread of [undefined, false] as const) {
         const server = await mockServer([{ content: [serverToolUse('web_search', { query: 'otters' }, 'srvtoolu_1')], stop_reason: 'pause_turn' }, { content: [text('Otters hold hands.')] }]);
         const runner = toolRunner(server.client(), { ...baseParams, stream, ...(thread === false && { thread }) });
-        let saved = '';
-        for await (const item of runner) {
-          if (stream) await (item as { finalMessage(): Promise<unknown> }).finalMessage();
-          saved = JSON.stringify(runner.toJSON());
-          break;
-        }
-        const snapshot = JSON.parse(saved) as RunnerSnapshot;
+        const snapshot = await snapshotAtFirstReply(runner, stream);
         expect(snapshot.params.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'server_tool_use', id: 'srvtoolu_1' }] });
         const resumed = resumeToolRunner(server.client(), snapshot);
         expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Otters hold hands.' }] });
@@ -495,4 +483,15 @@ describe('pause and resume', () => {
 /** The ids of the calls in a snapshot's history. */
 function toolUsesIn(snapshot: RunnerSnapshot): string[] {
   return snapshot.params.messages.flatMap((message) => (Array.isArray(message.content) ? message.content.flatMap((block) => (block.type === 'tool_use' ? [block.id] : [])) : []));
+}
+
+/** The snapshot taken in the loop body at the first reply (a stream read to its end first), as JSON would carry it; the body then leaves. */
+async function snapshotAtFirstReply(runner: AsyncIterable<unknown> & { toJSON(): unknown }, stream: boolean): Promise<RunnerSnapshot> {
+  let saved = '';
+  for await (const item of runner) {
+    if (stream) await (item as { finalMessage(): Promise<unknown> }).finalMessage();
+    saved = JSON.stringify(runner.toJSON());
+    break;
+  }
+  return JSON.parse(saved) as RunnerSnapshot;
 }
