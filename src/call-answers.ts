@@ -9,7 +9,8 @@ import { approvalAsker, runApprover } from './approver.js';
 import { ignore } from './completion.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, stoppedText, toolEnd } from './execute.js';
 import { Limiter, ownSignal, runWithGuards } from './guards.js';
-import { errorResult, insertToolResults, toolUsesOf } from './history.js';
+import { errorResult, toolUsesOf } from './history.js';
+import { insertResultsAfterLate } from './late-change.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
@@ -91,7 +92,8 @@ export class CallAnswers {
       this.#callsNow().hold(answer.pending);
       return 'pending';
     }
-    insertToolResults(state.messages, answer.pending.length > 0 ? abortedWaits(this.#run, answer.message, uses, answer.pending) : answer.message);
+    insertResultsAfterLate(state.messages, answer.pending.length > 0 ? abortedWaits(this.#run, answer.message, uses, answer.pending) : answer.message, state.late);
+    state.late = undefined;
     this.#calls?.clear();
     // The results are in the history, so an aborted run stays valid and resumable.
     if (signal?.aborted) throw new APIUserAbortError();

@@ -4,26 +4,43 @@
  * listener). As in the SDK's runner: messages appended to the history the request went with come after
  * the reply and the results of its calls (once they are answered); a history that no longer begins with it drops the reply.
  */
-import { extendsHistory } from './history.js';
-import type { BetaMessageParam } from './types.js';
+import { extendsHistory, insertToolResults } from './history.js';
+import type { BetaMessageParam, ToolResultMessage } from './types.js';
 
 /** What the caller appended to `sent` (the history the request went with), or `undefined` when `now` no longer begins with it. */
 export function appendedTo(sent: readonly BetaMessageParam[], now: readonly BetaMessageParam[]): BetaMessageParam[] | undefined {
   return extendsHistory(now, sent) ? now.slice(sent.length) : undefined;
 }
 
+/** Where the messages appended late are: `count` of them from `at`, right before the reply (at `at + count`, once placed). */
+export interface LateAdditions {
+  at: number;
+  count: number;
+  reply?: BetaMessageParam | undefined;
+}
+
 /**
- * Moves `added` (the messages appended late, which the history holds before the reply while its calls are answered:
- * a stop for approval or a failure leaves the reply last, its calls to answer) to after `reply` and the user message
- * of results that answers it. Nothing moves when the history no longer holds them all before the reply (changed since).
+ * Puts `results` (the answers to the reply's calls) right after the reply, and the messages appended late after them,
+ * as the SDK's runner does: the history held them before the reply while its calls were unanswered. When the history
+ * no longer has the reply where it was (the caller changed it since), the results go after the last reply as usual.
  */
-export function moveAfterReply(messages: BetaMessageParam[], reply: BetaMessageParam | undefined, added: readonly BetaMessageParam[]): void {
-  const at = reply ? messages.lastIndexOf(reply) : -1;
-  if (at < 0) return;
-  const before = messages.slice(0, at).filter((message) => !added.includes(message));
-  if (before.length + added.length !== at) return;
-  const next = messages[at + 1];
-  const answered = next?.role === 'user' && Array.isArray(next.content) && next.content.some((block) => block.type === 'tool_result');
-  const after = at + (answered ? 2 : 1);
-  messages.splice(0, messages.length, ...before, ...messages.slice(at, after), ...added, ...messages.slice(after));
+export function insertResultsAfterLate(messages: BetaMessageParam[], results: BetaMessageParam, late: LateAdditions | undefined): void {
+  const reply = late ? messages[late.at + late.count] : undefined;
+  if (!late || reply === undefined || reply !== late.reply || messages.slice(late.at + late.count + 1).some(isToolResults)) {
+    insertToolResults(messages, results as ToolResultMessage);
+    return;
+  }
+  const added = messages.slice(late.at, late.at + late.count);
+  messages.splice(late.at, messages.length - late.at, reply, results, ...added, ...messages.slice(late.at + late.count + 1));
+}
+
+/** Moves the messages appended late to after the reply, which asks for no tools (a final answer, a paused turn). */
+export function placeAfterReply(messages: BetaMessageParam[], late: LateAdditions): void {
+  if (late.reply === undefined || messages[late.at + late.count] !== late.reply) return;
+  const added = messages.splice(late.at, late.count);
+  messages.splice(late.at + 1, 0, ...added);
+}
+
+function isToolResults(message: BetaMessageParam): boolean {
+  return message.role === 'user' && Array.isArray(message.content) && message.content.some((block) => block.type === 'tool_result');
 }

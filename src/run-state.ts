@@ -5,6 +5,7 @@
 import { answerDanglingCalls, copyHistory, cutOffText, pausedText, toolUsesOf, asRequestHistory, asMessageParams } from './history.js';
 import { splitParams } from './params.js';
 import { withoutRepeatedReplies } from './repeated-replies.js';
+import type { LateAdditions } from './late-change.js';
 import { type RunControlJSON, SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON, type ToolChangesJSON } from './snapshot.js';
 import type { RunnerSettings } from './settings.js';
 import type { StoppedBy } from './stop-reason.js';
@@ -36,6 +37,8 @@ export class RunState {
   stoppedBy: StoppedBy | undefined;
   /** The model's replies in this run, by their content (as received and as kept): their ids (repeated-replies.ts); made with the first. */
   #replies: WeakMap<object, string> | undefined;
+  /** Messages the caller appended after the loop body while the reply came, before it until its calls are answered (late-change.ts). */
+  late: LateAdditions | undefined;
 
   constructor(params: RunnerParams, snapshot?: RunnerSnapshot) {
     const { api, settings, messages, tools } = splitParams(params);

@@ -14,7 +14,7 @@ import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream'
 import type { ClientLike } from './client.js';
 import { type Settleable, settleable } from './completion.js';
 import { keptReply, toolUsesOf } from './history.js';
-import { appendedTo, moveAfterReply } from './late-change.js';
+import { appendedTo, placeAfterReply } from './late-change.js';
 import type { ToolRunnerOptions } from './options.js';
 import { RunnerControls } from './runner-controls.js';
 import { runSignal } from './run-context.js';
@@ -96,6 +96,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           break;
         }
         this.answers.beginTurn();
+        // Messages appended late went after the reply with its results, if it had calls (answered above): no longer late.
+        this.state.late = undefined;
         // A compaction after the final reply goes without the tools added or removed meanwhile: they wait for the next turn (as in the SDK).
         if (!lastCompaction) this.#flushToolChanges(resuming);
         const sent = this.requests.send(this.compactions.takeScheduled(resuming));
@@ -113,8 +115,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           turn.inBody = false;
           turn.afterBody = true;
           const next = await this.#finishTurn(turn);
-          // Appended late: after the reply and its results, once they are answered (late-change.ts).
-          if (turn.addedLate && next !== 'pending') moveAfterReply(this.state.messages, turn.addedLate.placed, turn.addedLate.messages);
+          // Appended late after a reply that asks for no tools (its results take them along: late-change.ts).
+          if (this.state.late && next !== 'pending') placeAfterReply(this.state.messages, this.state.late);
           // The run stops on this reply: the calls it started while streaming end before the run does.
           const settling = next === 'stop' ? this.answers.settleEager() : undefined;
           if (settling) await settling;
@@ -195,7 +197,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       // The server's thread holds the reply with its repeated ids: the next request replays the history as kept.
       if (renamed.size > 0) this.run.thread.restart();
       this.state.messages.push(kept);
-      if (turn.addedLate) turn.addedLate.placed = kept;
+      if (this.state.late) this.state.late.reply = kept;
       this.state.recordReply(reply, kept);
       const step = nextStepFor(reply.stop_reason);
       if (step === 'stop') return this.#ends(reply, kept);
@@ -234,8 +236,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   #takeLateChange(turn: Turn, sent: readonly BetaMessageParam[], reply: BetaMessage): Promise<'stop' | 'continue'> | undefined {
     const added = appendedTo(sent, this.state.messages);
     if (added) {
-      // Kept in the history (before the reply, which goes last while its calls are answered), then moved after it.
-      if (added.length > 0) turn.addedLate = { messages: added };
+      // Kept in the history before the reply (last while its calls are unanswered), then moved after its results.
+      if (added.length > 0) this.state.late = { at: sent.length, count: added.length };
       return undefined;
     }
     if (nextStepFor(reply.stop_reason) === 'stop') return this.#ends(reply, undefined);

@@ -17,8 +17,7 @@ export interface Turn {
   afterBody: boolean;
   /** The history the request went with, when the caller changed it late. */
   sentHistory: readonly BetaMessageParam[] | undefined;
-  /** What the caller appended late: it goes after the reply (`placed`, once in the history) and its results once they are answered. */
-  addedLate: { messages: BetaMessageParam[]; placed?: BetaMessageParam | undefined } | undefined;
+
   /**
    * The answer to the calls of a message, by the ids it answers: mutating it changes what is sent.
    * `given`: the answer `generateToolResponse()` gave the loop body (a snapshot holds it as the body left it).

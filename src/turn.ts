@@ -125,7 +125,6 @@ export class Requests {
       historyBefore: undefined,
       afterBody: false,
       sentHistory: undefined,
-      addedLate: undefined,
       response: undefined,
       compaction: compaction !== undefined,
       reply: undefined,

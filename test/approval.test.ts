@@ -482,7 +482,12 @@ describe('a message pushed after the loop body while a streamed reply still come
       runner.approve('toolu_1');
       await runner;
       expect(ran).toEqual(['send']);
-      expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sent' }]);
+      // Answered, the call's results go right after it, and the follow-up after them (as in the run that never stopped).
+      expect(wire(server.requests[1]!).messages.slice(-3)).toEqual([
+        { role: 'assistant', content: [expect.objectContaining({ type: 'tool_use', id: 'toolu_1' })] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sent' }] },
+        { role: 'user', content: 'Also, cc Bob.' },
+      ]);
       expect(historyProblems(runner.params.messages)).toEqual([]);
     }
   });
@@ -497,6 +502,9 @@ describe('a message pushed after the loop body while a streamed reply still come
     expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'user', 'assistant']);
     await runner;
     expect(ran).toEqual(['work']);
-    expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'worked' }]);
+    expect(wire(server.requests[1]!).messages.slice(-2)).toEqual([
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'worked' }] },
+      { role: 'user', content: 'Also, cc Bob.' },
+    ]);
   });
 });

@@ -341,6 +341,29 @@ describe('client-side compaction (compactionControl)', () => {
   });
 });
 
+describe('client-side compaction after a message appended late (after the loop body, the reply still streaming)', () => {
+  it('the follow-up goes after the results before the summary is asked for, and is kept word for word after it', async () => {
+    for (const keepTurns of [0, 1]) {
+      const server = await mockServer([
+        { content: [toolUse('work', {}, 'toolu_1')], eventDelayMs: 10, usage: { input_tokens: 50_000 } },
+        { content: [text('<summary>The user asked for some work; it was done.</summary>')] },
+        { content: [text('Done.')] },
+      ]);
+      const work = tool({ name: 'work', inputSchema: z.object({}), run: () => 'worked' });
+      const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [work], compactionControl: { enabled: true, contextTokenThreshold: 10_000, keepTurns } });
+      let pushed = false;
+      for await (const stream of runner) {
+        stream.on('streamEvent', (event) => void (!pushed && event.type === 'content_block_start' && ((pushed = true), runner.pushMessages({ role: 'user', content: 'Also, cc Bob.' }))));
+      }
+      // The summary request sees the call, its result, then the follow-up.
+      expect(wire(server.requests[1]!).messages.slice(-3).map((message: { role: string }) => message.role)).toEqual(['user', 'user', 'user']);
+      expect(JSON.stringify(wire(server.requests[1]!).messages.at(-2))).toContain('Also, cc Bob.');
+      if (keepTurns === 1) expect(wire(server.requests[2]!).messages.at(-1)).toEqual({ role: 'user', content: 'Also, cc Bob.' });
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+});
+
 describe('server-side context management', () => {
   it('context_management and its beta pass through untouched (without a thread, which cannot carry it); stop_reason compaction continues the loop', async () => {
     const contextManagement = { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: 30_000 } }] };

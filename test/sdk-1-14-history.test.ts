@@ -209,6 +209,29 @@ for (const thread of [undefined, false] as const) {
   });
 }
 
+describe('messages appended late, told by their place, not by what they are', () => {
+  it('a message object pushed earlier and pushed again late (a nudge a chat reuses) goes after the reply and its results, as in the SDK', async () => {
+    const nudge = { role: 'user' as const, content: 'Keep going.' };
+    for (const thread of [undefined, false] as const) {
+      await runBoth(
+        () => [{ content: [text('Thinking.')] }, { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_r1')], eventDelayMs: 10 }, { content: [text('21°C.')] }, { content: [text('More.')] }],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, stream: true, messages: ask, tools: [weather(log)] });
+          let replies = 0;
+          for await (const stream of runner) {
+            replies++;
+            if (replies === 1) runner.pushMessages(await stream.finalMessage(), nudge);
+            let pushed = false;
+            if (replies === 2) stream.on('streamEvent', (event: { type: string }) => void (!pushed && event.type === 'content_block_start' && ((pushed = true), runner.pushMessages(nudge))));
+          }
+          return runner.params.messages;
+        },
+        thread,
+      );
+    }
+  });
+});
+
 describe('a history set after a reply, with cache markers before an assistant message the caller wrote', () => {
   it('keeps them on the new thread: only the markers up to the last reply received are left out, as the SDK thread does', async () => {
     const doc = { role: 'user' as const, content: [{ type: 'text' as const, text: 'A long document.', cache_control: { type: 'ephemeral' as const } }] };
