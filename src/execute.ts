@@ -7,7 +7,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFailed, isAgentTool } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
-import { type Limiter, type RunOutcome, STOPPED, type StoppedOutcome, neverAbortedSignal, ownSignal, runWithGuards, truncateResult, unlessAborted, withOwnSignal } from './guards.js';
+import { type Limiter, NEVER_ABORTED, type RunOutcome, STOPPED, type StoppedOutcome, ownSignal, runWithGuards, truncateResult, unlessAborted, withOwnSignal } from './guards.js';
 import { needsApproval } from './needs-approval.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
 import { abortedWaitingText, errorResult, textOnlyError, withoutBlankResultText } from './history.js';
@@ -184,7 +184,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       call.input = replaced.value;
       given = { given: override.input };
     }
-    const needed = tool.needsApproval ? await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? neverAbortedSignal())) : false;
+    const needed = tool.needsApproval ? await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)) : false;
     if (needed === STOPPED) return aborted();
     if (needed) {
       decision = context.decisions.get(toolUse.id) ?? (context.askApproval && (await askApprover(tool, call, context)));

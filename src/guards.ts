@@ -78,7 +78,7 @@ export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
  * A signal that never fires, of the call's own: what a tool of a run that cannot be aborted gets, so that the listeners
  * it adds (`addEventListener('abort', …)`) go with the call (on one shared signal they stayed for the process's life).
  */
-export function neverAbortedSignal(): AbortSignal {
+function neverAbortedSignal(): AbortSignal {
   return new AbortController().signal;
 }
 
