@@ -71,7 +71,8 @@ export class RunState {
 
   /** Whether `message` is a reply this run received (its content is one's); `undefined` while it knows none. */
   isReply(message: BetaMessageParam): boolean | undefined {
-    return this.#replies && typeof message.content === 'object' ? this.#replies.has(message.content) : this.#replies && false;
+    if (!this.#replies) return undefined;
+    return typeof message.content === 'object' && this.#replies.has(message.content);
   }
 
   /** `reply` is in the history (as `kept`): a message repeating it is left out of a history the caller sets. */
