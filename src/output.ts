@@ -89,7 +89,7 @@ export class RunOutput {
     const read = this.#read(text);
     if (!(read instanceof Promise)) {
       // The answer the run ended on does not fit the schema given on resume: a mistake of the caller's, said at once.
-      if (!read.ok && !stored) throw new TypeError(`resumeToolRunner: the run ended on an answer that options.output does not take:\n${read.issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n')}\nResume with the output schema the run had.`);
+      if (!read.ok && !stored) throw new TypeError(`resumeToolRunner: the run ended on an answer that options.output does not take:\n${issueLines(read.issues)}\nResume with the output schema the run had.`);
       this.#value = read.ok ? { value: read.value, text } : stored;
       return;
     }
@@ -202,11 +202,16 @@ function isCallersMessage(message: BetaMessageParam | undefined): boolean {
   return typeof content === 'string' ? !content.startsWith(REPAIR_START) : !content.some((block) => block.type === 'tool_result');
 }
 
+/** The issues as indented lines, a field's path and what is wrong with it. */
+function issueLines(issues: readonly ValidationIssue[]): string {
+  return issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n');
+}
+
 /** `limit`: the limit the run reached, which left no request for a repair turn. */
 function failureText(stopReason: string | null, issues: ValidationIssue[], repaired: number, limit: string | undefined): string {
   if (stopReason === 'refusal') return 'The model refused to give the output (stop_reason: refusal).';
   if (unfinishedReply(stopReason)) return `The final reply was cut off (stop_reason: ${stopReason}) before its output was complete.`;
-  const lines = issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n');
+  const lines = issueLines(issues);
   let after = repaired === 0 ? '' : ` after ${repaired} repair turn${repaired === 1 ? '' : 's'}`;
   if (limit !== undefined) after += ` (no ${repaired === 0 ? '' : 'further '}repair turn: the run reached its limit, ${limit})`;
   return `The final reply is not valid output for options.output${after}:\n${lines}`;
