@@ -92,7 +92,7 @@ function checkFieldNames(name: string, fields: object): void {
   const timeout = TIMEOUT_NAMES.find((key) => key in fields);
   if (timeout) throw new TypeError(`Tool '${name}': unknown field \`${timeout}\`. Did you mean \`timeoutMs\` (milliseconds)?`);
   // A short name (`run`) is near too many words to guess from one letter.
-  const slip = misspeltField(fields, [...TOOL_OPTION_KEYS, ...API_KEYS], nearLongName, API_KEYS);
+  const slip = misspeltField(fields, KNOWN_KEYS, nearLongName, API_KEYS);
   if (slip) throw new TypeError(`Tool '${name}': unknown field \`${slip.key}\`. Did you mean \`${slip.meant}\`?`);
 }
 
@@ -113,6 +113,8 @@ export function isRunnableTool(value: unknown): value is RunnableTool {
 }
 
 const API_KEYS: ReadonlySet<string> = new Set(BETA_CLIENT_TOOL_UNION_KEYS);
+/** The keys a field of `tool()`'s options may be a slip of: its own and the API's (made once, not at each `tool()`). */
+const KNOWN_KEYS: readonly string[] = [...TOOL_OPTION_KEYS, ...API_KEYS];
 const definitions = new WeakMap<object, BetaToolUnion>();
 
 /**

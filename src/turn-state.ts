@@ -17,7 +17,6 @@ export interface Turn {
   afterBody: boolean;
   /** The history the request went with, when the caller changed it late. */
   sentHistory: readonly BetaMessageParam[] | undefined;
-
   /**
    * The answer to the calls of a message, by the ids it answers: mutating it changes what is sent.
    * `given`: the answer `generateToolResponse()` gave the loop body (a snapshot holds it as the body left it).
