@@ -33,7 +33,7 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
       let result: ReturnType<typeof validate>;
       try {
         // A copy, so that neither defaults nor the tool's own changes reach the model's tool_use block.
-        value = structuredClone(input);
+        value = jsonCopy(input);
         if (defaults) applyDefaults(copy, value, defaults);
         result = validate(value, copy, draft, lookup, false);
       } catch (error) {
@@ -64,6 +64,28 @@ function dereferenced(owner: SchemaOwner, make: () => Schema) {
   const resolve: Resolve = (node, keyword = '$ref') =>
     keyword === '$ref' ? lookup[(node.__absolute_ref__ as string | undefined) ?? (node.$ref as string)] : lookup[node.__absolute_recursive_ref__ as string];
   return { schema, lookup, resolve };
+}
+
+/**
+ * A copy of `value` as JSON would carry it: an object's `undefined` properties left out, an array's
+ * `undefined` items null. The model's input is JSON already; an input an approver or a hook edited
+ * (`{ ...call.input, cc: undefined }`) is read as the API would read it, not refused by the validator.
+ * Values JSON has no form for (a Date, a Map) are copied as they are, for the validator to judge.
+ */
+function jsonCopy(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((item: unknown) => (item === undefined ? null : jsonCopy(item)));
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item === undefined) continue;
+    // A `__proto__` key (JSON.parse makes it an own property) stays one: assigned, it would set the prototype.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: jsonCopy(item), enumerable: true, writable: true, configurable: true });
+    else copy[key] = jsonCopy(item);
+  }
+  return copy;
 }
 
 /** A stack exhausted: a `RangeError` in V8 and JavaScriptCore, an `InternalError` ("too much recursion") in SpiderMonkey. */

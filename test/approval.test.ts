@@ -77,6 +77,38 @@ describe('approval with options.approve', () => {
     expect(wire(server.requests[1]!).messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('- amount:') });
   });
 
+  it('edited input with a field set to undefined (a JSON Schema tool) reads as JSON would: the field left out, the call run', async () => {
+    const received: unknown[] = [];
+    const send = tool({
+      name: 'send',
+      inputSchema: { type: 'object', properties: { to: { type: 'string' }, cc: { type: 'string' }, tags: { type: 'array', items: { type: ['string', 'null'] } } }, required: ['to'], additionalProperties: false },
+      needsApproval: true,
+      run: (input) => (received.push(input), 'sent'),
+    });
+    const server = await mockServer([
+      { content: [toolUse('send', { to: 'a@x', cc: 'b@x', tags: ['t'] }, 'toolu_a'), toolUse('send', { to: 'c@x', cc: 'd@x' }, 'toolu_b')] },
+      { content: [text('ok')] },
+    ]);
+    // The usual way to drop an optional field in JavaScript; a hole in an array is null, as in JSON.
+    const approve = (call: ApprovalRequest) => ({ decision: 'allow' as const, input: call.toolUse.id === 'toolu_a' ? { ...(call.input as object), cc: undefined, tags: ['t', undefined] } : { to: 'e@x', cc: undefined } });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [send] }, { approve });
+    await runner;
+    expect(received).toEqual([{ to: 'a@x', tags: ['t', null] }, { to: 'e@x' }]);
+    expect(received.map((input) => Object.keys(input as object))).toEqual([['to', 'tags'], ['to']]);
+    expect(wire(server.requests[1]!).messages[2].content.map((result: { content: string; is_error?: boolean }) => [result.content, result.is_error])).toEqual([
+      ['sent', undefined],
+      ['sent', undefined],
+    ]);
+    // `runner.approve(id, { input })` too.
+    const paused = await mockServer([{ content: [toolUse('send', { to: 'a@x', cc: 'b@x' }, 'toolu_c')] }, { content: [text('ok')] }]);
+    const manual = toolRunner(paused.client(), { ...baseParams, tools: [send] });
+    await manual.runUntilDone();
+    manual.approve('toolu_c', { input: { to: 'f@x', cc: undefined } });
+    await manual.runUntilDone();
+    expect(received.at(-1)).toEqual({ to: 'f@x' });
+    expect(historyProblems(manual.params.messages)).toEqual([]);
+  });
+
   it('a denial whose reason is not a string (an Error, a number) still denies, with the reason as text', async () => {
     const server = await mockServer([{ content: [toolUse('delete_account', {}, 'toolu_a'), toolUse('delete_account', {}, 'toolu_b')] }, { content: [text('ok')] }]);
     const reasons = [new Error('policy 7'), 42];

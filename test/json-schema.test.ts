@@ -286,21 +286,24 @@ describe('an input too deep or too large to validate is answered, never a failur
   };
   const tooBig = ['- (root): is nested too deeply or too large to validate'];
 
-  it('a tool input nested 1,000 deep under a recursive schema, 3,000 deep under any schema, or with 70,000 errors: the model is told, and may send a smaller one', async () => {
+  it('a tool input nested 1,000 deep under a recursive schema, or with 70,000 errors: the model is told, and may send a smaller one; 3,000 deep under a free-form field reaches the tool', async () => {
     const tree = { type: 'object', properties: { a: { $ref: '#' } } };
     const tooDeep = await answer(tree, nest(1000));
     expect(tooDeep).toMatchObject({ isError: true, seen: undefined });
     expect(lines(tooDeep.content)).toEqual(tooBig);
     expect(await answer(tree, nest(20))).toMatchObject({ isError: false });
+    // The validator does not walk a free-form value: as deep as JSON carries it (the copy the tool gets goes deeper).
     const freeForm = { type: 'object', properties: { data: {} } };
-    expect(lines((await answer(freeForm, { data: nest(3000) })).content)).toEqual(tooBig);
+    const deep = await answer(freeForm, { data: nest(3000) });
+    expect(deep).toMatchObject({ isError: false, content: 'ran' });
+    expect(JSON.stringify(deep.seen)).toBe(JSON.stringify({ data: nest(3000) }));
     const strings = { type: 'object', properties: { a: { type: 'array', items: { type: 'string' } } } };
     expect(lines((await answer(strings, { a: Array.from({ length: 70_000 }, (_, index) => index) })).content)).toEqual(tooBig);
   });
 
   it('the run’s output: a repair turn, then an OutputError with the issue (not a bare RangeError)', async () => {
-    const deep = JSON.stringify({ a: nest(3000) });
-    const { error, repairs } = await output({ type: 'object', properties: { a: { type: 'object' } } }, [deep, deep]);
+    const deep = JSON.stringify({ a: nest(1000) });
+    const { error, repairs } = await output({ type: 'object', properties: { a: { $ref: '#' } } }, [deep, deep]);
     expect(error).toBeInstanceOf(OutputError);
     expect((error as OutputError).issues).toEqual([{ path: '(root)', message: 'is nested too deeply or too large to validate' }]);
     expect(repairs).toEqual([tooBig]);

@@ -554,14 +554,24 @@ describe('a browser page can use the server (CORS)', () => {
     expect(server.requests).toHaveLength(0);
   });
 
-  it('lets the page read request-id and retry-after, on replies and errors alike', async () => {
-    const server = await mockServer([{ error: { status: 429, retryAfter: 1 } }, { content: [text('hi')] }]);
-    const post = () => fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { origin: 'http://127.0.0.1:1', 'content-type': 'application/json' }, body: '{}' });
-    for (const response of [await post(), await post()]) {
+  it('lets the page read request-id, retry-after and the SDK’s other retry headers, on replies and errors alike, and an error’s scripted headers', async () => {
+    const server = await mockServer([
+      { error: { status: 429, retryAfter: 1 } },
+      { content: [text('hi')] },
+      { error: { status: 529, headers: { 'X-Should-Retry': 'false', 'x-team-note': 'a' } } },
+    ]);
+    const post = () => fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { origin: 'http://127.0.0.1:1', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answers = [await post(), await post()];
+    expect(answers.map((response) => response.status)).toEqual([429, 200]);
+    for (const response of answers) {
       expect(response.headers.get('access-control-allow-origin')).toBe('*');
-      expect(response.headers.get('access-control-expose-headers')).toBe('request-id, retry-after');
+      expect(response.headers.get('access-control-expose-headers')).toBe('request-id, retry-after, retry-after-ms, x-should-retry');
       expect(response.headers.get('request-id')).toMatch(/^req_/);
     }
+    const scripted = await post();
+    expect(scripted.status).toBe(529);
+    expect(scripted.headers.get('access-control-expose-headers')).toBe('request-id, retry-after, retry-after-ms, x-should-retry, x-team-note');
+    expect(scripted.headers.get('x-should-retry')).toBe('false');
   });
 });
 

@@ -1,6 +1,7 @@
 /** The API's errors as the testing kit's server answers them: what a script asks for, and its HTTP answer. */
 import type { ServerResponse } from 'node:http';
 import { apiId } from './blocks.js';
+import { exposing } from './cors.js';
 
 /** An API error to answer with instead of a reply. */
 export interface ScriptedError {
@@ -53,6 +54,7 @@ export function sendError(res: ServerResponse, error: ScriptedError): void {
   // Their names in lower case, as HTTP headers are one whatever their case: the answer's own two stay.
   const own = Object.entries(error.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]);
   const headers: Record<string, string> = { ...Object.fromEntries(own), 'content-type': 'application/json', 'request-id': requestId };
+  if (own.length > 0) headers['access-control-expose-headers'] = exposing(own.map(([name]) => name!));
   if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
   res.writeHead(error.status, headers);
   res.end(JSON.stringify(errorBody(error, requestId)));
