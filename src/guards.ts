@@ -125,7 +125,7 @@ export async function runWithGuards(
     timeout = new AbortController();
     const controller = timeout;
     // A `TimeoutError`, as `AbortSignal.timeout()` aborts with: a tool (or an approver) can tell a timeout from an abort.
-    timer = setTimeout(() => controller.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    timer = setTimeout(() => controller.abort(timeoutReason(timeoutMs)), timeoutMs);
     signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
   }
   try {
@@ -148,6 +148,23 @@ export async function runWithGuards(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The mark of a call's own time limit on its signal's reason (registered: a sub-agent may run the other build's copy). */
+const CALL_TIMEOUT = Symbol.for('tool-runner.callTimeout.v1');
+
+function timeoutReason(ms: number): DOMException {
+  const reason = new DOMException(`timed out after ${ms} ms`, 'TimeoutError');
+  Object.defineProperty(reason, CALL_TIMEOUT, { value: ms });
+  return reason;
+}
+
+/**
+ * Whether a signal's reason is a call's time limit (its tool's timeout), not the run's own signal,
+ * which may be a `TimeoutError` too (`AbortSignal.timeout()`).
+ */
+export function isCallTimeout(reason: unknown): boolean {
+  return typeof reason === 'object' && reason !== null && typeof (reason as { [CALL_TIMEOUT]?: unknown })[CALL_TIMEOUT] === 'number';
 }
 
 /** Resolves once `promise` settles, or after `ms`, whichever comes first. */

@@ -225,8 +225,25 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
         expect.stringMatching(/^allowed with edited input after .* · took \d+ ms$/),
         expect.stringMatching(/^denied after .* \(not Bob\) · took \d+ ms$/),
       ]);
+      // Ann's call shows the input that ran, the edited one.
+      expect(await page.locator('article.tool', { hasText: 'ann@example.com' }).locator('pre').first().textContent()).toBe(JSON.stringify({ to: 'ann@example.com', body: 'Sunny, 21°C' }, null, 2));
     }
   }, 60_000);
+
+  it('a url whose #run= part does not decode (a stray %) shows the newest run, as for a run it does not know', async () => {
+    const server = await mockServer([{ content: [text('Hello.')] }]);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    await toolRunner(server.client(), baseParams, { onEvent: inspect.onEvent });
+    const page = await newPage();
+    await page.goto(`${inspect.url}#run=100%`);
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
+    expect(await page.getByRole('navigation', { name: 'Runs' }).getByRole('link').count()).toBe(1);
+    // And on a hash changed to one.
+    await page.evaluate('location.hash = "#run=%E0%A4%A"');
+    await page.waitForTimeout(300);
+    expect(await page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
+  }, 30_000);
 
   it('a run stopped for approval and continued counts each call once', async () => {
     const server = await mockServer([{ content: [toolUse('send_email', { to: 'ann@example.com', body: 'Hi' }, 'toolu_email')] }, { content: [text('Sent.')] }]);

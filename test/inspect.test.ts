@@ -27,6 +27,7 @@ async function start(options: Parameters<typeof inspector>[0] = {}): Promise<Ins
   return inspect;
 }
 const lines = (file: string): AnyRecord[] => readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as AnyRecord);
+const toolResultsOf = (request: RecordedRequest) => (wire(request).messages.at(-1).content as Array<{ content: unknown }>).map((result) => result.content);
 const ofType = <T extends AnyRecord['type']>(records: AnyRecord[], type: T) => records.filter((record) => record.type === type) as Array<Extract<AnyRecord, { type: T }>>;
 
 describe('what the page is fed and the recorded file', () => {
@@ -464,7 +465,46 @@ describe('approvals decided from the page', () => {
     await run;
     expect(log).toContain('send_email ann@example.com: Edited on the page');
     const after = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'));
-    expect(ofType(after, 'approval.decided')).toEqual([expect.objectContaining({ id: 'toolu_email', decision: 'allow', edited: true })]);
+    // The edited input is recorded: a recorded file read later says what was sent.
+    expect(ofType(after, 'approval.decided')).toEqual([expect.objectContaining({ id: 'toolu_email', decision: 'allow', edited: true, input: body.input })]);
+  });
+
+  it("the call is shown as the model sent it, not as the schema's transforms made it: an edit starts from it, and a value JSON cannot carry (a BigInt) stops nothing", async () => {
+    const file = join(dir, 'transformed.jsonl');
+    const paid: unknown[] = [];
+    const pay = tool({
+      name: 'pay',
+      inputSchema: z.object({ to: z.string(), amount: z.string().transform((value) => BigInt(value)) }),
+      needsApproval: true,
+      run: ({ to, amount }) => (paid.push([to, amount]), 'paid'),
+    });
+    const server = await mockServer([{ content: [toolUse('pay', { to: 'ann', amount: '12' }, 'toolu_pay')] }, { content: [text('ok')] }]);
+    const inspect = await start({ record: file });
+    const run = toolRunner(server.client(), { ...baseParams, tools: [pay] }, { onEvent: inspect.onEvent, approve: inspect.approve }).runUntilDone();
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.waiting'));
+    // Past a batch's 50 ms: the recorded file has been written (with the transformed input, this threw in a timer).
+    await sleep(120);
+    const waiting = ofType(fed, 'approval.waiting')[0]!;
+    expect(waiting.input).toEqual({ to: 'ann', amount: '12' });
+    expect(ofType(lines(file), 'approval.waiting')[0]!.input).toEqual({ to: 'ann', amount: '12' });
+    // The editor's text, one field changed: valid as the model's input is.
+    const edited = { ...(waiting.input as object), to: 'bob' };
+    expect((await decide(inspect.url, { run: waiting.run, id: waiting.id, decision: 'allow', input: edited })).status).toBe(200);
+    await run;
+    expect(paid).toEqual([['bob', 12n]]);
+    expect(toolResultsOf(server.requests[1]!)).toEqual(['paid']);
+  });
+
+  it("a run stopped by its own AbortSignal.timeout() while a call waits: recorded as aborted (timed out is the call's own time limit)", async () => {
+    const server = await mockServer(inspectedSteps());
+    const inspect = await start();
+    const log: string[] = [];
+    const runner = toolRunner(server.client(), params(inspectedTools(log), false), { onEvent: inspect.onEvent, approve: inspect.approve, signal: AbortSignal.timeout(300) });
+    await runner.runUntilDone().catch(() => {});
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.decided'));
+    expect(ofType(fed, 'approval.decided')).toEqual([expect.objectContaining({ id: 'toolu_email', decision: 'aborted' })]);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(log.filter((entry) => entry.startsWith('send_email'))).toEqual([]);
   });
 
   it("the run's signal ends the wait: the call is answered as aborted and never runs", async () => {

@@ -3,6 +3,7 @@
  * decision counts), the run's signal aborts, or the inspector closes (after that, it denies at once).
  */
 import type { ApprovalDecision } from '../approval.js';
+import { isCallTimeout } from '../guards.js';
 import { onAbort } from '../on-abort.js';
 import type { CallWhere, InspectorRecord } from './records.js';
 
@@ -20,6 +21,8 @@ export interface PageDecision {
 export type DecideOutcome = 'decided' | 'unknown' | 'already decided';
 
 interface Waiting {
+  /** The call's input was shown (captured): an edited one is recorded too. */
+  shown: boolean;
   decide(decision: ApprovalDecision, record: Omit<Extract<InspectorRecord, { type: 'approval.decided' }>, 'run' | 'time' | 'type' | 'id'>): void;
 }
 
@@ -48,13 +51,14 @@ export class PageApprovals {
         resolve(decision);
       };
       // The run's answer to an aborted or timed-out call is its own, whatever is decided (execute.ts).
+      // Timed out: the call's time limit ran out, not the run's own signal (an `AbortSignal.timeout()` is an abort).
       const aborted = () =>
-        (signal?.reason as { name?: unknown } | undefined)?.name === 'TimeoutError'
+        isCallTimeout(signal?.reason)
           ? decide({ decision: 'deny', reason: 'no decision in time' }, { decision: 'timedOut' })
           : decide({ decision: 'deny', reason: 'the run was aborted' }, { decision: 'aborted' });
-      this.#waiting.set(key, { decide });
+      this.#waiting.set(key, { shown: input !== undefined, decide });
       // The whole input, however long: the person decides on it, and may edit it.
-      this.#emit({ ...where, time: Date.now(), type: 'approval.waiting', id, name, ...(input !== undefined && { input }) });
+      this.#emit({ ...where, time: Date.now(), type: 'approval.waiting', id, name, ...(input !== undefined && { input: jsonOrWords(input) }) });
       if (this.#closed) closed(decide);
       else if (signal?.aborted) aborted();
       // One listener on the run's signal however many calls wait at once (`onAbort`).
@@ -69,7 +73,9 @@ export class PageApprovals {
     if (!waiting) return this.#decided.has(key) ? 'already decided' : 'unknown';
     if (posted.decision === 'allow') {
       const edited = posted.input !== undefined;
-      waiting.decide(edited ? { decision: 'allow', input: posted.input } : { decision: 'allow' }, { decision: 'allow', ...(edited && { edited: true as const }) });
+      // The input that runs, recorded (when inputs are shown): a recorded file read later says what was sent.
+      const record = { decision: 'allow' as const, ...(edited && { edited: true as const }), ...(edited && waiting.shown && { input: posted.input }) };
+      waiting.decide(edited ? { decision: 'allow', input: posted.input } : { decision: 'allow' }, record);
     } else {
       const reason = posted.reason?.trim() || undefined;
       waiting.decide({ decision: 'deny', reason }, { decision: 'deny', ...(reason !== undefined && { reason }) });
@@ -88,3 +94,13 @@ export class PageApprovals {
 const closed = (decide: Waiting['decide']) => decide({ decision: 'deny', reason: 'the inspector was closed before anyone decided' }, { decision: 'closed' });
 
 const keyOf = (run: string, id: string) => `${run}\u0000${id}`;
+
+/** The value as it is, when JSON can carry it; else said in words (the record, and its batch, must be written). */
+function jsonOrWords(value: unknown): unknown {
+  try {
+    JSON.stringify(value);
+    return value;
+  } catch (error) {
+    return `[not JSON: ${(error as Error).message}]`;
+  }
+}

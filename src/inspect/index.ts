@@ -85,7 +85,9 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
     // A sub-agent's call whose events this inspector does not see: its path as the approver is told it.
     const path = (call as { path?: unknown }).path;
     const shown = where.path || !Array.isArray(path) || path.length === 0 ? where : { run: where.run, path: path.map(String) };
-    return approvals.ask(shown, call.toolUse.id, call.name, capture ? call.input : undefined, context?.signal);
+    // The model's input, as the page shows the call and its editor starts: the tool's (after the schema's
+    // transforms) is not what an edit is validated as, and may not be JSON.
+    return approvals.ask(shown, call.toolUse.id, call.name, capture ? call.toolUse.input : undefined, context?.signal);
   };
   return {
     url: server.url,

@@ -194,6 +194,8 @@ function apply(record) {
       item.approval = item.approval || { state: 'waiting', since: record.time };
       item.approval.state = record.decision; item.approval.decided = record.time;
       item.approval.edited = record.edited === true; item.approval.reason = record.reason;
+      // The edited input that ran, in place of the one asked about.
+      if ('input' in record) { item.input = record.input; item.hasInput = true; }
       run.waiting.delete(item);
       dirty.list = true;
       break;

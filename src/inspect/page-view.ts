@@ -49,7 +49,10 @@ function schedule() {
 
 function selectedId() {
   var match = /^#run=(.+)$/.exec(location.hash);
-  if (match && model.runs.has(decodeURIComponent(match[1]))) return decodeURIComponent(match[1]);
+  var id = null;
+  // A hand-typed hash may not decode (a stray %): the newest run, as for a run not known.
+  if (match) try { id = decodeURIComponent(match[1]); } catch (error) { id = null; }
+  if (id !== null && model.runs.has(id)) return id;
   return model.order.length ? model.order[model.order.length - 1] : null;
 }
 

@@ -92,7 +92,7 @@ export type InspectorRecord =
       error?: ErrorInfo;
     })
   | (RecordBase & { type: 'approval.waiting'; id: string; name: string; input?: unknown })
-  | (RecordBase & { type: 'approval.decided'; id: string; decision: 'allow' | 'deny' | 'aborted' | 'timedOut' | 'closed'; reason?: string; edited?: true });
+  | (RecordBase & { type: 'approval.decided'; id: string; decision: 'allow' | 'deny' | 'aborted' | 'timedOut' | 'closed'; reason?: string; edited?: true; input?: unknown });
 
 /** An event type this version does not know: its own string, number and boolean fields. */
 export interface OtherRecord extends RecordBase {
