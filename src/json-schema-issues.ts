@@ -34,6 +34,7 @@ export function toIssues(units: readonly OutputUnit[], keywordAt: KeywordLookup,
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
   const hidden = unevaluatedBesideIssues(units);
+  containsItemUnits(units, hidden);
   units.forEach((unit, index) => {
     if (WRAPPERS.has(unit.keyword) || hidden.has(index)) return;
     const issue = toIssue(unit, keywordAt, value);
@@ -54,7 +55,7 @@ export function toIssues(units: readonly OutputUnit[], keywordAt: KeywordLookup,
  * would tell the model to leave out a property the schema asks for. The units of one such keyword
  * come right after its wrapper unit, at the property's place or below it.
  */
-function unevaluatedBesideIssues(units: readonly OutputUnit[]): ReadonlySet<number> {
+function unevaluatedBesideIssues(units: readonly OutputUnit[]): Set<number> {
   const judged = new Map<number, string>();
   for (let index = 0; index < units.length; index++) {
     const { keyword, instanceLocation } = units[index]!;
@@ -65,7 +66,7 @@ function unevaluatedBesideIssues(units: readonly OutputUnit[]): ReadonlySet<numb
     const place = prefix + first.slice(prefix.length).split('/')[0]!;
     while (index + 1 < units.length && within(units[index + 1]!.instanceLocation, place)) judged.set(++index, place);
   }
-  if (judged.size === 0) return NONE;
+  if (judged.size === 0) return new Set();
   // Every place that has an issue of another keyword, with the places above it.
   const placesWithIssues = new Set<string>();
   units.forEach((unit, index) => {
@@ -75,7 +76,21 @@ function unevaluatedBesideIssues(units: readonly OutputUnit[]): ReadonlySet<numb
   return new Set([...judged].filter(([, place]) => placesWithIssues.has(place)).map(([index]) => index));
 }
 
-const NONE: ReadonlySet<number> = new Set();
+/**
+ * Adds to `hidden` the units that say why items did not match a `contains` that failed (`minContains`
+ * keeps them): an item need not match it, and "a[1]: must be number" would tell the model to change
+ * an item that may stay. The keyword's own unit says what the array must hold.
+ */
+function containsItemUnits(units: readonly OutputUnit[], hidden: Set<number>): void {
+  const below: string[] = [];
+  for (const { keyword, keywordLocation } of units) {
+    if (keyword === 'minContains' || keyword === 'maxContains') below.push(`${keywordLocation.slice(0, -keyword.length)}contains/`);
+  }
+  if (below.length === 0) return;
+  units.forEach((unit, index) => {
+    if (below.some((prefix) => unit.keywordLocation.startsWith(prefix))) hidden.add(index);
+  });
+}
 
 function within(location: string, place: string): boolean {
   return location === place || location.startsWith(`${place}/`);
@@ -148,8 +163,19 @@ function toIssue(unit: OutputUnit, keywordAt: KeywordLookup, input: unknown): Va
       return issue(`must match exactly one of the schemas in oneOf (${unit.error.match(/\((\d+) matches\)/)?.[1] ?? 'not one'} match)`);
     case 'not':
       return issue('must not match the schema in "not"');
+    case 'contains':
+      return found ? issue(`must contain at least one item matching ${shownSchema(value)}`) : ownSentence();
+    case 'minContains':
+    case 'maxContains': {
+      if (!found || !('contains' in schema)) return ownSentence();
+      // "Only 1 items were found." / "3 items were found.", or "Array has less items (1) than minContains (2)."
+      const matching = /(\d+) items were found\.$/.exec(unit.error)?.[1];
+      const length = /^Array has less items \((\d+)\)/.exec(unit.error)?.[1];
+      const has = matching !== undefined ? `${matching} ${matching === '1' ? 'does' : 'do'}` : length !== undefined ? `it has ${itemCount(length)}` : undefined;
+      return issue(`must contain ${unit.keyword === 'minContains' ? 'at least' : 'at most'} ${itemCount(String(value))} matching ${shownSchema(schema.contains)}${has ? ` (${has})` : ''}`);
+    }
     default:
-      // contains, minContains, maxContains, then, else, format, ...: the validator's own sentence.
+      // then, else, format, ...: the validator's own sentence.
       return ownSentence();
   }
 }
@@ -184,6 +210,14 @@ function pathOf(input: unknown, pointer: string, name?: string): string {
   if (name !== undefined) segments.push(name);
   return formatPath(segments);
 }
+
+/** A subschema as the model reads it in a message: its JSON, without the validator's marks, cut past 200 characters. */
+function shownSchema(schema: unknown): string {
+  const json = JSON.stringify(schema, (key, value: unknown) => (key.startsWith('__absolute_') ? undefined : value)) ?? String(schema);
+  return json.length <= 200 ? json : `${json.slice(0, 200)}…`;
+}
+
+const itemCount = (count: string) => (count === '1' ? '1 item' : `${count} items`);
 
 function listValues(values: unknown): string {
   if (!Array.isArray(values)) return 'the allowed values';

@@ -97,6 +97,25 @@ describe('JSON Schema issues the model can act on', () => {
     expect(lines((await answer(schema, 'not an object')).content)).toEqual(['- (root): must be object']);
   });
 
+  it('contains, minContains and maxContains say what the array must hold, and nothing of the items that need not match', async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        roles: { type: 'array', contains: { const: 'admin' } },
+        scores: { type: 'array', contains: { type: 'number' }, minContains: 2, maxContains: 3 },
+        tags: { type: 'array', items: { type: 'string' }, contains: { const: 'a' }, minContains: 2 },
+      },
+    };
+    expect(lines((await answer(schema, { roles: ['user'] })).content)).toEqual(['- roles: must contain at least one item matching {"const":"admin"}']);
+    expect(lines((await answer(schema, { roles: [] })).content)).toEqual(['- roles: must contain at least one item matching {"const":"admin"}']);
+    // Items "x" and "y" may stay: no line tells the model to change them.
+    expect(lines((await answer(schema, { scores: [1, 'x', 'y'] })).content)).toEqual(['- scores: must contain at least 2 items matching {"type":"number"} (1 does)']);
+    expect(lines((await answer(schema, { scores: [1] })).content)).toEqual(['- scores: must contain at least 2 items matching {"type":"number"} (it has 1 item)']);
+    expect(lines((await answer(schema, { scores: [1, 2, 3, 4] })).content)).toEqual(['- scores: must contain at most 3 items matching {"type":"number"} (4 do)']);
+    // An item's own issue (items: string) stays beside the count.
+    expect(lines((await answer(schema, { tags: ['a', 3] })).content)).toEqual(['- tags[1]: must be string', '- tags: must contain at least 2 items matching {"const":"a"} (1 does)']);
+  });
+
   it('draft-04 (boolean exclusiveMinimum, tuple items) and draft-07 schemas, by their $schema', async () => {
     const draft4 = {
       $schema: 'http://json-schema.org/draft-04/schema#',
