@@ -21,6 +21,7 @@ import { runSignal } from './run-context.js';
 import { type RunExit, handBackHistory } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import { type StoppedBy, nextStepFor, stoppedByFailure } from './stop-reason.js';
+import type { PassEnd } from './sdk-spans.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
 import type { Turn } from './turn-state.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
@@ -146,7 +147,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       throw error;
     } finally {
       this.#handBackHistory(failedInBody || (!failed && stop === undefined) ? 'left' : failed ? 'failed' : 'ended');
-      if (failedInBody) this.#failed(failedInBody.error);
+      // The SDK-style span ends as the SDK's does when the body leaves, with no status (the request's span has the error).
+      if (failedInBody) this.#failed(failedInBody.error, undefined, 'closed');
       // A `break` in the loop body ends the run too: it resolves to the last reply.
       else if (!failed) {
         this.state.stoppedBy = stop ?? 'break';
@@ -275,9 +277,9 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   }
 
   /** A step failed: the state is what it was before it, so iterating (or awaiting) again retries it. */
-  #failed(error: unknown, stoppedBy?: StoppedBy): void {
+  #failed(error: unknown, stoppedBy?: StoppedBy, traced: PassEnd = { error }): void {
     this.state.stoppedBy = stoppedBy ?? stoppedByFailure(error, runSignal(this.run));
-    this.run.tracing.end({ error });
+    this.run.tracing.end(traced);
     this.#consumed = false;
     this.#settle().reject(error);
     this.#completion = undefined;

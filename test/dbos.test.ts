@@ -400,6 +400,25 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(await approvalsOf(id)).toEqual([]);
   });
 
+  it('a decision sent after approvalTimeoutSeconds, while no worker was alive to time the call out, comes too late: the recovered run answers it as timed out, not run', async () => {
+    const server = await mockServer([{ content: [toolUse('refund', { order: '42' }, 'toolu_ref')] }, { content: [text('The refund waited too long.')] }]);
+    const id = `approval-late-${randomUUID()}`;
+    const settings = { APPROVALS: '1', APPROVAL_SECONDS: '2' };
+    const first = worker('start', id, server.url, settings);
+    // (Run alone, this test may ask before the first worker has made DBOS's tables.)
+    await until(async () => (await approvalsOf(id).catch(() => [])).length === 1);
+    await kill(first);
+    // Past the deadline, with no worker alive: the approval is stored, and found first by the recovery.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await durableApprovals(dbos, id).approve('toolu_ref');
+    const result = await resultOf(worker('recover', id, server.url, settings));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'The refund waited too long.', citations: null }]);
+    expect(wire(server.requests[1]!).messages[2].content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_ref', is_error: true, content: "Error: the call to 'refund' timed out after 2000 ms waiting for approval and was not run." },
+    ]);
+    expect(await counts(id)).toEqual({});
+  });
+
   it('a history that ends with a call that needs approval: the run waits for the decision before any request, then goes on', async () => {
     const server = await mockServer([{ content: [text('Cancelled.')] }]);
     const id = `approval-first-${randomUUID()}`;
@@ -436,6 +455,13 @@ describe('durableToolRunner: bad config', () => {
     );
     expect(() => durableToolRunner({ name: 'x', client, tools: [{ kind: 'tool-source', tools: () => [] }] })).toThrow(/tool sources/);
     expect(() => durableToolRunner({ name: 'x', client, approvalTimeoutSeconds: 0 })).toThrow(/approvalTimeoutSeconds/);
+    // A slip in the config's keys: the run would have no tools.
+    expect(() => durableToolRunner({ name: 'x', client, tool: [] } as never)).toThrow(/^durableToolRunner: unknown option 'tool'; the options are name, client, tools, options, approvalTimeoutSeconds. Did you mean 'tools'\?$/);
+    // Timeouts a timer cannot keep (30 days fires at once) are refused as toolRunner refuses them: the step holds them, not the runner.
+    expect(() => durableToolRunner({ name: 'x', client, options: { toolTimeoutMs: 30 * 24 * 3600 * 1000 } })).toThrow(/^durableToolRunner: options.toolTimeoutMs must be a positive number of milliseconds, at most 2147483647/);
+    expect(() => durableToolRunner({ name: 'x', client, options: { toolTimeoutMs: Number.NaN } })).toThrow(/options.toolTimeoutMs must be a positive number/);
+    const slow = { name: 'slow', input_schema: { type: 'object' as const }, run: async () => 'ok', timeoutMs: -5 };
+    expect(() => durableToolRunner({ name: 'x', client, tools: [slow] })).toThrow(/^durableToolRunner: tool 'slow': timeoutMs must be a positive number of milliseconds/);
     const timed = agentTool({ name: 'clerk', description: 'Files', timeoutMs: 1_000, params: ({ task }) => ({ model: 'm', max_tokens: 64, messages: [{ role: 'user', content: task }] }) });
     expect(() => durableToolRunner({ name: 'timed-agent', client, tools: [timed] })).toThrow(/agent tool 'clerk': timeoutMs is not available in a durable run/);
     const clerk = agentTool({ name: 'clerk', description: 'Files', params: ({ task }) => ({ model: 'm', max_tokens: 64, messages: [{ role: 'user', content: task }] }) });

@@ -230,6 +230,24 @@ describe("the SDK runner's own spans, when the client traces: the same as the SD
     expect(outline(sdk)).toEqual(['program', '  anthropic.messages.tool_runner', '    anthropic.messages.create (ok)']);
   });
 
+  it('a streamed request that fails while the loop body reads it: the loop span ends with no status, as when the body breaks (the request span has the error)', async () => {
+    const faults: Array<[string, () => Step[]]> = [
+      ['a 400 (not retried)', () => [{ error: { status: 400, message: 'bad request' } }]],
+      ['an SSE error event', () => [{ content: [text('Looking it up, one moment.')], error: { status: 529, type: 'overloaded_error', afterEvents: 3 } }]],
+      ['a dropped connection', () => [{ content: [text('Looking it up, one moment.')], disconnectAfterEvents: 3 }]],
+    ];
+    for (const [fault, steps] of faults) {
+      const { sdk, ours } = await spansOfBoth(steps, async (start) => {
+        const failed = await (async () => {
+          for await (const stream of start(params([weather], { stream: true })) as AsyncIterable<AsyncIterable<unknown>>) for await (const _ of stream);
+        })().then(() => undefined, (error: unknown) => error);
+        expect(failed, fault).toBeInstanceOf(Error);
+      });
+      expect(ours, fault).toEqual(sdk);
+      expect(outline(sdk)[1], fault).toBe('  anthropic.messages.tool_runner');
+    }
+  });
+
   it("calls run by generateToolResponse() in the loop body are children of the caller's span", async () => {
     const { sdk, ours } = await spansOfBoth(
       threeCalls,

@@ -7,7 +7,9 @@ import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
 import { CONCURRENCY_NOT_DURABLE, TOOL_SOURCES_NOT_DURABLE, TOOLSETS_NOT_DURABLE, isAgentTool, notDurableOption } from '../agent-link.js';
 import type { ApprovalDecision, TimedOutDecision } from '../approval.js';
 import type { ClientLike } from '../client.js';
+import { unknownOption } from '../described.js';
 import { namedAs } from '../fallback.js';
+import { checkTimeoutMs } from '../guards.js';
 import type { ToolRunnerOptions } from '../options.js';
 import type { StoppedBy } from '../stop-reason.js';
 import type { RunnerParams, ToolEntry } from '../surface.js';
@@ -161,7 +163,10 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
         let waiting = pending;
         for (const call of pending) {
           const left = Math.max(0, deadline - (await DBOS.now()));
-          const decision = await DBOS.recv<ApprovalDecision>(decisionTopic(call.id), { timeoutSeconds: left / 1000 });
+          let decision = await DBOS.recv<ApprovalDecision>(decisionTopic(call.id), { timeoutSeconds: left / 1000 });
+          // A decision sent after the deadline while no worker was alive to time the call out (recv takes a
+          // stored message before it looks at its timeout) comes too late: timed out, as a live worker answers it.
+          if (decision && (await DBOS.now()) > deadline) decision = null;
           if (decision?.decision === 'allow') runner.approve(call.id, decision.input === undefined ? {} : { input: decision.input });
           else if (decision) runner.deny(call.id, decision.reason);
           else runner.timeOut(call.id, approvalTimeoutSeconds * 1000);
@@ -189,8 +194,12 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
   };
 }
 
+const CONFIG_KEYS = ['name', 'client', 'tools', 'options', 'approvalTimeoutSeconds'];
+
 function checkConfig(config: DurableToolRunnerConfig, approvalTimeoutSeconds: number): void {
   if (typeof config !== 'object' || config === null) throw new TypeError('durableToolRunner: pass { name, client, tools }');
+  // A slip (`tool`, `approvalTimeout`) would leave the run without its tools, or waiting the default 7 days.
+  for (const key of Object.keys(config)) if (!CONFIG_KEYS.includes(key)) throw unknownOption('durableToolRunner', key, CONFIG_KEYS);
   if (typeof config.name !== 'string' || config.name === '') throw new TypeError('durableToolRunner: `name` must be a non-empty string (the workflow name)');
   if (typeof config.client !== 'function' && (typeof config.client !== 'object' || config.client === null)) {
     throw new TypeError('durableToolRunner: `client` must be an Anthropic client or a function that returns one');
@@ -203,6 +212,8 @@ function checkConfig(config: DurableToolRunnerConfig, approvalTimeoutSeconds: nu
     if (config.options && key in config.options) throw new TypeError(`durableToolRunner: ${notDurableOption(key)}`);
   }
   if (!(approvalTimeoutSeconds > 0)) throw new RangeError('durableToolRunner: approvalTimeoutSeconds must be a positive number');
+  // Taken out of the options before the runner sees them (each call's step holds its own timeout): checked here.
+  if (config.options?.toolTimeoutMs !== undefined) checkTimeoutMs(config.options.toolTimeoutMs, 'durableToolRunner: options.toolTimeoutMs');
   if (config.tools?.some(isRunnableToolset)) throw new TypeError(`durableToolRunner: ${TOOLSETS_NOT_DURABLE}`);
   if (config.options?.concurrency !== undefined && config.tools?.some(isAgentTool)) throw new TypeError(`durableToolRunner: ${CONCURRENCY_NOT_DURABLE}`);
   if (DBOS.isInitialized()) {

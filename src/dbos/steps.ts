@@ -9,7 +9,7 @@ import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
 import { stoppedText } from '../execute.js';
 import { invalidResultKind, standInOfKind } from '../result-kind.js';
 import { failedAfterFirstEvent, isFailedAfterFirstEvent } from '../fallback.js';
-import { ownSignal, runWithGuards } from '../guards.js';
+import { checkTimeoutMs, ownSignal, runWithGuards } from '../guards.js';
 import { ORDERED_STARTS, stepStarted } from '../start-order.js';
 import type { AnyTool, RunnableTool } from '../surface.js';
 import { isRunnableTool } from '../tool.js';
@@ -174,6 +174,8 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
     });
   }
   const tool: RunnableTool = entry;
+  // Taken off the tool before the runner sees it (the step holds the timeout): checked here, as the runner would.
+  if (tool.timeoutMs !== undefined) checkTimeoutMs(tool.timeoutMs, `durableToolRunner: tool '${tool.name}': timeoutMs`);
   const timeoutMs = tool.timeoutMs ?? toolTimeoutMs;
   const run: RunnableTool['run'] = async (input, context) => {
     const idempotencyKey = `${DBOS.workflowID ?? 'no-workflow'}:${context.toolUse.id}`;
