@@ -1,10 +1,6 @@
-/** Size and concurrency guards around tool calls. */
+/** Time and concurrency guards around tool calls. */
 import { onAbort } from './on-abort.js';
 import { wrongValue } from './described.js';
-import type { ToolResultContent } from './types.js';
-import { cutText } from './cut.js';
-
-export const DEFAULT_MAX_TOOL_RESULT_CHARS = 100_000;
 
 /** The longest delay a timer keeps: a longer one (or Infinity) fires at once. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -13,33 +9,6 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 export function checkTimeoutMs(value: unknown, what: string): void {
   if (typeof value === 'number' && value > 0 && value <= MAX_TIMEOUT_MS) return;
   throw wrongValue(value, `${what} must be a positive number of milliseconds, at most ${MAX_TIMEOUT_MS} (about 24.8 days)`);
-}
-
-/** Cuts the text of a result to `limit` characters in all, with a note the model can see. */
-export function truncateResult(content: ToolResultContent, limit: number): ToolResultContent {
-  if (typeof content === 'string') {
-    return content.length <= limit ? content : `${cutText(content, limit)}${truncationNote(content.length, limit)}`;
-  }
-  let total = 0;
-  for (const block of content) if (block.type === 'text') total += block.text.length;
-  if (total <= limit) return content;
-  let left = limit;
-  const kept: Exclude<ToolResultContent, string> = [];
-  for (const block of content) {
-    if (block.type !== 'text') {
-      kept.push(block);
-      continue;
-    }
-    if (left <= 0) continue;
-    kept.push(block.text.length <= left ? block : { ...block, text: cutText(block.text, left) });
-    left -= block.text.length;
-  }
-  kept.push({ type: 'text', text: truncationNote(total, limit).trimStart() });
-  return kept;
-}
-
-function truncationNote(length: number, limit: number): string {
-  return `\n[truncated: the result had ${length} characters; only the first ${limit} are shown]`;
 }
 
 /** Runs at most `max` tasks at once; the others wait their turn in order. */
@@ -53,13 +22,15 @@ export class Limiter {
   }
 
   async run<T>(task: () => Promise<T>): Promise<T> {
+    // A slot freed is handed to the next in line, still counted: a task that comes meanwhile finds none free.
     if (this.#running >= this.#max) await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    this.#running++;
+    else this.#running++;
     try {
       return await task();
     } finally {
-      this.#running--;
-      this.#waiting.shift()?.();
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#running--;
     }
   }
 }

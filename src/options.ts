@@ -2,7 +2,8 @@
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
 import { described, misspeltName, nearLongName, oneEditApart, oneSwapApart, wrongValue } from './described.js';
-import { DEFAULT_MAX_TOOL_RESULT_CHARS, checkTimeoutMs } from './guards.js';
+import { checkTimeoutMs } from './guards.js';
+import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './truncate.js';
 import type { Hooks } from './hooks.js';
 import type { RunnerListener } from './events.js';
 import type { FallbackEntry } from './fallback.js';

@@ -168,6 +168,42 @@ describe('many calls at once on one signal', () => {
   });
 });
 
+describe('concurrency: a slot goes to the call that waited', () => {
+  it('concurrency 1: a call whose hook ends as a tool ends does not slip in beside the one waiting; they start in line', async () => {
+    // The third call's hook ends in the very tick the first tool ends, in each of several ticks.
+    for (let ticks = 0; ticks < 12; ticks++) {
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      let running = 0;
+      let most = 0;
+      const started: number[] = [];
+      const work = tool({
+        name: 'work',
+        inputSchema: z.object({ i: z.number() }),
+        run: async ({ i }) => {
+          running++;
+          most = Math.max(most, running);
+          started.push(i);
+          if (i === 0) {
+            setTimeout(open, 20);
+            await gate;
+          } else await sleep(5);
+          running--;
+          return `r${i}`;
+        },
+      });
+      const server = await mockServer([{ content: [0, 1, 2].map((i) => toolUse('work', { i }, `toolu_${i}`)) }, { content: [text('ok')] }]);
+      const onToolCall = async (call: { input: unknown }) => {
+        if ((call.input as { i: number }).i !== 2) return;
+        await gate;
+        for (let tick = 0; tick < ticks; tick++) await null;
+      };
+      await toolRunner(server.client(), { ...baseParams, tools: [work] }, { concurrency: 1, hooks: { onToolCall } });
+      expect({ ticks, most, started }).toEqual({ ticks, most: 1, started: [0, 1, 2] });
+    }
+  });
+});
+
 describe('result size', () => {
   const big = (size: number) => tool({ name: 'big', inputSchema: z.object({}), run: () => 'x'.repeat(size) });
 
@@ -203,6 +239,34 @@ describe('result size', () => {
       image,
       { type: 'text', text: 'b'.repeat(40) },
       { type: 'text', text: '[truncated: the result had 120 characters; only the first 100 are shown]' },
+    ]);
+  });
+
+  it('a block the cut leaves blank goes (the API refuses blank text): a cut at an emoji, or before spaces', async () => {
+    for (const second of ['😀xxxxxxxx', '   xxxxxxxx']) {
+      const blocks = tool({ name: 'blocks', inputSchema: z.object({}), run: () => [{ type: 'text' as const, text: 'a'.repeat(9) }, { type: 'text' as const, text: second }] });
+      const server = await mockServer([{ content: [toolUse('blocks', {})] }, { content: [text('ok')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [blocks] }, { maxToolResultChars: 10 });
+      await runner;
+      expect(wire(server.requests[1]!).messages[2].content[0].content).toEqual([
+        { type: 'text', text: 'a'.repeat(9) },
+        { type: 'text', text: `[truncated: the result had ${9 + second.length} characters; only the first 10 are shown]` },
+      ]);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
+  it("a search result's text and a document's text count and are cut too (they were sent whole)", async () => {
+    const search = { type: 'search_result' as const, source: 'https://example.com', title: 'Example', content: [{ type: 'text' as const, text: 's'.repeat(3_000) }] };
+    const document = { type: 'document' as const, source: { type: 'text' as const, media_type: 'text/plain' as const, data: 'd'.repeat(3_000) } };
+    const pages = { type: 'document' as const, source: { type: 'content' as const, content: [{ type: 'text' as const, text: 'p'.repeat(3_000) }] } };
+    const found = tool({ name: 'found', inputSchema: z.object({}), run: () => [{ type: 'text' as const, text: 't'.repeat(500) }, search, document, pages] });
+    const server = await mockServer([{ content: [toolUse('found', {})] }, { content: [text('ok')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [found] }, { maxToolResultChars: 1_000 });
+    expect(wire(server.requests[1]!).messages[2].content[0].content).toEqual([
+      { type: 'text', text: 't'.repeat(500) },
+      { ...search, content: [{ type: 'text', text: 's'.repeat(500) }] },
+      { type: 'text', text: '[truncated: the result had 9500 characters; only the first 1000 are shown]' },
     ]);
   });
 });
