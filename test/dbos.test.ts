@@ -400,23 +400,31 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(await approvalsOf(id)).toEqual([]);
   });
 
-  it('a decision sent after approvalTimeoutSeconds, while no worker was alive to time the call out, comes too late: the recovered run answers it as timed out, not run', async () => {
-    const server = await mockServer([{ content: [toolUse('refund', { order: '42' }, 'toolu_ref')] }, { content: [text('The refund waited too long.')] }]);
-    const id = `approval-late-${randomUUID()}`;
+  it('a decision sent after approvalTimeoutSeconds, while no worker was alive to time the call out, comes too late: answered as timed out, not run; one sent in time is taken by a recovery after the deadline', async () => {
     const settings = { APPROVALS: '1', APPROVAL_SECONDS: '2' };
-    const first = worker('start', id, server.url, settings);
-    // (Run alone, this test may ask before the first worker has made DBOS's tables.)
-    await until(async () => (await approvalsOf(id).catch(() => [])).length === 1);
-    await kill(first);
-    // Past the deadline, with no worker alive: the approval is stored, and found first by the recovery.
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
-    await durableApprovals(dbos, id).approve('toolu_ref');
-    const result = await resultOf(worker('recover', id, server.url, settings));
-    expect(result.message.content).toEqual([{ type: 'text', text: 'The refund waited too long.', citations: null }]);
-    expect(wire(server.requests[1]!).messages[2].content).toEqual([
+    const run = async (when: 'late' | 'in-time') => {
+      const server = await mockServer([{ content: [toolUse('refund', { order: '42' }, 'toolu_ref')] }, { content: [text('Done.')] }]);
+      const id = `approval-${when}-${randomUUID()}`;
+      const first = worker('start', id, server.url, settings);
+      // (Run alone, this test may ask before the first worker has made DBOS's tables.)
+      await until(async () => (await approvalsOf(id).catch(() => [])).length === 1);
+      await kill(first);
+      // With no worker alive: approved in time, or past the deadline; either is stored, and found first by the recovery.
+      if (when === 'late') await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await durableApprovals(dbos, id).approve('toolu_ref');
+      if (when === 'in-time') await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await resultOf(worker('recover', id, server.url, settings));
+      return { results: wire(server.requests[1]!).messages[2].content, counts: await counts(id) };
+    };
+    // One after the other: two first workers at once in a new database would both make DBOS's tables.
+    const late = await run('late');
+    const inTime = await run('in-time');
+    expect(late!.results).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_ref', is_error: true, content: "Error: the call to 'refund' timed out after 2000 ms waiting for approval and was not run." },
     ]);
-    expect(await counts(id)).toEqual({});
+    expect(late!.counts).toEqual({});
+    expect(inTime!.results).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_ref', content: 'refunded 42' }]);
+    expect(Object.values(inTime!.counts)).toEqual([{ started: 1, finished: 1 }]);
   });
 
   it('a history that ends with a call that needs approval: the run waits for the decision before any request, then goes on', async () => {

@@ -13,6 +13,14 @@ export function decisionTopic(toolUseId: string): string {
   return `tool-runner.decision.${toolUseId}`;
 }
 
+/** A decision as it is sent: with the time it was sent (ms since the epoch, the sender's clock); none from older senders. */
+export type SentDecision = ApprovalDecision & { sentAt?: number };
+
+/** Whether a decision read by the run came after `deadline`: sent later than it (one without a time is taken). */
+export function sentTooLate(decision: SentDecision, deadline: number): boolean {
+  return typeof decision.sentAt === 'number' && decision.sentAt > deadline;
+}
+
 /** What deciding needs: `DBOS` (in a launched process) or a `DBOSClient`. */
 export interface DurableMessenger {
   send<T>(destinationID: string, message: T, topic?: string, idempotencyKey?: string): Promise<void>;
@@ -43,8 +51,9 @@ export interface DurableApprovals {
  * ```
  */
 export function durableApprovals(dbos: DurableMessenger, workflowId: string): DurableApprovals {
+  // Stamped with when it was sent: a run that reads it after its deadline (no worker was alive then) takes it if it came in time.
   const decide = (toolUseId: string, decision: ApprovalDecision) =>
-    dbos.send(workflowId, decision, decisionTopic(toolUseId), `${workflowId}:${toolUseId}:decision`);
+    dbos.send<SentDecision>(workflowId, { ...decision, sentAt: Date.now() }, decisionTopic(toolUseId), `${workflowId}:${toolUseId}:decision`);
   return {
     async pending({ timeoutSeconds = 0 } = {}) {
       const deadline = Date.now() + timeoutSeconds * 1000;

@@ -18,7 +18,7 @@ import { isToolSource } from '../tool-set.js';
 import { isRunnableToolset } from '../toolsets.js';
 import type { BetaMessage, BetaMessageParam } from '../types.js';
 import type { Usage } from '../usage.js';
-import { PENDING_EVENT, decisionTopic } from './approvals.js';
+import { PENDING_EVENT, type SentDecision, decisionTopic, sentTooLate } from './approvals.js';
 import { LiveText } from './live-text.js';
 import { durableTool, stepClient } from './steps.js';
 
@@ -163,10 +163,11 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
         let waiting = pending;
         for (const call of pending) {
           const left = Math.max(0, deadline - (await DBOS.now()));
-          let decision = await DBOS.recv<ApprovalDecision>(decisionTopic(call.id), { timeoutSeconds: left / 1000 });
-          // A decision sent after the deadline while no worker was alive to time the call out (recv takes a
-          // stored message before it looks at its timeout) comes too late: timed out, as a live worker answers it.
-          if (decision && (await DBOS.now()) > deadline) decision = null;
+          let decision = await DBOS.recv<SentDecision>(decisionTopic(call.id), { timeoutSeconds: left / 1000 });
+          // Sent after the deadline while no worker was alive to time the call out (recv takes a stored message
+          // before it looks at its timeout): too late, timed out as a live worker answers it. One sent in time is
+          // taken, however late the run reads it (a recovery, or the calls before it decided first).
+          if (decision && sentTooLate(decision, deadline)) decision = null;
           if (decision?.decision === 'allow') runner.approve(call.id, decision.input === undefined ? {} : { input: decision.input });
           else if (decision) runner.deny(call.id, decision.reason);
           else runner.timeOut(call.id, approvalTimeoutSeconds * 1000);
