@@ -16,6 +16,13 @@ export type ApprovalRequest<Call extends AnyCall = AnyCall> = Call & {
   callPath?: string[];
 };
 
+/**
+ * The key, on a request the runner asks about, of the input an `onToolCall` hook gave in place of the model's (before the
+ * schema's transforms): what an edit is validated as, so what an editor starts from (`tool-runner/inspect`'s does); absent
+ * when the model's input stands. Registered: a sub-agent's runner may be the other build's copy.
+ */
+export const EDITABLE_INPUT: unique symbol = Symbol.for('tool-runner.editableInput.v1') as never;
+
 /** A call the run stopped for: approve or deny it with `runner.approve(id)` / `runner.deny(id, reason)`. */
 export interface PendingApproval extends ApprovalRequest {
   /** The tool_use id. */

@@ -4,7 +4,7 @@
  * an approver's failure named. A run lends its approver to its sub-agents (`agentTool`), so their
  * questions wait in the run's line and are timed there.
  */
-import { type ApprovalContext, type ApprovalDecision, type Approver, checkDecision } from './approval.js';
+import { type ApprovalContext, type ApprovalDecision, type Approver, EDITABLE_INPUT, checkDecision } from './approval.js';
 import { ownSignal, runWithGuards } from './guards.js';
 import { HookError, type ToolCall } from './hooks.js';
 
@@ -95,12 +95,13 @@ function timed(approve: Approver): Approver {
  * Asks the run's approver about a call, within `timeLimit` ms once asked. Throws `ApprovalTimedOut`,
  * or a `HookError` when the approver failed.
  */
-export function approvalAsker(approve: Approver): (call: ToolCall, signal: AbortSignal, timeLimit: number | undefined) => Promise<ApprovalDecision> {
-  return async (call, signal, timeLimit) => {
+export function approvalAsker(approve: Approver): (call: ToolCall, signal: AbortSignal, timeLimit: number | undefined, given: { given: unknown } | undefined) => Promise<ApprovalDecision> {
+  return async (call, signal, timeLimit, given) => {
     const context: AskedContext = { signal, [TIME_LIMIT]: timeLimit };
+    const request = { name: call.name, input: call.input, toolUse: call.toolUse, ...(given && { [EDITABLE_INPUT]: given.given }) };
     let decision: unknown;
     try {
-      decision = await approve({ name: call.name, input: call.input, toolUse: call.toolUse }, context);
+      decision = await approve(request, context);
     } catch (error) {
       if (ApprovalTimedOut.is(error)) throw error;
       // Aborted meanwhile (an approver that stops waiting by throwing, or a question never asked):

@@ -38,7 +38,8 @@ export interface ExecutionContext {
   /** Emits lifecycle events, when something listens. */
   emit: ((event: RunnerEvent) => void) | undefined;
   /** Asks the run's approver (`approvalAsker`: one question at a time, within `timeLimit` ms once asked); none without one. */
-  askApproval: ((call: ToolCall, signal: AbortSignal, timeLimit: number | undefined) => Promise<ApprovalDecision>) | undefined;
+  /** `given`: the input the onToolCall hook gave in place of the model's (what an edit starts from). */
+  askApproval: ((call: ToolCall, signal: AbortSignal, timeLimit: number | undefined, given: { given: unknown } | undefined) => Promise<ApprovalDecision>) | undefined;
   /** Decisions taken with runner.approve / runner.deny, by tool_use id. */
   decisions: ReadonlyMap<string, ApprovalDecision>;
   toolTimeoutMs: number | undefined;
@@ -152,7 +153,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     call.input = validated.value;
     decision = context.decisions.get(toolUse.id);
     // A resumed run with an approver asks it now; a sub-agent's calls are asked by the sub-agent, which borrows it.
-    if (!decision && context.askApproval && !held.agent) decision = await askApprover(tool, call, context);
+    if (!decision && context.askApproval && !held.agent) decision = await askApprover(tool, call, context, given);
     // A sub-agent's call goes on (it asks, or stops for approval, itself) when this run lends it an approver, or when no
     // call inside it waits (it stopped because the approver failed): else it waits for the decisions inside it.
     if (!decision && !(held.agent && (context.askApproval || openApprovals([held]).length === 0))) return waiting(held, call, context);
@@ -188,7 +189,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     const needed = tool.needsApproval ? await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)) : false;
     if (needed === STOPPED) return aborted();
     if (needed) {
-      decision = context.decisions.get(toolUse.id) ?? (context.askApproval && (await askApprover(tool, call, context)));
+      decision = context.decisions.get(toolUse.id) ?? (context.askApproval && (await askApprover(tool, call, context, given)));
       if (!decision) return waiting(heldCall(tool, call, given), call, context);
     }
   }
@@ -261,9 +262,9 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
  * answers the call as aborted); the tool's timeout bounds a question once asked (approver.ts), past
  * it the call is denied as timed out, and the tool then gets its own time.
  */
-async function askApprover(tool: RunnableTool, call: ToolCall, context: ExecutionContext): Promise<ApprovalDecision> {
+async function askApprover(tool: RunnableTool, call: ToolCall, context: ExecutionContext, given: { given: unknown } | undefined): Promise<ApprovalDecision> {
   const timeLimit = tool.timeoutMs ?? context.toolTimeoutMs;
-  const asked = await runWithGuards((signal) => context.askApproval!(call, ownSignal(signal), timeLimit), context.signal, undefined);
+  const asked = await runWithGuards((signal) => context.askApproval!(call, ownSignal(signal), timeLimit, given), context.signal, undefined);
   if ('thrown' in asked) {
     if (ApprovalTimedOut.is(asked.thrown)) return { decision: 'deny', timedOutMs: asked.thrown.ms } as TimedOutDecision;
     throw asked.thrown;

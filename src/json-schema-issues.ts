@@ -4,6 +4,7 @@
  * `must be one of "a", "b"`), without the units that only say "a subschema had errors".
  */
 import type { OutputUnit } from '@cfworker/json-schema';
+import { cutText } from './cut.js';
 import { isObject } from './json-schema-walk.js';
 import { type ValidationIssue, formatPath } from './validation.js';
 
@@ -168,11 +169,8 @@ function toIssue(unit: OutputUnit, keywordAt: KeywordLookup, input: unknown): Va
     case 'minContains':
     case 'maxContains': {
       if (!found || !('contains' in schema)) return ownSentence();
-      // "Only 1 items were found." / "3 items were found.", or "Array has less items (1) than minContains (2)."
-      const matching = /(\d+) items were found\.$/.exec(unit.error)?.[1];
-      const length = /^Array has less items \((\d+)\)/.exec(unit.error)?.[1];
-      const has = matching !== undefined ? `${matching} ${matching === '1' ? 'does' : 'do'}` : length !== undefined ? `it has ${itemCount(length)}` : undefined;
-      return issue(`must contain ${unit.keyword === 'minContains' ? 'at least' : 'at most'} ${itemCount(String(value))} matching ${shownSchema(schema.contains)}${has ? ` (${has})` : ''}`);
+      const bound = unit.keyword === 'minContains' ? 'at least' : 'at most';
+      return issue(`must contain ${bound} ${itemCount(String(value))} matching ${shownSchema(schema.contains)}${containsCount(unit.error)}`);
     }
     default:
       // then, else, format, ...: the validator's own sentence.
@@ -214,10 +212,21 @@ function pathOf(input: unknown, pointer: string, name?: string): string {
 /** A subschema as the model reads it in a message: its JSON, without the validator's marks, cut past 200 characters. */
 function shownSchema(schema: unknown): string {
   const json = JSON.stringify(schema, (key, value: unknown) => (key.startsWith('__absolute_') ? undefined : value)) ?? String(schema);
-  return json.length <= 200 ? json : `${json.slice(0, 200)}…`;
+  return json.length <= 200 ? json : `${cutText(json, 200)}…`;
 }
 
 const itemCount = (count: string) => (count === '1' ? '1 item' : `${count} items`);
+
+/**
+ * How many items matched, from the validator's sentence ("Only 1 items were found.", "3 items were found."), or how
+ * many the array has ("Array has less items (1) than minContains (2)."): ` (1 does)`, ` (it has 1 item)`, or nothing.
+ */
+function containsCount(sentence: string): string {
+  const matching = /(\d+) items were found\.$/.exec(sentence)?.[1];
+  if (matching !== undefined) return ` (${matching} ${matching === '1' ? 'does' : 'do'})`;
+  const length = /^Array has less items \((\d+)\)/.exec(sentence)?.[1];
+  return length === undefined ? '' : ` (it has ${itemCount(length)})`;
+}
 
 function listValues(values: unknown): string {
   if (!Array.isArray(values)) return 'the allowed values';

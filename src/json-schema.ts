@@ -68,22 +68,33 @@ function dereferenced(owner: SchemaOwner, make: () => Schema) {
 
 /**
  * A copy of `value` as JSON would carry it: an object's `undefined` properties left out, an array's
- * `undefined` items null. The model's input is JSON already; an input an approver or a hook edited
- * (`{ ...call.input, cc: undefined }`) is read as the API would read it, not refused by the validator.
- * Values JSON has no form for (a Date, a Map) are copied as they are, for the validator to judge.
+ * `undefined` items (and holes) null. The model's input is JSON already; an input an approver or a hook
+ * edited (`{ ...call.input, cc: undefined }`) is read as the API would read it, not refused by the
+ * validator. Values JSON has no form for (a Date, a Map) are copied as they are, for the validator to
+ * judge. An object met twice (shared, or a cycle) is copied once, as `structuredClone` copies it.
  */
-function jsonCopy(value: unknown): unknown {
+function jsonCopy(value: unknown, copies = new Map<object, unknown>()): unknown {
   if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map((item: unknown) => (item === undefined ? null : jsonCopy(item)));
+  if (copies.has(value)) return copies.get(value);
+  if (Array.isArray(value)) {
+    const copy: unknown[] = new Array(value.length);
+    copies.set(value, copy);
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      copy[index] = item === undefined ? null : jsonCopy(item, copies);
+    }
+    return copy;
+  }
   const prototype = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
   const copy: Record<string, unknown> = {};
+  copies.set(value, copy);
   for (const key of Object.keys(value)) {
     const item = (value as Record<string, unknown>)[key];
     if (item === undefined) continue;
     // A `__proto__` key (JSON.parse makes it an own property) stays one: assigned, it would set the prototype.
-    if (key === '__proto__') Object.defineProperty(copy, key, { value: jsonCopy(item), enumerable: true, writable: true, configurable: true });
-    else copy[key] = jsonCopy(item);
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: jsonCopy(item, copies), enumerable: true, writable: true, configurable: true });
+    else copy[key] = jsonCopy(item, copies);
   }
   return copy;
 }

@@ -2,7 +2,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ApprovalRequest, HookError, tool, toolRunner } from 'tool-runner';
-import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, wire } from './helpers.js';
 
 function tools(log: string[]) {
@@ -89,7 +89,7 @@ describe('approval with options.approve', () => {
       { content: [toolUse('send', { to: 'a@x', cc: 'b@x', tags: ['t'] }, 'toolu_a'), toolUse('send', { to: 'c@x', cc: 'd@x' }, 'toolu_b')] },
       { content: [text('ok')] },
     ]);
-    // The usual way to drop an optional field in JavaScript; a hole in an array is null, as in JSON.
+    // The usual way to drop an optional field in JavaScript; an undefined item in an array is null, as in JSON.
     const approve = (call: ApprovalRequest) => ({ decision: 'allow' as const, input: call.toolUse.id === 'toolu_a' ? { ...(call.input as object), cc: undefined, tags: ['t', undefined] } : { to: 'e@x', cc: undefined } });
     const runner = toolRunner(server.client(), { ...baseParams, tools: [send] }, { approve });
     await runner;
@@ -107,6 +107,32 @@ describe('approval with options.approve', () => {
     await manual.runUntilDone();
     expect(received.at(-1)).toEqual({ to: 'f@x' });
     expect(historyProblems(manual.params.messages)).toEqual([]);
+  });
+
+  it("an input a hook built (a JSON Schema tool): an array's hole is null; an object shared at every level, or a cycle, is copied once", async () => {
+    const received: unknown[] = [];
+    const keep = tool({
+      name: 'keep',
+      inputSchema: { type: 'object', properties: { tags: { type: 'array', items: { type: ['string', 'null'] } }, meta: {} } },
+      run: (input) => (received.push(input), 'kept'),
+    });
+    const holed: Array<string | undefined> = ['a'];
+    holed[2] = 'c';
+    // 2^40 paths to walk were it copied as a tree.
+    let shared: Record<string, unknown> = { leaf: true };
+    for (let level = 0; level < 40; level++) shared = { left: shared, right: shared };
+    const cycle: Record<string, unknown> = { name: 'loop' };
+    cycle.self = cycle;
+    const inputs = [{ tags: holed }, { meta: shared }, { meta: cycle }];
+    const server = await mockServer([{ content: inputs.map((_, index) => toolUse('keep', {}, `toolu_${index}`)) }, { content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [keep] }, { hooks: { onToolCall: (call) => ({ input: inputs[Number(call.id.slice('toolu_'.length))] }) } });
+    await runner;
+    expect(toolResults(server.requests[1]!).map((result) => result.content)).toEqual(['kept', 'kept', 'kept']);
+    expect(received[0]).toEqual({ tags: ['a', null, 'c'] });
+    const copied = (received[1] as { meta: Record<string, Record<string, unknown>> }).meta;
+    expect(copied.left).toBe(copied.right);
+    const loop = (received[2] as { meta: Record<string, unknown> }).meta;
+    expect(loop.self).toBe(loop);
   });
 
   it('a denial whose reason is not a string (an Error, a number) still denies, with the reason as text', async () => {

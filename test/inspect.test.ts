@@ -495,6 +495,21 @@ describe('approvals decided from the page', () => {
     expect(toolResultsOf(server.requests[1]!)).toEqual(['paid']);
   });
 
+  it("an input an onToolCall hook gave in place of the model's is the one shown, and the one an edit starts from", async () => {
+    const paid: unknown[] = [];
+    const pay = tool({ name: 'pay', inputSchema: z.object({ to: z.string(), cents: z.number() }), needsApproval: true, run: (input) => (paid.push(input), 'paid') });
+    const server = await mockServer([{ content: [toolUse('pay', { to: 'ann', cents: 90_000 }, 'toolu_pay')] }, { content: [text('ok')] }]);
+    const inspect = await start();
+    const hooks = { onToolCall: () => ({ input: { to: 'ann', cents: 100 } }) };
+    const run = toolRunner(server.client(), { ...baseParams, tools: [pay] }, { onEvent: inspect.onEvent, approve: inspect.approve, hooks }).runUntilDone();
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.waiting'));
+    const waiting = ofType(fed, 'approval.waiting')[0]!;
+    expect(waiting.input).toEqual({ to: 'ann', cents: 100 });
+    expect((await decide(inspect.url, { run: waiting.run, id: waiting.id, decision: 'allow' })).status).toBe(200);
+    await run;
+    expect(paid).toEqual([{ to: 'ann', cents: 100 }]);
+  });
+
   it("a run stopped by its own AbortSignal.timeout() while a call waits: recorded as aborted (timed out is the call's own time limit)", async () => {
     const server = await mockServer(inspectedSteps());
     const inspect = await start();

@@ -114,6 +114,10 @@ describe('JSON Schema issues the model can act on', () => {
     expect(lines((await answer(schema, { scores: [1, 2, 3, 4] })).content)).toEqual(['- scores: must contain at most 3 items matching {"type":"number"} (4 do)']);
     // An item's own issue (items: string) stays beside the count.
     expect(lines((await answer(schema, { tags: ['a', 3] })).content)).toEqual(['- tags[1]: must be string', '- tags: must contain at least 2 items matching {"const":"a"} (1 does)']);
+    // A long subschema is cut, never inside a surrogate pair (the API refuses a lone half): the run's output's issues are not cut again.
+    const emoji = { type: 'object', properties: { a: { type: 'array', contains: { const: `${'x'.repeat(189)}😀` } } } };
+    const { error } = await output(emoji, [{ a: ['y'] }, { a: ['y'] }]);
+    expect((error as OutputError).issues).toEqual([{ path: 'a', message: `must contain at least one item matching {"const":"${'x'.repeat(189)}…` }]);
   });
 
   it('draft-04 (boolean exclusiveMinimum, tuple items) and draft-07 schemas, by their $schema', async () => {

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { needsNodeServer } from '../needs-node.js';
-import type { Approver } from '../approval.js';
+import { type Approver, EDITABLE_INPUT } from '../approval.js';
 import type { RunnerEvent, RunnerListener } from '../events.js';
 import type { Runner } from '../surface.js';
 import type { AnyCall, BetaToolUseBlock } from '../types.js';
@@ -85,9 +85,10 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
     // A sub-agent's call whose events this inspector does not see: its path as the approver is told it.
     const path = (call as { path?: unknown }).path;
     const shown = where.path || !Array.isArray(path) || path.length === 0 ? where : { run: where.run, path: path.map(String) };
-    // The model's input, as the page shows the call and its editor starts: the tool's (after the schema's
-    // transforms) is not what an edit is validated as, and may not be JSON.
-    return approvals.ask(shown, call.toolUse.id, call.name, capture ? call.toolUse.input : undefined, context?.signal);
+    // The input as an edit is validated, which the page shows and its editor starts from: the onToolCall hook's if it gave
+    // one, else the model's; not the tool's (after the schema's transforms), which may not even be JSON.
+    const editable = EDITABLE_INPUT in call ? call[EDITABLE_INPUT] : call.toolUse.input;
+    return approvals.ask(shown, call.toolUse.id, call.name, capture ? editable : undefined, context?.signal);
   };
   return {
     url: server.url,
