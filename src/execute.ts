@@ -7,8 +7,9 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFailed, isAgentTool } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
-import { type Limiter, NEVER_ABORTED, type RunOutcome, STOPPED, type StoppedOutcome, ownSignal, runWithGuards, unlessAborted, withOwnSignal } from './guards.js';
+import { type Limiter, NEVER_ABORTED, type RunOutcome, STOPPED, ownSignal, runWithGuards, unlessAborted, withOwnSignal } from './guards.js';
 import { truncateResult } from './truncate.js';
+import { abortedText, abortedUnstartedText, approvalTimedOutText, stoppedText } from './call-texts.js';
 import { needsApproval } from './needs-approval.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
 import { abortedWaitingText, errorResult, textOnlyError, withoutBlankResultText } from './history.js';
@@ -248,10 +249,11 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     // A ToolError's content is checked as a result is: blocks of no kind a result holds are said, not sent.
     const badContent = typeof thrownContent === 'string' ? undefined : invalidResultKind(thrownContent);
     const content = badContent === undefined ? thrownContent : `Error: tool '${tool.name}' threw a ToolError whose content is ${badContent}`;
+    const cancelled = context.signal?.aborted === true;
     const observed = callHook(context.hooks, 'onToolError', context.signal, thrown, call);
-    // The run aborted while the hook ran: the call is answered with its error all the same.
+    // The run aborted while the hook ran: the call is answered with its error all the same (a failure, not a cancellation).
     if (observed) await observed.catch((error: unknown) => (error instanceof APIUserAbortError ? undefined : Promise.reject(thrownAfter(errorResult(call.id, content), error))));
-    return failed(content, call, context);
+    return finished(errorResult(call.id, content), call, context, cancelled);
   }
   logger.warn(`Tool '${tool.name}' (${toolUse.id}) ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : outcome.started ? 'was aborted' : 'was aborted before it started'}`);
   return failed(stoppedText(tool.name, outcome), call, context);
@@ -276,7 +278,13 @@ async function askApprover(tool: RunnableTool, call: ToolCall, context: Executio
  * The call's result as it is sent: cut to size, shown to the `onToolResult` hook, then to observers
  * (once: a hook that throws ends the call with its error instead, `endsSeen`).
  */
-function finished(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
+function finished(
+  result: BetaToolResultBlockParam,
+  call: ToolCall,
+  context: ExecutionContext,
+  // Cut short by an abort, or not, as the result came: a tool that failed before the run aborted (while a hook ran) failed.
+  cancelled = result.is_error === true && context.signal?.aborted === true,
+): CallOutcome | Promise<CallOutcome> {
   if (result.is_error && result.content !== undefined) result.content = textOnlyError(result.content);
   // Blank text blocks go (the API refuses them in a result too); a result left without any goes without content.
   const uncut = result.content === undefined ? undefined : withoutBlankResultText(result.content);
@@ -285,26 +293,26 @@ function finished(result: BetaToolResultBlockParam, call: ToolCall, context: Exe
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
   if (context.hooks?.onToolResult) context.results.keepRan(call.id, { ...result, content: uncut } as BetaToolResultBlockParam);
   const observed = callHook(context.hooks, 'onToolResult', context.signal, result, call);
-  if (!observed) return ended(result, call, context);
+  if (!observed) return ended(result, call, context, cancelled);
   return observed.then(
-    () => ended(result, call, context),
+    () => ended(result, call, context, cancelled),
     // The run aborted while the hook ran: the call is answered with its result all the same (the run then
     // rejects). A hook that failed: a retry cuts it again, the result as the tool gave it.
-    (error: unknown) => (error instanceof APIUserAbortError ? ended(result, call, context) : Promise.reject(thrownAfter({ ...result, content: uncut } as BetaToolResultBlockParam, error))),
+    (error: unknown) => (error instanceof APIUserAbortError ? ended(result, call, context, cancelled) : Promise.reject(thrownAfter({ ...result, content: uncut } as BetaToolResultBlockParam, error))),
   );
 }
 
-function ended(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext): CallOutcome {
+function ended(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext, cancelled: boolean): CallOutcome {
   if (context.emit) {
     context.results.keepSettled(call.id, result);
-    context.emit(toolEnd(call, result, context));
+    context.emit(toolEnd(call, result, context, cancelled));
   }
   return { result };
 }
 
-/** The `tool.end` of a call with its result: an error result once the call's signal aborted is a cancellation. */
-export function toolEnd(call: ToolCall, result: BetaToolResultBlockParam, context: ExecutionContext): RunnerEvent {
-  return result.is_error === true && context.signal?.aborted === true
+/** The `tool.end` of a call with its result: an error result made once the call's signal aborted is a cancellation. */
+export function toolEnd(call: ToolCall, result: BetaToolResultBlockParam, context: ExecutionContext, cancelled = result.is_error === true && context.signal?.aborted === true): RunnerEvent {
+  return cancelled
     ? { type: 'tool.end', runner: context.runner, call, result, cancelled: true }
     : { type: 'tool.end', runner: context.runner, call, result };
 }
@@ -382,15 +390,6 @@ function toolContextFor(toolUse: BetaToolUseBlock, context: ExecutionContext, si
   const order = context.startOrder;
   return order ? Object.assign(made, { [STEP_STARTED]: () => order.pass(toolUse.id) }) : made;
 }
-
-export const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;
-/** The run was aborted before the call started (the loop body aborted on its reply, say): it never ran. */
-const abortedUnstartedText = (name: string) => `Error: the call to '${name}' was aborted before it started, so it was not run.`;
-export const timedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms and was stopped.`;
-/** The result text of a call its guards stopped: timed out (after `timedOut` ms), or aborted once it had started or before. */
-export const stoppedText = (name: string, { timedOut, started }: StoppedOutcome) =>
-  timedOut ? timedOutText(name, timedOut) : started ? abortedText(name) : abortedUnstartedText(name);
-export const approvalTimedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms waiting for approval and was not run.`;
 
 function safeJson(value: unknown): string {
   try {

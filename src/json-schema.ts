@@ -34,6 +34,8 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
       try {
         // A copy, so that neither defaults nor the tool's own changes reach the model's tool_use block.
         value = jsonCopy(input);
+        // No value at all (a hook's `{ input: undefined }`): the validator cannot judge it; JSON has no such input.
+        if (value === undefined) return { ok: false, issues: [{ path: '(root)', message: 'is missing (undefined): the input must be a JSON value' }] };
         if (defaults) applyDefaults(copy, value, defaults);
         result = validate(value, copy, draft, lookup, false);
       } catch (error) {

@@ -88,6 +88,31 @@ describe('hooks', () => {
     expect(third).toMatchObject({ is_error: true, content: expect.stringContaining("Invalid input for tool 'echo'") });
   });
 
+  it('onToolCall giving { input: undefined } for a JSON Schema tool: the call is answered as invalid input, the run goes on (it stopped with a ValidatorError)', async () => {
+    const said: unknown[] = [];
+    const plain = tool({ name: 'plain', inputSchema: { type: 'object', properties: { say: { type: 'string' } } }, run: (input) => (said.push(input), 'said') });
+    const server = await mockServer([{ content: [toolUse('plain', { say: 'hi' }, 'toolu_1')] }, { content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [plain] }, { hooks: { onToolCall: () => ({ input: undefined }) } });
+    await runner;
+    expect(said).toEqual([]);
+    expect(wire(server.requests[1]!).messages[2].content[0]).toMatchObject({ is_error: true, content: expect.stringContaining('(root): is missing (undefined): the input must be a JSON value') });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it("a tool that failed before the run aborted, while its onToolResult or onToolError hook ran: its tool.end is a failure, not a cancellation", async () => {
+    for (const hook of ['onToolResult', 'onToolError'] as const) {
+      const server = await mockServer([{ content: [toolUse('boom', {}, 'toolu_b')] }, { content: [text('ok')] }]);
+      const controller = new AbortController();
+      const ends: RunnerEvent[] = [];
+      const hooks: Hooks = { [hook]: async () => { controller.abort(); await sleep(20); } };
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [boom] }, { signal: controller.signal, hooks, onEvent: (event) => void (event.type === 'tool.end' && ends.push(event)) });
+      await runner.runUntilDone().catch(() => {});
+      expect(ends, hook).toHaveLength(1);
+      expect(ends[0], hook).toMatchObject({ result: { is_error: true, content: expect.stringContaining('kaboom') } });
+      expect((ends[0] as { cancelled?: true }).cancelled, hook).toBeUndefined();
+    }
+  });
+
   it('a hook that throws stops the run with a HookError naming the hook; the history stays valid', async () => {
     const server = await mockServer([{ content: [toolUse('echo', { say: 'x' })] }, { content: [text('ok')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: [echo([])] }, {

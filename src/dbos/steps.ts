@@ -6,7 +6,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { AGENT_DURABLE, type AgentSteps } from '../agent-link.js';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
-import { stoppedText } from '../execute.js';
+import { stoppedText } from '../call-texts.js';
 import { invalidResultKind, standInOfKind } from '../result-kind.js';
 import { failedAfterFirstEvent, isFailedAfterFirstEvent } from '../fallback.js';
 import { checkTimeoutMs, ownSignal, runWithGuards } from '../guards.js';

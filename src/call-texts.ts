@@ -1,0 +1,11 @@
+/** What the model reads of a call its guards stopped, or that was never run: aborted, timed out. */
+import type { StoppedOutcome } from './guards.js';
+
+export const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;
+/** The run was aborted before the call started (the loop body aborted on its reply, say): it never ran. */
+export const abortedUnstartedText = (name: string) => `Error: the call to '${name}' was aborted before it started, so it was not run.`;
+export const timedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms and was stopped.`;
+/** The result text of a call its guards stopped: timed out (after `timedOut` ms), or aborted once it had started or before. */
+export const stoppedText = (name: string, { timedOut, started }: StoppedOutcome) =>
+  timedOut ? timedOutText(name, timedOut) : started ? abortedText(name) : abortedUnstartedText(name);
+export const approvalTimedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms waiting for approval and was not run.`;
