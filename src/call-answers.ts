@@ -8,8 +8,8 @@ import type { ApprovalDecision, Approver, PendingApproval } from './approval.js'
 import { approvalAsker, runApprover } from './approver.js';
 import { ignore } from './completion.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, toolEnd } from './execute.js';
-import { stoppedText } from './call-texts.js';
-import { Limiter, ownSignal, runWithGuards } from './guards.js';
+
+import { Limiter } from './guards.js';
 import { errorResult, toolUsesOf } from './history.js';
 import { insertResultsAfterLate } from './late-change.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -21,7 +21,7 @@ import type { Answer, Turn } from './turn-state.js';
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { ToolChanges } from './tool-changes.js';
 import type { ToolSet } from './tool-set.js';
-import { ToolsetSequences, familyOf, runToolsetCall, someToolsetCall, toolsetsOf } from './toolsets.js';
+import { ToolsetSequences, familyOf, runMemberGuarded, someToolsetCall, toolsetsOf } from './toolsets.js';
 import { StartOrder } from './start-order.js';
 import { toolsetResultBlock } from './toolset-member.js';
 import type { BetaMessageParam, BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
@@ -297,9 +297,14 @@ export class CallAnswers {
       context.emit?.({ type: 'tool.end', runner: context.runner, call, result });
       return { result };
     }
-    const run = async (): Promise<{ result: BetaToolResultBlockParam }> => ({ result: await runMemberGuarded(toolset, family, toolUse, context) });
+    // Within the run's concurrency, as any call.
+    const guarded = () => runMemberGuarded(toolset, family, toolUse, context);
+    const run = async (): Promise<{ result: BetaToolResultBlockParam; cancelled: boolean }> => {
+      const result = await (context.limiter ? context.limiter.run(guarded) : guarded());
+      return { result, cancelled: result.is_error === true && context.signal?.aborted === true };
+    };
     const { scope } = context;
-    let outcome: { result: BetaToolResultBlockParam };
+    let outcome: { result: BetaToolResultBlockParam; cancelled: boolean };
     try {
       // In its span's context, when something traces (a toolset's span is named after the member, as the SDK's).
       outcome = scope ? await scope.toolCall({ runner: context.runner, call, tool: { name: toolUse.name }, signal: context.signal, byCaller: context.byCaller }, run) : await run();
@@ -310,9 +315,9 @@ export class CallAnswers {
     }
     if (context.emit) {
       context.results.keepSettled(toolUse.id, outcome.result);
-      context.emit(toolEnd(call, outcome.result, context));
+      context.emit(toolEnd(call, outcome.result, context, outcome.cancelled));
     }
-    return outcome;
+    return outcome.cancelled ? outcome : { result: outcome.result };
   }
 
   #toolsetsNow(): ReadonlyMap<string, BetaRunnableToolset> {
@@ -389,12 +394,3 @@ function isMalformedToolsetCall(use: BetaToolUseBlock, toolsets: ReadonlyMap<str
   return familyOf(use) === undefined && toolsets.has(use.name) && !context.tools.has(use.name);
 }
 
-/** A toolset member's call within `toolTimeoutMs` (the toolset's own signal handling otherwise). */
-async function runMemberGuarded(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, context: ExecutionContext): Promise<BetaToolResultBlockParam> {
-  const timeoutMs = context.toolTimeoutMs;
-  if (timeoutMs === undefined) return runToolsetCall(toolset, family, toolUse, context.signal);
-  const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, ownSignal(signal)), context.signal, timeoutMs);
-  if (outcome.ok) return outcome.value as BetaToolResultBlockParam;
-  if ('thrown' in outcome) throw outcome.thrown;
-  return toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);
-}

@@ -69,7 +69,7 @@ export interface CallResults {
 }
 
 /** A call ends with its result, or waits for a decision (no `options.approve`). */
-export type CallOutcome = { result: BetaToolResultBlockParam } | { pending: HeldCall };
+export type CallOutcome = { result: BetaToolResultBlockParam; /** Cut short by an abort (not a failure). */ cancelled?: boolean } | { pending: HeldCall };
 
 /**
  * Runs one call. `held` is a call that waited for approval: its input was validated and its
@@ -307,11 +307,11 @@ function ended(result: BetaToolResultBlockParam, call: ToolCall, context: Execut
     context.results.keepSettled(call.id, result);
     context.emit(toolEnd(call, result, context, cancelled));
   }
-  return { result };
+  return cancelled ? { result, cancelled } : { result };
 }
 
-/** The `tool.end` of a call with its result: an error result made once the call's signal aborted is a cancellation. */
-export function toolEnd(call: ToolCall, result: BetaToolResultBlockParam, context: ExecutionContext, cancelled = result.is_error === true && context.signal?.aborted === true): RunnerEvent {
+/** The `tool.end` of a call with its result; `cancelled`: an error result made once the call's signal aborted. */
+export function toolEnd(call: ToolCall, result: BetaToolResultBlockParam, context: ExecutionContext, cancelled: boolean): RunnerEvent {
   return cancelled
     ? { type: 'tool.end', runner: context.runner, call, result, cancelled: true }
     : { type: 'tool.end', runner: context.runner, call, result };

@@ -68,36 +68,45 @@ function dereferenced(owner: SchemaOwner, make: () => Schema) {
   return { schema, lookup, resolve };
 }
 
+/** The most objects and arrays an input's copy makes: past it, the input is too large (a value shared at each of 40 levels is 2^40). */
+const MAX_COPIED = 1_000_000;
+
 /**
  * A copy of `value` as JSON would carry it: an object's `undefined` properties left out, an array's
- * `undefined` items (and holes) null. The model's input is JSON already; an input an approver or a hook
- * edited (`{ ...call.input, cc: undefined }`) is read as the API would read it, not refused by the
- * validator. Values JSON has no form for (a Date, a Map) are copied as they are, for the validator to
- * judge. An object met twice (shared, or a cycle) is copied once, as `structuredClone` copies it.
+ * `undefined` items (and holes) null, an object met twice copied twice (defaults filled in one place
+ * stay there). The model's input is JSON already; an input an approver or a hook edited
+ * (`{ ...call.input, cc: undefined }`) is read as the API would read it, not refused by the validator.
+ * Values JSON has no form for (a Date, a Map) are copied as they are, for the validator to judge. A
+ * cycle, or more than `MAX_COPIED` objects, throws a RangeError: too deep or too large to validate.
  */
-function jsonCopy(value: unknown, copies = new Map<object, unknown>()): unknown {
+function jsonCopy(value: unknown, state: { within: Set<object>; copied: number } = { within: new Set(), copied: 0 }): unknown {
   if (typeof value !== 'object' || value === null) return value;
-  if (copies.has(value)) return copies.get(value);
+  if (state.within.has(value)) throw new RangeError('the input holds itself (a cycle)');
+  if (++state.copied > MAX_COPIED) throw new RangeError('the input is too large to copy');
+  const prototype = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) return structuredClone(value);
+  // One frame a level (the deepest input JSON carries, about 4,500 levels, is copied).
+  state.within.add(value);
+  let copy: unknown;
   if (Array.isArray(value)) {
-    const copy: unknown[] = new Array(value.length);
-    copies.set(value, copy);
+    const items: unknown[] = new Array(value.length);
     for (let index = 0; index < value.length; index++) {
       const item: unknown = value[index];
-      copy[index] = item === undefined ? null : jsonCopy(item, copies);
+      items[index] = item === undefined ? null : jsonCopy(item, state);
     }
-    return copy;
+    copy = items;
+  } else {
+    const fields: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) {
+      const item = (value as Record<string, unknown>)[key];
+      if (item === undefined) continue;
+      // A `__proto__` key (JSON.parse makes it an own property) stays one: assigned, it would set the prototype.
+      if (key === '__proto__') Object.defineProperty(fields, key, { value: jsonCopy(item, state), enumerable: true, writable: true, configurable: true });
+      else fields[key] = jsonCopy(item, state);
+    }
+    copy = fields;
   }
-  const prototype = Object.getPrototypeOf(value);
-  if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
-  const copy: Record<string, unknown> = {};
-  copies.set(value, copy);
-  for (const key of Object.keys(value)) {
-    const item = (value as Record<string, unknown>)[key];
-    if (item === undefined) continue;
-    // A `__proto__` key (JSON.parse makes it an own property) stays one: assigned, it would set the prototype.
-    if (key === '__proto__') Object.defineProperty(copy, key, { value: jsonCopy(item, copies), enumerable: true, writable: true, configurable: true });
-    else copy[key] = jsonCopy(item, copies);
-  }
+  state.within.delete(value);
   return copy;
 }
 

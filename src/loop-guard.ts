@@ -34,9 +34,12 @@ export class LoopGuard {
     return this.#repeats;
   }
 
-  /** Records a call; returns the text of its result when it repeats `maxRepeats` earlier ones (it is not run). */
-  admit(name: string, input: unknown): string | undefined {
-    const key = `${name}\u0000${canonicalJson(input)}`;
+  /**
+   * Records a call; returns the text of its result when it repeats `maxRepeats` earlier ones (it is not run). `toolset`:
+   * a toolset member's family (a member and a tool of the run may share a name; they are different tools).
+   */
+  admit(name: string, input: unknown, toolset?: string): string | undefined {
+    const key = `${toolset === undefined ? '' : `${toolset}\u0001`}${name}\u0000${canonicalJson(input)}`;
     const earlier = this.#seen.get(key) ?? 0;
     this.#seen.set(key, earlier + 1);
     if (earlier < this.#maxRepeats) return undefined;

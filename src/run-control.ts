@@ -166,7 +166,8 @@ export class RunControl {
 
   #verdict(use: BetaToolUseBlock, iteration: number): string | undefined {
     const guard = this.#guard;
-    const repeat = guard?.admit(use.name, use.input);
+    const toolset = (use as { toolset_name?: unknown }).toolset_name;
+    const repeat = guard?.admit(use.name, use.input, typeof toolset === 'string' ? toolset : undefined);
     if (repeat !== undefined) {
       if (guard!.repeats >= 2) this.#pending ??= 'loop_guard';
       return repeat;

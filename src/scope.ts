@@ -22,7 +22,8 @@ export interface ScopedCall {
 }
 
 /** How a call ended: with its result, or without one (it waits for approval). */
-export type ScopedOutcome = { result: BetaToolResultBlockParam } | { pending: unknown };
+/** `cancelled`: the error result of a call cut short by an abort, not a failure (as its `tool.end` says). */
+export type ScopedOutcome = { result: BetaToolResultBlockParam; cancelled?: boolean } | { pending: unknown };
 
 export interface RunScope {
   /**

@@ -135,7 +135,8 @@ export class SdkSpans implements RunScope {
     } finally {
       const result = outcome && 'result' in outcome ? outcome.result : undefined;
       const succeeded = result !== undefined && result.is_error !== true;
-      const cancelled = !succeeded && (scoped.signal?.aborted === true || (outcome !== undefined && result === undefined));
+      // A result says itself whether it was cut short (a tool that failed before the run aborted failed); else the signal does.
+      const cancelled = !succeeded && (result !== undefined ? (outcome as { cancelled?: boolean }).cancelled === true : scoped.signal?.aborted === true || outcome !== undefined);
       const traces = this.#client.openTelemetry?.traces;
       if (traces?.contentMode === 'content' && span.isRecording()) {
         this.#guard(() => setToolContentAttributes(span, call.toolUse.input, cancelled ? undefined : result, traces.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES));

@@ -10,6 +10,16 @@
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { notExecutedText, quotedName, runToolsetMember, toolsetResultBlock } from './toolset-member.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
+import { stoppedText } from './call-texts.js';
+import { ownSignal, runWithGuards } from './guards.js';
+import { truncateResult } from './truncate.js';
+
+/** What a member's call is guarded by: the run's signal, `toolTimeoutMs`, `maxToolResultChars`. */
+interface MemberGuards {
+  signal: AbortSignal | undefined;
+  toolTimeoutMs: number | undefined;
+  maxToolResultChars: number;
+}
 
 /** The dated `tools` entry types of the toolsets the SDK defines, and the family their calls name. */
 const FAMILIES: Readonly<Record<string, string>> = { browser_toolset_20260801: 'browser', computer_toolset_20260801: 'computer' };
@@ -57,6 +67,24 @@ export function definitionFamily(tool: unknown): string {
 }
 
 /** Runs a member call with the run's toolset of its family (a family the run has none of: an error result). */
+export /**
+ * A toolset member's call within `toolTimeoutMs` (the toolset's own signal handling otherwise), its result cut to
+ * `maxToolResultChars`. One whose turn in line comes after the run aborted never starts (a click after "stop").
+ */
+async function runMemberGuarded(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, context: MemberGuards): Promise<BetaToolResultBlockParam> {
+  if (context.signal?.aborted) return toolsetResultBlock(toolUse, stoppedText(toolUse.name, { ok: false, timedOut: undefined, started: false }), true);
+  const timeoutMs = context.toolTimeoutMs;
+  let result: BetaToolResultBlockParam;
+  if (timeoutMs === undefined) result = await runToolsetCall(toolset, family, toolUse, context.signal);
+  else {
+    const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, ownSignal(signal)), context.signal, timeoutMs);
+    if ('thrown' in outcome) throw outcome.thrown;
+    result = outcome.ok ? (outcome.value as BetaToolResultBlockParam) : toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);
+  }
+  if (result.content !== undefined) result.content = truncateResult(result.content, context.maxToolResultChars);
+  return result;
+}
+
 export function runToolsetCall(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, signal: AbortSignal | undefined): Promise<BetaToolResultBlockParam> {
   if (!toolset) {
     return Promise.resolve(toolsetResultBlock(toolUse, `Error: Toolset '${quotedName(family)}' member '${quotedName(toolUse.name)}' not found`, true));

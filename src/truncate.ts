@@ -3,6 +3,7 @@
  * is (text blocks, a search result's text, a document's text), with a note the model can see.
  */
 import { cutText } from './cut.js';
+import { sameItems } from './lists.js';
 import type { ToolResultContent } from './types.js';
 
 export const DEFAULT_MAX_TOOL_RESULT_CHARS = 100_000;
@@ -68,38 +69,43 @@ function cutBlock(block: Fields, budget: { left: number }): Fields | undefined {
       return text === undefined ? undefined : text === block.text ? block : { ...block, text };
     }
     case 'search_result': {
-      const content = cutBlocks(block.content, budget);
-      return content === undefined ? undefined : content === block.content ? block : { ...block, content };
+      // A search result is its text: with none left, it goes (its source and title with it).
+      const content = cutBlocks(block.content as Fields[], budget);
+      if (!content.some((inner) => inner.type === 'text')) return undefined;
+      return sameItems(content, block.content as Fields[]) ? block : { ...block, content };
     }
-    case 'document': {
-      const source = block.source as Fields | undefined;
-      let cut: Fields | undefined;
-      if (source?.type === 'text' && typeof source.data === 'string') {
-        const data = cutString(source.data, budget);
-        cut = data === undefined ? undefined : { ...source, data };
-      } else if (source?.type === 'content') {
-        const content = typeof source.content === 'string' ? cutString(source.content, budget) : cutBlocks(source.content, budget);
-        cut = content === undefined ? undefined : { ...source, content };
-      } else return block;
-      return cut === undefined ? undefined : cut.data === source.data && cut.content === source.content ? block : { ...block, source: cut };
-    }
+    case 'document':
+      return cutDocument(block, block.source as Fields | undefined, budget);
     default:
       return block;
   }
 }
 
-/** Blocks inside a block (a search result's, a content source's), cut; `undefined` when none is left with text. */
-function cutBlocks(blocks: unknown, budget: { left: number }): unknown[] | undefined {
-  if (!Array.isArray(blocks)) return blocks as undefined;
-  const kept: unknown[] = [];
-  let same = true;
+/** A document with the text of its source cut: a text source's `data`, a content source's string or blocks (its images stay). */
+function cutDocument(block: Fields, source: Fields | undefined, budget: { left: number }): Fields | undefined {
+  if (source?.type === 'text' && typeof source.data === 'string') {
+    const data = cutString(source.data, budget);
+    return data === undefined ? undefined : data === source.data ? block : { ...block, source: { ...source, data } };
+  }
+  if (source?.type !== 'content') return block;
+  if (typeof source.content === 'string') {
+    const content = cutString(source.content, budget);
+    return content === undefined ? undefined : content === source.content ? block : { ...block, source: { ...source, content } };
+  }
+  const blocks = source.content as Fields[];
+  const content = cutBlocks(blocks, budget);
+  if (content.length === 0) return undefined;
+  return sameItems(content, blocks) ? block : { ...block, source: { ...source, content } };
+}
+
+/** Blocks inside a block (a search result's, a content source's), cut; those left without text go, images stay. */
+function cutBlocks(blocks: Fields[], budget: { left: number }): Fields[] {
+  const kept: Fields[] = [];
   for (const block of blocks) {
-    const cut = cutBlock(block as Fields, budget);
-    if (cut !== block) same = false;
+    const cut = cutBlock(block, budget);
     if (cut) kept.push(cut);
   }
-  if (same) return blocks;
-  return kept.some((block) => (block as Fields).type === 'text') ? kept : undefined;
+  return kept;
 }
 
 /** The text cut to what the budget has left (and counted off it); `undefined` when the cut leaves it blank. */

@@ -109,30 +109,34 @@ describe('approval with options.approve', () => {
     expect(historyProblems(manual.params.messages)).toEqual([]);
   });
 
-  it("an input a hook built (a JSON Schema tool): an array's hole is null; an object shared at every level, or a cycle, is copied once", async () => {
+  it("an input a hook built (a JSON Schema tool) reads as JSON would: an array's hole is null, an object met twice is two (defaults stay apart); a cycle, or too much to copy, is invalid input", async () => {
     const received: unknown[] = [];
+    const point = { type: 'object', properties: { x: { type: 'number', default: 1 }, y: { type: 'number', default: 2 } }, additionalProperties: false };
     const keep = tool({
       name: 'keep',
-      inputSchema: { type: 'object', properties: { tags: { type: 'array', items: { type: ['string', 'null'] } }, meta: {} } },
+      inputSchema: { type: 'object', properties: { tags: { type: 'array', items: { type: ['string', 'null'] } }, a: point, b: point, meta: {} } },
       run: (input) => (received.push(input), 'kept'),
     });
     const holed: Array<string | undefined> = ['a'];
     holed[2] = 'c';
-    // 2^40 paths to walk were it copied as a tree.
-    let shared: Record<string, unknown> = { leaf: true };
-    for (let level = 0; level < 40; level++) shared = { left: shared, right: shared };
+    const shared: Record<string, unknown> = { x: 5 };
+    // 2^40 objects were it copied as JSON would carry it.
+    let huge: Record<string, unknown> = { leaf: true };
+    for (let level = 0; level < 40; level++) huge = { left: huge, right: huge };
     const cycle: Record<string, unknown> = { name: 'loop' };
     cycle.self = cycle;
-    const inputs = [{ tags: holed }, { meta: shared }, { meta: cycle }];
+    const inputs = [{ tags: holed }, { a: shared, b: shared }, { meta: huge }, { meta: cycle }];
     const server = await mockServer([{ content: inputs.map((_, index) => toolUse('keep', {}, `toolu_${index}`)) }, { content: [text('ok')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: [keep] }, { hooks: { onToolCall: (call) => ({ input: inputs[Number(call.id.slice('toolu_'.length))] }) } });
     await runner;
-    expect(toolResults(server.requests[1]!).map((result) => result.content)).toEqual(['kept', 'kept', 'kept']);
-    expect(received[0]).toEqual({ tags: ['a', null, 'c'] });
-    const copied = (received[1] as { meta: Record<string, Record<string, unknown>> }).meta;
-    expect(copied.left).toBe(copied.right);
-    const loop = (received[2] as { meta: Record<string, unknown> }).meta;
-    expect(loop.self).toBe(loop);
+    const results = toolResults(server.requests[1]!);
+    expect(results.map((result) => result.content).slice(0, 2)).toEqual(['kept', 'kept']);
+    for (const result of results.slice(2)) expect(result).toMatchObject({ is_error: true, content: expect.stringContaining('(root): is nested too deeply or too large to validate') });
+    expect(received).toEqual([{ tags: ['a', null, 'c'] }, { a: { x: 5, y: 2 }, b: { x: 5, y: 2 } }]);
+    const [, apart] = received as Array<{ a: object; b: object }>;
+    expect(apart!.a).not.toBe(apart!.b);
+    expect(shared).toEqual({ x: 5 });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
   it('a denial whose reason is not a string (an Error, a number) still denies, with the reason as text', async () => {

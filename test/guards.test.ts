@@ -168,6 +168,72 @@ describe('many calls at once on one signal', () => {
   });
 });
 
+describe("a toolset's calls (BetaRunnableToolset) under the run's guards", () => {
+  const member = (name: string, input: unknown, id: string) => ({ type: 'tool_use', id, name, input, toolset_name: 'computer' }) as never;
+  const computer = (run: (toolUse: { name: string; input: unknown }) => Promise<unknown>) => ({
+    type: 'computer_toolset_20260801' as const,
+    display_width_px: 1024,
+    display_height_px: 768,
+    run: (_context: unknown, toolUse: { name: string; input: unknown }) => run(toolUse),
+  });
+
+  it('aborted while an action runs: the actions queued behind it never start (no click after stop)', async () => {
+    const done: string[] = [];
+    const controller = new AbortController();
+    const screen = computer(async ({ name }) => {
+      if (name === 'screenshot') {
+        controller.abort();
+        await sleep(50);
+      }
+      done.push(name);
+      return `did ${name}`;
+    });
+    const server = await mockServer([{ content: [member('screenshot', {}, 'toolu_1'), member('left_click', { coordinate: [1, 2] }, 'toolu_2'), member('key', { text: 'a' }, 'toolu_3')] }, { content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [screen as never] }, { signal: controller.signal });
+    await runner.runUntilDone().catch(() => {});
+    await sleep(100);
+    expect(done).toEqual(['screenshot']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('maxToolResultChars cuts a member\'s result; concurrency counts its calls; the loop guard tells a member from a tool of the same name', async () => {
+    let running = 0;
+    let most = 0;
+    const screen = computer(async ({ name }) => {
+      running++;
+      most = Math.max(most, running);
+      await sleep(30);
+      running--;
+      return name === 'screenshot' ? 'x'.repeat(5_000) : `did ${name}`;
+    });
+    const own = tool({
+      name: 'zoom',
+      inputSchema: z.object({ level: z.number() }),
+      run: async () => {
+        running++;
+        most = Math.max(most, running);
+        await sleep(30);
+        running--;
+        return 'zoomed';
+      },
+    });
+    const server = await mockServer([
+      { content: [member('screenshot', {}, 'toolu_1'), toolUse('zoom', { level: 2 }, 'toolu_2'), member('zoom', { level: 2 }, 'toolu_3')] },
+      { content: [text('ok')] },
+    ]);
+    await toolRunner(server.client(), { ...baseParams, tools: [screen as never, own] }, { maxToolResultChars: 1_000, concurrency: 1, loopGuard: { maxRepeats: 1 } });
+    const results = wire(server.requests[1]!).messages[2].content as Array<{ content: string; is_error?: boolean }>;
+    expect(results[0]!.content).toContain('[truncated: the result had 5000 characters; only the first 1000 are shown]');
+    expect(results[0]!.content.length).toBeLessThan(1_100);
+    expect(results.map((result) => [result.content.slice(0, 6), result.is_error])).toEqual([
+      ['xxxxxx', undefined],
+      ['zoomed', undefined],
+      ['did zo', undefined],
+    ]);
+    expect(most).toBe(1);
+  });
+});
+
 describe('concurrency: a slot goes to the call that waited', () => {
   it('concurrency 1: a call whose hook ends as a tool ends does not slip in beside the one waiting; they start in line', async () => {
     // The third call's hook ends in the very tick the first tool ends, in each of several ticks.
@@ -267,6 +333,19 @@ describe('result size', () => {
       { type: 'text', text: 't'.repeat(500) },
       { ...search, content: [{ type: 'text', text: 's'.repeat(500) }] },
       { type: 'text', text: '[truncated: the result had 9500 characters; only the first 1000 are shown]' },
+    ]);
+  });
+
+  it("a document of text and images cut past its text keeps its images", async () => {
+    const image = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: 'AAAA' } };
+    const pages = { type: 'document' as const, source: { type: 'content' as const, content: [{ type: 'text' as const, text: 'p'.repeat(3_000) }, image] } };
+    const found = tool({ name: 'found', inputSchema: z.object({}), run: () => [{ type: 'text' as const, text: 't'.repeat(1_000) }, pages] });
+    const server = await mockServer([{ content: [toolUse('found', {})] }, { content: [text('ok')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [found] }, { maxToolResultChars: 1_000 });
+    expect(wire(server.requests[1]!).messages[2].content[0].content).toEqual([
+      { type: 'text', text: 't'.repeat(1_000) },
+      { ...pages, source: { type: 'content', content: [image] } },
+      { type: 'text', text: '[truncated: the result had 4000 characters; only the first 1000 are shown]' },
     ]);
   });
 });

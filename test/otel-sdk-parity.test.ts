@@ -248,6 +248,25 @@ describe("the SDK runner's own spans, when the client traces: the same as the SD
     }
   });
 
+  it("a tool that failed before the run aborted, while its onToolError hook ran: its span is an error, as its tool.end says (not a cancellation)", async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const server = await mockServer([{ content: [toolUse('get_weather', { city: 'Paris' }, 'toolu_w')] }, { content: [text('ok')] }]);
+    const failing = betaZodTool({ name: 'get_weather', description: 'Weather', inputSchema: z.object({ city: z.string() }), run: async () => { throw new Error('down'); } });
+    const controller = new AbortController();
+    const ends: unknown[] = [];
+    const runner = toolRunner(server.client({ openTelemetry: { tracerProvider: provider } }), params([failing]), {
+      signal: controller.signal,
+      hooks: { onToolError: async () => { controller.abort(); await new Promise((resolve) => setTimeout(resolve, 20)); } },
+      onEvent: (event) => void (event.type === 'tool.end' && ends.push(event.cancelled)),
+    });
+    await runner.runUntilDone().catch(() => {});
+    const span = exporter.getFinishedSpans().find((finished) => finished.name === 'anthropic.custom_tool_use get_weather')!;
+    expect(ends).toEqual([undefined]);
+    expect(span.status.code).toBe(2);
+    expect(span.attributes['error.type']).toBe('tool_error');
+  });
+
   it("calls run by generateToolResponse() in the loop body are children of the caller's span", async () => {
     const { sdk, ours } = await spansOfBoth(
       threeCalls,

@@ -166,8 +166,9 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
           let decision = await DBOS.recv<SentDecision>(decisionTopic(call.id), { timeoutSeconds: left / 1000 });
           // Sent after the deadline while no worker was alive to time the call out (recv takes a stored message
           // before it looks at its timeout): too late, timed out as a live worker answers it. One sent in time is
-          // taken, however late the run reads it (a recovery, or the calls before it decided first).
-          if (decision && sentTooLate(decision, deadline)) decision = null;
+          // taken, however late the run reads it (a recovery, or the calls before it decided first); one read in
+          // time is taken too, whatever the sender's clock said (clocks differ).
+          if (decision && sentTooLate(decision, deadline) && (await DBOS.now()) > deadline) decision = null;
           if (decision?.decision === 'allow') runner.approve(call.id, decision.input === undefined ? {} : { input: decision.input });
           else if (decision) runner.deny(call.id, decision.reason);
           else runner.timeOut(call.id, approvalTimeoutSeconds * 1000);
