@@ -8,7 +8,6 @@ import type { ApprovalDecision, Approver, PendingApproval } from './approval.js'
 import { approvalAsker, runApprover } from './approver.js';
 import { ignore } from './completion.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, toolEnd } from './execute.js';
-
 import { Limiter } from './guards.js';
 import { errorResult, toolUsesOf } from './history.js';
 import { insertResultsAfterLate } from './late-change.js';
@@ -122,7 +121,7 @@ export class CallAnswers {
     // In a durable run, the calls reach their tools in the model's order (start-order.ts).
     const order = (context.startOrder = StartOrder.of(this.#run.client, uses));
     const toolsets = this.#toolsetsNow();
-    const sequences = toolsets.size > 0 || someToolsetCall(uses) ? new ToolsetSequences() : undefined;
+    const sequences = toolsets.size > 0 || someToolsetCall(uses) ? new ToolsetSequences(() => context.signal?.aborted === true) : undefined;
     const start = (use: BetaToolUseBlock) => (sequences ? this.#startInSequence(use, context, toolsets, sequences) : this.#startCall(use, context));
     // One call (the usual turn) without the bookkeeping of Promise.all.
     const started =

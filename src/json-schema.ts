@@ -85,7 +85,7 @@ function jsonCopy(value: unknown, state: { within: Set<object>; copied: number }
   if (++state.copied > MAX_COPIED) throw new RangeError('the input is too large to copy');
   const prototype = Object.getPrototypeOf(value);
   if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) return structuredClone(value);
-  // One frame a level (the deepest input JSON carries, about 4,500 levels, is copied).
+  // One frame a level: about 3,600 levels copied (JSON carries about 4,500; deeper is too deep to validate).
   state.within.add(value);
   let copy: unknown;
   if (Array.isArray(value)) {

@@ -15,14 +15,16 @@ export interface ScopedCall {
   call: ToolCall;
   /** The tool that answers it (its `description`, and any marks the SDK's helpers put on it). */
   tool: { readonly name: string; readonly description?: string | undefined };
-  /** The signal the call runs with: aborted, the call is cancelled rather than failed. */
+  /** The signal the call runs with: aborted before the call has a result (or with none), it is cancelled rather than failed. */
   signal: AbortSignal | undefined;
   /** Started by the caller's `generateToolResponse()` in the loop body, not by the loop. */
   byCaller: boolean;
 }
 
-/** How a call ended: with its result, or without one (it waits for approval). */
-/** `cancelled`: the error result of a call cut short by an abort, not a failure (as its `tool.end` says). */
+/**
+ * How a call ended: with its result, or without one (it waits for approval). `cancelled`: the error result of a call
+ * cut short by an abort, not a failure (as its `tool.end` says).
+ */
 export type ScopedOutcome = { result: BetaToolResultBlockParam; cancelled?: boolean } | { pending: unknown };
 
 export interface RunScope {

@@ -66,12 +66,11 @@ export function definitionFamily(tool: unknown): string {
   return (typeof type === 'string' ? type : 'custom').replace(/_\d{8}$/, '').replace(/_toolset$/, '');
 }
 
-/** Runs a member call with the run's toolset of its family (a family the run has none of: an error result). */
-export /**
+/**
  * A toolset member's call within `toolTimeoutMs` (the toolset's own signal handling otherwise), its result cut to
  * `maxToolResultChars`. One whose turn in line comes after the run aborted never starts (a click after "stop").
  */
-async function runMemberGuarded(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, context: MemberGuards): Promise<BetaToolResultBlockParam> {
+export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, context: MemberGuards): Promise<BetaToolResultBlockParam> {
   if (context.signal?.aborted) return toolsetResultBlock(toolUse, stoppedText(toolUse.name, { ok: false, timedOut: undefined, started: false }), true);
   const timeoutMs = context.toolTimeoutMs;
   let result: BetaToolResultBlockParam;
@@ -85,6 +84,7 @@ async function runMemberGuarded(toolset: BetaRunnableToolset | undefined, family
   return result;
 }
 
+/** Runs a member call with the run's toolset of its family (a family the run has none of: an error result). */
 export function runToolsetCall(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, signal: AbortSignal | undefined): Promise<BetaToolResultBlockParam> {
   if (!toolset) {
     return Promise.resolve(toolsetResultBlock(toolUse, `Error: Toolset '${quotedName(family)}' member '${quotedName(toolUse.name)}' not found`, true));
@@ -99,15 +99,22 @@ function notExecutedResult(family: string, toolUse: BetaToolUseBlock): BetaToolR
 
 /**
  * The calls of each toolset in one message: each call of a family starts after the one before it
- * in the model's order; after a failed one the rest are answered as not executed.
+ * in the model's order; after a failed one the rest are answered as not executed. Once the run is
+ * `stopped` (aborted), each is run all the same, to be answered as aborted before it started.
  */
 export class ToolsetSequences {
   readonly #families = new Map<string, { tail: Promise<unknown>; failed: boolean }>();
 
+  readonly #stopped: () => boolean;
+
+  constructor(stopped: () => boolean = () => false) {
+    this.#stopped = stopped;
+  }
+
   /** Queues `run` (or takes a call that started already) after the family's earlier calls. */
   add(family: string, registered: boolean, toolUse: BetaToolUseBlock, started: Promise<BetaToolResultBlockParam> | undefined, run: () => Promise<BetaToolResultBlockParam>): Promise<BetaToolResultBlockParam> {
     const sequence = this.#sequence(family);
-    const result = started ?? sequence.tail.then(() => (sequence.failed ? notExecutedResult(family, toolUse) : run()));
+    const result = started ?? sequence.tail.then(() => (sequence.failed && !this.#stopped() ? notExecutedResult(family, toolUse) : run()));
     sequence.tail = result.then(
       (block) => {
         if (block.is_error && registered) sequence.failed = true;

@@ -5,6 +5,25 @@ import { agentTool, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
+/** Counts the calls running at once: `most`, the most at any time. */
+function concurrencyMeter() {
+  let running = 0;
+  const meter = {
+    most: 0,
+    /** Runs `work` as one running call. */
+    async during<T>(work: () => Promise<T>): Promise<T> {
+      running++;
+      meter.most = Math.max(meter.most, running);
+      try {
+        return await work();
+      } finally {
+        running--;
+      }
+    },
+  };
+  return meter;
+}
+
 const hanging = (name: string, seen: AbortSignal[], timeoutMs?: number) =>
   tool({
     name,
@@ -80,23 +99,12 @@ describe('timeouts', () => {
 
 describe('concurrency', () => {
   it('options.concurrency bounds the tools running at once; results keep the model order', async () => {
-    let running = 0;
-    let most = 0;
-    const work = tool({
-      name: 'work',
-      inputSchema: z.object({ n: z.number() }),
-      run: async ({ n }) => {
-        running++;
-        most = Math.max(most, running);
-        await sleep(20);
-        running--;
-        return `done ${n}`;
-      },
-    });
+    const meter = concurrencyMeter();
+    const work = tool({ name: 'work', inputSchema: z.object({ n: z.number() }), run: ({ n }) => meter.during(async () => (await sleep(20), `done ${n}`)) });
     const calls = Array.from({ length: 7 }, (_, n) => toolUse('work', { n }, `toolu_${n}`));
     const server = await mockServer([{ content: calls }, { content: [text('ok')] }]);
     await toolRunner(server.client(), { ...baseParams, tools: [work] }, { concurrency: 2 });
-    expect(most).toBe(2);
+    expect(meter.most).toBe(2);
     expect(wire(server.requests[1]!).messages[2].content.map((result: { content: string }) => result.content)).toEqual(
       Array.from({ length: 7 }, (_, n) => `done ${n}`),
     );
@@ -189,34 +197,26 @@ describe("a toolset's calls (BetaRunnableToolset) under the run's guards", () =>
       return `did ${name}`;
     });
     const server = await mockServer([{ content: [member('screenshot', {}, 'toolu_1'), member('left_click', { coordinate: [1, 2] }, 'toolu_2'), member('key', { text: 'a' }, 'toolu_3')] }, { content: [text('ok')] }]);
-    const runner = toolRunner(server.client(), { ...baseParams, tools: [screen as never] }, { signal: controller.signal });
+    const ends: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [screen as never] }, { signal: controller.signal, onEvent: (event) => void (event.type === 'tool.end' && ends.push(event.call.id)) });
     await runner.runUntilDone().catch(() => {});
     await sleep(100);
     expect(done).toEqual(['screenshot']);
+    // Each is told it never started (not "an earlier action failed"), and listeners hear of each.
+    const results = (runner.params.messages.at(-1)!.content as Array<{ tool_use_id: string; content: string }>).map((result) => [result.tool_use_id, result.content]);
+    expect(results).toEqual([
+      ['toolu_1', 'did screenshot'],
+      ['toolu_2', "Error: the call to 'left_click' was aborted before it started, so it was not run."],
+      ['toolu_3', "Error: the call to 'key' was aborted before it started, so it was not run."],
+    ]);
+    expect(ends).toEqual(['toolu_1', 'toolu_2', 'toolu_3']);
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
   it('maxToolResultChars cuts a member\'s result; concurrency counts its calls; the loop guard tells a member from a tool of the same name', async () => {
-    let running = 0;
-    let most = 0;
-    const screen = computer(async ({ name }) => {
-      running++;
-      most = Math.max(most, running);
-      await sleep(30);
-      running--;
-      return name === 'screenshot' ? 'x'.repeat(5_000) : `did ${name}`;
-    });
-    const own = tool({
-      name: 'zoom',
-      inputSchema: z.object({ level: z.number() }),
-      run: async () => {
-        running++;
-        most = Math.max(most, running);
-        await sleep(30);
-        running--;
-        return 'zoomed';
-      },
-    });
+    const meter = concurrencyMeter();
+    const screen = computer(({ name }) => meter.during(async () => (await sleep(30), name === 'screenshot' ? 'x'.repeat(5_000) : `did ${name}`)));
+    const own = tool({ name: 'zoom', inputSchema: z.object({ level: z.number() }), run: () => meter.during(async () => (await sleep(30), 'zoomed')) });
     const server = await mockServer([
       { content: [member('screenshot', {}, 'toolu_1'), toolUse('zoom', { level: 2 }, 'toolu_2'), member('zoom', { level: 2 }, 'toolu_3')] },
       { content: [text('ok')] },
@@ -230,7 +230,7 @@ describe("a toolset's calls (BetaRunnableToolset) under the run's guards", () =>
       ['zoomed', undefined],
       ['did zo', undefined],
     ]);
-    expect(most).toBe(1);
+    expect(meter.most).toBe(1);
   });
 });
 
@@ -240,23 +240,20 @@ describe('concurrency: a slot goes to the call that waited', () => {
     for (let ticks = 0; ticks < 12; ticks++) {
       let open!: () => void;
       const gate = new Promise<void>((resolve) => (open = resolve));
-      let running = 0;
-      let most = 0;
+      const meter = concurrencyMeter();
       const started: number[] = [];
       const work = tool({
         name: 'work',
         inputSchema: z.object({ i: z.number() }),
-        run: async ({ i }) => {
-          running++;
-          most = Math.max(most, running);
-          started.push(i);
-          if (i === 0) {
-            setTimeout(open, 20);
-            await gate;
-          } else await sleep(5);
-          running--;
-          return `r${i}`;
-        },
+        run: ({ i }) =>
+          meter.during(async () => {
+            started.push(i);
+            if (i === 0) {
+              setTimeout(open, 20);
+              await gate;
+            } else await sleep(5);
+            return `r${i}`;
+          }),
       });
       const server = await mockServer([{ content: [0, 1, 2].map((i) => toolUse('work', { i }, `toolu_${i}`)) }, { content: [text('ok')] }]);
       const onToolCall = async (call: { input: unknown }) => {
@@ -265,7 +262,7 @@ describe('concurrency: a slot goes to the call that waited', () => {
         for (let tick = 0; tick < ticks; tick++) await null;
       };
       await toolRunner(server.client(), { ...baseParams, tools: [work] }, { concurrency: 1, hooks: { onToolCall } });
-      expect({ ticks, most, started }).toEqual({ ticks, most: 1, started: [0, 1, 2] });
+      expect({ ticks, most: meter.most, started }).toEqual({ ticks, most: 1, started: [0, 1, 2] });
     }
   });
 });
