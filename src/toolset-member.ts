@@ -1,16 +1,16 @@
 /**
  * One member call of a runnable toolset, by the SDK's contract: `toolset.run(context, toolUse)`
  * renders the result content; a `ToolError` is the member's own refusal and anything else it throws
- * becomes an `Error: <message>` result, both `is_error`; a `ToolsetUsageError` (your code misusing
- * the toolset) and a call aborted by its signal end the run instead. Texts the model reads are one
- * well-formed line, cut to the API's field limit.
+ * becomes an `Error: <message>` result, both `is_error`; a call stopped by the run's abort is answered as aborted
+ * (the run then rejects with the abort), and a `ToolsetUsageError` (your code misusing the toolset) ends the run.
+ * Texts the model reads are one well-formed line, cut to the API's field limit.
  */
-import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { type BetaRunnableToolset, ToolsetContractError, ToolsetUsageError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
 import { invalidResultKind } from './result-kind.js';
 import { isToolError } from './tool-error.js';
 import { thrownMessage } from './described.js';
+import { abortedText } from './call-texts.js';
 
 /** The API's limit for a text field, and the most of an exception's text an error result holds. */
 const FIELD_MAX = 4096;
@@ -63,7 +63,9 @@ export async function runToolsetMember(toolset: BetaRunnableToolset, family: str
     return toolsetResultBlock(toolUse, result as ToolResultContent);
   } catch (error) {
     if (error instanceof ToolsetUsageError) throw error;
-    if (signal?.aborted) throw new APIUserAbortError();
+    // Stopped by the run's abort: answered as any call cut short is (the run then rejects with the abort), so the
+    // reply's other results stay in the history.
+    if (signal?.aborted) return toolsetResultBlock(toolUse, abortedText(toolUse.name), true);
     return toolsetResultBlock(toolUse, errorContent(error), true);
   }
 }

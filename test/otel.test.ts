@@ -310,7 +310,7 @@ describe('every call that starts ends: its tool.end is sent and its span ended',
     if (event.type === 'tool.end') lines.push(`end ${event.call.id} ${event.error !== undefined ? 'error' : 'result'}`);
   };
 
-  it('a toolset member call cut short by the run\'s abort sends tool.end with the abort, and its span ends with no error status', async () => {
+  it('a toolset member call cut short by the run\'s abort ends as a cancellation (answered as aborted, kept in the history), and its span ends with no error status', async () => {
     const { exporter, tracer } = tracing();
     const controller = new AbortController();
     const computer = {
@@ -331,9 +331,12 @@ describe('every call that starts ends: its tool.end is sent and its span ended',
     const member = { type: 'tool_use', id: 'toolu_m', name: 'screenshot', input: {}, toolset_name: 'computer' } as never;
     const server = await mockServer([{ content: [member] }, { content: [text('Done.')] }]);
     const lines: string[] = [];
-    const runner = toolRunner(server.client(), { ...baseParams, tools: [computer as never] }, { signal: controller.signal, onEvent: [openTelemetry({ tracer }), lifecycle(lines)] });
+    const ends: RunnerEvent[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [computer as never] }, { signal: controller.signal, onEvent: [openTelemetry({ tracer }), lifecycle(lines), (event) => void (event.type === 'tool.end' && ends.push(event))] });
     await expect(runner.runUntilDone()).rejects.toThrow();
-    expect(lines).toEqual(['start toolu_m', 'end toolu_m error']);
+    expect(lines).toEqual(['start toolu_m', 'end toolu_m result']);
+    expect(ends[0]).toMatchObject({ cancelled: true, result: { is_error: true, content: "Error: the call to 'screenshot' was aborted before it finished." } });
+    expect(runner.params.messages.at(-1)).toMatchObject({ role: 'user', content: [{ tool_use_id: 'toolu_m', is_error: true }] });
     const span = exporter.getFinishedSpans().find((each) => each.name === 'execute_tool screenshot');
     expect(span).toBeDefined();
     expect(span!.status.code).not.toBe(SpanStatusCode.ERROR);
