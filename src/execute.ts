@@ -38,8 +38,7 @@ export interface ExecutionContext {
   hooks: Hooks | undefined;
   /** Emits lifecycle events, when something listens. */
   emit: ((event: RunnerEvent) => void) | undefined;
-  /** Asks the run's approver (`approvalAsker`: one question at a time, within `timeLimit` ms once asked); none without one. */
-  /** `given`: the input the onToolCall hook gave in place of the model's (what an edit starts from). */
+  /** Asks the run's approver (`approvalAsker`: one question at a time, within `timeLimit` ms once asked; `given`: the onToolCall hook's input, what an edit starts from); none without one. */
   askApproval: ((call: ToolCall, signal: AbortSignal, timeLimit: number | undefined, given: { given: unknown } | undefined) => Promise<ApprovalDecision>) | undefined;
   /** Decisions taken with runner.approve / runner.deny, by tool_use id. */
   decisions: ReadonlyMap<string, ApprovalDecision>;
