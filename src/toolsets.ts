@@ -10,7 +10,7 @@
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { notExecutedText, quotedName, runToolsetMember, toolsetResultBlock } from './toolset-member.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
-import { stoppedText } from './call-texts.js';
+import { abortedUnstartedText, stoppedText } from './call-texts.js';
 import { ownSignal, runWithGuards } from './guards.js';
 import { truncateResult } from './truncate.js';
 
@@ -71,7 +71,7 @@ export function definitionFamily(tool: unknown): string {
  * `maxToolResultChars`. One whose turn in line comes after the run aborted never starts (a click after "stop").
  */
 export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, context: MemberGuards): Promise<BetaToolResultBlockParam> {
-  if (context.signal?.aborted) return toolsetResultBlock(toolUse, stoppedText(toolUse.name, { ok: false, timedOut: undefined, started: false }), true);
+  if (context.signal?.aborted) return toolsetResultBlock(toolUse, abortedUnstartedText(toolUse.name), true);
   const timeoutMs = context.toolTimeoutMs;
   let result: BetaToolResultBlockParam;
   if (timeoutMs === undefined) result = await runToolsetCall(toolset, family, toolUse, context.signal);
@@ -107,7 +107,7 @@ export class ToolsetSequences {
 
   readonly #stopped: () => boolean;
 
-  constructor(stopped: () => boolean = () => false) {
+  constructor(stopped: () => boolean) {
     this.#stopped = stopped;
   }
 
