@@ -226,9 +226,13 @@ export class Compactions {
     if (server?.status === 'in_flight') state.lastMessage = server.lastMessage;
   }
 
-  /** The compaction turn ended without its reply adopted (it failed, or the loop body broke out): forget it, as the SDK does. */
-  abandon(): void {
-    if (this.#server?.status === 'in_flight') this.#server = undefined;
+  /**
+   * The compaction turn ended without its reply adopted (it failed, or the loop body broke out): forget it, as the SDK does;
+   * `again`: it was the run's last request, after the final reply, and failed: it goes again when the run is iterated again.
+   */
+  abandon(again = false): void {
+    const server = this.#server;
+    if (server?.status === 'in_flight') this.#server = again ? { status: 'scheduled', config: server.config } : undefined;
   }
 }
 

@@ -41,6 +41,8 @@ const NO_OPTIONS: ToolRunnerOptions = Object.freeze({});
 export class ToolRunner<Stream extends boolean = false, Output = unknown> extends RunnerControls implements AsyncIterable<RunnerItem<Stream>> {
   #consumed = false;
   #completion: Settleable<BetaMessage> | undefined;
+  /** Why the run stopped on its final reply, while the compaction that was to go after it waits to go again (it failed). */
+  #endingOn: StoppedBy | undefined;
 
   /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. */
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = NO_OPTIONS, snapshot?: RunnerSnapshot, supplied?: (name: string) => RunnableTool) {
@@ -61,8 +63,10 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     let stop: StoppedBy | undefined;
     /** The last reply was an unfinished turn, which the next request resumes (a request that failed since too). */
     let resuming = this.state.lastMessage?.stop_reason === 'pause_turn' && this.state.messages.at(-1)?.role === 'assistant';
-    /** A compaction scheduled before the run stopped goes out as its last request. */
-    let lastCompaction = false;
+    /** A compaction scheduled before the run stopped goes out as its last request (again, when it failed: `#endingOn`). */
+    let lastCompaction = this.#stillEndingOn();
+    if (lastCompaction) stop = this.#endingOn;
+    this.#endingOn = undefined;
     /** The loop body left the loop (a `break`, or an error out of it) while the reply had failed. */
     let failedInBody: { error: unknown } | undefined;
     /** Iterated again at `max_iterations` after a failed request: nothing is sent, and that failure stands. */
@@ -137,7 +141,12 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           // before the run goes on (or ends). One the body took over had them stopped before it was answered.
           const abandoned = turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : undefined;
           if (abandoned) await abandoned;
-          if (turn.compaction) this.compactions.abandon();
+          if (turn.compaction) {
+            // The run's last request (the compaction after its final reply) failed: iterated again, it goes again, and the run ends.
+            const again = lastCompaction && turn.reply === undefined && (!turn.inBody || failedInBody !== undefined);
+            this.compactions.abandon(again);
+            if (again) this.#endingOn = stop;
+          }
           this.turn = undefined;
         }
       }
@@ -267,6 +276,12 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   /** The run ends on the model's reply, unless its output gets a repair turn (`options.output`). */
   async #ends(reply: BetaMessage, kept: BetaMessageParam | undefined): Promise<'stop' | 'continue'> {
     return (await this.control.settle(reply, kept)) === 'repair' ? 'continue' : 'stop';
+  }
+
+  /** The run stopped on its final reply and its last compaction failed: the history still ends on that reply, and the compaction waits. */
+  #stillEndingOn(): boolean {
+    const last = this.state.messages.at(-1);
+    return this.#endingOn !== undefined && this.compactions.scheduled && last?.role === 'assistant' && toolUsesOf(last).length === 0;
   }
 
   /** Tool changes since the last request go out in a `system` message (a paused turn goes back first). */

@@ -491,6 +491,34 @@ describe('server-side context management', () => {
     ]);
   });
 
+  for (const stream of [false, true]) it(`compactBeforeNextTurn on the final reply, its compaction request failing${stream ? ' (streamed)' : ''}: awaited again, the compaction goes again and the run ends (no turn after the answer)`, async () => {
+    const compacted = { content: [{ type: 'compaction', content: 'Summary: looked up 1.', encrypted_content: null } as never] };
+    const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [text('Done.')] }, { error: { status: 500 } } as never, compacted, { content: [text('never')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream, tools: [lookup] });
+    await expect(async () => {
+      for await (const item of runner) {
+        const message = 'finalMessage' in item ? await item.finalMessage() : item;
+        if (message.stop_reason === 'end_turn') runner.compactBeforeNextTurn();
+      }
+    }).rejects.toMatchObject({ status: 500 });
+    await runner;
+    expect(server.requests.map((request) => (wire(request).body.compaction ? 'compaction' : 'turn'))).toEqual(['turn', 'turn', 'compaction', 'compaction']);
+    expect(runner.params.messages).toEqual([{ role: 'assistant', content: compacted.content }]);
+    expect(runner.stoppedBy).toBe('model');
+  });
+
+  it('compactBeforeNextTurn on the final reply, its compaction failing, then a message pushed: the compaction goes with the next request and the run answers the message', async () => {
+    const compacted = { content: [{ type: 'compaction', content: 'Summary: said done.', encrypted_content: null } as never] };
+    const server = await mockServer([{ content: [text('Done.')] }, { error: { status: 500 } } as never, compacted, { content: [text('Berlin too.')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), baseParams);
+    await expect(async () => {
+      for await (const _message of runner) runner.compactBeforeNextTurn();
+    }).rejects.toMatchObject({ status: 500 });
+    runner.pushMessages({ role: 'user', content: 'Also Berlin.' });
+    expect(await runner).toMatchObject({ content: [{ text: 'Berlin too.' }] });
+    expect(server.requests.map((request) => (wire(request).body.compaction ? 'compaction' : 'turn'))).toEqual(['turn', 'compaction', 'compaction', 'turn']);
+  });
+
   it('compactBeforeNextTurn asked for on the final reply, past budget.maxTokens: not sent (no request past the budget); the run ends on the reply', async () => {
     const server = await mockServer([{ content: [text('done')], usage: { input_tokens: 250, output_tokens: 20 } }, { content: [text('never')] }]);
     const { lines, logger } = captureLogger();
