@@ -9,7 +9,7 @@ import { approvalAsker, runApprover } from './approver.js';
 import { ignore } from './completion.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, toolEnd } from './execute.js';
 import { Limiter } from './guards.js';
-import { errorResult, toolUsesOf } from './history.js';
+import { errorResult, startedBeforeBreakText, toolUsesOf } from './history.js';
 import { insertResultsAfterLate } from './late-change.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
@@ -233,6 +233,14 @@ export class CallAnswers {
       const made = new Set(toolUsesOf(this.#run.state.messages.at(-1)).map((use) => use.id));
       this.#calls?.forget(eager.ids.filter((id) => !(made.has(id) && finished.has(id))));
     });
+  }
+
+  /** The calls the current reply started while it streamed, each with the answer it gets should the reply break off. */
+  startedBeforeBreak(): Map<string, string> | undefined {
+    const ids = this.#eager?.ids;
+    if (!ids || ids.length === 0) return undefined;
+    const started = new Set(ids);
+    return new Map(this.toolCalls.filter((use) => started.has(use.id)).map((use) => [use.id, startedBeforeBreakText(use.name)]));
   }
 
   /**

@@ -111,6 +111,9 @@ export const cutOffText = (name: string) =>
   `Error: the call to '${name}' was cut off (the reply reached max_tokens), so it was not run.`;
 export const brokenOffText = (name: string) =>
   `Error: the reply with the call to '${name}' broke off before it ended (its stream failed), so the call was not answered. Make it again if it is still needed.`;
+/** A call that started while its reply streamed, the reply then breaking off (a stream that failed, even after its last event). */
+export const startedBeforeBreakText = (name: string) =>
+  `Error: the reply with the call to '${name}' broke off before it ended (its stream failed) after the call had started; its result was not kept.`;
 /** A turn the server paused: `pause_turn`, or `compaction` (it compacted the context mid-turn); the run sends it back to go on. */
 export const pausedText = (name: string, reason = 'pause_turn') =>
   `Error: the call to '${name}' came in a paused turn (${reason}), whose calls do not run, so it was not run.`;

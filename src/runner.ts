@@ -41,6 +41,8 @@ const NO_OPTIONS: ToolRunnerOptions = Object.freeze({});
 export class ToolRunner<Stream extends boolean = false, Output = unknown> extends RunnerControls implements AsyncIterable<RunnerItem<Stream>> {
   #consumed = false;
   #completion: Settleable<BetaMessage> | undefined;
+  /** Over an SDK thread, the calls started by the reply the run failed on, with their answers (the thread may keep it). */
+  #startedBeforeBreak: ReadonlyMap<string, string> | undefined;
   /** Why the run stopped on its final reply, while the compaction that was to go after it waits to go again (it failed). */
   #endingOn: StoppedBy | undefined;
 
@@ -139,6 +141,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           if (turn.inBody && turn.tookControl) this.state.dropBodyRepeats(turn.historyBefore ?? [], turn.reply);
           // A reply not kept (the body left it, or it failed): the calls it started while streaming stop, and end
           // before the run goes on (or ends). One the body took over had them stopped before it was answered.
+          // Over an SDK thread, which may keep a reply the run failed on: the calls it started are answered there as not kept.
+          if (this.overSdkThread && turn.reply === undefined) this.#startedBeforeBreak = this.answers.startedBeforeBreak();
           const abandoned = turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : undefined;
           if (abandoned) await abandoned;
           if (turn.compaction) {
@@ -308,7 +312,9 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   #handBackHistory(exit: RunExit, takingChanges = exit !== 'left'): void {
     try {
       if (takingChanges) this.takeThreadChanges();
-      handBackHistory(this.run.client, this.state.messages, exit, this.state.notRun);
+      const started = this.#startedBeforeBreak;
+      this.#startedBeforeBreak = undefined;
+      handBackHistory(this.run.client, this.state.messages, exit, started ? new Map([...started, ...(this.state.notRun ?? [])]) : this.state.notRun);
     } catch (error) {
       this.run.logger.warn(`The run's last messages could not be handed back to its thread: ${(error as Error).message}`);
     }

@@ -192,6 +192,22 @@ describe('over an SDK thread, calls a run decided not to run (cut off by max_tok
     });
   }
 
+  it('a streamed reply that fails after its calls started (an error after message_stop): the thread keeps the reply; a new runner over it answers the call that ran as not kept, and does not run it again', async () => {
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_f1')], error: { status: 500, afterEvents: 999 } },
+      { content: [text('Done.')] },
+    ]);
+    const log: string[] = [];
+    const thread = server.client({ maxRetries: 0 }).beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never);
+    await expect(toolRunner(thread, { stream: true, runToolsEagerly: true })).rejects.toThrow(/api_error/);
+    expect(log).toEqual(['get_weather Paris']);
+    expect(shape(thread.messages)).toEqual(['user: Weather in Paris?', 'assistant: tool_use']);
+    await toolRunner(thread, { stream: true, runToolsEagerly: true });
+    expect(log).toEqual(['get_weather Paris']);
+    expect(answersOf(thread.messages[2]!)[0]).toMatch(/^Error: the reply with the call to 'get_weather' broke off .*after the call had started; its result was not kept/);
+    for (const request of server.requests) expect(historyProblems(request.messages as never)).toEqual([]);
+  });
+
   it('a runner over a fork of the thread (thread.fork()) runs none of them either: the call that started runs once', async () => {
     const server = await mockServer(cutTwice());
     const log: string[] = [];
