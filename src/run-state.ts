@@ -133,6 +133,18 @@ export class RunState {
     return false;
   }
 
+  /**
+   * The history changed while a hook ran before the request (`pushMessages` in `onRequest`; `held`: the one before): the
+   * request's `body` goes with it, prepared as any history the caller set, unless the hook gave it messages of its own.
+   * Returns whether the history is still only the runner's appends.
+   */
+  takeChangeDuringHook(body: Record<string, unknown>, held: BetaMessageParam[]): boolean {
+    if (this.messages === held) return true;
+    const appendsOnly = this.prepareHistory();
+    if (body['messages'] === held) body['messages'] = this.messages;
+    return appendsOnly;
+  }
+
   /** The results the loop body was given for calls that ran: they answer those calls if the history it sets leaves them unanswered. */
   keepRan(results: ToolResultMessage): void {
     this.keepRanResults(results.content);

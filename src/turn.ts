@@ -91,11 +91,13 @@ export class Requests {
   }
 
   #sendBody(compaction: BetaCompactionConfig | undefined): Turn | Promise<Turn> {
+    const { state } = this.#run;
     // Whether the history changed only by the runner's own appends since the last request.
-    const appendsOnly = this.#run.state.prepareHistory();
+    const appendsOnly = state.prepareHistory();
     const body = this.#body(compaction);
+    const held = state.messages;
     const hooked = callHook(this.#run.options.hooks, 'onRequest', runSignal(this.#run), body as RequestParams);
-    return hooked ? hooked.then(() => this.#request(body, appendsOnly, compaction)) : this.#request(body, appendsOnly, compaction);
+    return hooked ? hooked.then(() => this.#request(body, state.takeChangeDuringHook(body, held) && appendsOnly, compaction)) : this.#request(body, appendsOnly, compaction);
   }
 
   /** The request's body: the params, the history (prepared), the tools. */

@@ -331,6 +331,25 @@ describe('hooks', () => {
     expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_f', is_error: true, content: 'Error: kaboom' }]);
   });
 
+  for (const thread of [true, false]) it(`pushMessages in onRequest: the request about to go carries the message, and the reply follows it (thread: ${thread})`, async () => {
+    const server = await mockServer([{ content: [toolUse('lookup', { q: 'x' }, 'toolu_p')] }, { content: [text('Both done.')] }]);
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => `found ${q}` });
+    let requests = 0;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], ...(thread ? {} : { thread: false }) }, {
+      hooks: {
+        onRequest: () => {
+          if (++requests === 2) runner.pushMessages({ role: 'user', content: 'Also Berlin.' });
+        },
+      },
+    });
+    expect(await runner).toMatchObject({ content: [{ text: 'Both done.' }] });
+    const shape = (message: { role: string; content?: unknown }) => `${message.role}: ${typeof message.content === 'string' ? message.content : (message.content as Array<{ type: string }>).map((block) => block.type).join('+')}`;
+    expect(runner.params.messages.map(shape)).toEqual(['user: Weather in Paris?', 'assistant: tool_use', 'user: tool_result', 'user: Also Berlin.', 'assistant: text']);
+    expect(wire(server.requests[1]!).messages.at(-1)).toEqual({ role: 'user', content: 'Also Berlin.' });
+    expect(server.requests).toHaveLength(2);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('a throwing onRequest stops the run before the request is sent', async () => {
     const server = await mockServer([{ content: [text('never')] }]);
     const runner = toolRunner(server.client(), baseParams, {
