@@ -9,7 +9,7 @@ import { approvalAsker, runApprover } from './approver.js';
 import { ignore } from './completion.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, toolEnd } from './execute.js';
 import { Limiter } from './guards.js';
-import { errorResult, startedBeforeBreakText, toolUsesOf } from './history.js';
+import { errorResult, startedBeforeBreak, toolUsesOf } from './history.js';
 import { insertResultsAfterLate } from './late-change.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
@@ -236,11 +236,8 @@ export class CallAnswers {
   }
 
   /** The calls the current reply started while it streamed, each with the answer it gets should the reply break off. */
-  startedBeforeBreak(): Map<string, string> | undefined {
-    const ids = this.#eager?.ids;
-    if (!ids || ids.length === 0) return undefined;
-    const started = new Set(ids);
-    return new Map(this.toolCalls.filter((use) => started.has(use.id)).map((use) => [use.id, startedBeforeBreakText(use.name)]));
+  startedBeforeBreak(): Map<string, string> {
+    return startedBeforeBreak(this.toolCalls, this.#eager?.ids);
   }
 
   /**

@@ -114,6 +114,11 @@ export const brokenOffText = (name: string) =>
 /** A call that started while its reply streamed, the reply then breaking off (a stream that failed, even after its last event). */
 export const startedBeforeBreakText = (name: string) =>
   `Error: the reply with the call to '${name}' broke off before it ended (its stream failed) after the call had started; its result was not kept.`;
+/** The answers of the calls of `uses` that had started (`started`: their ids) when their reply broke off. */
+export function startedBeforeBreak(uses: readonly BetaToolUseBlock[], started: readonly string[] | undefined): Map<string, string> {
+  const ids = new Set(started);
+  return new Map(uses.filter((use) => ids.has(use.id)).map((use) => [use.id, startedBeforeBreakText(use.name)]));
+}
 /** A turn the server paused: `pause_turn`, or `compaction` (it compacted the context mid-turn); the run sends it back to go on. */
 export const pausedText = (name: string, reason = 'pause_turn') =>
   `Error: the call to '${name}' came in a paused turn (${reason}), whose calls do not run, so it was not run.`;

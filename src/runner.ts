@@ -145,12 +145,10 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           if (this.overSdkThread && turn.reply === undefined) this.#startedBeforeBreak = this.answers.startedBeforeBreak();
           const abandoned = turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : undefined;
           if (abandoned) await abandoned;
-          if (turn.compaction) {
-            // The run's last request (the compaction after its final reply) failed: iterated again, it goes again, and the run ends.
-            const again = lastCompaction && turn.reply === undefined && (!turn.inBody || failedInBody !== undefined);
-            this.compactions.abandon(again);
-            if (again) this.#endingOn = stop;
-          }
+          // The run's last request (the compaction after its final reply) failed: iterated again, it goes again and the run ends.
+          const again = turn.compaction && lastCompaction && turn.reply === undefined && (!turn.inBody || failedInBody !== undefined);
+          if (turn.compaction) this.compactions.abandon(again);
+          if (again) this.#endingOn = stop;
           this.turn = undefined;
         }
       }
@@ -312,9 +310,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   #handBackHistory(exit: RunExit, takingChanges = exit !== 'left'): void {
     try {
       if (takingChanges) this.takeThreadChanges();
-      const started = this.#startedBeforeBreak;
-      this.#startedBeforeBreak = undefined;
-      handBackHistory(this.run.client, this.state.messages, exit, started ? new Map([...started, ...(this.state.notRun ?? [])]) : this.state.notRun);
+      const notRun = this.#startedBeforeBreak ? new Map([...this.#startedBeforeBreak, ...(this.state.notRun ?? [])]) : this.state.notRun;
+      handBackHistory(this.run.client, this.state.messages, exit, notRun);
     } catch (error) {
       this.run.logger.warn(`The run's last messages could not be handed back to its thread: ${(error as Error).message}`);
     }
