@@ -13,7 +13,7 @@ import type { RunnerParams } from './surface.js';
 import { brokenOffText, copyHistory, extendsHistory, sameKeptMessage, toolUsesOf } from './history.js';
 import { keepNotRun, notRunIn } from './thread-not-run.js';
 import type { BetaMessageParam } from './types.js';
-import { endsWithPartialReply, stateOf } from './thread-state.js';
+import { THREAD_HEADERS, endsWithPartialReply, ownHeadersOf, stateOf } from './thread-state.js';
 import { type RunHistory, addedWhileCallsWait, additionsTo, answeredAhead, goesOn, replacedPartial } from './thread-additions.js';
 
 /** What the runner uses of a `BetaMessageThread` (its public methods; `_state` to replace a rewritten history). */
@@ -258,7 +258,7 @@ export function overMessageThread(thread: MessageThreadLike, settings: RunnerSet
     return kept;
   };
   // Its middleware too: the thread's requests go through it (a request option of the caller's own reaches it).
-  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, middleware: lent?.middleware, [OVER_MESSAGE_THREAD]: handBack, [BEFORE_TURN]: beforeTurn, [SET_FIELDS]: setFields, [CHANGES]: changes, [NOT_RUN]: notRunAtStart, [LENT_CLIENT]: lent };
+  const client = { beta: { messages: api }, logger: lent?.logger, logLevel: lent?.logLevel, middleware: lent?.middleware, [OVER_MESSAGE_THREAD]: handBack, [BEFORE_TURN]: beforeTurn, [SET_FIELDS]: setFields, [CHANGES]: changes, [NOT_RUN]: notRunAtStart, [LENT_CLIENT]: lent, [THREAD_HEADERS]: () => ownHeadersOf(thread) };
   return { client: client as ClientLike, params };
 }
 

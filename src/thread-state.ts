@@ -19,6 +19,22 @@ export function stateOf(thread: object): ThreadStateLike | undefined {
   return (thread as { _state?: ThreadStateLike })._state;
 }
 
+/** The key, on a client over a thread, of the thread's own request headers as they are now (`thread.update({}, { headers })`). */
+export const THREAD_HEADERS = Symbol('tool-runner.threadHeaders');
+
+/**
+ * The headers of a run's requests over a thread when the run gives none of its own: the thread's, as the SDK's runner
+ * sends them (the run's helper header replaces the thread's `headers` option in the thread's request); none off a thread.
+ */
+export function threadHeadersOf(client: object): unknown {
+  return (client as { [THREAD_HEADERS]?: () => unknown })[THREAD_HEADERS]?.();
+}
+
+/** The thread's own request headers (its `_state.options.headers`). */
+export function ownHeadersOf(thread: object): unknown {
+  return (stateOf(thread) as { options?: { headers?: unknown } } | undefined)?.options?.headers;
+}
+
 /**
  * Whether the thread's history ends with a reply whose stream broke before `message_stop`, which the thread keeps in
  * part and marks only in its own state: its next turn drops that reply and sends the turn again. Told by a copy of the

@@ -23,6 +23,7 @@ import { lendableClient } from './sdk-thread.js';
 import { type EagerCalls, startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
 import type { Turn } from './turn-state.js';
+import { threadHeadersOf } from './thread-state.js';
 import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock } from './types.js';
 import { isMessage, shapeOf } from './reply-shape.js';
 import { addUsage } from './usage.js';
@@ -347,7 +348,10 @@ export class Requests {
 
   /** The caller's request options with the helper header, made again only when they changed. */
   #options(): RequestOptions {
-    const from = this.#run.requestOptions;
+    const given = this.#run.requestOptions;
+    // Over an SDK thread, a run with no headers of its own sends the thread's (as they are now), as the SDK's runner does.
+    const threadHeaders = given.headers === undefined ? threadHeadersOf(this.#run.client) : undefined;
+    const from = threadHeaders === undefined ? given : { ...given, headers: threadHeaders as RequestOptions['headers'] };
     if (this.#sentFrom !== from || !this.#sentOptions) {
       this.#sentOptions = withHelperHeader(from, this.#tags, this.#run.thread.used);
       this.#sentFrom = from;

@@ -164,6 +164,22 @@ describe('over an SDK thread, what the program appends past calls', () => {
   });
 });
 
+describe("over an SDK thread, the thread's own request options", () => {
+  it("a run with no headers of its own sends the thread's headers, as they are at each turn (thread.update), as the SDK's runner", async () => {
+    const headersOf = (server: Awaited<ReturnType<typeof mockServer>>) => server.requests.map((request) => [request.headers['x-tenant'], request.headers['x-step']]);
+    const { sdk, ours, sdkServer, ourServer } = await overThreadBoth(steps, async (makeRunner, client, log) => {
+      const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask, tools: [weather(log)] } as never, { headers: { 'x-tenant': 'acme' } });
+      let n = 0;
+      for await (const _ of makeRunner(thread, {})) if (++n === 1) thread.update({}, { headers: { 'x-tenant': 'acme', 'x-step': 'after-1' } });
+      return n;
+    });
+    expect(ours).toEqual(sdk);
+    expect(headersOf(ourServer)).toEqual([['acme', undefined], ['acme', 'after-1']]);
+    expect(headersOf(ourServer)).toEqual(headersOf(sdkServer));
+    expect(ourServer.requests.map((request) => request.headers['x-stainless-helper'])).toEqual(ourServer.requests.map(() => expect.stringContaining('tool-runner')));
+  });
+});
+
 describe('over an SDK thread, calls a run decided not to run (cut off by max_tokens) are not run by a later run over the thread', () => {
   const cutTwice = (): Step[] => [
     // The text after the first call streams slowly: runToolsEagerly starts that call before the reply is cut off.
