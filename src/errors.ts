@@ -4,21 +4,37 @@ import { brandClass } from './brand.js';
 import type { ValidationIssue } from './schema.js';
 import { thrownText } from './described.js';
 
-/**
- * Errors thrown before a request is sent, not the reply's: the SDK's for missing credentials
- * (`validateHeaders`) or an `apiKey` function that failed, its refusal of a long request that is not
- * streamed (a `max_tokens` that may take more than 10 minutes), its checks of a request's `timeout`
- * and `maxRetries`, and a body that cannot be written as JSON (a circular or BigInt value).
- */
-const NOT_SENT =
-  /^Could not resolve authentication method|^The `apiKey` function|^Streaming is required for operations that may take longer than 10 minutes|^(timeout|maxRetries) must be (an|a positive) integer$|^Converting circular structure to JSON|^Do not know how to serialize a BigInt/;
-
 /** Errors thrown before anything was sent (an SDK thread that refuses a turn), marked where they are thrown. */
 const NOT_SENT_ERRORS = new WeakSet<object>();
 
 /** Marks `error` as thrown before the request was sent: it reaches the caller as it is, not as a reply that failed. */
 export function notSent(error: unknown): unknown {
   if (typeof error === 'object' && error !== null) NOT_SENT_ERRORS.add(error);
+  return error;
+}
+
+/**
+ * Whether the request whose promise is `sent` had its response when it failed with `error` (its body was being read):
+ * the SDK's `APIPromise` tells (`asResponse()`, which the failed request already settled); without one, the error's
+ * kind (a body that is no JSON, undici's `terminated`). What failed before a response came (a middleware's own error,
+ * the SDK's checks of the request, a body that cannot be written as JSON) reaches the caller as it is, as from the
+ * SDK's runner.
+ */
+export async function hadResponse(sent: PromiseLike<unknown> | undefined, error: unknown): Promise<boolean> {
+  if (READ_ERRORS.has(error as object)) return true;
+  const asResponse = (sent as { asResponse?: () => Promise<unknown> } | undefined)?.asResponse;
+  if (typeof asResponse !== 'function') return error instanceof SyntaxError || (error instanceof TypeError && error.message === 'terminated');
+  return asResponse.call(sent).then(
+    () => true,
+    () => false,
+  );
+}
+
+const READ_ERRORS = new WeakSet<object>();
+
+/** Marks `error` as a reply that could not be read (a body of another shape than a message). */
+export function unreadable(error: Error): Error {
+  READ_ERRORS.add(error);
   return error;
 }
 
@@ -33,15 +49,15 @@ export class ReplyError extends AnthropicError {
   }
 
   /**
-   * The SDK's status, connection and abort errors pass through, and so does its refusal to send a
-   * request without credentials (nothing was sent, no reply to read). Anything else (a body that is
-   * no JSON, a stream cut off) becomes a ReplyError; `complete`: the stream had the whole message
-   * (`message_stop`) when it broke. (`this`, not the class's name: esbuild renames a class that
-   * names itself, and stacks would read `_ReplyError`.)
+   * The SDK's status, connection and abort errors pass through, and so does what was thrown before a reply came to be
+   * read (`read` false: a stream that never connected, or not `fromReadingReply`): nothing was sent, or nothing came.
+   * Anything else (a body that is no JSON, a stream cut off) becomes a ReplyError; `complete`: the stream had the whole
+   * message (`message_stop`) when it broke. (`this`, not the class's name: esbuild renames a class that names itself,
+   * and stacks would read `_ReplyError`.)
    */
-  static from(error: unknown, streamed: boolean, complete = false): unknown {
+  static from(error: unknown, streamed: boolean, read: boolean, complete = false): unknown {
     if (error instanceof AnthropicError && error.constructor !== AnthropicError) return error;
-    if (error instanceof Error && (NOT_SENT.test(error.message) || NOT_SENT_ERRORS.has(error))) return error;
+    if (!read || NOT_SENT_ERRORS.has(error as object)) return error;
     const detail = error instanceof Error ? error.message : String(error);
     const what = !streamed
       ? "The API's reply could not be read"

@@ -1,4 +1,5 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
+import { AnthropicError } from '@anthropic-ai/sdk';
 import { described } from './described.js';
 import { OPTION_KEYS, misspeltSetting } from './options.js';
 import { type CompactionControl, checkCompactionControl } from './compaction.js';
@@ -51,6 +52,10 @@ export function splitParams(params: RunnerParams): SplitParams {
       // An option of the runner would go to the API as a field of the request, which the API refuses (400).
       throw new TypeError(`toolRunner: \`${key}\` is an option of the runner, not a request param: pass it in the third argument, toolRunner(client, params, { ${key} })`);
     }
+  }
+  // As the SDK's runner, whose thread refuses the pair when it is made (the same error).
+  if (api['output_format'] && (api['output_config'] as { format?: unknown } | undefined)?.format) {
+    throw new AnthropicError('Both output_format and output_config.format were provided. Please use only output_config.format (output_format is deprecated).');
   }
   checkCompactionControl(settings['compactionControl'] as CompactionControl | undefined);
   const max = settings['max_iterations'] as number | undefined;

@@ -17,13 +17,15 @@ export interface ThreadRequest {
   appendsOnly: boolean;
   options: RequestOptions;
   logger: LeveledLogger;
+  /** The last request sent for it, not streamed (the SDK's `APIPromise`): whether its response came, should it fail. */
+  sent?: PromiseLike<unknown>;
 }
 
 /** `create`, over the thread when there is one. */
 export function createMessage(body: Record<string, unknown>, request: ThreadRequest): PromiseLike<BetaMessage> {
   const api = messagesApi(request.client);
-  if (!request.thread.threading) return api.create(request.thread.unthreaded(body), request.options) as PromiseLike<BetaMessage>;
-  return recovering((wire, options) => api.create(wire, options) as PromiseLike<BetaMessage>, body, request, request.options);
+  if (!request.thread.threading) return (request.sent = api.create(request.thread.unthreaded(body), request.options) as PromiseLike<BetaMessage>);
+  return recovering((wire, options) => (request.sent = api.create(wire, options) as PromiseLike<BetaMessage>), body, request, request.options);
 }
 
 /** The request's stream; over a thread, the stream's request is sent again as `createMessage` does. */

@@ -10,7 +10,7 @@ import { type OpenedStream, type RequestOptions, messagesApi, withTimeout } from
 import { ignore } from './completion.js';
 import { ContextOverflowError, type Overflow, contextOverflow } from './context-overflow.js';
 import { withFields } from './copy.js';
-import { ReplyError } from './errors.js';
+import { ReplyError, hadResponse, unreadable } from './errors.js';
 import { FallbackChain, type FallbackTarget, bodyFor, withFirstEvent } from './fallback.js';
 import { withHelperHeader } from './helper-header.js';
 import type { RunnerEvent } from './events.js';
@@ -171,7 +171,7 @@ export class Requests {
     turn.message = Promise.resolve(
       message.then(
         // A body of another shape (a proxy's error envelope answered with 200): a reply that could not be read.
-        (reply) => (isMessage(reply) ? this.#replied(turn, reply) : this.#failed(turn, body, request, new TypeError(`the body is no message: ${shapeOf(reply)}`))),
+        (reply) => (isMessage(reply) ? this.#replied(turn, reply) : this.#failed(turn, body, request, unreadable(new TypeError(`the body is no message: ${shapeOf(reply)}`)))),
         (failure: unknown) => this.#failed(turn, body, request, failure),
       ),
     );
@@ -207,7 +207,7 @@ export class Requests {
   }
 
   /** A turn's request failed (`retried`: it is the request sent again after an overflow). */
-  #failed(turn: Turn, body: Record<string, unknown>, request: ThreadRequest, failure: unknown, retried?: true): Promise<BetaMessage> {
+  async #failed(turn: Turn, body: Record<string, unknown>, request: ThreadRequest, failure: unknown, retried?: true): Promise<BetaMessage> {
     const run = this.#run;
     // Streamed when it was sent (a turn's stream is set at once).
     const streaming = turn.stream !== undefined;
@@ -221,7 +221,9 @@ export class Requests {
     }
     const complete = turn.stream !== undefined && turn.stream.receivedMessages.length > 0;
     run.thread.failed(body, complete);
-    const error = ReplyError.from(ContextOverflowError.from(failure), streaming, complete);
+    // A reply was being read: a stream that had connected, or a body read (a request that never went fails as it failed).
+    const read = streaming ? turn.stream?.response !== undefined : await hadResponse(request.sent, failure);
+    const error = ReplyError.from(ContextOverflowError.from(failure), streaming, read, complete);
     if (turn.requestId !== NO_REQUEST) run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
     throw error;
   }
@@ -278,7 +280,7 @@ export class Requests {
 
   /** A whole reply from the primary (over its thread) or from a fallback. */
   #create(body: Record<string, unknown>, target: FallbackTarget | undefined, request: ThreadRequest): PromiseLike<BetaMessage> {
-    return target ? (messagesApi(target.client).create(bodyFor(target, this.#run.thread.outsideThread(body)), request.options) as PromiseLike<BetaMessage>) : createMessage(body, request);
+    return target ? (request.sent = messagesApi(target.client).create(bodyFor(target, this.#run.thread.outsideThread(body)), request.options) as PromiseLike<BetaMessage>) : createMessage(body, request);
   }
 
   /** One request to the primary, then to its fallbacks (if any), each in the request's scope. */

@@ -93,6 +93,38 @@ describe('API errors', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  for (const stream of [false, true]) it(`a client middleware's own error, thrown before the request goes, reaches the caller as the SDK's runner gives it, not as a ReplyError (stream: ${stream})`, async () => {
+    class PolicyError extends Error {}
+    const server = await mockServer([{ content: [text('never')] }]);
+    const policy = async () => {
+      throw new PolicyError('blocked by policy');
+    };
+    const client = server.client({ maxRetries: 0, middleware: [policy] } as never);
+    const error = await toolRunner(client, { ...baseParams, stream }).runUntilDone().catch((thrown: unknown) => thrown);
+    const sdkError = await client.beta.messages.toolRunner({ ...baseParams, tools: [], stream } as never).runUntilDone().catch((thrown: unknown) => thrown);
+    expect(error).not.toBeInstanceOf(ReplyError);
+    expect([(error as Error).constructor, (error as Error).message]).toEqual([(sdkError as Error).constructor, (sdkError as Error).message]);
+    expect((error as Error).message).toBe('blocked by policy');
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('output_format and output_config.format both given: refused when the runner is made, with the SDK runner\'s error', () => {
+    const client = new Anthropic({ apiKey: 'none' });
+    const params = { ...baseParams, output_format: { type: 'json_schema', schema: { type: 'object' } }, output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } } as never;
+    const thrownBy = (make: () => unknown) => {
+      try {
+        make();
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    const ours = thrownBy(() => toolRunner(client, params));
+    const sdk = thrownBy(() => client.beta.messages.toolRunner({ ...(params as object), tools: [] } as never));
+    expect(ours).toBeInstanceOf(AnthropicError);
+    expect((ours as Error).message).toBe((sdk as Error).message);
+  });
+
   it('a stream broken mid-reply is never half-appended; iterating again sends the same request', async () => {
     const server = await mockServer([
       { content: [text('partial answer that breaks'), toolUse('get_weather', { location: 'Paris' })], disconnectAfterEvents: 5 },
