@@ -3,6 +3,11 @@
 /** One shared handler for rejections observed elsewhere (no closure per promise). */
 export const ignore = (): void => {};
 
+/** Whether `value` is a promise (or any thenable). */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
 /** A promise with its resolve and reject, and whether either was called. */
 export interface Settleable<T> {
   promise: Promise<T>;

@@ -2,6 +2,7 @@
  * Typed lifecycle events of a run, for observers such as `tool-runner/otel`. The core emits them;
  * it never imports a telemetry library.
  */
+import { isThenable } from './completion.js';
 import type { ToolCall } from './hooks.js';
 import type { Logger } from './log.js';
 import type { RunScope } from './scope.js';
@@ -47,18 +48,24 @@ export type RunnerEvent = (
  */
 export type RunnerListener = ((event: RunnerEvent) => void) & { readonly scope?: RunScope | undefined };
 
-/** Calls every listener; one that throws is logged and the run goes on (observers never break a run). */
+/**
+ * Calls every listener; one that throws, or an async one whose promise rejects (never awaited), is logged and the run
+ * goes on (observers never break a run, nor the process with an unhandled rejection).
+ */
 export function emitter(listeners: RunnerListener | RunnerListener[] | undefined, logger: Logger): ((event: RunnerEvent) => void) | undefined {
   if (!listeners) return undefined;
   const all = Array.isArray(listeners) ? listeners : [listeners];
   if (all.length === 0) return undefined;
+  const failed = (event: RunnerEvent, error: unknown) => logger.warn(`An onEvent listener threw on ${event.type}: ${thrownMessage(error)}`);
   return (event) => {
     for (const listener of all) {
       try {
-        listener(event);
+        const returned: unknown = listener(event);
+        if (isThenable(returned)) returned.then(undefined, (error: unknown) => failed(event, error));
       } catch (error) {
-        logger.warn(`An onEvent listener threw on ${event.type}: ${thrownMessage(error)}`);
+        failed(event, error);
       }
     }
   };
 }
+

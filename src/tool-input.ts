@@ -2,6 +2,7 @@
  * A tool call's input, validated as the tool says (its `validateInput`, or its `parse` from the SDK's
  * helpers): the value the tool gets, or what the model reads about what is wrong.
  */
+import { isThenable } from './completion.js';
 import { ValidatorError } from './errors.js';
 import { type ValidationResult, formatIssues, thrownIssues } from './schema.js';
 import type { RunnableTool } from './surface.js';
@@ -57,8 +58,4 @@ function notValidated(tool: RunnableTool, thrown: unknown): Validated {
   if (issues) return { ok: false, message: formatIssues(tool.name, issues) };
   const reason = thrownMessage(thrown);
   return { ok: false, message: `Invalid input for tool '${tool.name}': ${reason}` };
-}
-
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { HookError, type Hooks, type RunnerEvent, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, sleep, wire } from './helpers.js';
+import { baseParams, captureLogger, mockServer, sleep, wire } from './helpers.js';
 
 const echo = (log: string[]) =>
   tool({ name: 'echo', inputSchema: z.object({ say: z.string() }), run: ({ say }) => (log.push(say), `echo: ${say}`) });
@@ -348,6 +348,27 @@ describe('hooks', () => {
     expect(wire(server.requests[1]!).messages.at(-1)).toEqual({ role: 'user', content: 'Also Berlin.' });
     expect(server.requests).toHaveLength(2);
     expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it('an async onEvent listener whose promise rejects is logged, as one that throws; the run goes on and nothing is left unhandled', async () => {
+    const server = await mockServer([{ content: [text('Sunny.')] }]);
+    const { lines, logger } = captureLogger();
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), baseParams, {
+        onEvent: async (event) => {
+          if (event.type === 'request.start') throw new Error('the audit store is down');
+        },
+      });
+      expect(await runner).toMatchObject({ content: [{ text: 'Sunny.' }] });
+      await sleep(20);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+    expect(unhandled).toEqual([]);
+    expect(lines).toContainEqual({ level: 'warn', message: 'An onEvent listener threw on request.start: the audit store is down' });
   });
 
   it('a throwing onRequest stops the run before the request is sent', async () => {
