@@ -6,8 +6,8 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ApprovalDecision, Approver, PendingApproval } from './approval.js';
 import { approvalAsker, runApprover } from './approver.js';
-import { ignore } from './completion.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, toolEnd } from './execute.js';
+import { type EagerStarts, eagerStarts } from './eager-starts.js';
 import { Limiter } from './guards.js';
 import { errorResult, startedBeforeBreak, toolUsesOf } from './history.js';
 import { insertResultsAfterLate } from './late-change.js';
@@ -24,15 +24,6 @@ import { ToolsetSequences, familyOf, runMemberGuarded, someToolsetCall, toolsets
 import { StartOrder } from './start-order.js';
 import { toolsetResultBlock } from './toolset-member.js';
 import type { BetaMessageParam, BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
-
-/** The calls a reply started while it streamed: their own abort, and their outcomes. */
-interface EagerStarts {
-  controller: AbortController;
-  signal: AbortSignal;
-  started: Array<Promise<CallOutcome>>;
-  /** The ids of the calls started: forgotten if the reply is not kept, so that a retried reply's calls run anew. */
-  ids: string[];
-}
 
 export class CallAnswers {
   readonly #run: RunContext;
@@ -159,7 +150,7 @@ export class CallAnswers {
     if (control.admits) control.admitEagerly(toolUse);
     if (this.#deferred?.has(toolUse.id)) return;
     const eager = this.#eagerNow();
-    const context = this.#executionContext(eager.signal, false);
+    const context = this.#executionContext(eager.controller.signal, false);
     const toolsets = this.#toolsetsNow();
     const malformed = isMalformedToolsetCall(toolUse, toolsets, context);
     const family = malformed ? toolUse.name : familyOf(toolUse);
@@ -207,7 +198,8 @@ export class CallAnswers {
     if (this.#deferred) this.#deferred = undefined;
     if (this.#eagerFamilies) this.#eagerFamilies = undefined;
     if (this.#toolCalls) this.#toolCalls = undefined;
-    if (this.#eager) this.#eager = undefined;
+    this.#eager?.untie?.();
+    this.#eager = undefined;
   }
 
   /**
@@ -223,6 +215,7 @@ export class CallAnswers {
     // The calls that had finished: kept if the history still makes them last (the body kept the reply, or part of it).
     const finished = new Set(eager.ids.filter((id) => this.#calls?.settledResult(id)));
     eager.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
+    eager.untie?.();
     this.#eager = undefined;
     // Once they end, the others are forgotten: a retried reply that makes them again (the same ids) runs them anew.
     return Promise.allSettled(eager.started).then((outcomes) => {
@@ -252,16 +245,13 @@ export class CallAnswers {
 
   /** The run stops on the reply (cut off by `max_tokens`, say): the calls it started end before the run does. */
   settleEager(): Promise<void> | undefined {
-    return this.#eager ? Promise.allSettled(this.#eager.started).then(ignore) : undefined;
+    const eager = this.#eager;
+    return eager ? Promise.allSettled(eager.started).then(() => eager.untie?.()) : undefined;
   }
 
   /** This reply's eager state: made at its first eager start, its signal aborted by the run's too. */
   #eagerNow(): EagerStarts {
-    if (this.#eager) return this.#eager;
-    const controller = new AbortController();
-    const outer = runSignal(this.#run);
-    const signal = outer ? AbortSignal.any([outer, controller.signal]) : controller.signal;
-    return (this.#eager = { controller, signal, started: [], ids: [] });
+    return (this.#eager ??= eagerStarts(runSignal(this.#run)));
   }
 
   /** `deferToolCall()`: holds a call of the current reply that has not started until the reply is answered. */

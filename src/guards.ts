@@ -91,13 +91,21 @@ export async function runWithGuards(
   if (outer === NEVER_ABORTED) outer = undefined;
   // The run's signal as it is (a tool gets the very signal the caller set, as from the SDK's runner).
   let signal = outer ?? NEVER_ABORTED;
-  let timeout: AbortController | undefined;
+  let timedOut = false;
+  let untie: (() => void) | undefined;
   if (timeoutMs !== undefined) {
-    timeout = new AbortController();
-    const controller = timeout;
+    const own = new AbortController();
     // A `TimeoutError`, as `AbortSignal.timeout()` aborts with: a tool (or an approver) can tell a timeout from an abort.
-    timer = setTimeout(() => controller.abort(timeoutReason(timeoutMs)), timeoutMs);
-    signal = outer ? AbortSignal.any([outer, timeout.signal]) : timeout.signal;
+    timer = setTimeout(() => {
+      timedOut = true;
+      own.abort(timeoutReason(timeoutMs));
+    }, timeoutMs);
+    // Tied to the run's signal while the call runs, untied after: `AbortSignal.any` lives as long as the run's signal,
+    // with whatever listeners the tool left on it (a server's signal that outlives thousands of runs: a leak).
+    const runs = outer;
+    if (runs?.aborted) own.abort(runs.reason);
+    else if (runs) untie = onAbort(runs, () => own.abort(runs.reason));
+    signal = own.signal;
   }
   try {
     if (signal === NEVER_ABORTED) {
@@ -113,11 +121,12 @@ export async function runWithGuards(
     if (!settled.aborted) return { ok: true, value: settled.value };
     running.catch(() => {});
     if (started && endsWhenStopped?.()) await endedWithin(running, STOPPED_RUN_GRACE_MS);
-    return { ok: false, timedOut: timeout?.signal.aborted && !outer?.aborted ? timeoutMs : undefined, started };
+    return { ok: false, timedOut: timedOut && !outer?.aborted ? timeoutMs : undefined, started };
   } catch (thrown) {
     return { ok: false, thrown };
   } finally {
     clearTimeout(timer);
+    untie?.();
   }
 }
 

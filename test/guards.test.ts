@@ -36,6 +36,38 @@ const hanging = (name: string, seen: AbortSignal[], timeoutMs?: number) =>
   });
 
 describe('timeouts', () => {
+  for (const mode of ['toolTimeoutMs', 'runToolsEagerly'] as const) it(`${mode}: a call's signal follows the run's signal only while the call runs (a server's signal shared by many runs keeps none of their calls)`, async () => {
+    const server = await mockServer([{ content: [toolUse('probe', {}, 'toolu_s')] }, { content: [text('done')] }]);
+    const shared = new AbortController();
+    const seen: AbortSignal[] = [];
+    const probe = tool({
+      name: 'probe',
+      inputSchema: z.object({}),
+      run: (_input, { signal }) => {
+        seen.push(signal);
+        // A listener a tool leaves behind, as many do.
+        signal.addEventListener('abort', () => {});
+        return 'ok';
+      },
+    });
+    const settings = mode === 'runToolsEagerly' ? { stream: true as const, runToolsEagerly: true } : {};
+    await toolRunner(server.client(), { ...baseParams, tools: [probe], ...settings }, { signal: shared.signal, ...(mode === 'toolTimeoutMs' && { toolTimeoutMs: 5_000 }) });
+    expect(seen).toHaveLength(1);
+    shared.abort();
+    expect(seen[0]!.aborted).toBe(false);
+  });
+
+  it('toolTimeoutMs with the run\'s signal: a call still running when the run aborts is aborted with the run\'s reason', async () => {
+    const server = await mockServer([{ content: [toolUse('wait', {}, 'toolu_w')] }, { content: [text('never')] }]);
+    const shared = new AbortController();
+    let reason: unknown;
+    const wait = tool({ name: 'wait', inputSchema: z.object({}), run: (_input, { signal }) => new Promise<string>((resolve) => signal.addEventListener('abort', () => resolve(String((reason = signal.reason))))) });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [wait] }, { signal: shared.signal, toolTimeoutMs: 5_000 });
+    setTimeout(() => shared.abort(new Error('shutting down')), 50);
+    await expect(runner.runUntilDone()).rejects.toThrow();
+    expect(reason).toEqual(new Error('shutting down'));
+  });
+
   it('a tool past its own timeoutMs: its signal aborts and the model gets a timeout error', async () => {
     const signals: AbortSignal[] = [];
     const server = await mockServer([{ content: [toolUse('slow', {}, 'toolu_s')] }, { content: [text('ok')] }]);
