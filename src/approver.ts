@@ -6,6 +6,7 @@
  */
 import { type ApprovalContext, type ApprovalDecision, type Approver, EDITABLE_INPUT, checkDecision } from './approval.js';
 import { ownSignal, runWithGuards } from './guards.js';
+import { onAbort } from './on-abort.js';
 import { HookError, type ToolCall } from './hooks.js';
 
 // Registered symbols: a sub-agent's runner may be the other build's copy of this module (see agent-link.ts).
@@ -65,16 +66,12 @@ function oneQuestionAtATime(approve: Approver): Approver {
   };
 }
 
-/** Resolves once `asked` settles or `signal` aborts, whichever comes first. */
+/** Resolves once `asked` settles or `signal` aborts, whichever comes first (one listener on a signal however many wait: `onAbort`). */
 function answeredOrAbandoned(asked: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
   return new Promise<void>((resolve) => {
-    const done = () => {
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    if (signal.aborted) return done();
-    signal.addEventListener('abort', done, { once: true });
-    asked.then(done, done);
+    const stop = onAbort(signal, resolve);
+    asked.then(stop, stop).then(resolve);
   });
 }
 

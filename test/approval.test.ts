@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -40,6 +41,20 @@ const script = () => [
 ];
 
 describe('approval with options.approve', () => {
+  it("runs waiting for the approver under one shared signal hold one listener on it, not one a run (a server's signal)", async () => {
+    const server = await mockServer(Array.from({ length: 30 }, (_, n) => (request: { body: unknown }) => (wire(request as never).messages.length > 1 ? { content: [text('done')] } : { content: [toolUse('pay', {}, `toolu_${n}`)] })) as never);
+    const shared = new AbortController();
+    const decisions: Array<() => void> = [];
+    const pay = tool({ name: 'pay', inputSchema: z.object({}), needsApproval: true, run: () => 'paid' });
+    const approve = () => new Promise<{ decision: 'allow' }>((resolve) => decisions.push(() => resolve({ decision: 'allow' })));
+    const runs = Array.from({ length: 15 }, () => toolRunner(server.client(), { ...baseParams, tools: [pay] }, { signal: shared.signal, approve }).runUntilDone());
+    while (decisions.length < 15) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(getEventListeners(shared.signal, 'abort').length).toBeLessThanOrEqual(1);
+    for (const decide of decisions) decide();
+    await Promise.all(runs);
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+  });
+
   it('asks for each call that needs it: allow, deny with a reason, allow with edited input (validated again)', async () => {
     const log: string[] = [];
     const asked: ApprovalRequest[] = [];

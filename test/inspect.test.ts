@@ -582,6 +582,24 @@ describe('approvals decided from the page', () => {
     expect(ofType(recorded, 'tool.end').find((record) => record.id === 'toolu_email')).toEqual(expect.objectContaining({ isError: true }));
   });
 
+  it('approvals asked without onEvent, many of them: maxRuns bounds what is kept of them (a run of their own per hundred), and only the last 10,000 decided are told apart from unknown ones', async () => {
+    const inspect = await start({ maxRuns: 2 });
+    const aborted = AbortSignal.abort();
+    const ask = (n: number) => {
+      const toolUse = { type: 'tool_use' as const, id: `toolu_${n}`, name: 'pay', input: {} };
+      return inspect.approve({ name: 'pay', input: {}, toolUse } as never, { signal: aborted } as never);
+    };
+    for (let n = 0; n < 10_050; n++) await ask(n);
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.decided' && record.id === 'toolu_10049'));
+    const runs = new Set(fed.map((record) => record.run));
+    expect(runs.size).toBeLessThanOrEqual(3);
+    expect(ofType(fed, 'approval.waiting').length).toBeLessThanOrEqual(300);
+    const runOf = (id: string) => ofType(fed, 'approval.waiting').find((record) => record.id === id)!.run;
+    expect((await decide(inspect.url, { run: runOf('toolu_10049'), id: 'toolu_10049', decision: 'allow' })).status).toBe(409);
+    // The first run of them is gone from the page, and its decisions from memory.
+    expect((await decide(inspect.url, { run: `${runOf('toolu_10049').split('-')[0]}-1`, id: 'toolu_0', decision: 'allow' })).status).toBe(404);
+  });
+
   it('an approve without onEvent still shows its calls (in a run of their own)', async () => {
     const server = await mockServer(inspectedSteps());
     const inspect = await start();

@@ -28,7 +28,7 @@ interface Waiting {
 
 export class PageApprovals {
   readonly #waiting = new Map<string, Waiting>();
-  /** Approvals decided already (by another page, the signal, or close), so a late click is told so. */
+  /** Approvals decided already (by another page, the signal, or close), so a late click is told so: the last `MAX_DECIDED`. */
   readonly #decided = new Set<string>();
   readonly #emit: (record: InspectorRecord) => void;
   /** The inspector closed: a call asked about from now on is denied at once. */
@@ -46,6 +46,8 @@ export class PageApprovals {
       const decide: Waiting['decide'] = (decision, fields) => {
         this.#waiting.delete(key);
         this.#decided.add(key);
+        // A long-lived inspector decides without end: the oldest are forgotten (a click on one is told it is unknown).
+        if (this.#decided.size > MAX_DECIDED) this.#decided.delete(this.#decided.values().next().value!);
         stopWaiting?.();
         this.#emit({ ...where, time: Date.now(), type: 'approval.decided', id, ...fields });
         resolve(decision);
@@ -94,6 +96,9 @@ export class PageApprovals {
 const closed = (decide: Waiting['decide']) => decide({ decision: 'deny', reason: 'the inspector was closed before anyone decided' }, { decision: 'closed' });
 
 const keyOf = (run: string, id: string) => `${run}\u0000${id}`;
+
+/** How many decided approvals a late click is told about ("someone decided it already"). */
+const MAX_DECIDED = 10_000;
 
 /** The value as it is, when JSON can carry it; else said in words (the record, and its batch, must be written). */
 function jsonOrWords(value: unknown): unknown {

@@ -123,7 +123,8 @@ class Runs {
    * calls an unknown runner's sub-agent events belong to.
    */
   readonly #open = new Map<string, { where: CallWhere; name: string }>();
-  #unattributed: string | undefined;
+  /** The run approvals asked without `onEvent` are shown in, and how many it holds. */
+  #unattributed: { run: string; asked: number } | undefined;
 
   constructor(store: RecordStore, capture: boolean) {
     this.#store = store;
@@ -150,8 +151,22 @@ class Runs {
   callOf(toolUse: BetaToolUseBlock): CallWhere {
     const known = this.#open.get(toolUse.id);
     if (known) return known.where;
-    this.#unattributed ??= this.#start('approvals asked without onEvent');
-    return { run: this.#unattributed };
+    return { run: this.#unattributedRun() };
+  }
+
+  /**
+   * A run of its own for approvals asked without `onEvent`, a new one every `UNATTRIBUTED_PER_RUN` (the last one ended):
+   * `maxRuns` then bounds what a long-lived inspector keeps of them, as it does runs.
+   */
+  #unattributedRun(): string {
+    let current = this.#unattributed;
+    if (current && current.asked >= UNATTRIBUTED_PER_RUN) {
+      this.#store.add({ run: current.run, time: Date.now(), type: 'run.end', state: 'finished' });
+      current = undefined;
+    }
+    current ??= this.#unattributed = { run: this.#start('approvals asked without onEvent'), asked: 0 };
+    current.asked++;
+    return current.run;
   }
 
   /** A runner not seen before: a run of its own, or, for a sub-agent's event, the run of the call that started it. */
@@ -192,6 +207,9 @@ class Runs {
     return run;
   }
 }
+
+/** How many approvals asked without `onEvent` one run of the page shows. */
+const UNATTRIBUTED_PER_RUN = 100;
 
 function checkOptions(options: InspectorOptions): InspectorOptions {
   checkPageOptions('inspector', options, ['port', 'host', 'record', 'captureContent', 'maxRuns']);
