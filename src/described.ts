@@ -77,7 +77,7 @@ export function unknownOption(label: string, key: string, known: readonly string
 }
 
 /** Whether `a` is `b` without its last one or two letters (a unit: `ms`, `s`), at least four letters long. */
-function withoutUnit(a: string, b: string): boolean {
+export function withoutUnit(a: string, b: string): boolean {
   return a.length >= 4 && b.length - a.length <= 2 && b.length > a.length && b.startsWith(a);
 }
 

@@ -817,9 +817,47 @@ describe('a mistake in the script is a clear 400 and a reported problem, never a
     expect((await ask()).content[0]).toMatchObject({ type: 'tool_use', name: 'lookup', id: expect.stringMatching(/^toolu_/) });
   });
 
+  it("an error's field given on the step (afterEvents, retryAfter), a field the error has not (afterEvent, retry_after), a step's number out of range, a time without its unit: each a 400 naming it, never a plain error the SDK retries", async () => {
+    const { ask, errors } = await askEach(7, [
+      { content: [text('hi')], afterEvents: 3, error: { status: 529 } },
+      { content: [text('hi')], retryAfter: 1, error: { status: 429 } },
+      { content: [text('hi')], error: { status: 529, afterEvent: 3 } },
+      { error: { status: 429, retry_after: 0.5 } },
+      { content: [text('hello world')], chunkSize: Number.NaN },
+      { content: [text('hi')], disconnectAfterEvents: -1 },
+      { content: [text('hi')], delay: 300 },
+      { content: [toolUse('now')] },
+    ] as never[]);
+    expect(errors).toEqual([
+      expect.stringMatching(/step #0 .*the step has no field `afterEvents`: it belongs in its error/),
+      expect.stringMatching(/step #1 .*the step has no field `retryAfter`: it belongs in its error/),
+      expect.stringMatching(/step #2 .*the step's error has no field `afterEvent`; its fields are status, type, message, retryAfter, afterEvents, details, headers/),
+      expect.stringMatching(/step #3 .*the step's error has no field `retry_after`/),
+      expect.stringMatching(/step #4 .*the step's chunkSize must be a whole number, 1 or more, got NaN/),
+      expect.stringMatching(/step #5 .*the step's disconnectAfterEvents must be a whole number, 0 or more, got -1/),
+      expect.stringMatching(/step #6 .*the step has no field `delay`: did you mean `delayMs`\?/),
+    ]);
+    // A call scripted without an input has the API's `{}`, in a whole reply as in a stream.
+    expect((await ask()).content[0]).toMatchObject({ type: 'tool_use', name: 'now', input: {} });
+  });
+
+  it("the kit's client keeps the server's address and key when given them as undefined (never api.anthropic.com); a malformed thread is a 400, not a lost thread", async () => {
+    const server = await mockServer([{ content: [text('here')] }, { content: [text('never')] }]);
+    const client = server.client({ baseURL: undefined, apiKey: undefined, maxRetries: 0 });
+    expect(client.baseURL).toBe(server.url);
+    expect((await client.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })).content).toEqual([expect.objectContaining({ text: 'here' })]);
+    expect(server.requests[0]!.headers['authorization']).toBe('Bearer test-key');
+    const malformed = await client.beta.messages
+      .create({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], betas: ['message-threads-2026-08-12'], thread: { type: 'continue' } } as never)
+      .catch((error: { status?: number; message: string }) => error);
+    expect(malformed).toMatchObject({ status: 400, message: expect.stringContaining('a continue needs previous_message_id') });
+  });
+
   it("createMockServer's options and setSteps' steps: a misspelt option, steps that are no list, an unknown threads mode are TypeErrors at once", async () => {
     await expect(createMockServer({ step: [{ content: [text('hi')] }] } as never)).rejects.toThrow(new TypeError("createMockServer: unknown option 'step'. Did you mean 'steps'?"));
     await expect(createMockServer({ steps: [], chunksize: 2 } as never)).rejects.toThrow(/unknown option 'chunksize'\. Did you mean 'chunkSize'\?/);
+    // A step's field on the server: left out silently, the server would run otherwise than asked.
+    await expect(createMockServer({ steps: [], delayMs: 100 } as never)).rejects.toThrow(/^createMockServer: unknown option 'delayMs'; the options are steps, chunkSize, eventDelayMs, threads, contextWindow$/);
     await expect(createMockServer({ steps: {} } as never)).rejects.toThrow(/^createMockServer: steps must be an array of steps .*got object$/);
     await expect(createMockServer({ steps: [], threads: 'on' } as never)).rejects.toThrow(`createMockServer: threads must be 'hold' or 'unsupported', got "on"`);
     // Each made replies other than the ones scripted (a chunk size of NaN streamed every text as ''), or no limit.

@@ -18,7 +18,7 @@ export function text(value: string): BetaContentBlock {
 }
 
 /** A client tool call; the id is generated unless given. */
-export function toolUse(name: string, input: unknown, id: string = apiId('toolu')): BetaContentBlock {
+export function toolUse(name: string, input: unknown = {}, id: string = apiId('toolu')): BetaContentBlock {
   return { type: 'tool_use', id, name, input };
 }
 

@@ -1,11 +1,25 @@
 /** A scripted step checked before it is sent: a mistake in the script is a clear 400, never an empty reply. */
-import { described, misspeltField, nearNameOr } from '../described.js';
+import { described, misspeltField, nearNameOr, withoutUnit } from '../described.js';
 
 /** The fields of a scripted reply (`ScriptedReply`). */
 const REPLY_FIELDS = ['content', 'stop_reason', 'stop_sequence', 'stop_details', 'usage', 'container', 'delayMs', 'eventDelayMs', 'chunkSize', 'error', 'disconnectAfterEvents', 'malformed', 'stallAfterEvents'];
 
-/** A slip in a long field's name, or in `content` (`contents`), the field a step is made of. */
-const nearField = nearNameOr('content');
+/** A slip in a long field's name, or in `content` (`contents`), the field a step is made of, or a time without its unit (`delay`). */
+const nearField = (key: string, name: string) => nearNameOr('content')(key, name) || withoutUnit(key, name);
+
+/** The fields of a scripted error (`ScriptedError`). */
+const ERROR_FIELDS = ['status', 'type', 'message', 'retryAfter', 'afterEvents', 'details', 'headers'];
+/** The fields of an error that mean nothing on the step itself: given there, the step would answer otherwise. */
+const ERROR_ONLY = new Set(['retryAfter', 'afterEvents', 'details']);
+
+/** The step's numbers, each a count or a time (a NaN chunk size streamed every text as ''; a negative count never fired). */
+const NUMBERS: Array<[field: string, least: number, whole: boolean]> = [
+  ['chunkSize', 1, true],
+  ['eventDelayMs', 0, false],
+  ['delayMs', 0, false],
+  ['disconnectAfterEvents', 0, true],
+  ['stallAfterEvents', 0, true],
+];
 
 /** What makes a scripted reply no reply the server can send, in words; none for one it can. */
 export function replyShapeProblem(reply: object): string | undefined {
@@ -16,13 +30,14 @@ export function replyShapeProblem(reply: object): string | undefined {
   // A field misspelt would be left out silently (`stopReason`, `chunksize`): the reply would not be the one scripted.
   const slip = misspeltField(reply, REPLY_FIELDS, nearField);
   if (slip) return `the step has no field \`${slip.key}\`: did you mean \`${slip.meant}\`?`;
+  const misplaced = Object.keys(reply).find((key) => ERROR_ONLY.has(key));
+  if (misplaced) return `the step has no field \`${misplaced}\`: it belongs in its error ({ error: { status, ${misplaced} } })`;
   const { content, error } = reply as { content?: unknown; error?: { status?: unknown } };
-  // A status that is no error (200) would be answered as a reply of no message.
+  const wrongNumber = numberProblem(reply, NUMBERS, "the step's");
+  if (wrongNumber) return wrongNumber;
   if (error !== undefined) {
-    const status = (error as { status?: unknown } | null)?.status;
-    if (!(typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599)) {
-      return `the step's error.status must be an HTTP error status (400 to 599), got ${described(status)}`;
-    }
+    const problem = errorProblem(error);
+    if (problem) return problem;
   }
   if (content === undefined) return undefined;
   if (!Array.isArray(content)) return `the step's content is ${typeof content}, not an array of blocks`;
@@ -31,9 +46,35 @@ export function replyShapeProblem(reply: object): string | undefined {
     if (typeof block?.type !== 'string') return `the step's content[${at}] is no content block (it has no type)`;
     if (block.type === 'text' && typeof block.text !== 'string') return `the step's content[${at}] is a text block without text`;
     // The runner answers a call by its id; the API gives every call one (toolUse() makes one like it).
-    if ((block.type === 'tool_use' || block.type === 'server_tool_use') && (typeof (block as { id?: unknown }).id !== 'string' || typeof (block as { name?: unknown }).name !== 'string')) {
-      return `the step's content[${at}] is a ${block.type} block without ${typeof (block as { id?: unknown }).id !== 'string' ? 'an id' : 'a name'}: make it with toolUse(name, input)`;
+    if (block.type === 'tool_use' || block.type === 'server_tool_use') {
+      const { id, name, input } = block as { id?: unknown; name?: unknown; input?: unknown };
+      // The API sends every call an input (`{}` for none): without one, the JSON reply and the stream would differ.
+      const missing = typeof id !== 'string' ? 'an id' : typeof name !== 'string' ? 'a name' : input === undefined ? 'an input' : undefined;
+      if (missing) return `the step's content[${at}] is a ${block.type} block without ${missing}: make it with toolUse(name, input)`;
     }
+  }
+  return undefined;
+}
+
+/** What is wrong with a step's `error`, in words; none when the server can send it. */
+function errorProblem(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return `the step's error must be an object ({ status: 529, ... }), got ${described(error)}`;
+  // A status that is no error (200) would be answered as a reply of no message.
+  const status = (error as { status?: unknown }).status;
+  if (!(typeof status === 'number' && Number.isInteger(status) && status >= 400 && status <= 599)) {
+    return `the step's error.status must be an HTTP error status (400 to 599), got ${described(status)}`;
+  }
+  // Any other field would be left out silently (`afterEvent`, `retry_after`): a plain error, which the SDK retries, for one mid-stream.
+  const unknown = Object.keys(error).find((key) => !ERROR_FIELDS.includes(key));
+  if (unknown) return `the step's error has no field \`${unknown}\`; its fields are ${ERROR_FIELDS.join(', ')}`;
+  return numberProblem(error, [['afterEvents', 0, true], ['retryAfter', 0, false]], "the step's error.");
+}
+
+function numberProblem(fields: object, numbers: ReadonlyArray<[field: string, least: number, whole: boolean]>, where: string): string | undefined {
+  for (const [field, least, whole] of numbers) {
+    const value = (fields as Record<string, unknown>)[field];
+    if (value === undefined || (typeof value === 'number' && value >= least && (whole ? Number.isInteger(value) : Number.isFinite(value)))) continue;
+    return `${where}${where.endsWith('.') ? '' : ' '}${field} must be ${whole ? 'a whole number' : 'a number'}, ${least} or more, got ${described(value)}`;
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 /** `createMockServer`'s options and steps, checked at once: a mistake is a clear TypeError, not a script that runs otherwise. */
-import { misspeltField, nearNameOr, wrongValue } from '../described.js';
+import { misspeltField, nearNameOr, unknownOption, wrongValue } from '../described.js';
 
 const OPTION_KEYS = ['steps', 'chunkSize', 'eventDelayMs', 'threads', 'contextWindow'];
 
@@ -8,6 +8,9 @@ export function checkServerOptions<Options>(options: Options): Options {
   if (typeof options !== 'object' || options === null) throw new TypeError('createMockServer takes an options object: { steps: [...] }');
   const slip = misspeltField(options, OPTION_KEYS, nearNameOr('steps'));
   if (slip) throw new TypeError(`createMockServer: unknown option '${slip.key}'. Did you mean '${slip.meant}'?`);
+  // Any other would be left out silently (`delayMs`, a step's field): the server would run otherwise than asked.
+  const unknown = Object.keys(options).find((key) => !OPTION_KEYS.includes(key));
+  if (unknown) throw unknownOption('createMockServer', unknown, OPTION_KEYS);
   const { steps, threads, chunkSize, eventDelayMs, contextWindow } = options as Record<string, unknown>;
   checkSteps('createMockServer', steps);
   // Each would make replies other than the ones scripted (a chunk size of NaN streamed every text as ''), or no limit at all.

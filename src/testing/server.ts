@@ -121,7 +121,7 @@ export interface MockServerOptions {
 export interface MockServer {
   /** Base URL, e.g. `http://127.0.0.1:41234`. */
   url: string;
-  /** An `Anthropic` client pointed at the server (API key `test-key` unless given). */
+  /** An `Anthropic` client pointed at the server (API key `test-key` unless given); a `baseURL` or `apiKey` given as `undefined` keeps the server's, never the SDK's (api.anthropic.com, `ANTHROPIC_API_KEY`). */
   client(options?: ClientOptions): Anthropic;
   /** Every request received, in order. */
   requests: RecordedRequest[];
@@ -305,7 +305,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   return {
     url,
     requests,
-    client: (clientOptions = {}) => new Anthropic({ apiKey: 'test-key', baseURL: url, ...clientOptions }),
+    client: (clientOptions = {}) => new Anthropic({ ...clientOptions, apiKey: clientOptions.apiKey === undefined ? 'test-key' : clientOptions.apiKey, baseURL: clientOptions.baseURL ?? url }),
     setSteps: (replacement) => script.replace(replacement),
     assertComplete: () => script.assertComplete(),
     forgetThreads: () => threads.forget(),

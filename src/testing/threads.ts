@@ -67,9 +67,12 @@ export class ThreadStore {
       return rejection(400, 'thread_unsupported_request', `Threads do not support: ${unsupported.join(', ')}`, { unsupported });
     }
     const fingerprint = fingerprintOf(body);
-    const thread = body.thread as { type?: string; previous_message_id?: string };
+    const thread = body.thread as { type?: unknown; previous_message_id?: unknown };
+    // A malformed thread is a bad request, as the API answers it: read as a lost thread, a runner would replay and hide the bug.
+    const shapeProblem = threadShapeProblem(thread);
+    if (shapeProblem) return { error: { status: 400, message: `thread: ${shapeProblem}` } };
     if (thread.type === 'create') return { conversation: body.messages ?? [], fingerprint, prompt: { system: body.system, tools: body.tools }, from: undefined };
-    const id = thread.previous_message_id ?? '';
+    const id = thread.previous_message_id as string;
     const held = this.#held.get(id);
     if (!held) return rejection(404, 'thread_not_found', `No usable thread state for previous_message_id ${id}`);
     if (held.inFlight) return rejection(400, 'thread_continue_in_flight', `Another request is still continuing from ${id}`);
@@ -125,4 +128,13 @@ function fingerprintOf(body: any): Fingerprint {
 
 function rejection(status: number, code: string, message: string, details: Record<string, unknown> = {}): { error: ScriptedError } {
   return { error: { status, message, details: { error_code: code, ...details } } };
+}
+
+/** What makes `thread` no thread the API takes, in words; none for `{ type: 'create' }` or `{ type: 'continue', previous_message_id }`. */
+function threadShapeProblem(thread: { type?: unknown; previous_message_id?: unknown }): string | undefined {
+  if (typeof thread !== 'object' || thread === null) return `must be an object, got ${JSON.stringify(thread)}`;
+  if (thread.type === 'create') return undefined;
+  if (thread.type !== 'continue') return `type must be 'create' or 'continue', got ${JSON.stringify(thread.type)}`;
+  if (typeof thread.previous_message_id !== 'string' || thread.previous_message_id === '') return 'a continue needs previous_message_id (the id of the reply it continues)';
+  return undefined;
 }

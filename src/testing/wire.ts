@@ -9,7 +9,7 @@ export interface SseEvent {
 
 /**
  * Splits `value` into chunks of `size` characters (at least one chunk, at least `minChunks` when long
- * enough). Characters are code points, so a chunk never ends in half an emoji: the API's deltas
+ * enough). Characters are code points, so a chunk never ends in half a surrogate pair: the API's deltas
  * are always well-formed text.
  */
 export function chunk(value: string, size: number, minChunks = 1): string[] {
