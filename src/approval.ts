@@ -1,4 +1,5 @@
 /** Human in the loop: which calls need approval, and the decisions about them. */
+import { wrongValue } from './described.js';
 import type { AnyCall, BetaToolUseBlock, Promisable } from './types.js';
 
 /**
@@ -67,11 +68,31 @@ export function deniedText(name: string, reason: string | undefined): string {
   return `Error: the call to '${name}' was denied by the user${given ? `: ${given}${/[.!?]$/.test(given) ? '' : '.'}` : '.'} It was not run.`;
 }
 
-/** Checks a decision returned by `options.approve`, so a typo fails clearly instead of running the tool. */
+/** The fields of a decision. */
+const DECISION_FIELDS = new Set(['decision', 'input', 'reason']);
+
+/**
+ * Checks a decision returned by `options.approve`, so a typo fails clearly instead of running the tool (a misspelt
+ * `inputs` would run the model's input, not the edit).
+ */
 export function checkDecision(value: unknown, name: string): ApprovalDecision {
   const decision = (value as { decision?: unknown } | null | undefined)?.decision;
-  if (decision === 'allow' || decision === 'deny') return value as ApprovalDecision;
+  const unknown = decision === 'allow' || decision === 'deny' ? Object.keys(value as object).find((key) => !DECISION_FIELDS.has(key)) : undefined;
+  if ((decision === 'allow' || decision === 'deny') && unknown === undefined) return value as ApprovalDecision;
   throw new TypeError(
-    `options.approve returned ${JSON.stringify(value)} for '${name}'; return { decision: 'allow' }, { decision: 'allow', input } or { decision: 'deny', reason }`,
+    `options.approve returned ${JSON.stringify(value)} for '${name}'${unknown === undefined ? '' : ` (a decision has no field '${unknown}')`}; return { decision: 'allow' }, { decision: 'allow', input } or { decision: 'deny', reason }`,
   );
+}
+
+/**
+ * `runner.approve(id, options)`'s decision. `approve(id, input)` for `approve(id, { input })` (or null) is said, never
+ * taken as a plain approval that would run the model's input.
+ */
+export function approveDecision(options: unknown): ApprovalDecision {
+  const what = "approve: the second argument is { input? } (the edited input, validated as the model's), or nothing";
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw wrongValue(options, what);
+  const other = Object.keys(options).find((key) => key !== 'input');
+  if (other !== undefined) throw new TypeError(`${what}; got an object with '${other}': an edited input goes in { input: ... }`);
+  const { input } = options as { input?: unknown };
+  return input === undefined ? { decision: 'allow' } : { decision: 'allow', input };
 }

@@ -5,7 +5,7 @@
  */
 import type { BetaToolRunnerParams } from '@anthropic-ai/sdk/lib/tools/BetaToolRunner';
 import { AGENT_LINK, type AgentLink } from './agent-link.js';
-import type { ApprovalDecision, PendingApproval } from './approval.js';
+import { type PendingApproval, approveDecision } from './approval.js';
 import { CallAnswers } from './call-answers.js';
 import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
@@ -194,10 +194,7 @@ export abstract class RunnerControls implements Runner {
    * ```
    */
   approve(id: string, options: { input?: unknown } = {}): void {
-    // `approve(id, input)` for `approve(id, { input })`, or null: said, not a TypeError from inside.
-    if (typeof options !== 'object' || options === null || Array.isArray(options)) throw wrongValue(options, 'approve: the second argument is { input? } (the edited input, validated as the model\'s), or nothing');
-    const decision: ApprovalDecision = options.input === undefined ? { decision: 'allow' } : { decision: 'allow', input: options.input };
-    this.answers.decide(id, decision);
+    this.answers.decide(id, approveDecision(options));
     this.decided();
   }
 

@@ -165,7 +165,7 @@ describe('approval with options.approve', () => {
   });
 
   it('an approver that throws or answers nonsense stops the run with a clear error', async () => {
-    const server = await mockServer([{ content: [toolUse('delete_account', {})] }, { content: [toolUse('delete_account', {})] }]);
+    const server = await mockServer([{ content: [toolUse('delete_account', {})] }, { content: [toolUse('delete_account', {})] }, { content: [toolUse('delete_account', {})] }]);
     const throwing = toolRunner(server.client(), { ...baseParams, tools: tools([]) }, {
       approve: () => {
         throw new Error('approval service down');
@@ -174,6 +174,11 @@ describe('approval with options.approve', () => {
     await expect(throwing.runUntilDone()).rejects.toThrow(new HookError('approve', new Error('approval service down')).message);
     const nonsense = toolRunner(server.client(), { ...baseParams, tools: tools([]) }, { approve: () => ({ decision: 'yes' }) as never });
     await expect(nonsense.runUntilDone()).rejects.toThrow(/options.approve returned \{"decision":"yes"\}/);
+    // A misspelt field would have run the model's input, not the edit.
+    const log: string[] = [];
+    const misspelt = toolRunner(server.client(), { ...baseParams, tools: tools(log) }, { approve: () => ({ decision: 'allow', inputs: {} }) as never });
+    await expect(misspelt.runUntilDone()).rejects.toThrow(/options.approve returned \{"decision":"allow","inputs":\{\}\} for 'delete_account' \(a decision has no field 'inputs'\)/);
+    expect(log).toEqual([]);
   });
 
   it('an approver that stops waiting by throwing when the run is aborted: the calls are answered as aborted (the asked one never ran), the run rejects with the abort error', async () => {
@@ -308,6 +313,8 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     // The edited input given bare (or null) in place of { input }: said, and nothing decided.
     expect(() => runner.approve('toolu_big', null as never)).toThrow(/^approve: the second argument is \{ input\? \} \(the edited input, validated as the model's\), or nothing, got null$/);
     expect(() => runner.approve('toolu_big', 'bob' as never)).toThrow(TypeError);
+    // An edit given bare as an object (a UI's body passed on): it would have run the model's input.
+    expect(() => runner.approve('toolu_big', { amount: 50, to: 'bob' } as never)).toThrow(/^approve: the second argument is \{ input\? \} .*; got an object with 'amount': an edited input goes in \{ input: \.\.\. \}$/);
     runner.approve('toolu_big', { input: { amount: 150, to: 'bob' } });
     runner.deny('toolu_delete', 'not today');
     expect(() => runner.approve('toolu_big')).toThrow(/'toolu_big' was already decided/);
