@@ -41,7 +41,8 @@ export function decideInside(call: HeldCall, id: string, decision: ApprovalDecis
       const inside = decideInside(held, id, decision);
       if (inside === 'not-found') continue;
       if (inside === 'waiting') return 'waiting';
-      calls.decisions[held.id] = { decision: 'allow' };
+      // Allowed already with an edited input (before its sub-agent stopped): it goes on with it.
+      if (calls.decisions[held.id]?.decision !== 'allow') calls.decisions[held.id] = { decision: 'allow' };
     } else if (held.id === id) {
       calls.decisions[id] = decision;
     } else continue;

@@ -159,7 +159,9 @@ export class ToolCalls implements CallResults {
       const inside = decideInside(call, id, decision);
       if (inside === 'not-found') continue;
       if (inside === 'decided') {
-        this.#decisions.set(call.id, { decision: 'allow' });
+        // Allowed already with an edited input (`approve(id, { input })` before its sub-agent stopped): it goes on with it.
+        const allowed = this.#decisions.get(call.id);
+        this.#decisions.set(call.id, allowed?.decision === 'allow' ? allowed : { decision: 'allow' });
         this.#pending = this.#pending.filter((pending) => pending !== call);
       }
       return true;

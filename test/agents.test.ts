@@ -573,6 +573,57 @@ describe('agentTool: approvals inside a sub-agent', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('an agent call approved with an edited input whose sub-agent then stops for approval: once its call is decided, the sub-agent goes on with the edit, not the model\'s input', async () => {
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({}), needsApproval: true, run: () => 'looked up' });
+    const wipe = tool({ name: 'wipe_disk', inputSchema: z.object({}), run: () => 'wiped' });
+    const seen: unknown[] = [];
+    const sub = await mockServer([{ content: [toolUse('lookup', {}, 'toolu_in')] }, (request: RecordedRequest) => ({ content: [text(`tools: ${(request.tools ?? []).map((one) => one.name).join(', ')}`)] })]);
+    const admin = agentTool({
+      name: 'admin',
+      description: 'Does admin work',
+      needsApproval: true,
+      client: sub.client(),
+      inputSchema: z.object({ task: z.string(), mayWipe: z.boolean() }),
+      params: (input) => (seen.push(input), { ...baseParams, messages: [{ role: 'user', content: input.task }], tools: input.mayWipe ? [lookup, wipe] : [lookup] }),
+    });
+    const server = await mockServer([{ content: [toolUse('admin', { task: 'clean up', mayWipe: true }, 'toolu_admin')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [admin] });
+    await runner;
+    runner.approve('toolu_admin', { input: { task: 'clean up', mayWipe: false } });
+    await runner;
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_in']);
+    runner.approve('toolu_in');
+    expect(await runner).toMatchObject({ content: [{ text: 'Done.' }] });
+    expect(seen).toEqual([{ task: 'clean up', mayWipe: false }, { task: 'clean up', mayWipe: false }]);
+    expect(wire(server.requests[1]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_admin', content: 'tools: lookup' });
+  });
+
+  it('the same one level deeper: a sub-agent\'s agent call approved with an edit keeps it once the call inside it is decided', async () => {
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({}), needsApproval: true, run: () => 'looked up' });
+    const seen: unknown[] = [];
+    const deepest = await mockServer([{ content: [toolUse('lookup', {}, 'toolu_in')] }, { content: [text('cleaned')] }]);
+    const admin = agentTool({
+      name: 'admin',
+      description: 'Does admin work',
+      needsApproval: true,
+      client: deepest.client(),
+      inputSchema: z.object({ task: z.string() }),
+      params: (input) => (seen.push(input), { ...baseParams, messages: [{ role: 'user', content: input.task }], tools: [lookup] }),
+    });
+    const middle = await mockServer([{ content: [toolUse('admin', { task: 'wipe all' }, 'toolu_admin')] }, { content: [text('managed')] }]);
+    const manager = agentTool({ name: 'manager', description: 'Manages', client: middle.client(), params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }], tools: [admin] }) });
+    const server = await mockServer([{ content: [toolUse('manager', { task: 'tidy' }, 'toolu_manager')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [manager] });
+    await runner;
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_admin']);
+    runner.approve('toolu_admin', { input: { task: 'clean up' } });
+    await runner;
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_in']);
+    runner.approve('toolu_in');
+    expect(await runner).toMatchObject({ content: [{ text: 'Done.' }] });
+    expect(seen).toEqual([{ task: 'clean up' }, { task: 'clean up' }]);
+  });
+
   it('deny on the parent reaches the sub-agent', async () => {
     const log: string[] = [];
     const { researcher } = researchTools(log);
