@@ -80,7 +80,7 @@ export class CallAnswers {
     const answer = await this.answer(turn, uses, signal);
     // Aborted while calls waited for approval (the others ran on): an abort, each waiting call answered as aborted.
     if (answer.pending.length > 0 && !signal?.aborted) {
-      this.#callsNow().hold(answer.pending);
+      this.#callsNow().hold(answer.pending, answer.message);
       return 'pending';
     }
     insertResultsAfterLate(state.messages, answer.pending.length > 0 ? abortedWaits(this.#run, answer.message, uses, answer.pending) : answer.message, state.late);

@@ -8,7 +8,7 @@ import { type CallOutcome, type CallResults, resultBeforeFailure } from './execu
 import { decideInside, isAgentCall, openApprovals } from './nested-approvals.js';
 import { canonicalJson } from './loop-guard.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
-import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
+import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
 const NONE_HELD: readonly HeldCall[] = Object.freeze([]);
 
@@ -130,12 +130,21 @@ export class ToolCalls implements CallResults {
     return this.#decisions;
   }
 
-  /** The run stops with these calls waiting for a decision. */
-  hold(pending: HeldCall[]): void {
+  /**
+   * The run stops with these calls waiting for a decision. `given`: the results of the others as the loop body was given
+   * them (`generateToolResponse()`), which it may have replaced: they go as it left them once the run goes on.
+   */
+  hold(pending: HeldCall[], given: ToolResultMessage): void {
     this.#pending = pending;
     for (const call of pending) {
       this.#held.set(call.id, call);
       this.#calls.delete(call.id);
+    }
+    for (const block of given.content) {
+      const id = block.type === 'tool_result' ? block.tool_use_id : undefined;
+      if (id === undefined || !this.#settled.has(id) || this.#settled.get(id) === block) continue;
+      this.#settled.set(id, block as BetaToolResultBlockParam);
+      this.#calls.set(id, Promise.resolve({ result: block as BetaToolResultBlockParam }));
     }
   }
 

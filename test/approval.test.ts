@@ -540,6 +540,26 @@ describe('approval without options.approve: the run stops with pendingApprovals'
   });
 });
 
+describe('generateToolResponse() while a call of the reply waits for approval', () => {
+  it('a result the loop body replaced in its message is sent as replaced once the waiting call is decided (it went as the tool gave it)', async () => {
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'gated ran' });
+    const search = tool({ name: 'search', inputSchema: z.object({}), run: () => 'SECRET-TOKEN=abc123 raw result' });
+    const server = await mockServer([{ content: [toolUse('search', {}, 'toolu_s'), toolUse('gated', {}, 'toolu_g')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [search, gated] });
+    for await (const _message of runner) {
+      const response = await runner.generateToolResponse();
+      if (response) response.content[0] = { type: 'tool_result', tool_use_id: 'toolu_s', content: '[redacted]' };
+    }
+    expect(runner.stoppedBy).toBe('approval');
+    runner.approve('toolu_g');
+    await runner;
+    expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_s', content: '[redacted]' },
+      { type: 'tool_result', tool_use_id: 'toolu_g', content: 'gated ran' },
+    ]);
+  });
+});
+
 describe('a message pushed after the loop body while a streamed reply still comes (late), with the reply’s calls not yet answered', () => {
   const streamedCall = (name: string) => [{ content: [toolUse(name, {}, 'toolu_1')], eventDelayMs: 10 }, { content: [text('Done.')] }];
   /** Iterates, pushing a follow-up on the reply's first block, after the body is done with the stream. */
