@@ -65,8 +65,7 @@ export class CallAnswers {
    */
   answerLastMessage(turn: Turn | undefined): 'none' | Promise<'answered' | 'pending'> {
     const uses = toolUsesOf(this.#run.state.messages.at(-1));
-    // The history went on past calls that waited for approval, decided or not (a message pushed, or other calls set
-    // in their place): their waits end, and they are answered as not run (`prepareHistory`).
+    // The history went on past calls that waited for approval (a message pushed, other calls in their place): their waits end.
     const replaced = this.#calls?.forgetHeldBesides(uses);
     if (replaced?.length) endWaits(this.#run, replaced);
     if (uses.length > 0) return this.#answerCalls(turn, uses);
@@ -77,7 +76,14 @@ export class CallAnswers {
   async #answerCalls(turn: Turn | undefined, uses: BetaToolUseBlock[]): Promise<'answered' | 'pending'> {
     const { state } = this.#run;
     const signal = runSignal(this.#run);
-    const answer = await this.answer(turn, uses, signal);
+    let made = this.#calls?.decisionsMade ?? 0;
+    let answer = await this.answer(turn, uses, signal);
+    // Decided while the others ran (a call listed at the last stop): it goes now, not after another stop.
+    while (answer.pending.length > 0 && !signal?.aborted && (this.#calls?.decisionsMade ?? 0) > made) {
+      made = this.#calls!.decisionsMade;
+      this.#callsNow().hold(answer.pending, answer.message);
+      answer = await this.answer(undefined, uses, signal);
+    }
     // Aborted while calls waited for approval (the others ran on): an abort, each waiting call answered as aborted.
     if (answer.pending.length > 0 && !signal?.aborted) {
       this.#callsNow().hold(answer.pending, answer.message);
@@ -243,10 +249,14 @@ export class CallAnswers {
     return this.toolCalls.every((use) => made.has(use.id)) ? undefined : this.abandonEager();
   }
 
+  /** The run ended: the calls its last reply started while it streamed (settled by now) no longer follow the run's signal. */
+  releaseEager(): void {
+    this.#eager?.untie?.();
+  }
+
   /** The run stops on the reply (cut off by `max_tokens`, say): the calls it started end before the run does. */
   settleEager(): Promise<void> | undefined {
-    const eager = this.#eager;
-    return eager ? Promise.allSettled(eager.started).then(() => eager.untie?.()) : undefined;
+    return this.#eager && Promise.allSettled(this.#eager.started).then(() => undefined);
   }
 
   /** This reply's eager state: made at its first eager start, its signal aborted by the run's too. */

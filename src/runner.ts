@@ -139,8 +139,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           if (turn.inBody && turn.reply === undefined) failedInBody = await replyFailure(turn.message, runSignal(this.run));
           // The body left after setting the history: it holds the reply it was given once, the rest as the body set it.
           if (turn.inBody && turn.tookControl) this.state.dropBodyRepeats(turn.historyBefore ?? [], turn.reply);
-          // A reply not kept (the body left it, or it failed): the calls it started while streaming stop, and end
-          // before the run goes on (or ends). One the body took over had them stopped before it was answered.
+          // A reply not kept (the body left it, or it failed): the calls it started while streaming stop and end first.
           // Over an SDK thread, which may keep a reply the run failed on: the calls it started are answered there as not kept.
           if (this.overSdkThread && turn.reply === undefined) this.#startedBeforeBreak = this.answers.startedBeforeBreak();
           const abandoned = turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : undefined;
@@ -157,6 +156,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       this.#failed(error, failedAtLimit ? 'max_iterations' : undefined);
       throw error;
     } finally {
+      this.answers.releaseEager();
       this.#handBackHistory(failedInBody || (!failed && stop === undefined) ? 'left' : failed ? 'failed' : 'ended');
       // The SDK-style span ends as the SDK's does when the body leaves, with no status (the request's span has the error).
       if (failedInBody) this.#failed(failedInBody.error, undefined, 'closed');

@@ -18,6 +18,8 @@ export class ToolCalls implements CallResults {
   readonly #held = new Map<string, HeldCall>();
   readonly #decisions = new Map<string, ApprovalDecision>();
   #pending: HeldCall[] = [];
+  /** How many decisions were made so far (a pass that ends with calls waiting goes again if one came meanwhile). */
+  decisionsMade = 0;
   /** The results of calls whose tool finished before a hook threw: a retry runs only what failed after it. */
   readonly #ran = new Map<string, BetaToolResultBlockParam>();
   /** Calls that failed (a hook threw), kept until the failure has been seen (`forgetFailed`). */
@@ -150,6 +152,11 @@ export class ToolCalls implements CallResults {
 
   /** Records a decision about a waiting call; throws for an id that is not waiting. */
   decide(id: string, decision: ApprovalDecision): void {
+    this.#decide(id, decision);
+    this.decisionsMade++;
+  }
+
+  #decide(id: string, decision: ApprovalDecision): void {
     const index = this.#pending.findIndex((call) => call.id === id && !isAgentCall(call));
     if (index === -1) {
       if (this.#decideInside(id, decision)) return;

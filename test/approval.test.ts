@@ -540,6 +540,24 @@ describe('approval without options.approve: the run stops with pendingApprovals'
   });
 });
 
+describe('a decision made while the run goes on', () => {
+  it('a call listed at the last stop, approved while the run answers the others, runs in that pass (the run stopped with it listed as waiting, its decision hidden)', async () => {
+    const ran: string[] = [];
+    const slow = tool({ name: 'slow', inputSchema: z.object({ n: z.number() }), needsApproval: true, run: async ({ n }) => (await new Promise((resolve) => setTimeout(resolve, 100)), ran.push(`slow ${n}`), 'ok') });
+    const server = await mockServer([{ content: [toolUse('slow', { n: 1 }, 'toolu_a'), toolUse('slow', { n: 2 }, 'toolu_b')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [slow] });
+    await runner;
+    runner.approve('toolu_a');
+    const going = runner.runUntilDone();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    runner.approve('toolu_b');
+    expect(await going).toMatchObject({ content: [{ text: 'Done.' }] });
+    expect(runner.stoppedBy).toBe('model');
+    expect(ran).toEqual(['slow 1', 'slow 2']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+});
+
 describe('generateToolResponse() while a call of the reply waits for approval', () => {
   it('a result the loop body replaced in its message is sent as replaced once the waiting call is decided (it went as the tool gave it)', async () => {
     const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'gated ran' });

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -53,6 +54,20 @@ describe('timeouts', () => {
     const settings = mode === 'runToolsEagerly' ? { stream: true as const, runToolsEagerly: true } : {};
     await toolRunner(server.client(), { ...baseParams, tools: [probe], ...settings }, { signal: shared.signal, ...(mode === 'toolTimeoutMs' && { toolTimeoutMs: 5_000 }) });
     expect(seen).toHaveLength(1);
+    shared.abort();
+    expect(seen[0]!.aborted).toBe(false);
+  });
+
+  for (const stop of ['max_iterations', 'approval'] as const) it(`runToolsEagerly, the run stopped (${stop}) on the reply whose call ran: the call's signal no longer follows the run's`, async () => {
+    const server = await mockServer([{ content: [toolUse('probe', {}, 'toolu_s'), ...(stop === 'approval' ? [toolUse('gated', {}, 'toolu_g')] : [])] }, { content: [text('done')] }]);
+    const shared = new AbortController();
+    const seen: AbortSignal[] = [];
+    const probe = tool({ name: 'probe', inputSchema: z.object({}), run: (_input, { signal }) => (seen.push(signal), signal.addEventListener('abort', () => {}), 'ok') });
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'gated' });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [probe, gated], stream: true, runToolsEagerly: true, ...(stop === 'max_iterations' && { max_iterations: 1 }) }, { signal: shared.signal });
+    await runner.runUntilDone();
+    expect(runner.stoppedBy).toBe(stop);
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
     shared.abort();
     expect(seen[0]!.aborted).toBe(false);
   });
