@@ -14,20 +14,20 @@ export function notSent(error: unknown): unknown {
 }
 
 /**
- * Whether the request whose promise is `sent` had its response when it failed with `error` (its body was being read):
- * the SDK's `APIPromise` tells (`asResponse()`, which the failed request already settled); without one, the error's
- * kind (a body that is no JSON, undici's `terminated`). What failed before a response came (a middleware's own error,
- * the SDK's checks of the request, a body that cannot be written as JSON) reaches the caller as it is, as from the
- * SDK's runner.
+ * Whether the request whose promise is `sent` had its response when it failed with `error` (its body was being read).
+ * The SDK's `APIPromise` tells when its response came (`asResponse()`, settled by the failed request); else the error's
+ * kind does: a body that is no JSON, undici's `terminated`, or (a client of another shape, which reads a stream inside its
+ * `create`) the SDK's plain `AnthropicError` of a stream that broke. What failed before a response came (a middleware's
+ * own error, the SDK's checks of the request) reaches the caller as it is, as from the SDK's runner.
  */
 export async function hadResponse(sent: PromiseLike<unknown> | undefined, error: unknown): Promise<boolean> {
   if (READ_ERRORS.has(error as object)) return true;
   const asResponse = (sent as { asResponse?: () => Promise<unknown> } | undefined)?.asResponse;
-  if (typeof asResponse !== 'function') return error instanceof SyntaxError || (error instanceof TypeError && error.message === 'terminated');
-  return asResponse.call(sent).then(
-    () => true,
-    () => false,
-  );
+  const bodyRead = error instanceof SyntaxError || (error instanceof TypeError && error.message === 'terminated');
+  // An SDK thread's promise gives its response once the body is read too: a body that failed there is told by its kind.
+  if (typeof asResponse === 'function') return bodyRead || asResponse.call(sent).then(() => true, () => false);
+  // (None made: `create` threw at once, as the SDK refuses a long request that is not streamed.)
+  return bodyRead || (sent !== undefined && error instanceof AnthropicError && error.constructor === AnthropicError);
 }
 
 const READ_ERRORS = new WeakSet<object>();

@@ -108,6 +108,16 @@ describe('API errors', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('a body that is no JSON over an SDK thread, and a stream that breaks inside a client\'s own create (as a durable step client reads one): each a ReplyError, as from a plain client', async () => {
+    const server = await mockServer([{ content: [text('x')], malformed: true }, { content: [text('The primary began to answer, a long text')], disconnectAfterEvents: 3 }]);
+    const thread = server.client({ maxRetries: 0 }).beta.messages.thread({ ...baseParams } as never);
+    expect(await toolRunner(thread, {}).runUntilDone().catch((thrown: unknown) => thrown)).toBeInstanceOf(ReplyError);
+    const sdk = server.client({ maxRetries: 0 });
+    const wrapper = { beta: { messages: { create: async (body: never, options: never) => sdk.beta.messages.stream(body, options).finalMessage(), stream: () => { throw new Error('not used'); } } } };
+    const error = await toolRunner(wrapper as never, baseParams).runUntilDone().catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(ReplyError);
+  });
+
   it('output_format and output_config.format both given: refused when the runner is made, with the SDK runner\'s error', () => {
     const client = new Anthropic({ apiKey: 'none' });
     const params = { ...baseParams, output_format: { type: 'json_schema', schema: { type: 'object' } }, output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } } as never;
