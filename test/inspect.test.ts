@@ -600,6 +600,22 @@ describe('approvals decided from the page', () => {
     expect((await decide(inspect.url, { run: `${runOf('toolu_10049').split('-')[0]}-1`, id: 'toolu_0', decision: 'allow' })).status).toBe(404);
   });
 
+  it('approvals asked without onEvent: a run of them with a call still waiting is not ended (nor dropped past maxRuns), however many are asked after it', async () => {
+    const inspect = await start({ maxRuns: 1 });
+    const ask = (n: number, signal: AbortSignal) => {
+      const toolUse = { type: 'tool_use' as const, id: `toolu_${n}`, name: 'pay', input: {} };
+      return inspect.approve({ name: 'pay', input: {}, toolUse } as never, { signal } as never);
+    };
+    const waiting = ask(0, new AbortController().signal);
+    for (let n = 1; n <= 250; n++) await ask(n, AbortSignal.abort());
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.decided' && record.id === 'toolu_250'));
+    const first = ofType(fed, 'approval.waiting').find((record) => record.id === 'toolu_0');
+    expect(first).toBeDefined();
+    expect(ofType(fed, 'run.end').some((record) => record.run === first!.run)).toBe(false);
+    expect((await decide(inspect.url, { run: first!.run, id: 'toolu_0', decision: 'allow' })).status).toBe(200);
+    expect(await waiting).toEqual({ decision: 'allow' });
+  });
+
   it('an approve without onEvent still shows its calls (in a run of their own)', async () => {
     const server = await mockServer(inspectedSteps());
     const inspect = await start();

@@ -68,6 +68,13 @@ export class PageApprovals {
     });
   }
 
+  /** Whether a call of `run` still waits for a decision. */
+  waitsIn(run: string): boolean {
+    const prefix = keyOf(run, '');
+    for (const key of this.#waiting.keys()) if (key.startsWith(prefix)) return true;
+    return false;
+  }
+
   /** A page's decision; only the first one about a call counts. */
   decide(posted: PageDecision): DecideOutcome {
     const key = keyOf(posted.run, posted.id);

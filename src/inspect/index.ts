@@ -69,7 +69,7 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
   const store = new RecordStore(maxRuns);
   if (recording) store.listen((batch) => recording.append(batch.lines));
   const approvals = new PageApprovals((record) => store.add(record));
-  const runs = new Runs(store, capture);
+  const runs = new Runs(store, capture, (run) => approvals.waitsIn(run));
   let server;
   try {
     server = await serveInspector({ port, host, store, approvals, settings: { mode: 'live', capture, title: 'tool-runner inspector', maxRuns } });
@@ -126,9 +126,13 @@ class Runs {
   /** The run approvals asked without `onEvent` are shown in, and how many it holds. */
   #unattributed: { run: string; asked: number } | undefined;
 
-  constructor(store: RecordStore, capture: boolean) {
+  /** Whether a call of this run still waits for a page's decision. */
+  readonly #waitsIn: (run: string) => boolean;
+
+  constructor(store: RecordStore, capture: boolean, waitsIn: (run: string) => boolean) {
     this.#store = store;
     this.#capture = capture;
+    this.#waitsIn = waitsIn;
   }
 
   take(event: RunnerEvent): void {
@@ -160,7 +164,8 @@ class Runs {
    */
   #unattributedRun(): string {
     let current = this.#unattributed;
-    if (current && current.asked >= UNATTRIBUTED_PER_RUN) {
+    // Ended (and so ready to be dropped past `maxRuns`) only once none of its calls waits: a waiting call stays on the page.
+    if (current && current.asked >= UNATTRIBUTED_PER_RUN && !this.#waitsIn(current.run)) {
       this.#store.add({ run: current.run, time: Date.now(), type: 'run.end', state: 'finished' });
       current = undefined;
     }
