@@ -172,9 +172,9 @@ export abstract class RunnerControls implements Runner {
     if (this.turn && this.state.settings.runToolsEagerly) this.answers.defer(typeof toolUse === 'string' ? toolUse : toolUse.id);
   }
 
-  /** The calls of the current reply `deferToolCall()` holds, in the model's order (empty without `runToolsEagerly`). */
+  /** The calls of the current reply `deferToolCall()` holds, in the model's order (empty without `runToolsEagerly`, and once its iteration is over). */
   get deferredToolCalls(): BetaToolUseBlock[] {
-    return this.answers.deferredCalls;
+    return this.turn ? this.answers.deferredCalls : [];
   }
 
   /** The calls the run stopped for, waiting for `approve(id)` or `deny(id, reason)`. */

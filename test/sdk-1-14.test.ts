@@ -602,6 +602,28 @@ for (const thread of [undefined, false] as const) {
       );
       expect(ours.log).toEqual(['get_weather Paris', 'held: delete_file', 'delete_file /tmp/x', 'held: ']);
     });
+
+    it('deferredToolCalls after a break out of the loop body that held a call: none, as from the SDK\'s runner (the call will never run)', async () => {
+      const { sdk, ours } = await both(
+        () => [{ content: [toolUse('delete_file', { path: '/tmp/x' }, 'toolu_d1')] }, { content: [text('done')] }],
+        async (start, log) => {
+          const deleteFile = betaZodTool({ name: 'delete_file', description: 'Deletes a file', inputSchema: z.object({ path: z.string() }), run: async () => 'deleted' });
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [deleteFile], stream: true, runToolsEagerly: true });
+          for await (const stream of runner) {
+            stream.on('contentBlock', (block: any) => {
+              if (block.type === 'tool_use') runner.deferToolCall(block);
+            });
+            await stream.finalMessage();
+            log.push(`in body: ${runner.deferredToolCalls.map((call: any) => call.id).join(', ')}`);
+            break;
+          }
+          log.push(`after: ${runner.deferredToolCalls.map((call: any) => call.id).join(', ')}`);
+          return null;
+        },
+      );
+      expect(ours.log).toEqual(['in body: toolu_d1', 'after: ']);
+      expect(ours.log).toEqual(sdk.log);
+    });
   });
 }
 
