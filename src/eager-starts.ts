@@ -1,9 +1,9 @@
 /** The calls a reply starts while it streams (`runToolsEagerly`): their own abort, and their outcomes. */
 import type { CallOutcome } from './execute.js';
-import { onAbort } from './on-abort.js';
+import { tie } from './on-abort.js';
 
 export interface EagerStarts {
-  /** Aborted with the run's signal while `untie` is not called (never `AbortSignal.any`: see runWithGuards). */
+  /** Aborted with the run's signal until `untie` is called (`tie`). */
   controller: AbortController;
   untie: (() => void) | undefined;
   started: Array<Promise<CallOutcome>>;
@@ -14,7 +14,5 @@ export interface EagerStarts {
 /** A reply's eager state, its calls' abort tied to the run's signal (`outer`) until `untie`. */
 export function eagerStarts(outer: AbortSignal | undefined): EagerStarts {
   const controller = new AbortController();
-  if (outer?.aborted) controller.abort(outer.reason);
-  const untie = outer && !outer.aborted ? onAbort(outer, () => controller.abort(outer.reason)) : undefined;
-  return { controller, untie, started: [], ids: [] };
+  return { controller, untie: outer && tie(controller, outer), started: [], ids: [] };
 }

@@ -50,7 +50,7 @@ export class ReplyError extends AnthropicError {
 
   /**
    * The SDK's status, connection and abort errors pass through, and so does what was thrown before a reply came to be
-   * read (`read` false: a stream that never connected, or not `fromReadingReply`): nothing was sent, or nothing came.
+   * read (`read` false: a stream that never connected, or no `hadResponse`): nothing was sent, or nothing came.
    * Anything else (a body that is no JSON, a stream cut off) becomes a ReplyError; `complete`: the stream had the whole
    * message (`message_stop`) when it broke. (`this`, not the class's name: esbuild renames a class that names itself,
    * and stacks would read `_ReplyError`.)

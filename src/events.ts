@@ -68,4 +68,3 @@ export function emitter(listeners: RunnerListener | RunnerListener[] | undefined
     }
   };
 }
-

@@ -1,5 +1,5 @@
 /** Time and concurrency guards around tool calls. */
-import { onAbort } from './on-abort.js';
+import { onAbort, tie } from './on-abort.js';
 import { wrongValue } from './described.js';
 
 /** The longest delay a timer keeps: a longer one (or Infinity) fires at once. */
@@ -100,11 +100,8 @@ export async function runWithGuards(
       timedOut = true;
       own.abort(timeoutReason(timeoutMs));
     }, timeoutMs);
-    // Tied to the run's signal while the call runs, untied after: `AbortSignal.any` lives as long as the run's signal,
-    // with whatever listeners the tool left on it (a server's signal that outlives thousands of runs: a leak).
-    const runs = outer;
-    if (runs?.aborted) own.abort(runs.reason);
-    else if (runs) untie = onAbort(runs, () => own.abort(runs.reason));
+    // Tied to the run's signal while the call runs, untied after (`tie`).
+    if (outer) untie = tie(own, outer);
     signal = own.signal;
   }
   try {

@@ -35,9 +35,15 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
 /** A signal of its own that aborts with `signal` (with its reason), and `stop`, which unties the two. */
 export function tiedSignal(signal: AbortSignal): { signal: AbortSignal; stop: () => void } {
   const own = new AbortController();
-  if (signal.aborted) {
-    own.abort(signal.reason);
-    return { signal: own.signal, stop: () => {} };
-  }
-  return { signal: own.signal, stop: onAbort(signal, () => own.abort(signal.reason)) };
+  return { signal: own.signal, stop: tie(own, signal) };
+}
+
+/**
+ * Aborts `own` when `signal` aborts (at once if it has), with its reason; returns what unties the two. Never
+ * `AbortSignal.any`, which lives as long as `signal` does, with every listener left on it (a server's signal: a leak).
+ */
+export function tie(own: AbortController, signal: AbortSignal): () => void {
+  if (!signal.aborted) return onAbort(signal, () => own.abort(signal.reason));
+  own.abort(signal.reason);
+  return () => {};
 }
