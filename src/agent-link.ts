@@ -8,6 +8,7 @@
 import type { Approver } from './approval.js';
 import type { ClientLike } from './client.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
+import type { FallbackEntry } from './fallback.js';
 import type { RunScope } from './scope.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { Usage } from './usage.js';
@@ -53,9 +54,20 @@ export const TOOLSETS_NOT_DURABLE =
 /** Why a durable run takes no tool source (an MCP server's toolset), its own or a sub-agent's. */
 export const TOOL_SOURCES_NOT_DURABLE = 'tool sources (MCP) are not supported in durable runs yet; pass their tools as plain tools';
 
-/** Why a durable run takes no `options.approve` or `options.signal`, its own or a sub-agent's. */
-export function notDurableOption(key: 'approve' | 'signal'): string {
-  return `options.${key} is not available in a durable run; ${key === 'approve' ? 'decide calls with durableApprovals()' : 'cancel the run with DBOS.cancelWorkflow(id)'}`;
+/**
+ * Why a durable run takes no approver or abort signal (`options.approve`, `options.signal`, `options.requestOptions.signal`),
+ * its own or a sub-agent's: the first of them `options` holds, or undefined.
+ */
+export function notDurableOptionIn(options: { approve?: unknown; signal?: unknown; requestOptions?: unknown }): string | undefined {
+  for (const key of ['approve', 'signal'] as const) if (options[key] !== undefined) return notDurableOption(`options.${key}`, key);
+  const request = options.requestOptions as { signal?: unknown } | null | undefined;
+  // A request's own signal would abort the model request, a step: the workflow would fail for good.
+  if (typeof request === 'object' && request !== null && request.signal != null) return notDurableOption('options.requestOptions.signal', 'signal');
+  return undefined;
+}
+
+function notDurableOption(name: string, key: 'approve' | 'signal'): string {
+  return `${name} is not available in a durable run; ${key === 'approve' ? 'decide calls with durableApprovals()' : 'cancel the run with DBOS.cancelWorkflow(id)'}`;
 }
 
 /** Why a durable run with agent tools takes no `options.concurrency`, its own or a sub-agent's. */
@@ -83,6 +95,8 @@ export interface AgentLink {
   readonly approve: Approver | undefined;
   /** The parent yields streams (`stream: true`). */
   readonly streaming: boolean;
+  /** The parent's `options.fallback`: a sub-agent on the parent's client, with none of its own, falls back as the parent does. */
+  readonly fallback: FallbackEntry[] | undefined;
   /** Adds a sub-agent's usage to the parent's `runner.usage`. */
   addUsage(usage: Usage): void;
 }

@@ -22,13 +22,13 @@ import {
   TOOL_SOURCES_NOT_DURABLE,
   TOOLSETS_NOT_DURABLE,
   isAgentTool,
-  notDurableOption,
+  notDurableOptionIn,
 } from './agent-link.js';
 import { described, misspeltField, nearLongName, thrownLine } from './described.js';
 import { type Approver, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
 import { type ClientLike, canSend } from './client.js';
-import type { RunnerEvent, RunnerListener } from './events.js';
+import { type RunnerEvent, type RunnerListener, forwardedEvent } from './events.js';
 import { namedAs } from './fallback.js';
 import { RunOutput } from './output.js';
 import { HookError } from './hooks.js';
@@ -126,7 +126,8 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
     Object.defineProperty(made, AGENT_DURABLE, {
       value: (steps: AgentSteps) => {
         // What the run's own options may not hold, the sub-agent's may not either: a decision or an abort would be no step.
-        for (const key of ['approve', 'signal'] as const) if (of.options[key] !== undefined) throw new TypeError(`agentTool '${of.name}': ${notDurableOption(key)}`);
+        const refused = notDurableOptionIn(of.options);
+        if (refused) throw new TypeError(`agentTool '${of.name}': ${refused}`);
         return agentToolOf({ ...of, steps });
       },
     });
@@ -228,7 +229,7 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   const stopWaiting = context.signal ? onAbort(context.signal, addUsage) : undefined;
   let final: BetaMessage;
   try {
-    final = streaming ? await streamed(sub, agent.name, context.toolUse.id, link!.emit!) : await sub.runUntilDone();
+    final = streaming ? await streamed(sub, agent.name, { id: context.toolUse.id, runner: context.runner }, link!.emit!) : await sub.runUntilDone();
   } catch (error) {
     if ('error' in lentFailure) throw new LentFailed(lentFailure.error, structuredClone(sub.toJSON()));
     // The model reads why; the log has the failure with its stack (the ToolError's cause).
@@ -300,18 +301,20 @@ function unfinishedText(name: string, why: string, lastText: string): string {
 
 /**
  * The sub-agent's options: its own, with the call's signal, the parent's listeners (events get the
- * path) and approver. The approver failing (throwing, answering nonsense) goes in `lentFailure`: the
+ * path), approver and (on the parent's client) fallback. The approver failing (throwing, answering nonsense) goes in `lentFailure`: the
  * parent's failure, not the sub-agent's.
  */
-function subOptions(agent: Agent, link: AgentLink | undefined, { signal, toolUse }: ToolContext, lentFailure: { error?: unknown }): ToolRunnerOptions {
+function subOptions(agent: Agent, link: AgentLink | undefined, { signal, toolUse, runner }: ToolContext, lentFailure: { error?: unknown }): ToolRunnerOptions {
   const own = agent.options;
   const joined = signal && own.signal ? AbortSignal.any([signal, own.signal]) : (signal ?? own.signal);
   const options: ToolRunnerOptions = joined ? { ...own, signal: joined } : { ...own };
   if (link?.emit) {
     // A listener given to the parent and to the agent too (one `openTelemetry()`, one inspector) hears each event once, forwarded.
     const heard = heardBy(link.onEvent);
-    options.onEvent = [forwarder(agent.name, toolUse.id, link.emit, link.scope, heard), ...listeners(own.onEvent).filter((listener) => !heard.has(listener))];
+    options.onEvent = [forwarder(agent.name, { id: toolUse.id, runner }, link.emit, link.scope, heard), ...listeners(own.onEvent).filter((listener) => !heard.has(listener))];
   }
+  // On the parent's client, it falls back as the parent does (an outage of the primary reaches it too), unless it has a fallback of its own.
+  if (!agent.client && own.fallback === undefined && link?.fallback) options.fallback = link.fallback;
   const approve = link?.approve;
   if (!own.approve && approve) options.approve = lentApprover((call, context) => failuresKept(approve, lentFailure)({ ...call, path: [agent.name, ...(call.path ?? [])] }, context));
   return options;
@@ -341,8 +344,8 @@ function failuresKept(approve: Approver, kept: { error?: unknown }): Approver {
  * (and the id of the call that started it in front of their `callPath`); with the scope they carry,
  * so that the sub-agent's requests and tools run inside their spans.
  */
-function forwarder(name: string, callId: string, emit: (event: RunnerEvent) => void, scope?: RunScope, heard?: ReadonlySet<RunnerListener>): RunnerListener {
-  const forward: RunnerListener = (event) => emit({ ...event, path: [name, ...(event.path ?? [])], callPath: [callId, ...(event.callPath ?? [])] });
+function forwarder(name: string, call: { id: string; runner: Runner }, emit: (event: RunnerEvent) => void, scope?: RunScope, heard?: ReadonlySet<RunnerListener>): RunnerListener {
+  const forward: RunnerListener = (event) => emit(forwardedEvent(event, name, call.id, call.runner));
   if (heard) Object.defineProperty(forward, HEARD, { value: heard });
   return scope ? Object.assign(forward, { scope }) : forward;
 }
@@ -362,8 +365,8 @@ function heardBy(onEvent: ToolRunnerOptions['onEvent']): ReadonlySet<RunnerListe
 }
 
 /** Drives a streamed sub-agent, its text deltas reaching the parent's listeners as `agent.text` events. */
-async function streamed(sub: ToolRunner<boolean>, name: string, callId: string, emit: (event: RunnerEvent) => void): Promise<BetaMessage> {
-  const forward = forwarder(name, callId, emit);
+async function streamed(sub: ToolRunner<boolean>, name: string, call: { id: string; runner: Runner }, emit: (event: RunnerEvent) => void): Promise<BetaMessage> {
+  const forward = forwarder(name, call, emit);
   for await (const item of sub) {
     (item as BetaMessageStream).on('text', (text) => forward({ type: 'agent.text', runner: sub, text }));
   }

@@ -68,3 +68,22 @@ export function emitter(listeners: RunnerListener | RunnerListener[] | undefined
     }
   };
 }
+
+/**
+ * The key, on a sub-agent's event, of the runners whose calls started it, in the order of its `callPath`: a `tool_use` id
+ * alone may be in two runs at once (two runs resumed from one snapshot). Registered: a sub-agent may run the other build's copy.
+ */
+const CALLERS = Symbol.for('tool-runner.callers.v1');
+
+/** `event` of a sub-agent, as its parent's listeners get it: the agent's name, the id of the call that started it, and that call's runner in front. */
+export function forwardedEvent(event: RunnerEvent, name: string, callId: string, caller: Runner): RunnerEvent {
+  const callers = (event as { [CALLERS]?: Runner[] })[CALLERS] ?? [];
+  const forwarded = { ...event, path: [name, ...(event.path ?? [])], callPath: [callId, ...(event.callPath ?? [])] };
+  return Object.assign(forwarded, { [CALLERS]: [caller, ...callers] });
+}
+
+/** The runners whose calls started a sub-agent's event, one for each id of its `callPath` (undefined when its forwarder did not say). */
+export function callersOf(event: RunnerEvent): readonly Runner[] | undefined {
+  const callers = (event as { [CALLERS]?: unknown })[CALLERS];
+  return Array.isArray(callers) && callers.length === event.callPath?.length ? callers : undefined;
+}

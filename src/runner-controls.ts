@@ -354,6 +354,7 @@ export abstract class RunnerControls implements Runner {
       scope: listenerScope(run.options.onEvent),
       approve: this.answers.approver,
       streaming: state.settings.stream === true,
+      fallback: run.options.fallback,
       addUsage: (usage) => {
         state.usage = addUsage(state.usage, usage);
       },

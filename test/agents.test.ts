@@ -285,6 +285,39 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(await run(undefined)).toMatchObject({ is_error: true, content: expect.stringContaining('sub-agent level 5, past its maxDepth of 4') });
     expect(() => agentTool({ name: 'x', description: 'x', maxDepth: 0, params: () => ({ model, max_tokens: 1, messages: [] }) })).toThrow(/maxDepth/);
   });
+
+  it("on the parent's client, a sub-agent falls back as the parent does; one with a client or a fallback of its own keeps its own", async () => {
+    const overloaded = () => ({ error: { status: 529 } });
+    const primary = await mockServer(Array.from({ length: 5 }, overloaded));
+    const backup = await mockServer([
+      { content: [toolUse('helper', { task: 'Look it up' }, 'toolu_h1')] },
+      { content: [text('Found on the backup.')] },
+      { content: [toolUse('own_client', { task: 'Look again' }, 'toolu_h2')] },
+      { content: [text('done')] },
+    ]);
+    const subParams = ({ task }: { task: string }) => ({ ...baseParams, messages: [{ role: 'user' as const, content: task }] });
+    const helper = agentTool({ name: 'helper', description: 'Looks things up', params: subParams });
+    // Its own client is not the parent's: the parent's fallback entries are not its own.
+    const ownClient = agentTool({ name: 'own_client', description: 'Looks things up', client: primary.client({ maxRetries: 0 }), params: subParams });
+    try {
+      const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [helper, ownClient] }, { fallback: [{ client: backup.client() }] });
+      expect(textOfLast(await runner)).toBe('done');
+      // The sub-agent's request went to the primary, then to the parent's fallback, which answered it.
+      expect(wire(backup.requests[1]!).body.messages).toEqual([{ role: 'user', content: 'Look it up' }]);
+      expect(wire(backup.requests[2]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_h1', content: 'Found on the backup.' }]);
+      expect(wire(backup.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_h2', is_error: true, content: expect.stringContaining("the agent 'own_client' failed: OverloadedError: 529") });
+      expect(primary.requests.map((request) => wire(request).body.messages.at(-1).content)).toEqual([
+        'Weather in Paris?',
+        'Look it up',
+        expect.anything(),
+        'Look again',
+        expect.anything(),
+      ]);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    } finally {
+      await Promise.all([primary.close(), backup.close()]);
+    }
+  });
 });
 
 describe('agentTool: the parent signal, abort and tool timeout stop the sub-agent', () => {

@@ -486,6 +486,21 @@ describe('durableToolRunner: bad config', () => {
     const stoppable = agentTool({ name: 'stoppable', description: 'Stops', params, options: { signal: new AbortController().signal } });
     expect(() => durableToolRunner({ name: 'sub-signal', client, tools: [stoppable] })).toThrow(/agentTool 'stoppable': options.signal is not available in a durable run; cancel the run with DBOS.cancelWorkflow\(id\)/);
     expect(() => durableToolRunner({ name: 'own-signal', client, options: { signal: new AbortController().signal } as never })).toThrow(/cancel the run with DBOS.cancelWorkflow/);
+    // A request's own signal would abort a model request's step: the workflow would fail for good, never recovered.
+    const requestSignal = { requestOptions: { signal: new AbortController().signal } };
+    expect(() => durableToolRunner({ name: 'request-signal', client, options: requestSignal })).toThrow(
+      /^durableToolRunner: options.requestOptions.signal is not available in a durable run; cancel the run with DBOS.cancelWorkflow\(id\)$/,
+    );
+    const requestStoppable = agentTool({ name: 'stoppable', description: 'Stops', params, options: requestSignal });
+    expect(() => durableToolRunner({ name: 'sub-request-signal', client, tools: [requestStoppable] })).toThrow(/agentTool 'stoppable': options.requestOptions.signal is not available/);
+    // Options of the wrong kind are refused when the agent is registered, not at its first run (or never).
+    expect(() => durableToolRunner({ name: 'x', client, options: 'x' as never })).toThrow(/^durableToolRunner: options must be an object, got "x"$/);
+    expect(() => durableToolRunner({ name: 'x', client, options: [] as never })).toThrow(/^durableToolRunner: options must be an object, got an array$/);
+    expect(() => durableToolRunner({ name: 'x', client, approvalTimeoutSeconds: true as never })).toThrow(/^durableToolRunner: approvalTimeoutSeconds must be a positive number, got true$/);
+    expect(() => durableToolRunner({ name: 'x', client, approvalTimeoutSeconds: '5' as never })).toThrow(/approvalTimeoutSeconds must be a positive number, got "5"/);
+    expect(() => durableToolRunner({ name: 'x', client, options: { concurrency: 'x' as never } })).toThrow(/options.concurrency/);
+    expect(() => durableToolRunner({ name: 'x', client, options: { budget: { maxTokens: -1 } } })).toThrow(/options.budget.maxTokens/);
+    expect(() => durableToolRunner({ name: 'x', client, options: { loopGuard: 'on' as never } })).toThrow(/options.loopGuard/);
   });
 
   it("a sub-agent whose params give an MCP tool source, in a durable run: its call fails saying why, before any request (the source's calls would be no steps)", async () => {

@@ -257,6 +257,28 @@ describe('what the page is fed and the recorded file', () => {
     expect(runOf('toolu_a1')).not.toBe(runOf('toolu_b1'));
   });
 
+  it('two runs resumed from one history, whose agent calls share their id: each sub-agent joins its own run', async () => {
+    const researcher = agentTool({ name: 'researcher', description: 'Researches', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }] }) });
+    const messages = [...baseParams.messages, { role: 'assistant' as const, content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')] }];
+    const servers = await Promise.all(['A', 'B'].map((run) => mockServer([{ content: [text(`sub ${run}`)] }, { content: [text(`done ${run}`)] }])));
+    const inspect = await start();
+    try {
+      await Promise.all(servers.map((server) => toolRunner(server.client(), { ...baseParams, messages, tools: [researcher] }, { onEvent: inspect.onEvent }).runUntilDone()));
+      const fed = await readFeed(inspect.url, (records) => ofType(records, 'run.end').filter((record) => !record.path).length === 2);
+      const runs = [...new Set(fed.map((record) => record.run))];
+      expect(runs).toHaveLength(2);
+      // Each run holds its own sub-agent's run, whose reply is its own server's.
+      for (const run of runs) {
+        const nested = fed.filter((record) => record.run === run && record.path);
+        expect(nested.map((record) => record.type)).toEqual(['run.start', 'request.start', 'request.end', 'run.end']);
+        const ownReply = ofType(fed.filter((record) => record.run === run && !record.path), 'request.end').at(-1)!.text;
+        expect(ofType(nested, 'request.end')[0]!.text).toBe(ownReply!.replace('done', 'sub'));
+      }
+    } finally {
+      await Promise.all(servers.map((server) => server.close()));
+    }
+  });
+
   it('keeps at most maxRuns runs: the oldest finished one is dropped first', async () => {
     const server = await mockServer([{ content: [text('one')] }, { content: [text('two')] }, { content: [text('three')] }]);
     const inspect = await start({ maxRuns: 2 });
@@ -780,6 +802,20 @@ describe('npx tool-runner inspect FILE', () => {
     await waitFor(/3 line\(s\) of .*grows\.jsonl are not records and were skipped\n/);
     child.kill('SIGINT');
     await new Promise((resolve) => child.once('exit', resolve));
+  });
+
+  it('blank space after the last newline is no unfinished line; the start of a record is', async () => {
+    const record = JSON.stringify({ run: 'r-1', time: 1, type: 'run.start' });
+    for (const [end, unfinished] of [['  \t\r', false], ['', false], [' {"run":"r-1"', true]] as const) {
+      const file = join(dir, `blank-end-${unfinished}-${end.length}.jsonl`);
+      writeFileSync(file, `${record}\n${end}`);
+      const page = await inspectRecording(file);
+      try {
+        expect(page.unfinishedLine).toBe(unfinished);
+      } finally {
+        await page.close();
+      }
+    }
   });
 
   it('a page over a file recorded without contents says so (capture: false); over one with contents, capture: true', async () => {

@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resumeToolRunner, toolRunner } from 'tool-runner';
@@ -185,6 +185,23 @@ describe('MCP toolsets: the client given', () => {
     await expect.poll(() => changes.length).toBe(1);
     // Heard by the toolset: the next tools() waits for the new list.
     expect((await toolset.tools()).map((entry) => entry.name)).toContain('later_tool');
+  });
+
+  it("a handler of the caller's own set after the toolsets were made: they hear of changes again by the next request, and so does it", async () => {
+    const client = await connectedClient();
+    cleanups.push(() => client.close());
+    const toolset = await mcpToolset(client);
+    const other = await mcpToolset(client, { prefix: 'other_' });
+    const heard: string[] = [];
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => void heard.push('mine'));
+    const server = await mockServer([{ content: [toolUse('grow', {})] }, { content: [toolUse('later_tool', { word: 'hi' }, 'toolu_later')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [toolset], thread: false });
+    await runner;
+    expect(heard).toEqual(['mine']);
+    expect(wire(server.requests[1]!).body.tools.map((entry: { name: string }) => entry.name)).toContain('later_tool');
+    expect(runner.params.messages.at(-2)).toMatchObject({ content: [{ tool_use_id: 'toolu_later', content: [{ type: 'text', text: 'later: hi' }] }] });
+    // The other toolset of the client, not in the run, heard of the change too.
+    expect((await other.tools()).map((entry) => entry.name)).toContain('other_later_tool');
   });
 
   it('anything but a connected MCP client, or a server without tools, is a clear error naming mcpToolset', async () => {

@@ -148,6 +148,29 @@ describe('without a context manager (a browser, a Worker)', () => {
     expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
   });
 
+  it("two runs resumed from one history, whose agent calls share their id, on one listener: each sub-agent's spans are in its own run's trace", async () => {
+    const { exporter, tracer } = tracing();
+    const listener = openTelemetry({ tracer, agentName: 'lead' });
+    const researcher = agentTool({ name: 'researcher', description: 'Researches', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }] }) });
+    const messages = [...baseParams.messages, { role: 'assistant' as const, content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')] }];
+    const servers = await Promise.all(['A', 'B'].map((run) => mockServer([{ content: [text(`sub ${run}`)] }, { content: [text(`done ${run}`)] }])));
+    try {
+      await Promise.all(servers.map((server) => toolRunner(server.client(), { ...baseParams, messages, tools: [researcher] }, { onEvent: listener }).runUntilDone()));
+      const spans = exporter.getFinishedSpans();
+      const inners = spans.filter((span) => span.name === 'invoke_agent researcher');
+      expect(inners).toHaveLength(2);
+      // Each under an execute_tool span of its own, each in the trace of one run.
+      expect(new Set(inners.map((span) => parentOf(spans, span)?.spanContext().spanId)).size).toBe(2);
+      expect(new Set(inners.map((span) => span.spanContext().traceId)).size).toBe(2);
+      for (const trace of new Set(spans.map((span) => span.spanContext().traceId))) {
+        const names = spans.filter((span) => span.spanContext().traceId === trace).map((span) => span.name);
+        expect(names.sort()).toEqual(['chat claude-sonnet-5-5', 'chat claude-sonnet-5-5', 'execute_tool researcher', 'invoke_agent lead', 'invoke_agent researcher']);
+      }
+    } finally {
+      await Promise.all(servers.map((server) => server.close()));
+    }
+  });
+
   it("one listener given to the parent and to the agent tool too hears the sub-agent's events once: every span ends, the agent's named after it", async () => {
     const { exporter } = tracing();
     const started: string[] = [];

@@ -4,13 +4,14 @@
  * runs again.
  */
 import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
-import { CONCURRENCY_NOT_DURABLE, TOOL_SOURCES_NOT_DURABLE, TOOLSETS_NOT_DURABLE, isAgentTool, notDurableOption } from '../agent-link.js';
+import { CONCURRENCY_NOT_DURABLE, TOOL_SOURCES_NOT_DURABLE, TOOLSETS_NOT_DURABLE, isAgentTool, notDurableOptionIn } from '../agent-link.js';
 import type { ApprovalDecision, TimedOutDecision } from '../approval.js';
 import type { ClientLike } from '../client.js';
-import { unknownOption } from '../described.js';
+import { unknownOption, wrongValue } from '../described.js';
 import { namedAs } from '../fallback.js';
 import { checkTimeoutMs } from '../guards.js';
-import type { ToolRunnerOptions } from '../options.js';
+import { type ToolRunnerOptions, checkOptions } from '../options.js';
+import { checkRunControlOptions } from '../run-control-options.js';
 import type { StoppedBy } from '../stop-reason.js';
 import type { RunnerParams, ToolEntry } from '../surface.js';
 import { ToolRunner } from '../runner.js';
@@ -157,9 +158,10 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
           if (runner.output !== undefined) result.output = runner.output;
           return result;
         }
-        await DBOS.setEvent(PENDING_EVENT, pending);
-        // The calls of one stop share one deadline (DBOS.now() is recorded: a recovery keeps it).
+        // The calls of one stop share one deadline (DBOS.now() is recorded: a recovery keeps it). Stamped before the calls
+        // are shown as waiting: a worker that stops once they are shown leaves a deadline a recovery keeps, not one it makes later.
         const deadline = (await DBOS.now()) + approvalTimeoutSeconds * 1000;
+        await DBOS.setEvent(PENDING_EVENT, pending);
         let waiting = pending;
         for (const call of pending) {
           const left = Math.max(0, deadline - (await DBOS.now()));
@@ -210,15 +212,24 @@ function checkConfig(config: DurableToolRunnerConfig, approvalTimeoutSeconds: nu
   if (config.tools?.some(isToolSource)) {
     throw new TypeError(`durableToolRunner: ${TOOL_SOURCES_NOT_DURABLE}`);
   }
-  for (const key of ['approve', 'signal'] as const) {
-    if (config.options && key in config.options) throw new TypeError(`durableToolRunner: ${notDurableOption(key)}`);
-  }
-  if (!(approvalTimeoutSeconds > 0)) throw new RangeError('durableToolRunner: approvalTimeoutSeconds must be a positive number');
-  // Taken out of the options before the runner sees them (each call's step holds its own timeout): checked here.
-  if (config.options?.toolTimeoutMs !== undefined) checkTimeoutMs(config.options.toolTimeoutMs, 'durableToolRunner: options.toolTimeoutMs');
+  if (typeof approvalTimeoutSeconds !== 'number' || !(approvalTimeoutSeconds > 0)) throw wrongValue(approvalTimeoutSeconds, 'durableToolRunner: approvalTimeoutSeconds must be a positive number');
+  if (config.options !== undefined) checkRunOptions(config.options, config.client);
   if (config.tools?.some(isRunnableToolset)) throw new TypeError(`durableToolRunner: ${TOOLSETS_NOT_DURABLE}`);
   if (config.options?.concurrency !== undefined && config.tools?.some(isAgentTool)) throw new TypeError(`durableToolRunner: ${CONCURRENCY_NOT_DURABLE}`);
   if (DBOS.isInitialized()) {
     throw new Error(`durableToolRunner: register '${config.name}' before DBOS.launch(), at module level in every worker`);
   }
+}
+
+/** The run's options, checked when the agent is registered (as `toolRunner` checks them when a run starts), not at its first run. */
+function checkRunOptions(options: DurableToolRunnerConfig['options'], client: DurableToolRunnerConfig['client']): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw wrongValue(options, 'durableToolRunner: options must be an object');
+  const refused = notDurableOptionIn(options);
+  if (refused) throw new TypeError(`durableToolRunner: ${refused}`);
+  // Taken out of the options before the runner sees them (each call's step holds its own timeout): checked here.
+  const { toolTimeoutMs, ...rest } = options;
+  if (toolTimeoutMs !== undefined) checkTimeoutMs(toolTimeoutMs, 'durableToolRunner: options.toolTimeoutMs');
+  // A client made by a function is not known yet: options of its own middleware are let through, as toolRunner does for such a client.
+  checkOptions(rest, typeof client === 'function' ? undefined : client);
+  checkRunControlOptions(rest);
 }

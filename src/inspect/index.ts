@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { needsNodeServer } from '../needs-node.js';
 import { type Approver, EDITABLE_INPUT } from '../approval.js';
-import type { RunnerEvent, RunnerListener } from '../events.js';
+import { type RunnerEvent, type RunnerListener, callersOf } from '../events.js';
 import type { Runner } from '../surface.js';
 import type { AnyCall, BetaToolUseBlock } from '../types.js';
 import { PageApprovals } from './approvals.js';
@@ -177,7 +177,11 @@ class Runs {
   /** A runner not seen before: a run of its own, or, for a sub-agent's event, the run of the call that started it. */
   #runFor(event: RunnerEvent): string {
     const { path, callPath } = event;
-    // The call that started the outermost sub-agent, by its id.
+    // The run whose call started the outermost sub-agent: by that call's runner, when the event names it (an id alone may be
+    // a call of two runs, resumed from one snapshot), else by the call's id.
+    const caller = callersOf(event)?.[0];
+    const known = caller && this.#ids.get(caller);
+    if (known) return known;
     const started = callPath?.[0] === undefined ? undefined : this.#open.get(callPath[0]);
     if (started) return started.where.run;
     if (Array.isArray(path) && path.length > 0) {

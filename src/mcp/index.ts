@@ -115,23 +115,31 @@ export class McpToolset implements ToolSource {
     const handlers = notificationHandlers(client);
     entry.foreign = handlers?.get(TOOLS_CHANGED);
     client.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
-      for (const ref of entry.toolsets) {
-        const listener = ref.deref();
-        if (listener) listener.#listChanged();
-        else entry.toolsets.delete(ref);
-      }
+      McpToolset.#changed(entry);
       await entry.foreign?.(notification);
     });
     entry.installed = handlers?.get(TOOLS_CHANGED);
   }
 
+  /** Tells `entry`'s toolsets (but `listing`, which is listing already) that the server's tools changed. */
+  static #changed(entry: Listening, listing?: McpToolset): void {
+    for (const ref of entry.toolsets) {
+      const toolset = ref.deref();
+      if (!toolset) entry.toolsets.delete(ref);
+      else if (toolset !== listing) toolset.#listChanged();
+    }
+  }
+
   /**
    * Sets the handler again when another replaced it: `client.connect()` sets the client's own (its
    * `listChanged` option) over one set before it, and so may the caller. That one still hears of each change.
+   * A change may have come while the toolsets did not hear: they list again (but `listing`, which is listing now).
    */
-  static #stillListening(client: Client): void {
+  static #stillListening(client: Client, listing?: McpToolset): void {
     const entry = McpToolset.#listening.get(client);
-    if (entry?.installed !== undefined && notificationHandlers(client)?.get(TOOLS_CHANGED) !== entry.installed) McpToolset.#install(client, entry);
+    if (entry?.installed === undefined || notificationHandlers(client)?.get(TOOLS_CHANGED) === entry.installed) return;
+    McpToolset.#install(client, entry);
+    McpToolset.#changed(entry, listing);
   }
 
   /** The server announced a change: the next `tools()` waits for the new list. */
@@ -150,6 +158,7 @@ export class McpToolset implements ToolSource {
     // Made with `new McpToolset()` rather than `mcpToolset()`: listed when first asked (one listing for
     // the askers meanwhile; asked again after it failed).
     if (!this.#listed) return this.#listFirst();
+    McpToolset.#stillListening(this.#client);
     return this.#refreshing ? this.#newest() : this.#tools;
   }
 
@@ -188,7 +197,7 @@ export class McpToolset implements ToolSource {
 
   async #list(listing: number): Promise<void> {
     checkConnected(this.#client);
-    McpToolset.#stillListening(this.#client);
+    McpToolset.#stillListening(this.#client, this);
     this.#abortListing?.abort();
     const abort = (this.#abortListing = new AbortController());
     const { timeoutMs } = this.#options;

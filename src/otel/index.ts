@@ -7,7 +7,7 @@
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
 import { described, errorName, thrownMessage, unknownOption, wrongValue } from '../described.js';
 import { hiddenMessage } from '../output-error-text.js';
-import type { RunnerEvent, RunnerListener } from '../events.js';
+import { type RunnerEvent, type RunnerListener, callersOf } from '../events.js';
 import type { RunScope } from '../scope.js';
 import { isCancellation } from '../stop-reason.js';
 import type { Runner } from '../surface.js';
@@ -87,7 +87,10 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
   const runs = new WeakMap<Runner, { span: Span; context: Context }>();
   const requests = new Map<string, Span>();
   const tools = new Map<string, Span>();
-  /** The open `execute_tool` spans by `tool_use` id: the parent of the sub-agent a call starts (its events' `callPath` ends with the id). */
+  /**
+   * The open `execute_tool` spans by `tool_use` id: the parent of the sub-agent a call starts (its events' `callPath` ends with
+   * the id), for events that do not name the call's runner (a runner of an older version).
+   */
   const toolsByCall = new Map<string, Span>();
   const parent = (runner: Runner) => runs.get(runner)?.context ?? context.active();
   const key = (runner: Runner, id: number | string) => `${runIds.get(runner) ?? 0}:${id}`;
@@ -109,7 +112,9 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         const name = event.path?.at(-1) ?? agent;
         // A sub-agent's run is a child of the call that started it, with no context manager to say so too.
         const call = event.callPath?.at(-1);
-        const started = call === undefined ? undefined : toolsByCall.get(call);
+        // By the runner of that call too, when the event says (the same id may be a call of two runs).
+        const caller = callersOf(event)?.at(-1);
+        const started = call === undefined ? undefined : caller ? tools.get(key(caller, call)) : toolsByCall.get(call);
         const base = started ? trace.setSpan(context.active(), started) : context.active();
         const span = tracer.startSpan(`invoke_agent ${name}`, {
           kind: SpanKind.INTERNAL,
