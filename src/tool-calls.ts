@@ -17,6 +17,8 @@ export class ToolCalls implements CallResults {
   readonly #settled = new Map<string, BetaToolResultBlockParam>();
   readonly #held = new Map<string, HeldCall>();
   readonly #decisions = new Map<string, ApprovalDecision>();
+  /** The ids of calls decided inside a sub-agent: deciding one again says so. */
+  readonly #decidedInside = new Set<string>();
   #pending: HeldCall[] = [];
   /** How many decisions were made so far (a pass that ends with calls waiting goes again if one came meanwhile). */
   decisionsMade = 0;
@@ -160,7 +162,7 @@ export class ToolCalls implements CallResults {
     const index = this.#pending.findIndex((call) => call.id === id && !isAgentCall(call));
     if (index === -1) {
       if (this.#decideInside(id, decision)) return;
-      const state = this.#decisions.has(id) ? 'was already decided' : 'is not waiting for approval';
+      const state = this.#decisions.has(id) || this.#decidedInside.has(id) ? 'was already decided' : 'is not waiting for approval';
       const waiting = openApprovals(this.#pending).map((call) => `${call.id} (${call.name})`).join(', ') || 'none';
       throw new Error(`Tool call '${id}' ${state}. Calls waiting for approval: ${waiting}`);
     }
@@ -174,6 +176,7 @@ export class ToolCalls implements CallResults {
       if (!isAgentCall(call)) continue;
       const inside = decideInside(call, id, decision);
       if (inside === 'not-found') continue;
+      this.#decidedInside.add(id);
       if (inside === 'decided') {
         // Allowed already with an edited input (`approve(id, { input })` before its sub-agent stopped): it goes on with it.
         const allowed = this.#decisions.get(call.id);

@@ -664,6 +664,8 @@ describe('agentTool: approvals inside a sub-agent', () => {
     const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
     await runner;
     runner.deny('toolu_p', 'not today');
+    // Decided already (inside the sub-agent): said so, not that it is not waiting.
+    expect(() => runner.approve('toolu_p')).toThrow(/^Tool call 'toolu_p' was already decided/);
     await runner;
     expect(log).toEqual(['search otters']);
     expect(wire(server.requests[2]!).messages.at(-1).content[1]).toMatchObject({ is_error: true, content: expect.stringContaining('not today') });
