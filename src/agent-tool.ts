@@ -29,7 +29,7 @@ import { type Approver, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
 import { type ClientLike, canSend } from './client.js';
 import { type RunnerEvent, type RunnerListener, forwardedEvent } from './events.js';
-import { namedAs } from './fallback.js';
+import { type FallbackEntry, givenClientOf, namedAs } from './fallback.js';
 import { RunOutput } from './output.js';
 import { HookError } from './hooks.js';
 import { onAbort, tiedSignal } from './on-abort.js';
@@ -291,7 +291,13 @@ function durableParams(agent: Agent, given: RunnerParams, steps: AgentSteps): Ru
 function durableOptions(options: ToolRunnerOptions, client: ClientLike, steps: AgentSteps): ToolRunnerOptions {
   const { toolTimeoutMs: _inTheSteps, fallback, ...rest } = options;
   if (!fallback) return rest;
-  return { ...rest, fallback: fallback.map((entry, i) => ({ ...entry, client: namedAs(steps.client(entry.client ?? client, `model request (fallback ${i})`), entry.client) })) };
+  // An entry lent by a durable parent holds its step client: named in the logs as the parent names it.
+  return { ...rest, fallback: fallback.map((entry, i) => ({ ...entry, client: namedAs(steps.client(entry.client ?? client, `model request (fallback ${i})`), givenClientOf(entry.client)) })) };
+}
+
+/** A parent's fallback entry as its sub-agent falls back on it: its client and model only. */
+function lentEntry({ client, model }: FallbackEntry): FallbackEntry {
+  return { ...(client !== undefined && { client }), ...(model !== undefined && { model }) };
 }
 
 /** The result of a sub-agent that stopped before it answered: why, and its last text. */
@@ -313,8 +319,9 @@ function subOptions(agent: Agent, link: AgentLink | undefined, { signal, toolUse
     const heard = heardBy(link.onEvent);
     options.onEvent = [forwarder(agent.name, { id: toolUse.id, runner }, link.emit, link.scope, heard), ...listeners(own.onEvent).filter((listener) => !heard.has(listener))];
   }
-  // On the parent's client, it falls back as the parent does (an outage of the primary reaches it too), unless it has a fallback of its own.
-  if (!agent.client && own.fallback === undefined && link?.fallback) options.fallback = link.fallback;
+  // On the parent's client, it falls back to the parent's clients and models (an outage of the primary reaches it too), unless it
+  // has a fallback of its own; the parent's other overrides (its system prompt, its tool_choice) are the parent's requests' own.
+  if (!agent.client && own.fallback === undefined && link?.fallback) options.fallback = link.fallback.map(lentEntry);
   const approve = link?.approve;
   if (!own.approve && approve) options.approve = lentApprover((call, context) => failuresKept(approve, lentFailure)({ ...call, path: [agent.name, ...(call.path ?? [])] }, context));
   return options;

@@ -79,7 +79,8 @@ const CALLERS = Symbol.for('tool-runner.callers.v1');
 export function forwardedEvent(event: RunnerEvent, name: string, callId: string, caller: Runner): RunnerEvent {
   const callers = (event as { [CALLERS]?: Runner[] })[CALLERS] ?? [];
   const forwarded = { ...event, path: [name, ...(event.path ?? [])], callPath: [callId, ...(event.callPath ?? [])] };
-  return Object.assign(forwarded, { [CALLERS]: [caller, ...callers] });
+  // Not enumerable: a listener's `toEqual`, a spread or a log line shows the event as it was.
+  return Object.defineProperty(forwarded, CALLERS, { value: [caller, ...callers] });
 }
 
 /** The runners whose calls started a sub-agent's event, one for each id of its `callPath` (undefined when its forwarder did not say). */

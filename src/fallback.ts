@@ -171,8 +171,13 @@ export function namedAs<C extends ClientLike>(client: C, named: ClientLike | und
   return Object.defineProperty(client, NAMED_AS, { value: named });
 }
 
+/** The client an entry was given, as the logs name it: the one `namedAs` names, else `client` itself. */
+export function givenClientOf(client: ClientLike | undefined): ClientLike | undefined {
+  return client && NAMED_AS in client ? (client as { [NAMED_AS]: ClientLike | undefined })[NAMED_AS] : client;
+}
+
 function labelOf(index: number, given: ClientLike | undefined, model: unknown): string {
-  const client = given && NAMED_AS in given ? (given as { [NAMED_AS]: ClientLike | undefined })[NAMED_AS] : given;
+  const client = givenClientOf(given);
   const parts: string[] = [];
   // The SDK's client classes by name (`AnthropicBedrock`, ...); a bundler's renamed copy (`Anthropic2`, `e`) is no name to show.
   const named = client?.constructor?.name;

@@ -55,6 +55,8 @@ describe('agentTool: a sub-agent is one tool call', () => {
       'parent: run.end',
     ]);
     expect(events.every((event) => event.path === undefined || event.runner !== runner)).toBe(true);
+    // A forwarded event shows its fields only (a spread, toEqual, a log line): what it carries for otel and the inspector is hidden.
+    expect(Object.getOwnPropertySymbols({ ...events.find((event) => event.path !== undefined)! })).toEqual([]);
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
@@ -286,31 +288,42 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(() => agentTool({ name: 'x', description: 'x', maxDepth: 0, params: () => ({ model, max_tokens: 1, messages: [] }) })).toThrow(/maxDepth/);
   });
 
-  it("on the parent's client, a sub-agent falls back as the parent does; one with a client or a fallback of its own keeps its own", async () => {
+  it("on the parent's client, a sub-agent falls back to the parent's clients and models (not its other overrides); one with a client or a fallback of its own keeps its own", async () => {
     const overloaded = () => ({ error: { status: 529 } });
-    const primary = await mockServer(Array.from({ length: 5 }, overloaded));
+    const primary = await mockServer(Array.from({ length: 7 }, overloaded));
     const backup = await mockServer([
       { content: [toolUse('helper', { task: 'Look it up' }, 'toolu_h1')] },
       { content: [text('Found on the backup.')] },
       { content: [toolUse('own_client', { task: 'Look again' }, 'toolu_h2')] },
+      { content: [toolUse('no_fallback', { task: 'Once more' }, 'toolu_h3')] },
       { content: [text('done')] },
     ]);
     const subParams = ({ task }: { task: string }) => ({ ...baseParams, messages: [{ role: 'user' as const, content: task }] });
     const helper = agentTool({ name: 'helper', description: 'Looks things up', params: subParams });
     // Its own client is not the parent's: the parent's fallback entries are not its own.
     const ownClient = agentTool({ name: 'own_client', description: 'Looks things up', client: primary.client({ maxRetries: 0 }), params: subParams });
+    // An empty fallback of its own: none.
+    const noFallback = agentTool({ name: 'no_fallback', description: 'Looks things up', params: subParams, options: { fallback: [] } });
     try {
-      const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [helper, ownClient] }, { fallback: [{ client: backup.client() }] });
+      const fallback = [{ client: backup.client(), model: 'claude-backup', system: 'You lead the team.' }];
+      const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [helper, ownClient, noFallback] }, { fallback });
       expect(textOfLast(await runner)).toBe('done');
-      // The sub-agent's request went to the primary, then to the parent's fallback, which answered it.
-      expect(wire(backup.requests[1]!).body.messages).toEqual([{ role: 'user', content: 'Look it up' }]);
+      // The sub-agent's request went to the primary, then to the parent's fallback client and model, which answered it;
+      // the parent's system prompt stays the parent's.
+      expect(wire(backup.requests[1]!).body).toMatchObject({ model: 'claude-backup', messages: [{ role: 'user', content: 'Look it up' }] });
+      expect(wire(backup.requests[1]!).body.system).toBeUndefined();
+      expect(wire(backup.requests[0]!).body).toMatchObject({ model: 'claude-backup', system: 'You lead the team.' });
       expect(wire(backup.requests[2]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_h1', content: 'Found on the backup.' }]);
-      expect(wire(backup.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_h2', is_error: true, content: expect.stringContaining("the agent 'own_client' failed: OverloadedError: 529") });
+      for (const [request, id, name] of [[3, 'toolu_h2', 'own_client'], [4, 'toolu_h3', 'no_fallback']] as const) {
+        expect(wire(backup.requests[request]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: id, is_error: true, content: expect.stringContaining(`the agent '${name}' failed: OverloadedError: 529`) });
+      }
       expect(primary.requests.map((request) => wire(request).body.messages.at(-1).content)).toEqual([
         'Weather in Paris?',
         'Look it up',
         expect.anything(),
         'Look again',
+        expect.anything(),
+        'Once more',
         expect.anything(),
       ]);
       expect(historyProblems(runner.params.messages)).toEqual([]);

@@ -498,7 +498,7 @@ describe('durableToolRunner: bad config', () => {
     expect(() => durableToolRunner({ name: 'x', client, options: [] as never })).toThrow(/^durableToolRunner: options must be an object, got an array$/);
     expect(() => durableToolRunner({ name: 'x', client, approvalTimeoutSeconds: true as never })).toThrow(/^durableToolRunner: approvalTimeoutSeconds must be a positive number, got true$/);
     expect(() => durableToolRunner({ name: 'x', client, approvalTimeoutSeconds: '5' as never })).toThrow(/approvalTimeoutSeconds must be a positive number, got "5"/);
-    expect(() => durableToolRunner({ name: 'x', client, options: { concurrency: 'x' as never } })).toThrow(/options.concurrency/);
+    expect(() => durableToolRunner({ name: 'x', client, options: { concurrency: 'x' as never } })).toThrow(/^durableToolRunner: options.concurrency must be/);
     expect(() => durableToolRunner({ name: 'x', client, options: { budget: { maxTokens: -1 } } })).toThrow(/options.budget.maxTokens/);
     expect(() => durableToolRunner({ name: 'x', client, options: { loopGuard: 'on' as never } })).toThrow(/options.loopGuard/);
   });

@@ -44,6 +44,11 @@ describe('the built package', () => {
     expect(readFileSync('dist/otel/index.js', 'utf8')).toMatch(/from "@opentelemetry\/api"/);
   });
 
+  it("toolsets of the ESM and the CommonJS build on one MCP client share one handler: no listing without a change, each hears of one", async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/fixtures/mcp-two-copies.ts'], { timeout: 30_000 });
+    expect(JSON.parse(stdout)).toEqual({ idle: 0, heard: [true, true] });
+  }, 40_000);
+
   it('the inspect subpath loads with import and require, needs no other package, and the bin serves a recorded file', async () => {
     const esm = await run(process.execPath, ['--input-type=module', '-e', `const i = await import('tool-runner/inspect'); console.log(JSON.stringify(Object.keys(i).sort()))`]);
     const cjs = await run(process.execPath, ['-e', `console.log(JSON.stringify(Object.keys(require('tool-runner/inspect')).sort()))`]);

@@ -229,7 +229,12 @@ function checkRunOptions(options: DurableToolRunnerConfig['options'], client: Du
   // Taken out of the options before the runner sees them (each call's step holds its own timeout): checked here.
   const { toolTimeoutMs, ...rest } = options;
   if (toolTimeoutMs !== undefined) checkTimeoutMs(toolTimeoutMs, 'durableToolRunner: options.toolTimeoutMs');
-  // A client made by a function is not known yet: options of its own middleware are let through, as toolRunner does for such a client.
-  checkOptions(rest, typeof client === 'function' ? undefined : client);
-  checkRunControlOptions(rest);
+  try {
+    // A client made by a function is not known yet: options of its own middleware are let through, as toolRunner does for such a client.
+    checkOptions(rest, typeof client === 'function' ? undefined : client);
+    checkRunControlOptions(rest);
+  } catch (error) {
+    if (error instanceof Error) error.message = `durableToolRunner: ${error.message.replace(/^toolRunner: /, '')}`;
+    throw error;
+  }
 }

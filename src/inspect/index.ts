@@ -203,7 +203,8 @@ class Runs {
       const { run, path, callPath } = record;
       this.#open.set(event.call.id, { where: { run, ...(path && { path }), ...(callPath && { callPath }) }, name: event.call.name });
     } else if (event.type === 'tool.end') {
-      if (!event.pending) this.#open.delete(event.call.id);
+      // (The call of another run with the same id, resumed from one history, stays open.)
+      if (!event.pending && this.#open.get(event.call.id)?.where.run === record.run) this.#open.delete(event.call.id);
     } else if (event.type === 'run.end' && !record.path) {
       // Calls a run left unanswered (waiting for approval, aborted, a thrown hook) are open no more.
       for (const [id, call] of this.#open) if (call.where.run === record.run) this.#open.delete(id);

@@ -67,9 +67,6 @@ const START_BYTES = 64;
 /** How much of a recorded file one read takes at a time. */
 const READ_BYTES = 16 * 1024 * 1024;
 
-/** Space, tab, carriage return and form feed: what a blank line may hold. */
-const BLANK_BYTES = new Set([0x20, 0x09, 0x0d, 0x0c]);
-
 /** Reads a recorded file as it grows: each `read()` returns the records of the lines completed since the last. */
 export class RecordedFile {
   readonly #path: string;
@@ -87,10 +84,10 @@ export class RecordedFile {
 
   /**
    * Whether the last line read has no newline yet and is no whole record (a writer in the middle of it, or a line cut off).
-   * Blank space after the last newline is none: as a blank line anywhere, it is no record begun.
+   * Blank space after the last newline is none: as a blank line anywhere, it is no record begun (the rest is one line's start).
    */
   get unfinishedLine(): boolean {
-    return this.#rest.some((byte) => !BLANK_BYTES.has(byte));
+    return this.#rest.toString('utf8').trim() !== '';
   }
 
   /**

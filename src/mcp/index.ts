@@ -86,8 +86,8 @@ export class McpToolset implements ToolSource {
     McpToolset.#listen(client, this);
   }
 
-  /** The toolsets of each client (while in use), and the handler the client had before the first. */
-  static readonly #listening = new WeakMap<Client, Listening>();
+  /** What the client's handler calls when the server's tools changed: held by the toolset, so that a listener lives as long as it. */
+  readonly #listener: ChangeListener = { listChanged: () => this.#listChanged() };
 
   /**
    * Hears the client's `tools/list_changed` for `toolset`. The MCP client keeps one handler per
@@ -95,38 +95,38 @@ export class McpToolset implements ToolSource {
    * listened before (the client's own `listChanged` option) still hears of the change.
    */
   static #listen(client: Client, toolset: McpToolset): void {
-    let listening = McpToolset.#listening.get(client);
-    if (!listening) {
-      const entry: Listening = { toolsets: new Set(), foreign: undefined, installed: undefined, sweepAt: SWEEP_FROM };
+    let entry = LISTENING.get(client);
+    if (!entry) {
+      LISTENING.set(client, (entry = { listeners: new Set(), installed: undefined, sweepAt: SWEEP_FROM }));
       McpToolset.#install(client, entry);
-      McpToolset.#listening.set(client, (listening = entry));
     }
-    const { toolsets } = listening;
+    const { listeners } = entry;
     // Toolsets made and dropped (one a request, on a long-lived client) leave their refs: swept as the set doubles.
-    if (toolsets.size >= listening.sweepAt) {
-      for (const ref of toolsets) if (!ref.deref()) toolsets.delete(ref);
-      listening.sweepAt = Math.max(SWEEP_FROM, toolsets.size * 2);
+    if (listeners.size >= entry.sweepAt) {
+      for (const ref of listeners) if (!ref.deref()) listeners.delete(ref);
+      entry.sweepAt = Math.max(SWEEP_FROM, listeners.size * 2);
     }
-    toolsets.add(new WeakRef(toolset));
+    listeners.add(new WeakRef(toolset.#listener));
   }
 
   /** Sets the client's one `tools/list_changed` handler to the one that serves `entry`'s toolsets, after the handler it had. */
   static #install(client: Client, entry: Listening): void {
     const handlers = notificationHandlers(client);
-    entry.foreign = handlers?.get(TOOLS_CHANGED);
+    // The handler it had (its `listChanged` option's, or the caller's) hears each change too.
+    const foreign = handlers?.get(TOOLS_CHANGED);
     client.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
       McpToolset.#changed(entry);
-      await entry.foreign?.(notification);
+      await foreign?.(notification);
     });
     entry.installed = handlers?.get(TOOLS_CHANGED);
   }
 
-  /** Tells `entry`'s toolsets (but `listing`, which is listing already) that the server's tools changed. */
-  static #changed(entry: Listening, listing?: McpToolset): void {
-    for (const ref of entry.toolsets) {
-      const toolset = ref.deref();
-      if (!toolset) entry.toolsets.delete(ref);
-      else if (toolset !== listing) toolset.#listChanged();
+  /** Tells `entry`'s toolsets (but the one of `listing`, which is listing already) that the server's tools changed. */
+  static #changed(entry: Listening, listing?: ChangeListener): void {
+    for (const ref of entry.listeners) {
+      const listener = ref.deref();
+      if (!listener) entry.listeners.delete(ref);
+      else if (listener !== listing) listener.listChanged();
     }
   }
 
@@ -135,8 +135,8 @@ export class McpToolset implements ToolSource {
    * `listChanged` option) over one set before it, and so may the caller. That one still hears of each change.
    * A change may have come while the toolsets did not hear: they list again (but `listing`, which is listing now).
    */
-  static #stillListening(client: Client, listing?: McpToolset): void {
-    const entry = McpToolset.#listening.get(client);
+  static #stillListening(client: Client, listing?: ChangeListener): void {
+    const entry = LISTENING.get(client);
     if (entry?.installed === undefined || notificationHandlers(client)?.get(TOOLS_CHANGED) === entry.installed) return;
     McpToolset.#install(client, entry);
     McpToolset.#changed(entry, listing);
@@ -197,7 +197,7 @@ export class McpToolset implements ToolSource {
 
   async #list(listing: number): Promise<void> {
     checkConnected(this.#client);
-    McpToolset.#stillListening(this.#client, this);
+    McpToolset.#stillListening(this.#client, this.#listener);
     this.#abortListing?.abort();
     const abort = (this.#abortListing = new AbortController());
     const { timeoutMs } = this.#options;
@@ -275,14 +275,23 @@ export class McpToolset implements ToolSource {
 }
 
 /** What serves a client's toolsets: its one `tools/list_changed` handler, and the one it had before. */
+/** A client's toolsets, by what their handler calls, and that handler. */
 interface Listening {
-  toolsets: Set<WeakRef<McpToolset>>;
-  /** The handler the client had before (its `listChanged` option's, or the caller's): it hears each change too. */
-  foreign: NotificationHandler | undefined;
+  listeners: Set<WeakRef<ChangeListener>>;
   /** The handler as the client keeps it (wrapped): another in its place replaced it. */
   installed: NotificationHandler | undefined;
   sweepAt: number;
 }
+
+interface ChangeListener {
+  listChanged(): void;
+}
+
+/**
+ * Each client's toolsets, shared by every copy of this module in the process (the ESM and CommonJS builds): one handler
+ * per client serves them all. With a map each, each copy took the other's handler for a caller's, and set its own again.
+ */
+const LISTENING: WeakMap<Client, Listening> = ((globalThis as Record<symbol, unknown>)[Symbol.for('tool-runner.mcp.listening.v1')] ??= new WeakMap()) as WeakMap<Client, Listening>;
 
 type NotificationHandler = (notification: unknown) => Promise<void>;
 
