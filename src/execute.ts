@@ -12,7 +12,7 @@ import { truncateResult } from './truncate.js';
 import { abortedText, abortedUnstartedText, approvalTimedOutText, stoppedText } from './call-texts.js';
 import { needsApproval } from './needs-approval.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
-import { abortedWaitingText, errorResult, textOnlyError, withoutBlankResultText } from './history.js';
+import { abortedWaitingText, errorResult, textOnlyError, resultContentToSend } from './history.js';
 import { openApprovals } from './nested-approvals.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
@@ -285,8 +285,9 @@ function finished(
   cancelled = result.is_error === true && context.signal?.aborted === true,
 ): CallOutcome | Promise<CallOutcome> {
   if (result.is_error && result.content !== undefined) result.content = textOnlyError(result.content);
-  // Blank text blocks go (the API refuses them in a result too); a result left without any goes without content.
-  const uncut = result.content === undefined ? undefined : withoutBlankResultText(result.content);
+  // Blank text blocks go (the API refuses them in a result too); a result left without any goes without content, an
+  // error with a note that it said nothing (the API refuses an empty error).
+  const uncut = resultContentToSend(result.content, result.is_error);
   if (uncut === undefined) delete result.content;
   else result.content = truncateResult(uncut, context.maxToolResultChars);
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);

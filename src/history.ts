@@ -227,6 +227,16 @@ export function withoutBlankResultText(content: ToolResultContent): ToolResultCo
   return kept.length > 0 ? kept : undefined;
 }
 
+/** What an error result with nothing to say says: the API refuses an `is_error` result whose content is empty. */
+export const EMPTY_ERROR_TEXT = 'The tool call failed with an empty error message.';
+
+/** A result's content with its blank text left out (`withoutBlankResultText`); an error's, `EMPTY_ERROR_TEXT` when nothing is left. */
+export function resultContentToSend(content: ToolResultContent | undefined, isError: boolean | undefined): ToolResultContent | undefined {
+  const kept = content === undefined ? undefined : withoutBlankResultText(content);
+  if (!isError) return kept;
+  return kept === undefined || (typeof kept === 'string' ? isBlank(kept) : kept.length === 0) ? EMPTY_ERROR_TEXT : kept;
+}
+
 function isBlank(text: string): boolean {
   return !/\S/.test(text);
 }

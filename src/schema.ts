@@ -46,10 +46,11 @@ export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
 
 /**
  * Compiles `schema` (a tool's input schema, or the run's output schema: `owner` says whose, for the
- * errors); throws a clear error when it cannot be used.
+ * errors); throws a clear error when it cannot be used. `toolInput`: what the schema's own code throws is
+ * a `SchemaThrew` (the model is told), and a zod schema with code of the user's in it parses async at once.
  */
-export function compileSchema<T>(owner: SchemaOwner, schema: AnySchema): CompiledSchema<T> {
-  if (isStandardSchema(schema)) return compileStandardSchema<T>(owner, schema);
+export function compileSchema<T>(owner: SchemaOwner, schema: AnySchema, toolInput = false): CompiledSchema<T> {
+  if (isStandardSchema(schema)) return compileStandardSchema<T>(owner, schema, toolInput);
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     throw new TypeError(
       `${owner.label}: ${owner.key} must be a zod schema, a Standard Schema or a JSON Schema object, got ${describe(schema)}`,
@@ -67,7 +68,7 @@ function exportAdvice(schema: StandardSchemaV1): string {
   return 'Use zod >= 4.2 (zod 3 and zod 4.0–4.1 cannot export it, "zod/v4" of zod 3 neither), a library that implements Standard JSON Schema, or pass a plain JSON Schema object.';
 }
 
-function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1): CompiledSchema<T> {
+function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1, toolInput: boolean): CompiledSchema<T> {
   const standard = schema['~standard'] as StandardSchemaV1['~standard'] &
     Partial<StandardJSONSchemaV1['~standard']>;
   if (!standard.jsonSchema || typeof standard.jsonSchema.input !== 'function') {
@@ -81,14 +82,61 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1):
     throw new TypeError(`${owner.label}: ${owner.noun} cannot be written as JSON Schema, which the API takes: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   assertObjectSchema(owner, jsonSchema);
+  if (!toolInput) {
+    return {
+      jsonSchema,
+      validate(input) {
+        const result = standard.validate(input);
+        return result instanceof Promise ? result.then(fromStandardResult<T>) : fromStandardResult<T>(result);
+      },
+    };
+  }
+  const parseAsync = zodParseAsync(schema);
   return {
     jsonSchema,
     validate(input) {
-      const result = standard.validate(input);
-      return result instanceof Promise ? result.then(fromStandardResult<T>) : fromStandardResult<T>(result);
+      if (parseAsync) return parseAsync(input).then(fromZodResult<T>, schemaThrew);
+      let result: StandardSchemaV1.Result<unknown> | Promise<StandardSchemaV1.Result<unknown>>;
+      try {
+        result = standard.validate(input);
+      } catch (thrown) {
+        return schemaThrew(thrown);
+      }
+      return result instanceof Promise ? result.then(fromStandardResult<T>, schemaThrew) : fromStandardResult<T>(result);
     },
   };
 }
+
+/**
+ * What a schema's own code (a refinement, a transform) threw while it validated: the model is told, as of a tool that
+ * throws (a `ToolError`'s content word for word), not the run stopped. A runtime that refuses generated code is the
+ * validator's own failure, not this.
+ */
+export class SchemaThrew {
+  constructor(readonly thrown: unknown) {}
+}
+
+function schemaThrew(thrown: unknown): never {
+  throw thrown instanceof EvalError ? thrown : new SchemaThrew(thrown);
+}
+
+type ZodSafeParse = (input: unknown) => Promise<{ success: boolean; data?: unknown; error?: { issues: ReadonlyArray<StandardSchemaV1.Issue> } }>;
+
+/**
+ * zod's own async parse, for a zod schema with code of the user's in it (a refinement, a transform), which may be async:
+ * zod's Standard Schema `validate` parses synchronously first, and an async refinement met there is started and dropped
+ * (it runs twice, and its rejection goes unhandled, which ends a Node process) before the async parse runs it again.
+ */
+function zodParseAsync(schema: StandardSchemaV1): ZodSafeParse | undefined {
+  const safeParseAsync = (schema as { safeParseAsync?: unknown }).safeParseAsync;
+  if (typeof safeParseAsync !== 'function' || !hasUserCode(schema)) return undefined;
+  return (input) => (safeParseAsync as ZodSafeParse).call(schema, input);
+}
+
+function fromZodResult<T>(result: Awaited<ReturnType<ZodSafeParse>>): ValidationResult<T> {
+  return result.success ? { ok: true, value: result.data as T } : { ok: false, issues: issuesOf(result.error?.issues ?? []) };
+}
+
 
 function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): ValidationResult<T> {
   if (!result.issues) return { ok: true, value: result.value as T };
@@ -158,4 +206,29 @@ export function formatIssues(toolName: string, issues: ValidationIssue[]): strin
 
 function shortened(text: string): string {
   return text.length > MAX_ISSUE_CHARS ? `${cutText(text, MAX_ISSUE_CHARS)}…` : text;
+}
+
+/** zod schema kinds that run code of the user's (which may be async) when they parse. */
+const USER_CODE_TYPES = new Set(['transform', 'custom', 'lazy', 'promise', 'function']);
+/** zod checks that run code of the user's: `refine`, `superRefine`, `check`, `overwrite`. */
+const USER_CODE_CHECKS = new Set(['custom', 'overwrite']);
+
+type ZodNode = { _zod?: { def?: Record<string, unknown> & { type?: unknown; checks?: unknown } } };
+
+/** Whether a zod schema holds code of the user's anywhere in it (a refinement, a transform, a lazy part): walked once, when the tool is made. */
+function hasUserCode(schema: unknown, seen = new Set<unknown>()): boolean {
+  if (seen.has(schema)) return false;
+  seen.add(schema);
+  const def = (schema as ZodNode)._zod?.def;
+  // Not a zod schema as this version knows it: its parse may run anything.
+  if (!def) return true;
+  if (USER_CODE_TYPES.has(def.type as string)) return true;
+  const checks = Array.isArray(def.checks) ? (def.checks as ZodNode[]) : [];
+  if (checks.some((check) => USER_CODE_CHECKS.has(check._zod?.def?.['check'] as string))) return true;
+  for (const [key, value] of Object.entries(def)) {
+    if (key === 'checks') continue;
+    const parts = key === 'shape' && value && typeof value === 'object' ? Object.values(value) : Array.isArray(value) ? value : [value];
+    for (const part of parts) if (part && typeof part === 'object' && '_zod' in part && hasUserCode(part, seen)) return true;
+  }
+  return false;
 }

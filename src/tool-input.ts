@@ -4,7 +4,7 @@
  */
 import { isThenable } from './completion.js';
 import { ValidatorError } from './errors.js';
-import { type ValidationResult, formatIssues, thrownIssues } from './schema.js';
+import { SchemaThrew, type ValidationResult, formatIssues, thrownIssues } from './schema.js';
 import type { RunnableTool } from './surface.js';
 import { isToolError } from './tool-error.js';
 import type { ToolResultContent } from './types.js';
@@ -23,14 +23,12 @@ export function validateInput(tool: RunnableTool, input: unknown): Validated | P
     try {
       result = tool.validateInput(input);
     } catch (thrown) {
-      throw new ValidatorError(tool.name, thrown);
+      return failedValidation(tool, thrown);
     }
     if (!isThenable(result)) return validated(tool, result);
     return Promise.resolve(result).then(
       (settled) => validated(tool, settled),
-      (thrown: unknown) => {
-        throw new ValidatorError(tool.name, thrown);
-      },
+      (thrown: unknown) => failedValidation(tool, thrown),
     );
   }
   if (!tool.parse) return { ok: true, value: input };
@@ -48,6 +46,12 @@ function validated(tool: RunnableTool, result: ValidationResult<unknown>): Valid
     throw new ValidatorError(tool.name, new TypeError(`validateInput returned ${JSON.stringify(result) ?? String(result)} instead of { ok, value } or { ok, issues }`));
   }
   return result.ok ? result : { ok: false, message: formatIssues(tool.name, result.issues) };
+}
+
+/** A validator that threw: the model is told what the schema's own code threw (a refinement); else the validator failed. */
+function failedValidation(tool: RunnableTool, thrown: unknown): Validated {
+  if (thrown instanceof SchemaThrew) return notValidated(tool, thrown.thrown);
+  throw new ValidatorError(tool.name, thrown);
 }
 
 function notValidated(tool: RunnableTool, thrown: unknown): Validated {

@@ -74,7 +74,7 @@ export function tool<const S extends AnySchema, const Name extends string = stri
   }
   checkFieldNames(name, rest);
   if (inputSchema === undefined) throw new TypeError(`Tool '${name}': \`inputSchema\` is required${schemaElsewhere(rest)}`);
-  const schema = compileSchema<InferInput<S>>({ label: `Tool '${name}'`, key: 'inputSchema', noun: 'the input schema' }, inputSchema);
+  const schema = compileSchema<InferInput<S>>({ label: `Tool '${name}'`, key: 'inputSchema', noun: 'the input schema' }, inputSchema, true);
   return { ...rest, name, input_schema: schema.jsonSchema, run, validateInput: schema.validate } as RunnableTool<InferInput<S>> & { readonly name: Name };
 }
 

@@ -11,6 +11,7 @@ import { invalidResultKind } from './result-kind.js';
 import { isToolError } from './tool-error.js';
 import { thrownMessage } from './described.js';
 import { abortedText } from './call-texts.js';
+import { resultContentToSend } from './history.js';
 
 /** The API's limit for a text field, and the most of an exception's text an error result holds. */
 const FIELD_MAX = 4096;
@@ -32,12 +33,11 @@ export function notExecutedText(family: string): string {
 
 /** A member call's result: echoes `toolset_name` (the API requires it), never an empty error. */
 export function toolsetResultBlock(toolUse: BetaToolUseBlock, content: ToolResultContent, isError = false): BetaToolResultBlockParam {
-  const empty = content === '' || (Array.isArray(content) && content.length === 0);
   return {
     type: 'tool_result',
     tool_use_id: toolUse.id,
     toolset_name: (toolUse as { toolset_name?: string | null }).toolset_name ?? null,
-    content: isError && empty ? 'The tool call failed with an empty error message.' : content,
+    content: isError ? resultContentToSend(content, true)! : content,
     ...(isError && { is_error: true }),
   } as BetaToolResultBlockParam;
 }

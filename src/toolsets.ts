@@ -13,6 +13,7 @@ import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
 import { abortedUnstartedText, stoppedText } from './call-texts.js';
 import { ownSignal, runWithGuards } from './guards.js';
 import { truncateResult } from './truncate.js';
+import { resultContentToSend } from './history.js';
 
 /** What a member's call is guarded by: the run's signal, `toolTimeoutMs`, `maxToolResultChars`. */
 interface MemberGuards {
@@ -80,7 +81,10 @@ export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined,
     if ('thrown' in outcome) throw outcome.thrown;
     result = outcome.ok ? (outcome.value as BetaToolResultBlockParam) : toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);
   }
-  if (result.content !== undefined) result.content = truncateResult(result.content, context.maxToolResultChars);
+  // As any tool's: blank text blocks go, an error says something.
+  const content = resultContentToSend(result.content, result.is_error);
+  if (content === undefined) delete result.content;
+  else result.content = truncateResult(content, context.maxToolResultChars);
   return result;
 }
 

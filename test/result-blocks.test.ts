@@ -164,3 +164,36 @@ describe('content blocks the API takes go through unchanged', () => {
     expect(result.content).toEqual(blocks);
   });
 });
+
+describe('blank results: blank text goes, an error always says something (the API refuses an empty one)', () => {
+  const empty = 'The tool call failed with an empty error message.';
+  const blankErrors = [() => new ToolError(''), () => new ToolError([]), () => new ToolError([{ type: 'text', text: '  ' }]), () => new ToolError('\n\t')];
+
+  it("a tool's ToolError with nothing to say: a note that it said nothing", async () => {
+    for (const error of blankErrors) {
+      const server = await mockServer([{ content: [toolUse('quiet', {}, 'toolu_q')] }, { content: [text('done')] }]);
+      const quiet = tool({ name: 'quiet', inputSchema: { type: 'object' }, run: () => Promise.reject(error()) });
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [quiet] });
+      await runner;
+      expect(toolResults(server.requests[1]!)[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_q', is_error: true, content: empty });
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
+  it("a toolset member's blank text (in a result or a ToolError) goes as a tool's does", async () => {
+    const answers: Array<[() => unknown, unknown]> = [
+      [() => [{ type: 'text', text: '' }, { type: 'text', text: 'shot taken' }], [{ type: 'text', text: 'shot taken' }]],
+      [() => [{ type: 'text', text: '\n\n' }], undefined],
+      ...blankErrors.map((error): [() => unknown, unknown] => [() => Promise.reject(error()), empty]),
+    ];
+    for (const [answer, content] of answers) {
+      const member = { ...toolUse('screenshot', {}, 'toolu_m'), toolset_name: 'computer' };
+      const server = await mockServer([{ content: [member] }, { content: [text('done')] }]);
+      const computer = { type: 'computer_toolset_20260801', run: async () => answer() };
+      const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [computer as never] });
+      await runner;
+      expect(toolResults(server.requests[1]!)[0]!.content).toEqual(content);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+});

@@ -190,6 +190,39 @@ describe('errors (SPEC §5)', () => {
     expect(typeError.content).toBe('TypeError: x is not a function');
   });
 
+  it("what a tool() schema's own code throws (a refinement, a transform, sync or async) is the model's answer, as from the SDK's betaZodTool: a ToolError's content word for word; the run goes on", async () => {
+    const refused = () => {
+      throw new ToolError('No user "bob"; ask for another name.');
+    };
+    const cases: Array<[z.ZodType<{ user: string }>, string]> = [
+      [z.object({ user: z.string().refine(refused) }), 'No user "bob"; ask for another name.'],
+      [z.object({ user: z.string().refine(async () => refused()) }), 'No user "bob"; ask for another name.'],
+      [z.object({ user: z.string().transform((): string => { throw new Error('directory offline'); }) }), "Invalid input for tool 'lookup': directory offline"],
+    ];
+    for (const [inputSchema, content] of cases) {
+      const lookup = tool({ name: 'lookup', inputSchema, run: ({ user }) => `found ${user}` });
+      expect(await resultFor([lookup], 'lookup', { user: 'bob' })).toEqual({ type: 'tool_result', tool_use_id: 'toolu_x', content, is_error: true });
+    }
+  });
+
+  it('an async refinement runs once a call, and one that rejects leaves no unhandled rejection (zod parses async at once)', async () => {
+    let checks = 0;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const known = tool({ name: 'lookup', inputSchema: z.object({ user: z.string().refine(async (user) => (checks++, user === 'ann'), 'unknown user') }), run: ({ user }) => `found ${user}` });
+      expect(await resultFor([known], 'lookup', { user: 'ann' })).toMatchObject({ content: 'found ann' });
+      expect(checks).toBe(1);
+      const failing = tool({ name: 'lookup', inputSchema: z.object({ user: z.string().refine(async () => Promise.reject(new Error('lookup failed'))) }), run: () => 'found' });
+      expect(await resultFor([failing], 'lookup', { user: 'ann' })).toMatchObject({ is_error: true, content: "Invalid input for tool 'lookup': lookup failed" });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('a thrown non-Error value gives `Error: ${String(value)}`', async () => {
     expect((await resultFor([throwing(() => 'oops')], 'boom', {})).content).toBe('Error: oops');
     expect((await resultFor([throwing(() => 42)], 'boom', {})).content).toBe('Error: 42');
