@@ -33,7 +33,8 @@ export function splitParams(params: RunnerParams): SplitParams {
   });
   const { thread } = params as { thread?: unknown };
   if (thread !== undefined && thread !== false) {
-    throw new TypeError('toolRunner: `thread` may only be `false` (send the whole history every turn); the runner sets each request\'s thread itself');
+    // The SDK runner's words (a program may look for them), after ours.
+    throw new TypeError('toolRunner: `thread` cannot be set in the params of a tool runner. The runner sets it for each request itself. To run without a message thread, pass `thread: false`.');
   }
   if (tools !== undefined && !Array.isArray(tools)) throw new TypeError('toolRunner: params.tools must be an array');
   // Copied key by key, not deleted from a copy: a deleted key leaves an object slow to copy and send.

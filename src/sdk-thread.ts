@@ -150,7 +150,7 @@ export function isMessageThread(value: unknown): value is MessageThreadLike {
 export function overMessageThread(thread: MessageThreadLike, settings: RunnerSettings): { client: ClientLike; params: RunnerParams } {
   if (typeof settings !== 'object' || settings === null) throw new TypeError('toolRunner(thread, settings): settings must be an object');
   if ((settings as { thread?: unknown }).thread !== undefined) {
-    throw new TypeError('toolRunner(thread, settings): `thread` cannot be set: the run goes over the thread you gave');
+    throw new TypeError('toolRunner(thread, settings): `thread` cannot be set here. The message thread sets it for each request itself.');
   }
   const { unsupportedRequestBehavior: _behavior, messages, ...fields } = thread.params;
   const history = messages as BetaMessageParam[];

@@ -923,6 +923,23 @@ describe('errors of the SDK', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it("a `thread` in the params, or in a run's settings over a thread: a TypeError in the SDK runner's words", () => {
+    const client = new AnthropicClient({ apiKey: 'k', baseURL: 'http://127.0.0.1:9' });
+    const wordsOf = (make: () => unknown) => {
+      try {
+        make();
+      } catch (error) {
+        expect(error).toBeInstanceOf(TypeError);
+        return (error as Error).message;
+      }
+      throw new Error('no error');
+    };
+    const params = { model, max_tokens: 1, messages: ask, thread: { type: 'create' } } as never;
+    expect(wordsOf(() => toolRunner(client, params))).toContain(wordsOf(() => client.beta.messages.toolRunner(params)));
+    const thread = () => client.beta.messages.thread({ model, max_tokens: 1, messages: ask } as never);
+    expect(wordsOf(() => toolRunner(thread() as never, { thread: false } as never))).toContain(wordsOf(() => thread().toolRunner({ thread: false } as never)));
+  });
+
   it('AnthropicError for `compaction` in the params', () => {
     expect(() => toolRunner({ messages: {} } as never, { model, max_tokens: 1, messages: ask, compaction: { type: 'summarize' } } as never)).toThrow(AnthropicError);
   });
