@@ -142,3 +142,12 @@ function readSafely<T>(get: () => T): T | undefined {
     return undefined;
   }
 }
+
+/** `value` as JSON for a log line, or as a string when it is none (a BigInt, a cycle). */
+export function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -7,9 +7,9 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFailed, isAgentTool } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
-import { type Limiter, NEVER_ABORTED, type RunOutcome, STOPPED, ownSignal, runWithGuards, unlessAborted, withOwnSignal } from './guards.js';
+import { type Limiter, NEVER_ABORTED, type RunOutcome, STOPPED, StepTimedOut, ownSignal, runWithGuards, stepWithin, withOwnSignal } from './guards.js';
 import { truncateResult } from './truncate.js';
-import { abortedText, abortedUnstartedText, approvalTimedOutText, stoppedText } from './call-texts.js';
+import { abortedText, abortedUnstartedText, approvalTimedOutText, stepTimedOutText, stoppedText } from './call-texts.js';
 import { needsApproval } from './needs-approval.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
 import { abortedWaitingText, errorResult, textOnlyError, resultContentToSend } from './history.js';
@@ -17,7 +17,7 @@ import { openApprovals } from './nested-approvals.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
 import { invalidResultKind } from './result-kind.js';
-import { plainName } from './described.js';
+import { plainName, safeJson } from './described.js';
 import { withoutRetryHint } from './schema.js';
 import { validateInput } from './tool-input.js';
 import type { RunScope } from './scope.js';
@@ -129,6 +129,9 @@ async function notFound(call: ToolCall, context: ExecutionContext): Promise<Call
   return failed(`Error: Tool '${call.name}' not found${suggestion(call.name, context.tools)}`, call, context);
 }
 
+/** What the model is told was under way when a call's validation timed out. */
+const VALIDATING = 'its input was validated';
+
 /** The call of a tool the run has, from its input to its result. */
 async function answerCall(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined): Promise<CallOutcome> {
   const { logger } = context;
@@ -136,6 +139,9 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
   // A call that waited for approval, undecided, never started (one whose sub-agent ran when the snapshot was taken did).
   const waited = held && !held.agent?.counted && !context.decisions.has(toolUse.id);
   const aborted = () => failed(waited ? abortedWaitingText(tool.name) : held?.agent ? abortedText(tool.name) : abortedUnstartedText(tool.name), call, context);
+  // A step before the call runs (an async validator, a rule) ended by the run's signal, or by the tool's timeout.
+  const notRun = (why: typeof STOPPED | StepTimedOut, step: string) => (why === STOPPED ? aborted() : failed(stepTimedOutText(tool.name, why.ms, step), call, context));
+  const timeLimit = tool.timeoutMs ?? context.toolTimeoutMs;
   if (context.signal?.aborted) return aborted();
 
   let decision: ApprovalDecision | undefined;
@@ -147,20 +153,20 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     // input as JSON, which a transform's value (a Date, a Set) does not survive, and may have been changed.
     const checking = validateInput(tool, given ? given.given : toolUse.input);
     // An async validator (a refinement that looks something up) that hangs: the run's signal ends it.
-    const validated = checking instanceof Promise ? await unlessAborted(checking, context.signal) : checking;
-    if (validated === STOPPED) return aborted();
+    const validated = checking instanceof Promise ? await stepWithin(checking, context.signal, timeLimit) : checking;
+    if (validated === STOPPED || validated instanceof StepTimedOut) return notRun(validated, VALIDATING);
     if (!validated.ok) return invalid(validated.message, call, context);
     call.input = validated.value;
     decision = context.decisions.get(toolUse.id);
     // A resumed run with an approver asks it now; a sub-agent's calls are asked by the sub-agent, which borrows it.
-    if (!decision && context.askApproval && !held.agent) decision = await askApprover(tool, call, context, given);
+    if (!decision && context.askApproval && !held.agent) decision = await askApprover(tool, call, context, given, timeLimit);
     // A sub-agent's call goes on (it asks, or stops for approval, itself) when this run lends it an approver, or when no
     // call inside it waits (it stopped because the approver failed): else it waits for the decisions inside it.
     if (!decision && !(held.agent && (context.askApproval || openApprovals([held]).length === 0))) return waiting(held, call, context);
   } else {
     const checking = validateInput(tool, toolUse.input);
-    const validated = checking instanceof Promise ? await unlessAborted(checking, context.signal) : checking;
-    if (validated === STOPPED) return aborted();
+    const validated = checking instanceof Promise ? await stepWithin(checking, context.signal, timeLimit) : checking;
+    if (validated === STOPPED || validated instanceof StepTimedOut) return notRun(validated, VALIDATING);
     if (!validated.ok) return invalid(validated.message, call, context);
     call.input = validated.value;
     let override: ToolCallOverride | undefined;
@@ -180,16 +186,16 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
       return finished(override.isError ? { ...result, is_error: true } : result, call, context);
     }
     if (override && 'input' in override) {
-      const replaced = await unlessAborted(Promise.resolve(validateInput(tool, override.input)), context.signal);
-      if (replaced === STOPPED) return aborted();
+      const replaced = await stepWithin(Promise.resolve(validateInput(tool, override.input)), context.signal, timeLimit);
+      if (replaced === STOPPED || replaced instanceof StepTimedOut) return notRun(replaced, VALIDATING);
       if (!replaced.ok) return invalid(replaced.message, call, context, 'the onToolCall hook');
       call.input = replaced.value;
       given = { given: override.input };
     }
-    const needed = tool.needsApproval ? await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED)) : false;
-    if (needed === STOPPED) return aborted();
+    const needed = tool.needsApproval ? await needsApproval(tool, call.input, toolContextFor(toolUse, context, context.signal ?? NEVER_ABORTED), timeLimit) : false;
+    if (needed === STOPPED || needed instanceof StepTimedOut) return notRun(needed, 'it was checked whether it needs approval');
     if (needed) {
-      decision = context.decisions.get(toolUse.id) ?? (context.askApproval && (await askApprover(tool, call, context, given)));
+      decision = context.decisions.get(toolUse.id) ?? (context.askApproval && (await askApprover(tool, call, context, given, timeLimit)));
       if (!decision) return waiting(heldCall(tool, call, given), call, context);
     }
   }
@@ -205,8 +211,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     return failed(deniedText(tool.name, decision.reason), call, context);
   }
   if (decision?.input !== undefined) {
-    const edited = await unlessAborted(Promise.resolve(validateInput(tool, decision.input)), context.signal);
-    if (edited === STOPPED) return aborted();
+    const edited = await stepWithin(Promise.resolve(validateInput(tool, decision.input)), context.signal, timeLimit);
+    if (edited === STOPPED || edited instanceof StepTimedOut) return notRun(edited, VALIDATING);
     if (!edited.ok) return invalid(edited.message, call, context, 'the approver');
     call.input = edited.value;
   }
@@ -263,8 +269,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
  * answers the call as aborted); the tool's timeout bounds a question once asked (approver.ts), past
  * it the call is denied as timed out, and the tool then gets its own time.
  */
-async function askApprover(tool: RunnableTool, call: ToolCall, context: ExecutionContext, given: { given: unknown } | undefined): Promise<ApprovalDecision> {
-  const timeLimit = tool.timeoutMs ?? context.toolTimeoutMs;
+async function askApprover(tool: RunnableTool, call: ToolCall, context: ExecutionContext, given: { given: unknown } | undefined, timeLimit: number | undefined): Promise<ApprovalDecision> {
   const asked = await runWithGuards((signal) => context.askApproval!(call, ownSignal(signal), timeLimit, given), context.signal, undefined);
   if ('thrown' in asked) {
     if (ApprovalTimedOut.is(asked.thrown)) return { decision: 'deny', timedOutMs: asked.thrown.ms } as TimedOutDecision;
@@ -389,12 +394,4 @@ function toolContextFor(toolUse: BetaToolUseBlock, context: ExecutionContext, si
   const made = withOwnSignal<ToolContext>({ toolUse, toolUseBlock: toolUse, signal, iteration: context.iteration, runner: context.runner, idempotencyKey: toolUse.id });
   const order = context.startOrder;
   return order ? Object.assign(made, { [STEP_STARTED]: () => order.pass(toolUse.id) }) : made;
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

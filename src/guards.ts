@@ -159,6 +159,27 @@ type Settled<T> = { aborted: true } | { aborted: false; value: T };
 /** What `unlessAborted` gives when the signal aborted first. */
 export const STOPPED: unique symbol = Symbol('stopped');
 
+/** A step before a call runs that its tool's timeout ended: the call is answered as timed out, not run. */
+export class StepTimedOut {
+  constructor(readonly ms: number) {}
+}
+
+/**
+ * The promise's value, or `STOPPED` as soon as the signal (if any) aborts, or a `StepTimedOut` past `timeoutMs` (the
+ * tool's timeout): a step before a call runs that may hang (an async validator, a `needsApproval` rule). The tool
+ * then gets its whole timeout to run, as after the approver's wait.
+ */
+export async function stepWithin<T>(promise: Promise<T>, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<T | typeof STOPPED | StepTimedOut> {
+  if (timeoutMs === undefined) return unlessAborted(promise, signal);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<StepTimedOut>((resolve) => (timer = setTimeout(() => resolve(new StepTimedOut(timeoutMs)), timeoutMs)));
+  try {
+    return await Promise.race([unlessAborted(promise, signal), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The promise's value, or `STOPPED` as soon as the signal (if any) aborts: a step of a call that may hang (a validator, a rule). */
 export async function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof STOPPED> {
   if (!signal) return promise;

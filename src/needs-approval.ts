@@ -1,23 +1,24 @@
 /**
  * Whether a call needs approval: the tool's `needsApproval`, `true` or a rule of the call's input. A
  * rule's answer must be a boolean (anything else fails the run: an approval never fails open), and
- * the run's signal ends a rule that hangs (a policy service that does not answer).
+ * the run's signal ends a rule that hangs (a policy service that does not answer), and so does the tool's
+ * timeout (`timeoutMs`: a `StepTimedOut`).
  */
 import { described } from './described.js';
-import { STOPPED, unlessAborted } from './guards.js';
+import { STOPPED, StepTimedOut, stepWithin } from './guards.js';
 import { HookError } from './hooks.js';
 import type { RunnableTool, ToolContext } from './surface.js';
 
-export async function needsApproval(tool: RunnableTool, input: unknown, context: ToolContext): Promise<boolean | typeof STOPPED> {
+export async function needsApproval(tool: RunnableTool, input: unknown, context: ToolContext, timeoutMs: number | undefined): Promise<boolean | typeof STOPPED | StepTimedOut> {
   const rule = tool.needsApproval;
   if (typeof rule !== 'function') return rule === true;
   let answer: unknown;
   try {
     answer = rule(input, context);
-    if (typeof (answer as { then?: unknown } | null)?.then === 'function') answer = await unlessAborted(Promise.resolve(answer), context.signal);
+    if (typeof (answer as { then?: unknown } | null)?.then === 'function') answer = await stepWithin(Promise.resolve(answer), context.signal, timeoutMs);
   } catch (error) {
     throw new HookError(`needsApproval of '${tool.name}'`, error);
   }
-  if (answer === STOPPED || typeof answer === 'boolean') return answer;
+  if (answer === STOPPED || typeof answer === 'boolean' || answer instanceof StepTimedOut) return answer;
   throw new HookError(`needsApproval of '${tool.name}'`, new TypeError(`it returned ${described(answer)}: a rule must return true or false (a promise of one)`));
 }

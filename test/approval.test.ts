@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type ApprovalRequest, HookError, tool, toolRunner } from 'tool-runner';
+import { type ApprovalRequest, HookError, textOf, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, wire } from './helpers.js';
 
@@ -228,6 +228,26 @@ describe('approval with options.approve', () => {
         { type: 'tool_result', tool_use_id: 'toolu_r', is_error: true, content: "Error: the call to 'refund' was aborted before it started, so it was not run." },
       ]);
       expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
+  it("the tool's timeout (its own, or toolTimeoutMs) bounds a needsApproval rule or an async validator that never answers: answered as timed out, not run; the run goes on", async () => {
+    const stalled = {
+      'it was checked whether it needs approval': (timeoutMs?: number) =>
+        tool({ name: 'refund', inputSchema: z.object({ amount: z.number() }), needsApproval: () => new Promise<boolean>(() => {}), ...(timeoutMs && { timeoutMs }), run: () => 'refunded' }),
+      'its input was validated': (timeoutMs?: number) =>
+        tool({ name: 'refund', inputSchema: z.object({ amount: z.number() }).refine(() => new Promise<boolean>(() => {})), ...(timeoutMs && { timeoutMs }), run: () => 'refunded' }),
+    };
+    for (const [step, make] of Object.entries(stalled)) {
+      for (const [refund, options] of [[make(60), {}], [make(), { toolTimeoutMs: 60 }]] as const) {
+        const server = await mockServer([{ content: [toolUse('refund', { amount: 500 }, 'toolu_r')] }, { content: [text('It timed out.')] }]);
+        const runner = toolRunner(server.client(), { ...baseParams, tools: [refund] }, { ...options, approve: () => ({ decision: 'allow' }) });
+        expect(textOf(await runner.runUntilDone())).toBe('It timed out.');
+        expect(runner.params.messages[2]!.content).toEqual([
+          { type: 'tool_result', tool_use_id: 'toolu_r', is_error: true, content: `Error: the call to 'refund' timed out after 60 ms while ${step}, and was not run.` },
+        ]);
+        expect(historyProblems(runner.params.messages)).toEqual([]);
+      }
     }
   });
 
