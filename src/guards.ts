@@ -130,7 +130,7 @@ export async function runWithGuards(
 /** The mark of a call's own time limit on its signal's reason (registered: a sub-agent may run the other build's copy). */
 const CALL_TIMEOUT = Symbol.for('tool-runner.callTimeout.v1');
 
-function timeoutReason(ms: number): DOMException {
+export function timeoutReason(ms: number): DOMException {
   const reason = new DOMException(`timed out after ${ms} ms`, 'TimeoutError');
   Object.defineProperty(reason, CALL_TIMEOUT, { value: ms });
   return reason;
@@ -169,15 +169,26 @@ export class StepTimedOut {
  * tool's timeout): a step before a call runs that may hang (an async validator, a `needsApproval` rule). The tool
  * then gets its whole timeout to run, as after the approver's wait.
  */
-export async function stepWithin<T>(promise: Promise<T>, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<T | typeof STOPPED | StepTimedOut> {
+export function stepWithin<T>(promise: Promise<T>, signal: AbortSignal | undefined, timeoutMs: number | undefined, onTimeout?: () => void): Promise<T | typeof STOPPED | StepTimedOut> {
   if (timeoutMs === undefined) return unlessAborted(promise, signal);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<StepTimedOut>((resolve) => (timer = setTimeout(() => resolve(new StepTimedOut(timeoutMs)), timeoutMs)));
-  try {
-    return await Promise.race([unlessAborted(promise, signal), late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  if (signal?.aborted) return Promise.resolve(STOPPED);
+  return new Promise((resolve, reject) => {
+    // Whatever ends the wait first unties the rest: no listener is left on the run's signal, no timer runs on.
+    const end = () => {
+      clearTimeout(timer);
+      untie?.();
+    };
+    const timer = setTimeout(() => {
+      end();
+      onTimeout?.();
+      resolve(new StepTimedOut(timeoutMs));
+    }, timeoutMs);
+    const untie = signal && onAbort(signal, () => (end(), resolve(STOPPED)));
+    promise.then(
+      (value) => (end(), resolve(value)),
+      (error: unknown) => (end(), reject(error)),
+    );
+  });
 }
 
 /** The promise's value, or `STOPPED` as soon as the signal (if any) aborts: a step of a call that may hang (a validator, a rule). */

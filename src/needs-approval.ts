@@ -5,7 +5,8 @@
  * timeout (`timeoutMs`: a `StepTimedOut`).
  */
 import { described } from './described.js';
-import { STOPPED, StepTimedOut, stepWithin } from './guards.js';
+import { STOPPED, StepTimedOut, stepWithin, timeoutReason } from './guards.js';
+import { tie } from './on-abort.js';
 import { HookError } from './hooks.js';
 import type { RunnableTool, ToolContext } from './surface.js';
 
@@ -13,11 +14,18 @@ export async function needsApproval(tool: RunnableTool, input: unknown, context:
   const rule = tool.needsApproval;
   if (typeof rule !== 'function') return rule === true;
   let answer: unknown;
+  // With a time limit, the rule's signal is its own: tied to the run's, and aborted when the limit ends the wait.
+  const own = timeoutMs === undefined ? undefined : new AbortController();
+  const untie = own && tie(own, context.signal);
   try {
-    answer = rule(input, context);
-    if (typeof (answer as { then?: unknown } | null)?.then === 'function') answer = await stepWithin(Promise.resolve(answer), context.signal, timeoutMs);
+    answer = rule(input, own ? { ...context, signal: own.signal } : context);
+    if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
+      answer = await stepWithin(Promise.resolve(answer), context.signal, timeoutMs, () => own?.abort(timeoutReason(timeoutMs!)));
+    }
   } catch (error) {
     throw new HookError(`needsApproval of '${tool.name}'`, error);
+  } finally {
+    untie?.();
   }
   if (answer === STOPPED || typeof answer === 'boolean' || answer instanceof StepTimedOut) return answer;
   throw new HookError(`needsApproval of '${tool.name}'`, new TypeError(`it returned ${described(answer)}: a rule must return true or false (a promise of one)`));

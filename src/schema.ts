@@ -6,6 +6,7 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { compileJsonSchema } from './json-schema.js';
+import { brandClass } from './brand.js';
 import { cutText } from './cut.js';
 import {
   type CompiledSchema,
@@ -112,9 +113,14 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1, 
  * throws (a `ToolError`'s content word for word), not the run stopped. A runtime that refuses generated code is the
  * validator's own failure, not this.
  */
-export class SchemaThrew {
-  constructor(readonly thrown: unknown) {}
+export class SchemaThrew extends Error {
+  constructor(readonly thrown: unknown) {
+    super(`the schema's own code threw: ${thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown)}`, { cause: thrown });
+    this.name = 'SchemaThrew';
+  }
 }
+// The CommonJS build's entries each hold a copy (a tool() of one, run by another's runner).
+brandClass(SchemaThrew, 'SchemaThrew');
 
 function schemaThrew(thrown: unknown): never {
   throw thrown instanceof EvalError ? thrown : new SchemaThrew(thrown);
@@ -210,12 +216,16 @@ function shortened(text: string): string {
 
 /** zod schema kinds that run code of the user's (which may be async) when they parse. */
 const USER_CODE_TYPES = new Set(['transform', 'custom', 'lazy', 'promise', 'function']);
-/** zod checks that run code of the user's: `refine`, `superRefine`, `check`, `overwrite`. */
+/** zod checks that run code of the user's: `refine`, `superRefine`, `check`, `overwrite` (`trim()` among them). */
 const USER_CODE_CHECKS = new Set(['custom', 'overwrite']);
 
 type ZodNode = { _zod?: { def?: Record<string, unknown> & { type?: unknown; checks?: unknown } } };
 
-/** Whether a zod schema holds code of the user's anywhere in it (a refinement, a transform, a lazy part): walked once, when the tool is made. */
+/**
+ * Whether a zod schema holds code of the user's anywhere in it (a refinement, a transform, a codec's decode, a lazy
+ * part): walked once, when the tool is made. A function anywhere in a definition (but its error map) counts; a getter
+ * is not called (a default's function would run), but for an object's shape (a recursive schema's getters).
+ */
 function hasUserCode(schema: unknown, seen = new Set<unknown>()): boolean {
   if (seen.has(schema)) return false;
   seen.add(schema);
@@ -225,8 +235,10 @@ function hasUserCode(schema: unknown, seen = new Set<unknown>()): boolean {
   if (USER_CODE_TYPES.has(def.type as string)) return true;
   const checks = Array.isArray(def.checks) ? (def.checks as ZodNode[]) : [];
   if (checks.some((check) => USER_CODE_CHECKS.has(check._zod?.def?.['check'] as string))) return true;
-  for (const [key, value] of Object.entries(def)) {
-    if (key === 'checks') continue;
+  for (const [key, property] of Object.entries(Object.getOwnPropertyDescriptors(def))) {
+    if (key === 'checks' || key === 'error' || (property.get && key !== 'shape')) continue;
+    const value: unknown = property.get ? def[key] : property.value;
+    if (typeof value === 'function') return true;
     const parts = key === 'shape' && value && typeof value === 'object' ? Object.values(value) : Array.isArray(value) ? value : [value];
     for (const part of parts) if (part && typeof part === 'object' && '_zod' in part && hasUserCode(part, seen)) return true;
   }

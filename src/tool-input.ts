@@ -60,6 +60,6 @@ function notValidated(tool: RunnableTool, thrown: unknown): Validated {
   // A parser's error that holds its issues (zod's, from `betaZodTool`): one line per problem, as for `tool()`.
   const issues = thrownIssues(thrown);
   if (issues) return { ok: false, message: formatIssues(tool.name, issues) };
-  const reason = thrownMessage(thrown);
+  const reason = thrownMessage(thrown).trim() || 'its schema failed, and said nothing of why';
   return { ok: false, message: `Invalid input for tool '${tool.name}': ${reason}` };
 }

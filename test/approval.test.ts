@@ -232,23 +232,29 @@ describe('approval with options.approve', () => {
   });
 
   it("the tool's timeout (its own, or toolTimeoutMs) bounds a needsApproval rule or an async validator that never answers: answered as timed out, not run; the run goes on", async () => {
+    const ruleSignals: AbortSignal[] = [];
     const stalled = {
       'it was checked whether it needs approval': (timeoutMs?: number) =>
-        tool({ name: 'refund', inputSchema: z.object({ amount: z.number() }), needsApproval: () => new Promise<boolean>(() => {}), ...(timeoutMs && { timeoutMs }), run: () => 'refunded' }),
+        tool({ name: 'refund', inputSchema: z.object({ amount: z.number() }), needsApproval: (_input, { signal }) => (ruleSignals.push(signal), new Promise<boolean>(() => {})), ...(timeoutMs && { timeoutMs }), run: () => 'refunded' }),
       'its input was validated': (timeoutMs?: number) =>
         tool({ name: 'refund', inputSchema: z.object({ amount: z.number() }).refine(() => new Promise<boolean>(() => {})), ...(timeoutMs && { timeoutMs }), run: () => 'refunded' }),
     };
     for (const [step, make] of Object.entries(stalled)) {
       for (const [refund, options] of [[make(60), {}], [make(), { toolTimeoutMs: 60 }]] as const) {
         const server = await mockServer([{ content: [toolUse('refund', { amount: 500 }, 'toolu_r')] }, { content: [text('It timed out.')] }]);
-        const runner = toolRunner(server.client(), { ...baseParams, tools: [refund] }, { ...options, approve: () => ({ decision: 'allow' }) });
+        const run = new AbortController();
+        const runner = toolRunner(server.client(), { ...baseParams, tools: [refund] }, { ...options, signal: run.signal, approve: () => ({ decision: 'allow' }) });
         expect(textOf(await runner.runUntilDone())).toBe('It timed out.');
+        // The wait left nothing on the run's signal (a server's, shared by every run).
+        expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
         expect(runner.params.messages[2]!.content).toEqual([
           { type: 'tool_result', tool_use_id: 'toolu_r', is_error: true, content: `Error: the call to 'refund' timed out after 60 ms while ${step}, and was not run.` },
         ]);
         expect(historyProblems(runner.params.messages)).toEqual([]);
       }
     }
+    // The rule's signal aborted when its time was up: a policy service it called stops too.
+    expect(ruleSignals.map((signal) => signal.aborted)).toEqual([true, true]);
   });
 
   it("the tool's timeout bounds the wait for a decision: past it the call is answered as timed out, not run, and the approver's signal aborts", async () => {

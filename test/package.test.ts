@@ -49,6 +49,11 @@ describe('the built package', () => {
     expect(JSON.parse(stdout)).toEqual({ idle: 0, heard: [true, true] });
   }, 40_000);
 
+  it("a tool() of the CommonJS build run by the ESM build's runner: what its schema's own code throws is the model's answer there too", async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/fixtures/two-copies-refine.ts'], { timeout: 30_000 });
+    expect(JSON.parse(stdout)).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', is_error: true, content: 'No user "bob"; ask for another name.' });
+  }, 40_000);
+
   it('the inspect subpath loads with import and require, needs no other package, and the bin serves a recorded file', async () => {
     const esm = await run(process.execPath, ['--input-type=module', '-e', `const i = await import('tool-runner/inspect'); console.log(JSON.stringify(Object.keys(i).sort()))`]);
     const cjs = await run(process.execPath, ['-e', `console.log(JSON.stringify(Object.keys(require('tool-runner/inspect')).sort()))`]);

@@ -198,6 +198,8 @@ describe('errors (SPEC §5)', () => {
       [z.object({ user: z.string().refine(refused) }), 'No user "bob"; ask for another name.'],
       [z.object({ user: z.string().refine(async () => refused()) }), 'No user "bob"; ask for another name.'],
       [z.object({ user: z.string().transform((): string => { throw new Error('directory offline'); }) }), "Invalid input for tool 'lookup': directory offline"],
+      // An error that says nothing: said so, not an empty reason.
+      [z.object({ user: z.string().refine(() => { throw new Error(''); }) }), "Invalid input for tool 'lookup': its schema failed, and said nothing of why"],
     ];
     for (const [inputSchema, content] of cases) {
       const lookup = tool({ name: 'lookup', inputSchema, run: ({ user }) => `found ${user}` });
@@ -214,6 +216,11 @@ describe('errors (SPEC §5)', () => {
       const known = tool({ name: 'lookup', inputSchema: z.object({ user: z.string().refine(async (user) => (checks++, user === 'ann'), 'unknown user') }), run: ({ user }) => `found ${user}` });
       expect(await resultFor([known], 'lookup', { user: 'ann' })).toMatchObject({ content: 'found ann' });
       expect(checks).toBe(1);
+      // A codec's async decode too.
+      const decoded = z.codec(z.string(), z.string(), { decode: async (user: string) => (checks++, user.toUpperCase()), encode: (user: string) => user });
+      const upper = tool({ name: 'lookup', inputSchema: z.object({ user: decoded }), run: ({ user }) => `found ${user}` });
+      expect(await resultFor([upper], 'lookup', { user: 'ann' })).toMatchObject({ content: 'found ANN' });
+      expect(checks).toBe(2);
       const failing = tool({ name: 'lookup', inputSchema: z.object({ user: z.string().refine(async () => Promise.reject(new Error('lookup failed'))) }), run: () => 'found' });
       expect(await resultFor([failing], 'lookup', { user: 'ann' })).toMatchObject({ is_error: true, content: "Invalid input for tool 'lookup': lookup failed" });
       await new Promise((resolve) => setTimeout(resolve, 50));
