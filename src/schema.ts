@@ -143,7 +143,6 @@ function fromZodResult<T>(result: Awaited<ReturnType<ZodSafeParse>>): Validation
   return result.success ? { ok: true, value: result.data as T } : { ok: false, issues: issuesOf(result.error?.issues ?? []) };
 }
 
-
 function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): ValidationResult<T> {
   if (!result.issues) return { ok: true, value: result.value as T };
   return { ok: false, issues: issuesOf(result.issues) };
