@@ -33,7 +33,7 @@ import { type FallbackEntry, givenClientOf, namedAs } from './fallback.js';
 import { RunOutput } from './output.js';
 import { HookError } from './hooks.js';
 import { onAbort, tiedSignal } from './on-abort.js';
-import { type ToolRunnerOptions, checkOptions } from './options.js';
+import { type ToolRunnerOptions, checkOptions, checkedFor } from './options.js';
 import { checkRunControlOptions } from './run-control-options.js';
 import { resumeToolRunner } from './resume.js';
 import { ToolRunner } from './runner.js';
@@ -138,16 +138,13 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
 
 /** The sub-agent's options, checked as `toolRunner` checks them, now rather than at its first call (where the model would read the mistake). */
 function checkSubOptions(name: string, options: ToolRunnerOptions, client: ClientLike | undefined): void {
-  try {
+  checkedFor(`agentTool '${name}': options: `, () => {
     if (Array.isArray(options)) throw new TypeError('toolRunner: options must be an object');
     checkOptions(options, client);
     checkRunControlOptions(options);
     // Its schema compiled as the sub-agent's run would compile it.
     if (options.output !== undefined) new RunOutput(options.output, 0);
-  } catch (error) {
-    if (error instanceof Error) error.message = `agentTool '${name}': options: ${error.message.replace(/^toolRunner: /, '')}`;
-    throw error;
-  }
+  });
 }
 
 interface Agent {

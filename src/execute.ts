@@ -8,11 +8,11 @@ import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFaile
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, STOPPED, StepTimedOut, ownSignal, runWithGuards, stepWithin, withOwnSignal } from './guards.js';
-import { truncateResult } from './truncate.js';
 import { abortedText, abortedUnstartedText, approvalTimedOutText, stepTimedOutText, stoppedText } from './call-texts.js';
 import { needsApproval } from './needs-approval.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
-import { abortedWaitingText, errorResult, textOnlyError, resultContentToSend } from './history.js';
+import { abortedWaitingText, errorResult, textOnlyError } from './history.js';
+import { setContentToSend } from './result-sent.js';
 import { openApprovals } from './nested-approvals.js';
 import type { RunnerEvent } from './events.js';
 import type { LeveledLogger } from './log.js';
@@ -152,7 +152,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     // Validated again from what the model (or the onToolCall hook) gave: a snapshot holds the validated
     // input as JSON, which a transform's value (a Date, a Set) does not survive, and may have been changed.
     const checking = validateInput(tool, given ? given.given : toolUse.input);
-    // An async validator (a refinement that looks something up) that hangs: the run's signal ends it.
+    // An async validator (a refinement that looks something up) that hangs: the run's signal ends it, and so does the tool's timeout.
     const validated = checking instanceof Promise ? await stepWithin(checking, context.signal, timeLimit) : checking;
     if (validated === STOPPED || validated instanceof StepTimedOut) return notRun(validated, VALIDATING);
     if (!validated.ok) return invalid(validated.message, call, context);
@@ -290,11 +290,7 @@ function finished(
   cancelled = result.is_error === true && context.signal?.aborted === true,
 ): CallOutcome | Promise<CallOutcome> {
   if (result.is_error && result.content !== undefined) result.content = textOnlyError(result.content);
-  // Blank text blocks go (the API refuses them in a result too); a result left without any goes without content, an
-  // error with a note that it said nothing (the API refuses an empty error).
-  const uncut = resultContentToSend(result.content, result.is_error);
-  if (uncut === undefined) delete result.content;
-  else result.content = truncateResult(uncut, context.maxToolResultChars);
+  const uncut = setContentToSend(result, context.maxToolResultChars);
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
   if (context.hooks?.onToolResult) context.results.keepRan(call.id, { ...result, content: uncut } as BetaToolResultBlockParam);
   const observed = callHook(context.hooks, 'onToolResult', context.signal, result, call);

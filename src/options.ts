@@ -153,3 +153,16 @@ function reachesMiddleware(options: ToolRunnerOptions, client: unknown): boolean
   const some = (list: unknown) => Array.isArray(list) && list.length > 0;
   return client === undefined || some(options.middleware) || some(options.requestOptions?.middleware) || some((client as { middleware?: unknown }).middleware);
 }
+
+/**
+ * Runs `check` of a run's options for another API that takes them (`agentTool`, `durableToolRunner`): its errors begin
+ * with `owner` where they said `toolRunner: `.
+ */
+export function checkedFor(owner: string, check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof Error) error.message = `${owner}${error.message.replace(/^toolRunner: /, '')}`;
+    throw error;
+  }
+}

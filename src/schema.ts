@@ -8,6 +8,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { compileJsonSchema } from './json-schema.js';
 import { brandClass } from './brand.js';
 import { cutText } from './cut.js';
+import { thrownText } from './described.js';
 import {
   type CompiledSchema,
   type JsonObjectSchema,
@@ -115,7 +116,7 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1, 
  */
 export class SchemaThrew extends Error {
   constructor(readonly thrown: unknown) {
-    super(`the schema's own code threw: ${thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown)}`, { cause: thrown });
+    super(`the schema's own code threw: ${thrownText(thrown)}`, { cause: thrown });
     this.name = 'SchemaThrew';
   }
 }

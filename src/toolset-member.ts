@@ -11,7 +11,6 @@ import { invalidResultKind } from './result-kind.js';
 import { isToolError } from './tool-error.js';
 import { thrownMessage } from './described.js';
 import { abortedText } from './call-texts.js';
-import { resultContentToSend } from './history.js';
 
 /** The API's limit for a text field, and the most of an exception's text an error result holds. */
 const FIELD_MAX = 4096;
@@ -31,13 +30,13 @@ export function notExecutedText(family: string): string {
   return Object.prototype.hasOwnProperty.call(NOT_EXECUTED, family) ? NOT_EXECUTED[family]! : NOT_EXECUTED['browser']!;
 }
 
-/** A member call's result: echoes `toolset_name` (the API requires it), never an empty error. */
+/** A member call's result: echoes `toolset_name` (the API requires it). (Its content is made ready to send, an empty error too, by `runMemberGuarded`.) */
 export function toolsetResultBlock(toolUse: BetaToolUseBlock, content: ToolResultContent, isError = false): BetaToolResultBlockParam {
   return {
     type: 'tool_result',
     tool_use_id: toolUse.id,
     toolset_name: (toolUse as { toolset_name?: string | null }).toolset_name ?? null,
-    content: isError ? resultContentToSend(content, true)! : content,
+    content,
     ...(isError && { is_error: true }),
   } as BetaToolResultBlockParam;
 }

@@ -12,8 +12,7 @@ import { notExecutedText, quotedName, runToolsetMember, toolsetResultBlock } fro
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
 import { abortedUnstartedText, stoppedText } from './call-texts.js';
 import { ownSignal, runWithGuards } from './guards.js';
-import { truncateResult } from './truncate.js';
-import { resultContentToSend } from './history.js';
+import { setContentToSend } from './result-sent.js';
 
 /** What a member's call is guarded by: the run's signal, `toolTimeoutMs`, `maxToolResultChars`. */
 interface MemberGuards {
@@ -81,10 +80,8 @@ export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined,
     if ('thrown' in outcome) throw outcome.thrown;
     result = outcome.ok ? (outcome.value as BetaToolResultBlockParam) : toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);
   }
-  // As any tool's: blank text blocks go, an error says something.
-  const content = resultContentToSend(result.content, result.is_error);
-  if (content === undefined) delete result.content;
-  else result.content = truncateResult(content, context.maxToolResultChars);
+  // As any tool's result.
+  setContentToSend(result, context.maxToolResultChars);
   return result;
 }
 

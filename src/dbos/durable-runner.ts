@@ -10,7 +10,7 @@ import type { ClientLike } from '../client.js';
 import { unknownOption, wrongValue } from '../described.js';
 import { namedAs } from '../fallback.js';
 import { checkTimeoutMs } from '../guards.js';
-import { type ToolRunnerOptions, checkOptions } from '../options.js';
+import { type ToolRunnerOptions, checkOptions, checkedFor } from '../options.js';
 import { checkRunControlOptions } from '../run-control-options.js';
 import type { StoppedBy } from '../stop-reason.js';
 import type { RunnerParams, ToolEntry } from '../surface.js';
@@ -229,12 +229,9 @@ function checkRunOptions(options: DurableToolRunnerConfig['options'], client: Du
   // Taken out of the options before the runner sees them (each call's step holds its own timeout): checked here.
   const { toolTimeoutMs, ...rest } = options;
   if (toolTimeoutMs !== undefined) checkTimeoutMs(toolTimeoutMs, 'durableToolRunner: options.toolTimeoutMs');
-  try {
+  checkedFor('durableToolRunner: ', () => {
     // A client made by a function is not known yet: options of its own middleware are let through, as toolRunner does for such a client.
     checkOptions(rest, typeof client === 'function' ? undefined : client);
     checkRunControlOptions(rest);
-  } catch (error) {
-    if (error instanceof Error) error.message = `durableToolRunner: ${error.message.replace(/^toolRunner: /, '')}`;
-    throw error;
-  }
+  });
 }

@@ -87,8 +87,11 @@ export class RecordedFile {
    * Blank space after the last newline is none: as a blank line anywhere, it is no record begun (the rest is one line's start).
    */
   get unfinishedLine(): boolean {
-    return this.#rest.toString('utf8').trim() !== '';
+    return this.#unfinished;
   }
+
+  /** Told by `read()`, from the text it read the rest as (a rest of megabytes is not decoded again each time it is asked). */
+  #unfinished = false;
 
   /**
    * The records of the lines completed since the last read, read a chunk at a time (a file of any
@@ -123,11 +126,13 @@ export class RecordedFile {
         this.#rest = Buffer.from(bytes.subarray(end + 1));
         if (end >= 0) this.#parse(bytes.subarray(0, end).toString('utf8'), records);
       }
-      const last = this.#rest.length > 0 ? recordIn(this.#rest.toString('utf8')) : undefined;
+      const rest = this.#rest.length > 0 ? this.#rest.toString('utf8') : '';
+      const last = rest === '' ? undefined : recordIn(rest);
       if (last) {
         records.push(last);
         this.#rest = Buffer.alloc(0);
       }
+      this.#unfinished = !last && rest.trim() !== '';
       return { records, fromStart };
     } finally {
       await file.close();

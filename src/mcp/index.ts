@@ -274,7 +274,6 @@ export class McpToolset implements ToolSource {
   }
 }
 
-/** What serves a client's toolsets: its one `tools/list_changed` handler, and the one it had before. */
 /** A client's toolsets, by what their handler calls, and that handler. */
 interface Listening {
   listeners: Set<WeakRef<ChangeListener>>;
