@@ -121,7 +121,7 @@ export class RunOutput {
   async settle(reply: BetaMessage, replyParam: BetaMessageParam | undefined, limit: string | undefined): Promise<BetaMessageParam | undefined> {
     this.#value = undefined;
     const text = textOf(reply);
-    const read = await this.#read(text);
+    const read = await this.#read(text, true);
     const stopReason = reply.stop_reason;
     // A reply the model declined, or that was cut off, is not read as output, nor repaired.
     const unfinished = unfinishedReply(stopReason) !== undefined;
@@ -158,8 +158,8 @@ export class RunOutput {
     return undefined;
   }
 
-  /** The text parsed and validated; a promise only when the schema validates asynchronously. */
-  #read(text: string): Read | Promise<Read> {
+  /** The text parsed and validated; a promise only when the schema validates asynchronously (always, `once`, with code of the user's). */
+  #read(text: string, once = false): Read | Promise<Read> {
     if (text.trim() === '') return { ok: false, issues: [{ path: '(root)', message: 'is missing: the reply has no text' }] };
     let parsed: unknown;
     try {
@@ -167,7 +167,7 @@ export class RunOutput {
     } catch (error) {
       return { ok: false, issues: [{ path: '(root)', message: `is not valid JSON (${error instanceof Error ? error.message : String(error)})` }] };
     }
-    return this.#schema.validate(parsed);
+    return once && this.#schema.validateOnce ? this.#schema.validateOnce(parsed) : this.#schema.validate(parsed);
   }
 
   /** `last`: the history's last message (a failure is kept only while the history still ends with its reply). */

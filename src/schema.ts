@@ -84,16 +84,15 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1, 
     throw new TypeError(`${owner.label}: ${owner.noun} cannot be written as JSON Schema, which the API takes: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   assertObjectSchema(owner, jsonSchema);
-  if (!toolInput) {
-    return {
-      jsonSchema,
-      validate(input) {
-        const result = standard.validate(input);
-        return result instanceof Promise ? result.then(fromStandardResult<T>) : fromStandardResult<T>(result);
-      },
-    };
-  }
   const parseAsync = zodParseAsync(schema);
+  if (!toolInput) {
+    // Synchronous first, for a resumed run that reads its output again at once; in one pass while the run goes.
+    const validate = (input: unknown) => {
+      const result = standard.validate(input);
+      return result instanceof Promise ? result.then(fromStandardResult<T>) : fromStandardResult<T>(result);
+    };
+    return { jsonSchema, validate, validateOnce: parseAsync ? (input) => parseAsync(input).then(fromZodResult<T>) : validate };
+  }
   return {
     jsonSchema,
     validate(input) {

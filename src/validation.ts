@@ -16,6 +16,11 @@ export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: 
 export interface CompiledSchema<T> {
   jsonSchema: JsonObjectSchema;
   validate(input: unknown): ValidationResult<T> | Promise<ValidationResult<T>>;
+  /**
+   * The same check in one asynchronous pass, when `validate` would run code of the user's twice (a zod schema with an
+   * async refinement, which zod's Standard Schema meets in a synchronous pass first); `validate` when there is none.
+   */
+  validateOnce?(input: unknown): ValidationResult<T> | Promise<ValidationResult<T>>;
 }
 
 /**

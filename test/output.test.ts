@@ -273,6 +273,30 @@ describe('options.output', () => {
     expect(old.output?.when).toBeInstanceOf(Date);
   });
 
+
+  it('an async refinement of the output schema runs once an answer, and one that rejects leaves no unhandled rejection', async () => {
+    let checks = 0;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const known = z.object({ city: z.string().refine(async (city) => (checks++, city === 'Paris'), 'unknown city') });
+      const server = await mockServer([{ content: [json({ city: 'Lyon' })] }, { content: [json({ city: 'Paris' })] }]);
+      const runner = toolRunner(server.client(), baseParams, { output: known });
+      await runner;
+      expect(runner.output).toEqual({ city: 'Paris' });
+      // One check of each answer: the invalid one (repaired) and the valid one.
+      expect(checks).toBe(2);
+      expect(wire(server.requests[1]!).messages.at(-1).content).toMatch(/- city: unknown city/);
+      const failing = z.object({ city: z.string().refine(async () => Promise.reject(new Error('directory offline'))) });
+      const again = await mockServer([{ content: [json({ city: 'Paris' })] }]);
+      await expect(toolRunner(again.client(), baseParams, { output: failing }).runUntilDone()).rejects.toThrow('directory offline');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
   it('bad input is a clear error at construction, before any request', async () => {
     const server = await mockServer([]);
     const make = (options: object, params: object = {}) => () => toolRunner(server.client(), { ...baseParams, ...params }, options as never);
