@@ -158,6 +158,21 @@ describe('runToolsEagerly', () => {
     expect(log).toEqual(['tool start', 'tool end (aborted: true)']);
   });
 
+  it('a stream that breaks mid-reply counts the usage its events said (runner.usage, budget.maxTokens): it was paid for', async () => {
+    const reply = { content: [text('Long text. '.repeat(10))], chunkSize: 8, usage: { input_tokens: 700, output_tokens: 30 } };
+    const server = await mockServer([{ ...reply, disconnectAfterEvents: 6 }, { ...reply, disconnectAfterEvents: 6 }, reply]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true }, { budget: { maxTokens: 1000 } });
+    await expect(runner.runUntilDone()).rejects.toThrow(/The reply stream broke/);
+    // message_start says the input tokens (and the first output token, as the API's does).
+    expect(runner.usage).toMatchObject({ input_tokens: 700, output_tokens: 1 });
+    await expect(runner.runUntilDone()).rejects.toThrow(/The reply stream broke/);
+    expect(runner.usage).toMatchObject({ input_tokens: 1400, output_tokens: 2 });
+    // Two broken replies used the budget up: the run stops before a third request (with no reply to end on).
+    await expect(runner.runUntilDone()).rejects.toThrow(/the budget was reached before any reply was kept/);
+    expect(runner.stoppedBy).toBe('budget');
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('a stream that breaks after eager calls started, retried: the retried reply (its calls of the same ids) runs them anew, not answered as aborted', async () => {
     const reply = { content: [toolUse('lookup', { q: 'a' }, 'toolu_1'), toolUse('lookup', { q: 'b' }, 'toolu_2'), text('Long text. '.repeat(10))], chunkSize: 8, eventDelayMs: 2 };
     const server = await mockServer([{ ...reply, disconnectAfterEvents: 22 }, reply, { content: [text('done')] }]);
