@@ -228,21 +228,23 @@ export abstract class RunnerControls implements Runner {
     const history = this.state.messages;
     this.state.replace(next);
     setThreadFields(this.run.client, before, this.state.apiParams);
+    // In the `onRequest` hook of a request sent again after an overflow: a change before a request, as in any `onRequest`.
+    const turn = this.turn?.sendingAgain ? undefined : this.turn;
     // After the loop body, the reply still coming: the turn places the reply, then what was appended (late-change.ts).
-    if (this.turn?.afterBody && !this.turn.tookControl) this.turn.sentHistory ??= history;
-    else if (!this.turn) {
+    if (turn?.afterBody && !turn.tookControl) turn.sentHistory ??= history;
+    else if (!turn) {
       this.state.dropRepeatedReplies(history);
       this.state.takeRepliesAsParams();
       // Over an SDK thread, the thread holds the new history at once, as the SDK's runner sets it.
       handBackHistory(this.run.client, this.state.messages, 'ended', this.state.notRun);
     } else {
       // What the history held when the body got the reply: once the body is done, what repeats the reply is left out.
-      if (!this.turn.tookControl) this.turn.historyBefore = history;
+      if (!turn.tookControl) turn.historyBefore = history;
       // Calls the body was given results for ran: a history it sets without those results gets them, not "not run".
-      const given = this.turn.response?.given;
+      const given = turn.response?.given;
       if (given) this.state.keepRan(given.message);
-      this.turn.tookControl = true;
-      this.turn.response = undefined;
+      turn.tookControl = true;
+      turn.response = undefined;
     }
   }
 

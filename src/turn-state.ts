@@ -32,6 +32,8 @@ export interface Turn {
   requestId: number;
   /** The index of the `options.fallback` entry the request went to last; `undefined` for the primary. */
   fallback: number | undefined;
+  /** The `onRequest` hook of the request sent again after an overflow runs: a change of the history goes with it, as before any request. */
+  sendingAgain: boolean;
 }
 
 /** The user message of results, and the calls still waiting for approval (not in the message). */

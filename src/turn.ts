@@ -133,6 +133,7 @@ export class Requests {
       reply: undefined,
       uncounted: undefined,
       requestId: 0,
+      sendingAgain: false,
       fallback: undefined,
     };
     let message: PromiseLike<BetaMessage>;
@@ -271,9 +272,17 @@ export class Requests {
       // The summary's tokens count: past `budget.maxTokens` no request goes, this one's either.
       const reached = run.control.tokensReached();
       if (reached) throw new ContextOverflowError((overflowed instanceof ContextOverflowError ? overflowed.cause : overflowed) as APIError, overflow, `The history was compacted, but the request was not sent again (${reached}). Iterate again to stop the run with 'budget', or raise the budget to go on.`);
-      request.appendsOnly = run.state.prepareHistory();
+      const appendsOnly = run.state.prepareHistory();
       const body = this.#body(undefined);
-      await callHook(run.options.hooks, 'onRequest', signal, body as RequestParams);
+      const held = run.state.messages;
+      turn.sendingAgain = true;
+      try {
+        await callHook(run.options.hooks, 'onRequest', signal, body as RequestParams);
+      } finally {
+        turn.sendingAgain = false;
+      }
+      // What the hook pushed goes with this request, as with any (`#sendBody`).
+      request.appendsOnly = run.state.takeChangeDuringHook(body, held) && appendsOnly;
       turn.requestId = this.#started(body, 'turn');
       return await send(body);
     } catch (error) {

@@ -7,7 +7,7 @@
 import { BadRequestError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ContextOverflowError, type RunnerEvent, tool, toolRunner } from 'tool-runner';
+import { ContextOverflowError, type RunnerEvent, type ToolRunner, tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, sleep, wire } from './helpers.js';
 
@@ -118,6 +118,35 @@ describe('a prompt too long for the context window', () => {
     const requestEvents = events.filter((event) => event.type === 'request.start' || event.type === 'request.end').map((event) => `${event.type === 'request.start' ? 'start' : 'end'} ${(event as { requestId: number }).requestId}`);
     expect(requestEvents).toEqual(['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3', 'start 4', 'end 4']);
     expect(lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/^Context overflow \(the prompt is too long: \d+ tokens > 2000\); compacting 3 messages at once/) });
+  });
+
+  it.each([false, true])("a message onRequest pushes for the request sent again after compacting goes with it, as with any request (stream: %s)", async (stream) => {
+    const server = await mockServer({
+      steps: [
+        { content: [toolUse('read_file', { path: 'a.txt' })] },
+        { content: [text('<summary>Read a.txt: Jack works all day.</summary>')] },
+        { content: [text('It is about Jack.')] },
+      ],
+      contextWindow: WINDOW,
+    });
+    const note = { role: 'user' as const, content: 'Answer in five words.' };
+    const runner: ToolRunner<boolean> = toolRunner(
+      server.client({ maxRetries: 0 }),
+      { ...baseParams, stream, tools: [readFile], compactionControl: { enabled: true, contextTokenThreshold: 100_000, keepTurns: 2 } },
+      {
+        hooks: {
+          onRequest: (body) => {
+            const first = JSON.stringify((body.messages as unknown[])[0]);
+            if (first.includes('Read a.txt')) runner.pushMessages(note);
+          },
+        },
+      },
+    );
+    await runner.runUntilDone();
+    const again = server.requests[3]!;
+    expect(wire(again).messages.at(-1)).toEqual(note);
+    expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'user', 'assistant']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
   it('once: a request still too long after compacting is a ContextOverflowError with the last rejection’s numbers', async () => {
