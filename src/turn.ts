@@ -15,7 +15,6 @@ import { FallbackChain, type FallbackTarget, bodyFor, withFirstEvent } from './f
 import { withHelperHeader } from './helper-header.js';
 import type { RunnerEvent } from './events.js';
 import { type RequestParams, callHook } from './hooks.js';
-import { startedBeforeCutOffText, startedBeforePauseText, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
@@ -27,6 +26,7 @@ import { threadHeadersOf } from './thread-state.js';
 import type { BetaCompactionConfig, BetaMessage, BetaToolUseBlock } from './types.js';
 import { isMessage, shapeOf } from './reply-shape.js';
 import { addUsage } from './usage.js';
+import { receivedReply } from './reply-count.js';
 
 /** A turn's `requestId` while none of its requests is in flight (between an overflow and its request sent again). */
 const NO_REQUEST = 0;
@@ -191,7 +191,7 @@ export class Requests {
     // Uncounted while the `onMessage` hook has it (a snapshot taken in the hook counts it), counted once the hook is
     // done (a hook that throws leaves it unset: the reply failed).
     turn.uncounted = reply;
-    const counted = this.#received(reply);
+    const counted = receivedReply(run, this.#eager, reply);
     if (counted instanceof Promise) {
       counted.then(
         (kept) => {
@@ -371,38 +371,6 @@ export class Requests {
       this.#sentFrom = from;
     }
     return this.#sentOptions;
-  }
-
-  #received(reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
-    const hooked = callHook(this.#run.options.hooks, 'onMessage', runSignal(this.#run), reply);
-    if (!hooked) return this.#count(reply);
-    return hooked.then(
-      () => this.#count(reply),
-      (error: unknown) => {
-        // The reply is not kept, but it was paid for: its usage counts (runner.usage, budget.maxTokens).
-        const { state } = this.#run;
-        state.usage = addUsage(state.usage, reply.usage);
-        throw error;
-      },
-    );
-  }
-
-  #count(reply: BetaMessage): BetaMessage {
-    const { state } = this.#run;
-    const stop = reply.stop_reason;
-    if ((stop !== 'max_tokens' && stop !== 'pause_turn' && stop !== 'compaction') || !state.settings.runToolsEagerly) {
-      state.count(reply);
-      return reply;
-    }
-    // A complete call of a reply then cut off by max_tokens (or paused) may have started while it streamed: the
-    // model is told so (a call the run control refused keeps its own reason).
-    const refused = new Set(state.notRun?.keys());
-    state.count(reply);
-    const startedText = stop === 'max_tokens' ? startedBeforeCutOffText : startedBeforePauseText;
-    for (const use of toolUsesOf(reply)) {
-      if (this.#eager.started(use.id) && !refused.has(use.id)) state.markNotRun(use.id, startedText(use.name, stop));
-    }
-    return reply;
   }
 }
 

@@ -1,0 +1,46 @@
+/**
+ * A reply arrived: its `onMessage` hook is awaited, then it is counted into the run's state (its usage, the last
+ * message; calls it cut off not run). A reply whose hook throws is not kept, but it was paid for: its usage counts.
+ */
+import { callHook } from './hooks.js';
+import { startedBeforeCutOffText, startedBeforePauseText, toolUsesOf } from './history.js';
+import { type RunContext, runSignal } from './run-context.js';
+import type { BetaMessage } from './types.js';
+import { addUsage } from './usage.js';
+
+/** The calls of the reply that started while it streamed (`runToolsEagerly`). */
+interface StartedCalls {
+  started(id: string): boolean;
+}
+
+/** The reply once its hook is done and it is counted; a promise only when the hook returns one. */
+export function receivedReply(run: RunContext, eager: StartedCalls, reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
+  const hooked = callHook(run.options.hooks, 'onMessage', runSignal(run), reply);
+  if (!hooked) return countReply(run, eager, reply);
+  return hooked.then(
+    () => countReply(run, eager, reply),
+    (error: unknown) => {
+      // The reply is not kept, but it was paid for: its usage counts (runner.usage, budget.maxTokens).
+      run.state.usage = addUsage(run.state.usage, reply.usage);
+      throw error;
+    },
+  );
+}
+
+function countReply(run: RunContext, eager: StartedCalls, reply: BetaMessage): BetaMessage {
+  const { state } = run;
+  const stop = reply.stop_reason;
+  if ((stop !== 'max_tokens' && stop !== 'pause_turn' && stop !== 'compaction') || !state.settings.runToolsEagerly) {
+    state.count(reply);
+    return reply;
+  }
+  // A complete call of a reply then cut off by max_tokens (or paused) may have started while it streamed: the
+  // model is told so (a call the run control refused keeps its own reason).
+  const refused = new Set(state.notRun?.keys());
+  state.count(reply);
+  const startedText = stop === 'max_tokens' ? startedBeforeCutOffText : startedBeforePauseText;
+  for (const use of toolUsesOf(reply)) {
+    if (eager.started(use.id) && !refused.has(use.id)) state.markNotRun(use.id, startedText(use.name, stop));
+  }
+  return reply;
+}
