@@ -34,6 +34,8 @@ export class Compactions {
   #server: { status: 'scheduled'; config: BetaCompactionConfig } | { status: 'in_flight'; config: BetaCompactionConfig; lastMessage: BetaMessage | undefined } | undefined;
   /** The last reply asked for tools and its compaction check is still to come (its calls not all answered, or its summary failed). */
   #owed: boolean;
+  /** The first `tool_use` id of the reply owed its check: a history set since without that reply owes none. */
+  #owedFor: string | undefined;
 
   constructor(run: RunContext, requests: Requests, toolChanges: ToolChanges, snapshot?: CompactionJSON) {
     this.#run = run;
@@ -42,6 +44,8 @@ export class Compactions {
     this.#trigger = new CompactionTrigger(snapshot?.trigger);
     if (snapshot?.scheduled) this.#server = { status: 'scheduled', config: snapshot.scheduled };
     this.#owed = snapshot?.owed === true;
+    // A snapshot's owed reply is its history's last (its calls then answered, or not yet).
+    if (this.#owed) this.#owedFor = firstCallId(run.state.messages.findLast((message) => message.role === 'assistant'));
   }
 
   /**
@@ -133,7 +137,9 @@ export class Compactions {
 
   /** The last reply asks for tools: its compaction check comes once its calls are answered. */
   owe(): void {
-    if (this.#trigger.state !== 'off') this.#owed = true;
+    if (this.#trigger.state === 'off') return;
+    this.#owed = true;
+    this.#owedFor = firstCallId(this.#run.state.messages.at(-1));
   }
 
   /** The last reply asks for no tool: no summary follows, but its tokens say whether the last one helped. */
@@ -151,7 +157,14 @@ export class Compactions {
    * a summary go). A summary request that fails leaves the check owed: iterating again makes it.
    */
   async afterAnswers(control: CompactionControl | undefined, allowed: boolean): Promise<void> {
-    const reply = this.#run.state.lastMessage;
+    const { state } = this.#run;
+    const reply = state.lastMessage;
+    // The caller set a history without the reply (after a failed summary, or a stop): its check goes with it.
+    const owedFor = this.#owedFor;
+    if (owedFor !== undefined && !state.messages.some((message) => message.role === 'assistant' && firstCallId(message) === owedFor)) {
+      this.#owed = false;
+      return;
+    }
     // Run control lets no summary go now (a limit stops the run): the check stays owed, for a run that goes on.
     if (!allowed) return;
     if (control?.enabled && reply) await this.afterTurn(control, reply);
@@ -238,4 +251,9 @@ export class Compactions {
 
 function sameMessages(a: readonly BetaMessageParam[], b: readonly BetaMessageParam[]): boolean {
   return a.length === b.length && a.every((message, i) => sameMessage(message, b[i]!));
+}
+
+/** The id of a message's first `tool_use` block, if it makes calls. */
+function firstCallId(message: BetaMessageParam | undefined): string | undefined {
+  return toolUsesOf(message)[0]?.id;
 }

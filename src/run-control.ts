@@ -202,9 +202,9 @@ export class RunControl {
     return budget?.tokensReached(this.#state.usage) ? budget.tokensReachedText(this.#state.usage) : undefined;
   }
 
-  /** Whether a compaction summary may be asked for now (no stop coming, tokens left). */
+  /** Whether a compaction summary may be asked for now (no stop coming: no limit reached, tokens left). */
   maySummarise(): boolean {
-    return this.#pending === undefined && this.#final === undefined && !this.#budget?.tokensReached(this.#state.usage);
+    return this.#pending === undefined && this.#final === undefined && this.#limitReached() === undefined;
   }
 
   /**

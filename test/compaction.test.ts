@@ -549,4 +549,53 @@ describe('server-side context management', () => {
     ]);
     expect(wire(server.requests[2]!).body).not.toHaveProperty('compaction');
   });
+  it('a check left owed (its summary request failed) is dropped when the caller sets a history without its reply: the next request goes with the history set', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      { error: { status: 500 } },
+      (request: RecordedRequest) => {
+        expect(isSummaryRequest(request)).toBe(false);
+        return { content: [text('4')] };
+      },
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 10_000, summaryPrompt: PROMPT } });
+    await expect(runner.runUntilDone()).rejects.toThrow();
+    const fresh = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'assistant' as const, content: 'hello' },
+      { role: 'user' as const, content: 'what is 2+2?' },
+    ];
+    runner.setMessagesParams((params) => ({ ...params, messages: fresh }));
+    await runner;
+    expect(wire(server.requests[2]!).messages).toEqual(fresh);
+    expect(runner.params.messages).toHaveLength(4);
+  });
+
+  it('a check left owed is made when the history still holds its reply (a message pushed after it), and after a resume', async () => {
+    for (const resume of [false, true]) {
+      const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big }, { error: { status: 500 } }, ...lookupPastTheThreshold().slice(1)]);
+      const params = { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 10_000, summaryPrompt: PROMPT } };
+      let runner = toolRunner(server.client({ maxRetries: 0 }), params);
+      await expect(runner.runUntilDone()).rejects.toThrow();
+      runner.pushMessages({ role: 'user', content: 'Go on.' });
+      if (resume) runner = resumeToolRunner(server.client({ maxRetries: 0 }), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [lookup] });
+      await runner;
+      expect(server.requests.filter(isSummaryRequest)).toHaveLength(2);
+      expect(runner.params.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ text: 'All done.' }] });
+    }
+  });
+
+  it('a run stopped by max_iterations sends no summary after its last reply (as a budget stop): the check stays owed for a run that goes on', async () => {
+    const server = await mockServer([{ content: [toolUse('lookup', { n: 0 }, 'toolu_0')], usage: { input_tokens: 100, output_tokens: 5 } }, ...lookupPastTheThreshold()]);
+    const runner = toolRunner(server.client(), { ...baseParams, max_iterations: 2, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 10_000, summaryPrompt: PROMPT } });
+    await runner;
+    expect(runner.stoppedBy).toBe('max_iterations');
+    expect(server.requests).toHaveLength(2);
+    expect(runner.params.messages).toHaveLength(5);
+    // Raised, the run goes on: the owed summary first, then the answer.
+    runner.setMessagesParams((params) => ({ ...params, max_iterations: 10 }));
+    await runner;
+    expect(isSummaryRequest(server.requests[2]!)).toBe(true);
+    expect(runner.stoppedBy).toBe('model');
+  });
 });
