@@ -83,11 +83,11 @@ describe('random failures on the primary and its fallbacks', () => {
         return { content: [text('lost')], error: { status: 529, afterEvents: 0 } };
       case 'midStream':
         // A stream: broken after some events (no fallback); JSON: dropped before the body.
-        return { content: [text('a reply that breaks after a few events')], disconnectAfterEvents: 4 };
+        return { content: [text('a reply that breaks after a few events')], usage: { input_tokens: 50, output_tokens: 9 }, disconnectAfterEvents: 4 };
     }
   };
 
-  it('the history stays valid, no tool runs twice, and runner.usage is the sum of the replies that arrived', async () => {
+  it('the history stays valid, no tool runs twice, and runner.usage is the sum of the replies that arrived (a broken stream\'s as far as it went)', async () => {
     // What the runs exercised, so that the property cannot pass by never falling back.
     const seen = { fallbackRequests: 0 };
     const turn = fc.record({ failures: fc.array(fc.constantFrom(...faults), { maxLength: 4 }), calls: fc.integer({ min: 1, max: 3 }), tokens: fc.integer({ min: 1, max: 500 }) });
@@ -99,7 +99,8 @@ describe('random failures on the primary and its fallbacks', () => {
         const outcomes: Array<{ reply: ScriptedReply; usage?: { input_tokens: number; output_tokens: number } }> = [];
         let callId = 0;
         for (const { failures, calls, tokens } of turns) {
-          for (const fault of failures) outcomes.push({ reply: failure(fault) });
+          // A stream broken mid-reply was paid for as far as it went: its message_start's usage (the first output token).
+          for (const fault of failures) outcomes.push(fault === 'midStream' && stream ? { reply: failure(fault), usage: { input_tokens: 50, output_tokens: 1 } } : { reply: failure(fault) });
           const content = Array.from({ length: calls }, () => toolUse('act', { id: `c${callId}` }, `toolu_${callId++}`));
           const usage = { input_tokens: tokens, output_tokens: tokens % 7 + 1 };
           outcomes.push({ reply: { content, usage }, usage });
