@@ -153,7 +153,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       }
     } catch (error) {
       failed = true;
-      this.#failed(error, failedAtLimit ? 'max_iterations' : undefined);
+      this.#failed(error, failedAtLimit ? 'error' : undefined);
       throw error;
     } finally {
       this.answers.releaseEager();

@@ -422,7 +422,9 @@ describe('runner.stoppedBy', () => {
     await expect(runner.runUntilDone()).rejects.toMatchObject({ status: 529 });
     // At the limit nothing is sent again: the failure stands, as in the SDK's runner.
     await expect(runner.runUntilDone()).rejects.toMatchObject({ status: 529 });
-    expect(runner.stoppedBy).toBe('max_iterations');
+    // A stop that rejects is an 'error' (every other stop resolves to the last reply), the second time as the first.
+    expect(runner.stoppedBy).toBe('error');
+    expect(runner.toJSON().stoppedBy).toBe('error');
     runner.setMessagesParams((params) => ({ ...params, max_iterations: 2 }));
     expect(await runner.runUntilDone()).toMatchObject({ content: [{ text: 'done' }] });
   });
