@@ -64,8 +64,18 @@ export type Approver<Call extends AnyCall = AnyCall> = (call: ApprovalRequest<Ca
 
 /** The result text of a denied call: says "denied" and gives the reason. */
 export function deniedText(name: string, reason: string | undefined): string {
-  const given = typeof reason === 'string' ? reason.trim() : reason == null ? undefined : String(reason);
+  const given = typeof reason === 'string' ? reason.trim() : reason == null ? undefined : reasonText(reason);
   return `Error: the call to '${name}' was denied by the user${given ? `: ${given}${/[.!?]$/.test(given) ? '' : '.'}` : '.'} It was not run.`;
+}
+
+/** A reason that is no string, as text: an Error or a number as it prints, a plain object as JSON (not "[object Object]"). */
+function reasonText(reason: unknown): string {
+  if (typeof reason !== 'object' || reason instanceof Error || Object.prototype.toString !== (reason as object).toString) return String(reason);
+  try {
+    return JSON.stringify(reason);
+  } catch {
+    return String(reason);
+  }
 }
 
 /** The fields of a decision. */
@@ -82,6 +92,19 @@ export function checkDecision(value: unknown, name: string): ApprovalDecision {
   throw new TypeError(
     `options.approve returned ${JSON.stringify(value)} for '${name}'${unknown === undefined ? '' : ` (a decision has no field '${unknown}')`}; return { decision: 'allow' }, { decision: 'allow', input } or { decision: 'deny', reason }`,
   );
+}
+
+/** The id `runner.approve` / `runner.deny` is given: a call's id (`call.id`), not the call. */
+export function callIdArgument(id: unknown, method: 'approve' | 'deny'): string {
+  if (typeof id === 'string') return id;
+  const hint = typeof (id as { id?: unknown } | null)?.id === 'string' ? `: pass call.id, ${method}(call.id${method === 'deny' ? ', reason' : ''})` : '';
+  throw wrongValue(id, `${method}: the first argument is the id of a waiting call (runner.pendingApprovals[i].id)${hint}`);
+}
+
+/** `runner.deny(id, reason)`'s decision: the reason is what the model reads, a string (or nothing). */
+export function denyDecision(reason: unknown): ApprovalDecision {
+  if (reason != null && typeof reason !== 'string') throw wrongValue(reason, "deny: the reason is a string, which the model reads (deny(id, 'why')), or nothing");
+  return { decision: 'deny', reason: reason ?? undefined };
 }
 
 /**

@@ -2,7 +2,7 @@
  * Client-side compaction: when a reply's token total passes the threshold, the runner asks the
  * model for a summary and goes on from it, keeping the last turns verbatim if asked.
  */
-import { described } from './described.js';
+import { described, unknownOption } from './described.js';
 import { toolUsesOf } from './history.js';
 import { TOOL_CHOICE_NONE } from './fallback.js';
 import type { LeveledLogger } from './log.js';
@@ -24,6 +24,8 @@ export interface CompactionControl {
    */
   keepTurns?: number | undefined;
 }
+
+const COMPACTION_CONTROL_KEYS = ['enabled', 'contextTokenThreshold', 'model', 'summaryPrompt', 'keepTurns'];
 
 export const DEFAULT_CONTEXT_TOKEN_THRESHOLD = 100_000;
 
@@ -51,6 +53,8 @@ export function checkCompactionControl(control: CompactionControl | undefined): 
   if (typeof control !== 'object' || control === null || typeof control.enabled !== 'boolean') {
     throw new TypeError('toolRunner: compactionControl must be an object with `enabled: boolean`');
   }
+  // A misspelt key would be left unused in silence (the default threshold applying instead).
+  for (const key of Object.keys(control)) if (!COMPACTION_CONTROL_KEYS.includes(key)) throw unknownOption('toolRunner: compactionControl', key, COMPACTION_CONTROL_KEYS);
   const { contextTokenThreshold: threshold, keepTurns } = control;
   if (threshold !== undefined && !(Number.isFinite(threshold) && threshold > 0)) {
     throw new RangeError(`toolRunner: compactionControl.contextTokenThreshold must be a positive number, got ${described(threshold)}`);

@@ -149,9 +149,28 @@ function knownKeyNear(key: string): string | undefined {
  * Whether middleware sees the request options: given in these options (or their `requestOptions`), or the client's own.
  * Without a client (a sub-agent's options, which run on the parent's client by default), it may: the run checks again.
  */
-function reachesMiddleware(options: ToolRunnerOptions, client: unknown): boolean {
+function reachesMiddleware(options: Pick<ToolRunnerOptions, 'middleware' | 'requestOptions'>, client: unknown): boolean {
   const some = (list: unknown) => Array.isArray(list) && list.length > 0;
   return client === undefined || some(options.middleware) || some(options.requestOptions?.middleware) || some((client as { middleware?: unknown }).middleware);
+}
+
+/**
+ * The request options `setRequestOptions` is given: the SDK's (a key the runner sets itself refused), or one of the
+ * caller's own that middleware reads; a runner option or a near miss of a known key is a clear error, not left unused.
+ */
+export function checkNewRequestOptions(options: Record<string, unknown>, client: unknown): void {
+  for (const key of Object.keys(options)) {
+    if (options[key] === undefined || REQUEST_OPTION_KEYS.has(key)) continue;
+    checkRequestOptionKey(key, 'setRequestOptions');
+    const meant = OWN_OPTION_KEYS.has(key) ? key : knownKeyNear(key);
+    if (meant !== undefined && OWN_OPTION_KEYS.has(meant)) {
+      throw new TypeError(`setRequestOptions: ${meant === key ? '' : `unknown request option '${key}'; `}\`${meant}\` is an option of the runner, not a request option: give it when the runner is made, toolRunner(client, params, { ${meant} })`);
+    }
+    if (meant === undefined && reachesMiddleware(options, client)) continue;
+    const why = meant !== undefined ? `. Did you mean '${meant}'?` : ". A request option of your own reaches only middleware, and neither these options nor the client have any";
+    throw new TypeError(`setRequestOptions: unknown request option '${key}'; the SDK's request options are ${[...REQUEST_OPTION_KEYS].join(', ')}${why}`);
+  }
+  checkRequestOptionValues(options, 'setRequestOptions: options');
 }
 
 /**

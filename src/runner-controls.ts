@@ -5,7 +5,7 @@
  */
 import type { BetaToolRunnerParams } from '@anthropic-ai/sdk/lib/tools/BetaToolRunner';
 import { AGENT_LINK, type AgentLink } from './agent-link.js';
-import { type PendingApproval, approveDecision } from './approval.js';
+import { type PendingApproval, approveDecision, callIdArgument, denyDecision } from './approval.js';
 import { CallAnswers } from './call-answers.js';
 import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
@@ -14,9 +14,9 @@ import { helperTags } from './helper-header.js';
 import { asMessageParams, toolUsesOf } from './history.js';
 import { holdBodyReply } from './body-snapshot.js';
 import { runnerLogger } from './log.js';
-import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions } from './options.js';
+import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkNewRequestOptions, checkOptions } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
-import { checkRequestOptionKey, checkRequestOptionValues, initialRequestOptions } from './request-options.js';
+import { initialRequestOptions } from './request-options.js';
 import { wrongValue } from './described.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
@@ -194,13 +194,13 @@ export abstract class RunnerControls implements Runner {
    * ```
    */
   approve(id: string, options: { input?: unknown } = {}): void {
-    this.answers.decide(id, approveDecision(options));
+    this.answers.decide(callIdArgument(id, 'approve'), approveDecision(options));
     this.decided();
   }
 
   /** Denies a waiting call: the model gets an `is_error` result saying it was denied, with the reason. */
   deny(id: string, reason?: string): void {
-    this.answers.decide(id, { decision: 'deny', reason });
+    this.answers.decide(callIdArgument(id, 'deny'), denyDecision(reason));
     this.decided();
   }
 
@@ -269,8 +269,7 @@ export abstract class RunnerControls implements Runner {
     const run = this.run;
     const next = typeof options === 'function' ? options(run.requestOptions) : { ...run.requestOptions, ...options };
     if (typeof next !== 'object' || next === null || Array.isArray(next)) throw wrongValue(next, 'setRequestOptions: the request options must be an object');
-    for (const key in next) if ((next as Record<string, unknown>)[key] !== undefined) checkRequestOptionKey(key, 'setRequestOptions');
-    checkRequestOptionValues(next as Record<string, unknown>, 'setRequestOptions: options');
+    checkNewRequestOptions(next as Record<string, unknown>, run.client);
     run.requestOptions = next;
   }
 

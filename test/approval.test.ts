@@ -154,13 +154,15 @@ describe('approval with options.approve', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
-  it('a denial whose reason is not a string (an Error, a number) still denies, with the reason as text', async () => {
-    const server = await mockServer([{ content: [toolUse('delete_account', {}, 'toolu_a'), toolUse('delete_account', {}, 'toolu_b')] }, { content: [text('ok')] }]);
-    const reasons = [new Error('policy 7'), 42];
+  it('a denial whose reason is not a string (an Error, a number, an object) still denies, with the reason as text', async () => {
+    const server = await mockServer([{ content: [toolUse('delete_account', {}, 'toolu_a'), toolUse('delete_account', {}, 'toolu_b'), toolUse('delete_account', {}, 'toolu_c')] }, { content: [text('ok')] }]);
+    const reasons = [new Error('policy 7'), 42, { rule: 7 }];
     await toolRunner(server.client(), { ...baseParams, tools: tools([]) }, { approve: () => ({ decision: 'deny', reason: reasons.shift() as never }) });
     expect(wire(server.requests[1]!).messages[2].content.map((result: { content: string }) => result.content)).toEqual([
       "Error: the call to 'delete_account' was denied by the user: Error: policy 7. It was not run.",
       "Error: the call to 'delete_account' was denied by the user: 42. It was not run.",
+      // A plain object as JSON: the model had read "[object Object]".
+      'Error: the call to \'delete_account\' was denied by the user: {"rule":7}. It was not run.',
     ]);
   });
 
@@ -341,6 +343,9 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     expect(() => runner.approve('toolu_big', 'bob' as never)).toThrow(TypeError);
     // An edit given bare as an object (a UI's body passed on): it would have run the model's input.
     expect(() => runner.approve('toolu_big', { amount: 50, to: 'bob' } as never)).toThrow(/^approve: the second argument is \{ input\? \} .*; got an object with 'amount': an edited input goes in \{ input: \.\.\. \}$/);
+    // The call given in place of its id, or a reason that is no string (the model had read "[object Object]"): said.
+    expect(() => runner.approve(runner.pendingApprovals[0] as never)).toThrow(/^approve: the first argument is the id of a waiting call \(runner\.pendingApprovals\[i\]\.id\): pass call\.id, approve\(call\.id\), got an object$/);
+    expect(() => runner.deny('toolu_delete', { reason: 'not today' } as never)).toThrow(/^deny: the reason is a string, which the model reads \(deny\(id, 'why'\)\), or nothing, got an object$/);
     runner.approve('toolu_big', { input: { amount: 150, to: 'bob' } });
     runner.deny('toolu_delete', 'not today');
     expect(() => runner.approve('toolu_big')).toThrow(/'toolu_big' was already decided/);

@@ -311,6 +311,15 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(() => runner.setRequestOptions({ signal: {} as never })).toThrow(/^setRequestOptions: options\.signal must be an AbortSignal/);
     expect(() => runner.setRequestOptions({ maxRetries: -1 })).toThrow(/setRequestOptions: options\.maxRetries must be a whole number of 0 or more, got -1/);
     expect(() => runner.setRequestOptions(() => 'x' as never)).toThrow(/^setRequestOptions: the request options must be an object, got "x"$/);
+    // A near miss, or an option of the runner, had been taken and left unused (a tool timeout never applied).
+    expect(() => runner.setRequestOptions({ timeuot: 5_000 } as never)).toThrow(/^setRequestOptions: unknown request option 'timeuot'; the SDK's request options are headers, .*\. Did you mean 'timeout'\?$/);
+    expect(() => runner.setRequestOptions({ toolTimeoutMs: 5_000 } as never)).toThrow(/^setRequestOptions: `toolTimeoutMs` is an option of the runner, not a request option: give it when the runner is made/);
+    expect(() => runner.setRequestOptions({ concurency: 2 } as never)).toThrow(/^setRequestOptions: unknown request option 'concurency'; `concurrency` is an option of the runner/);
+    expect(() => runner.setRequestOptions({ traceTag: 'x' } as never)).toThrow(/A request option of your own reaches only middleware/);
+    // One of the caller's own, read by middleware, goes (as at construction).
+    const middleware = [async (request: Request, next: (request: Request) => Promise<Response>) => next(request)];
+    runner.setRequestOptions({ middleware, traceTag: 'x' } as never);
+    runner.setRequestOptions((previous) => ({ ...previous, middleware: undefined, traceTag: undefined }) as never);
     // Nothing changed by the refused calls: the run goes as it was set.
     expect(runner.requestOptions.maxRetries).toBe(0);
     expect(textOf(await runner)).toBe('done');

@@ -338,6 +338,13 @@ describe('client-side compaction (compactionControl)', () => {
     const server = await mockServer([]);
     expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: 'yes' } as never })).toThrow(/enabled: boolean/);
     expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: true, contextTokenThreshold: 0 } })).toThrow(/positive number/);
+    // A misspelt key had been left unused in silence: the default threshold applied, no compaction came.
+    expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: true, contextTokensThreshold: 1000 } as never })).toThrow(
+      "toolRunner: compactionControl: unknown option 'contextTokensThreshold'; the options are enabled, contextTokenThreshold, model, summaryPrompt, keepTurns. Did you mean 'contextTokenThreshold'?",
+    );
+    expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: true, keepTurn: 1 } as never })).toThrow(/unknown option 'keepTurn'.*Did you mean 'keepTurns'\?/);
+    // A key set to undefined is a key all the same (a config object's optional field): only known ones.
+    expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: true, keepTurns: undefined } })).not.toThrow();
   });
 });
 
