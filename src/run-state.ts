@@ -33,8 +33,9 @@ export class RunState {
   notRun: Map<string, string> | undefined;
   /** Results the loop body was given (`generateToolResponse`) for calls that ran: a history it set without them gets them. */
   #ran: Map<string, BetaToolResultBlockParam> | undefined;
-  /** Why the run stopped; `undefined` while it runs. */
-  stoppedBy: StoppedBy | undefined;
+  #stoppedBy: StoppedBy | undefined;
+  /** The history's last message when the run stopped: a caller's message after it goes on from the end (`toJSON`). */
+  #endedOn: BetaMessageParam | undefined;
   /** The model's replies in this run, by their content (as received and as kept): their ids (repeated-replies.ts); made with the first. */
   #replies: WeakMap<object, string> | undefined;
   /** Messages the caller appended after the loop body while the reply came, before it until its calls are answered (late-change.ts). */
@@ -55,6 +56,25 @@ export class RunState {
       this.stoppedBy = snapshot.stoppedBy;
       this.lastMessage = snapshot.lastMessage;
     }
+  }
+
+  /** Why the run stopped; `undefined` while it runs. */
+  get stoppedBy(): StoppedBy | undefined {
+    return this.#stoppedBy;
+  }
+
+  set stoppedBy(stoppedBy: StoppedBy | undefined) {
+    this.#stoppedBy = stoppedBy;
+    this.#endedOn = this.messages.at(-1);
+  }
+
+  /**
+   * Why the run stopped, as a snapshot holds it: a run that ended on the model's answer, whose history the caller took on
+   * since with a message of its own (pushed once the run had ended), has not ended there: resumed, it sends the message.
+   */
+  #stoppedByToKeep(messages: readonly BetaMessageParam[]): StoppedBy | undefined {
+    const last = messages.at(-1);
+    return this.#stoppedBy === 'model' && last !== this.#endedOn && last?.role === 'user' ? undefined : this.#stoppedBy;
   }
 
   /** The caller's new params (`setMessagesParams`): the history is theirs, checked before the next request. */
@@ -222,6 +242,7 @@ export class RunState {
   }
 
   #json(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, messages: BetaMessageParam[]): RunnerSnapshot {
+    const stoppedBy = this.#stoppedByToKeep(messages);
     return structuredClone({
       version: SNAPSHOT_VERSION,
       // Calls the loop body was given results for, left unanswered by the history it set, go with those results.
@@ -239,7 +260,7 @@ export class RunState {
       calls,
       ...(thread && { thread }),
       ...(toolChanges && { toolChanges }),
-      ...(this.stoppedBy && { stoppedBy: this.stoppedBy }),
+      ...(stoppedBy && { stoppedBy }),
       ...(this.lastMessage && { lastMessage: this.lastMessage }),
       ...(control && { control }),
     });

@@ -142,11 +142,6 @@ export abstract class RunnerControls implements Runner {
    * Takes tools away from the model without changing `params.tools`: a call to one of them is
    * answered "not found" at once, and the model is told in a `tool_removal` block with the next
    * request. A toolset can't be removed (`ToolsetContractError`). Needs the `inline-tools-2026-09-15` beta.
-   *
-   * @example
-   * ```ts
-   * runner.removeTools('query_database');
-   * ```
    */
   removeTools(...tools: Array<AnyTool | string>): void {
     this.answers.changes.remove(tools, this.answers.toolsetFamilies);
@@ -206,6 +201,8 @@ export abstract class RunnerControls implements Runner {
 
   /** A waiting call was decided: the run stopped for approval goes on when iterated again. */
   protected abstract decided(): void;
+  /** The history or params were set outside the loop body: a run that ended for good says they go nowhere. */
+  protected abstract changedAfterEnd(): void;
 
   /**
    * Replaces the params for the next request. Called in the loop body, it takes control of the
@@ -233,6 +230,7 @@ export abstract class RunnerControls implements Runner {
     // After the loop body, the reply still coming: the turn places the reply, then what was appended (late-change.ts).
     if (turn?.afterBody && !turn.tookControl) turn.sentHistory ??= history;
     else if (!turn) {
+      this.changedAfterEnd();
       this.state.dropRepeatedReplies(history);
       this.state.takeRepliesAsParams();
       // Over an SDK thread, the thread holds the new history at once, as the SDK's runner sets it.

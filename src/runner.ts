@@ -9,7 +9,7 @@
  * message's calls (call-answers.ts), compaction (compactions.ts), the completion (completion.ts).
  * The wiring of those rooms and the methods the loop body calls are in runner-controls.ts.
  */
-import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
+import { AnthropicError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { ClientLike } from './client.js';
 import { type Settleable, settleable } from './completion.js';
@@ -21,6 +21,7 @@ import { runSignal } from './run-context.js';
 import { type RunExit, handBackHistory } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import { type StoppedBy, nextStepFor, stoppedByFailure } from './stop-reason.js';
+import { AWAITED_IN_BODY, changedAfterEndText, noReplyReason, replyFailure } from './run-end.js';
 import type { PassEnd } from './sdk-spans.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
 import type { Turn } from './turn-state.js';
@@ -328,6 +329,10 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     if (this.#completion?.settled && !this.#consumed) this.#completion = undefined;
   }
 
+  protected changedAfterEnd(): void {
+    if (this.#consumed && this.#completion?.settled) this.run.logger.warn(changedAfterEndText(this.state.stoppedBy));
+  }
+
   /** The completion of the current attempt, made when first needed. */
   #settle(): Settleable<BetaMessage> {
     return (this.#completion ??= settleable());
@@ -371,30 +376,4 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   ): Promise<Result1 | Result2> {
     return this.runUntilDone().then(onfulfilled, onrejected);
   }
-}
-
-const AWAITED_IN_BODY =
-  'The runner was awaited (or runUntilDone() called) inside its own loop body: it settles only once the loop ends, which waits for this body, so an await here never returns. Use runner.generateToolResponse() for this turn, or await the runner after the loop.';
-
-/**
- * How a turn's reply failed, once it settled; none when it arrived, or when the runner aborted it
- * (a `break`). Aborted by the run's signal, it failed: the run rejects with the abort error.
- */
-async function replyFailure(message: Promise<BetaMessage>, signal: AbortSignal | undefined): Promise<{ error: unknown } | undefined> {
-  try {
-    await message;
-    return undefined;
-  } catch (error) {
-    const aborted = error instanceof APIUserAbortError || (error as { cause?: unknown }).cause instanceof APIUserAbortError;
-    return aborted && !signal?.aborted ? undefined : { error };
-  }
-}
-
-/** Why a run that stopped before any reply did, and how to go on: a limit a failed request used up, say. */
-function noReplyReason(stoppedBy: StoppedBy | undefined): string {
-  if (stoppedBy === 'max_iterations') return ': max_iterations was reached before any reply (a failed request counts); raise it with setMessagesParams and iterate again';
-  if (stoppedBy === 'budget') return ': the budget was reached before any reply was kept; resume with a larger budget to go on';
-  if (stoppedBy === 'approval') return ': it stopped for approval before any reply (the history ends with calls that need it); decide runner.pendingApprovals and await again';
-  if (stoppedBy === 'break') return ': the loop body left the loop (break) before any reply was whole (a stream it did not read to its end is not kept); iterate again, or read the stream (await stream.finalMessage()) before leaving';
-  return '';
 }

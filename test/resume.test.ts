@@ -5,7 +5,7 @@ import { type ApprovalRequest, type RunnerSnapshot, agentTool, resumeToolRunner,
 import { historyProblems, serverToolUse, text, toolUse } from 'tool-runner/testing';
 import { byAgent, researchTools } from './fixtures/agent-tools.js';
 import { bankTools } from './fixtures/bank-tools.js';
-import { baseParams, mockServer, sleep, wire } from './helpers.js';
+import { baseParams, captureLogger, mockServer, sleep, wire } from './helpers.js';
 
 const webSearch = { type: 'web_search_20250305' as const, name: 'web_search' as const };
 
@@ -28,6 +28,22 @@ const researchScript = () =>
   });
 
 describe('pause and resume', () => {
+  it('a message pushed once the run ended on its answer is not sent by that runner, which says so; resumed, the run sends it', async () => {
+    const server = await mockServer([{ content: [text('first answer')] }, { content: [text('second answer')] }]);
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), baseParams);
+    await runner;
+    // Pushed before the run ends (or before a resumed finished run is awaited): no warning.
+    expect(lines).toEqual([]);
+    runner.pushMessages({ role: 'user', content: 'And Berlin?' });
+    expect(lines).toEqual([{ level: 'warn', message: expect.stringMatching(/^The run has ended \(stoppedBy 'model'\): the messages and params set now are not sent, .*resumeToolRunner\(client, runner\.toJSON\(\), \{ tools \}\) sends them\.$/) }]);
+    expect((await runner).content[0]).toMatchObject({ text: 'first answer' });
+    expect(server.requests).toHaveLength(1);
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())));
+    expect((await resumed).content[0]).toMatchObject({ text: 'second answer' });
+    expect(wire(server.requests[1]!).messages.at(-1)).toEqual({ role: 'user', content: 'And Berlin?' });
+  });
+
   it('a snapshot is JSON-safe and versioned', async () => {
     const server = await mockServer([{ content: [toolUse('balance', {})], usage: { input_tokens: 11, output_tokens: 3 } }, { content: [text('ok')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, tools: [...bankTools([]), webSearch], max_iterations: 1 });
