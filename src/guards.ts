@@ -171,7 +171,7 @@ export class StepTimedOut {
  */
 export function stepWithin<T>(promise: Promise<T>, signal: AbortSignal | undefined, timeoutMs: number | undefined, onTimeout?: () => void): Promise<T | typeof STOPPED | StepTimedOut> {
   if (timeoutMs === undefined) return unlessAborted(promise, signal);
-  if (signal?.aborted) return Promise.resolve(STOPPED);
+  if (signal?.aborted) return dropped(promise, STOPPED);
   return new Promise((resolve, reject) => {
     // Whatever ends the wait first unties the rest: no listener is left on the run's signal, no timer runs on.
     const end = () => {
@@ -198,9 +198,15 @@ export async function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal 
   return settled.aborted ? STOPPED : settled.value;
 }
 
+/** `instead`, the promise left behind: its failure (a rule that rejects once its signal aborted) is not unhandled. */
+function dropped<T, U>(promise: Promise<T>, instead: U): Promise<U> {
+  promise.catch(() => {});
+  return Promise.resolve(instead);
+}
+
 /** Settles with the promise, or with `aborted` as soon as the signal aborts. */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<Settled<T>> {
-  if (signal.aborted) return Promise.resolve({ aborted: true });
+  if (signal.aborted) return dropped(promise, { aborted: true });
   return new Promise((resolve, reject) => {
     const stop = onAbort(signal, () => resolve({ aborted: true }));
     promise.then(

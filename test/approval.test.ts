@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ApprovalRequest, HookError, textOf, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, wire } from './helpers.js';
+import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
 function tools(log: string[]) {
   const transfer = tool({
@@ -199,6 +199,34 @@ describe('approval with options.approve', () => {
       { type: 'tool_result', tool_use_id: 'toolu_delete', is_error: true, content: "Error: the call to 'delete_account' was aborted before it started, so it was not run." },
     ]);
     expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it.each([undefined, 5_000])('a needsApproval rule asked after the run aborted, which rejects as its signal says (timeoutMs %s), leaves no unhandled rejection', async (timeoutMs) => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const server = await mockServer([{ content: [toolUse('guarded', { x: 1 }, 'toolu_1')] }, { content: [text('done')] }]);
+      const controller = new AbortController();
+      const guarded = tool({
+        name: 'guarded',
+        inputSchema: z.object({ x: z.number() }),
+        ...(timeoutMs && { timeoutMs }),
+        needsApproval: async (_input, { signal }) => {
+          signal.throwIfAborted();
+          return true;
+        },
+        run: async () => 'ran',
+      });
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [guarded] }, { signal: controller.signal, hooks: { onToolCall: () => controller.abort() } });
+      await expect(runner.runUntilDone()).rejects.toThrow(APIUserAbortError);
+      await sleep(50);
+      // A Node process ends on an unhandled rejection.
+      expect(unhandled).toEqual([]);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 
   it('a needsApproval rule that answers neither true nor false stops the run with a HookError: an approval never fails open', async () => {
