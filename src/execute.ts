@@ -255,6 +255,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     const badContent = typeof thrownContent === 'string' ? undefined : invalidResultKind(thrownContent);
     const content = badContent === undefined ? thrownContent : `Error: tool '${tool.name}' threw a ToolError whose content is ${badContent}`;
     const cancelled = context.signal?.aborted === true;
+    // The tool has finished: a snapshot taken while the hook runs (in it, or by another call) does not run it again.
+    if (context.hooks?.onToolError) context.results.keepRan(call.id, errorResult(call.id, content));
     const observed = callHook(context.hooks, 'onToolError', context.signal, thrown, call);
     // The run aborted while the hook ran: the call is answered with its error all the same (a failure, not a cancellation).
     if (observed) await observed.catch((error: unknown) => (error instanceof APIUserAbortError ? undefined : Promise.reject(thrownAfter(errorResult(call.id, content), error))));

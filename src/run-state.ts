@@ -27,6 +27,8 @@ export class RunState {
   historySetByCaller = true;
   /** Requests sent (a failed one too; a server-side compaction's not), as the SDK counts them. */
   iteration = 0;
+  /** A turn's request counted in `iteration` is in flight (no reply, no failure yet): a snapshot taken now sends it again. */
+  requestInFlight = false;
   usage: Usage = NO_USAGE;
   lastMessage: BetaMessage | undefined;
   /** Tool calls never run, by id, with the error that answers them (cut off by max_tokens, repeated ids, limits). */
@@ -254,7 +256,8 @@ export class RunState {
           ? { runnable: (entry as RunnableTool).name }
           : { definition: entry as BetaToolUnion };
       }),
-      iteration: this.iteration,
+      // The request in flight is not the snapshot's: the resumed run sends it again, and counts it then.
+      iteration: this.requestInFlight ? this.iteration - 1 : this.iteration,
       usage: this.usage,
       notRun: Object.fromEntries(this.notRun ?? []),
       calls,

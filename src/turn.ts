@@ -138,7 +138,10 @@ export class Requests {
     };
     let message: PromiseLike<BetaMessage>;
     const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#options(), logger: run.logger };
-    if (!compaction) run.state.iteration++;
+    if (!compaction) {
+      run.state.iteration++;
+      run.state.requestInFlight = true;
+    }
     const requestId = (turn.requestId = this.#started(body, 'turn'));
     // In the context of the request's span, when something traces (the client starts its own span there).
     const scope = run.tracing.scope;
@@ -184,6 +187,7 @@ export class Requests {
   /** A turn's reply arrived: the thread and the observers are told, and it is counted. */
   #replied(turn: Turn, reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
     const run = this.#run;
+    run.state.requestInFlight = false;
     // A reply from a fallback: the thread's server holds nothing of it, the next request starts a new thread.
     if (turn.fallback === undefined) run.thread.received(reply);
     else run.thread.answeredElsewhere(turn.compaction);
@@ -220,6 +224,7 @@ export class Requests {
         (error: unknown) => this.#failed(turn, body, request, error, true),
       );
     }
+    run.state.requestInFlight = false;
     const complete = turn.stream !== undefined && turn.stream.receivedMessages.length > 0;
     // A stream broken mid-reply was paid for as far as it went: the usage its events said counts (runner.usage, budget.maxTokens).
     const partial = streaming && !complete ? turn.stream?.currentMessage?.usage : undefined;

@@ -28,6 +28,52 @@ const researchScript = () =>
   });
 
 describe('pause and resume', () => {
+  it('a snapshot taken while onToolError runs (the tool has thrown) does not run the tool again on resume', async () => {
+    const server = await mockServer([{ content: [toolUse('act', { n: 1 }, 'toolu_a')] }, { content: [text('done')] }]);
+    let runs = 0;
+    const act = () => tool({ name: 'act', inputSchema: z.object({ n: z.number() }), run: async () => (runs++, Promise.reject(new Error('disk full'))) });
+    const controller = new AbortController();
+    let snapshot: RunnerSnapshot | undefined;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [act()] }, {
+      signal: controller.signal,
+      hooks: {
+        onToolError: () => {
+          snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+          controller.abort();
+        },
+      },
+    });
+    await expect(runner.runUntilDone()).rejects.toThrow();
+    const resumed = resumeToolRunner(server.client(), snapshot!, { tools: [act()] });
+    expect((await resumed).content[0]).toMatchObject({ text: 'done' });
+    expect(runs).toBe(1);
+    expect(wire(server.requests[1]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_a', is_error: true, content: 'Error: disk full' });
+  });
+
+  it.each(['request.start', 'stream'])('a snapshot taken while a request is in flight (%s) does not count it: resumed at the last allowed iteration, the request goes again', async (where) => {
+    const server = await mockServer([{ content: [text('first reply, streamed in several events')], chunkSize: 4 }, { content: [text('second')] }]);
+    const controller = new AbortController();
+    let snapshot: RunnerSnapshot | undefined;
+    const take = () => {
+      snapshot ??= JSON.parse(JSON.stringify(runner.toJSON()));
+      controller.abort();
+    };
+    const runner = toolRunner(server.client(), { ...baseParams, max_iterations: 1, stream: true }, {
+      signal: controller.signal,
+      ...(where === 'request.start' && { onEvent: (event: { type: string }) => void (event.type === 'request.start' && take()) }),
+    });
+    await expect(
+      (async () => {
+        for await (const stream of runner) for await (const event of stream) if (where === 'stream' && event.type === 'content_block_delta') take();
+      })(),
+    ).rejects.toThrow();
+    expect(snapshot!.iteration).toBe(0);
+    const resumed = resumeToolRunner(server.client(), snapshot!);
+    expect((await resumed.runUntilDone()).content[0]).toMatchObject({ type: 'text' });
+    expect(resumed.stoppedBy).toBe('model');
+    expect(resumed.iteration).toBe(1);
+  });
+
   it('a message pushed once the run ended on its answer is not sent by that runner, which says so; resumed, the run sends it', async () => {
     const server = await mockServer([{ content: [text('first answer')] }, { content: [text('second answer')] }]);
     const { lines, logger } = captureLogger();
