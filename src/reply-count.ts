@@ -3,7 +3,6 @@
  * message; calls it cut off not run). A reply whose hook throws is not kept, but it was paid for: its usage counts.
  */
 import { callHook } from './hooks.js';
-import { startedBeforeCutOffText, startedBeforePauseText, toolUsesOf } from './history.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { BetaMessage } from './types.js';
 import { addUsage } from './usage.js';
@@ -28,19 +27,7 @@ export function receivedReply(run: RunContext, eager: StartedCalls, reply: BetaM
 }
 
 function countReply(run: RunContext, eager: StartedCalls, reply: BetaMessage): BetaMessage {
-  const { state } = run;
-  const stop = reply.stop_reason;
-  if ((stop !== 'max_tokens' && stop !== 'pause_turn' && stop !== 'compaction') || !state.settings.runToolsEagerly) {
-    state.count(reply);
-    return reply;
-  }
-  // A complete call of a reply then cut off by max_tokens (or paused) may have started while it streamed: the
-  // model is told so (a call the run control refused keeps its own reason).
-  const refused = new Set(state.notRun?.keys());
-  state.count(reply);
-  const startedText = stop === 'max_tokens' ? startedBeforeCutOffText : startedBeforePauseText;
-  for (const use of toolUsesOf(reply)) {
-    if (eager.started(use.id) && !refused.has(use.id)) state.markNotRun(use.id, startedText(use.name, stop));
-  }
+  // A complete call of a reply then cut off by max_tokens (or paused) may have started while it streamed: the model is told so.
+  run.state.count(reply, run.state.settings.runToolsEagerly ? (id) => eager.started(id) : undefined);
   return reply;
 }

@@ -76,6 +76,11 @@ export class RunControl {
     return this.#output?.value;
   }
 
+  /** A finished run resumed (or awaited again) whose history still ends with its answer: it ends there, its cut-off calls not answered. */
+  get endsOnAnswer(): boolean {
+    return this.#answered !== undefined && this.#answered.message === this.#state.messages.at(-1);
+  }
+
   /**
    * Before a request: the limit that stops the run here, if any. With `onLimit: 'answer'` a limit
    * hit while the model has not answered yet lets one more request go, for its answer. A resumed

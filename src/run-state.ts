@@ -2,7 +2,7 @@
  * The state of a run that a snapshot captures: the params split into what is sent and what
  * configures the loop, the tools, the history, and what the replies so far added up to.
  */
-import { answerDanglingCalls, copyHistory, cutOffText, pausedText, toolUsesOf, asRequestHistory, asMessageParams } from './history.js';
+import { answerDanglingCalls, copyHistory, cutOffText, pausedText, startedBeforeCutOffText, startedBeforePauseText, toolUsesOf, asRequestHistory, asMessageParams } from './history.js';
 import { splitParams } from './params.js';
 import { withoutRepeatedReplies } from './repeated-replies.js';
 import type { LateAdditions } from './late-change.js';
@@ -210,8 +210,12 @@ export class RunState {
   dropsRefusals = false;
 
   /** A reply arrived: add its usage; calls cut off by max_tokens never run. */
-  count(reply: BetaMessage): void {
-    countReply(this, this.apiParams, reply, this.dropsRefusals);
+  count(reply: BetaMessage, started?: StartedEagerly): void {
+    countReply(this, this.apiParams, reply, this.dropsRefusals, started);
+  }
+
+  notRunText(id: string): string | undefined {
+    return this.notRun?.get(id);
   }
 
   /** A read-only copy of the current params (without `thread`, as the SDK's: they could then go to `create()` as they are). */
@@ -230,13 +234,13 @@ export class RunState {
    * The JSON snapshot of the run, with the calls, the thread, the tool changes and the run control that live beside this state.
    * `uncounted`: a reply that arrived but is not counted yet (its `onMessage` hook runs), counted into the snapshot as `count` does.
    */
-  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, uncounted?: BetaMessage, messages = this.messages): RunnerSnapshot {
+  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, uncounted?: BetaMessage, messages = this.messages, started?: StartedEagerly): RunnerSnapshot {
     const snapshot = this.#json(calls, thread, toolChanges, control, messages);
     if (uncounted) {
       // Counted as `count` counts it, into the snapshot.
       const reply = structuredClone(uncounted);
-      const counted: Counted = { usage: snapshot.usage, lastMessage: snapshot.lastMessage, markNotRun: (id, text) => (snapshot.notRun[id] = text) };
-      countReply(counted, snapshot.params as unknown as Record<string, unknown>, reply, this.dropsRefusals);
+      const counted: Counted = { usage: snapshot.usage, lastMessage: snapshot.lastMessage, notRunText: (id) => snapshot.notRun[id], markNotRun: (id, text) => (snapshot.notRun[id] = text) };
+      countReply(counted, snapshot.params as unknown as Record<string, unknown>, reply, this.dropsRefusals, started);
       snapshot.usage = counted.usage;
       snapshot.lastMessage = reply;
     }
@@ -274,16 +278,29 @@ export class RunState {
 interface Counted {
   usage: Usage;
   lastMessage: BetaMessage | undefined;
+  /** The answer of a call never run, if it has one (a call the run control refused keeps its own). */
+  notRunText(id: string): string | undefined;
   markNotRun(id: string, text: string): void;
 }
 
-/** Counts a reply: its usage added, it is the last message, calls cut off by max_tokens or in a paused turn never run, its container adopted. */
-function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage, dropsRefusals: boolean): void {
+/** Whether the call of this id started while its reply streamed (`runToolsEagerly`). */
+export type StartedEagerly = (id: string) => boolean;
+
+/**
+ * Counts a reply: its usage added, it is the last message, calls cut off by max_tokens or in a paused turn never run
+ * (one that `started` while the reply streamed is told so, unless the run control refused it), its container adopted.
+ */
+function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage, dropsRefusals: boolean, started?: StartedEagerly): void {
   into.usage = addUsage(into.usage, reply.usage);
   into.lastMessage = reply;
   const stop = reply.stop_reason;
-  const notRun = stop === 'max_tokens' ? cutOffText : stop === 'pause_turn' || stop === 'compaction' ? pausedText : undefined;
-  if (notRun) for (const use of toolUsesOf(reply)) into.markNotRun(use.id, notRun(use.name, stop!));
+  const cutOff = stop === 'max_tokens';
+  const notRun = cutOff ? cutOffText : stop === 'pause_turn' || stop === 'compaction' ? pausedText : undefined;
+  for (const use of notRun ? toolUsesOf(reply) : []) {
+    const refused = into.notRunText(use.id) !== undefined;
+    if (!started?.(use.id)) into.markNotRun(use.id, notRun!(use.name, stop!));
+    else if (!refused) into.markNotRun(use.id, (cutOff ? startedBeforeCutOffText : startedBeforePauseText)(use.name, stop!));
+  }
   const containerId = reply.container?.id;
   if (containerId && !(dropsRefusals && reply.stop_reason === 'refusal')) adoptContainer(params, containerId);
 }

@@ -380,7 +380,8 @@ export abstract class RunnerControls implements Runner {
     // The history with replies placed in it as their role and content; taken in the body after it set the history,
     // what the history will hold once the body is done (the reply it was given once).
     const messages = asMessageParams(turn?.inBody && turn.tookControl ? this.state.bodyHistory(turn.historyBefore ?? [], turn.reply) : this.state.messages);
-    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody), uncounted, messages);
+    const started = this.state.settings.runToolsEagerly ? (id: string) => this.answers.started(id) : undefined;
+    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody), uncounted, messages, started);
     if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     const hold = replyAdded ? 'asks' : final ? 'final' : step === 'resume' ? 'paused' : undefined; // (after the run's own messages)
     const added = reply && hold && holdBodyReply(snapshot, reply, hold, turn!.response, this.state.dropsRefusals);

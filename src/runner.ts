@@ -79,7 +79,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         // Over an SDK thread: a partial reply the thread sends the turn again without (a stream that broke) goes first.
         if (this.overSdkThread) this.dropPartialReply();
         // Calls the history ends with: a state the caller set, or a run stopped for approval.
-        const answered = this.answers.answerLastMessage(undefined);
+        const answered = this.control.endsOnAnswer ? 'none' : this.answers.answerLastMessage(undefined);
         if (answered !== 'none' && (await answered) === 'pending') {
           stop = 'approval';
           break;

@@ -75,4 +75,25 @@ describe('a snapshot taken in the loop body at the final answer', () => {
     expect(snapshot!.compaction).toMatchObject({ scheduled: expect.any(Object) });
     expect(snapshot!.params.messages).toHaveLength(1);
   });
+  it('a reply cut off by max_tokens with a call in it ends the run: resumed from the loop body\'s snapshot, it ends there too (the cut-off call not answered, no request)', async () => {
+    const server = await mockServer([{ content: [text('Let me'), toolUse('get_weather', { location: 'Paris' }, 'toolu_w')], stop_reason: 'max_tokens', usage }, { content: [text('never asked')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] });
+    let snapshot: RunnerSnapshot | undefined;
+    for await (const _ of runner) snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    expect(runner.stoppedBy).toBe('model');
+    const resumed = resumeToolRunner(server.client(), snapshot!, { tools: [weatherTool()] });
+    expect((await resumed).stop_reason).toBe('max_tokens');
+    expect(resumed.stoppedBy).toBe('model');
+    expect(server.requests).toHaveLength(1);
+    expect(resumed.params.messages).toEqual(runner.params.messages);
+  });
+
+  it('with runToolsEagerly, a snapshot taken while onMessage runs on a reply cut off by max_tokens says the call that started had started (as the run does), not that it never ran', async () => {
+    const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1'), toolUse('get_weather', { location: 'Rome' }, 'toolu_2')], stop_reason: 'max_tokens', eventDelayMs: 2 }]);
+    let snapshot: RunnerSnapshot | undefined;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()], runToolsEagerly: true }, { hooks: { onMessage: () => void (snapshot = JSON.parse(JSON.stringify(runner.toJSON()))) } });
+    await runner;
+    expect(snapshot!.notRun['toolu_1']).toMatch(/^Error: the reply was cut off \(it reached max_tokens\) after the call to 'get_weather' had started; its result was not kept\.$/);
+    expect(snapshot!.notRun['toolu_1']).toBe(runner.toJSON().notRun['toolu_1']);
+  });
 });
