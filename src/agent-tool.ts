@@ -71,13 +71,13 @@ export type AgentToolOptions<S extends AnySchema = typeof AGENT_TASK_SCHEMA> = E
   /** The sub-agent's params for one call: its model, its messages (sent exactly as given), its tools. */
   params: (input: InferInput<S>, context: ToolContext) => Promisable<RunnerParams>;
   /** The sub-agent's client; the parent's by default. */
-  client?: ClientLike;
+  client?: ClientLike | undefined;
   /** The sub-agent's own options (`output`, `budget`, `approve`, `onEvent`, ...); the parent's signal, listeners and approver are added. */
-  options?: ToolRunnerOptions;
+  options?: ToolRunnerOptions | undefined;
   /** The most sub-agent levels below the outermost run (default 4); a deeper call is an `is_error` result. */
-  maxDepth?: number;
-  needsApproval?: NeedsApproval<InferInput<S>>;
-  timeoutMs?: number;
+  maxDepth?: number | undefined;
+  needsApproval?: NeedsApproval<InferInput<S>> | undefined;
+  timeoutMs?: number | undefined;
 };
 
 /** How deep each sub-agent runs (the outermost run is not in it: depth 0). */

@@ -21,15 +21,15 @@ export type RequestParams = MessageCreateParamsBase & Record<string, unknown>;
 
 export interface Hooks<Call extends AnyCall = AnyCall> {
   /** Before each request (a compaction's summary request too), with its params: see {@link RequestParams}. */
-  onRequest?: (params: RequestParams) => Promisable<void>;
+  onRequest?: ((params: RequestParams) => Promisable<void>) | undefined;
   /** For each reply, when it has fully arrived. */
-  onMessage?: (message: BetaMessage) => Promisable<void>;
+  onMessage?: ((message: BetaMessage) => Promisable<void>) | undefined;
   /** Before each tool call runs (after its input is validated); may skip or replace it. */
-  onToolCall?: (call: ToolCall<Call>) => Promisable<ToolCallOverride | void>;
+  onToolCall?: ((call: ToolCall<Call>) => Promisable<ToolCallOverride | void>) | undefined;
   /** For each tool result, before it is sent. */
-  onToolResult?: (result: BetaToolResultBlockParam, call: ToolCall<Call>) => Promisable<void>;
+  onToolResult?: ((result: BetaToolResultBlockParam, call: ToolCall<Call>) => Promisable<void>) | undefined;
   /** For each tool that throws (or rejects). */
-  onToolError?: (error: unknown, call: ToolCall<Call>) => Promisable<void>;
+  onToolError?: ((error: unknown, call: ToolCall<Call>) => Promisable<void>) | undefined;
 }
 
 /** A hook threw: the run stops with this error; `cause` is what the hook threw. */

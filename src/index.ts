@@ -101,6 +101,7 @@ export { ToolError } from './tool-error.js';
 export { historyProblems } from './history.js';
 export { textOf } from './text.js';
 export type { RunnerSettings } from './settings.js';
+export type { CompactionControl } from './compaction.js';
 export type { ClientLike, MessagesApi, RequestOptions } from './client.js';
 export type { Logger, LogLevel } from './log.js';
 export type { Usage } from './usage.js';

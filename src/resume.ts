@@ -45,7 +45,7 @@ function isToolLike(value: unknown): boolean {
 export function resumeToolRunner<Stream extends boolean = boolean, const Output extends OutputSchema | undefined = undefined>(
   client: ClientLike,
   snapshot: RunnerSnapshot<Stream>,
-  resume: { tools?: ToolEntry[]; options?: ToolRunnerOptions<AnyCall, Output> } = {},
+  resume: { tools?: ToolEntry[] | undefined; options?: ToolRunnerOptions<AnyCall, Output> | undefined } = {},
 ): ToolRunner<Stream, OutputOf<Output>> {
   if (typeof snapshot === 'string') throw new TypeError('resumeToolRunner: the snapshot is a string: JSON.parse it first');
   if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) throw new TypeError('resumeToolRunner: the snapshot must be an object');
@@ -85,7 +85,7 @@ export function resumeToolRunner<Stream extends boolean = boolean, const Output 
   });
   checkAllUsed(owned, supplied, toolsets, sources.length);
   const params = { ...owned.params, ...(tools.length > 0 && { tools }) } as RunnerParams;
-  return new ToolRunner<Stream, OutputOf<Output>>(client, params, resume.options, owned, runnable);
+  return new ToolRunner<Stream, OutputOf<Output>>(client, params as RunnerParams & { stream?: Stream }, resume.options, owned, runnable);
 }
 
 /**

@@ -47,8 +47,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   /** Why the run stopped on its final reply, while the compaction that was to go after it waits to go again (it failed). */
   #endingOn: StoppedBy | undefined;
 
-  /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. */
-  constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions = NO_OPTIONS, snapshot?: RunnerSnapshot, supplied?: (name: string) => RunnableTool) {
+  /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. (`stream: true` in the params types the items as streams.) */
+  constructor(client: ClientLike, params: RunnerParams & { stream?: Stream | undefined }, options: ToolRunnerOptions = NO_OPTIONS, snapshot?: RunnerSnapshot, supplied?: (name: string) => RunnableTool) {
     super(client, params, options, snapshot, supplied);
   }
 

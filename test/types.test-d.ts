@@ -4,7 +4,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
-import { type ContextOverflowError, type ToolContext, type ToolResultContent, type ToolRunner, type ToolSource, tool, toolRunner } from 'tool-runner';
+import { type ContextOverflowError, type RunnerSnapshot, type ToolContext, type ToolEntry, type ToolResultContent, ToolRunner, type ToolRunnerOptions, type ToolSource, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { createMockServer } from 'tool-runner/testing';
 
 describe('types guide the user', () => {
@@ -28,6 +28,23 @@ describe('types guide the user', () => {
     const description: string | undefined = process.env['TOOL_DESCRIPTION'];
     const timeoutMs: number | undefined = process.env['TOOL_TIMEOUT'] ? Number(process.env['TOOL_TIMEOUT']) : undefined;
     tool({ name: 'w', description, timeoutMs, needsApproval: undefined, inputSchema: z.object({}), run: () => 'ok' });
+  });
+
+  it('new ToolRunner(client, { ...params, stream: true }) is typed as a streaming runner, as toolRunner() is', () => {
+    const params = { model: 'm', max_tokens: 1, messages: [] };
+    expectTypeOf(new ToolRunner(new Anthropic(), { ...params, stream: true })).toEqualTypeOf<ToolRunner<true>>();
+    expectTypeOf(new ToolRunner(new Anthropic(), params)).toEqualTypeOf<ToolRunner<false>>();
+    expectTypeOf(new ToolRunner(new Anthropic(), { ...params, stream: Math.random() > 0.5 })).toEqualTypeOf<ToolRunner<boolean>>();
+  });
+
+  it('so do the optional fields of agentTool(), of the hooks and of resumeToolRunner()\'s third argument', () => {
+    const maxDepth: number | undefined = process.env['DEPTH'] ? Number(process.env['DEPTH']) : undefined;
+    const onCall: ((call: { name: string }) => void) | undefined = process.env['TRACE'] ? (call) => console.log(call.name) : undefined;
+    const options: ToolRunnerOptions | undefined = undefined;
+    agentTool({ name: 'helper', description: 'd', maxDepth, timeoutMs: maxDepth, client: undefined, options, needsApproval: undefined, params: ({ task }) => ({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: task }] }) });
+    toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] }, { hooks: { onToolCall: onCall, onRequest: undefined } });
+    const tools: ToolEntry[] | undefined = undefined;
+    resumeToolRunner(new Anthropic(), {} as RunnerSnapshot, { tools, options });
   });
 
   it('onRequest gets the params typed (messages, model), and a hook typed with a record is still taken', () => {

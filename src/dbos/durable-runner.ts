@@ -77,7 +77,7 @@ export interface DurableToolRunner {
 }
 
 /** The runner of a durable run: it can also end a call's wait for a decision. */
-class DurableRun extends ToolRunner {
+class DurableRun extends ToolRunner<boolean> {
   /** With `text` (a streamed run), its steps' streamed text goes to the run's listeners, when it has some; `text` follows its requests. */
   constructor(client: ClientLike, params: RunnerParams, options: DurableRunnerOptions, text: LiveText | undefined) {
     const listeners = options.onEvent === undefined ? [] : Array.isArray(options.onEvent) ? options.onEvent : [options.onEvent];
