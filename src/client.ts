@@ -29,6 +29,10 @@ export function checkClient(client: unknown): void {
   if (Object.getPrototypeOf(client) === Object.prototype && 'model' in client && Array.isArray((client as { messages?: unknown }).messages)) {
     throw new TypeError('toolRunner: the first argument is the request params; pass your client first: toolRunner(client, params, options?)');
   }
+  // `client.beta.messages` (or `client.messages`) given for the client: its `create` is there, but not where the runner looks.
+  if (!canSend(client) && typeof (client as { create?: unknown }).create === 'function') {
+    throw new TypeError('toolRunner: the first argument is a messages API (client.beta.messages or client.messages), not the client: pass the client itself, toolRunner(client, params)');
+  }
 }
 
 /** `client.beta.messages`, or `client.messages` for clients without `beta`. */

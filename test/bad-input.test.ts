@@ -194,6 +194,10 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(make({ tools: [shapedForAnotherApi] })).toThrow(/tool 'lookup' has no input_schema/);
     expect(make({ tools: [Promise.resolve(order())] })).toThrow(/an entry of tools is a promise: await it first/);
     expect(() => toolRunner(baseParams as never, client as never)).toThrow(/the first argument is the request params; pass your client first/);
+    // The messages API given for the client: it had failed only at the first await, saying the client had no messages API.
+    for (const api of [client.beta.messages, client.messages]) {
+      expect(() => toolRunner(api as never, baseParams)).toThrow('toolRunner: the first argument is a messages API (client.beta.messages or client.messages), not the client: pass the client itself, toolRunner(client, params)');
+    }
     expect(make({}, { hooks: { onToolcall: () => {} } })).toThrow(/unknown hook 'onToolcall'; the hooks are onRequest, onMessage, onToolCall, onToolResult, onToolError/);
     expect(make({}, { hooks: () => {} })).toThrow(/options.hooks must be an object of hooks/);
     const runner = toolRunner(client, baseParams);
