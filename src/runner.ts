@@ -73,7 +73,6 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     /** The loop body left the loop (a `break`, or an error out of it) while the reply had failed. */
     let failedInBody: { error: unknown } | undefined;
     /** Iterated again at `max_iterations` after a failed request: nothing is sent, and that failure stands. */
-    let failedAtLimit = false;
     try {
       for (;;) {
         // Over an SDK thread: a partial reply the thread sends the turn again without (a stream that broke) goes first.
@@ -95,10 +94,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           break;
         }
         const limit = lastCompaction ? undefined : this.control.beforeRequest();
-        if (limit === 'max_iterations' && this.requestFailure) {
-          failedAtLimit = true;
-          throw this.requestFailure.error;
-        }
+        // At the limit after a failed request, the failure stands (as in the SDK's runner), its stop as the first time.
+        if (limit === 'max_iterations' && this.requestFailure) throw this.requestFailure.error;
         if (limit) {
           stop = limit;
           break;
@@ -154,7 +151,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       }
     } catch (error) {
       failed = true;
-      this.#failed(error, failedAtLimit ? 'error' : undefined);
+      this.#failed(error);
       throw error;
     } finally {
       this.answers.releaseEager();

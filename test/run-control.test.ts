@@ -427,6 +427,15 @@ describe('runner.stoppedBy', () => {
     expect(runner.toJSON().stoppedBy).toBe('error');
     runner.setMessagesParams((params) => ({ ...params, max_iterations: 2 }));
     expect(await runner.runUntilDone()).toMatchObject({ content: [{ text: 'done' }] });
+    // The last allowed request aborted by the run's signal: 'abort', the second time too.
+    const slow = await mockServer([{ content: [text('slow')], delayMs: 500 }]);
+    const controller = new AbortController();
+    const aborted = toolRunner(slow.client({ maxRetries: 0 }), { ...baseParams, max_iterations: 1 }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    await expect(aborted.runUntilDone()).rejects.toThrow(APIUserAbortError);
+    expect(aborted.stoppedBy).toBe('abort');
+    await expect(aborted.runUntilDone()).rejects.toThrow(APIUserAbortError);
+    expect(aborted.stoppedBy).toBe('abort');
   });
 
   it('a step that failed after its reply came (a hook), then went through: the limit stop resolves to the reply, the failure does not stand', async () => {

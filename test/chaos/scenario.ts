@@ -196,7 +196,9 @@ export async function runScenario(scenario: Scenario, shared?: MockServer): Prom
     }
   }
   const stoppedBy = runner.stoppedBy;
-  if (failed !== (stoppedBy === 'error' || stoppedBy === 'abort')) violations.push(`the run ${failed ? 'failed' : 'ended'} with stoppedBy ${stoppedBy}`);
+  // A limit reached before any reply was kept (a broken reply's usage used the budget up) rejects: there is no reply to resolve to.
+  const limitBeforeAnyReply = failed && (stoppedBy === 'budget' || stoppedBy === 'max_iterations') && /ended without a message from the model/.test(errors.at(-1) ?? '');
+  if (failed !== (stoppedBy === 'error' || stoppedBy === 'abort') && !limitBeforeAnyReply) violations.push(`the run ${failed ? 'failed' : 'ended'} with stoppedBy ${stoppedBy}`);
   const { control: limits } = scenario;
   if (limits) {
     const ran = [...runs.values()].reduce((sum, count) => sum + count, 0);
