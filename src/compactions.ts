@@ -15,6 +15,7 @@ import {
 } from './compaction.js';
 import { ContextOverflowError, type Overflow, contextOverflow, fitForSummary } from './context-overflow.js';
 import { answerDanglingCalls, sameMessage, toolUsesOf } from './history.js';
+import { appendedTo } from './late-change.js';
 import type { RunContext } from './run-context.js';
 import { unfinishedReply } from './stop-reason.js';
 import type { CompactionJSON } from './snapshot.js';
@@ -201,6 +202,7 @@ export class Compactions {
     const { state, logger } = this.#run;
     // A history with calls never answered (the caller went on from a stop for approval): answered as not run, as a turn's request does.
     const body = summaryRequestBody(state.apiParams, answerDanglingCalls(messages as BetaMessageParam[], state.notRun), control, state.tools.definitions);
+    const asked = state.messages;
     const summaryReply = await this.#requests.summary(body, signal);
     state.usage = addUsage(state.usage, summaryReply.usage);
     const unfinished = unfinishedReply(summaryReply.stop_reason);
@@ -213,7 +215,9 @@ export class Compactions {
       this.#trigger.giveUp();
       return false;
     }
-    state.replaceHistory(compactedHistory(state.messages, summary, keepTurns));
+    // Messages appended meanwhile (in the summary request's `onRequest`) go after the summary, not into it.
+    const added = asked === state.messages ? undefined : appendedTo(asked, state.messages);
+    state.replaceHistory(added ? [...compactedHistory(asked, summary, keepTurns), ...added] : compactedHistory(state.messages, summary, keepTurns));
     this.#trigger.compacted();
     return true;
   }

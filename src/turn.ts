@@ -269,6 +269,9 @@ export class Requests {
     run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error: ContextOverflowError.from(overflowed), fallback: turn.fallback });
     // No request of this turn is in flight until the next starts (ids start at 1): a failure now is not told twice.
     turn.requestId = NO_REQUEST;
+    // Until it is sent again, the turn is between requests: a change of the history in a hook (the summary's `onRequest`, the
+    // request's) goes with what is sent next, as before any request; not as the loop body taking control.
+    turn.sendingAgain = true;
     try {
       const overflow = contextOverflow(overflowed)!;
       // The turn's signal (a stream's: `stream.abort()`, a `break`) stops the summary and the request sent again too.
@@ -280,18 +283,16 @@ export class Requests {
       const appendsOnly = run.state.prepareHistory();
       const body = this.#body(undefined);
       const held = run.state.messages;
-      turn.sendingAgain = true;
-      try {
-        await callHook(run.options.hooks, 'onRequest', signal, body as RequestParams);
-      } finally {
-        turn.sendingAgain = false;
-      }
+      await callHook(run.options.hooks, 'onRequest', signal, body as RequestParams);
       // What the hook pushed goes with this request, as with any (`#sendBody`).
       request.appendsOnly = run.state.takeChangeDuringHook(body, held) && appendsOnly;
+      turn.sendingAgain = false;
       turn.requestId = this.#started(body, 'turn');
       return await send(body);
     } catch (error) {
       throw ContextOverflowError.from(error);
+    } finally {
+      turn.sendingAgain = false;
     }
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type ToolRunner, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, type ScriptedReply, historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
@@ -334,6 +334,19 @@ describe('client-side compaction (compactionControl)', () => {
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 
+  it.each([false, true])("a message pushed in the summary request's onRequest goes after the summary, with the next request (stream: %s)", async (stream) => {
+    const server = await mockServer(lookupPastTheThreshold());
+    const note = { role: 'user' as const, content: 'Answer in five words.' };
+    const runner: ToolRunner<boolean> = toolRunner(server.client(), { ...baseParams, stream, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 10_000, summaryPrompt: PROMPT } }, {
+      hooks: { onRequest: (body) => void ((body.messages as Array<{ content: unknown }>).at(-1)?.content === PROMPT && runner.pushMessages(note)) },
+    });
+    expect((await runner.runUntilDone()).content[0]).toMatchObject({ text: 'All done.' });
+    // The note is not in the summary request; it follows the summary in the next one.
+    expect(wire(server.requests[1]!).messages.at(-1).content).toBe(PROMPT);
+    expect(wire(server.requests[2]!).messages.at(-1)).toEqual(note);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('is checked at construction', async () => {
     const server = await mockServer([]);
     expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: 'yes' } as never })).toThrow(/enabled: boolean/);
@@ -345,6 +358,56 @@ describe('client-side compaction (compactionControl)', () => {
     expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: true, keepTurn: 1 } as never })).toThrow(/unknown option 'keepTurn'.*Did you mean 'keepTurns'\?/);
     // A key set to undefined is a key all the same (a config object's optional field): only known ones.
     expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: true, keepTurns: undefined } })).not.toThrow();
+  });
+
+  it('a check left owed (its summary request failed) is dropped when the caller sets a history without its reply: the next request goes with the history set', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      { error: { status: 500 } },
+      (request: RecordedRequest) => {
+        expect(isSummaryRequest(request)).toBe(false);
+        return { content: [text('4')] };
+      },
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 10_000, summaryPrompt: PROMPT } });
+    await expect(runner.runUntilDone()).rejects.toThrow();
+    const fresh = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'assistant' as const, content: 'hello' },
+      { role: 'user' as const, content: 'what is 2+2?' },
+    ];
+    runner.setMessagesParams((params) => ({ ...params, messages: fresh }));
+    await runner;
+    expect(wire(server.requests[2]!).messages).toEqual(fresh);
+    expect(runner.params.messages).toHaveLength(4);
+  });
+
+  it('a check left owed is made when the history still holds its reply (a message pushed after it), and after a resume', async () => {
+    for (const resume of [false, true]) {
+      const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big }, { error: { status: 500 } }, ...lookupPastTheThreshold().slice(1)]);
+      const params = { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 10_000, summaryPrompt: PROMPT } };
+      let runner = toolRunner(server.client({ maxRetries: 0 }), params);
+      await expect(runner.runUntilDone()).rejects.toThrow();
+      runner.pushMessages({ role: 'user', content: 'Go on.' });
+      if (resume) runner = resumeToolRunner(server.client({ maxRetries: 0 }), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [lookup] });
+      await runner;
+      expect(server.requests.filter(isSummaryRequest)).toHaveLength(2);
+      expect(runner.params.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ text: 'All done.' }] });
+    }
+  });
+
+  it('a run stopped by max_iterations sends no summary after its last reply (as a budget stop): the check stays owed for a run that goes on', async () => {
+    const server = await mockServer([{ content: [toolUse('lookup', { n: 0 }, 'toolu_0')], usage: { input_tokens: 100, output_tokens: 5 } }, ...lookupPastTheThreshold()]);
+    const runner = toolRunner(server.client(), { ...baseParams, max_iterations: 2, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 10_000, summaryPrompt: PROMPT } });
+    await runner;
+    expect(runner.stoppedBy).toBe('max_iterations');
+    expect(server.requests).toHaveLength(2);
+    expect(runner.params.messages).toHaveLength(5);
+    // Raised, the run goes on: the owed summary first, then the answer.
+    runner.setMessagesParams((params) => ({ ...params, max_iterations: 10 }));
+    await runner;
+    expect(isSummaryRequest(server.requests[2]!)).toBe(true);
+    expect(runner.stoppedBy).toBe('model');
   });
 });
 
@@ -555,54 +618,5 @@ describe('server-side context management', () => {
       { role: 'assistant', content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null }] },
     ]);
     expect(wire(server.requests[2]!).body).not.toHaveProperty('compaction');
-  });
-  it('a check left owed (its summary request failed) is dropped when the caller sets a history without its reply: the next request goes with the history set', async () => {
-    const server = await mockServer([
-      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
-      { error: { status: 500 } },
-      (request: RecordedRequest) => {
-        expect(isSummaryRequest(request)).toBe(false);
-        return { content: [text('4')] };
-      },
-    ]);
-    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 10_000, summaryPrompt: PROMPT } });
-    await expect(runner.runUntilDone()).rejects.toThrow();
-    const fresh = [
-      { role: 'user' as const, content: 'hi' },
-      { role: 'assistant' as const, content: 'hello' },
-      { role: 'user' as const, content: 'what is 2+2?' },
-    ];
-    runner.setMessagesParams((params) => ({ ...params, messages: fresh }));
-    await runner;
-    expect(wire(server.requests[2]!).messages).toEqual(fresh);
-    expect(runner.params.messages).toHaveLength(4);
-  });
-
-  it('a check left owed is made when the history still holds its reply (a message pushed after it), and after a resume', async () => {
-    for (const resume of [false, true]) {
-      const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big }, { error: { status: 500 } }, ...lookupPastTheThreshold().slice(1)]);
-      const params = { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 10_000, summaryPrompt: PROMPT } };
-      let runner = toolRunner(server.client({ maxRetries: 0 }), params);
-      await expect(runner.runUntilDone()).rejects.toThrow();
-      runner.pushMessages({ role: 'user', content: 'Go on.' });
-      if (resume) runner = resumeToolRunner(server.client({ maxRetries: 0 }), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [lookup] });
-      await runner;
-      expect(server.requests.filter(isSummaryRequest)).toHaveLength(2);
-      expect(runner.params.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ text: 'All done.' }] });
-    }
-  });
-
-  it('a run stopped by max_iterations sends no summary after its last reply (as a budget stop): the check stays owed for a run that goes on', async () => {
-    const server = await mockServer([{ content: [toolUse('lookup', { n: 0 }, 'toolu_0')], usage: { input_tokens: 100, output_tokens: 5 } }, ...lookupPastTheThreshold()]);
-    const runner = toolRunner(server.client(), { ...baseParams, max_iterations: 2, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 10_000, summaryPrompt: PROMPT } });
-    await runner;
-    expect(runner.stoppedBy).toBe('max_iterations');
-    expect(server.requests).toHaveLength(2);
-    expect(runner.params.messages).toHaveLength(5);
-    // Raised, the run goes on: the owed summary first, then the answer.
-    runner.setMessagesParams((params) => ({ ...params, max_iterations: 10 }));
-    await runner;
-    expect(isSummaryRequest(server.requests[2]!)).toBe(true);
-    expect(runner.stoppedBy).toBe('model');
   });
 });

@@ -20,6 +20,7 @@ const readFile = tool({
 });
 const WINDOW = 2_000;
 const isSummaryRequest = (request: RecordedRequest) => String(wire(request).messages.at(-1)?.content).startsWith('You have been working on the task');
+const isSummaryBody = (body: { messages: unknown }) => JSON.stringify((body.messages as unknown[]).at(-1)).includes('You have been working on the task');
 const threadKind = (request: RecordedRequest) => (wire(request).body.thread as { type: string } | undefined)?.type ?? 'none';
 
 describe('a prompt too long for the context window', () => {
@@ -147,6 +148,27 @@ describe('a prompt too long for the context window', () => {
     expect(wire(again).messages.at(-1)).toEqual(note);
     expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'user', 'assistant']);
     expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it.each([false, true])("a message pushed in the summary request's onRequest goes after the summary, with the request sent again (stream: %s)", async (stream) => {
+    const server = await mockServer({
+      steps: [
+        { content: [toolUse('read_file', { path: 'a.txt' })] },
+        { content: [text('<summary>Read a.txt: Jack works all day.</summary>')] },
+        { content: [text('It is about Jack.')] },
+      ],
+      contextWindow: WINDOW,
+    });
+    const note = { role: 'user' as const, content: 'Answer in five words.' };
+    const runner: ToolRunner<boolean> = toolRunner(
+      server.client({ maxRetries: 0 }),
+      { ...baseParams, stream, tools: [readFile], compactionControl: { enabled: true, contextTokenThreshold: 100_000, keepTurns: 2 } },
+      { hooks: { onRequest: (body) => void (isSummaryBody(body) && runner.pushMessages(note)) } },
+    );
+    expect((await runner.runUntilDone()).content[0]).toMatchObject({ text: 'It is about Jack.' });
+    expect(server.requests).toHaveLength(4);
+    expect(wire(server.requests[3]!).messages.at(-1)).toEqual(note);
+    expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'user', 'assistant']);
   });
 
   it('once: a request still too long after compacting is a ContextOverflowError with the last rejection’s numbers', async () => {
