@@ -69,7 +69,7 @@ export function deniedText(name: string, reason: string | undefined): string {
 }
 
 /** A reason that is no string, as text: an Error or a number as it prints, a plain object as JSON (not "[object Object]"). */
-function reasonText(reason: unknown): string {
+export function reasonText(reason: unknown): string {
   if (typeof reason !== 'object' || reason instanceof Error || Object.prototype.toString !== (reason as object).toString) return String(reason);
   try {
     return JSON.stringify(reason);

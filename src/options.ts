@@ -87,8 +87,7 @@ export function checkOptions(options: ToolRunnerOptions, client?: unknown): { ma
   const { requestOptions, onEvent } = options;
   if (requestOptions !== undefined) {
     if (typeof requestOptions !== 'object' || requestOptions === null || Array.isArray(requestOptions)) throw wrongValue(requestOptions, 'toolRunner: options.requestOptions must be an object of the SDK\'s request options');
-    for (const key of Object.keys(requestOptions)) checkRequestOptionKey(key, 'toolRunner: options.requestOptions');
-    checkRequestOptionValues(requestOptions as Record<string, unknown>, 'toolRunner: options.requestOptions');
+    checkRequestOptionNames(requestOptions as Record<string, unknown>, options.middleware ? { middleware: options.middleware } : client, 'toolRunner: options.requestOptions');
   }
   // A listener that is no function would throw at each event (each a warning), and the run would go on unwatched.
   if (onEvent !== undefined && !(typeof onEvent === 'function' || (Array.isArray(onEvent) && onEvent.every((listener) => typeof listener === 'function')))) {
@@ -159,18 +158,23 @@ function reachesMiddleware(options: Pick<ToolRunnerOptions, 'middleware' | 'requ
  * caller's own that middleware reads; a runner option or a near miss of a known key is a clear error, not left unused.
  */
 export function checkNewRequestOptions(options: Record<string, unknown>, client: unknown): void {
+  checkRequestOptionNames(options, client, 'setRequestOptions');
+}
+
+/** `checkNewRequestOptions`, for the request options `where` names (`options.requestOptions` at construction too). */
+function checkRequestOptionNames(options: Record<string, unknown>, client: unknown, where: string): void {
   for (const key of Object.keys(options)) {
     if (options[key] === undefined || REQUEST_OPTION_KEYS.has(key)) continue;
-    checkRequestOptionKey(key, 'setRequestOptions');
+    checkRequestOptionKey(key, where);
     const meant = OWN_OPTION_KEYS.has(key) ? key : knownKeyNear(key);
     if (meant !== undefined && OWN_OPTION_KEYS.has(meant)) {
-      throw new TypeError(`setRequestOptions: ${meant === key ? '' : `unknown request option '${key}'; `}\`${meant}\` is an option of the runner, not a request option: give it when the runner is made, toolRunner(client, params, { ${meant} })`);
+      throw new TypeError(`${where}: ${meant === key ? '' : `unknown request option '${key}'; `}\`${meant}\` is an option of the runner, not a request option: give it in the runner's options, toolRunner(client, params, { ${meant} })`);
     }
     if (meant === undefined && reachesMiddleware(options, client)) continue;
     const why = meant !== undefined ? `. Did you mean '${meant}'?` : ". A request option of your own reaches only middleware, and neither these options nor the client have any";
-    throw new TypeError(`setRequestOptions: unknown request option '${key}'; the SDK's request options are ${[...REQUEST_OPTION_KEYS].join(', ')}${why}`);
+    throw new TypeError(`${where}: unknown request option '${key}'; the SDK's request options are ${[...REQUEST_OPTION_KEYS].join(', ')}${why}`);
   }
-  checkRequestOptionValues(options, 'setRequestOptions: options');
+  checkRequestOptionValues(options, `${where === 'setRequestOptions' ? 'setRequestOptions: options' : where}`);
 }
 
 /**

@@ -67,7 +67,8 @@ export class RunState {
 
   set stoppedBy(stoppedBy: StoppedBy | undefined) {
     this.#stoppedBy = stoppedBy;
-    this.#endedOn = this.messages.at(-1);
+    // The reply the run ended on, before the messages appended late that were placed after it.
+    this.#endedOn = this.late?.reply ?? this.messages.at(-1);
   }
 
   /**

@@ -161,6 +161,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       // A `break` in the loop body ends the run too: it resolves to the last reply.
       else if (!failed) {
         this.state.stoppedBy = stop ?? 'break';
+        // Appended after the loop body while the final answer came: placed after it, but the run ends (as the SDK's does).
+        if (stop === 'model' && this.state.late) this.run.logger.warn(changedAfterEndText(stop));
         this.#finish();
         // Closed by the loop body (`break`) before the loop ended: a cancellation, with no status.
         this.run.tracing.end(stop ? 'completed' : 'closed');

@@ -307,6 +307,9 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(make({ requestOptions: 'x' })).toThrow(/^toolRunner: options\.requestOptions must be an object of the SDK's request options, got "x"$/);
     expect(make({ requestOptions: { timeout: 1.5 } })).toThrow(/options\.requestOptions\.timeout must be a whole number of ms, 1 or more, got 1\.5/);
     expect(make({ requestOptions: { signal: 'stop' } })).toThrow(/options\.requestOptions\.signal must be an AbortSignal/);
+    // A near miss or a runner option inside requestOptions: it had been taken and never applied.
+    expect(make({ requestOptions: { timeuot: 5_000 } })).toThrow(/^toolRunner: options\.requestOptions: unknown request option 'timeuot'; .*Did you mean 'timeout'\?$/);
+    expect(make({ requestOptions: { toolTimeoutMs: 5_000 } })).toThrow(/^toolRunner: options\.requestOptions: `toolTimeoutMs` is an option of the runner, not a request option/);
     // A listener that is no function threw at each event, and the run went on unwatched.
     expect(make({ onEvent: 'console.log' })).toThrow(/^toolRunner: options\.onEvent must be a function, or an array of functions, got "console\.log"$/);
     expect(make({ onEvent: [() => {}, null] })).toThrow(/options\.onEvent must be a function, or an array of functions, got an array/);
@@ -317,7 +320,7 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(() => runner.setRequestOptions(() => 'x' as never)).toThrow(/^setRequestOptions: the request options must be an object, got "x"$/);
     // A near miss, or an option of the runner, had been taken and left unused (a tool timeout never applied).
     expect(() => runner.setRequestOptions({ timeuot: 5_000 } as never)).toThrow(/^setRequestOptions: unknown request option 'timeuot'; the SDK's request options are headers, .*\. Did you mean 'timeout'\?$/);
-    expect(() => runner.setRequestOptions({ toolTimeoutMs: 5_000 } as never)).toThrow(/^setRequestOptions: `toolTimeoutMs` is an option of the runner, not a request option: give it when the runner is made/);
+    expect(() => runner.setRequestOptions({ toolTimeoutMs: 5_000 } as never)).toThrow(/^setRequestOptions: `toolTimeoutMs` is an option of the runner, not a request option: give it in the runner's options/);
     expect(() => runner.setRequestOptions({ concurency: 2 } as never)).toThrow(/^setRequestOptions: unknown request option 'concurency'; `concurrency` is an option of the runner/);
     expect(() => runner.setRequestOptions({ traceTag: 'x' } as never)).toThrow(/A request option of your own reaches only middleware/);
     // One of the caller's own, read by middleware, goes (as at construction).

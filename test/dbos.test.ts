@@ -376,6 +376,21 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     }
   });
 
+  it('a denial sent with a reason that is no string (an untyped sender) denies the call, the reason as text: the workflow does not fail on it', async () => {
+    const server = await mockServer([
+      { content: [toolUse('refund', { order: '42' }, 'toolu_ref'), toolUse('cancel', { order: '42' }, 'toolu_can')] },
+      { content: [text('Refunded; not cancelled.')] },
+    ]);
+    const id = `approval-object-reason-${randomUUID()}`;
+    const done = resultOf(worker('start', id, server.url, { APPROVALS: '1', APPROVAL_SECONDS: '30' }));
+    await until(async () => (await approvalsOf(id)).length === 2);
+    await durableApprovals(dbos, id).approve('toolu_ref');
+    await durableApprovals(dbos, id).deny('toolu_can', { rule: 7 } as never);
+    const result = await done;
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Refunded; not cancelled.', citations: null }]);
+    expect(wire(server.requests[1]!).messages[2].content[1]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_can', is_error: true, content: 'Error: the call to \'cancel\' was denied by the user: {"rule":7}. It was not run.' });
+  });
+
   it('approvals: the calls of one stop share approvalTimeoutSeconds, pending() drops a decided call, an undecided one is answered as timed out', async () => {
     const server = await mockServer([
       { content: [toolUse('refund', { order: '42' }, 'toolu_ref'), toolUse('cancel', { order: '42' }, 'toolu_can')] },

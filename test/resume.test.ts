@@ -28,6 +28,23 @@ const researchScript = () =>
   });
 
 describe('pause and resume', () => {
+  it('a message pushed after the loop body while the final answer still streams: the run ends (it says so), and its snapshot, resumed, sends the message', async () => {
+    const server = await mockServer([{ content: [text('first answer '.repeat(20))], chunkSize: 4, eventDelayMs: 5 }, { content: [text('second answer')] }]);
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), { ...baseParams, stream: true });
+    setTimeout(() => runner.pushMessages({ role: 'user', content: 'And Berlin?' }), 30);
+    for await (const _stream of runner) {
+      // The body returns at once; the reply streams on.
+    }
+    expect(runner.stoppedBy).toBe('model');
+    expect(server.requests).toHaveLength(1);
+    expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(lines).toEqual([{ level: 'warn', message: expect.stringMatching(/^The run has ended \(stoppedBy 'model'\)/) }]);
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())));
+    expect((await resumed).content[0]).toMatchObject({ text: 'second answer' });
+    expect(wire(server.requests[1]!).messages.at(-1)).toEqual({ role: 'user', content: 'And Berlin?' });
+  });
+
   it('a snapshot taken while onToolError runs (the tool has thrown) does not run the tool again on resume', async () => {
     const server = await mockServer([{ content: [toolUse('act', { n: 1 }, 'toolu_a')] }, { content: [text('done')] }]);
     let runs = 0;
