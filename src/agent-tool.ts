@@ -24,7 +24,7 @@ import {
   isAgentTool,
   notDurableOptionIn,
 } from './agent-link.js';
-import { described, misspeltField, nearLongName, thrownLine } from './described.js';
+import { described, misspeltField, nearNameOr, thrownLine } from './described.js';
 import { type Approver, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
 import { type ClientLike, canSend } from './client.js';
@@ -112,7 +112,8 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
   if ('input_schema' in options) throw new TypeError(`agentTool '${name}': the input's schema is \`inputSchema\` (a zod, Standard Schema or JSON Schema object schema), not \`input_schema\``);
   if (runOptions !== undefined) checkSubOptions(name, runOptions, client);
   // The fields of tool() are checked by tool(); these are agentTool's own, which it would leave out silently.
-  const slip = misspeltField(rest, ['params', 'client', 'options', 'maxDepth'], nearLongName);
+  // One letter off the short names too (`option`, `clients`, `param`): the sub-agent's options would go unused.
+  const slip = misspeltField(rest, ['params', 'client', 'options', 'maxDepth'], nearNameOr('params', 'client', 'options'));
   if (slip) throw new TypeError(`agentTool '${name}': unknown field \`${slip.key}\`. Did you mean \`${slip.meant}\`?`);
   const agent: Agent = { name, params: params as Agent['params'], client, options: runOptions ?? {}, maxDepth, steps: undefined };
   // Made by `tool()` (validated input), untyped here: the generic schema would make the compiler's work explode.

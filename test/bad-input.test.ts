@@ -261,6 +261,9 @@ describe("a new user's first mistakes are clear errors", () => {
     // agentTool's own fields too.
     expect(() => agentTool({ name: 'a', description: 'd', params: () => baseParams, max_depth: 2 } as never)).toThrow(new TypeError("agentTool 'a': unknown field `max_depth`. Did you mean `maxDepth`?"));
     expect(() => agentTool({ name: 'a', description: 'd', params: () => baseParams, maxDepht: 2 } as never)).toThrow(/Did you mean `maxDepth`\?/);
+    // The short names too: the sub-agent's budget (its options) had gone unused.
+    expect(() => agentTool({ name: 'a', description: 'd', params: () => baseParams, option: { budget: { maxToolCalls: 1 } } } as never)).toThrow(new TypeError("agentTool 'a': unknown field `option`. Did you mean `options`?"));
+    expect(() => agentTool({ name: 'a', description: 'd', params: () => baseParams, clients: {} } as never)).toThrow(/unknown field `clients`\. Did you mean `client`\?/);
   });
 
   it('textOf given a runner not awaited or a stream: errors that say what to do', async () => {
