@@ -11,6 +11,7 @@ import type { RunnerEvent, RunnerListener } from './events.js';
 import type { FallbackEntry } from './fallback.js';
 import type { RunScope } from './scope.js';
 import type { RunnerSnapshot } from './snapshot.js';
+import type { RunnableTool } from './surface.js';
 import type { Usage } from './usage.js';
 
 // The keys are registered symbols: a program that loads both the ESM and the CommonJS build (an ESM
@@ -99,6 +100,8 @@ export interface AgentLink {
   readonly fallback: FallbackEntry[] | undefined;
   /** Adds a sub-agent's usage to the parent's `runner.usage`. */
   addUsage(usage: Usage): void;
+  /** The runnable tools this run added with `addTools()` (a sub-agent resumed in this process is given them again). */
+  added(): RunnableTool[];
 }
 
 const PENDING_BRAND = Symbol.for('tool-runner.agentPending.v1');

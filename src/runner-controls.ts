@@ -354,9 +354,8 @@ export abstract class RunnerControls implements Runner {
       approve: this.answers.approver,
       streaming: state.settings.stream === true,
       fallback: run.options.fallback,
-      addUsage: (usage) => {
-        state.usage = addUsage(state.usage, usage);
-      },
+      addUsage: (usage) => void (state.usage = addUsage(state.usage, usage)),
+      added: () => this.answers.changes.added,
     };
   }
 

@@ -85,6 +85,11 @@ export class ToolChanges {
     }
   }
 
+  /** The runnable tools `addTools()` gave the run (a snapshot names them; a resumed run is given them again). */
+  get added(): RunnableTool[] {
+    return [...(this.#overrides?.values() ?? [])].filter((tool): tool is RunnableTool => tool !== null);
+  }
+
   /** What a snapshot keeps (runnable tools by name); none while nothing changed. */
   toJSON(): ToolChangesJSON | undefined {
     if (!this.#overrides && this.#pending.length === 0) return undefined;

@@ -1030,3 +1030,52 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
     expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 });
+
+describe('a sub-agent that added a tool with addTools()', () => {
+  it('goes on after a stop for approval inside it, and from the parent\'s snapshot in this process, with the tool it added', async () => {
+    for (const via of ['approval', 'snapshot'] as const) {
+      const ran: string[] = [];
+      const query = tool({ name: 'query', inputSchema: z.object({}), run: () => (ran.push('query'), '42') });
+      const danger = tool({ name: 'danger', inputSchema: z.object({}), needsApproval: true, run: () => (ran.push('danger'), 'boom') });
+      const login = tool({ name: 'login', inputSchema: z.object({}), run: (_input, context) => (ran.push('login'), context.runner.addTools(query), 'logged in') });
+      const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 100, system: 'worker', messages: [{ role: 'user', content: task }], tools: [login, danger] }) });
+      const server = await mockServer(
+        byAgent({
+          parent: [{ content: [toolUse('worker', { task: 't' })] }, { content: [text('lead done')] }],
+          worker: [{ content: [toolUse('login', {})] }, { content: [toolUse('query', {}), toolUse('danger', {})] }, { content: [text('sub done')] }],
+        }),
+      );
+      const params = { model, max_tokens: 100, messages: [{ role: 'user' as const, content: 'go' }], tools: [worker] };
+      let runner = toolRunner(server.client(), params, { headers: { 'anthropic-beta': 'inline-tools-2026-09-15' } });
+      await runner;
+      expect(runner.pendingApprovals.map((call) => [call.name, call.path])).toEqual([['danger', ['worker']]]);
+      if (via === 'snapshot') runner = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [worker], options: { headers: { 'anthropic-beta': 'inline-tools-2026-09-15' } } });
+      runner.approve(runner.pendingApprovals[0]!.id);
+      expect((await runner).content[0]).toMatchObject({ text: 'lead done' });
+      expect(ran).toEqual(['login', 'query', 'danger']);
+      expect(runner.params.messages.at(-2)!.content).toEqual([expect.objectContaining({ content: 'sub done' })]);
+    }
+  });
+
+  it('resumed in another process without it, the call fails saying where the tool goes (not a bare TypeError)', async () => {
+    const query = tool({ name: 'query', inputSchema: z.object({}), run: () => '42' });
+    const danger = tool({ name: 'danger', inputSchema: z.object({}), needsApproval: true, run: () => 'boom' });
+    const login = tool({ name: 'login', inputSchema: z.object({}), run: (_input, context) => (context.runner.addTools(query), 'logged in') });
+    const make = () => agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 100, system: 'worker', messages: [{ role: 'user', content: task }], tools: [login, danger] }) });
+    const server = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('worker', { task: 't' })] }, { content: [text('lead done')] }],
+        worker: [{ content: [toolUse('login', {})] }, { content: [toolUse('query', {}), toolUse('danger', {})] }],
+      }),
+    );
+    const runner = toolRunner(server.client(), { model, max_tokens: 100, messages: [{ role: 'user', content: 'go' }], tools: [make()] }, { headers: { 'anthropic-beta': 'inline-tools-2026-09-15' } });
+    await runner;
+    // Another process: a new agent tool, which has never seen the tool its sub-agent added.
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [make()] });
+    resumed.approve(resumed.pendingApprovals[0]!.id);
+    await resumed;
+    expect(resumed.params.messages.at(-2)!.content).toEqual([
+      expect.objectContaining({ is_error: true, content: expect.stringMatching(/^Error: the agent 'worker' could not go on from where it stopped: TypeError: resumeToolRunner: the snapshot uses tool 'query', which was not supplied .*put it in the agent's params tools\)$/) }),
+    ]);
+  });
+});
