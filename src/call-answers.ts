@@ -154,7 +154,11 @@ export class CallAnswers {
     if (control.admitsAfterUsage) return;
     // Admitted as it completes, held or not, so that calls are admitted in the model's order.
     if (control.admits) control.admitEagerly(toolUse);
-    if (this.#deferred?.has(toolUse.id)) return;
+    if (this.#deferred?.has(toolUse.id)) {
+      // A held toolset call: the toolset's later calls of the reply wait for it (one at a time, in the model's order).
+      if (familyOf(toolUse) !== undefined) (this.#eagerFamilies ??= new Map()).set(familyOf(toolUse)!, 'waiting');
+      return;
+    }
     const eager = this.#eagerNow();
     const context = this.#executionContext(eager.controller.signal, false);
     const toolsets = this.#toolsetsNow();
@@ -174,13 +178,9 @@ export class CallAnswers {
     const started = this.#callsNow().start(toolUse, () => this.#runMember(toolsets.get(family), family, toolUse, context));
     eager.started.push(started);
     eager.ids.push(toolUse.id);
-    started.then(
-        (outcome) => {
-          if (('result' in outcome && outcome.result.is_error) || families.get(family) === 'waiting') families.set(family, 'waiting');
-          else families.delete(family);
-        },
-        () => families.set(family, 'waiting'),
-      );
+    // Once it ends the toolset is idle again, unless it failed or a later call of it came meanwhile (that one waits).
+    const ended = (failed: boolean) => (failed || families.get(family) === 'waiting' ? families.set(family, 'waiting') : families.delete(family));
+    started.then((outcome) => ended('result' in outcome && outcome.result.is_error === true), () => ended(true));
   }
 
   /** Whether the call of this id has started (and its message is not answered yet). */

@@ -17,7 +17,7 @@ import { ToolError as SdkToolError } from '@anthropic-ai/sdk/lib/tools/ToolError
 import { toolRunner } from 'tool-runner';
 import { type Step, text, toolUse } from 'tool-runner/testing';
 import { connectedClient } from './fixtures/mcp-server.js';
-import { captureLogger, mockServer, wire } from './helpers.js';
+import { captureLogger, mockServer, sleep, wire } from './helpers.js';
 import { type Program, type Runner, ask, bodiesOf, callThenFailure, collect, comparable, headersOf, model, overThreadBoth, runBoth, seenWith, weather } from './side-by-side.js';
 
 /** A `tool_use` block of a toolset member (the model names the family in `toolset_name`). */
@@ -601,6 +601,36 @@ for (const thread of [undefined, false] as const) {
         },
       );
       expect(ours.log).toEqual(['get_weather Paris', 'held: delete_file', 'delete_file /tmp/x', 'held: ']);
+    });
+
+    it('deferToolCall on a toolset call: the toolset\'s later calls of the reply wait for it, one at a time, in the model\'s order (as the SDK\'s runner)', async () => {
+      const log: string[] = [];
+      let running = 0;
+      let most = 0;
+      const member = (name: string) => ({ ...toolUse(name, {}), toolset_name: 'computer' }) as never;
+      const computer = {
+        type: 'computer_toolset_20260801' as const,
+        display_width_px: 1024,
+        display_height_px: 768,
+        run: async (_call: unknown, use: { name: string }) => {
+          most = Math.max(most, ++running);
+          log.push(`start ${use.name}`);
+          await sleep(30);
+          running--;
+          log.push(`end ${use.name}`);
+          return [{ type: 'text' as const, text: `did ${use.name}` }];
+        },
+      };
+      const server = await mockServer([{ content: [member('left_click'), member('type'), member('screenshot')], eventDelayMs: 20 }, { content: [text('done')] }]);
+      const runner = toolRunner(server.client(), { model, max_tokens: 100, messages: ask, tools: [computer], stream: true, runToolsEagerly: true, ...(thread === false && { thread }) });
+      for await (const stream of runner) {
+        stream.on('contentBlock', (block) => {
+          if (block.type === 'tool_use' && block.name === 'left_click') runner.deferToolCall(block);
+        });
+        await stream.finalMessage();
+      }
+      expect(log).toEqual(['start left_click', 'end left_click', 'start type', 'end type', 'start screenshot', 'end screenshot']);
+      expect(most).toBe(1);
     });
 
     it('deferredToolCalls after a break out of the loop body that held a call: none, as from the SDK\'s runner (the call will never run)', async () => {
