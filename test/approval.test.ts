@@ -2,9 +2,9 @@ import { getEventListeners } from 'node:events';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type ApprovalRequest, HookError, textOf, tool, toolRunner } from 'tool-runner';
+import { type ApprovalRequest, HookError, type ToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, sleep, wire } from './helpers.js';
+import { baseParams, mockServer, unhandledDuring, wire } from './helpers.js';
 
 function tools(log: string[]) {
   const transfer = tool({
@@ -202,10 +202,8 @@ describe('approval with options.approve', () => {
   });
 
   it.each([undefined, 5_000])('a needsApproval rule asked after the run aborted, which rejects as its signal says (timeoutMs %s), leaves no unhandled rejection', async (timeoutMs) => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown) => unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    try {
+    let runner: ToolRunner | undefined;
+    const unhandled = await unhandledDuring(async () => {
       const server = await mockServer([{ content: [toolUse('guarded', { x: 1 }, 'toolu_1')] }, { content: [text('done')] }]);
       const controller = new AbortController();
       const guarded = tool({
@@ -218,15 +216,12 @@ describe('approval with options.approve', () => {
         },
         run: async () => 'ran',
       });
-      const runner = toolRunner(server.client(), { ...baseParams, tools: [guarded] }, { signal: controller.signal, hooks: { onToolCall: () => controller.abort() } });
+      runner = toolRunner(server.client(), { ...baseParams, tools: [guarded] }, { signal: controller.signal, hooks: { onToolCall: () => controller.abort() } });
       await expect(runner.runUntilDone()).rejects.toThrow(APIUserAbortError);
-      await sleep(50);
-      // A Node process ends on an unhandled rejection.
-      expect(unhandled).toEqual([]);
-      expect(historyProblems(runner.params.messages)).toEqual([]);
-    } finally {
-      process.off('unhandledRejection', onUnhandled);
-    }
+    });
+    // A Node process ends on an unhandled rejection.
+    expect(unhandled).toEqual([]);
+    expect(historyProblems(runner!.params.messages)).toEqual([]);
   });
 
   it('a needsApproval rule that answers neither true nor false stops the run with a HookError: an approval never fails open', async () => {

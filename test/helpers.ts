@@ -60,3 +60,17 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 export function wire(request: RecordedRequest): { body: any; messages: any[] } {
   return request as unknown as { body: any; messages: any[] };
 }
+
+/** Runs `body`, then waits a little: the unhandled rejections seen meanwhile (a Node process ends on one). */
+export async function unhandledDuring(body: () => Promise<void>): Promise<unknown[]> {
+  const unhandled: unknown[] = [];
+  const record = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', record);
+  try {
+    await body();
+    await sleep(50);
+  } finally {
+    process.off('unhandledRejection', record);
+  }
+  return unhandled;
+}

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { HookError, type Hooks, type RunnerEvent, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, captureLogger, mockServer, sleep, wire } from './helpers.js';
+import { baseParams, captureLogger, mockServer, sleep, unhandledDuring, wire } from './helpers.js';
 
 const echo = (log: string[]) =>
   tool({ name: 'echo', inputSchema: z.object({ say: z.string() }), run: ({ say }) => (log.push(say), `echo: ${say}`) });
@@ -353,20 +353,14 @@ describe('hooks', () => {
   it('an async onEvent listener whose promise rejects is logged, as one that throws; the run goes on and nothing is left unhandled', async () => {
     const server = await mockServer([{ content: [text('Sunny.')] }]);
     const { lines, logger } = captureLogger();
-    const unhandled: unknown[] = [];
-    const record = (reason: unknown) => unhandled.push(reason);
-    process.on('unhandledRejection', record);
-    try {
+    const unhandled = await unhandledDuring(async () => {
       const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), baseParams, {
         onEvent: async (event) => {
           if (event.type === 'request.start') throw new Error('the audit store is down');
         },
       });
       expect(await runner).toMatchObject({ content: [{ text: 'Sunny.' }] });
-      await sleep(20);
-    } finally {
-      process.off('unhandledRejection', record);
-    }
+    });
     expect(unhandled).toEqual([]);
     expect(lines).toContainEqual({ level: 'warn', message: 'An onEvent listener threw on request.start: the audit store is down' });
   });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OutputError, type ToolRunner, resumeToolRunner, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
+import { baseParams, mockServer, unhandledDuring, weatherTool, wire } from './helpers.js';
 
 const report = z.object({ city: z.string(), temperature: z.number(), tags: z.array(z.string()).default([]) });
 const json = (value: unknown) => text(JSON.stringify(value));
@@ -276,10 +276,7 @@ describe('options.output', () => {
 
   it('an async refinement of the output schema runs once an answer, and one that rejects leaves no unhandled rejection', async () => {
     let checks = 0;
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown) => unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    try {
+    const unhandled = await unhandledDuring(async () => {
       const known = z.object({ city: z.string().refine(async (city) => (checks++, city === 'Paris'), 'unknown city') });
       const server = await mockServer([{ content: [json({ city: 'Lyon' })] }, { content: [json({ city: 'Paris' })] }]);
       const runner = toolRunner(server.client(), baseParams, { output: known });
@@ -291,11 +288,8 @@ describe('options.output', () => {
       const failing = z.object({ city: z.string().refine(async () => Promise.reject(new Error('directory offline'))) });
       const again = await mockServer([{ content: [json({ city: 'Paris' })] }]);
       await expect(toolRunner(again.client(), baseParams, { output: failing }).runUntilDone()).rejects.toThrow('directory offline');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(unhandled).toEqual([]);
-    } finally {
-      process.off('unhandledRejection', onUnhandled);
-    }
+    });
+    expect(unhandled).toEqual([]);
   });
   it('bad input is a clear error at construction, before any request', async () => {
     const server = await mockServer([]);

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ToolError, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
-import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
+import { baseParams, captureLogger, mockServer, unhandledDuring, wire } from './helpers.js';
 
 /** Runs one model turn that calls `name` with `input`, and returns the tool_result the runner sent back. */
 async function resultFor(tools: Parameters<typeof toolRunner>[1]['tools'], name: string, input: unknown, clientOptions = {}) {
@@ -209,10 +209,7 @@ describe('errors (SPEC §5)', () => {
 
   it('an async refinement runs once a call, and one that rejects leaves no unhandled rejection (zod parses async at once)', async () => {
     let checks = 0;
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown) => unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
-    try {
+    const unhandled = await unhandledDuring(async () => {
       const known = tool({ name: 'lookup', inputSchema: z.object({ user: z.string().refine(async (user) => (checks++, user === 'ann'), 'unknown user') }), run: ({ user }) => `found ${user}` });
       expect(await resultFor([known], 'lookup', { user: 'ann' })).toMatchObject({ content: 'found ann' });
       expect(checks).toBe(1);
@@ -223,11 +220,8 @@ describe('errors (SPEC §5)', () => {
       expect(checks).toBe(2);
       const failing = tool({ name: 'lookup', inputSchema: z.object({ user: z.string().refine(async () => Promise.reject(new Error('lookup failed'))) }), run: () => 'found' });
       expect(await resultFor([failing], 'lookup', { user: 'ann' })).toMatchObject({ is_error: true, content: "Invalid input for tool 'lookup': lookup failed" });
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(unhandled).toEqual([]);
-    } finally {
-      process.off('unhandledRejection', onUnhandled);
-    }
+    });
+    expect(unhandled).toEqual([]);
   });
 
   it('a thrown non-Error value gives `Error: ${String(value)}`', async () => {
