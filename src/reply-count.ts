@@ -15,9 +15,9 @@ interface StartedCalls {
 /** The reply once its hook is done and it is counted; a promise only when the hook returns one. */
 export function receivedReply(run: RunContext, eager: StartedCalls, reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
   const hooked = callHook(run.options.hooks, 'onMessage', runSignal(run), reply);
-  if (!hooked) return countReply(run, eager, reply);
+  if (!hooked) return counted(run, eager, reply);
   return hooked.then(
-    () => countReply(run, eager, reply),
+    () => counted(run, eager, reply),
     (error: unknown) => {
       // The reply is not kept, but it was paid for: its usage counts (runner.usage, budget.maxTokens).
       run.state.usage = addUsage(run.state.usage, reply.usage);
@@ -26,7 +26,7 @@ export function receivedReply(run: RunContext, eager: StartedCalls, reply: BetaM
   );
 }
 
-function countReply(run: RunContext, eager: StartedCalls, reply: BetaMessage): BetaMessage {
+function counted(run: RunContext, eager: StartedCalls, reply: BetaMessage): BetaMessage {
   // A complete call of a reply then cut off by max_tokens (or paused) may have started while it streamed: the model is told so.
   run.state.count(reply, run.state.settings.runToolsEagerly ? (id) => eager.started(id) : undefined);
   return reply;

@@ -121,7 +121,14 @@ describe('a prompt too long for the context window', () => {
     expect(lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/^Context overflow \(the prompt is too long: \d+ tokens > 2000\); compacting 3 messages at once/) });
   });
 
-  it.each([false, true])("a message onRequest pushes for the request sent again after compacting goes with it, as with any request (stream: %s)", async (stream) => {
+  // Pushed in the onRequest of the request sent again, or of the summary request before it: either way the note goes
+  // with the request sent again, after the summary (it had been taken as the loop body taking control, the reply dropped).
+  it.each([
+    ['the request sent again', false],
+    ['the request sent again', true],
+    ['the summary request', false],
+    ['the summary request', true],
+  ] as const)("a message pushed in the onRequest of %s after an overflow goes with the request sent again (stream: %s)", async (which, stream) => {
     const server = await mockServer({
       steps: [
         { content: [toolUse('read_file', { path: 'a.txt' })] },
@@ -131,44 +138,17 @@ describe('a prompt too long for the context window', () => {
       contextWindow: WINDOW,
     });
     const note = { role: 'user' as const, content: 'Answer in five words.' };
+    const pushesFor = (body: { messages: unknown }) => (which === 'the summary request' ? isSummaryBody(body) : JSON.stringify((body.messages as unknown[])[0]).includes('Read a.txt'));
     const runner: ToolRunner<boolean> = toolRunner(
       server.client({ maxRetries: 0 }),
       { ...baseParams, stream, tools: [readFile], compactionControl: { enabled: true, contextTokenThreshold: 100_000, keepTurns: 2 } },
-      {
-        hooks: {
-          onRequest: (body) => {
-            const first = JSON.stringify((body.messages as unknown[])[0]);
-            if (first.includes('Read a.txt')) runner.pushMessages(note);
-          },
-        },
-      },
-    );
-    await runner.runUntilDone();
-    const again = server.requests[3]!;
-    expect(wire(again).messages.at(-1)).toEqual(note);
-    expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'user', 'assistant']);
-    expect(historyProblems(runner.params.messages)).toEqual([]);
-  });
-
-  it.each([false, true])("a message pushed in the summary request's onRequest goes after the summary, with the request sent again (stream: %s)", async (stream) => {
-    const server = await mockServer({
-      steps: [
-        { content: [toolUse('read_file', { path: 'a.txt' })] },
-        { content: [text('<summary>Read a.txt: Jack works all day.</summary>')] },
-        { content: [text('It is about Jack.')] },
-      ],
-      contextWindow: WINDOW,
-    });
-    const note = { role: 'user' as const, content: 'Answer in five words.' };
-    const runner: ToolRunner<boolean> = toolRunner(
-      server.client({ maxRetries: 0 }),
-      { ...baseParams, stream, tools: [readFile], compactionControl: { enabled: true, contextTokenThreshold: 100_000, keepTurns: 2 } },
-      { hooks: { onRequest: (body) => void (isSummaryBody(body) && runner.pushMessages(note)) } },
+      { hooks: { onRequest: (body) => void (pushesFor(body) && runner.pushMessages(note)) } },
     );
     expect((await runner.runUntilDone()).content[0]).toMatchObject({ text: 'It is about Jack.' });
     expect(server.requests).toHaveLength(4);
     expect(wire(server.requests[3]!).messages.at(-1)).toEqual(note);
     expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'user', 'assistant']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
   it('once: a request still too long after compacting is a ContextOverflowError with the last rejection’s numbers', async () => {
