@@ -162,7 +162,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       else if (!failed) {
         this.state.stoppedBy = stop ?? 'break';
         // Appended after the loop body while the final answer came: placed after it, but the run ends (as the SDK's does).
-        if (stop === 'model' && this.state.late) this.run.logger.warn(changedAfterEndText(stop));
+        if (stop === 'model' && this.state.late && !this.overSdkThread) this.run.logger.warn(changedAfterEndText(stop));
         this.#finish();
         // Closed by the loop body (`break`) before the loop ended: a cancellation, with no status.
         this.run.tracing.end(stop ? 'completed' : 'closed');
@@ -329,7 +329,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   }
 
   protected changedAfterEnd(): void {
-    if (this.#consumed && this.#completion?.settled) this.run.logger.warn(changedAfterEndText(this.state.stoppedBy));
+    // (Over an SDK thread the thread takes the change: a next run over it sends it.)
+    if (this.#consumed && this.#completion?.settled && !this.overSdkThread) this.run.logger.warn(changedAfterEndText(this.state.stoppedBy));
   }
 
   /** The completion of the current attempt, made when first needed. */

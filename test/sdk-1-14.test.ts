@@ -684,6 +684,21 @@ describe('10. toolRunner(thread, settings) runs over an SDK BetaMessageThread', 
   }
 });
 
+describe('10. a message pushed on a run over an SDK thread after it ended', () => {
+  it('goes to the thread, which a next run over it sends: no warning that it is lost', async () => {
+    const server = await mockServer([{ content: [text('First.')] }, { content: [text('Second.')] }]);
+    const { lines, logger } = captureLogger();
+    const client = server.client({ logger, logLevel: 'warn' });
+    const thread = client.beta.messages.thread({ model, max_tokens: 256, messages: ask } as never);
+    const runner = toolRunner(thread);
+    await runner;
+    runner.pushMessages({ role: 'user', content: 'And Berlin?' });
+    expect(lines).toEqual([]);
+    expect((await toolRunner(thread)).content[0]).toMatchObject({ text: 'Second.' });
+    expect(wire(server.requests[1]!).messages.at(-1)).toEqual({ role: 'user', content: 'And Berlin?' });
+  });
+});
+
 describe('10. a run over a thread that stops after its tools ran (max_iterations) leaves their results in the thread', () => {
   it('a second run over the thread sends them, and does not run the tool again', async () => {
     const steps = (): Step[] => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_m1')] }, { content: [text('21°C.')] }];
