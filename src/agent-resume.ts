@@ -1,18 +1,36 @@
 /**
- * What a sub-agent resumed from its state (after a stop for approval, or from the parent's snapshot) is given again:
- * the tools of its params, and those its run had added with `addTools()`, which only the process that added them has.
+ * What a sub-agent resumed from its state after a stop for approval is given again: the tools of its params, and
+ * those its run had added with `addTools()`, kept with that state in this process (never another run's, and never
+ * in a snapshot: a tool is code). Resumed from a snapshot, only its params' tools are known.
  */
 import type { RunnerSnapshot } from './snapshot.js';
 import type { RunnableTool, ToolEntry } from './surface.js';
 
-/** Said when a resumed sub-agent could not be made: where an added tool must be for another process. */
-export const ADDED_TOOLS_HINT = " (a tool the sub-agent added with addTools() is given again only in the process that added it: in another, put it in the agent's params tools)";
+/** The tools a sub-agent's run had added, by the state it stopped with (this process only). */
+const addedBy = new WeakMap<RunnerSnapshot, readonly RunnableTool[]>();
 
-/** The tools a resumed sub-agent is given: its params' tools, and the tools its runs `added` that the snapshot names. */
-export function resumedTools(added: ReadonlyMap<string, RunnableTool>, snapshot: RunnerSnapshot, given: readonly ToolEntry[]): ToolEntry[] {
-  const names = new Set(given.map((entry) => (entry as { name?: unknown }).name));
+/** The sub-agent's state, with the tools its run had added kept beside it. */
+export function withAddedTools(snapshot: RunnerSnapshot, added: readonly RunnableTool[]): RunnerSnapshot {
+  if (added.length > 0) addedBy.set(snapshot, added);
+  return snapshot;
+}
+
+/** The names of the tools the snapshot's run added with `addTools()`. */
+function addedNames(snapshot: RunnerSnapshot): string[] {
   const changes = snapshot.toolChanges;
-  const used = [...Object.keys(changes?.overrides ?? {}), ...(changes?.pending ?? []).flatMap((change) => ('runnable' in change ? [change.runnable] : []))];
-  const again = new Set(used.filter((name) => !names.has(name) && added.has(name)).map((name) => added.get(name)!));
+  return [...Object.keys(changes?.overrides ?? {}), ...(changes?.pending ?? []).flatMap((change) => ('runnable' in change ? [change.runnable] : []))];
+}
+
+/** The tools a resumed sub-agent is given: its params' tools, and those its run added that the snapshot names. */
+export function resumedTools(snapshot: RunnerSnapshot, given: readonly ToolEntry[]): ToolEntry[] {
+  const names = new Set(given.map((entry) => (entry as { name?: unknown }).name));
+  const used = new Set(addedNames(snapshot));
+  const again = (addedBy.get(snapshot) ?? []).filter((tool) => used.has(tool.name) && !names.has(tool.name));
   return [...given, ...again];
+}
+
+/** Said when a resumed sub-agent could not be made because a tool its run added is missing: where it must be. */
+export function addedToolsHint(snapshot: RunnerSnapshot, error: unknown): string {
+  const missing = addedNames(snapshot).some((name) => String((error as { message?: unknown })?.message).includes(`uses tool '${name}'`));
+  return missing ? " (a tool the sub-agent added with addTools() is given again only after a stop for approval in this process: resumed from a snapshot, put it in the agent's params tools)" : '';
 }

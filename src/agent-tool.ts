@@ -49,7 +49,7 @@ import { isToolSource } from './tool-set.js';
 import { isRunnableToolset } from './toolsets.js';
 import type { BetaMessage, Promisable } from './types.js';
 import { checkToolName } from './tool-name.js';
-import { ADDED_TOOLS_HINT, resumedTools } from './agent-resume.js';
+import { addedToolsHint, resumedTools, withAddedTools } from './agent-resume.js';
 import { usageSince } from './usage.js';
 
 /** The input of an agent tool without `inputSchema`: the task, in words. */
@@ -116,7 +116,7 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
   // One letter off the short names too (`option`, `clients`, `param`): the sub-agent's options would go unused.
   const slip = misspeltField(rest, ['params', 'client', 'options', 'maxDepth'], nearNameOr('params', 'client', 'options'));
   if (slip) throw new TypeError(`agentTool '${name}': unknown field \`${slip.key}\`. Did you mean \`${slip.meant}\`?`);
-  const agent: Agent = { name, params: params as Agent['params'], client, options: runOptions ?? {}, maxDepth, steps: undefined, added: new Map() };
+  const agent: Agent = { name, params: params as Agent['params'], client, options: runOptions ?? {}, maxDepth, steps: undefined };
   // Made by `tool()` (validated input), untyped here: the generic schema would make the compiler's work explode.
   const make = tool as (options: object) => RunnableTool;
   const agentToolOf = (of: Agent) => {
@@ -157,8 +157,6 @@ interface Agent {
   maxDepth: number;
   /** In a durable run: the sub-agent's requests and tool calls as steps of the workflow. */
   steps: AgentSteps | undefined;
-  /** The tools its sub-agents added with `addTools()`, by name: one resumed in this process is given them again. */
-  added: Map<string, RunnableTool>;
 }
 
 /** The sub-agent a durable run's runner runs now (or last): the next one starts after it. */
@@ -206,17 +204,14 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   let sub: ToolRunner<boolean>;
   try {
     sub = resume
-      ? resumeToolRunner(client, streaming && !resume.params.stream ? { ...resume, params: { ...resume.params, stream: true } } : resume, { tools: resumedTools(agent.added, resume, params.tools ?? []), options })
+      ? resumeToolRunner(client, streaming && !resume.params.stream ? { ...resume, params: { ...resume.params, stream: true } } : resume, { tools: resumedTools(resume, params.tools ?? []), options })
       : new ToolRunner(client, streaming && !params.stream ? { ...params, stream: true } : params, options);
   } catch (error) {
     // Params the runner refuses: the call fails, and its signal is untied from the run's.
     tied?.stop();
     if (!resume) throw error;
-    throw new ToolError(`Error: the agent '${agent.name}' could not go on from where it stopped: ${thrownLine(error)}${ADDED_TOOLS_HINT}`, { cause: error });
+    throw new ToolError(`Error: the agent '${agent.name}' could not go on from where it stopped: ${thrownLine(error)}${addedToolsHint(resume, error)}`, { cause: error });
   }
-  const remember = () => {
-    for (const added of sub[AGENT_LINK]().added()) agent.added.set(added.name, added);
-  };
   depths.set(sub, depth);
   // The sub-agent's usage goes to the parent when it ends, or at once when the parent stops waiting
   // for it (an abort, the call's timeout): the parent's usage then already holds what it spent. A
@@ -224,7 +219,7 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   let counted = resumed?.counted ?? sub.usage;
   // A snapshot the parent takes while the sub-agent runs holds its state: resumed, it goes on inside it.
   const running = (context as { [AGENT_RUNNING]?: AgentRunning })[AGENT_RUNNING];
-  running?.(() => (remember(), { snapshot: sub.toJSON(), counted }));
+  running?.(() => ({ snapshot: sub.toJSON(), counted }));
   const addUsage = () => {
     const now = sub.usage;
     link?.addUsage(usageSince(now, counted));
@@ -240,7 +235,6 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     // The model reads why; the log has the failure with its stack (the ToolError's cause).
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${thrownLine(error)}`, { cause: error });
   } finally {
-    remember();
     running?.(undefined);
     stopWaiting?.();
     tied?.stop();
@@ -249,7 +243,7 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   if (sub.stoppedBy === 'approval') {
     // Run by another runner (the SDK's): nothing would ever ask about the call, the model is told why.
     if (!link) throw new ToolError(`Error: the agent '${agent.name}' stopped: a call of its own needs approval, and no tool-runner run is there to ask about it. Give the agent options.approve, or run it with toolRunner().`);
-    throw new AgentPending(structuredClone(sub.toJSON()));
+    throw new AgentPending(withAddedTools(structuredClone(sub.toJSON()), sub[AGENT_LINK]().added()));
   }
   if (sub.output !== undefined) return JSON.stringify(sub.output);
   // Stopped by a limit of its own while it still asked for tools (or had paused its turn), or its last

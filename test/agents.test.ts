@@ -1032,32 +1032,38 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
 });
 
 describe('a sub-agent that added a tool with addTools()', () => {
-  it('goes on after a stop for approval inside it, and from the parent\'s snapshot in this process, with the tool it added', async () => {
-    for (const via of ['approval', 'snapshot'] as const) {
-      const ran: string[] = [];
-      const query = tool({ name: 'query', inputSchema: z.object({}), run: () => (ran.push('query'), '42') });
-      const danger = tool({ name: 'danger', inputSchema: z.object({}), needsApproval: true, run: () => (ran.push('danger'), 'boom') });
-      const login = tool({ name: 'login', inputSchema: z.object({}), run: (_input, context) => (ran.push('login'), context.runner.addTools(query), 'logged in') });
-      const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 100, system: 'worker', messages: [{ role: 'user', content: task }], tools: [login, danger] }) });
+  it('goes on after a stop for approval inside it with the tool its own run added, never another run\'s tool of that name', async () => {
+    const ran: string[] = [];
+    const danger = tool({ name: 'danger', inputSchema: z.object({}), needsApproval: true, run: () => (ran.push('danger'), 'boom') });
+    // Each sub-agent's login adds a query bound to its own user.
+    const login = tool({ name: 'login', inputSchema: z.object({ user: z.string() }), run: ({ user }, context) => (context.runner.addTools(tool({ name: 'query', inputSchema: z.object({}), run: () => (ran.push(`query as ${user}`), '42') })), 'logged in') });
+    const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 100, system: 'worker', messages: [{ role: 'user', content: task }], tools: [login, danger] }) });
+    const runFor = async (user: string) => {
       const server = await mockServer(
         byAgent({
-          parent: [{ content: [toolUse('worker', { task: 't' })] }, { content: [text('lead done')] }],
-          worker: [{ content: [toolUse('login', {})] }, { content: [toolUse('query', {}), toolUse('danger', {})] }, { content: [text('sub done')] }],
+          parent: [{ content: [toolUse('worker', { task: user })] }, { content: [text('lead done')] }],
+          worker: [{ content: [toolUse('login', { user })] }, { content: [toolUse('danger', {})] }, { content: [toolUse('query', {})] }, { content: [text('sub done')] }],
         }),
       );
-      const params = { model, max_tokens: 100, messages: [{ role: 'user' as const, content: 'go' }], tools: [worker] };
-      let runner = toolRunner(server.client(), params, { headers: { 'anthropic-beta': 'inline-tools-2026-09-15' } });
+      const runner = toolRunner(server.client(), { model, max_tokens: 100, messages: [{ role: 'user', content: 'go' }], tools: [worker] }, { headers: { 'anthropic-beta': 'inline-tools-2026-09-15' } });
       await runner;
       expect(runner.pendingApprovals.map((call) => [call.name, call.path])).toEqual([['danger', ['worker']]]);
-      if (via === 'snapshot') runner = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [worker], options: { headers: { 'anthropic-beta': 'inline-tools-2026-09-15' } } });
-      runner.approve(runner.pendingApprovals[0]!.id);
-      expect((await runner).content[0]).toMatchObject({ text: 'lead done' });
-      expect(ran).toEqual(['login', 'query', 'danger']);
-      expect(runner.params.messages.at(-2)!.content).toEqual([expect.objectContaining({ content: 'sub done' })]);
-    }
+      // (Wrapped: a runner is thenable, an async function would await it.)
+      return { runner };
+    };
+    // Two runs of one agent tool stop for approval, alice's first; bob's sub-agent added its own query since.
+    const { runner: alice } = await runFor('alice');
+    const { runner: bob } = await runFor('bob');
+    alice.approve(alice.pendingApprovals[0]!.id);
+    expect((await alice).content[0]).toMatchObject({ text: 'lead done' });
+    expect(ran).toEqual(['danger', 'query as alice']);
+    expect(alice.params.messages.at(-2)!.content).toEqual([expect.objectContaining({ content: 'sub done' })]);
+    bob.approve(bob.pendingApprovals[0]!.id);
+    await bob;
+    expect(ran).toEqual(['danger', 'query as alice', 'danger', 'query as bob']);
   });
 
-  it('resumed in another process without it, the call fails saying where the tool goes (not a bare TypeError)', async () => {
+  it('resumed from a snapshot without it, the call fails saying where the tool goes (not a bare TypeError)', async () => {
     const query = tool({ name: 'query', inputSchema: z.object({}), run: () => '42' });
     const danger = tool({ name: 'danger', inputSchema: z.object({}), needsApproval: true, run: () => 'boom' });
     const login = tool({ name: 'login', inputSchema: z.object({}), run: (_input, context) => (context.runner.addTools(query), 'logged in') });
@@ -1070,7 +1076,7 @@ describe('a sub-agent that added a tool with addTools()', () => {
     );
     const runner = toolRunner(server.client(), { model, max_tokens: 100, messages: [{ role: 'user', content: 'go' }], tools: [make()] }, { headers: { 'anthropic-beta': 'inline-tools-2026-09-15' } });
     await runner;
-    // Another process: a new agent tool, which has never seen the tool its sub-agent added.
+    // From a snapshot (here or in another process): a tool is code, which a snapshot does not hold.
     const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [make()] });
     resumed.approve(resumed.pendingApprovals[0]!.id);
     await resumed;
