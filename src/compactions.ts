@@ -215,9 +215,14 @@ export class Compactions {
       this.#trigger.giveUp();
       return false;
     }
-    // Messages appended meanwhile (in the summary request's `onRequest`) go after the summary, not into it.
-    const added = asked === state.messages ? undefined : appendedTo(asked, state.messages);
-    state.replaceHistory(added ? [...compactedHistory(asked, summary, keepTurns), ...added] : compactedHistory(state.messages, summary, keepTurns));
+    // Messages appended meanwhile (in the summary request's `onRequest`) go after the summary, not into it; a history
+    // the caller set in their place is theirs: the summary of the one before is not adopted.
+    const added = asked === state.messages ? [] : appendedTo(asked, state.messages);
+    if (!added) {
+      logger.info('Compaction: the history was set while its summary was asked for; it is kept, and the summary is not adopted');
+      return true;
+    }
+    state.replaceHistory([...compactedHistory(asked, summary, keepTurns), ...added]);
     this.#trigger.compacted();
     return true;
   }

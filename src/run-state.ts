@@ -67,8 +67,10 @@ export class RunState {
 
   set stoppedBy(stoppedBy: StoppedBy | undefined) {
     this.#stoppedBy = stoppedBy;
-    // The reply the run ended on, before the messages appended late that were placed after it.
-    this.#endedOn = this.late?.reply ?? this.messages.at(-1);
+    // The reply the run ended on, before the messages appended late that were placed after it (or, for a reply not
+    // kept, the message before them).
+    const late = this.late;
+    this.#endedOn = late ? (late.reply ?? this.messages[late.at - 1]) : this.messages.at(-1);
   }
 
   /**

@@ -347,6 +347,16 @@ describe('client-side compaction (compactionControl)', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it("a history set in the summary request's onRequest is kept: the summary of the one before is not adopted", async () => {
+    const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big }, { content: [text('<summary>Looked up row 1.</summary>')] }, { content: [text('Hello again.')] }]);
+    const fresh = [{ role: 'user' as const, content: 'Start over: say hello.' }];
+    const runner: ToolRunner<false> = toolRunner(server.client(), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 10_000, summaryPrompt: PROMPT } }, {
+      hooks: { onRequest: (body) => void ((body.messages as Array<{ content: unknown }>).at(-1)?.content === PROMPT && runner.setMessagesParams((params) => ({ ...params, messages: fresh }))) },
+    });
+    expect((await runner).content[0]).toMatchObject({ text: 'Hello again.' });
+    expect(wire(server.requests[2]!).messages).toEqual(fresh);
+  });
+
   it('is checked at construction', async () => {
     const server = await mockServer([]);
     expect(() => toolRunner(server.client(), { ...baseParams, compactionControl: { enabled: 'yes' } as never })).toThrow(/enabled: boolean/);

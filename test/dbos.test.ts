@@ -376,7 +376,7 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     }
   });
 
-  it('a denial sent with a reason that is no string (an untyped sender) denies the call, the reason as text: the workflow does not fail on it', async () => {
+  it('durableApprovals refuses a call for its id and a reason that is no string; a denial an untyped sender sends with one denies the call, the reason as text: the workflow does not fail on it', async () => {
     const server = await mockServer([
       { content: [toolUse('refund', { order: '42' }, 'toolu_ref'), toolUse('cancel', { order: '42' }, 'toolu_can')] },
       { content: [text('Refunded; not cancelled.')] },
@@ -384,8 +384,12 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     const id = `approval-object-reason-${randomUUID()}`;
     const done = resultOf(worker('start', id, server.url, { APPROVALS: '1', APPROVAL_SECONDS: '30' }));
     await until(async () => (await approvalsOf(id)).length === 2);
+    // As runner.approve / runner.deny refuse them: a decision no call waits for, a reason the model would read as JSON.
+    await expect(durableApprovals(dbos, id).approve({ id: 'toolu_ref' } as never)).rejects.toThrow(/^approve: the first argument is the id of a waiting call/);
+    await expect(durableApprovals(dbos, id).deny('toolu_can', { reason: 'too risky' } as never)).rejects.toThrow(/^deny: the reason is a string/);
     await durableApprovals(dbos, id).approve('toolu_ref');
-    await durableApprovals(dbos, id).deny('toolu_can', { rule: 7 } as never);
+    // Another language, or DBOS directly: sent as it is.
+    await dbos.send(id, { decision: 'deny', reason: { rule: 7 }, sentAt: Date.now() }, 'tool-runner.decision.toolu_can', `${id}:toolu_can:decision`);
     const result = await done;
     expect(result.message.content).toEqual([{ type: 'text', text: 'Refunded; not cancelled.', citations: null }]);
     expect(wire(server.requests[1]!).messages[2].content[1]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_can', is_error: true, content: 'Error: the call to \'cancel\' was denied by the user: {"rule":7}. It was not run.' });

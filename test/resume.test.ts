@@ -45,6 +45,21 @@ describe('pause and resume', () => {
     expect(wire(server.requests[1]!).messages.at(-1)).toEqual({ role: 'user', content: 'And Berlin?' });
   });
 
+  it.each(['blank', 'refusal'] as const)('a message pushed while a final answer the run does not keep streams (%s): the run says it ends without it, and its snapshot, resumed, sends it', async (kind) => {
+    const first = kind === 'refusal' ? { content: [text('I will not '.repeat(20))], stop_reason: 'refusal' as const, chunkSize: 4, eventDelayMs: 5 } : { content: [text(' '.repeat(80))], chunkSize: 1, eventDelayMs: 5 };
+    const server = await mockServer([first, { content: [text('second answer')] }]);
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), { ...baseParams, stream: true });
+    setTimeout(() => runner.pushMessages({ role: 'user', content: 'And Berlin?' }), 30);
+    for await (const _stream of runner) {
+      // The body returns at once; the reply streams on.
+    }
+    expect(lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/^The run has ended \(stoppedBy 'model'\)/) });
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())));
+    expect((await resumed).content[0]).toMatchObject({ text: 'second answer' });
+    expect(wire(server.requests[1]!).messages.at(-1)).toEqual({ role: 'user', content: 'And Berlin?' });
+  });
+
   it('a snapshot taken while onToolError runs (the tool has thrown) does not run the tool again on resume', async () => {
     const server = await mockServer([{ content: [toolUse('act', { n: 1 }, 'toolu_a')] }, { content: [text('done')] }]);
     let runs = 0;

@@ -3,7 +3,7 @@
  * decision as a DBOS message, so it can wait for days, across restarts, on any worker; any
  * process with `DBOS` launched or a `DBOSClient` on the same database decides.
  */
-import type { ApprovalDecision, PendingApproval } from '../approval.js';
+import { type ApprovalDecision, type PendingApproval, approveDecision, callIdArgument, denyDecision } from '../approval.js';
 
 /** The event that holds the calls a run waits for (empty when it waits for none). */
 export const PENDING_EVENT = 'tool-runner.pending-approvals';
@@ -63,8 +63,9 @@ export function durableApprovals(dbos: DurableMessenger, workflowId: string): Du
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     },
-    approve: (toolUseId, { input } = {}) =>
-      decide(toolUseId, input === undefined ? { decision: 'allow' } : { decision: 'allow', input }),
-    deny: (toolUseId, reason) => decide(toolUseId, reason === undefined ? { decision: 'deny' } : { decision: 'deny', reason }),
+    // Checked as runner.approve / runner.deny check them (a call for its id, a bare edit, a reason that is no string): a
+    // clear rejection here, not a decision no call waits for or one the model reads as "[object Object]".
+    approve: async (toolUseId, options = {}) => decide(callIdArgument(toolUseId, 'approve'), approveDecision(options)),
+    deny: async (toolUseId, reason) => decide(callIdArgument(toolUseId, 'deny'), denyDecision(reason)),
   };
 }
