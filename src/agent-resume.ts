@@ -3,6 +3,7 @@
  * those its run had added with `addTools()`, kept with that state in this process (never another run's, and never
  * in a snapshot: a tool is code). Resumed from a snapshot, only its params' tools are known.
  */
+import { toolChangeNames } from './resume.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { RunnableTool, ToolEntry } from './surface.js';
 
@@ -15,22 +16,16 @@ export function withAddedTools(snapshot: RunnerSnapshot, added: readonly Runnabl
   return snapshot;
 }
 
-/** The names of the tools the snapshot's run added with `addTools()`. */
-function addedNames(snapshot: RunnerSnapshot): string[] {
-  const changes = snapshot.toolChanges;
-  return [...Object.keys(changes?.overrides ?? {}), ...(changes?.pending ?? []).flatMap((change) => ('runnable' in change ? [change.runnable] : []))];
-}
-
 /** The tools a resumed sub-agent is given: its params' tools, and those its run added that the snapshot names. */
 export function resumedTools(snapshot: RunnerSnapshot, given: readonly ToolEntry[]): ToolEntry[] {
   const names = new Set(given.map((entry) => (entry as { name?: unknown }).name));
-  const used = new Set(addedNames(snapshot));
+  const used = new Set(toolChangeNames(snapshot));
   const again = (addedBy.get(snapshot) ?? []).filter((tool) => used.has(tool.name) && !names.has(tool.name));
   return [...given, ...again];
 }
 
 /** Said when a resumed sub-agent could not be made because a tool its run added is missing: where it must be. */
 export function addedToolsHint(snapshot: RunnerSnapshot, error: unknown): string {
-  const missing = addedNames(snapshot).some((name) => String((error as { message?: unknown })?.message).includes(`uses tool '${name}'`));
+  const missing = toolChangeNames(snapshot).some((name) => String((error as { message?: unknown })?.message).includes(`uses tool '${name}'`));
   return missing ? " (a tool the sub-agent added with addTools() is given again only after a stop for approval in this process: resumed from a snapshot, put it in the agent's params tools)" : '';
 }

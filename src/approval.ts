@@ -64,12 +64,13 @@ export type Approver<Call extends AnyCall = AnyCall> = (call: ApprovalRequest<Ca
 
 /** The result text of a denied call: says "denied" and gives the reason. */
 export function deniedText(name: string, reason: string | undefined): string {
-  const given = typeof reason === 'string' ? reason.trim() : reason == null ? undefined : reasonText(reason);
+  const given = asReason(reason)?.trim();
   return `Error: the call to '${name}' was denied by the user${given ? `: ${given}${/[.!?]$/.test(given) ? '' : '.'}` : '.'} It was not run.`;
 }
 
-/** A reason that is no string, as text: an Error or a number as it prints, a plain object as JSON (not "[object Object]"). */
-export function reasonText(reason: unknown): string {
+/** A denial's reason as the model reads it: a string as it is, an Error or a number as it prints, a plain object as JSON (not "[object Object]"). */
+export function asReason(reason: unknown): string | undefined {
+  if (reason == null) return undefined;
   if (typeof reason !== 'object' || reason instanceof Error || Object.prototype.toString !== (reason as object).toString) return String(reason);
   try {
     return JSON.stringify(reason);

@@ -154,15 +154,11 @@ function reachesMiddleware(options: Pick<ToolRunnerOptions, 'middleware' | 'requ
 }
 
 /**
- * The request options `setRequestOptions` is given: the SDK's (a key the runner sets itself refused), or one of the
- * caller's own that middleware reads; a runner option or a near miss of a known key is a clear error, not left unused.
+ * Request options (`options.requestOptions`, or what `setRequestOptions` is given): the SDK's (a key the runner sets
+ * itself refused), or one of the caller's own that middleware reads; a runner option or a near miss of a known key is a
+ * clear error, not left unused. `where` begins the errors about a key, `valuesWhere` those about a value.
  */
-export function checkNewRequestOptions(options: Record<string, unknown>, client: unknown): void {
-  checkRequestOptionNames(options, client, 'setRequestOptions');
-}
-
-/** `checkNewRequestOptions`, for the request options `where` names (`options.requestOptions` at construction too). */
-function checkRequestOptionNames(options: Record<string, unknown>, client: unknown, where: string): void {
+export function checkRequestOptionNames(options: Record<string, unknown>, client: unknown, where: string, valuesWhere = where): void {
   for (const key of Object.keys(options)) {
     if (options[key] === undefined || REQUEST_OPTION_KEYS.has(key)) continue;
     checkRequestOptionKey(key, where);
@@ -174,7 +170,7 @@ function checkRequestOptionNames(options: Record<string, unknown>, client: unkno
     const why = meant !== undefined ? `. Did you mean '${meant}'?` : ". A request option of your own reaches only middleware, and neither these options nor the client have any";
     throw new TypeError(`${where}: unknown request option '${key}'; the SDK's request options are ${[...REQUEST_OPTION_KEYS].join(', ')}${why}`);
   }
-  checkRequestOptionValues(options, `${where === 'setRequestOptions' ? 'setRequestOptions: options' : where}`);
+  checkRequestOptionValues(options, valuesWhere);
 }
 
 /**

@@ -100,8 +100,7 @@ function checkAllUsed(snapshot: RunnerSnapshot, supplied: ReadonlyMap<string, Ru
     else if ('toolset' in entry) families.add(entry.toolset);
   }
   // Added by addTools (or taken away by removeTools: supplying one of those is harmless).
-  for (const name of Object.keys(snapshot.toolChanges?.overrides ?? {})) named.add(name);
-  for (const change of snapshot.toolChanges?.pending ?? []) if ('runnable' in change) named.add(change.runnable);
+  for (const name of toolChangeNames(snapshot)) named.add(name);
   const hint = 'supply the tools of the run only; to give the resumed run another, call runner.addTools() (or setMessagesParams()) after resuming';
   for (const name of supplied.keys()) {
     if (!named.has(name)) throw new TypeError(`resumeToolRunner: tool '${name}' was supplied, but the snapshot does not use it (it uses: ${[...named].join(', ') || 'none'}): ${hint}`);
@@ -110,4 +109,10 @@ function checkAllUsed(snapshot: RunnerSnapshot, supplied: ReadonlyMap<string, Ru
     if (!families.has(family)) throw new TypeError(`resumeToolRunner: the '${family}' toolset was supplied, but the snapshot does not use it: ${hint}`);
   }
   if (sourcesLeft > 0) throw new TypeError(`resumeToolRunner: more tool sources (MCP servers) were supplied than the snapshot uses: ${hint}`);
+}
+
+/** The names of the tools a snapshot's run added with `addTools()` (or took away with `removeTools()`). */
+export function toolChangeNames(snapshot: RunnerSnapshot): string[] {
+  const changes = snapshot.toolChanges;
+  return [...Object.keys(changes?.overrides ?? {}), ...(changes?.pending ?? []).flatMap((change) => ('runnable' in change ? [change.runnable] : []))];
 }

@@ -300,9 +300,9 @@ function countReply(into: Counted, params: Record<string, unknown>, reply: BetaM
   const cutOff = stop === 'max_tokens';
   const notRun = cutOff ? cutOffText : stop === 'pause_turn' || stop === 'compaction' ? pausedText : undefined;
   for (const use of notRun ? toolUsesOf(reply) : []) {
-    const refused = into.notRunText(use.id) !== undefined;
     if (!started?.(use.id)) into.markNotRun(use.id, notRun!(use.name, stop!));
-    else if (!refused) into.markNotRun(use.id, (cutOff ? startedBeforeCutOffText : startedBeforePauseText)(use.name, stop!));
+    // (A call the run control refused keeps its own answer.)
+    else if (into.notRunText(use.id) === undefined) into.markNotRun(use.id, (cutOff ? startedBeforeCutOffText : startedBeforePauseText)(use.name, stop!));
   }
   const containerId = reply.container?.id;
   if (containerId && !(dropsRefusals && reply.stop_reason === 'refusal')) adoptContainer(params, containerId);

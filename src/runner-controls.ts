@@ -14,7 +14,7 @@ import { helperTags } from './helper-header.js';
 import { asMessageParams, toolUsesOf } from './history.js';
 import { holdBodyReply } from './body-snapshot.js';
 import { runnerLogger } from './log.js';
-import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkNewRequestOptions, checkOptions } from './options.js';
+import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions, checkRequestOptionNames } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
 import { wrongValue } from './described.js';
@@ -267,7 +267,7 @@ export abstract class RunnerControls implements Runner {
     const run = this.run;
     const next = typeof options === 'function' ? options(run.requestOptions) : { ...run.requestOptions, ...options };
     if (typeof next !== 'object' || next === null || Array.isArray(next)) throw wrongValue(next, 'setRequestOptions: the request options must be an object');
-    checkNewRequestOptions(next as Record<string, unknown>, run.client);
+    checkRequestOptionNames(next as Record<string, unknown>, run.client, 'setRequestOptions', 'setRequestOptions: options');
     run.requestOptions = next;
   }
 

@@ -72,7 +72,6 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     this.#endingOn = undefined;
     /** The loop body left the loop (a `break`, or an error out of it) while the reply had failed. */
     let failedInBody: { error: unknown } | undefined;
-    /** Iterated again at `max_iterations` after a failed request: nothing is sent, and that failure stands. */
     try {
       for (;;) {
         // Over an SDK thread: a partial reply the thread sends the turn again without (a stream that broke) goes first.

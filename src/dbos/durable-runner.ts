@@ -5,7 +5,7 @@
  */
 import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
 import { CONCURRENCY_NOT_DURABLE, TOOL_SOURCES_NOT_DURABLE, TOOLSETS_NOT_DURABLE, isAgentTool, notDurableOptionIn } from '../agent-link.js';
-import { type ApprovalDecision, type TimedOutDecision, reasonText } from '../approval.js';
+import { type ApprovalDecision, type TimedOutDecision, asReason } from '../approval.js';
 import type { ClientLike } from '../client.js';
 import { unknownOption, wrongValue } from '../described.js';
 import { namedAs } from '../fallback.js';
@@ -173,7 +173,7 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
           if (decision && sentTooLate(decision, deadline) && (await DBOS.now()) > deadline) decision = null;
           if (decision?.decision === 'allow') runner.approve(call.id, decision.input === undefined ? {} : { input: decision.input });
           // (A reason from an untyped sender that is no string: the model reads it as text, and the call is denied.)
-          else if (decision) runner.deny(call.id, decision.reason == null || typeof decision.reason === 'string' ? decision.reason : reasonText(decision.reason));
+          else if (decision) runner.deny(call.id, asReason(decision.reason));
           else runner.timeOut(call.id, approvalTimeoutSeconds * 1000);
           // `pending()` lists only the calls still waiting.
           waiting = waiting.filter((other) => other !== call);
