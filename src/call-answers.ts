@@ -6,7 +6,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ApprovalDecision, Approver, PendingApproval } from './approval.js';
 import { approvalAsker, runApprover } from './approver.js';
-import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall, toolEnd } from './execute.js';
+import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall } from './execute.js';
 import { type EagerStarts, eagerStarts } from './eager-starts.js';
 import { Limiter } from './guards.js';
 import { errorResult, startedBeforeBreak, toolUsesOf } from './history.js';
@@ -20,9 +20,9 @@ import type { Answer, Turn } from './turn-state.js';
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { ToolChanges } from './tool-changes.js';
 import type { ToolSet } from './tool-set.js';
-import { ToolsetSequences, familyOf, runMemberGuarded, someToolsetCall, toolsetsOf } from './toolsets.js';
+import { ToolsetSequences, familyOf, someToolsetCall, toolsetsOf } from './toolsets.js';
 import { StartOrder } from './start-order.js';
-import { toolsetResultBlock } from './toolset-member.js';
+import { runToolsetMember } from './toolset-call.js';
 import type { BetaMessageParam, BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
 export class CallAnswers {
@@ -64,19 +64,28 @@ export class CallAnswers {
    * `'none'` at once (no promise) when it makes none.
    */
   answerLastMessage(turn: Turn | undefined): 'none' | Promise<'answered' | 'pending'> {
-    const uses = toolUsesOf(this.#run.state.messages.at(-1));
-    // The history went on past calls that waited for approval (a message pushed, other calls in their place): their waits end.
-    const replaced = this.#calls?.forgetHeldBesides(uses);
-    if (replaced?.length) endWaits(this.#run, replaced);
+    const uses = this.endReplacedWaits();
     if (uses.length > 0) return this.#answerCalls(turn, uses);
     this.#calls?.clear();
     return 'none';
   }
 
+  /**
+   * The history went on past calls that waited for approval (a message pushed, other calls in their place, a reply the
+   * loop body left with `break`): their waits end. Returns the calls of the history's last message.
+   */
+  endReplacedWaits(): BetaToolUseBlock[] {
+    const uses = toolUsesOf(this.#run.state.messages.at(-1));
+    const replaced = this.#calls?.forgetHeldBesides(uses);
+    if (replaced?.length) endWaits(this.#run, replaced);
+    return uses;
+  }
+
   async #answerCalls(turn: Turn | undefined, uses: BetaToolUseBlock[]): Promise<'answered' | 'pending'> {
     const { state } = this.#run;
     const signal = runSignal(this.#run);
-    let made = this.#calls?.decisionsMade ?? 0;
+    // Calls the loop body was told wait (`generateToolResponse()`): a decision it made since counts.
+    let made = turn?.response?.decisionsWhenGiven ?? this.#calls?.decisionsMade ?? 0;
     let answer = await this.answer(turn, uses, signal);
     // Decided while the others ran (a call listed at the last stop): it goes now, not after another stop.
     while (answer.pending.length > 0 && !signal?.aborted && (this.#calls?.decisionsMade ?? 0) > made) {
@@ -175,7 +184,7 @@ export class CallAnswers {
       return;
     }
     families.set(family, 'running');
-    const started = this.#callsNow().start(toolUse, () => this.#runMember(toolsets.get(family), family, toolUse, context));
+    const started = this.#callsNow().start(toolUse, () => runToolsetMember(toolsets.get(family), family, toolUse, context, this.#run.state.notRun?.get(toolUse.id)));
     eager.started.push(started);
     eager.ids.push(toolUse.id);
     // Once it ends the toolset is idle again, unless it failed or a later call of it came meanwhile (that one waits).
@@ -286,42 +295,9 @@ export class CallAnswers {
     }
     const started = calls.started(use.id);
     const result = sequences.add(family, toolsets.has(family), use, started?.then(resultOf), () =>
-      calls.start(use, () => this.#runMember(toolsets.get(family), family, use, context)).then(resultOf),
+      calls.start(use, () => runToolsetMember(toolsets.get(family), family, use, context, this.#run.state.notRun?.get(use.id))).then(resultOf),
     );
     return result.then((block) => ({ result: block }));
-  }
-
-  /** One call of a toolset, with its lifecycle events; a call never to run is answered without running. */
-  async #runMember(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, context: ExecutionContext): Promise<CallOutcome> {
-    const notRun = this.#run.state.notRun?.get(toolUse.id);
-    const call = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
-    context.emit?.({ type: 'tool.start', runner: context.runner, call });
-    if (notRun !== undefined) {
-      const result = toolsetResultBlock(toolUse, notRun, true);
-      context.emit?.({ type: 'tool.end', runner: context.runner, call, result });
-      return { result };
-    }
-    // Within the run's concurrency, as any call.
-    const guarded = () => runMemberGuarded(toolset, family, toolUse, context);
-    const run = async (): Promise<{ result: BetaToolResultBlockParam; cancelled: boolean }> => {
-      const result = await (context.limiter ? context.limiter.run(guarded) : guarded());
-      return { result, cancelled: result.is_error === true && context.signal?.aborted === true };
-    };
-    const { scope } = context;
-    let outcome: { result: BetaToolResultBlockParam; cancelled: boolean };
-    try {
-      // In its span's context, when something traces (a toolset's span is named after the member, as the SDK's).
-      outcome = scope ? await scope.toolCall({ runner: context.runner, call, tool: { name: toolUse.name }, signal: context.signal, byCaller: context.byCaller }, run) : await run();
-    } catch (error) {
-      // Aborted (or the toolset misused): the call ends with the error, as any call whose handling threw (execute.ts `endsSeen`).
-      context.emit?.({ type: 'tool.end', runner: context.runner, call, error });
-      throw error;
-    }
-    if (context.emit) {
-      context.results.keepSettled(toolUse.id, outcome.result);
-      context.emit(toolEnd(call, outcome.result, context, outcome.cancelled));
-    }
-    return outcome.cancelled ? outcome : { result: outcome.result };
   }
 
   #toolsetsNow(): ReadonlyMap<string, BetaRunnableToolset> {
@@ -374,6 +350,16 @@ export class CallAnswers {
       byCaller,
       results: this.#callsNow(),
     };
+  }
+
+  /**
+   * Calls `generateToolResponse()` found waiting for approval: in `pendingApprovals` at once, so that the loop body can
+   * decide them (they then run in this pass, the run does not stop for them).
+   */
+  holdGiven(turn: Turn | undefined, answer: Answer): void {
+    const calls = this.#callsNow();
+    calls.hold(answer.pending, answer.message);
+    if (turn?.response?.given === answer) turn.response.decisionsWhenGiven = calls.decisionsMade;
   }
 
   /** The calls the run stopped for, as copies. */

@@ -119,6 +119,7 @@ export abstract class RunnerControls implements Runner {
     const answered = this.answers.answer(turn, uses, signal ?? undefined, true);
     const answer = await answered;
     if (turn?.response?.answer === answered) turn.response.given = answer;
+    if (answer.pending.length > 0) this.answers.holdGiven(turn, answer);
     // Every call waits for approval: nothing to send yet (a user message with no content is no answer).
     return answer.message.content.length > 0 ? answer.message : null;
   }

@@ -141,6 +141,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           if (this.overSdkThread && turn.reply === undefined) this.#startedBeforeBreak = this.answers.startedBeforeBreak();
           const abandoned = turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : undefined;
           if (abandoned) await abandoned;
+          // Calls the body was told wait (`generateToolResponse()`) wait no more unless the history it left ends with them.
+          if (turn.inBody) this.answers.endReplacedWaits();
           // The run's last request (the compaction after its final reply) failed: iterated again, it goes again and the run ends.
           const again = turn.compaction && lastCompaction && turn.reply === undefined && (!turn.inBody || failedInBody !== undefined);
           if (turn.compaction) this.compactions.abandon(again);

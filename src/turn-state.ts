@@ -19,9 +19,10 @@ export interface Turn {
   sentHistory: readonly BetaMessageParam[] | undefined;
   /**
    * The answer to the calls of a message, by the ids it answers: mutating it changes what is sent.
-   * `given`: the answer `generateToolResponse()` gave the loop body (a snapshot holds it as the body left it).
+   * `given`: the answer `generateToolResponse()` gave the loop body (a snapshot holds it as the body left it);
+   * `decisionsWhenGiven`: the decisions made by then, when calls of it waited (a decision since runs them in this pass).
    */
-  response: { key: string; answer: Promise<Answer>; given?: Answer } | undefined;
+  response: { key: string; answer: Promise<Answer>; given?: Answer; decisionsWhenGiven?: number } | undefined;
   /** This request was a server-side compaction (compactBeforeNextTurn). */
   compaction: boolean;
   /** The reply, once counted (what `message` resolves to). */

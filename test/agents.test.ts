@@ -516,6 +516,24 @@ describe('agentTool: approvals inside a sub-agent', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it("listed in the parent's pendingApprovals once generateToolResponse() returns in its loop body; approved there, the sub-agent goes on in that pass", async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(script());
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
+    const waiting: string[][] = [];
+    for await (const _message of runner) {
+      const response = await runner.generateToolResponse();
+      waiting.push(runner.pendingApprovals.map((call) => `${call.path?.join('/')}:${call.id}`));
+      if (response === null && runner.pendingApprovals.length > 0) runner.approve('toolu_p');
+    }
+    expect(waiting).toEqual([['researcher:toolu_p'], []]);
+    expect(runner.stoppedBy).toBe('model');
+    expect(log).toEqual(['search otters', 'publish Otters']);
+    expect(wire(server.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_r', content: 'Report published.' });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('two calls of one agent waiting at once: their pendingApprovals name the call that started each (callPath)', async () => {
     const { researcher } = researchTools([]);
     const server = await mockServer(

@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type ApprovalRequest, HookError, type ToolRunner, textOf, tool, toolRunner } from 'tool-runner';
+import { type ApprovalRequest, HookError, type RunnerEvent, type ToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, unhandledDuring, wire } from './helpers.js';
 
@@ -629,6 +629,65 @@ describe('generateToolResponse() while a call of the reply waits for approval', 
       { type: 'tool_result', tool_use_id: 'toolu_s', content: '[redacted]' },
       { type: 'tool_result', tool_use_id: 'toolu_g', content: 'gated ran' },
     ]);
+  });
+});
+
+describe('deciding in the loop body the calls generateToolResponse() found waiting', () => {
+  const setup = async () => {
+    const log: string[] = [];
+    const server = await mockServer([{ content: [toolUse('delete_account', {}, 'toolu_delete'), toolUse('balance', {}, 'toolu_balance')] }, { content: [text('Done.')] }]);
+    const ends: Array<{ id: string; pending?: boolean; cancelled?: true }> = [];
+    const onEvent = (event: RunnerEvent) => void (event.type === 'tool.end' && ends.push({ id: event.call.id, ...(event.pending && { pending: true }), ...(event.cancelled && { cancelled: true }) }));
+    const runner = toolRunner(server.client(), { ...baseParams, tools: tools(log) }, { onEvent });
+    return { log, server, runner, ends };
+  };
+
+  it('the waiting calls are in pendingApprovals at once; approved or denied there, they run (or not) in this pass and the run does not stop', async () => {
+    for (const decide of ['approve', 'deny'] as const) {
+      const { log, server, runner } = await setup();
+      const seen: Array<{ results: string[] | undefined; waiting: string[] }> = [];
+      for await (const _message of runner) {
+        const response = await runner.generateToolResponse();
+        seen.push({ results: response?.content.map((result) => result.tool_use_id), waiting: runner.pendingApprovals.map((call) => call.id) });
+        if (runner.pendingApprovals.length === 0) continue;
+        if (decide === 'approve') runner.approve('toolu_delete');
+        else runner.deny('toolu_delete', 'not today');
+      }
+      expect(seen).toEqual([{ results: ['toolu_balance'], waiting: ['toolu_delete'] }, { results: undefined, waiting: [] }]);
+      expect(runner.stoppedBy).toBe('model');
+      expect(server.requests).toHaveLength(2);
+      const [deleted, balance] = wire(server.requests[1]!).messages.at(-1).content;
+      expect(balance).toEqual({ type: 'tool_result', tool_use_id: 'toolu_balance', content: '1000' });
+      if (decide === 'approve') {
+        expect(deleted).toEqual({ type: 'tool_result', tool_use_id: 'toolu_delete', content: 'deleted' });
+        expect(log).toEqual(['balance', 'deleted']);
+      } else {
+        expect(deleted).toMatchObject({ tool_use_id: 'toolu_delete', is_error: true, content: expect.stringContaining('not today') });
+        expect(log).toEqual(['balance']);
+      }
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
+  it('left undecided, the run stops with them; a reply the body leaves with break takes its waits along (pendingApprovals empty, the wait ended for the listeners)', async () => {
+    const undecided = await setup();
+    for await (const _message of undecided.runner) await undecided.runner.generateToolResponse();
+    expect(undecided.runner.stoppedBy).toBe('approval');
+    expect(undecided.runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_delete']);
+    undecided.runner.approve('toolu_delete');
+    expect((await undecided.runner).content[0]).toMatchObject({ text: 'Done.' });
+    expect(undecided.log).toEqual(['balance', 'deleted']);
+
+    const left = await setup();
+    for await (const _message of left.runner) {
+      await left.runner.generateToolResponse();
+      expect(left.runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_delete']);
+      break;
+    }
+    expect(left.runner.stoppedBy).toBe('break');
+    expect(left.runner.pendingApprovals).toEqual([]);
+    expect(() => left.runner.approve('toolu_delete')).toThrow(/is not waiting for approval/);
+    expect(left.ends).toEqual([{ id: 'toolu_delete', pending: true }, { id: 'toolu_balance' }, { id: 'toolu_delete', cancelled: true }]);
   });
 });
 
