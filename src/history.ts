@@ -237,12 +237,12 @@ export function resultContentToSend(content: ToolResultContent | undefined, isEr
   return kept === undefined || (typeof kept === 'string' ? isBlank(kept) : kept.length === 0) ? EMPTY_ERROR_TEXT : kept;
 }
 
-function isBlank(text: string): boolean {
+export function isBlank(text: string): boolean {
   return !/\S/.test(text);
 }
 
 /** A thinking block: a message that holds one goes back as it came. */
-function isThinking(block: { type: string }): boolean {
+export function isThinking(block: { type: string }): boolean {
   return block.type === 'thinking' || block.type === 'redacted_thinking';
 }
 
@@ -305,95 +305,7 @@ export function insertToolResults(messages: BetaMessageParam[], results: ToolRes
   else messages.splice(at, 0, results);
 }
 
-/** The fields of a user or assistant message param, and of a system message param (SDK 1.14). */
-const MESSAGE_FIELDS: ReadonlySet<string> = new Set(['role', 'content']);
-const SYSTEM_MESSAGE_FIELDS: ReadonlySet<string> = new Set(['role', 'content', 'clear_at', 'output_config']);
-
-/**
- * The rules the API applies to a history, as a list of problems (empty when valid): every
- * `tool_use` answered exactly once in the very next user message and nowhere else, its results
- * there before any other block; no result without its call; no two `tool_use` blocks with one id
- * in the whole history; no empty content, no text block without non-whitespace text (but in an
- * assistant message with thinking, which goes back as it came); an error result of text only; no
- * field a message param has not (a reply placed as the SDK returned it has `id`, `usage`, ...). And the
- * promise the runner keeps besides (the API does not check it): results in the order of their calls.
- */
-export function historyProblems(messages: readonly BetaMessageParam[]): string[] {
-  const problems: string[] = [];
-  /** Each tool_use id, and the message that first holds it. */
-  const useIds = new Map<string, number>();
-  messages.forEach((message, i) => {
-    const fields = message.role === 'system' ? SYSTEM_MESSAGE_FIELDS : MESSAGE_FIELDS;
-    const extra = Object.keys(message).filter((key) => !fields.has(key));
-    if (extra.length > 0) problems.push(`message ${i} has fields the API does not take: ${extra.join(', ')}`);
-    if (hasEmptyContent(message)) {
-      if (!(i === messages.length - 1 && message.role === 'assistant')) problems.push(`message ${i} has empty content`);
-    } else if (typeof message.content === 'string' && isBlank(message.content)) {
-      // A string is one text block to the API.
-      problems.push(`message ${i} has content of only whitespace`);
-    }
-    // An assistant message with thinking goes back as it came, blank text and all.
-    if (Array.isArray(message.content) && !(message.role === 'assistant' && message.content.some(isThinking))) {
-      message.content.forEach((block, j) => {
-        if (block.type === 'text' && isBlank(block.text)) {
-          problems.push(`message ${i}: text block ${j} is ${block.text === '' ? 'empty' : 'only whitespace'}`);
-        }
-      });
-    }
-    if (message.role === 'user') problems.push(...resultProblems(message, i, toolUsesOf(messages[i - 1])));
-    const uses = toolUsesOf(message);
-    for (const use of uses) {
-      const first = useIds.get(use.id);
-      if (first === undefined) useIds.set(use.id, i);
-      else problems.push(`message ${i}: tool_use id ${use.id} repeats ${first === i ? 'an id of the same message' : `the id of a tool_use in message ${first}`}`);
-    }
-    if (uses.length > 0 && i < messages.length - 1) {
-      const answered = answeredIds(messages[i + 1]);
-      for (const use of uses) {
-        if (!answered.has(use.id)) problems.push(`message ${i}: tool_use ${use.id} (${use.name}) has no tool_result in message ${i + 1}`);
-      }
-    }
-  });
-  return problems;
-}
-
 /** Whether `message` has empty content (`''` or no blocks), which the API takes only in a last assistant message. */
 export function hasEmptyContent(message: { content?: unknown }): boolean {
   return Array.isArray(message.content) ? message.content.length === 0 : message.content === '';
-}
-
-/** The problems of the tool_result blocks of user message `i`, which answer `previousUses` (the calls of message `i - 1`). */
-function resultProblems(message: BetaMessageParam, i: number, previousUses: BetaToolUseBlock[]): string[] {
-  const blocks = message.content;
-  if (!Array.isArray(blocks)) return [];
-  const problems: string[] = [];
-  const callOrder = new Map(previousUses.map((use, position) => [use.id, position]));
-  const seen = new Set<string>();
-  let otherBlock: number | undefined;
-  let lastCall = -1;
-  blocks.forEach((block, j) => {
-    if (block.type !== 'tool_result') {
-      otherBlock ??= j;
-      return;
-    }
-    const id = block.tool_use_id;
-    const position = callOrder.get(id);
-    if (position === undefined) problems.push(`message ${i}: tool_result ${id} answers no tool_use of message ${i - 1}`);
-    if (seen.has(id)) problems.push(`message ${i}: tool_use ${id} answered twice`);
-    if (otherBlock !== undefined) problems.push(`message ${i}: tool_result ${id} comes after a ${blocks[otherBlock]!.type} block (block ${otherBlock}): results come first`);
-    if (block.is_error && Array.isArray(block.content) && block.content.some((part) => part.type !== 'text')) {
-      problems.push(`message ${i}: tool_result ${id} is an error with content other than text (the API takes only text there)`);
-    }
-    if (Array.isArray(block.content)) {
-      block.content.forEach((part, k) => {
-        if (part.type === 'text' && isBlank(part.text)) problems.push(`message ${i}: tool_result ${id}: text block ${k} is ${part.text === '' ? 'empty' : 'only whitespace'}`);
-      });
-    }
-    if (position !== undefined && !seen.has(id)) {
-      if (position < lastCall) problems.push(`message ${i}: tool_result ${id} comes after the result of a later call: results go in the calls' order`);
-      lastCall = Math.max(lastCall, position);
-    }
-    seen.add(id);
-  });
-  return problems;
 }

@@ -98,7 +98,7 @@ export type { AgentToolOptions } from './agent-tool.js';
 export type { CallOf, InferInput, ToolInput, ToolOptions } from './tool.js';
 export type { AnyTool, NeedsApproval, RunnableTool, Runner, RunnerParams, ToolContext, ToolEntry, ToolSource } from './surface.js';
 export { ToolError } from './tool-error.js';
-export { historyProblems } from './history.js';
+export { historyProblems } from './history-problems.js';
 export { textOf } from './text.js';
 export type { RunnerSettings } from './settings.js';
 export type { CompactionControl } from './compaction.js';

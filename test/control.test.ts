@@ -32,21 +32,29 @@ describe('reading and changing the state (SPEC §4)', () => {
     expect(messages).toEqual(snapshot);
   });
 
-  it('works on a deep copy of the caller’s messages, extra fields included: later edits of the caller’s objects change nothing it sends', async () => {
+  it('works on a deep copy of the caller’s messages: later edits of the caller’s objects change nothing it sends', async () => {
     const server = await mockServer([
       { content: [toolUse('get_weather', { location: 'Paris' })] },
       { content: [text('ok')] },
     ]);
-    const block = { type: 'text' as const, text: 'Weather in Paris?' };
-    const messages = [{ role: 'user' as const, content: [block], note: { kept: true } }];
+    const block = { type: 'text' as const, text: 'Weather in Paris?', cache_control: { type: 'ephemeral' as string } };
+    const messages = [{ role: 'user' as const, content: [block] }];
     const runner = toolRunner(server.client(), { ...baseParams, messages: messages as never, tools: [weatherTool()] });
     block.text = 'changed';
-    messages[0]!.note.kept = false;
+    block.cache_control.type = 'changed';
     await runner;
-    const sent = { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }], note: { kept: true } };
+    const sent = { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?', cache_control: { type: 'ephemeral' } }] };
     expect(wire(server.requests[0]!).messages[0]).toEqual(sent);
     expect(wire(server.requests[1]!).messages[0]).toEqual(sent);
-    expect(Object.keys(wire(server.requests[0]!).messages[0])).toEqual(['role', 'content', 'note']);
+  });
+
+  it('sends a message’s extra fields as given, as the SDK’s runner does: the testing kit’s server refuses them, as the API does', async () => {
+    const server = await mockServer([{ content: [text('ok')] }]);
+    const messages = [{ role: 'user' as const, content: 'Hi', note: { kept: true } }];
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, messages: messages as never });
+    messages[0]!.note.kept = false;
+    await expect(runner).rejects.toThrow(/messages: message 0 has fields the API does not take: note/);
+    expect(wire(server.requests[0]!).messages[0]).toEqual({ role: 'user', content: 'Hi', note: { kept: true } });
   });
 
   it('pushMessages in the loop body takes control: the reply is not appended, the next request is exactly the state set', async () => {

@@ -15,6 +15,8 @@ import {
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { OAuth2Client } from 'google-auth-library';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { textOf, tool, toolRunner } from 'tool-runner';
 import { type MockServer, type RecordedRequest, type Step, createMockServer, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { mockServer, sleep, wire } from './helpers.js';
 
@@ -411,6 +413,39 @@ describe('faults', () => {
     server.assertComplete();
   });
 
+  it('the rest of the API’s rules about a history (historyProblems): its 400, and no step used; a thread’s earlier messages, the server’s own, are not judged', async () => {
+    const server = await mockServer([{ content: [text('answered')] }]);
+    const client = server.client({ maxRetries: 0 });
+    const refused = async (messages: unknown[]) => ((await client.beta.messages.create({ ...body, messages } as never).catch((e: unknown) => e)) as APIError).error;
+    const call = (id: string) => ({ type: 'tool_use', id, name: 'get_weather', input: {} });
+    const result = (id: string, more: object = {}) => ({ type: 'tool_result', tool_use_id: id, content: 'sunny', ...more });
+    const asked = (...calls: object[]) => [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: calls }];
+    const cases: Array<[unknown[], string]> = [
+      [[...asked(call('a')), { role: 'user', content: [{ type: 'text', text: 'here:' }, result('a')] }], 'messages: message 2: tool_result a comes after a text block (block 0): results come first'],
+      [[...asked(call('a'), call('a')), { role: 'user', content: [result('a')] }], 'messages: message 1: tool_use id a repeats an id of the same message'],
+      [[{ role: 'user', content: [{ type: 'text', text: '  ' }] }], 'messages: message 0: text block 0 is only whitespace'],
+      [[...asked(call('a')), { role: 'user', content: [result('a', { is_error: true, content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AA==' } }] })] }], 'messages: message 2: tool_result a is an error with content other than text (the API takes only text there)'],
+      [[...asked(call('a')), { role: 'user', content: [result('a', { is_error: true, content: [] })] }], 'messages: message 2: tool_result a is an error with empty content (the API refuses it)'],
+      [[...asked(call('a')), { role: 'user', content: [result('a'), result('a')] }], 'messages: message 2: tool_use a answered twice'],
+      [[{ role: 'user', content: 'Hi', id: 'msg_1' }], 'messages: message 0 has fields the API does not take: id'],
+      [[{ role: 'bot', content: 'Hi' }], `messages: message 0 has role "bot": the API takes 'user' or 'assistant'`],
+    ];
+    for (const [messages, message] of cases) expect(await refused(messages)).toMatchObject({ error: { type: 'invalid_request_error', message } });
+    // A body the SDK would not send (it reads each message), as another client may.
+    const posted = await fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, messages: [null] }) });
+    expect(posted.status).toBe(400);
+    expect(await posted.json()).toMatchObject({ error: { message: 'messages: message 0 is not a message (an object with role and content): null' } });
+    // Results out of their calls' order are the runner's promise, not the API's rule: taken.
+    const reordered = [...asked(call('a'), call('b')), { role: 'user', content: [result('b'), result('a')] }];
+    expect((await client.beta.messages.create({ ...body, messages: reordered } as never)).content[0]).toMatchObject({ text: 'answered' });
+    server.assertComplete();
+
+    // Over a thread the server holds its own reply as it made it (blank text and all): only what the request sends is judged.
+    const threaded = await mockServer([{ content: [text(' '), toolUse('get_weather', {}, 'toolu_t')] }, { content: [text('done')] }]);
+    const runner = toolRunner(threaded.client(), { ...body, tools: [tool({ name: 'get_weather', inputSchema: z.object({}), run: () => 'sunny' })] });
+    expect(textOf(await runner)).toBe('done');
+  });
+
   it('contextWindow: a longer prompt gets the API’s 400 word for word and uses no step', async () => {
     const server = await mockServer({ steps: [{ content: [text('short enough')] }], contextWindow: 50 });
     const client = server.client({ maxRetries: 0 });
@@ -753,6 +788,16 @@ describe('historyProblems', () => {
     ]);
     // Content given as a string is one text block to the API.
     expect(historyProblems([{ role: 'user', content: '  \n' }])).toEqual(['message 0 has content of only whitespace']);
+  });
+
+  it('reads a history from JSON whatever it holds: what is not a message, a block or a role the API takes is a problem, never a TypeError', () => {
+    expect(() => historyProblems(null as never)).toThrow(new TypeError('historyProblems: messages must be an array of message params, got null'));
+    expect(historyProblems([{ role: 'user', content: [null] }] as never)).toEqual(['message 0: block 0 is not a content block (an object with a type): null']);
+    expect(historyProblems([{ role: 'user' }] as never)).toEqual(['message 0 has no content']);
+    expect(historyProblems([{ role: 'bot', content: 'Hi' }] as never)).toEqual([`message 0 has role "bot": the API takes 'user' or 'assistant'`]);
+    expect(historyProblems([ask, { role: 'assistant', content: [result('x')] }] as never)).toEqual(['message 1: tool_result x is in an assistant message (results go in the user message after the call)']);
+    expect(historyProblems([{ role: 'user', content: [result('q')] }] as never)).toEqual(['message 0: tool_result q answers no tool_use of a message before it (it is the first message)']);
+    expect(historyProblems([ask, calls('a'), results({ ...result('a'), is_error: true, content: [] })] as never)).toEqual(['message 2: tool_result a is an error with empty content (the API refuses it)']);
   });
 
   it('finds a message with fields the API does not take (a reply placed as the SDK returned it)', () => {

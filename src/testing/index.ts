@@ -6,5 +6,5 @@ export { createMockServer } from './server.js';
 export type { MockServer, MockServerOptions, RecordedBody, RecordedRequest, ScriptedReply, Step } from './server.js';
 export type { ScriptedError } from './api-errors.js';
 export { apiId, serverToolUse, text, thinking, toolUse, webSearchResult } from './blocks.js';
-export { historyProblems } from '../history.js';
+export { historyProblems } from '../history-problems.js';
 export { blocksOf, toolResults } from './reading.js';

@@ -1,11 +1,12 @@
 /**
  * What the API refuses in a request body before any model sees it, checked by the testing kit's
  * server so that an offline test fails where production would: a body that lacks a required field,
- * no messages, a message with empty content, calls and results that do not pair, a custom tool whose
- * name the API does not take. The
+ * no messages, a message with empty content, calls and results that do not pair, a history the API's
+ * other rules refuse (`historyProblems`), a custom tool whose name the API does not take. The
  * answer is a 400 `invalid_request_error`, and no step is consumed.
  */
 import { hasEmptyContent } from '../history.js';
+import { apiHistoryProblems } from '../history-problems.js';
 import { API_TOOL_NAME } from '../tool-name.js';
 import type { MessagesRoute } from './routes.js';
 
@@ -19,6 +20,11 @@ export function refusal(body: unknown, route: MessagesRoute, conversation: reado
   if (empty !== -1) return `messages.${empty}: all messages must have non-empty content except for the optional final assistant message`;
   const unpaired = unpairedCall(conversation);
   if (unpaired) return unpaired;
+  // The rest of the API's rules about a history (historyProblems without the runner's own promise of order), about
+  // the messages the body sent: a thread's earlier ones are the server's, as it made them.
+  const sent = Array.isArray(fields['messages']) ? (fields['messages'] as unknown[]).length : conversation.length;
+  const problem = apiHistoryProblems(conversation, conversation.length - sent)[0];
+  if (problem !== undefined) return `messages: ${problem}`;
   const tools = Array.isArray(fields['tools']) ? (fields['tools'] as unknown[]) : [];
   const named = tools.findIndex((tool) => isCustom(tool) && !API_TOOL_NAME.test(String((tool as { name?: unknown }).name)));
   if (named !== -1) return `tools.${named}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
