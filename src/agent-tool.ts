@@ -25,7 +25,7 @@ import {
   notDurableOptionIn,
 } from './agent-link.js';
 import { described, misspeltField, nearNameOr, thrownLine } from './described.js';
-import { type Approver, checkDecision } from './approval.js';
+import { type Approver, askedBy, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
 import { type ClientLike, canSend } from './client.js';
 import { type RunnerEvent, type RunnerListener, forwardedEvent } from './events.js';
@@ -323,7 +323,7 @@ function subOptions(agent: Agent, link: AgentLink | undefined, { signal, toolUse
   // has a fallback of its own; the parent's other overrides (its system prompt, its tool_choice) are the parent's requests' own.
   if (!agent.client && own.fallback === undefined && link?.fallback) options.fallback = link.fallback.map(lentEntry);
   const approve = link?.approve;
-  if (!own.approve && approve) options.approve = lentApprover((call, context) => failuresKept(approve, lentFailure)({ ...call, path: [agent.name, ...(call.path ?? [])] }, context));
+  if (!own.approve && approve) options.approve = lentApprover((call, context) => failuresKept(approve, lentFailure)(askedBy({ ...call, path: [agent.name, ...(call.path ?? [])] }, runner), context));
   return options;
 }
 

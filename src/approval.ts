@@ -24,6 +24,25 @@ export type ApprovalRequest<Call extends AnyCall = AnyCall> = Call & {
  */
 export const EDITABLE_INPUT: unique symbol = Symbol.for('tool-runner.editableInput.v1') as never;
 
+/**
+ * The key, on a request the runner asks about, of the runner whose run the call belongs to (a sub-agent's call: the
+ * outermost run's). Not enumerable: an approver's `toEqual` or log line sees the request as before. Registered: a
+ * sub-agent's runner may be the other build's copy. `tool-runner/inspect` reads it to tell apart two runs' calls of
+ * one id (resumed from one snapshot).
+ */
+const ASKED_BY: unique symbol = Symbol.for('tool-runner.askedBy.v1') as never;
+
+/** `request`, marked as asked by `runner`'s run. */
+export function askedBy<T extends object>(request: T, runner: object): T {
+  return Object.defineProperty(request, ASKED_BY, { value: runner, configurable: true });
+}
+
+/** The runner whose run asks about `request`, if it says. */
+export function askingRunner(request: object): object | undefined {
+  const runner = (request as { [ASKED_BY]?: unknown })[ASKED_BY];
+  return typeof runner === 'object' && runner !== null ? runner : undefined;
+}
+
 /** A call the run stopped for: approve or deny it with `runner.approve(id)` / `runner.deny(id, reason)`. */
 export interface PendingApproval extends ApprovalRequest {
   /** The tool_use id. */

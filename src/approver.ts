@@ -4,7 +4,7 @@
  * an approver's failure named. A run lends its approver to its sub-agents (`agentTool`), so their
  * questions wait in the run's line and are timed there.
  */
-import { type ApprovalContext, type ApprovalDecision, type Approver, EDITABLE_INPUT, checkDecision } from './approval.js';
+import { type ApprovalContext, type ApprovalDecision, type Approver, EDITABLE_INPUT, askedBy, checkDecision } from './approval.js';
 import { ownSignal, runWithGuards } from './guards.js';
 import { onAbort } from './on-abort.js';
 import { HookError, type ToolCall } from './hooks.js';
@@ -90,12 +90,12 @@ function timed(approve: Approver): Approver {
 
 /**
  * Asks the run's approver about a call, within `timeLimit` ms once asked. Throws `ApprovalTimedOut`,
- * or a `HookError` when the approver failed.
+ * or a `HookError` when the approver failed. `runner`: the run's, which the request names (`askedBy`).
  */
-export function approvalAsker(approve: Approver): (call: ToolCall, signal: AbortSignal, timeLimit: number | undefined, given: { given: unknown } | undefined) => Promise<ApprovalDecision> {
+export function approvalAsker(approve: Approver, runner: object): (call: ToolCall, signal: AbortSignal, timeLimit: number | undefined, given: { given: unknown } | undefined) => Promise<ApprovalDecision> {
   return async (call, signal, timeLimit, given) => {
     const context: AskedContext = { signal, [TIME_LIMIT]: timeLimit };
-    const request = { name: call.name, input: call.input, toolUse: call.toolUse, ...(given && { [EDITABLE_INPUT]: given.given }) };
+    const request = askedBy({ name: call.name, input: call.input, toolUse: call.toolUse, ...(given && { [EDITABLE_INPUT]: given.given }) }, runner);
     let decision: unknown;
     try {
       decision = await approve(request, context);

@@ -54,7 +54,7 @@ export class CallAnswers {
     const { concurrency } = run.options;
     this.#limiter = concurrency ? new Limiter(concurrency) : undefined;
     this.approver = runApprover(run.options.approve);
-    this.#askApproval = this.approver && approvalAsker(this.approver);
+    this.#askApproval = this.approver && approvalAsker(this.approver, run.runner);
     if (snapshot) this.#callsNow().restore(snapshot);
   }
 

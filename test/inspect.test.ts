@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerEvent, agentTool, textOf, tool, toolRunner } from 'tool-runner';
+import { type RunnerEvent, agentTool, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { type Inspector, type InspectorRecord, type OtherRecord, inspectRecording, inspector } from 'tool-runner/inspect';
 import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
 import { decide, inspectedSteps, inspectedTools, params, prompt, readFeed, withToken } from './fixtures/inspected.js';
@@ -636,6 +636,35 @@ describe('approvals decided from the page', () => {
     expect(ofType(fed, 'run.end').some((record) => record.run === first!.run)).toBe(false);
     expect((await decide(inspect.url, { run: first!.run, id: 'toolu_0', decision: 'allow' })).status).toBe(200);
     expect(await waiting).toEqual({ decision: 'allow' });
+  });
+
+  it('two runs resumed from one snapshot, both waiting on one call id: each waits in its own run, and each decision reaches its own', async () => {
+    const send = () => tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
+    const stopped = toolRunner((await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_same')] }])).client(), { ...baseParams, tools: [send()] });
+    await stopped;
+    const snapshot = JSON.parse(JSON.stringify(stopped.toJSON()));
+    const inspect = await start();
+    const servers = await Promise.all(['A', 'B'].map((name) => mockServer([{ content: [text(`done ${name}`)] }])));
+    const runs = servers.map((server) => resumeToolRunner(server.client(), snapshot, { tools: [send()], options: { onEvent: inspect.onEvent, approve: inspect.approve } }).runUntilDone());
+    const fed = await readFeed(inspect.url, (records) => ofType(records, 'approval.waiting').length === 2);
+    const waits = ofType(fed, 'approval.waiting');
+    expect(new Set(waits.map((waiting) => waiting.run)).size).toBe(2);
+    for (const waiting of waits) expect((await decide(inspect.url, { run: waiting.run, id: 'toolu_same', decision: 'allow' })).status).toBe(200);
+    expect((await Promise.all(runs)).map(textOf)).toEqual(['done A', 'done B']);
+  });
+
+  it('a call asked about after its run ended (generateToolResponse(), then break) waits in that run, not a run of its own', async () => {
+    const server = await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_1')] }]);
+    const inspect = await start();
+    const send = tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [send] }, { onEvent: inspect.onEvent, approve: inspect.approve });
+    for await (const _message of runner) {
+      void runner.generateToolResponse();
+      break;
+    }
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.waiting'));
+    expect(ofType(fed, 'run.start')).toHaveLength(1);
+    expect(ofType(fed, 'approval.waiting')[0]!.run).toBe(ofType(fed, 'run.start')[0]!.run);
   });
 
   it('an approve without onEvent still shows its calls (in a run of their own)', async () => {

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { needsNodeServer } from '../needs-node.js';
-import { type Approver, EDITABLE_INPUT } from '../approval.js';
+import { type Approver, EDITABLE_INPUT, askingRunner } from '../approval.js';
 import { type RunnerEvent, type RunnerListener, callersOf } from '../events.js';
 import type { Runner } from '../surface.js';
 import type { AnyCall, BetaToolUseBlock } from '../types.js';
@@ -81,7 +81,7 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
   let closed: Promise<void> | undefined;
   let keeping = true;
   const approve: Approver<AnyCall> = (call, context) => {
-    const where = runs.callOf(call.toolUse);
+    const where = runs.callOf(call.toolUse, askingRunner(call));
     // A sub-agent's call whose events this inspector does not see: its path as the approver is told it.
     const path = (call as { path?: unknown }).path;
     const shown = where.path || !Array.isArray(path) || path.length === 0 ? where : { run: where.run, path: path.map(String) };
@@ -118,11 +118,11 @@ class Runs {
   #count = 0;
   readonly #ids = new WeakMap<Runner, string>();
   /**
-   * The calls started and not yet answered, by tool_use id (the API's ids are unique): their run
-   * and sub-agent path, for `approve` (which is given the call, not the runner), and the running
-   * calls an unknown runner's sub-agent events belong to.
+   * The calls started and not yet answered, by tool_use id, oldest first (one id may be a call of two runs, resumed
+   * from one snapshot): their run and sub-agent path, for `approve`, and the running calls an unknown runner's
+   * sub-agent events belong to.
    */
-  readonly #open = new Map<string, { where: CallWhere; name: string }>();
+  readonly #open = new Map<string, OpenCall[]>();
   /** The run approvals asked without `onEvent` are shown in, and how many it holds. */
   #unattributed: { run: string; asked: number } | undefined;
 
@@ -151,11 +151,16 @@ class Runs {
     this.#store.add(record);
   }
 
-  /** The run and path of a call seen in a `tool.start` (an `approve` without `onEvent`: a run of its own). */
-  callOf(toolUse: BetaToolUseBlock): CallWhere {
-    const known = this.#open.get(toolUse.id);
+  /**
+   * The run and path of a call seen in a `tool.start`: of the run of `runner` (the runner that asks), when it is known;
+   * its run alone once the call is no longer open (the run ended); an `approve` without `onEvent`: a run of its own.
+   */
+  callOf(toolUse: BetaToolUseBlock, runner: object | undefined): CallWhere {
+    const run = runner && this.#ids.get(runner as Runner);
+    const open = this.#open.get(toolUse.id);
+    const known = run === undefined ? open?.at(-1) : open?.find((call) => call.where.run === run);
     if (known) return known.where;
-    return { run: this.#unattributedRun() };
+    return { run: run ?? this.#unattributedRun() };
   }
 
   /**
@@ -182,13 +187,13 @@ class Runs {
     const caller = callersOf(event)?.[0];
     const known = caller && this.#ids.get(caller);
     if (known) return known;
-    const started = callPath?.[0] === undefined ? undefined : this.#open.get(callPath[0]);
+    const started = callPath?.[0] === undefined ? undefined : this.#open.get(callPath[0])?.at(-1);
     if (started) return started.where.run;
     if (Array.isArray(path) && path.length > 0) {
       // An event without the call's id (a runner of an older version): the newest open call of that name.
       let named: string | undefined;
       let newest: string | undefined;
-      for (const { where, name } of this.#open.values()) {
+      for (const { where, name } of [...this.#open.values()].flat()) {
         if (where.path) continue;
         newest = where.run;
         if (name === String(path[0])) named = where.run;
@@ -201,14 +206,26 @@ class Runs {
   #follow(event: RunnerEvent, record: InspectorRecord | OtherRecord): void {
     if (event.type === 'tool.start') {
       const { run, path, callPath } = record;
-      this.#open.set(event.call.id, { where: { run, ...(path && { path }), ...(callPath && { callPath }) }, name: event.call.name });
+      const others = this.#openBesides(event.call.id, run);
+      this.#open.set(event.call.id, [...others, { where: { run, ...(path && { path }), ...(callPath && { callPath }) }, name: event.call.name }]);
     } else if (event.type === 'tool.end') {
       // (The call of another run with the same id, resumed from one history, stays open.)
-      if (!event.pending && this.#open.get(event.call.id)?.where.run === record.run) this.#open.delete(event.call.id);
+      if (!event.pending) this.#close(event.call.id, record.run);
     } else if (event.type === 'run.end' && !record.path) {
       // Calls a run left unanswered (waiting for approval, aborted, a thrown hook) are open no more.
-      for (const [id, call] of this.#open) if (call.where.run === record.run) this.#open.delete(id);
+      for (const id of [...this.#open.keys()]) this.#close(id, record.run);
     }
+  }
+
+  /** The open calls of this id but the one of `run`. */
+  #openBesides(id: string, run: string): OpenCall[] {
+    return (this.#open.get(id) ?? []).filter((call) => call.where.run !== run);
+  }
+
+  #close(id: string, run: string): void {
+    const others = this.#openBesides(id, run);
+    if (others.length > 0) this.#open.set(id, others);
+    else this.#open.delete(id);
   }
 
   #start(note: string): string {
@@ -216,6 +233,12 @@ class Runs {
     this.#store.add({ run, time: Date.now(), type: 'run.start', model: note });
     return run;
   }
+}
+
+/** A call started and not yet answered: its run and sub-agent path, and its tool's name. */
+interface OpenCall {
+  where: CallWhere;
+  name: string;
 }
 
 /** How many approvals asked without `onEvent` one run of the page shows. */
