@@ -376,6 +376,22 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     }
   });
 
+  it("DBOS.cancelWorkflow(id) is the run's abort: a running tool's signal aborts (it stopped there; it had held on to the end, run again on a resume)", async () => {
+    const server = await mockServer([{ content: [toolUse('hold', { order: '42' }, 'toolu_hold')] }, { content: [text('Held.')] }]);
+    const id = `cancelled-${randomUUID()}`;
+    const child = worker('start', id, server.url, { CANCEL: '1' });
+    const exited = printed(child).then(
+      () => 'finished',
+      (error: Error) => error.message,
+    );
+    await until(async () => (await counts(id))['hold']?.started === 1);
+    await dbos.cancelWorkflow(id);
+    // DBOS polls for a cancel: the tool's signal aborts within about a second.
+    await until(async () => (await counts(id))['hold']?.finished === 1);
+    expect(await exited).toMatch(/cancel/i);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('durableApprovals refuses a call for its id and a reason that is no string; a denial an untyped sender sends with one denies the call, the reason as text: the workflow does not fail on it', async () => {
     const server = await mockServer([
       { content: [toolUse('refund', { order: '42' }, 'toolu_ref'), toolUse('cancel', { order: '42' }, 'toolu_can')] },

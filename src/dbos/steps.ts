@@ -53,7 +53,8 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
       const recorded = await DBOS.runStep(
         async (): Promise<RequestStep> => {
           try {
-            return { reply: await request(body, options) };
+            const signal = orCancelled((options as { signal?: AbortSignal } | undefined)?.signal);
+            return { reply: await request(body, signal ? { ...(options as object), signal } : options) };
           } catch (error) {
             const failed = failureOf(error);
             if (failed) return { failed };
@@ -76,6 +77,16 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
   const made = Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel }, timeout !== undefined && { timeout }, middleware !== undefined && { middleware });
   // Its runner starts each reply's tools in the model's order: DBOS numbers steps as they start.
   return Object.defineProperties(made, { [OWN_CLIENT]: { value: client }, [ORDERED_STARTS]: { value: true } });
+}
+
+/**
+ * `signal`, or the workflow's cancel: `DBOS.cancelWorkflow(id)` is a durable run's abort, and DBOS fires the running
+ * step's `cancelSignal` (it polls, within about a second), so a tool or a request of the step stops as on an abort.
+ */
+function orCancelled(signal: AbortSignal | undefined): AbortSignal | undefined {
+  const cancelled = DBOS.stepStatus?.cancelSignal;
+  if (!cancelled) return signal;
+  return signal ? AbortSignal.any([signal, cancelled]) : cancelled;
 }
 
 /** The key of a step client's own client (a sub-agent's fallback entry without a client of its own sends through it). */
@@ -183,7 +194,7 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
     let original: { thrown: unknown } | undefined;
     const step = DBOS.runStep(
       async (): Promise<StepResult> => {
-        const outcome = await runWithGuards((signal) => tool.run(input, { ...context, signal: ownSignal(signal), idempotencyKey }), context.signal, timeoutMs);
+        const outcome = await runWithGuards((signal) => tool.run(input, { ...context, signal: ownSignal(signal), idempotencyKey }), orCancelled(context.signal), timeoutMs);
         if (outcome.ok) {
           // A value no tool may return is recorded by its kind: its JSON (a date's `toJSON`, say) would replay as a result the model never got.
           const kind = invalidResultKind(outcome.value);
