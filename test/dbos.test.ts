@@ -403,6 +403,9 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     // As runner.approve / runner.deny refuse them: a decision no call waits for, a reason the model would read as JSON.
     await expect(durableApprovals(dbos, id).approve({ id: 'toolu_ref' } as never)).rejects.toThrow(/^approve: the first argument is the id of a waiting call/);
     await expect(durableApprovals(dbos, id).deny('toolu_can', { reason: 'too risky' } as never)).rejects.toThrow(/^deny: the reason is a string/);
+    // A call the run does not wait for (a typo): a rejection, not a decision no call reads while the run waits it out.
+    await expect(durableApprovals(dbos, id).approve('toolu_rfe')).rejects.toThrow(/^approve: tool call 'toolu_rfe' is not waiting for approval in run '.*'\. Calls waiting for approval: toolu_ref \(refund\), toolu_can \(cancel\)$/);
+    expect(() => durableApprovals(dbos, 42 as never)).toThrow(/^durableApprovals: the workflow id must be a non-empty string$/);
     await durableApprovals(dbos, id).approve('toolu_ref');
     // Another language, or DBOS directly: sent as it is.
     await dbos.send(id, { decision: 'deny', reason: { rule: 7 }, sentAt: Date.now() }, 'tool-runner.decision.toolu_can', `${id}:toolu_can:decision`);
@@ -557,6 +560,14 @@ describe('durableToolRunner: bad config', () => {
     const started = eager.start('eager-1', { model: 'm', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], runToolsEagerly: true } as never);
     await expect(started).rejects.toThrow(/runToolsEagerly is not available in a durable run/);
     await expect(eager.start('', { model: 'm', max_tokens: 64, messages: [] })).rejects.toThrow(/workflow id must be a non-empty string/);
+    // Params that are no object, or carry tools (the agent's are the run's: they were dropped), and start options with a slip (the run went outside its queue).
+    const params = { model: 'm', max_tokens: 64, messages: [{ role: 'user' as const, content: 'hi' }] };
+    await expect(eager.start('bad-1', null as never)).rejects.toThrow(/^durableToolRunner: params must be an object, got null$/);
+    await expect(eager.start('bad-2', 'hi' as never)).rejects.toThrow(/^durableToolRunner: params must be an object, got "hi"$/);
+    await expect(eager.run('bad-3', { ...params, tools: [{ name: 'mine', input_schema: { type: 'object' } }] } as never)).rejects.toThrow(/^durableToolRunner: params.tools is not taken: a durable run's tools are the agent's/);
+    await expect(eager.start('bad-4', params, { queue: 'serial' } as never)).rejects.toThrow(/^durableToolRunner: start: unknown option 'queue'; the options are queueName/);
+    await expect(eager.start('bad-5', params, 'serial' as never)).rejects.toThrow(/^durableToolRunner: the start options must be an object \({ queueName }\), got "serial"$/);
+    await expect(eager.start('bad-6', params, { queueName: '' })).rejects.toThrow(/^durableToolRunner: queueName must be a non-empty string/);
   });
 });
 

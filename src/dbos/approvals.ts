@@ -34,7 +34,10 @@ export interface DurableApprovals {
    * the run to publish some.
    */
   pending(options?: { timeoutSeconds?: number }): Promise<PendingApproval[]>;
-  /** Lets the call run, with `input` in place of the model's (validated again). Sending it twice is harmless. */
+  /**
+   * Lets the call run, with `input` in place of the model's (validated again). Rejects for a call the run does not wait
+   * for (`pending()` lists them); sending it again before the run read the first is harmless (the first counts).
+   */
   approve(toolUseId: string, options?: { input?: unknown }): Promise<void>;
   /** Denies the call: the model reads that it was denied, with the reason. */
   deny(toolUseId: string, reason?: string): Promise<void>;
@@ -51,21 +54,31 @@ export interface DurableApprovals {
  * ```
  */
 export function durableApprovals(dbos: DurableMessenger, workflowId: string): DurableApprovals {
+  if (typeof workflowId !== 'string' || workflowId === '') throw new TypeError('durableApprovals: the workflow id must be a non-empty string');
+  const published = async () => (await dbos.getEvent<PendingApproval[]>(workflowId, PENDING_EVENT, { timeoutSeconds: 0 })) ?? [];
   // Stamped with when it was sent: a run that reads it after its deadline (no worker was alive then) takes it if it came in time.
-  const decide = (toolUseId: string, decision: ApprovalDecision) =>
-    dbos.send<SentDecision>(workflowId, { ...decision, sentAt: Date.now() }, decisionTopic(toolUseId), `${workflowId}:${toolUseId}:decision`);
+  const decide = async (toolUseId: string, method: 'approve' | 'deny', decision: ApprovalDecision) => {
+    // A call the run waits for, as runner.approve / runner.deny take (a typo's decision waited for no call, and the run
+    // waited out approvalTimeoutSeconds). A call decided and not read by the run yet is still listed: sent again, harmless.
+    const waiting = await published();
+    if (!waiting.some((call) => call.id === toolUseId)) {
+      const listed = waiting.map((call) => `${call.id} (${call.name})`).join(', ') || 'none';
+      throw new Error(`${method}: tool call '${toolUseId}' is not waiting for approval in run '${workflowId}'. Calls waiting for approval: ${listed}`);
+    }
+    await dbos.send<SentDecision>(workflowId, { ...decision, sentAt: Date.now() }, decisionTopic(toolUseId), `${workflowId}:${toolUseId}:decision`);
+  };
   return {
     async pending({ timeoutSeconds = 0 } = {}) {
       const deadline = Date.now() + timeoutSeconds * 1000;
       for (;;) {
-        const calls = (await dbos.getEvent<PendingApproval[]>(workflowId, PENDING_EVENT, { timeoutSeconds: 0 })) ?? [];
+        const calls = await published();
         if (calls.length > 0 || Date.now() >= deadline) return calls;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     },
     // Checked as runner.approve / runner.deny check them (a call for its id, a bare edit, a reason that is no string): a
     // clear rejection here, not a decision no call waits for or one the model reads as "[object Object]".
-    approve: async (toolUseId, options = {}) => decide(callIdArgument(toolUseId, 'approve'), approveDecision(options)),
-    deny: async (toolUseId, reason) => decide(callIdArgument(toolUseId, 'deny'), denyDecision(reason)),
+    approve: async (toolUseId, options = {}) => decide(callIdArgument(toolUseId, 'approve'), 'approve', approveDecision(options)),
+    deny: async (toolUseId, reason) => decide(callIdArgument(toolUseId, 'deny'), 'deny', denyDecision(reason)),
   };
 }
