@@ -288,6 +288,23 @@ describe('what the page is fed and the recorded file', () => {
     expect(JSON.stringify(fed)).not.toContain('"one"');
   });
 
+  it('a run stopped for approval is not dropped past maxRuns: decided later, it shows whole, from its start', async () => {
+    const waiting = await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_1')] }, { content: [text('sent it')] }]);
+    const other = await mockServer([{ content: [text('other')] }]);
+    const inspect = await start({ maxRuns: 1 });
+    const send = tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
+    const runner = toolRunner(waiting.client(), { ...baseParams, tools: [send] }, { onEvent: inspect.onEvent });
+    await runner;
+    await toolRunner(other.client(), baseParams, { onEvent: inspect.onEvent });
+    runner.approve('toolu_1');
+    await runner;
+    const fed = await readFeed(inspect.url, (records) => ofType(records, 'run.end').some((record) => record.state === 'finished' && record.run === ofType(records, 'tool.end')[0]?.run));
+    const run = ofType(fed, 'tool.end')[0]!.run;
+    const ofRun = fed.filter((record) => record.run === run);
+    expect(ofRun.filter((record) => record.type === 'request.start').map((record) => (record as { requestId: number }).requestId)).toEqual([1, 2]);
+    expect(ofType(ofRun, 'run.start')[0]).toHaveProperty('prompt');
+  });
+
   it('a run maxRuns drops has every record in the recorded file and on an open page: its last ones were not yet sent', async () => {
     const file = join(dir, 'evicted.jsonl');
     const server = await mockServer([{ content: [text('one')] }, { content: [text('two')] }, { content: [text('three')] }]);
@@ -483,7 +500,7 @@ describe('approvals decided from the page', () => {
     expect((await decide(inspect.url, body, { origin: new URL(inspect.url).origin })).status).toBe(200);
     const second = await decide(inspect.url, { ...body, decision: 'deny' });
     expect(second.status).toBe(409);
-    expect(await second.json()).toEqual({ decided: false, reason: 'someone decided it already' });
+    expect(await second.json()).toEqual({ decided: false, reason: 'someone decided it already (allowed)' });
     await run;
     expect(log).toContain('send_email ann@example.com: Edited on the page');
     const after = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'));
@@ -636,6 +653,31 @@ describe('approvals decided from the page', () => {
     expect(ofType(fed, 'run.end').some((record) => record.run === first!.run)).toBe(false);
     expect((await decide(inspect.url, { run: first!.run, id: 'toolu_0', decision: 'allow' })).status).toBe(200);
     expect(await waiting).toEqual({ decision: 'allow' });
+  });
+
+  it('a decision over 1 MB is refused, and the connection closes with the answer: the next request goes on a new one', async () => {
+    const inspect = await start();
+    const endpoint = new URL('api/decide', inspect.url);
+    endpoint.search = new URL(inspect.url).search;
+    const big = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ run: 'r', id: 'i', decision: 'allow', input: 'x'.repeat(2_000_000) }) });
+    expect(big.status).toBe(400);
+    expect(big.headers.get('connection')).toBe('close');
+    expect(await big.text()).toBe('The decision is too large.');
+    for (let i = 0; i < 3; i++) expect((await fetch(inspect.url)).status).toBe(200);
+  });
+
+  it('a decision posted once the wait ended without one is told how it ended (the run aborted), not that someone decided', async () => {
+    const server = await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_1')] }, { content: [text('done')] }]);
+    const inspect = await start();
+    const controller = new AbortController();
+    const send = tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
+    const run = toolRunner(server.client(), { ...baseParams, tools: [send] }, { onEvent: inspect.onEvent, approve: inspect.approve, signal: controller.signal }).runUntilDone().catch(() => undefined);
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.waiting'));
+    controller.abort();
+    await run;
+    const late = await decide(inspect.url, { run: ofType(fed, 'approval.waiting')[0]!.run, id: 'toolu_1', decision: 'allow' });
+    expect(late.status).toBe(409);
+    expect(await late.json()).toEqual({ decided: false, reason: 'its wait ended: the run was aborted' });
   });
 
   it('two runs resumed from one snapshot, both waiting on one call id: each waits in its own run, and each decision reaches its own', async () => {

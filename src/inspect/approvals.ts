@@ -17,8 +17,11 @@ export interface PageDecision {
   reason?: string;
 }
 
-/** What became of a posted decision. */
-export type DecideOutcome = 'decided' | 'unknown' | 'already decided';
+/** How a call's wait ended: a page decided it, or it ended without one (the run aborted, its time ran out, the inspector closed). */
+type WaitEnd = 'allow' | 'deny' | 'aborted' | 'timedOut' | 'closed';
+
+/** What became of a posted decision: taken, no such call, or its wait had ended (how). */
+export type DecideOutcome = 'decided' | 'unknown' | { ended: WaitEnd };
 
 interface Waiting {
   /** The call's input was shown (captured): an edited one is recorded too. */
@@ -28,8 +31,8 @@ interface Waiting {
 
 export class PageApprovals {
   readonly #waiting = new Map<string, Waiting>();
-  /** Approvals decided already (by another page, the signal, or close), so a late click is told so: the last `MAX_DECIDED`. */
-  readonly #decided = new Set<string>();
+  /** Approvals decided already (by another page, the signal, or close), and how, so a late click is told so: the last `MAX_DECIDED`. */
+  readonly #decided = new Map<string, WaitEnd>();
   readonly #emit: (record: InspectorRecord) => void;
   /** The inspector closed: a call asked about from now on is denied at once. */
   #closed = false;
@@ -45,9 +48,9 @@ export class PageApprovals {
       let stopWaiting: (() => void) | undefined;
       const decide: Waiting['decide'] = (decision, fields) => {
         this.#waiting.delete(key);
-        this.#decided.add(key);
+        this.#decided.set(key, fields.decision);
         // A long-lived inspector decides without end: the oldest are forgotten (a click on one is told it is unknown).
-        if (this.#decided.size > MAX_DECIDED) this.#decided.delete(this.#decided.values().next().value!);
+        if (this.#decided.size > MAX_DECIDED) this.#decided.delete(this.#decided.keys().next().value!);
         stopWaiting?.();
         this.#emit({ ...where, time: Date.now(), type: 'approval.decided', id, ...fields });
         resolve(decision);
@@ -79,7 +82,10 @@ export class PageApprovals {
   decide(posted: PageDecision): DecideOutcome {
     const key = keyOf(posted.run, posted.id);
     const waiting = this.#waiting.get(key);
-    if (!waiting) return this.#decided.has(key) ? 'already decided' : 'unknown';
+    if (!waiting) {
+      const ended = this.#decided.get(key);
+      return ended === undefined ? 'unknown' : { ended };
+    }
     if (posted.decision === 'allow') {
       const edited = posted.input !== undefined;
       // The input that runs, recorded (when inputs are shown): a recorded file read later says what was sent.

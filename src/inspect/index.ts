@@ -32,7 +32,7 @@ export interface InspectorOptions {
    * page is bound to loopback, false otherwise (they may hold personal data).
    */
   captureContent?: boolean;
-  /** The most runs kept in memory; past it the oldest finished run is dropped. Default 100. */
+  /** The most runs kept in memory; past it the oldest finished run is dropped (not one stopped for approval). Default 100. */
   maxRuns?: number;
 }
 

@@ -33,7 +33,7 @@ function runOf(id, time) {
 }
 
 /**
- * Past the inspector's maxRuns, the page lets go of its oldest ended runs (not the one shown,
+ * Past the inspector's maxRuns, the page lets go of its oldest ended runs (not the one shown, nor one stopped for approval,
  * view.shown of page-view.ts, the same script), as the inspector does: a page left open on a busy
  * process stays small.
  */
@@ -42,7 +42,7 @@ function forgetOldRuns() {
   if (!max) return;
   for (var i = 0; model.order.length > max && i < model.order.length; ) {
     var old = model.runs.get(model.order[i]);
-    if (!old.ended || old === view.shown) { i++; continue; }
+    if (!old.ended || old.state === 'waiting' || old === view.shown) { i++; continue; }
     model.order.splice(i, 1);
     model.runs.delete(old.id);
     if (old.listEl && old.listEl.parentNode) old.listEl.parentNode.remove();

@@ -34,6 +34,15 @@ const RESET_EVENT = 'event: reset\ndata: {}\n\n';
 /** The largest decision body read (an edited input included). */
 const MAX_BODY = 1_000_000;
 
+/** What a late decision is told, by how the call's wait had ended. */
+const WAIT_ENDED = {
+  allow: 'someone decided it already (allowed)',
+  deny: 'someone decided it already (denied)',
+  aborted: 'its wait ended: the run was aborted',
+  timedOut: "its wait ended: the call's time ran out",
+  closed: 'its wait ended: the inspector was closed',
+} as const;
+
 export async function serveInspector(options: {
   port: number;
   host: string;
@@ -89,11 +98,13 @@ export async function serveInspector(options: {
     try {
       posted = checkDecision(JSON.parse(await readBody(request)));
     } catch (error) {
-      return refuse(response, 400, (error as Error).message);
+      // The rest of a body too large is left unread: the connection closes after the answer (a next request on it would be lost).
+      return refuse(response, 400, (error as Error).message, error instanceof BodyTooLarge);
     }
     const outcome = approvals.decide(posted);
     if (outcome === 'decided') return sendJson(response, 200, { decided: true });
-    sendJson(response, outcome === 'unknown' ? 404 : 409, { decided: false, reason: outcome === 'unknown' ? 'no such call is waiting for approval' : 'someone decided it already' });
+    if (outcome === 'unknown') return sendJson(response, 404, { decided: false, reason: 'no such call is waiting for approval' });
+    sendJson(response, 409, { decided: false, reason: WAIT_ENDED[outcome.ended] });
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -173,14 +184,16 @@ async function readBody(request: IncomingMessage): Promise<string> {
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY) throw new Error('The decision is too large.');
+    if (size > MAX_BODY) throw new BodyTooLarge('The decision is too large.');
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function refuse(response: ServerResponse, status: number, message: string): void {
-  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+class BodyTooLarge extends Error {}
+
+function refuse(response: ServerResponse, status: number, message: string, close = false): void {
+  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...(close && { connection: 'close' }) });
   response.end(message);
 }
 

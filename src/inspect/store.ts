@@ -173,7 +173,7 @@ export class RecordStore {
   }
 
   /**
-   * Keeps at most `maxRuns` runs: past that, the oldest ended runs' records are dropped, as a run
+   * Keeps at most `maxRuns` runs: past that, the oldest ended runs' records are dropped (not a run stopped for approval), as a run
    * starts or ends (more runs at once than `maxRuns` shrink back as they end).
    */
   #track(record: AnyRecord): void {
@@ -183,7 +183,8 @@ export class RecordStore {
       if (known) known.ended = false;
       else this.#runs.set(record.run, { ended: false });
     } else if (record.type === 'run.end' && known) {
-      known.ended = true;
+      // A run stopped for approval is not done: decided, it goes on (its records are kept for it).
+      known.ended = record.state !== 'waiting';
     } else {
       return;
     }
