@@ -10,7 +10,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListToolsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { resumeToolRunner, toolRunner } from 'tool-runner';
+import { type ToolContext, resumeToolRunner, toolRunner } from 'tool-runner';
 import { McpToolset, mcpToolset } from 'tool-runner/mcp';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { listingClientOf } from './fixtures/mcp-listing-server.js';
@@ -109,6 +109,20 @@ describe('MCP tools over stdio (a real MCP server in a child process)', () => {
     await resumed;
     expect(wire(server.requests[2]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_two', content: [{ type: 'text', text: '2' }] }]);
     server.assertComplete();
+  });
+
+  it("a needsApproval rule may answer a promise, and is given the call's context, as a tool's own rule is", async () => {
+    const client = await stdioClient();
+    const server = await mockServer([{ content: [toolUse('add', { a: 1, b: 1 }, 'toolu_small'), toolUse('add', { a: 50, b: 60 }, 'toolu_big')] }, { content: [text('done')] }]);
+    const asked: Array<{ name: string; id: string }> = [];
+    const needsApproval = async (name: string, input: unknown, context: ToolContext) => {
+      asked.push({ name, id: context.toolUse.id });
+      return (input as { a: number }).a > 10;
+    };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [await mcpToolset(client, { needsApproval })] });
+    await runner;
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_big']);
+    expect(asked).toEqual([{ name: 'add', id: 'toolu_small' }, { name: 'add', id: 'toolu_big' }]);
   });
 
   it('picks up tools/list_changed before the next request', async () => {
@@ -221,6 +235,19 @@ describe('MCP toolsets: the client given', () => {
     await client.connect(clientSide);
     cleanups.push(() => client.close());
     await expect(mcpToolset(client)).rejects.toThrow("mcpToolset: the server has no tools (it did not offer the 'tools' capability when the client connected)");
+  });
+
+  it("a listing the MCP client refuses (a tool's input schema without type: object) is said as mcpToolset's, with the client's error as its cause", async () => {
+    const server = new Server({ name: 'odd', version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'ok', inputSchema: { type: 'object' } }, { name: 'odd', inputSchema: { $ref: '#/$defs/A', $defs: { A: { type: 'object' } } } }] }) as never);
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    cleanups.push(() => client.close());
+    const failed = (await mcpToolset(client).catch((error: unknown) => error)) as Error;
+    expect(failed.message).toMatch(/^mcpToolset: listing the server's tools failed: .*"tools",\s*1,\s*"inputSchema"/s);
+    expect(failed.cause).toBeInstanceOf(Error);
   });
 });
 

@@ -15,7 +15,7 @@ import { described, unknownOption } from '../described.js';
 import { tiedSignal } from '../on-abort.js';
 import { checkNeedsApproval } from '../tool-set.js';
 import { checkPrefix, checkToolNames } from './tool-names.js';
-import type { ToolResultContentBlock } from '../types.js';
+import type { Promisable, ToolResultContentBlock } from '../types.js';
 
 export interface McpToolsetOptions {
   /**
@@ -28,8 +28,11 @@ export interface McpToolsetOptions {
    * this is not given); the timeout of each request that lists the tools, too.
    */
   timeoutMs?: number;
-  /** Ask for approval before these tools run (see the approval docs): all of them, or some by MCP name. */
-  needsApproval?: boolean | ((name: string, input: unknown) => boolean);
+  /**
+   * Ask for approval before these tools run (see the approval docs): all of them, or some by MCP name (a rule given the
+   * tool's MCP name, the input and the call's context, as a tool's own rule is; it may answer a promise).
+   */
+  needsApproval?: boolean | ((name: string, input: unknown, context: ToolContext) => Promisable<boolean>);
 }
 
 const OPTIONS = ['prefix', 'timeoutMs', 'needsApproval'];
@@ -59,7 +62,13 @@ type McpContent = Awaited<ReturnType<Client['callTool']>> extends infer R ? (R e
  */
 export async function mcpToolset(client: Client, options: McpToolsetOptions = {}): Promise<McpToolset> {
   const toolset = new McpToolset(client, options);
-  await toolset.refresh();
+  try {
+    await toolset.refresh();
+  } catch (error) {
+    // The server's or the MCP client's failure (a list its schema refuses: a bare ZodError), said as ours; ours as they are.
+    if (error instanceof Error && /^(mcpToolset|tool-runner\/mcp):/.test(error.message)) throw error;
+    throw new Error(`mcpToolset: listing the server's tools failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
   return toolset;
 }
 
@@ -238,7 +247,7 @@ export class McpToolset implements ToolSource {
       description: entry.description ?? entry.title ?? entry.name,
       ...(timeoutMs !== undefined && { timeoutMs }),
       ...(needsApproval !== undefined && {
-        needsApproval: typeof needsApproval === 'function' ? (input: unknown) => needsApproval(entry.name, input) : needsApproval,
+        needsApproval: typeof needsApproval === 'function' ? (input: unknown, context: ToolContext) => needsApproval(entry.name, input, context) : needsApproval,
       }),
       run: async (input: unknown, context: ToolContext) => {
         // A signal of the call's own: the MCP client never removes the listener it adds, and the
