@@ -886,6 +886,25 @@ describe('a mistake in the script is a clear 400 and a reported problem, never a
     expect((await ask()).content[0]).toMatchObject({ type: 'tool_use', name: 'now', input: {} });
   });
 
+  it('a reply field or an error field of the wrong kind (a usage, a container or a message given as a string or a number): a 400 naming it, not a reply of its characters', async () => {
+    const { ask, errors } = await askEach(5, [
+      { content: [text('x')], container: 'container_1' },
+      { content: [text('x')], usage: 'lots' },
+      { content: [text('x')], stop_reason: 7 },
+      { error: { status: 529, message: 42 } },
+      { error: { status: 400, headers: 'x-should-retry: false' } },
+      { content: [text('fine')], stop_reason: null, container: null },
+    ] as never[]);
+    expect(errors).toEqual([
+      expect.stringMatching(/step #0 .*the step's container must be an object or null, got .*container_1/),
+      expect.stringMatching(/step #1 .*the step's usage must be an object, got .*lots/),
+      expect.stringMatching(/step #2 .*the step's stop_reason must be a string or null, got 7/),
+      expect.stringMatching(/step #3 .*the step's error\.message must be a string, got 42/),
+      expect.stringMatching(/step #4 .*the step's error\.headers must be an object, got .*x-should-retry: false/),
+    ]);
+    expect((await ask()).content[0]).toMatchObject({ text: 'fine' });
+  });
+
   it("the kit's client keeps the server's address and key when given them as undefined (never api.anthropic.com); a malformed thread is a 400, not a lost thread", async () => {
     const server = await mockServer([{ content: [text('here')] }, { content: [text('never')] }]);
     const client = server.client({ baseURL: undefined, apiKey: undefined, maxRetries: 0 });

@@ -35,6 +35,9 @@ export function replyShapeProblem(reply: object): string | undefined {
   const { content, error } = reply as { content?: unknown; error?: { status?: unknown } };
   const wrongNumber = numberProblem(reply, NUMBERS, "the step's");
   if (wrongNumber) return wrongNumber;
+  // Spread into the reply as they are: a string's characters would become a usage's or a container's fields.
+  const wrongKind = kindProblem(reply, REPLY_KINDS, "the step's ");
+  if (wrongKind) return wrongKind;
   if (error !== undefined) {
     const problem = errorProblem(error);
     if (problem) return problem;
@@ -67,7 +70,36 @@ function errorProblem(error: unknown): string | undefined {
   // Any other field would be left out silently (`afterEvent`, `retry_after`): a plain error, which the SDK retries, for one mid-stream.
   const unknown = Object.keys(error).find((key) => !ERROR_FIELDS.includes(key));
   if (unknown) return `the step's error has no field \`${unknown}\`; its fields are ${ERROR_FIELDS.join(', ')}`;
+  const wrongKind = kindProblem(error, ERROR_KINDS, "the step's error.");
+  if (wrongKind) return wrongKind;
   return numberProblem(error, [['afterEvents', 0, true], ['retryAfter', 0, false]], "the step's error.");
+}
+
+type Kind = 'string' | 'object';
+
+/** The kind each field of a reply must be when given: an object or a string, `null` where the API sends one. */
+const REPLY_KINDS: Array<[field: string, kind: Kind, nullable: boolean]> = [
+  ['stop_reason', 'string', true],
+  ['stop_sequence', 'string', true],
+  ['stop_details', 'object', true],
+  ['usage', 'object', false],
+  ['container', 'object', true],
+];
+const ERROR_KINDS: Array<[field: string, kind: Kind, nullable: boolean]> = [
+  ['type', 'string', false],
+  ['message', 'string', false],
+  ['details', 'object', false],
+  ['headers', 'object', false],
+];
+
+function kindProblem(fields: object, kinds: ReadonlyArray<[field: string, kind: Kind, nullable: boolean]>, where: string): string | undefined {
+  for (const [field, kind, nullable] of kinds) {
+    const value = (fields as Record<string, unknown>)[field];
+    if (value === undefined || (value === null && nullable)) continue;
+    const fits = kind === 'string' ? typeof value === 'string' : typeof value === 'object' && value !== null && !Array.isArray(value);
+    if (!fits) return `${where}${field} must be ${kind === 'string' ? 'a string' : 'an object'}${nullable ? ' or null' : ''}, got ${described(value)}`;
+  }
+  return undefined;
 }
 
 function numberProblem(fields: object, numbers: ReadonlyArray<[field: string, least: number, whole: boolean]>, where: string): string | undefined {
