@@ -709,6 +709,18 @@ describe('approvals decided from the page', () => {
     expect(ofType(fed, 'approval.waiting')[0]!.run).toBe(ofType(fed, 'run.start')[0]!.run);
   });
 
+  it('two runners without onEvent asking about calls of one id: each waits where a page can decide it, and both run', async () => {
+    const inspect = await start();
+    const send = () => tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
+    const servers = await Promise.all(['A', 'B'].map((name) => mockServer([{ content: [toolUse('send', { to: name }, 'toolu_same')] }, { content: [text(`done ${name}`)] }])));
+    const runs = servers.map((server) => toolRunner(server.client(), { ...baseParams, tools: [send()] }, { approve: inspect.approve }).runUntilDone());
+    const fed = await readFeed(inspect.url, (records) => ofType(records, 'approval.waiting').length === 2);
+    const waits = ofType(fed, 'approval.waiting');
+    expect(new Set(waits.map((waiting) => waiting.run)).size).toBe(2);
+    for (const waiting of waits) expect((await decide(inspect.url, { run: waiting.run, id: 'toolu_same', decision: 'allow' })).status).toBe(200);
+    expect((await Promise.all(runs)).map(textOf)).toEqual(['done A', 'done B']);
+  });
+
   it('an approve without onEvent still shows its calls (in a run of their own)', async () => {
     const server = await mockServer(inspectedSteps());
     const inspect = await start();

@@ -71,8 +71,9 @@ export class PageApprovals {
     });
   }
 
-  /** Whether a call of `run` still waits for a decision. */
-  waitsIn(run: string): boolean {
+  /** Whether a call of `run` (the call `id`, when given) still waits for a decision. */
+  waitsIn(run: string, id?: string): boolean {
+    if (id !== undefined) return this.#waiting.has(keyOf(run, id));
     const prefix = keyOf(run, '');
     for (const key of this.#waiting.keys()) if (key.startsWith(prefix)) return true;
     return false;

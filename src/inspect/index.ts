@@ -69,7 +69,7 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
   const store = new RecordStore(maxRuns);
   if (recording) store.listen((batch) => recording.append(batch.lines));
   const approvals = new PageApprovals((record) => store.add(record));
-  const runs = new Runs(store, capture, (run) => approvals.waitsIn(run));
+  const runs = new Runs(store, capture, (run, id) => approvals.waitsIn(run, id));
   let server;
   try {
     server = await serveInspector({ port, host, store, approvals, settings: { mode: 'live', capture, title: 'tool-runner inspector', maxRuns } });
@@ -126,10 +126,10 @@ class Runs {
   /** The run approvals asked without `onEvent` are shown in, and how many it holds. */
   #unattributed: { run: string; asked: number } | undefined;
 
-  /** Whether a call of this run still waits for a page's decision. */
-  readonly #waitsIn: (run: string) => boolean;
+  /** Whether a call of this run (of this id, when given) still waits for a page's decision. */
+  readonly #waitsIn: (run: string, id?: string) => boolean;
 
-  constructor(store: RecordStore, capture: boolean, waitsIn: (run: string) => boolean) {
+  constructor(store: RecordStore, capture: boolean, waitsIn: (run: string, id?: string) => boolean) {
     this.#store = store;
     this.#capture = capture;
     this.#waitsIn = waitsIn;
@@ -160,20 +160,22 @@ class Runs {
     const open = this.#open.get(toolUse.id);
     const known = run === undefined ? open?.at(-1) : open?.find((call) => call.where.run === run);
     if (known) return known.where;
-    return { run: run ?? this.#unattributedRun() };
+    return { run: run ?? this.#unattributedRun(toolUse.id) };
   }
 
   /**
    * A run of its own for approvals asked without `onEvent`, a new one every `UNATTRIBUTED_PER_RUN` (the last one ended):
    * `maxRuns` then bounds what a long-lived inspector keeps of them, as it does runs.
    */
-  #unattributedRun(): string {
+  #unattributedRun(id: string): string {
     let current = this.#unattributed;
     // Ended (and so ready to be dropped past `maxRuns`) only once none of its calls waits: a waiting call stays on the page.
     if (current && current.asked >= UNATTRIBUTED_PER_RUN && !this.#waitsIn(current.run)) {
       this.#store.add({ run: current.run, time: Date.now(), type: 'run.end', state: 'finished' });
       current = undefined;
     }
+    // A call of this id waits there already (two runners' calls of one id): a new run, so that each can be decided.
+    if (current && this.#waitsIn(current.run, id)) current = undefined;
     current ??= this.#unattributed = { run: this.#start('approvals asked without onEvent'), asked: 0 };
     current.asked++;
     return current.run;
