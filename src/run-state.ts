@@ -42,6 +42,8 @@ export class RunState {
   #replies: WeakMap<object, string> | undefined;
   /** Messages the caller appended after the loop body while the reply came, before it until its calls are answered (late-change.ts). */
   late: LateAdditions | undefined;
+  /** Messages appended late after the final answer, out of the history while its compaction is asked for (a snapshot holds them). */
+  heldLate: BetaMessageParam[] | undefined;
 
   constructor(params: RunnerParams, snapshot?: RunnerSnapshot) {
     const { api, settings, messages, tools } = splitParams(params);

@@ -379,7 +379,9 @@ export abstract class RunnerControls implements Runner {
     // Taken in the body of a reply it does not hold as asking (still streaming, paused, dropped): its eager calls are not counted.
     // The history with replies placed in it as their role and content; taken in the body after it set the history,
     // what the history will hold once the body is done (the reply it was given once).
-    const messages = asMessageParams(turn?.inBody && turn.tookControl ? this.state.bodyHistory(turn.historyBefore ?? [], turn.reply) : this.state.messages);
+    // (With the messages appended late after the final answer, which its compaction request leaves out meanwhile.)
+    const { heldLate } = this.state;
+    const messages = asMessageParams(turn?.inBody && turn.tookControl ? this.state.bodyHistory(turn.historyBefore ?? [], turn.reply) : heldLate ? [...this.state.messages, ...heldLate] : this.state.messages);
     const started = this.state.settings.runToolsEagerly ? (id: string) => this.answers.started(id) : undefined;
     const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody), uncounted, messages, started);
     if (this.requests.sent > 0) snapshot.requests = this.requests.sent;

@@ -100,6 +100,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           break;
         }
         this.answers.beginTurn();
+        // Appended late while the final answer came: not summarised by the compaction after it, but kept after its summary.
+        const heldLate = lastCompaction ? this.#holdLate() : undefined;
         // Messages appended late went after the reply with its results, if it had calls (answered above): no longer late.
         this.state.late = undefined;
         // A compaction after the final reply goes without the tools added or removed meanwhile: they wait for the next turn (as in the SDK).
@@ -131,6 +133,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           if (next === 'stop' && this.compactions.beforeStop()) lastCompaction = true;
           else if (next === 'stop' || next === 'pending') break;
         } finally {
+          if (heldLate) this.#restoreLate(heldLate);
           turn.stream?.abort();
           // The body left while reading a stream that broke (its error escaped the body): a failed request, not a `break`.
           if (turn.inBody && turn.reply === undefined) failedInBody = await replyFailure(turn.message, runSignal(this.run));
@@ -172,6 +175,20 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       // A run stopped for approval, or by a limit, goes on when iterated (or awaited) again.
       if (stop !== undefined && stop !== 'model') this.#consumed = false;
     }
+  }
+
+  /** The messages appended late after the final answer, out of the history while its compaction is asked for (not over an SDK thread, which keeps its own). */
+  #holdLate(): BetaMessageParam[] | undefined {
+    const { late, messages } = this.state;
+    if (!late || late.count === 0 || this.overSdkThread) return undefined;
+    return (this.state.heldLate = messages.splice(messages.length - late.count));
+  }
+
+  /** They go after the summary (or back where they were, the summary failed): still late, so the ended run says it sends them not. */
+  #restoreLate(held: BetaMessageParam[]): void {
+    this.state.heldLate = undefined;
+    this.state.messages.push(...held);
+    this.state.late = { at: this.state.messages.length - held.length, count: held.length };
   }
 
   /** After the loop body: append the reply and its tool results (unless the body took control). */
@@ -283,7 +300,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
 
   /** The run stopped on its final reply and its last compaction failed: the history still ends on that reply, and the compaction waits. */
   #stillEndingOn(): boolean {
-    const last = this.state.messages.at(-1);
+    // (Before the messages appended late while the final answer came, which the compaction leaves out.)
+    const last = this.state.messages.at(-1 - (this.state.late?.count ?? 0));
     return this.#endingOn !== undefined && this.compactions.scheduled && last?.role === 'assistant' && toolUsesOf(last).length === 0;
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type ToolRunner, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type RunnerSnapshot, type ToolRunner, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, type ScriptedReply, historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
@@ -441,6 +441,49 @@ describe('client-side compaction after a message appended late (after the loop b
       if (keepTurns === 1) expect(wire(server.requests[2]!).messages.at(-1)).toEqual({ role: 'user', content: 'Also, cc Bob.' });
       expect(historyProblems(runner.params.messages)).toEqual([]);
     }
+  });
+});
+
+describe('compactBeforeNextTurn() on the final answer, a message appended late while it streamed', () => {
+  const compaction = { content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null } as never] };
+  async function ended(steps: object[]) {
+    const server = await mockServer([{ content: [text('The final answer, streamed slowly')], eventDelayMs: 10 }, ...steps] as never);
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ maxRetries: 0, logger, logLevel: 'warn' }), { ...baseParams, stream: true, thread: false });
+    let pushed = false;
+    const snapshots: RunnerSnapshot[] = [];
+    const iterate = async () => {
+      for await (const stream of runner) {
+        // The compaction's item: a snapshot taken in its body holds the message too.
+        if (pushed) snapshots.push(JSON.parse(JSON.stringify(runner.toJSON())));
+        if (pushed) continue;
+        runner.compactBeforeNextTurn();
+        stream.on('streamEvent', (event) => void (!pushed && event.type === 'content_block_delta' && ((pushed = true), runner.pushMessages({ role: 'user', content: 'Also, cc Bob.' }))));
+      }
+    };
+    return { server, lines, runner, iterate, snapshots };
+  }
+  const follow = { role: 'user', content: 'Also, cc Bob.' };
+
+  it('is not summarised: it goes after the summary, the ended run says it sends it not, and a resumed run sends it', async () => {
+    const { server, lines, runner, iterate, snapshots } = await ended([compaction, { content: [text('Bob is cc-ed.')] }]);
+    await iterate();
+    expect(snapshots.map((snapshot) => snapshot.params.messages.at(-1))).toEqual([follow]);
+    expect(JSON.stringify(wire(server.requests[1]!).messages)).not.toContain('Also, cc Bob.');
+    expect(runner.params.messages).toEqual([{ role: 'assistant', content: compaction.content }, follow]);
+    expect(lines.filter((line) => line.level === 'warn').map((line) => line.message)).toEqual([expect.stringMatching(/^The run has ended \(stoppedBy 'model'\): the messages and params set now are not sent/)]);
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), {});
+    expect(textOf(await resumed)).toBe('Bob is cc-ed.');
+    expect(wire(server.requests[2]!).messages).toEqual([{ role: 'assistant', content: compaction.content }, follow]);
+  });
+
+  it('the summary failing: it is back after the answer, and the compaction asked again (iterating) goes without it too', async () => {
+    const { server, runner, iterate } = await ended([{ error: { status: 500 } }, compaction]);
+    await expect(iterate()).rejects.toThrow(/500/);
+    expect(runner.params.messages.at(-1)).toEqual(follow);
+    await iterate();
+    expect(JSON.stringify(wire(server.requests[2]!).messages)).not.toContain('Also, cc Bob.');
+    expect(runner.params.messages).toEqual([{ role: 'assistant', content: compaction.content }, follow]);
   });
 });
 
