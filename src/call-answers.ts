@@ -353,13 +353,27 @@ export class CallAnswers {
   }
 
   /**
-   * Calls `generateToolResponse()` found waiting for approval: in `pendingApprovals` at once, so that the loop body can
-   * decide them (they then run in this pass, the run does not stop for them).
+   * `generateToolResponse()`'s answer. Calls that wait for approval are in `pendingApprovals` at once: decided in the body,
+   * they run in this pass (the run does not stop for them), and asked again, it answers them.
    */
-  holdGiven(turn: Turn | undefined, answer: Answer): void {
+  async answerCaller(turn: Turn | undefined, uses: BetaToolUseBlock[], signal: AbortSignal | undefined): Promise<Answer> {
+    const answered = this.answer(turn, uses, signal, true);
+    let answer = await answered;
+    const response = turn?.response?.answer === answered ? turn.response : undefined;
     const calls = this.#callsNow();
-    calls.hold(answer.pending, answer.message);
-    if (turn?.response?.given === answer) turn.response.decisionsWhenGiven = calls.decisionsMade;
+    const since = response?.decisionsWhenGiven;
+    if (answer.pending.length > 0 && since !== undefined && calls.decisionsMade > since) {
+      // Decided since the body was told they wait: answered again, the others as the body left them.
+      calls.hold(answer.pending, (response!.given ?? answer).message);
+      answer = await this.answer(undefined, uses, signal, true);
+      response!.answer = Promise.resolve(answer);
+    }
+    if (response) response.given = answer;
+    if (answer.pending.length > 0) {
+      calls.hold(answer.pending, answer.message);
+      if (response) response.decisionsWhenGiven = calls.decisionsMade;
+    }
+    return answer;
   }
 
   /** The calls the run stopped for, as copies. */

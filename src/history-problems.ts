@@ -86,10 +86,12 @@ function messageProblems(message: unknown, i: number, last: boolean, problems: s
     return undefined;
   }
   const { role, content } = message as { role?: unknown; content?: unknown };
-  if (!ROLES.has(role)) problems.push(`message ${i} has role ${JSON.stringify(role) ?? 'undefined'}: the API takes 'user' or 'assistant'`);
+  if (!ROLES.has(role)) problems.push(`message ${i} has role ${JSON.stringify(role) ?? 'undefined'}: the API takes 'user', 'assistant' or 'system'`);
   const fields = role === 'system' ? SYSTEM_MESSAGE_FIELDS : MESSAGE_FIELDS;
   const extra = Object.keys(message).filter((key) => !fields.has(key));
   if (extra.length > 0) problems.push(`message ${i} has fields the API does not take: ${extra.join(', ')}`);
+  // A system message (SDK 1.14) may hold no content: its `output_config` alone, say.
+  if (content === undefined && role === 'system') return [];
   if (typeof content !== 'string' && !Array.isArray(content)) {
     problems.push(`message ${i} has ${content === undefined ? 'no content' : 'content that is neither a string nor a list of blocks'}`);
     return undefined;

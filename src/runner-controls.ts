@@ -116,10 +116,7 @@ export abstract class RunnerControls implements Runner {
     if (!turn && this.requestFailure) throw this.requestFailure.error;
     const uses = toolUsesOf(turn ? await turn.message : this.state.messages.at(-1));
     if (uses.length === 0) return null;
-    const answered = this.answers.answer(turn, uses, signal ?? undefined, true);
-    const answer = await answered;
-    if (turn?.response?.answer === answered) turn.response.given = answer;
-    if (answer.pending.length > 0) this.answers.holdGiven(turn, answer);
+    const answer = await this.answers.answerCaller(turn, uses, signal ?? undefined);
     // Every call waits for approval: nothing to send yet (a user message with no content is no answer).
     return answer.message.content.length > 0 ? answer.message : null;
   }

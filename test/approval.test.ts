@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type ApprovalRequest, HookError, type RunnerEvent, type ToolRunner, textOf, tool, toolRunner } from 'tool-runner';
+import { type ApprovalRequest, HookError, type RunnerEvent, type RunnerSnapshot, type ToolRunner, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, unhandledDuring, wire } from './helpers.js';
 
@@ -667,6 +667,29 @@ describe('deciding in the loop body the calls generateToolResponse() found waiti
       }
       expect(historyProblems(runner.params.messages)).toEqual([]);
     }
+  });
+
+  it('asked again after a decision, generateToolResponse() answers the decided call; the other waits alone, and the snapshot taken then resumes with the decision', async () => {
+    const log: string[] = [];
+    const server = await mockServer([{ content: [toolUse('delete_account', {}, 'toolu_delete'), toolUse('transfer', { amount: 500, to: 'bob' }, 'toolu_big'), toolUse('balance', {}, 'toolu_balance')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: tools(log) });
+    const seen: Array<{ results: string[] | undefined; waiting: string[] }> = [];
+    let snapshot: RunnerSnapshot | undefined;
+    for await (const _message of runner) {
+      await runner.generateToolResponse();
+      if (runner.pendingApprovals.length === 0) continue;
+      runner.approve('toolu_delete');
+      const again = await runner.generateToolResponse();
+      seen.push({ results: again?.content.map((result) => result.tool_use_id), waiting: runner.pendingApprovals.map((call) => call.id) });
+      snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    }
+    expect(seen).toEqual([{ results: ['toolu_delete', 'toolu_balance'], waiting: ['toolu_big'] }]);
+    expect(runner.stoppedBy).toBe('approval');
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_big']);
+    expect(log).toEqual(['balance', 'deleted']);
+    const resumedLog: string[] = [];
+    const resumed = resumeToolRunner(server.client(), snapshot!, { tools: tools(resumedLog) });
+    expect(resumed.pendingApprovals.map((call) => call.id)).toEqual(['toolu_big']);
   });
 
   it('left undecided, the run stops with them; a reply the body leaves with break takes its waits along (pendingApprovals empty, the wait ended for the listeners)', async () => {

@@ -428,7 +428,7 @@ describe('faults', () => {
       [[...asked(call('a')), { role: 'user', content: [result('a', { is_error: true, content: [] })] }], 'messages: message 2: tool_result a is an error with empty content (the API refuses it)'],
       [[...asked(call('a')), { role: 'user', content: [result('a'), result('a')] }], 'messages: message 2: tool_use a answered twice'],
       [[{ role: 'user', content: 'Hi', id: 'msg_1' }], 'messages: message 0 has fields the API does not take: id'],
-      [[{ role: 'bot', content: 'Hi' }], `messages: message 0 has role "bot": the API takes 'user' or 'assistant'`],
+      [[{ role: 'bot', content: 'Hi' }], `messages: message 0 has role "bot": the API takes 'user', 'assistant' or 'system'`],
     ];
     for (const [messages, message] of cases) expect(await refused(messages)).toMatchObject({ error: { type: 'invalid_request_error', message } });
     // A body the SDK would not send (it reads each message), as another client may.
@@ -794,7 +794,9 @@ describe('historyProblems', () => {
     expect(() => historyProblems(null as never)).toThrow(new TypeError('historyProblems: messages must be an array of message params, got null'));
     expect(historyProblems([{ role: 'user', content: [null] }] as never)).toEqual(['message 0: block 0 is not a content block (an object with a type): null']);
     expect(historyProblems([{ role: 'user' }] as never)).toEqual(['message 0 has no content']);
-    expect(historyProblems([{ role: 'bot', content: 'Hi' }] as never)).toEqual([`message 0 has role "bot": the API takes 'user' or 'assistant'`]);
+    expect(historyProblems([{ role: 'bot', content: 'Hi' }] as never)).toEqual([`message 0 has role "bot": the API takes 'user', 'assistant' or 'system'`]);
+    // A system message may hold no content (its output_config alone), as the SDK's type says.
+    expect(historyProblems([{ role: 'user', content: 'Hi' }, { role: 'system', output_config: { effort: 'low' } }, { role: 'user', content: 'And?' }] as never)).toEqual([]);
     expect(historyProblems([ask, { role: 'assistant', content: [result('x')] }] as never)).toEqual(['message 1: tool_result x is in an assistant message (results go in the user message after the call)']);
     expect(historyProblems([{ role: 'user', content: [result('q')] }] as never)).toEqual(['message 0: tool_result q answers no tool_use of a message before it (it is the first message)']);
     expect(historyProblems([ask, calls('a'), results({ ...result('a'), is_error: true, content: [] })] as never)).toEqual(['message 2: tool_result a is an error with empty content (the API refuses it)']);
