@@ -305,6 +305,22 @@ describe('what the page is fed and the recorded file', () => {
     expect(ofType(ofRun, 'run.start')[0]).toHaveProperty('prompt');
   });
 
+  it('runs stopped for approval and resumed from their snapshots (each a run of its own): maxRuns of them are kept, beside maxRuns others', async () => {
+    const inspect = await start({ maxRuns: 2 });
+    const send = () => tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
+    for (let i = 0; i < 6; i++) {
+      const server = await mockServer([{ content: [toolUse('send', { to: 'ann' }, `toolu_${i}`)] }, { content: [text(`done ${i}`)] }]);
+      const stopped = toolRunner(server.client(), { ...baseParams, tools: [send()] }, { onEvent: inspect.onEvent });
+      await stopped;
+      const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(stopped.toJSON())), { tools: [send()], options: { onEvent: inspect.onEvent } });
+      resumed.approve(`toolu_${i}`);
+      await resumed;
+    }
+    const fed = await readFeed(inspect.url, (records) => ofType(records, 'run.end').some((record) => record.state === 'finished'));
+    expect(new Set(fed.map((record) => record.run)).size).toBe(4);
+    expect(JSON.stringify(fed)).toContain('done 5');
+  });
+
   it('a run maxRuns drops has every record in the recorded file and on an open page: its last ones were not yet sent', async () => {
     const file = join(dir, 'evicted.jsonl');
     const server = await mockServer([{ content: [text('one')] }, { content: [text('two')] }, { content: [text('three')] }]);
@@ -688,6 +704,21 @@ describe('approvals decided from the page', () => {
     const inspect = await start();
     const servers = await Promise.all(['A', 'B'].map((name) => mockServer([{ content: [text(`done ${name}`)] }])));
     const runs = servers.map((server) => resumeToolRunner(server.client(), snapshot, { tools: [send()], options: { onEvent: inspect.onEvent, approve: inspect.approve } }).runUntilDone());
+    const fed = await readFeed(inspect.url, (records) => ofType(records, 'approval.waiting').length === 2);
+    const waits = ofType(fed, 'approval.waiting');
+    expect(new Set(waits.map((waiting) => waiting.run)).size).toBe(2);
+    for (const waiting of waits) expect((await decide(inspect.url, { run: waiting.run, id: 'toolu_same', decision: 'allow' })).status).toBe(200);
+    expect((await Promise.all(runs)).map(textOf)).toEqual(['done A', 'done B']);
+  });
+
+  it('two runs resumed from one snapshot, one watched (onEvent) and one not: the unwatched one waits in a run of approvals of its own, and both are decided', async () => {
+    const send = () => tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
+    const stopped = toolRunner((await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_same')] }])).client(), { ...baseParams, tools: [send()] });
+    await stopped;
+    const snapshot = JSON.parse(JSON.stringify(stopped.toJSON()));
+    const inspect = await start();
+    const servers = await Promise.all(['A', 'B'].map((name) => mockServer([{ content: [text(`done ${name}`)] }])));
+    const runs = servers.map((server, i) => resumeToolRunner(server.client(), snapshot, { tools: [send()], options: i === 0 ? { onEvent: inspect.onEvent, approve: inspect.approve } : { approve: inspect.approve } }).runUntilDone());
     const fed = await readFeed(inspect.url, (records) => ofType(records, 'approval.waiting').length === 2);
     const waits = ofType(fed, 'approval.waiting');
     expect(new Set(waits.map((waiting) => waiting.run)).size).toBe(2);

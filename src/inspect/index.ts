@@ -32,7 +32,7 @@ export interface InspectorOptions {
    * page is bound to loopback, false otherwise (they may hold personal data).
    */
   captureContent?: boolean;
-  /** The most runs kept in memory; past it the oldest finished run is dropped (not one stopped for approval). Default 100. */
+  /** The most runs kept in memory (and as many stopped for approval, apart): past it the oldest ended one is dropped. Default 100. */
   maxRuns?: number;
 }
 
@@ -158,7 +158,9 @@ class Runs {
   callOf(toolUse: BetaToolUseBlock, runner: object | undefined): CallWhere {
     const run = runner && this.#ids.get(runner as Runner);
     const open = this.#open.get(toolUse.id);
-    const known = run === undefined ? open?.at(-1) : open?.find((call) => call.where.run === run);
+    // A runner this inspector hears no events of (no onEvent) has no open call here, whatever its id; one that does not
+    // say (a runner of an older version): the newest call of that id.
+    const known = run !== undefined ? open?.find((call) => call.where.run === run) : runner === undefined ? open?.at(-1) : undefined;
     if (known) return known.where;
     return { run: run ?? this.#unattributedRun(toolUse.id) };
   }

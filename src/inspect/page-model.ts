@@ -33,16 +33,21 @@ function runOf(id, time) {
 }
 
 /**
- * Past the inspector's maxRuns, the page lets go of its oldest ended runs (not the one shown, nor one stopped for approval,
+ * Past the inspector's maxRuns, the page lets go of its oldest ended runs (not the one shown,
  * view.shown of page-view.ts, the same script), as the inspector does: a page left open on a busy
  * process stays small.
  */
 function forgetOldRuns() {
   var max = model.settings.maxRuns;
-  if (!max) return;
-  for (var i = 0; model.order.length > max && i < model.order.length; ) {
+  if (!max || model.order.length <= max) return;
+  // Runs stopped for approval count apart, as the inspector counts them: max of them, beside max others.
+  var count = { waiting: 0, other: 0 };
+  model.order.forEach(function (id) { count[model.runs.get(id).state === 'waiting' ? 'waiting' : 'other']++; });
+  for (var i = 0; i < model.order.length; ) {
     var old = model.runs.get(model.order[i]);
-    if (!old.ended || old.state === 'waiting' || old === view.shown) { i++; continue; }
+    var kind = old.state === 'waiting' ? 'waiting' : 'other';
+    if (!old.ended || count[kind] <= max || old === view.shown) { i++; continue; }
+    count[kind]--;
     model.order.splice(i, 1);
     model.runs.delete(old.id);
     if (old.listEl && old.listEl.parentNode) old.listEl.parentNode.remove();

@@ -66,7 +66,7 @@ export class RecordStore {
   #clearedAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Each run's state for eviction: whether it ended, in the order the runs started. */
-  readonly #runs = new Map<string, { ended: boolean }>();
+  readonly #runs = new Map<string, { ended: boolean; waiting?: boolean }>();
   readonly #maxRuns: number;
 
   constructor(maxRuns: number) {
@@ -173,18 +173,18 @@ export class RecordStore {
   }
 
   /**
-   * Keeps at most `maxRuns` runs: past that, the oldest ended runs' records are dropped (not a run stopped for approval), as a run
-   * starts or ends (more runs at once than `maxRuns` shrink back as they end).
+   * Keeps at most `maxRuns` runs, and as many stopped for approval: past that, the oldest ended runs' records are dropped, as
+   * a run starts or ends (more runs at once than `maxRuns` shrink back as they end).
    */
   #track(record: AnyRecord): void {
     if (record.path) return;
     const known = this.#runs.get(record.run);
     if (record.type === 'run.start') {
-      if (known) known.ended = false;
+      if (known) known.ended = known.waiting = false;
       else this.#runs.set(record.run, { ended: false });
     } else if (record.type === 'run.end' && known) {
-      // A run stopped for approval is not done: decided, it goes on (its records are kept for it).
-      known.ended = record.state !== 'waiting';
+      known.ended = true;
+      known.waiting = record.state === 'waiting';
     } else {
       return;
     }
@@ -193,9 +193,15 @@ export class RecordStore {
 
   #evict(): void {
     const dropped = new Set<string>();
-    for (const [run, { ended }] of this.#runs) {
-      if (this.#runs.size - dropped.size <= this.#maxRuns) break;
-      if (ended) dropped.add(run);
+    // Runs stopped for approval count apart (decided, one goes on; one resumed from its snapshot is another run, and
+    // the stopped one never ends): at most `maxRuns` of them, beside `maxRuns` others.
+    const count = { waiting: 0, other: 0 };
+    for (const { waiting } of this.#runs.values()) count[waiting ? 'waiting' : 'other']++;
+    for (const [run, { ended, waiting }] of this.#runs) {
+      const kind = waiting ? 'waiting' : 'other';
+      if (!ended || count[kind] <= this.#maxRuns) continue;
+      dropped.add(run);
+      count[kind]--;
     }
     if (dropped.size === 0) return;
     for (const run of dropped) this.#runs.delete(run);
