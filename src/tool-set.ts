@@ -30,6 +30,18 @@ export class ToolSet {
     ({ runnable: this.runnable, definitions: this.definitions } = toolMaps(this.#expanded()));
   }
 
+  /**
+   * The definitions to send now: a runnable tool changed since they were made (a field set, added or removed) is read
+   * again, as the SDK reads its tools at each request; the maps are made anew then (a shared set is left as it is).
+   */
+  definitionsNow(): BetaToolUnion[] | undefined {
+    const { definitions } = this;
+    if (!definitions) return definitions;
+    const tools = this.#lists.length === 0 ? (this.entries as AnyTool[]) : this.#expanded()!;
+    if (tools.some((tool, i) => toolDefinition(tool) !== definitions[i])) ({ runnable: this.runnable, definitions: this.definitions } = buildToolMaps(tools));
+    return this.definitions;
+  }
+
   /** Whether some entries are tool sources (asked for their tools before each request). */
   get hasSources(): boolean {
     return this.#lists.length > 0;

@@ -118,23 +118,34 @@ const KNOWN_KEYS: readonly string[] = [...TOOL_OPTION_KEYS, ...API_KEYS];
 const definitions = new WeakMap<object, BetaToolUnion>();
 
 /**
- * The API definition of a `tools` entry. A runnable one (a tool, a toolset, a class instance with
- * state of its own) sends only the API's tool keys, as the SDK's runner does; a plain definition
- * goes as it is.
+ * The API definition of a `tools` entry, as it is now. A runnable one (a tool, a toolset, a class instance with
+ * state of its own) sends only the API's tool keys, as the SDK's runner does, read again when one changed (a
+ * `description` set, a `cache_control` added, a `toJSON()` of live state: the SDK reads them at each request); a plain
+ * definition goes as it is.
  */
 export function toolDefinition(entry: AnyTool): BetaToolUnion {
   if (!isRunnableTool(entry) && !isRunnable(entry)) return entry as BetaToolUnion;
-  let definition = definitions.get(entry);
-  if (!definition) {
-    const fields: object =
-      typeof (entry as { toJSON?: unknown }).toJSON === 'function' ? (entry as unknown as { toJSON(): object }).toJSON() : entry;
-    definition = Object.fromEntries(Object.entries(fields).filter(([key]) => API_KEYS.has(key))) as BetaToolUnion;
-    // The SDK's mark stays on the definition (as on the SDK runner's), so the SDK's own request tags it in `x-stainless-helper`.
-    const mark = sdkHelperMark(entry);
-    if (mark) (definition as unknown as Record<symbol, unknown>)[mark] = (entry as unknown as Record<symbol, unknown>)[mark];
-    definitions.set(entry, definition);
-  }
+  const fields: object =
+    typeof (entry as { toJSON?: unknown }).toJSON === 'function' ? (entry as unknown as { toJSON(): object }).toJSON() : entry;
+  const known = definitions.get(entry);
+  if (known && sameApiFields(known, fields)) return known;
+  const definition = Object.fromEntries(Object.entries(fields).filter(([key]) => API_KEYS.has(key))) as BetaToolUnion;
+  // The SDK's mark stays on the definition (as on the SDK runner's), so the SDK's own request tags it in `x-stainless-helper`.
+  const mark = sdkHelperMark(entry);
+  if (mark) (definition as unknown as Record<symbol, unknown>)[mark] = (entry as unknown as Record<symbol, unknown>)[mark];
+  definitions.set(entry, definition);
   return definition;
+}
+
+/** Whether `fields` has the API keys `definition` was made of, each with the same value (an object's by reference). */
+function sameApiFields(definition: object, fields: object): boolean {
+  let count = 0;
+  for (const key of Object.keys(fields)) {
+    if (!API_KEYS.has(key)) continue;
+    if ((definition as Record<string, unknown>)[key] !== (fields as Record<string, unknown>)[key]) return false;
+    count++;
+  }
+  return count === Object.keys(definition).length;
 }
 
 /** Any entry with a `run` (a runnable toolset has no `name`). */

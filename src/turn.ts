@@ -106,7 +106,8 @@ export class Requests {
     const { state, control } = this.#run;
     const apiParams = compaction ? compactionRequestParams(state.apiParams) : state.apiParams;
     const body: Record<string, unknown> = withFields(apiParams, { messages: state.messages });
-    if (state.tools.definitions) body['tools'] = state.tools.definitions;
+    const tools = state.tools.definitionsNow();
+    if (tools) body['tools'] = tools;
     // Eager starts need the stream; without `stream: true` the caller still gets whole messages.
     if (!state.settings.stream && !state.settings.runToolsEagerly) body['stream'] = false;
     if (control.shapesRequests) control.shapeRequest(body, compaction !== undefined);

@@ -211,3 +211,58 @@ describe.each([{ label: 'over a message thread', thread: undefined }, { label: '
   });
   },
 );
+
+describe("a runnable tool's fields are read at each request, as the SDK's runner reads them", () => {
+  const model = 'claude-sonnet-5-5';
+  const ask = [{ role: 'user' as const, content: 'Hi' }];
+  const lookupTool = () => betaZodTool({ name: 'lookup', description: 'v1', inputSchema: z.object({ q: z.string() }), run: async ({ q }) => q }) as ReturnType<typeof betaZodTool> & { description: string; cache_control?: unknown };
+  type Start = (params: Record<string, unknown>) => AsyncIterable<unknown> & PromiseLike<unknown>;
+
+  /** The tools each request sent (their description and cache_control), by the SDK's runner and by this one, each on a server of its own. */
+  async function sideBySide(steps: () => Step[], program: (start: Start) => Promise<void>) {
+    const sent: Record<string, unknown> = {};
+    for (const which of ['sdk', 'ours'] as const) {
+      const server = await mockServer(steps());
+      const client: Anthropic = server.client();
+      await program((params) => (which === 'sdk' ? client.beta.messages.toolRunner(params as never) : toolRunner(client, params as never)) as never);
+      sent[which] = server.requests.map((request) => wire(request).body.tools.map((tool: { description: string; cache_control?: unknown }) => [tool.description, tool.cache_control ?? null]));
+    }
+    return sent;
+  }
+
+  it('changed after a run, for the next run given the same object; changed before the first request; changed in the loop body', async () => {
+    const twice = await sideBySide(() => [{ content: [text('a')] }, { content: [text('b')] }], async (start) => {
+      const lookup = lookupTool();
+      await start({ model, max_tokens: 100, messages: ask, tools: [lookup], thread: false });
+      lookup.description = 'v2';
+      lookup.cache_control = { type: 'ephemeral' };
+      await start({ model, max_tokens: 100, messages: ask, tools: [lookup], thread: false });
+    });
+    expect(twice).toEqual({ sdk: [[['v1', null]], [['v2', { type: 'ephemeral' }]]], ours: [[['v1', null]], [['v2', { type: 'ephemeral' }]]] });
+    const early = await sideBySide(() => [{ content: [text('a')] }], async (start) => {
+      const lookup = lookupTool();
+      const runner = start({ model, max_tokens: 100, messages: ask, tools: [lookup], thread: false });
+      lookup.description = 'v2';
+      await runner;
+    });
+    expect(early).toEqual({ sdk: [[['v2', null]]], ours: [[['v2', null]]] });
+    const inBody = await sideBySide(() => [{ content: [toolUse('lookup', { q: 'x' }, 'toolu_1')] }, { content: [text('b')] }], async (start) => {
+      const lookup = lookupTool();
+      for await (const _message of start({ model, max_tokens: 100, messages: ask, tools: [lookup], thread: false })) {
+        lookup.cache_control = { type: 'ephemeral' };
+        delete (lookup as { description?: string }).description;
+      }
+    });
+    expect(inBody).toEqual({ sdk: [[['v1', null]], [[undefined, { type: 'ephemeral' }]]], ours: [[['v1', null]], [[undefined, { type: 'ephemeral' }]]] });
+  });
+
+  it('changed in the loop body over a message thread: a new thread with the whole history and the new definition (the SDK throws)', async () => {
+    const server = await mockServer([{ content: [toolUse('lookup', { q: 'x' }, 'toolu_1')] }, { content: [text('b')] }]);
+    const lookup = lookupTool();
+    for await (const _message of toolRunner(server.client(), { model, max_tokens: 100, messages: ask, tools: [lookup] })) lookup.description = 'v2';
+    const second = wire(server.requests[1]!).body;
+    expect(second.thread).toEqual({ type: 'create' });
+    expect(second.tools[0].description).toBe('v2');
+    expect(second.messages).toHaveLength(3);
+  });
+});
