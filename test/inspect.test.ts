@@ -28,6 +28,8 @@ async function start(options: Parameters<typeof inspector>[0] = {}): Promise<Ins
 }
 const lines = (file: string): AnyRecord[] => readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as AnyRecord);
 const toolResultsOf = (request: RecordedRequest) => (wire(request).messages.at(-1).content as Array<{ content: unknown }>).map((result) => result.content);
+/** A tool whose every call needs approval. */
+const sendTool = () => tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }: { to: string }) => `sent ${to}` });
 const ofType = <T extends AnyRecord['type']>(records: AnyRecord[], type: T) => records.filter((record) => record.type === type) as Array<Extract<AnyRecord, { type: T }>>;
 
 describe('what the page is fed and the recorded file', () => {
@@ -292,8 +294,7 @@ describe('what the page is fed and the recorded file', () => {
     const waiting = await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_1')] }, { content: [text('sent it')] }]);
     const other = await mockServer([{ content: [text('other')] }]);
     const inspect = await start({ maxRuns: 1 });
-    const send = tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
-    const runner = toolRunner(waiting.client(), { ...baseParams, tools: [send] }, { onEvent: inspect.onEvent });
+    const runner = toolRunner(waiting.client(), { ...baseParams, tools: [sendTool()] }, { onEvent: inspect.onEvent });
     await runner;
     await toolRunner(other.client(), baseParams, { onEvent: inspect.onEvent });
     runner.approve('toolu_1');
@@ -307,12 +308,11 @@ describe('what the page is fed and the recorded file', () => {
 
   it('runs stopped for approval and resumed from their snapshots (each a run of its own): maxRuns of them are kept, beside maxRuns others', async () => {
     const inspect = await start({ maxRuns: 2 });
-    const send = () => tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
     for (let i = 0; i < 6; i++) {
       const server = await mockServer([{ content: [toolUse('send', { to: 'ann' }, `toolu_${i}`)] }, { content: [text(`done ${i}`)] }]);
-      const stopped = toolRunner(server.client(), { ...baseParams, tools: [send()] }, { onEvent: inspect.onEvent });
+      const stopped = toolRunner(server.client(), { ...baseParams, tools: [sendTool()] }, { onEvent: inspect.onEvent });
       await stopped;
-      const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(stopped.toJSON())), { tools: [send()], options: { onEvent: inspect.onEvent } });
+      const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(stopped.toJSON())), { tools: [sendTool()], options: { onEvent: inspect.onEvent } });
       resumed.approve(`toolu_${i}`);
       await resumed;
     }
@@ -686,8 +686,7 @@ describe('approvals decided from the page', () => {
     const server = await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_1')] }, { content: [text('done')] }]);
     const inspect = await start();
     const controller = new AbortController();
-    const send = tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
-    const run = toolRunner(server.client(), { ...baseParams, tools: [send] }, { onEvent: inspect.onEvent, approve: inspect.approve, signal: controller.signal }).runUntilDone().catch(() => undefined);
+    const run = toolRunner(server.client(), { ...baseParams, tools: [sendTool()] }, { onEvent: inspect.onEvent, approve: inspect.approve, signal: controller.signal }).runUntilDone().catch(() => undefined);
     const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.waiting'));
     controller.abort();
     await run;
@@ -696,29 +695,17 @@ describe('approvals decided from the page', () => {
     expect(await late.json()).toEqual({ decided: false, reason: 'its wait ended: the run was aborted' });
   });
 
-  it('two runs resumed from one snapshot, both waiting on one call id: each waits in its own run, and each decision reaches its own', async () => {
-    const send = () => tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
-    const stopped = toolRunner((await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_same')] }])).client(), { ...baseParams, tools: [send()] });
+  it.each([
+    ['both watched (onEvent)', true],
+    ['one watched and one not: the unwatched one waits in a run of approvals of its own', false],
+  ])('two runs resumed from one snapshot, both waiting on one call id, %s: each waits in its own run, and each decision reaches its own', async (_label, bothWatched) => {
+    const stopped = toolRunner((await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_same')] }])).client(), { ...baseParams, tools: [sendTool()] });
     await stopped;
     const snapshot = JSON.parse(JSON.stringify(stopped.toJSON()));
     const inspect = await start();
     const servers = await Promise.all(['A', 'B'].map((name) => mockServer([{ content: [text(`done ${name}`)] }])));
-    const runs = servers.map((server) => resumeToolRunner(server.client(), snapshot, { tools: [send()], options: { onEvent: inspect.onEvent, approve: inspect.approve } }).runUntilDone());
-    const fed = await readFeed(inspect.url, (records) => ofType(records, 'approval.waiting').length === 2);
-    const waits = ofType(fed, 'approval.waiting');
-    expect(new Set(waits.map((waiting) => waiting.run)).size).toBe(2);
-    for (const waiting of waits) expect((await decide(inspect.url, { run: waiting.run, id: 'toolu_same', decision: 'allow' })).status).toBe(200);
-    expect((await Promise.all(runs)).map(textOf)).toEqual(['done A', 'done B']);
-  });
-
-  it('two runs resumed from one snapshot, one watched (onEvent) and one not: the unwatched one waits in a run of approvals of its own, and both are decided', async () => {
-    const send = () => tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
-    const stopped = toolRunner((await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_same')] }])).client(), { ...baseParams, tools: [send()] });
-    await stopped;
-    const snapshot = JSON.parse(JSON.stringify(stopped.toJSON()));
-    const inspect = await start();
-    const servers = await Promise.all(['A', 'B'].map((name) => mockServer([{ content: [text(`done ${name}`)] }])));
-    const runs = servers.map((server, i) => resumeToolRunner(server.client(), snapshot, { tools: [send()], options: i === 0 ? { onEvent: inspect.onEvent, approve: inspect.approve } : { approve: inspect.approve } }).runUntilDone());
+    const watched = { onEvent: inspect.onEvent, approve: inspect.approve };
+    const runs = servers.map((server, i) => resumeToolRunner(server.client(), snapshot, { tools: [sendTool()], options: i === 0 || bothWatched ? watched : { approve: inspect.approve } }).runUntilDone());
     const fed = await readFeed(inspect.url, (records) => ofType(records, 'approval.waiting').length === 2);
     const waits = ofType(fed, 'approval.waiting');
     expect(new Set(waits.map((waiting) => waiting.run)).size).toBe(2);
@@ -729,8 +716,7 @@ describe('approvals decided from the page', () => {
   it('a call asked about after its run ended (generateToolResponse(), then break) waits in that run, not a run of its own', async () => {
     const server = await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_1')] }]);
     const inspect = await start();
-    const send = tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
-    const runner = toolRunner(server.client(), { ...baseParams, tools: [send] }, { onEvent: inspect.onEvent, approve: inspect.approve });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [sendTool()] }, { onEvent: inspect.onEvent, approve: inspect.approve });
     for await (const _message of runner) {
       void runner.generateToolResponse();
       break;
@@ -742,9 +728,8 @@ describe('approvals decided from the page', () => {
 
   it('two runners without onEvent asking about calls of one id: each waits where a page can decide it, and both run', async () => {
     const inspect = await start();
-    const send = () => tool({ name: 'send', inputSchema: z.object({ to: z.string() }), needsApproval: true, run: ({ to }) => `sent ${to}` });
     const servers = await Promise.all(['A', 'B'].map((name) => mockServer([{ content: [toolUse('send', { to: name }, 'toolu_same')] }, { content: [text(`done ${name}`)] }])));
-    const runs = servers.map((server) => toolRunner(server.client(), { ...baseParams, tools: [send()] }, { approve: inspect.approve }).runUntilDone());
+    const runs = servers.map((server) => toolRunner(server.client(), { ...baseParams, tools: [sendTool()] }, { approve: inspect.approve }).runUntilDone());
     const fed = await readFeed(inspect.url, (records) => ofType(records, 'approval.waiting').length === 2);
     const waits = ofType(fed, 'approval.waiting');
     expect(new Set(waits.map((waiting) => waiting.run)).size).toBe(2);
