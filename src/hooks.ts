@@ -67,10 +67,12 @@ export function callHook<K extends keyof Hooks>(
   if (!hook) return undefined;
   const run = async (): Promise<Awaited<ReturnType<NonNullable<Hooks[K]>>> | undefined> => {
     let settled: unknown;
+    // A hook called after the abort (about a call it stopped) is waited for, as an observer of the stop; one that aborts
+    // the run itself (before its first await) is not: its wait ends there.
+    const calledAfterAbort = signal?.aborted === true;
     try {
       settled = hook(...args);
-      // A hook called after the abort (about a call it stopped) is waited for, as an observer of the stop.
-      if (signal && !signal.aborted && settled instanceof Promise) {
+      if (signal && !calledAfterAbort && settled instanceof Promise) {
         const waited = await untilAborted(settled, signal);
         if (waited.aborted) throw ABORTED;
         settled = waited.value;

@@ -365,6 +365,18 @@ describe('hooks', () => {
     expect(lines).toContainEqual({ level: 'warn', message: 'An onEvent listener threw on request.start: the audit store is down' });
   });
 
+  it.each(['onRequest', 'onMessage', 'onToolCall', 'onToolResult', 'onToolError'] as const)('%s that aborts the run and then waits on: the run rejects with the abort at once, the history valid (it hung)', async (name) => {
+    const controller = new AbortController();
+    const failing = tool({ name: 'fail', inputSchema: z.object({}), run: () => { throw new Error('broken'); } });
+    const server = await mockServer([{ content: [toolUse('fail', {}, 'toolu_1')] }, { content: [text('after')] }]);
+    const hooks: Hooks = { [name]: async () => { controller.abort(); await new Promise(() => {}); } };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [failing] }, { signal: controller.signal, hooks });
+    const outcome = await Promise.race([runner.then(() => 'resolved', (error: unknown) => error), sleep(2_000).then(() => 'hung')]);
+    expect(outcome).toBeInstanceOf(APIUserAbortError);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('a throwing onRequest stops the run before the request is sent', async () => {
     const server = await mockServer([{ content: [text('never')] }]);
     const runner = toolRunner(server.client(), baseParams, {
