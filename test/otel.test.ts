@@ -24,6 +24,24 @@ const broken = tool({
 });
 
 describe('OpenTelemetry spans (GenAI semantic conventions)', () => {
+  it('a call that runs on while a hook fails about another ends its execute_tool span in the pass that iterates again', async () => {
+    const { exporter, tracer } = tracing();
+    const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (await sleep(200), 'done') });
+    const server = await mockServer([{ content: [toolUse('slow', {}, 'toolu_s'), toolUse('get_weather', { city: 'x' }, 'toolu_w')] }, { content: [text('ok')] }]);
+    let failedOnce = false;
+    const onToolResult = (_result: unknown, call: { id: string }) => {
+      if (call.id !== 'toolu_w' || failedOnce) return;
+      failedOnce = true;
+      throw new Error('audit log down');
+    };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [slow, weather] }, { onEvent: openTelemetry({ tracer }), hooks: { onToolResult } });
+    await expect(runner.runUntilDone()).rejects.toThrow(/audit log down/);
+    await runner.runUntilDone();
+    const names = exporter.getFinishedSpans().map((span) => span.name);
+    expect(names.filter((name) => name === 'execute_tool slow')).toHaveLength(1);
+    expect(names.filter((name) => name === 'execute_tool get_weather')).toHaveLength(2);
+  });
+
   it('a span for the run, each request and each tool call, linked as parent and children', async () => {
     const { exporter, tracer } = tracing();
     const server = await mockServer([

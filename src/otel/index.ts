@@ -107,7 +107,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
   const listener = (event: RunnerEvent) => {
     switch (event.type) {
       case 'run.start': {
-        runIds.set(event.runner, ++nextRunId);
+        // One id a runner, whatever its pass: a call of one pass may end in the next (it ran on while a hook failed about another).
+        if (!runIds.has(event.runner)) runIds.set(event.runner, ++nextRunId);
         // A sub-agent (`agentTool`) is named after its tool.
         const name = event.path?.at(-1) ?? agent;
         // A sub-agent's run is a child of the call that started it, with no context manager to say so too.
