@@ -277,7 +277,9 @@ export class RunControl {
     // Ended on its answer at a limit, while the history still ends with it.
     const answered = this.#answered !== undefined && this.#answered.reason !== 'model' && this.#answered.message === this.#state.messages.at(-1);
     const before = replyHeld ? undefined : this.#beforeEager;
-    const pending = before ? before.pending : this.#pending;
+    // A limit whose answer (`onLimit: 'answer'`) was asked for and has not come (its request failed, say): still to ask.
+    const unanswered = this.#final && this.#state.lastMessage === this.#final.before ? this.#final.reason : undefined;
+    const pending = before ? before.pending : (this.#pending ?? unanswered);
     if (!this.#output && !this.#budget && !this.#guard && pending === undefined && !answered) return undefined;
     const json: RunControlJSON = {};
     if (answered) json.answered = true;

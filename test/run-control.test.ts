@@ -259,6 +259,19 @@ describe('loopGuard', () => {
 });
 
 describe("onLimit: 'answer'", () => {
+  it('a snapshot taken after the answer request at a call limit failed resumes by asking for it (tool_choice: none), as iterating again does', async () => {
+    const options = { onLimit: 'answer' as const, budget: { maxToolCalls: 1 } };
+    const weather = (location: string) => toolUse('get_weather', { location });
+    const server = await mockServer([{ content: [weather('Paris'), weather('Rome')] }, { content: [weather('Oslo')] }, { error: { status: 500 } }, { content: [text('The answer.')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, thread: false, tools: [weatherTool()] }, options);
+    await expect(runner.runUntilDone()).rejects.toMatchObject({ status: 500 });
+    expect(wire(server.requests[2]!).body.tool_choice).toEqual({ type: 'none' });
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [weatherTool()], options });
+    expect(textOf(await resumed)).toBe('The answer.');
+    expect(wire(server.requests[3]!).body.tool_choice).toEqual({ type: 'none' });
+    expect(resumed.stoppedBy).toBe('budget');
+  });
+
   it('max_iterations: the last reply’s calls are answered as not run, one more request with tool_choice none gets the answer', async () => {
     const server = await mockServer([{ content: [weather('Paris')] }, { content: [weather('Rome')] }, { content: [text('Paris is 21°C; Rome I could not check.')] }]);
     const calls: string[] = [];
