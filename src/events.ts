@@ -27,7 +27,9 @@ export type RunnerEvent = (
    * The call's result (an error result too), or `pending` when it waits for approval, or the `error`
    * its handling threw (a hook, the approver, a validator of its own): the run fails with it.
    * `cancelled`: the error result says the call was cut short by an abort (the run's signal, or a
-   * `break` that left the reply which started it), not that the tool failed.
+   * `break` that left the reply which started it), not that the tool failed. A call that waited
+   * (`pending`) ends its wait with a second `tool.end`, `cancelled`, when it will not run (an abort, a
+   * history set past it, a reply left); decided, it runs with a `tool.start` and a `tool.end` of its own.
    */
   | { type: 'tool.end'; runner: Runner; call: ToolCall; result?: BetaToolResultBlockParam; pending?: boolean; error?: unknown; cancelled?: true }
   /** A sub-agent's text as it streams (the parent streams: `stream: true`). */
