@@ -17,7 +17,7 @@ import { ContextOverflowError, type Overflow, contextOverflow, fitForSummary } f
 import { answerDanglingCalls, sameMessage, toolUsesOf } from './history.js';
 import { appendedTo } from './late-change.js';
 import type { RunContext } from './run-context.js';
-import { unfinishedReply } from './stop-reason.js';
+import { type StoppedBy, unfinishedReply } from './stop-reason.js';
 import type { CompactionJSON } from './snapshot.js';
 import { rejectCompactionEdit } from './server-compaction.js';
 import type { Requests } from './turn.js';
@@ -38,12 +38,19 @@ export class Compactions {
   /** The first `tool_use` id of the reply owed its check: a history set since without that reply owes none. */
   #owedFor: string | undefined;
 
+  /**
+   * The stop the run had when its last request, a compaction scheduled before it stopped, failed: iterated again (or
+   * resumed), the compaction goes again and the run ends so.
+   */
+  endingOn: StoppedBy | undefined;
+
   constructor(run: RunContext, requests: Requests, toolChanges: ToolChanges, snapshot?: CompactionJSON) {
     this.#run = run;
     this.#requests = requests;
     this.#toolChanges = toolChanges;
     this.#trigger = new CompactionTrigger(snapshot?.trigger);
     if (snapshot?.scheduled) this.#server = { status: 'scheduled', config: snapshot.scheduled };
+    if (snapshot?.scheduled) this.endingOn = snapshot.ending;
     this.#owed = snapshot?.owed === true;
     // A snapshot's owed reply is its history's last (its calls then answered, or not yet).
     if (this.#owed) this.#owedFor = firstCallId(run.state.messages.findLast((message) => message.role === 'assistant'));
@@ -59,7 +66,8 @@ export class Compactions {
     const server = this.#server;
     const owed = this.#owed || (midTurn && this.#run.state.settings.compactionControl?.enabled === true && trigger !== 'off');
     if (trigger === 'armed' && !server && !owed) return undefined;
-    return { ...(trigger !== 'armed' && { trigger }), ...(server && { scheduled: server.config }), ...(owed && { owed: true }) };
+    const ending = server?.status === 'scheduled' ? this.endingOn : undefined;
+    return { ...(trigger !== 'armed' && { trigger }), ...(server && { scheduled: server.config }), ...(ending && { ending }), ...(owed && { owed: true }) };
   }
 
   /** A server-side compaction waits to go out with the next request (or as the run's last, before it stops). */

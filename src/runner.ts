@@ -44,8 +44,6 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   #completion: Settleable<BetaMessage> | undefined;
   /** Over an SDK thread, the calls started by the reply the run failed on, with their answers (the thread may keep it). */
   #startedBeforeBreak: ReadonlyMap<string, string> | undefined;
-  /** Why the run stopped on its final reply, while the compaction that was to go after it waits to go again (it failed). */
-  #endingOn: StoppedBy | undefined;
 
   /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. (`stream: true` in the params types the items as streams.) */
   constructor(client: ClientLike, params: RunnerParams & { stream?: Stream | undefined }, options: ToolRunnerOptions = NO_OPTIONS, snapshot?: RunnerSnapshot, supplied?: (name: string) => RunnableTool) {
@@ -66,10 +64,10 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     let stop: StoppedBy | undefined;
     /** The last reply was an unfinished turn, which the next request resumes (a request that failed since too). */
     let resuming = this.state.lastMessage?.stop_reason === 'pause_turn' && this.state.messages.at(-1)?.role === 'assistant';
-    /** A compaction scheduled before the run stopped goes out as its last request (again, when it failed: `#endingOn`). */
+    /** A compaction scheduled before the run stopped goes out as its last request (again, when it failed: `compactions.endingOn`). */
     let lastCompaction = this.#stillEndingOn();
-    if (lastCompaction) stop = this.#endingOn;
-    this.#endingOn = undefined;
+    if (lastCompaction) stop = this.compactions.endingOn;
+    this.compactions.endingOn = undefined;
     /** The loop body left the loop (a `break`, or an error out of it) while the reply had failed. */
     let failedInBody: { error: unknown } | undefined;
     try {
@@ -149,7 +147,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           // The run's last request (the compaction after its final reply) failed: iterated again, it goes again and the run ends.
           const again = turn.compaction && lastCompaction && turn.reply === undefined && (!turn.inBody || failedInBody !== undefined);
           if (turn.compaction) this.compactions.abandon(again);
-          if (again) this.#endingOn = stop;
+          if (again) this.compactions.endingOn = stop;
           this.turn = undefined;
         }
       }
@@ -302,7 +300,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   #stillEndingOn(): boolean {
     // (Before the messages appended late while the final answer came, which the compaction leaves out.)
     const last = this.state.messages.at(-1 - (this.state.late?.count ?? 0));
-    return this.#endingOn !== undefined && this.compactions.scheduled && last?.role === 'assistant' && toolUsesOf(last).length === 0;
+    return this.compactions.endingOn !== undefined && this.compactions.scheduled && last?.role === 'assistant' && toolUsesOf(last).length === 0;
   }
 
   /** Tool changes since the last request go out in a `system` message (a paused turn goes back first). */

@@ -40,6 +40,7 @@ export function checkSnapshot(snapshot: object, path = 'snapshot'): asserts snap
   optional(json, 'compaction', path, (compaction, at) => {
     optional(record(compaction, at), 'trigger', at, (trigger, inside) => oneOf(trigger, { 'just-compacted': true, off: true }, inside));
     optional(compaction as Json, 'scheduled', at, record);
+    optional(compaction as Json, 'ending', at, (stop, inside) => oneOf(stop, STOPS, inside));
     optional(compaction as Json, 'owed', at, (owed, inside) => owed === true || fail(inside, 'true', owed));
   });
 }

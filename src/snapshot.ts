@@ -45,6 +45,8 @@ export interface CompactionJSON {
   trigger?: 'just-compacted' | 'off';
   /** A server-side compaction `compactBeforeNextTurn()` scheduled, not yet adopted: the resumed run sends it. */
   scheduled?: BetaCompactionConfig;
+  /** With `scheduled`: the run had ended (on its answer, or at a limit) and this compaction, its last request, failed: the resumed run sends it and ends so. */
+  ending?: StoppedBy;
   /** The last reply stopped for approval: once its calls are answered, its usage decides whether to compact. */
   owed?: true;
 }

@@ -487,6 +487,27 @@ describe('compactBeforeNextTurn() on the final answer, a message appended late w
   });
 });
 
+describe('compactBeforeNextTurn() on the final answer, its request failing', () => {
+  it('a snapshot taken then resumes by sending the compaction and ending on it, as iterating again does (it asked the model again)', async () => {
+    const compaction = { content: [{ type: 'compaction', content: 'Summary.', encrypted_content: null } as never] };
+    const server = await mockServer([{ content: [text('Final answer.')] }, { error: { status: 500 } }, compaction]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, thread: false });
+    const iterate = async () => {
+      for await (const _message of runner) if (server.requests.length === 1) runner.compactBeforeNextTurn();
+    };
+    await expect(iterate()).rejects.toThrow(/500/);
+    const snapshot: RunnerSnapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    expect(snapshot.compaction).toEqual({ scheduled: { type: 'summarize' }, ending: 'model' });
+    expect(() => resumeToolRunner(server.client(), { ...snapshot, compaction: { ...snapshot.compaction, ending: 'done' as never } })).toThrow(/compaction\.ending/);
+    const resumed = resumeToolRunner(server.client(), snapshot);
+    await resumed.runUntilDone();
+    expect(server.requests).toHaveLength(3);
+    expect(wire(server.requests[2]!).body.compaction).toEqual({ type: 'summarize' });
+    expect(resumed.stoppedBy).toBe('model');
+    expect(resumed.params.messages).toEqual([{ role: 'assistant', content: compaction.content }]);
+  });
+});
+
 describe('server-side context management', () => {
   it('context_management and its beta pass through untouched (without a thread, which cannot carry it); stop_reason compaction continues the loop', async () => {
     const contextManagement = { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: 30_000 } }] };
