@@ -99,7 +99,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         }
         this.answers.beginTurn();
         // Appended late while the final answer came: not summarised by the compaction after it, but kept after its summary.
-        const heldLate = lastCompaction ? this.#holdLate() : undefined;
+        if (lastCompaction) this.#holdLate();
         // Messages appended late went after the reply with its results, if it had calls (answered above): no longer late.
         this.state.late = undefined;
         // A compaction after the final reply goes without the tools added or removed meanwhile: they wait for the next turn (as in the SDK).
@@ -131,7 +131,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           if (next === 'stop' && this.compactions.beforeStop()) lastCompaction = true;
           else if (next === 'stop' || next === 'pending') break;
         } finally {
-          if (heldLate) this.#restoreLate(heldLate);
+          this.#restoreLate();
           turn.stream?.abort();
           // The body left while reading a stream that broke (its error escaped the body): a failed request, not a `break`.
           if (turn.inBody && turn.reply === undefined) failedInBody = await replyFailure(turn.message, runSignal(this.run));
@@ -153,6 +153,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       }
     } catch (error) {
       failed = true;
+      // (The compaction's request failed before it went: its `onRequest` threw.)
+      this.#restoreLate();
       this.#failed(error);
       throw error;
     } finally {
@@ -176,14 +178,15 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   }
 
   /** The messages appended late after the final answer, out of the history while its compaction is asked for (not over an SDK thread, which keeps its own). */
-  #holdLate(): BetaMessageParam[] | undefined {
+  #holdLate(): void {
     const { late, messages } = this.state;
-    if (!late || late.count === 0 || this.overSdkThread) return undefined;
-    return (this.state.heldLate = messages.splice(messages.length - late.count));
+    if (late && late.count > 0 && !this.overSdkThread) this.state.heldLate = messages.splice(messages.length - late.count);
   }
 
-  /** They go after the summary (or back where they were, the summary failed): still late, so the ended run says it sends them not. */
-  #restoreLate(held: BetaMessageParam[]): void {
+  /** Those held go after the summary (or back where they were, the summary failed): still late, so the ended run says it sends them not. */
+  #restoreLate(): void {
+    const held = this.state.heldLate;
+    if (!held) return;
     this.state.heldLate = undefined;
     this.state.messages.push(...held);
     this.state.late = { at: this.state.messages.length - held.length, count: held.length };
