@@ -21,6 +21,7 @@ import { type StoppedBy, unfinishedReply } from './stop-reason.js';
 import type { CompactionJSON } from './snapshot.js';
 import { rejectCompactionEdit } from './server-compaction.js';
 import type { Requests } from './turn.js';
+import type { Turn } from './turn-state.js';
 import type { ToolChanges } from './tool-changes.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam } from './types.js';
 import { addUsage } from './usage.js';
@@ -97,10 +98,31 @@ export class Compactions {
   }
 
   /**
+   * This iteration's request: the scheduled compaction, if one goes, or the turn. A compaction whose
+   * request never went (a tool source or its `onRequest` failed) is forgotten as a failed one is (`abandon`), or, when it
+   * was the run's last request (`ending`: the stop the run ends on), asked for again, the run ending so.
+   */
+  send(resuming: boolean, ending: StoppedBy | undefined): Turn | Promise<Turn> {
+    const compaction = this.#takeScheduled(resuming);
+    if (!compaction) return this.#requests.send();
+    const notSent = (error: unknown): never => {
+      this.abandon(ending !== undefined);
+      this.endingOn = ending;
+      throw error;
+    };
+    try {
+      const sent = this.#requests.send(compaction);
+      return sent instanceof Promise ? sent.catch(notSent) : sent;
+    } catch (error) {
+      return notSent(error);
+    }
+  }
+
+  /**
    * The server-side compaction to send as this iteration's request, if one is scheduled; never to
    * resume a paused turn (the API can't compact a conversation that ends mid-turn).
    */
-  takeScheduled(resuming: boolean): BetaCompactionConfig | undefined {
+  #takeScheduled(resuming: boolean): BetaCompactionConfig | undefined {
     const server = this.#server;
     if (server?.status !== 'scheduled' || resuming) return undefined;
     rejectCompactionEdit(this.#run.state.apiParams);

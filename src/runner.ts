@@ -104,7 +104,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         this.state.late = undefined;
         // A compaction after the final reply goes without the tools added or removed meanwhile: they wait for the next turn (as in the SDK).
         if (!lastCompaction) this.#flushToolChanges(resuming);
-        const sent = this.requests.send(this.compactions.takeScheduled(resuming));
+        const sent = this.compactions.send(resuming, lastCompaction ? stop : undefined);
         const turn = sent instanceof Promise ? await sent : sent;
         this.turn = turn;
         turn.message.then(

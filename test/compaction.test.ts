@@ -496,6 +496,33 @@ describe('compactBeforeNextTurn() on the final answer, a message appended late w
     expect(server.requests).toHaveLength(1);
   });
 
+  it("the compaction's onRequest throwing, then iterated again: the compaction goes as the run's last request, without the message, and the run ends", async () => {
+    const server = await mockServer([{ content: [text('The final answer, streamed slowly')], eventDelayMs: 10 }, compaction]);
+    let refuse = true;
+    const onRequest = (body: Record<string, unknown>) => {
+      if (body['compaction'] && refuse) throw new Error('not now');
+    };
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true, thread: false }, { hooks: { onRequest } });
+    let pushed = false;
+    const iterate = async () => {
+      for await (const stream of runner) {
+        if (pushed) continue;
+        runner.compactBeforeNextTurn();
+        stream.on('streamEvent', (event) => void (!pushed && event.type === 'content_block_delta' && ((pushed = true), runner.pushMessages({ role: 'user', content: 'Also, cc Bob.' }))));
+      }
+    };
+    await expect(iterate()).rejects.toThrow(/not now/);
+    const snapshot: RunnerSnapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    expect(snapshot.compaction).toEqual({ scheduled: { type: 'summarize' }, ending: 'model' });
+    refuse = false;
+    await iterate();
+    expect(server.requests).toHaveLength(2);
+    expect(wire(server.requests[1]!).body.compaction).toEqual({ type: 'summarize' });
+    expect(JSON.stringify(wire(server.requests[1]!).messages)).not.toContain('Also, cc Bob.');
+    expect(runner.stoppedBy).toBe('model');
+    expect(runner.params.messages).toEqual([{ role: 'assistant', content: compaction.content }, follow]);
+  });
+
   it('the summary failing: it is back after the answer, and the compaction asked again (iterating) goes without it too', async () => {
     const { server, runner, iterate } = await ended([{ error: { status: 500 } }, compaction]);
     await expect(iterate()).rejects.toThrow(/500/);
@@ -503,6 +530,31 @@ describe('compactBeforeNextTurn() on the final answer, a message appended late w
     await iterate();
     expect(JSON.stringify(wire(server.requests[2]!).messages)).not.toContain('Also, cc Bob.');
     expect(runner.params.messages).toEqual([{ role: 'assistant', content: compaction.content }, follow]);
+  });
+});
+
+describe("compactBeforeNextTurn() before a new turn, its onRequest throwing (nothing sent)", () => {
+  it('is forgotten as a failed compaction is: the history can be set, a compaction asked again goes, the run goes on', async () => {
+    const compaction = { content: [{ type: 'compaction', content: 'Summary.', encrypted_content: null } as never] };
+    const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, compaction, { content: [text('Done.')] }]);
+    let refuse = true;
+    const onRequest = (body: Record<string, unknown>) => {
+      if (body['compaction'] && refuse) throw new Error('not now');
+    };
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], thread: false }, { hooks: { onRequest } });
+    const iterate = async () => {
+      for await (const _message of runner) if (server.requests.length === 1) runner.compactBeforeNextTurn();
+    };
+    await expect(iterate()).rejects.toThrow(/not now/);
+    expect(server.requests).toHaveLength(1);
+    // Not stuck as if in flight: the history may change, and the compaction asked again is sent.
+    runner.setMessagesParams((params) => ({ ...params, messages: [...params.messages] }));
+    runner.compactBeforeNextTurn();
+    refuse = false;
+    await iterate();
+    expect(wire(server.requests[1]!).body.compaction).toEqual({ type: 'summarize' });
+    expect(runner.stoppedBy).toBe('model');
+    expect(server.requests).toHaveLength(3);
   });
 });
 
