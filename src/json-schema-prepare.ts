@@ -7,7 +7,7 @@
  * `$ref` enforced.
  */
 import { ignoredKeyword } from '@cfworker/json-schema';
-import { type Draft, holdsSubschemas, isObject, mapSubschemas } from './json-schema-walk.js';
+import { type Draft, holdsSubschemas, isObject, mapSubschemas, setOwn } from './json-schema-walk.js';
 
 /** A key left out of the copy. */
 const LEFT_OUT = Symbol('left out');
@@ -28,7 +28,7 @@ export function prepareSchema(schema: unknown, draft: Draft): unknown {
           ? prepare(node[key]) // An object under any other key is a schema a `$ref` may point to, as the validator's dereference reads it.
           : rewritten(node, key, draft);
       if (refBeside && key === 'allOf') value = [...(value as unknown[]), { $ref: node.$ref }];
-      if (value !== LEFT_OUT) copy[key] = value;
+      if (value !== LEFT_OUT) setOwn(copy, key, value);
     }
     if (refBeside && !('allOf' in node)) copy.allOf = [{ $ref: node.$ref }];
     return copy;

@@ -59,8 +59,17 @@ export function mapSubschemas(key: string, value: unknown, map: (schema: unknown
   if (ONE.has(key)) return map(value);
   if (!isObject(value)) return value;
   const copy: Record<string, unknown> = {};
-  for (const name in value) copy[name] = Array.isArray(value[name]) ? value[name] : map(value[name]);
+  for (const name in value) setOwn(copy, name, Array.isArray(value[name]) ? value[name] : map(value[name]));
   return copy;
+}
+
+/**
+ * Sets `key` of a copy being made: a `__proto__` key (a property of that name in a schema or an input that came from
+ * JSON, where `JSON.parse` makes it an own key) stays an own key, which an assignment would not make (it sets the prototype).
+ */
+export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 /** The JSON Schema drafts the validator knows (6 is read as 7). */

@@ -9,7 +9,7 @@ import { applyDefaults, hasDefaults } from './json-schema-defaults.js';
 import { schemaProblem } from './json-schema-check.js';
 import { type Resolve, keywordLookup, toIssues } from './json-schema-issues.js';
 import { prepareSchema } from './json-schema-prepare.js';
-import { draftOf } from './json-schema-walk.js';
+import { draftOf, setOwn } from './json-schema-walk.js';
 import type { CompiledSchema, JsonObjectSchema, SchemaOwner } from './validation.js';
 
 type Lookup = Record<string, Schema | boolean>;
@@ -20,7 +20,7 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
   // the validator gets a copy of its own: it marks the objects it is given, and reads some forms
   // differently from ajv (json-schema-prepare.ts). The caller's object is never changed.
   const draft = draftOf(schema.$schema);
-  const checked = dereferenced(owner, () => structuredClone(schema) as Schema);
+  const checked = dereferenced(owner, () => asSent(structuredClone(schema)) as Schema);
   const problem = schemaProblem(checked.schema, draft, checked.resolve);
   if (problem) throw invalidSchema(owner, problem);
   const { schema: copy, lookup, resolve } = dereferenced(owner, () => prepareSchema(checked.schema, draft) as Schema);
@@ -49,6 +49,22 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
       return { ok: false, issues: toIssues(result.errors as OutputUnit[], keywordAt, value) };
     },
   };
+}
+
+/**
+ * A copy of the caller's schema as the request carries it: a key set to `undefined` (`enum: choices` when there are none,
+ * `additionalProperties: strict ? false : undefined`) left out, as JSON leaves it out. Changes the copy it is given.
+ */
+function asSent(copy: unknown, seen = new Set<object>()): unknown {
+  if (typeof copy !== 'object' || copy === null || seen.has(copy)) return copy;
+  seen.add(copy);
+  if (Array.isArray(copy)) for (const item of copy) asSent(item, seen);
+  else for (const key of Object.keys(copy)) {
+    const value = (copy as Record<string, unknown>)[key];
+    if (value === undefined) delete (copy as Record<string, unknown>)[key];
+    else asSent(value, seen);
+  }
+  return copy;
 }
 
 /** The schema `make` makes with its `$ref`s resolved (the validator's lookup), and a resolver of a node's `$ref`. */
@@ -100,9 +116,7 @@ function jsonCopy(value: unknown, state: { within: Set<object>; copied: number }
     for (const key of Object.keys(value)) {
       const item = (value as Record<string, unknown>)[key];
       if (item === undefined) continue;
-      // A `__proto__` key (JSON.parse makes it an own property) stays one: assigned, it would set the prototype.
-      if (key === '__proto__') Object.defineProperty(fields, key, { value: jsonCopy(item, state), enumerable: true, writable: true, configurable: true });
-      else fields[key] = jsonCopy(item, state);
+      setOwn(fields, key, jsonCopy(item, state));
     }
     copy = fields;
   }

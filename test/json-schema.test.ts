@@ -301,6 +301,32 @@ describe('JSON Schema issues the model can act on', () => {
   });
 });
 
+describe('a schema written in code with keys set to undefined', () => {
+  it('is read as the request sends it (JSON leaves them out), not refused', async () => {
+    const choices: string[] | undefined = undefined;
+    const schema = { type: 'object', properties: { city: { type: 'string', enum: choices }, tags: { type: 'array', items: undefined } }, required: ['city'], additionalProperties: undefined };
+    expect(() => tool({ name: 't', inputSchema: schema as { type: 'object' }, run: () => 'ran' })).not.toThrow();
+    expect((await answer(schema, { city: 'Paris', tags: [1, 'a'], extra: true })).isError).toBe(false);
+    expect(lines((await answer(schema, { city: 5 })).content)).toEqual([expect.stringMatching(/^- city: must be string/)]);
+  });
+});
+
+describe('a schema that came from JSON, with a property named __proto__ (an own key there)', () => {
+  it('validates that property: a valid input runs, an invalid one is answered, a $ref to a $defs entry of that name resolves', async () => {
+    const closed = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}},"additionalProperties":false}');
+    const ok = await answer(closed, JSON.parse('{"__proto__":"x"}'));
+    expect(ok.isError).toBe(false);
+    expect(Object.hasOwn(ok.seen as object, '__proto__')).toBe(true);
+    const open = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}}}');
+    const wrong = await answer(open, JSON.parse('{"__proto__":5}'));
+    expect(wrong.isError).toBe(true);
+    expect(lines(wrong.content)).toEqual([expect.stringMatching(/^- __proto__: must be string/)]);
+    const referred = JSON.parse('{"type":"object","$defs":{"__proto__":{"type":"integer"}},"properties":{"n":{"$ref":"#/$defs/__proto__"}}}');
+    expect((await answer(referred, { n: 2 })).isError).toBe(false);
+    expect(lines((await answer(referred, { n: 'two' })).content)).toEqual([expect.stringMatching(/^- n: must be integer/)]);
+  });
+});
+
 describe('an input too deep or too large to validate is answered, never a failure of the run', () => {
   const nest = (depth: number) => {
     let value: Record<string, unknown> = {};
