@@ -2,8 +2,9 @@
 import { BETA_CLIENT_TOOL_UNION_KEYS } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { misspeltField, nearLongName } from './described.js';
 import { sdkHelperMark } from './helper-header.js';
-import { type AnySchema, type SchemaValue, compileSchema } from './schema.js';
+import { type AnySchema, type SchemaValue, compileSchema, isStandardSchema } from './schema.js';
 import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
+import { closedObjects } from './strict-schema.js';
 import { checkToolName } from './tool-name.js';
 import type { AnyCall, BetaToolUnion, Promisable, ToolResultContent } from './types.js';
 
@@ -75,7 +76,9 @@ export function tool<const S extends AnySchema, const Name extends string = stri
   checkFieldNames(name, rest);
   if (inputSchema === undefined) throw new TypeError(`Tool '${name}': \`inputSchema\` is required${schemaElsewhere(rest)}`);
   const schema = compileSchema<InferInput<S>>({ label: `Tool '${name}'`, key: 'inputSchema', noun: 'the input schema' }, inputSchema, true);
-  return { ...rest, name, input_schema: schema.jsonSchema, run, validateInput: schema.validate } as RunnableTool<InferInput<S>> & { readonly name: Name };
+  // A plain JSON Schema goes as it is given; a zod schema's, for a strict tool, with its objects closed (as the API requires).
+  const sent = rest.strict === true && isStandardSchema(inputSchema) ? closedObjects(schema.jsonSchema) : schema.jsonSchema;
+  return { ...rest, name, input_schema: sent, run, validateInput: schema.validate } as RunnableTool<InferInput<S>> & { readonly name: Name };
 }
 
 /** The fields `tool()` reads (an API tool key passes to the definition; any other field stays on the tool, unsent). */

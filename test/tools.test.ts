@@ -109,6 +109,28 @@ describe('tool() schemas are all validated at run time', () => {
   });
 });
 
+describe('a strict tool of a zod schema (strict: true)', () => {
+  it("sends every object closed, as the API's strict mode requires and the SDK's betaZodTool sends it; a JSON Schema tool's goes as given", async () => {
+    const inputSchema = z.object({ city: z.string(), address: z.object({ street: z.string() }), stops: z.array(z.object({ at: z.string() })), kind: z.union([z.object({ p: z.string() }), z.string()]) });
+    const extra = z.object({ loose: z.looseObject({ q: z.string() }), scores: z.record(z.string(), z.number()) });
+    const server = await mockServer([{ content: [text('ok')] }, { content: [text('ok')] }]);
+    const ours = tool({ name: 'trip', strict: true, inputSchema, run: () => 'ran' });
+    const open = tool({ name: 'open', inputSchema, run: () => 'ran' });
+    const others = tool({ name: 'others', strict: true, inputSchema: extra, run: () => 'ran' });
+    const plain = tool({ name: 'plain', strict: true, inputSchema: { type: 'object', properties: { n: { type: 'object' } } }, run: () => 'ran' });
+    await toolRunner(server.client(), { ...baseParams, tools: [ours, open, others, plain] });
+    const sdk = betaZodTool({ name: 'trip', strict: true, inputSchema, run: () => 'ran' } as never) as unknown as { input_schema: object };
+    await server.client().beta.messages.toolRunner({ ...baseParams, tools: [sdk as never] }).runUntilDone();
+    const [sent, sdkSent] = [wire(server.requests[0]!).body.tools, wire(server.requests[1]!).body.tools];
+    expect(sent[0].input_schema).toEqual(sdkSent[0].input_schema);
+    expect(JSON.stringify(sent[0].input_schema).match(/"additionalProperties":false/g)).toHaveLength(4);
+    // Not strict: zod's input form, as before; a loose object and a record keep what they say; a plain schema as given.
+    expect(JSON.stringify(sent[1].input_schema)).not.toContain('additionalProperties');
+    expect(sent[2].input_schema.properties).toMatchObject({ loose: { additionalProperties: {} }, scores: { additionalProperties: { type: 'number' } } });
+    expect(sent[3].input_schema).toEqual({ type: 'object', properties: { n: { type: 'object' } } });
+  });
+});
+
 describe('SDK-made tools and plain definitions work unchanged', () => {
   it('betaZodTool (validated by its parse) and betaTool run; a plain server tool is sent and never run', async () => {
     const seen: unknown[] = [];
