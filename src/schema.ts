@@ -148,12 +148,32 @@ function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): Valida
   return { ok: false, issues: issuesOf(result.issues) };
 }
 
-/** Standard Schema issues (zod's among them) as the runner's: a dotted path and a message each. */
-function issuesOf(issues: ReadonlyArray<StandardSchemaV1.Issue>): ValidationIssue[] {
-  return issues.map((issue) => ({
-    path: formatPath((issue.path ?? []).map((segment) => (typeof segment === 'object' ? segment.key : segment))),
-    message: issue.message,
-  }));
+/**
+ * Standard Schema issues (zod's among them) as the runner's: a dotted path and a message each. A zod union that no
+ * option matched says only "Invalid input": the issues of each option follow it (under the union's path), as the JSON
+ * Schema validator's `anyOf` does, so that the model can tell what to send.
+ */
+function issuesOf(issues: ReadonlyArray<StandardSchemaV1.Issue>, base: readonly PropertyKey[] = []): ValidationIssue[] {
+  const found: ValidationIssue[] = [];
+  for (const issue of issues) {
+    const path = [...base, ...(issue.path ?? []).map((segment) => (typeof segment === 'object' ? segment.key : segment))];
+    const options = unionOptions(issue);
+    found.push({ path: formatPath(path), message: options ? `${issue.message}: it matches none of the options (the issues of each follow)` : issue.message });
+    for (const option of options ?? []) found.push(...issuesOf(option, path));
+  }
+  return found;
+}
+
+/** The issues of each option a zod union tried (its `invalid_union` issue's `errors`), when it has them. */
+function unionOptions(issue: StandardSchemaV1.Issue): ReadonlyArray<ReadonlyArray<StandardSchemaV1.Issue>> | undefined {
+  const { code, errors } = issue as { code?: unknown; errors?: unknown };
+  if (code !== 'invalid_union' || !Array.isArray(errors) || errors.length === 0) return undefined;
+  return errors.every((option) => Array.isArray(option) && option.every(isIssue)) ? (errors as StandardSchemaV1.Issue[][]) : undefined;
+}
+
+function isIssue(issue: unknown): issue is StandardSchemaV1.Issue {
+  const { message, path } = (issue ?? {}) as { message?: unknown; path?: unknown };
+  return typeof message === 'string' && (path === undefined || Array.isArray(path));
 }
 
 /**
@@ -163,8 +183,7 @@ function issuesOf(issues: ReadonlyArray<StandardSchemaV1.Issue>): ValidationIssu
 export function thrownIssues(thrown: unknown): ValidationIssue[] | undefined {
   const issues = (thrown as { issues?: unknown } | null)?.issues;
   if (!Array.isArray(issues) || issues.length === 0) return undefined;
-  const wellFormed = issues.every((issue) => typeof issue?.message === 'string' && (issue.path === undefined || Array.isArray(issue.path)));
-  return wellFormed ? issuesOf(issues as StandardSchemaV1.Issue[]) : undefined;
+  return issues.every(isIssue) ? issuesOf(issues) : undefined;
 }
 
 function assertObjectSchema(owner: SchemaOwner, schema: object): asserts schema is JsonObjectSchema {

@@ -109,6 +109,25 @@ describe('tool() schemas are all validated at run time', () => {
   });
 });
 
+describe('a zod union no option of which matches', () => {
+  it("is answered with the issues of each option under the union's path (zod says only \"Invalid input\"), from tool() and from betaZodTool", async () => {
+    const inputSchema = z.object({ target: z.union([z.object({ path: z.string() }), z.object({ url: z.url() })]), v: z.union([z.string(), z.number()]) });
+    const input = { target: { path: 5 }, v: true };
+    for (const made of [tool({ name: 'open', inputSchema, run: () => 'ran' }), betaZodTool({ name: 'open', description: 'Open', inputSchema, run: async () => 'ran' })]) {
+      const result = await resultFor([made as never], 'open', input);
+      expect(result.is_error).toBe(true);
+      expect(String(result.content).split('\n').filter((line) => line.startsWith('- '))).toEqual([
+        '- target: Invalid input: it matches none of the options (the issues of each follow)',
+        '- target.path: Invalid input: expected string, received number',
+        '- target.url: Invalid input: expected string, received undefined',
+        '- v: Invalid input: it matches none of the options (the issues of each follow)',
+        '- v: Invalid input: expected string, received boolean',
+        '- v: Invalid input: expected number, received boolean',
+      ]);
+    }
+  });
+});
+
 describe('a strict tool of a zod schema (strict: true)', () => {
   it("sends every object closed, as the API's strict mode requires and the SDK's betaZodTool sends it; a JSON Schema tool's goes as given", async () => {
     const inputSchema = z.object({ city: z.string(), address: z.object({ street: z.string() }), stops: z.array(z.object({ at: z.string() })), kind: z.union([z.object({ p: z.string() }), z.string()]) });
