@@ -5,6 +5,7 @@ import { sdkHelperMark } from './helper-header.js';
 import { type AnySchema, type SchemaValue, compileSchema, isStandardSchema } from './schema.js';
 import type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, ToolContext } from './surface.js';
 import { closedObjects } from './strict-schema.js';
+import type { CompiledSchema, JsonObjectSchema, SchemaOwner } from './validation.js';
 import { checkToolName } from './tool-name.js';
 import type { AnyCall, BetaToolUnion, Promisable, ToolResultContent } from './types.js';
 
@@ -75,10 +76,29 @@ export function tool<const S extends AnySchema, const Name extends string = stri
   }
   checkFieldNames(name, rest);
   if (inputSchema === undefined) throw new TypeError(`Tool '${name}': \`inputSchema\` is required${schemaElsewhere(rest)}`);
-  const schema = compileSchema<InferInput<S>>({ label: `Tool '${name}'`, key: 'inputSchema', noun: 'the input schema' }, inputSchema, true);
+  const owner = { label: `Tool '${name}'`, key: 'inputSchema', noun: 'the input schema' };
+  const schema = compileSchema<InferInput<S>>(owner, inputSchema, true);
   // A plain JSON Schema goes as it is given; a zod schema's, for a strict tool, with its objects closed (as the API requires).
-  const sent = rest.strict === true && isStandardSchema(inputSchema) ? closedObjects(schema.jsonSchema) : schema.jsonSchema;
-  return { ...rest, name, input_schema: sent, run, validateInput: schema.validate } as RunnableTool<InferInput<S>> & { readonly name: Name };
+  const standard = isStandardSchema(inputSchema);
+  const sent = rest.strict === true && standard ? closedObjects(schema.jsonSchema) : schema.jsonSchema;
+  const validateInput = standard ? schema.validate : bySentSchema(schema, { ...owner, key: 'input_schema', noun: 'the input_schema given in its place' });
+  return { ...rest, name, input_schema: sent, run, validateInput } as RunnableTool<InferInput<S>> & { readonly name: Name };
+}
+
+/**
+ * A JSON Schema tool validates by the schema it sends, which is read at each request: a schema given in place of its
+ * `input_schema` (a new object; one changed in place is not seen) is prepared once, at the first call after it.
+ */
+function bySentSchema<T>(compiled: CompiledSchema<T>, owner: SchemaOwner): (this: { input_schema?: unknown } | undefined, input: unknown) => ReturnType<CompiledSchema<T>['validate']> {
+  let { jsonSchema: from, validate } = compiled;
+  return function (input) {
+    const now = this?.input_schema;
+    if (now !== from && typeof now === 'object' && now !== null) {
+      validate = compileSchema<T>(owner, now as JsonObjectSchema, true).validate;
+      from = now as JsonObjectSchema;
+    }
+    return validate(input);
+  };
 }
 
 /** The fields `tool()` reads (an API tool key passes to the definition; any other field stays on the tool, unsent). */

@@ -301,6 +301,24 @@ describe('JSON Schema issues the model can act on', () => {
   });
 });
 
+describe("a JSON Schema tool given another input_schema (the definition is read at each request)", () => {
+  it('validates by the schema it sends: a value the new one allows runs; an invalid new schema is a runner error, not the model\'s', async () => {
+    const seen: unknown[] = [];
+    const open = tool({ name: 'open', inputSchema: { type: 'object', properties: { file: { type: 'string', enum: ['a.txt'] } }, required: ['file'] }, run: (input) => (seen.push(input), 'opened') });
+    const server = await mockServer([{ content: [toolUse('open', { file: 'b.txt' }, 'toolu_1')] }, { content: [toolUse('open', { file: 'c.txt' }, 'toolu_2')] }, { content: [text('ok')] }]);
+    open.input_schema = { type: 'object', properties: { file: { type: 'string', enum: ['a.txt', 'b.txt'] } }, required: ['file'] };
+    await toolRunner(server.client(), { ...baseParams, tools: [open] });
+    expect(wire(server.requests[0]!).body.tools[0].input_schema.properties.file.enum).toEqual(['a.txt', 'b.txt']);
+    expect(seen).toEqual([{ file: 'b.txt' }]);
+    expect(toolResults(server.requests[2]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('- file: must be one of "a.txt", "b.txt"') });
+    const broken = await mockServer([{ content: [toolUse('open', { file: 'a.txt' }, 'toolu_1')] }]);
+    open.input_schema = { type: 'object', properties: { file: { type: 'strin' } } } as never;
+    const failure = await toolRunner(broken.client(), { ...baseParams, tools: [open] }).then(() => undefined, (error: unknown) => error);
+    expect(failure).toBeInstanceOf(ValidatorError);
+    expect(String((failure as Error).cause)).toMatch(/input_schema given in its place is not a valid JSON Schema.*strin/);
+  });
+});
+
 describe('a schema written in code with keys set to undefined', () => {
   it('is read as the request sends it (JSON leaves them out), not refused', async () => {
     const choices: string[] | undefined = undefined;
