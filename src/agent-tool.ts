@@ -50,7 +50,7 @@ import { isRunnableToolset } from './toolsets.js';
 import type { BetaMessage, Promisable } from './types.js';
 import { checkToolName } from './tool-name.js';
 import { addedToolsHint, resumedTools, withAddedTools } from './agent-resume.js';
-import { usageSince } from './usage.js';
+import { NO_USAGE, addUsage as sumUsage, usageSince } from './usage.js';
 
 /** The input of an agent tool without `inputSchema`: the task, in words. */
 export const AGENT_TASK_SCHEMA = {
@@ -216,7 +216,8 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   // The sub-agent's usage goes to the parent when it ends, or at once when the parent stops waiting
   // for it (an abort, the call's timeout): the parent's usage then already holds what it spent. A
   // sub-agent that ran when the parent's snapshot was taken had told the parent only of `counted`.
-  let counted = resumed?.counted ?? sub.usage;
+  // (A snapshot's, as JSON: its optional fields filled in.)
+  let counted = resumed?.counted ? sumUsage(NO_USAGE, resumed.counted) : sub.usage;
   // A snapshot the parent takes while the sub-agent runs holds its state: resumed, it goes on inside it.
   const running = (context as { [AGENT_RUNNING]?: AgentRunning })[AGENT_RUNNING];
   running?.(() => ({ snapshot: sub.toJSON(), counted }));

@@ -359,6 +359,8 @@ function waiting(pending: HeldCall, call: ToolCall, context: ExecutionContext): 
 
 /** ". Did you mean 'x'?" for a name that differs from a tool's only in case or separators. */
 function suggestion(name: string, tools: ReadonlyMap<string, RunnableTool>): string {
+  // (A block of a history the caller made may have no name, which the API would refuse: nothing to suggest.)
+  if (typeof name !== 'string') return '';
   for (const known of tools.keys()) if (plainName(known) === plainName(name)) return `. Did you mean '${known}'?`;
   return '';
 }

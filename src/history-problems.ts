@@ -63,6 +63,9 @@ function messageProblemsIn(messages: readonly unknown[], i: number, useIds: Map<
   const uses = role === 'assistant' ? blocks.filter((block) => block.type === 'tool_use') : [];
   for (const use of uses) {
     const id = String(use['id']);
+    // The fields the API requires of a call.
+    const missing = [typeof use['id'] !== 'string' && 'string id', typeof use['name'] !== 'string' && 'string name', !isRecord(use['input']) && 'input object'].filter(Boolean);
+    if (missing.length > 0) problems.push(`message ${i}: tool_use ${id} has no ${missing.join(' and no ')} (the API requires them)`);
     const first = useIds.get(id);
     if (first === undefined) useIds.set(id, i);
     else problems.push(`message ${i}: tool_use id ${id} repeats ${first === i ? 'an id of the same message' : `the id of a tool_use in message ${first}`}`);
@@ -175,4 +178,8 @@ function blocksOf(message: unknown, role: string, type: string): Block[] {
 
 function isBlankText(text: unknown): boolean {
   return typeof text === 'string' && isBlank(text);
+}
+
+function isRecord(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

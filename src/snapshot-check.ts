@@ -47,8 +47,16 @@ export function checkSnapshot(snapshot: object, path = 'snapshot'): asserts snap
 
 function checkMessage(value: unknown, path: string): void {
   const message = record(value, path);
-  if (typeof message['content'] !== 'string') list(message['content'], `${path}.content`).forEach((block, i) => record(block, `${path}.content[${i}]`));
+  if (typeof message['content'] !== 'string') list(message['content'], `${path}.content`).forEach((block, i) => checkBlock(block, `${path}.content[${i}]`));
   text(message['role'], `${path}.role`);
+}
+
+/** A block: an object; a call the runner may answer, with its id and its tool's name (the runner reads both). */
+function checkBlock(value: unknown, path: string): void {
+  const block = record(value, path);
+  if (block['type'] !== 'tool_use') return;
+  text(block['id'], `${path}.id`);
+  text(block['name'], `${path}.name`);
 }
 
 function checkToolEntry(value: unknown, path: string): void {
@@ -91,7 +99,10 @@ function checkCalls(value: unknown, path: string): void {
     const entry = record(call, at);
     text(entry['name'], `${at}.name`);
     record(entry['toolUse'], `${at}.toolUse`);
-    optional(entry, 'agent', at, (agent, inside) => checkSnapshot(record(record(agent, inside)['snapshot'], `${inside}.snapshot`), `${inside}.snapshot`));
+    optional(entry, 'agent', at, (agent, inside) => {
+      checkSnapshot(record(record(agent, inside)['snapshot'], `${inside}.snapshot`), `${inside}.snapshot`);
+      optional(agent as Json, 'counted', inside, checkUsage);
+    });
     return text(entry['id'], `${at}.id`);
   });
   list(calls['pending'], `${path}.pending`).forEach((id, i) => {

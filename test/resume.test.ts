@@ -492,6 +492,9 @@ describe('pause and resume', () => {
       [(s) => void (s.params.max_tokens = '1024'), /snapshot\.params\.max_tokens must be a whole number, 0 or more, got "1024"/],
       [(s) => void s.tools.push({ definition: { nope: 1 } }), /snapshot\.tools\[\d+\]\.definition must be a tool definition \(with a name or a type\), got an object/],
       [(s) => void (s.calls.settled = { toolu_1: { type: 'tool_result', tool_use_id: 'toolu_1', content: 5 } }), /snapshot\.calls\.settled\["toolu_1"\]\.content must be a string or content blocks, got 5/],
+      // A call of the history the runner answers: without its tool's name it failed deep inside (a TypeError of a "did you mean").
+      [(s) => void delete s.params.messages[1].content[0].name, /snapshot\.params\.messages\[1\]\.content\[0\]\.name must be a string, got nothing/],
+      [(s) => void (s.params.messages[1].content[0].id = 7), /snapshot\.params\.messages\[1\]\.content\[0\]\.id must be a string, got 7/],
     ];
     for (const [damage, error] of cases) {
       const snapshot = JSON.parse(saved);
@@ -508,6 +511,10 @@ describe('pause and resume', () => {
     const snapshot = JSON.parse(JSON.stringify(parent.toJSON()));
     delete snapshot.calls.held[0].agent.snapshot.iteration;
     expect(() => resumeToolRunner(nested.client(), snapshot, { tools: [researcher] })).toThrow(/snapshot\.calls\.held\[0\]\.agent\.snapshot\.iteration must be a whole number/);
+    // What the parent had counted of a sub-agent that ran: not a usage, it failed the call inside, and the parent went on.
+    const counted = JSON.parse(JSON.stringify(parent.toJSON()));
+    counted.calls.held[0].agent.counted = { input_tokens: 'x', output_tokens: 1 };
+    expect(() => resumeToolRunner(nested.client(), counted, { tools: [researcher] })).toThrow(/snapshot\.calls\.held\[0\]\.agent\.counted\.input_tokens must be a whole number/);
   });
 
   it('tools supplied twice under one name, or that the snapshot does not use, fail before any request (they were dropped in silence)', async () => {

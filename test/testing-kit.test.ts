@@ -781,6 +781,20 @@ describe('historyProblems', () => {
     ]);
   });
 
+  it('finds a call without its id, name or input object (the API requires them); a runner answers it without failing', async () => {
+    expect(historyProblems([ask, { role: 'assistant', content: [{ type: 'tool_use', id: 'a', input: {} }] }] as never)).toEqual([
+      'message 1: tool_use a has no string name (the API requires them)',
+    ]);
+    expect(historyProblems([ask, { role: 'assistant', content: [{ type: 'tool_use', name: 't', input: 'x' }] }] as never)).toEqual([
+      'message 1: tool_use undefined has no string id and no input object (the API requires them)',
+    ]);
+    // Given such a history, the runner answers the call (no tool has no name) and the server refuses the request, as the API does.
+    const server = await mockServer([{ content: [text('never')] }]);
+    const look = tool({ name: 'look', inputSchema: z.object({}), run: () => 'seen' });
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { model: 'm', max_tokens: 10, messages: [ask, { role: 'assistant', content: [{ type: 'tool_use', id: 't0', input: {} } as never] }], tools: [look] });
+    await expect(runner).rejects.toThrow(/tool_use t0 has no string name/);
+  });
+
   it('finds a text block that is empty or only whitespace (the API refuses both)', () => {
     expect(historyProblems([{ role: 'user', content: [{ type: 'text', text: '' }] }])).toEqual(['message 0: text block 0 is empty']);
     expect(historyProblems([ask, { role: 'assistant', content: [{ type: 'text', text: '\n\n' }, call('a')] }, results(result('a'))])).toEqual([
