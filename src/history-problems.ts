@@ -64,7 +64,7 @@ function messageProblemsIn(messages: readonly unknown[], i: number, useIds: Map<
   for (const use of uses) {
     const id = String(use['id']);
     // The fields the API requires of a call.
-    const missing = [typeof use['id'] !== 'string' && 'string id', typeof use['name'] !== 'string' && 'string name', !isRecord(use['input']) && 'input object'].filter(Boolean);
+    const missing = [typeof use['id'] !== 'string' && 'string id', typeof use['name'] !== 'string' && 'string name'].filter(Boolean);
     if (missing.length > 0) problems.push(`message ${i}: tool_use ${id} has no ${missing.join(' and no ')} (the API requires them)`);
     const first = useIds.get(id);
     if (first === undefined) useIds.set(id, i);
@@ -178,8 +178,4 @@ function blocksOf(message: unknown, role: string, type: string): Block[] {
 
 function isBlankText(text: unknown): boolean {
   return typeof text === 'string' && isBlank(text);
-}
-
-function isRecord(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

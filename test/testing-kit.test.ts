@@ -781,12 +781,12 @@ describe('historyProblems', () => {
     ]);
   });
 
-  it('finds a call without its id, name or input object (the API requires them); a runner answers it without failing', async () => {
+  it('finds a call without its id or name (the API requires them); a runner answers it without failing', async () => {
     expect(historyProblems([ask, { role: 'assistant', content: [{ type: 'tool_use', id: 'a', input: {} }] }] as never)).toEqual([
       'message 1: tool_use a has no string name (the API requires them)',
     ]);
-    expect(historyProblems([ask, { role: 'assistant', content: [{ type: 'tool_use', name: 't', input: 'x' }] }] as never)).toEqual([
-      'message 1: tool_use undefined has no string id and no input object (the API requires them)',
+    expect(historyProblems([ask, { role: 'assistant', content: [{ type: 'tool_use', input: 'x' }] }] as never)).toEqual([
+      'message 1: tool_use undefined has no string id and no string name (the API requires them)',
     ]);
     // Given such a history, the runner answers the call (no tool has no name) and the server refuses the request, as the API does.
     const server = await mockServer([{ content: [text('never')] }]);
