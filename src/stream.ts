@@ -1,6 +1,32 @@
-/** Stream mode: eager tool starts while the reply still streams. */
+/** Stream mode: the reply of a stream, and eager tool starts while it still streams. */
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import type { BetaToolUseBlock } from './types.js';
+
+/** How long an aborted stream is given to end by its own abort before it is ended so (`endsWhenAborted`). */
+const ABORT_GRACE_MS = 200;
+
+/**
+ * Ends a stream that is aborted before it ended (a `break`, `stream.abort()`, the run's signal) the way its own abort
+ * ends it (its `finalMessage()` and `done()` reject with an `APIUserAbortError`), when that abort has not ended it within
+ * `ABORT_GRACE_MS`. Aborted after the reply's last event came but before the end of its body was read, the fetch under it
+ * never settles its read on Node 20 (undici), and the stream never ended: the run waited for its reply for ever (the SDK's
+ * runner, which does not await it then, went on), and so did a loop body's own `await stream.finalMessage()`. Call it
+ * once the stream's `finalMessage()` is awaited, so that the rejection is handled.
+ */
+export function endsWhenAborted(stream: BetaMessageStream): void {
+  const { signal } = stream.controller;
+  const ended = () => stream.ended || stream.errored;
+  const aborted = () => {
+    if (ended()) return;
+    setTimeout(() => {
+      // (The stream's own way to end on an abort; a stream without it is left as it is.)
+      if (!ended()) (stream as unknown as { _emit?: (event: 'abort', error: Error) => void })._emit?.('abort', new APIUserAbortError());
+    }, ABORT_GRACE_MS);
+  };
+  if (signal.aborted) aborted();
+  else signal.addEventListener('abort', aborted, { once: true });
+}
 
 /** What the stream tells of the calls of a reply as it streams. */
 export interface EagerCalls {

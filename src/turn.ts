@@ -19,7 +19,7 @@ import { type RunContext, runSignal } from './run-context.js';
 import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
 import { lendableClient } from './sdk-thread.js';
-import { type EagerCalls, startToolsEagerly } from './stream.js';
+import { type EagerCalls, endsWhenAborted, startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
 import type { Turn } from './turn-state.js';
 import { threadHeadersOf } from './thread-state.js';
@@ -168,6 +168,7 @@ export class Requests {
       if (run.emit) emitStreamedText(stream, run.emit, run.runner, turn);
       turn.stream = stream;
       message = stream.finalMessage();
+      endsWhenAborted(stream);
     } else if (fallbacks) {
       message = this.#resilient(turn, body, request, (sent, target) => this.#create(sent, target, request));
     } else {

@@ -61,6 +61,35 @@ describe('stream: true', () => {
   });
 });
 
+describe("leaving a stream after its reply's last event came, before its end was read", () => {
+  const steps = () => [{ content: [text('Let me check. '), toolUse('get_weather', { location: 'Paris' }, 'toolu_1')], eventDelayMs: 5 }, { content: [text('It is 21.')] }];
+
+  it('a break leaves at once, as from the SDK’s runner (a fetch aborted then never settles its read on Node 20: the run waited for it)', async () => {
+    const server = await mockServer(steps());
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [weatherTool()] });
+    for await (const stream of runner) {
+      await new Promise((resolve) => stream.on('message', resolve));
+      break;
+    }
+    expect(runner.stoppedBy).toBe('break');
+    expect(runner.params.messages).toEqual(baseParams.messages);
+    // The run ended there, as after any break before a reply was whole.
+    await expect(runner).rejects.toThrow(/ended without a message from the model: the loop body left the loop \(break\)/);
+    expect(server.requests).toHaveLength(1);
+  }, 5000);
+
+  it("the run's signal aborting then ends the run with the abort, as the README says (it waited for the reply for ever)", async () => {
+    const server = await mockServer(steps());
+    const controller = new AbortController();
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [weatherTool()] }, { signal: controller.signal });
+    const iterate = async () => {
+      for await (const stream of runner) stream.on('message', () => controller.abort());
+    };
+    await expect(iterate()).rejects.toThrow(/aborted/i);
+    expect(runner.stoppedBy).toBe('abort');
+  }, 5000);
+});
+
 describe('runToolsEagerly', () => {
   function timedTool(log: Array<[string, number]>) {
     return tool({
