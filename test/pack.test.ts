@@ -97,6 +97,16 @@ describe('a fresh clone packs a working package', () => {
     writeFileSync(join(project, 'node10.ts'), "import { toolRunner } from 'tool-runner';\nimport { createMockServer } from 'tool-runner/testing';\nimport { inspector } from 'tool-runner/inspect';\nexport const used = [toolRunner, createMockServer, inspector];\n");
     const tsc = join(repo, 'node_modules/typescript/bin/tsc');
     await run(process.execPath, [tsc, '--noEmit', '--module', 'commonjs', '--moduleResolution', 'node10', '--skipLibCheck', 'node10.ts'], project);
+    // A library exports its tools: their declarations can be emitted (the types they name are exported: TS2742 else).
+    writeFileSync(
+      join(project, 'tools.ts'),
+      "import { z } from 'zod';\nimport { agentTool, tool } from 'tool-runner';\n" +
+        "export const getWeather = tool({ name: 'get_weather', inputSchema: z.object({ city: z.string() }), run: ({ city }) => city });\n" +
+        "export const plain = tool({ name: 'plain', inputSchema: { type: 'object', properties: { n: { type: 'number' } } } as const, run: () => 'ok' });\n" +
+        "export const helper = agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: task }] }) });\n",
+    );
+    await run(process.execPath, [tsc, '--declaration', '--emitDeclarationOnly', '--outDir', 'types', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck', 'tools.ts'], project);
+    expect(readFileSync(join(project, 'types/tools.d.ts'), 'utf8')).toContain('export declare const getWeather');
     // The bin: `npx tool-runner inspect FILE`.
     expect((await run('npx', ['--no', '--', 'tool-runner', '--help'], project)).stdout).toMatch(/^Usage: tool-runner inspect FILE/);
   }, 180_000);
