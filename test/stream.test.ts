@@ -1,7 +1,8 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import { z } from 'zod';
-import { type RunnerEvent, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { APIError } from '@anthropic-ai/sdk';
+import { ReplyError, type RunnerEvent, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, weatherTool, wire } from './helpers.js';
 
@@ -88,6 +89,24 @@ describe("leaving a stream after its reply's last event came, before its end was
     await expect(iterate()).rejects.toThrow(/aborted/i);
     expect(runner.stoppedBy).toBe('abort');
   }, 5000);
+});
+
+describe('an error event the API sends mid-reply', () => {
+  it("is the SDK's APIError, as before the reply (not a broken stream's ReplyError): nothing of the reply is kept, and iterating again sends the request again", async () => {
+    const server = await mockServer([{ content: [text('It is twenty-one degrees.')], chunkSize: 4, error: { status: 529, type: 'overloaded_error', afterEvents: 3 } }, { content: [text('It is 21.')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true });
+    const failure = await (async () => {
+      for await (const _stream of runner) {
+        // Not read by the body.
+      }
+    })().then(() => undefined, (error: unknown) => error);
+    expect(failure).toBeInstanceOf(APIError);
+    expect(failure).not.toBeInstanceOf(ReplyError);
+    expect((failure as APIError).error).toMatchObject({ error: { type: 'overloaded_error' } });
+    expect(runner.params.messages).toEqual(baseParams.messages);
+    expect((await runner).content).toEqual([expect.objectContaining({ text: 'It is 21.' })]);
+    expect(server.requests).toHaveLength(2);
+  });
 });
 
 describe('runToolsEagerly', () => {
