@@ -495,6 +495,9 @@ describe('pause and resume', () => {
       // A call of the history the runner answers: without its tool's name it failed deep inside (a TypeError of a "did you mean").
       [(s) => void delete s.params.messages[1].content[0].name, /snapshot\.params\.messages\[1\]\.content\[0\]\.name must be a string, got nothing/],
       [(s) => void (s.params.messages[1].content[0].id = 7), /snapshot\.params\.messages\[1\]\.content\[0\]\.id must be a string, got 7/],
+      // A call waiting for a decision that the history does not make: it was listed in pendingApprovals, and approving it did nothing.
+      [(s) => void ((s.calls.held[0].id = 'toolu_zz'), (s.calls.pending = ['toolu_zz'])), /snapshot\.calls\.held\[0\]\.id must be the id of a call of the history \(params\.messages\), got "toolu_zz"/],
+      [(s) => void delete s.calls.held[0].toolUse.id, /snapshot\.calls\.held\[0\]\.toolUse\.id must be the call's id \("toolu_1"\), got nothing/],
     ];
     for (const [damage, error] of cases) {
       const snapshot = JSON.parse(saved);
