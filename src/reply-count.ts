@@ -12,12 +12,12 @@ interface StartedCalls {
   started(id: string): boolean;
 }
 
-/** The reply once its hook is done and it is counted; a promise only when the hook returns one. */
-export function receivedReply(run: RunContext, eager: StartedCalls, reply: BetaMessage): BetaMessage | Promise<BetaMessage> {
+/** The reply once its hook is done and it is counted; a promise only when the hook returns one. `elsewhere`: a fallback's. */
+export function receivedReply(run: RunContext, eager: StartedCalls, reply: BetaMessage, elsewhere: boolean): BetaMessage | Promise<BetaMessage> {
   const hooked = callHook(run.options.hooks, 'onMessage', runSignal(run), reply);
-  if (!hooked) return counted(run, eager, reply);
+  if (!hooked) return counted(run, eager, reply, elsewhere);
   return hooked.then(
-    () => counted(run, eager, reply),
+    () => counted(run, eager, reply, elsewhere),
     (error: unknown) => {
       // The reply is not kept, but it was paid for: its usage counts (runner.usage, budget.maxTokens).
       run.state.usage = addUsage(run.state.usage, reply.usage);
@@ -26,8 +26,8 @@ export function receivedReply(run: RunContext, eager: StartedCalls, reply: BetaM
   );
 }
 
-function counted(run: RunContext, eager: StartedCalls, reply: BetaMessage): BetaMessage {
+function counted(run: RunContext, eager: StartedCalls, reply: BetaMessage, elsewhere: boolean): BetaMessage {
   // A complete call of a reply then cut off by max_tokens (or paused) may have started while it streamed: the model is told so.
-  run.state.count(reply, run.state.settings.runToolsEagerly ? (id) => eager.started(id) : undefined);
+  run.state.count(reply, run.state.settings.runToolsEagerly ? (id) => eager.started(id) : undefined, elsewhere);
   return reply;
 }

@@ -214,9 +214,9 @@ export class RunState {
    */
   dropsRefusals = false;
 
-  /** A reply arrived: add its usage; calls cut off by max_tokens never run. */
-  count(reply: BetaMessage, started?: StartedEagerly): void {
-    countReply(this, this.apiParams, reply, this.dropsRefusals, started);
+  /** A reply arrived: add its usage; calls cut off by max_tokens never run. `elsewhere`: a fallback's reply. */
+  count(reply: BetaMessage, started?: StartedEagerly, elsewhere = false): void {
+    countReply(this, this.apiParams, reply, this.dropsRefusals, started, elsewhere);
   }
 
   notRunText(id: string): string | undefined {
@@ -239,13 +239,13 @@ export class RunState {
    * The JSON snapshot of the run, with the calls, the thread, the tool changes and the run control that live beside this state.
    * `uncounted`: a reply that arrived but is not counted yet (its `onMessage` hook runs), counted into the snapshot as `count` does.
    */
-  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, uncounted?: BetaMessage, messages = this.messages, started?: StartedEagerly): RunnerSnapshot {
+  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, uncounted?: BetaMessage, messages = this.messages, started?: StartedEagerly, uncountedElsewhere = false): RunnerSnapshot {
     const snapshot = this.#json(calls, thread, toolChanges, control, messages);
     if (uncounted) {
       // Counted as `count` counts it, into the snapshot.
       const reply = structuredClone(uncounted);
       const counted: Counted = { usage: snapshot.usage, lastMessage: snapshot.lastMessage, notRunText: (id) => snapshot.notRun[id], markNotRun: (id, text) => (snapshot.notRun[id] = text) };
-      countReply(counted, snapshot.params as unknown as Record<string, unknown>, reply, this.dropsRefusals, started);
+      countReply(counted, snapshot.params as unknown as Record<string, unknown>, reply, this.dropsRefusals, started, uncountedElsewhere);
       snapshot.usage = counted.usage;
       snapshot.lastMessage = reply;
     }
@@ -295,7 +295,7 @@ export type StartedEagerly = (id: string) => boolean;
  * Counts a reply: its usage added, it is the last message, calls cut off by max_tokens or in a paused turn never run
  * (one that `started` while the reply streamed is told so, unless the run control refused it), its container adopted.
  */
-function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage, dropsRefusals: boolean, started?: StartedEagerly): void {
+function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage, dropsRefusals: boolean, started: StartedEagerly | undefined, elsewhere: boolean): void {
   into.usage = addUsage(into.usage, reply.usage);
   into.lastMessage = reply;
   const stop = reply.stop_reason;
@@ -307,7 +307,8 @@ function countReply(into: Counted, params: Record<string, unknown>, reply: BetaM
     else if (into.notRunText(use.id) === undefined) into.markNotRun(use.id, (cutOff ? startedBeforeCutOffText : startedBeforePauseText)(use.name, stop!));
   }
   const containerId = reply.container?.id;
-  if (containerId && !(dropsRefusals && reply.stop_reason === 'refusal')) adoptContainer(params, containerId);
+  // A fallback's container is of its client (another key, region or platform): the run's own requests never name it.
+  if (containerId && !elsewhere && !(dropsRefusals && reply.stop_reason === 'refusal')) adoptContainer(params, containerId);
 }
 
 /** Later requests run in the container the server chose, unless the caller named one. */

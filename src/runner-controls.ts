@@ -380,7 +380,7 @@ export abstract class RunnerControls implements Runner {
     const { heldLate } = this.state;
     const messages = asMessageParams(turn?.inBody && turn.tookControl ? this.state.bodyHistory(turn.historyBefore ?? [], turn.reply) : heldLate ? [...this.state.messages, ...heldLate] : this.state.messages);
     const started = this.state.settings.runToolsEagerly ? (id: string) => this.answers.started(id) : undefined;
-    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody), uncounted, messages, started);
+    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody), uncounted, messages, started, turn?.fallback !== undefined);
     if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     const hold = replyAdded ? 'asks' : final ? 'final' : step === 'resume' ? 'paused' : undefined; // (after the run's own messages)
     const added = reply && hold && holdBodyReply(snapshot, reply, hold, turn!.response, this.state.dropsRefusals);

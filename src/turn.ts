@@ -197,7 +197,7 @@ export class Requests {
     // Uncounted while the `onMessage` hook has it (a snapshot taken in the hook counts it), counted once the hook is
     // done (a hook that throws leaves it unset: the reply failed).
     turn.uncounted = reply;
-    const counted = receivedReply(run, this.#eager, reply);
+    const counted = receivedReply(run, this.#eager, reply, turn.fallback !== undefined);
     if (counted instanceof Promise) {
       counted.then(
         (kept) => {

@@ -10,7 +10,7 @@ import { OAuth2Client } from 'google-auth-library';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerEvent, type ToolRunnerOptions, toolRunner } from 'tool-runner';
+import { type RunnerEvent, type RunnerSnapshot, type ToolRunnerOptions, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
 import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, sleep, weatherTool, wire } from './helpers.js';
@@ -268,6 +268,23 @@ describe('fallbacks across clients and models', () => {
     const warning = lines.find((line) => line.message.startsWith('Compaction: the summary request'))?.message;
     expect(warning).toMatch(/^Compaction: the summary request was cut off at max_tokens \(64 tokens from claude-haiku-5-5\)/);
     expect(warning).not.toContain('4096');
+  });
+});
+
+describe("a fallback's container", () => {
+  it("is not adopted by the run: the primary's next request names none, nor a snapshot taken in the fallback reply's onMessage (a container of another account)", async () => {
+    const primary = await mockServer([{ error: { status: 529 } }, { content: [text('done')] }]);
+    const fallback = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })], container: { id: 'container_on_fallback_account' } as never }]);
+    const snapshots: RunnerSnapshot[] = [];
+    const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, {
+      fallback: [{ client: fallback.client(), container: 'container_on_fallback_account' }],
+      hooks: { onMessage: () => void snapshots.push(runner.toJSON()) },
+    });
+    await runner;
+    expect(wire(fallback.requests[0]!).body.container).toBe('container_on_fallback_account');
+    expect(wire(primary.requests[1]!).body.container).toBeUndefined();
+    expect((runner.params as { container?: unknown }).container).toBeUndefined();
+    expect((snapshots[0]!.params as { container?: unknown }).container).toBeUndefined();
   });
 });
 
