@@ -1,5 +1,5 @@
 /** Errors of the runner's own, beside the SDK's typed errors (which reach the caller unchanged). */
-import { AnthropicError } from '@anthropic-ai/sdk';
+import { APIConnectionError, AnthropicError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
 import type { ValidationIssue } from './schema.js';
 import { thrownText } from './described.js';
@@ -23,11 +23,24 @@ export function notSent(error: unknown): unknown {
 export async function hadResponse(sent: PromiseLike<unknown> | undefined, error: unknown): Promise<boolean> {
   if (READ_ERRORS.has(error as object)) return true;
   const asResponse = (sent as { asResponse?: () => Promise<unknown> } | undefined)?.asResponse;
-  const bodyRead = error instanceof SyntaxError || (error instanceof TypeError && error.message === 'terminated');
+  const bodyRead = error instanceof SyntaxError || isTerminated(error) || isConnectionLost(error);
   // An SDK thread's promise gives its response once the body is read too: a body that failed there is told by its kind.
   if (typeof asResponse === 'function') return bodyRead || asResponse.call(sent).then(() => true, () => false);
   // (None made: `create` threw at once, as the SDK refuses a long request that is not streamed.)
   return bodyRead || (sent !== undefined && error instanceof AnthropicError && error.constructor === AnthropicError);
+}
+
+/** undici's error of a connection that closed while a body was read. */
+function isTerminated(error: unknown): boolean {
+  return error instanceof TypeError && error.message === 'terminated';
+}
+
+/**
+ * The SDK's error of a connection lost while a reply was read: from 1.17 on, the SDK says so with an `APIConnectionError`
+ * ("Connection error.") whose cause is undici's `terminated` (1.14 let the `TypeError`, or a plain `AnthropicError`, through).
+ */
+function isConnectionLost(error: unknown): error is APIConnectionError {
+  return error instanceof APIConnectionError && isTerminated((error as { cause?: unknown }).cause);
 }
 
 const READ_ERRORS = new WeakSet<object>();
@@ -56,9 +69,11 @@ export class ReplyError extends AnthropicError {
    * and stacks would read `_ReplyError`.)
    */
   static from(error: unknown, streamed: boolean, read: boolean, complete = false): unknown {
-    if (error instanceof AnthropicError && error.constructor !== AnthropicError) return error;
+    const lost = read && isConnectionLost(error);
+    if (error instanceof AnthropicError && error.constructor !== AnthropicError && !lost) return error;
     if (!read || NOT_SENT_ERRORS.has(error as object)) return error;
-    const detail = error instanceof Error ? error.message : String(error);
+    // (The connection lost: undici's words, as before the SDK's `APIConnectionError` wrapped them.)
+    const detail = lost ? String((error.cause as Error).message) : error instanceof Error ? error.message : String(error);
     const what = !streamed
       ? "The API's reply could not be read"
       : `The reply stream broke ${complete ? 'after the message was complete, before the stream ended' : 'before the message was complete'}`;

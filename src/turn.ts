@@ -228,8 +228,9 @@ export class Requests {
     }
     run.state.requestInFlight = false;
     const complete = turn.stream !== undefined && turn.stream.receivedMessages.length > 0;
-    // A stream broken mid-reply was paid for as far as it went: the usage its events said counts (runner.usage, budget.maxTokens).
-    const partial = streaming && !complete ? turn.stream?.currentMessage?.usage : undefined;
+    // A stream broken mid-reply was paid for as far as it went: the usage its events said counts (runner.usage, budget.maxTokens);
+    // one broken after its message was whole (`message_stop`), the whole message's.
+    const partial = streaming ? (complete ? turn.stream?.receivedMessages[0]?.usage : turn.stream?.currentMessage?.usage) : undefined;
     if (partial) run.state.usage = addUsage(run.state.usage, partial);
     run.thread.failed(body, complete);
     // A reply was being read: a stream that had connected, or a body read (a request that never went fails as it failed).

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Anthropic, { APIUserAbortError, AnthropicError, RateLimitError } from '@anthropic-ai/sdk';
+import Anthropic, { APIConnectionError, APIUserAbortError, AnthropicError, RateLimitError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { ReplyError, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
@@ -162,6 +162,28 @@ describe('API errors', () => {
     expect((midReply as Error).message).toMatch(/^The reply stream broke before the message was complete \(.+\)\. Nothing of it was added/);
     await runner;
     expect(runner.params.messages.at(-1)).toMatchObject({ content: [{ text: 'ok' }] });
+  });
+
+  it("a stream broken after its message was whole counts the whole message's usage (it was paid for; none was counted)", async () => {
+    const server = await mockServer([{ content: [text('whole')], usage: { input_tokens: 100, output_tokens: 50 }, disconnectAfterEvents: 1_000 }, { content: [text('ok')], usage: { input_tokens: 7, output_tokens: 3 } }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true });
+    await expect(runner.runUntilDone()).rejects.toThrow(/after the message was complete/);
+    expect(runner.usage).toMatchObject({ input_tokens: 100, output_tokens: 50 });
+    await runner;
+    expect(runner.usage).toMatchObject({ input_tokens: 107, output_tokens: 53 });
+  });
+
+  it("the SDK's APIConnectionError of a connection lost while the reply was read (SDK >= 1.17) is a ReplyError, as the TypeError it wraps was", () => {
+    const lost = new APIConnectionError({ cause: new TypeError('terminated') });
+    const broken = ReplyError.from(lost, true, true);
+    expect(broken).toBeInstanceOf(ReplyError);
+    expect((broken as Error).message).toBe('The reply stream broke before the message was complete (terminated). Nothing of it was added to the history; iterate again to send the request again.');
+    expect((broken as Error).cause).toBe(lost);
+    expect((ReplyError.from(lost, false, true) as Error).message).toMatch(/^The API's reply could not be read \(terminated\)/);
+    // Before any reply was read (the connection never made), and a connection error of another cause: the SDK's error as it is.
+    expect(ReplyError.from(lost, true, false)).toBe(lost);
+    const refused = new APIConnectionError({ cause: new TypeError('fetch failed') });
+    expect(ReplyError.from(refused, true, true)).toBe(refused);
   });
 });
 
