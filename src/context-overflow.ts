@@ -53,7 +53,10 @@ export class ContextOverflowError extends BadRequestError implements Overflow {
 
   /** `instead`: what the message says in place of the advice to shorten the history. */
   constructor(rejection: APIError, overflow: Overflow, instead?: string) {
-    super(400, rejection.error, rejection.message, rejection.headers ?? new Headers());
+    // With the rejection's error type, and the request it answered, which the SDK's errors carry from 1.17 on (a getter
+    // there, given to the constructor; the constructor of 1.14 takes one argument less and leaves it out).
+    const { type, request } = rejection as { type?: unknown; request?: unknown };
+    super(...([400, rejection.error, rejection.message, rejection.headers ?? new Headers(), type, { request }] as unknown as ConstructorParameters<typeof BadRequestError>));
     this.name = 'ContextOverflowError';
     this.cause = rejection;
     this.tokens = overflow.tokens;
