@@ -72,6 +72,13 @@ export class ContextOverflowError extends BadRequestError implements Overflow {
   }
 }
 
+/** What a ContextOverflowError says to do when compaction was on and did not make the request fit, by what failed. */
+export const OVERFLOW_ADVICE = {
+  notCompacted: 'compactionControl is on, but the history could not be compacted. Nothing was appended: shorten the history (runner.setMessagesParams), then iterate again.',
+  summary: "compactionControl is on, but its summary request was too long too (what the history holds beside text, a large tool input say, is not cut for it). Nothing was appended: shorten the history (runner.setMessagesParams), then iterate again.",
+  sentAgain: 'The history was compacted, but the request sent again was still too long. Nothing was appended: shorten the history (runner.setMessagesParams), then iterate again.',
+};
+
 /** The share of the limit an overflow's summary request aims at: room for the prompt, and for the count being rough. */
 const SUMMARY_SHARE = 0.8;
 

@@ -8,7 +8,7 @@ import type { APIError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import { type OpenedStream, type RequestOptions, messagesApi, withTimeout } from './client.js';
 import { ignore } from './completion.js';
-import { ContextOverflowError, type Overflow, contextOverflow } from './context-overflow.js';
+import { ContextOverflowError, OVERFLOW_ADVICE, type Overflow, contextOverflow } from './context-overflow.js';
 import { withFields } from './copy.js';
 import { ReplyError, hadResponse, unreadable } from './errors.js';
 import { FallbackChain, type FallbackTarget, bodyFor, withFirstEvent } from './fallback.js';
@@ -30,6 +30,7 @@ import { receivedReply } from './reply-count.js';
 
 /** A turn's `requestId` while none of its requests is in flight (between an overflow and its request sent again). */
 const NO_REQUEST = 0;
+
 
 /** A request in flight: its number in the events, and the fallback entry it went to last. */
 type Sent = Pick<Turn, 'requestId' | 'fallback'>;
@@ -275,14 +276,20 @@ export class Requests {
     // Until it is sent again, the turn is between requests: a change of the history in a hook (the summary's `onRequest`, the
     // request's) goes with what is sent next, as before any request; not as the loop body taking control.
     turn.sendingAgain = true;
+    /** What failed, for the error's advice: compaction is on, so turning it on is no advice. */
+    let stage: keyof typeof OVERFLOW_ADVICE | 'budget' = 'summary';
     try {
       const overflow = contextOverflow(overflowed)!;
       // The turn's signal (a stream's: `stream.abort()`, a `break`) stops the summary and the request sent again too.
       const signal = request.options.signal;
-      if (!(await this.#recovery?.afterOverflow(overflow, signal))) throw overflowed;
+      stage = (await this.#recovery?.afterOverflow(overflow, signal)) ? 'sentAgain' : 'notCompacted';
+      if (stage === 'notCompacted') throw overflowed;
       // The summary's tokens count: past `budget.maxTokens` no request goes, this one's either.
       const reached = run.control.tokensReached();
-      if (reached) throw new ContextOverflowError((overflowed instanceof ContextOverflowError ? overflowed.cause : overflowed) as APIError, overflow, `The history was compacted, but the request was not sent again (${reached}). Iterate again to stop the run with 'budget', or raise the budget to go on.`);
+      if (reached) {
+        stage = 'budget';
+        throw new ContextOverflowError((overflowed instanceof ContextOverflowError ? overflowed.cause : overflowed) as APIError, overflow, `The history was compacted, but the request was not sent again (${reached}). Iterate again to stop the run with 'budget', or raise the budget to go on.`);
+      }
       const appendsOnly = run.state.prepareHistory();
       const body = this.#body(undefined);
       const held = run.state.messages;
@@ -293,7 +300,9 @@ export class Requests {
       turn.requestId = this.#started(body, 'turn');
       return await send(body);
     } catch (error) {
-      throw ContextOverflowError.from(error);
+      const overflow = error instanceof ContextOverflowError ? error : contextOverflow(error);
+      if (!overflow || stage === 'budget') throw error;
+      throw new ContextOverflowError((error instanceof ContextOverflowError ? error.cause : error) as APIError, overflow, OVERFLOW_ADVICE[stage]);
     } finally {
       turn.sendingAgain = false;
     }

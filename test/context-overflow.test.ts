@@ -255,6 +255,24 @@ describe('a prompt too long for the context window', () => {
   });
 });
 
+describe('compaction on, the request still too long', () => {
+  it("the error says what failed, not to turn compactionControl on: the summary request too long too (a large tool input), or the request sent again", async () => {
+    const writeFile = tool({ name: 'write_file', inputSchema: z.object({ text: z.string() }), run: () => 'written' });
+    const server = await mockServer({ steps: [{ content: [toolUse('write_file', { text: 'Jack is a dull boy. '.repeat(600) })] }, { content: [text('never')] }], contextWindow: WINDOW });
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [writeFile], compactionControl: { enabled: true } });
+    const error = await runner.runUntilDone().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ContextOverflowError);
+    expect((error as Error).message).toMatch(/compactionControl is on, but its summary request was too long too .*Nothing was appended: shorten the history/);
+    expect((error as Error).message).not.toMatch(/turn compactionControl on/);
+    // A summary that fits, the request sent again still too long (the summary itself long).
+    const again = await mockServer({ steps: [{ content: [toolUse('read_file', { path: 'a.txt' })] }, { content: [text(`<summary>${'Long summary. '.repeat(700)}</summary>`)] }, { content: [text('never')] }], contextWindow: WINDOW });
+    const second = toolRunner(again.client({ maxRetries: 0 }), { ...baseParams, tools: [readFile], compactionControl: { enabled: true } });
+    const stillTooLong = await second.runUntilDone().catch((caught: unknown) => caught);
+    expect(stillTooLong).toBeInstanceOf(ContextOverflowError);
+    expect((stillTooLong as Error).message).toMatch(/The history was compacted, but the request sent again was still too long\. Nothing was appended/);
+  });
+});
+
 describe('a compaction whose summary request fails or is cut off', () => {
   const longTurn = { content: [toolUse('read_file', { path: 'a.txt' }, 'toolu_r')], usage: { input_tokens: 5_000, output_tokens: 10 } };
   /** A run that compacts past 1,000 tokens, its warnings kept. */
