@@ -90,9 +90,17 @@ export function callHook<K extends keyof Hooks>(
 const ABORTED = Symbol('aborted');
 
 /** What `onToolCall` returned, checked: nothing, `{ result }` (a string or content blocks) or `{ input }`; else a HookError saying so. */
+const OVERRIDE_FIELDS: ReadonlySet<string> = new Set(['result', 'isError', 'input']);
+
 export function checkOverride(value: unknown): ToolCallOverride | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'object') {
+    // A field of no override (`is_error`, the API's name of `isError`) was taken in silence: its result went as no error.
+    const unknown = Object.keys(value).find((key) => !OVERRIDE_FIELDS.has(key));
+    if (unknown !== undefined) {
+      const meant = unknown === 'is_error' || unknown === 'isErr' ? ' (did you mean isError?)' : '';
+      throw new HookError('onToolCall', new TypeError(`onToolCall returned an object with the field '${unknown}'${meant}; return nothing, { result } (a string or content blocks, with isError if it is one) or { input }`));
+    }
     if ('result' in value) {
       const { result } = value as { result: unknown };
       if (typeof result === 'string') return value as ToolCallOverride;

@@ -202,12 +202,14 @@ describe('hooks', () => {
   });
 
   it('onToolCall returning something that is not { result } or { input } (or nothing) stops the run with a HookError saying what it must return', async () => {
-    for (const odd of ['skip', 42, { result: 42 }, { result: null }, { result: { a: 1 } }]) {
+    for (const odd of ['skip', 42, { result: 42 }, { result: null }, { result: { a: 1 } }, { result: 'cached', is_error: true }, { input: {}, note: 'x' }]) {
       const server = await mockServer([{ content: [toolUse('echo', { say: 'x' })] }, { content: [text('ok')] }]);
       const runner = toolRunner(server.client(), { ...baseParams, tools: [echo([])] }, { hooks: { onToolCall: () => odd as never } });
       const error = await runner.runUntilDone().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(HookError);
       expect((error as Error).message).toMatch(/hooks\.onToolCall threw: TypeError: onToolCall returned .* return nothing, \{ result \}/);
+      // A field of no override (the API's is_error for isError) is named: its result went as no error.
+      if (typeof odd === 'object' && 'is_error' in odd) expect((error as Error).message).toContain("the field 'is_error' (did you mean isError?)");
       expect(historyProblems(runner.params.messages)).toEqual([]);
     }
   });
