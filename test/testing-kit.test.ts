@@ -757,6 +757,14 @@ describe('token counts', () => {
   });
 });
 
+describe('a step written by hand', () => {
+  it('takes a text block without citations (typed so, in a step), and sends it with citations null, as the API does', async () => {
+    const server = await mockServer([{ content: [{ type: 'text', text: 'Hello' }] }]);
+    const reply = await server.client().beta.messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(reply.content).toEqual([{ type: 'text', text: 'Hello', citations: null }]);
+  });
+});
+
 describe('historyProblems', () => {
   const call = (id: string) => ({ type: 'tool_use' as const, id, name: 't', input: {} });
   const result = (id: string) => ({ type: 'tool_result' as const, tool_use_id: id, content: 'ok' });

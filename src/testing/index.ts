@@ -3,7 +3,7 @@
  * scripted model, with the real SDK client over real HTTP.
  */
 export { createMockServer } from './server.js';
-export type { MockServer, MockServerOptions, RecordedBody, RecordedRequest, ScriptedReply, Step } from './server.js';
+export type { MockServer, MockServerOptions, RecordedBody, RecordedRequest, ScriptedReply, ScriptedTextBlock, Step } from './server.js';
 export type { ScriptedError } from './api-errors.js';
 export { apiId, serverToolUse, text, thinking, toolUse, webSearchResult } from './blocks.js';
 export { historyProblems } from '../history-problems.js';

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { needsNodeServer } from '../needs-node.js';
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import type { BetaContentBlock, BetaMessage, BetaMessageParam, BetaUsage } from '../types.js';
+import type { BetaTextBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { apiId } from './blocks.js';
 import { allowPages, answerPreflight } from './cors.js';
 import { type ScriptedError, errorBody, promptTooLong, sendError } from './api-errors.js';
@@ -20,9 +21,13 @@ import { replyShapeProblem } from './reply-shape.js';
 import { checkServerOptions } from './server-options.js';
 import { thrownMessage } from '../described.js';
 
+/** A text block written by hand in a step: its `citations` may be left out (the server sends `null`, as the API does). */
+export type ScriptedTextBlock = Omit<BetaTextBlock, 'citations'> & { citations?: BetaTextBlock['citations'] | undefined };
+
 /** One scripted reply of the model, and how the server delivers it. */
 export interface ScriptedReply {
-  content?: BetaContentBlock[];
+  /** The reply's blocks, as the API sends them (the helpers `text()`, `toolUse()`, ... make them; a text block may be written without `citations`). */
+  content?: Array<BetaContentBlock | ScriptedTextBlock>;
   /** Inferred when left out: `tool_use` when the content has a tool_use block, else `end_turn`. */
   stop_reason?: BetaMessage['stop_reason'];
   stop_sequence?: string | null;
@@ -319,7 +324,8 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
 }
 
 function buildMessage(reply: ScriptedReply, body: any, conversation: unknown[], routeModel: string | undefined): BetaMessage {
-  const content = reply.content ?? [];
+  // A text block written without `citations` gets them `null`, as the API sends every text block.
+  const content = (reply.content ?? []).map((block) => (block.type === 'text' && block.citations === undefined ? { ...block, citations: null } : block));
   const stop_reason = reply.stop_reason ?? (content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn');
   return {
     id: apiId('msg'),
