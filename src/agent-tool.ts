@@ -68,7 +68,7 @@ export type AgentToolOptions<S extends AnySchema = typeof AGENT_TASK_SCHEMA> = E
   name: string;
   description: string;
   /** The tool's input (default `{ task: string }`). */
-  inputSchema?: S;
+  inputSchema?: S | undefined;
   /** The sub-agent's params for one call: its model, its messages (sent exactly as given), its tools. */
   params: (input: InferInput<S>, context: ToolContext) => Promisable<RunnerParams>;
   /** The sub-agent's client; the parent's by default. */

@@ -10,7 +10,7 @@ import { invalidResultKind } from './result-kind.js';
 export type ToolCall<Call extends AnyCall = AnyCall> = Call & { id: string; toolUse: BetaToolUseBlock };
 
 /** What `onToolCall` may return: skip the call with a given result, or replace its input (validated again). */
-export type ToolCallOverride = { result: ToolResultContent; isError?: boolean } | { input: unknown };
+export type ToolCallOverride = { result: ToolResultContent; isError?: boolean | undefined } | { input: unknown };
 
 /**
  * What `onRequest` is given: the request's params as the run holds them (the whole history, the tools' definitions,

@@ -6,6 +6,10 @@ import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { type ContextOverflowError, type RunnerSnapshot, type ToolContext, type ToolEntry, type ToolResultContent, ToolRunner, type ToolRunnerOptions, type ToolSource, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { createMockServer } from 'tool-runner/testing';
+import { inspectRecording, inspector } from 'tool-runner/inspect';
+import { openTelemetry } from 'tool-runner/otel';
+import { mcpToolset } from 'tool-runner/mcp';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 describe('types guide the user', () => {
   it("a tool source's tools() may take the run's signal, or nothing (a source written before it was given)", () => {
@@ -45,6 +49,17 @@ describe('types guide the user', () => {
     toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] }, { hooks: { onToolCall: onCall, onRequest: undefined } });
     const tools: ToolEntry[] | undefined = undefined;
     resumeToolRunner(new Anthropic(), {} as RunnerSnapshot, { tools, options });
+  });
+
+  it("and so do the options of the subpaths, the testing kit's steps and an onToolCall override", () => {
+    const maybe = <T>(value: T): T | undefined => (process.env['UNSET'] ? undefined : value);
+    agentTool({ name: 'helper', description: 'd', inputSchema: maybe(z.object({ task: z.string() })), params: ({ task }) => ({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: task }] }) });
+    void createMockServer({ steps: [{ content: maybe([]), delayMs: maybe(5), usage: maybe({ input_tokens: 1 }), error: maybe({ status: 529, type: maybe('overloaded_error') }), stop_reason: maybe('end_turn') }], contextWindow: maybe(100), chunkSize: maybe(4), threads: maybe('hold' as const) });
+    void inspector({ port: maybe(0), host: maybe('127.0.0.1'), record: maybe('runs.jsonl'), captureContent: maybe(true), maxRuns: maybe(10) });
+    void inspectRecording('runs.jsonl', { port: maybe(0), host: maybe('127.0.0.1'), pollMs: maybe(100) });
+    openTelemetry({ tracer: maybe(undefined), captureContent: maybe(true), agentName: maybe('a') });
+    void mcpToolset({} as Client, { prefix: maybe('fs_'), timeoutMs: maybe(10), needsApproval: maybe(true) });
+    toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] }, { hooks: { onToolCall: () => ({ result: 'cached', isError: maybe(false) }) } });
   });
 
   it('onRequest gets the params typed (messages, model), and a hook typed with a record is still taken', () => {

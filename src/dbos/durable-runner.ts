@@ -36,13 +36,13 @@ export interface DurableToolRunnerConfig {
   /** The client of every model request, or a function that makes it (called once per run). */
   client: ClientLike | (() => ClientLike);
   /** The tools, defined in code that every worker loads. MCP tool sources are not supported yet. */
-  tools?: ToolEntry[];
-  options?: DurableRunnerOptions;
+  tools?: ToolEntry[] | undefined;
+  options?: DurableRunnerOptions | undefined;
   /**
    * How long the calls a run stops for may wait for their decisions, from when it stops: a call
    * still undecided then is answered as timed out waiting for approval, and not run. Default: 7 days.
    */
-  approvalTimeoutSeconds?: number;
+  approvalTimeoutSeconds?: number | undefined;
 }
 
 /** A run's params: those of `toolRunner` but `tools` (from the config) and `runToolsEagerly`. JSON only: DBOS stores them. */
@@ -65,7 +65,7 @@ export interface DurableRunResult {
 
 export interface DurableStartOptions {
   /** Run it through a DBOS queue (registered with `DBOS.registerQueue`), which sets how many run at once. */
-  queueName?: string;
+  queueName?: string | undefined;
 }
 
 export interface DurableToolRunner {

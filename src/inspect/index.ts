@@ -22,18 +22,18 @@ export { type RecordingInspector, type RecordingInspectorOptions, inspectRecordi
 
 export interface InspectorOptions {
   /** The port to listen on. Default 0: a free port (read `url`). */
-  port?: number;
+  port?: number | undefined;
   /** The address to bind. Default `127.0.0.1`: only this machine can open the page. */
-  host?: string;
+  host?: string | undefined;
   /** A file to append every event to, one JSON line each (see `npx tool-runner inspect FILE`). */
-  record?: string;
+  record?: string | undefined;
   /**
    * Keep and show tool inputs and results, the model's text and the prompt. Default: true when the
    * page is bound to loopback, false otherwise (they may hold personal data).
    */
-  captureContent?: boolean;
+  captureContent?: boolean | undefined;
   /** The most runs kept in memory (and as many stopped for approval, apart): past it the oldest ended one is dropped. Default 100. */
-  maxRuns?: number;
+  maxRuns?: number | undefined;
 }
 
 export interface Inspector {

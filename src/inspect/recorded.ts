@@ -15,11 +15,11 @@ const MAX_POLL_MS = 2_147_483_647;
 
 export interface RecordingInspectorOptions {
   /** Default 0: a free port. */
-  port?: number;
+  port?: number | undefined;
   /** Default `127.0.0.1`. */
-  host?: string;
+  host?: string | undefined;
   /** How often to look for new lines, in ms. Default 500. */
-  pollMs?: number;
+  pollMs?: number | undefined;
 }
 
 export interface RecordingInspector {

@@ -22,17 +22,17 @@ export interface McpToolsetOptions {
    * Put before each tool's name (e.g. `github_`), to keep the names of several servers apart. Like
    * the names, letters, digits, `_` and `-` only: the Messages API takes no other in a tool's name.
    */
-  prefix?: string;
+  prefix?: string | undefined;
   /**
    * Abort a call after this many ms (in place of the runner's `toolTimeoutMs`, which applies when
    * this is not given); the timeout of each request that lists the tools, too.
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * Ask for approval before these tools run (see the approval docs): all of them, or some by MCP name (a rule given the
    * tool's MCP name, the input and the call's context, as a tool's own rule is; it may answer a promise).
    */
-  needsApproval?: boolean | ((name: string, input: unknown, context: ToolContext) => Promisable<boolean>);
+  needsApproval?: (boolean | ((name: string, input: unknown, context: ToolContext) => Promisable<boolean>)) | undefined;
 }
 
 const OPTIONS = ['prefix', 'timeoutMs', 'needsApproval'];

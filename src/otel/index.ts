@@ -17,20 +17,20 @@ import { cutText } from '../cut.js';
 
 export interface OpenTelemetryOptions {
   /** Default: `trace.getTracer('tool-runner')` from the global provider. */
-  tracer?: Tracer;
+  tracer?: Tracer | undefined;
   /**
    * Record message contents, tool arguments and results on the spans (off by default: they may hold
    * personal data), in the GenAI conventions' shape (`[{ role, parts: [{ type: 'text', content }] }]`).
    */
-  captureContent?: boolean;
+  captureContent?: boolean | undefined;
   /**
    * With `captureContent`: the most bytes (UTF-8) of content one span holds, 750 000 by default (as
    * the SDK's spans). A chat span leaves out whole parts, oldest first; a tool span its arguments or
    * result whole; either then has `tool_runner.content.truncated`.
    */
-  maxContentBytes?: number;
+  maxContentBytes?: number | undefined;
   /** The agent's name, in the run span's name and `gen_ai.agent.name`. */
-  agentName?: string;
+  agentName?: string | undefined;
 }
 
 const OPTIONS = ['tracer', 'captureContent', 'maxContentBytes', 'agentName'];

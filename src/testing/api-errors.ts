@@ -8,16 +8,16 @@ export interface ScriptedError {
   /** HTTP status: 400, 401, 403, 404, 413, 429, 500, 529, ... */
   status: number;
   /** The API's error type; derived from the status when left out (`overloaded_error` for 529, ...). */
-  type?: string;
-  message?: string;
+  type?: string | undefined;
+  message?: string | undefined;
   /** Seconds, sent as the `retry-after` header (fractions allowed: the SDK honours them; 0 it reads as no header, and backs off as usual). */
-  retryAfter?: number;
+  retryAfter?: number | undefined;
   /** For a streamed request: answer 200, send this many events (all, when the reply has fewer), then an SSE `error` event. */
-  afterEvents?: number;
+  afterEvents?: number | undefined;
   /** The error's `details` (e.g. `{ error_code: 'thread_not_found' }`), as the API sends them. */
-  details?: Record<string, unknown>;
+  details?: Record<string, unknown> | undefined;
   /** More headers of the error answer (not of a stream's `afterEvents` error, which comes after a 200): `x-should-retry: 'false'` (the SDK then does not retry it), `retry-after-ms`, ... */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 const ERROR_TYPES: Record<number, string> = {

@@ -27,36 +27,36 @@ export type ScriptedTextBlock = Omit<BetaTextBlock, 'citations'> & { citations?:
 /** One scripted reply of the model, and how the server delivers it. */
 export interface ScriptedReply {
   /** The reply's blocks, as the API sends them (the helpers `text()`, `toolUse()`, ... make them; a text block may be written without `citations`). */
-  content?: Array<BetaContentBlock | ScriptedTextBlock>;
+  content?: Array<BetaContentBlock | ScriptedTextBlock> | undefined;
   /** Inferred when left out: `tool_use` when the content has a tool_use block, else `end_turn`. */
-  stop_reason?: BetaMessage['stop_reason'];
-  stop_sequence?: string | null;
+  stop_reason?: BetaMessage['stop_reason'] | undefined;
+  stop_sequence?: string | null | undefined;
   /**
    * Why the model stopped, in detail: a refusal's `{ category, explanation, ... }` (the fields left out
    * are sent as `null`, `type` as `'refusal'`). `null` when left out, as for any other stop.
    */
-  stop_details?: Partial<NonNullable<BetaMessage['stop_details']>> | null;
+  stop_details?: Partial<NonNullable<BetaMessage['stop_details']>> | null | undefined;
   /** Merged over usage derived from the request (about 4 characters a token). */
-  usage?: Partial<BetaUsage>;
+  usage?: Partial<BetaUsage> | undefined;
   /** The container the server tool ran in: `{ id }` is sent back as the message's container. */
-  container?: { id: string; expires_at?: string };
+  container?: { id: string; expires_at?: string } | undefined;
   /** Milliseconds before the first byte. */
-  delayMs?: number;
+  delayMs?: number | undefined;
   /** Milliseconds between two SSE events. */
-  eventDelayMs?: number;
+  eventDelayMs?: number | undefined;
   /** Characters per delta event (text, thinking, partial JSON). Default 16. */
-  chunkSize?: number;
+  chunkSize?: number | undefined;
   /** Answer with this error instead. The step is consumed, so a client retry meets the next step. */
-  error?: ScriptedError;
+  error?: ScriptedError | undefined;
   /** Drop the connection after this many SSE events (after the last, when the reply has fewer), or before the JSON body. */
-  disconnectAfterEvents?: number;
+  disconnectAfterEvents?: number | undefined;
   /** Send a body (JSON) or an event (SSE) that is not valid JSON. */
-  malformed?: boolean;
+  malformed?: boolean | undefined;
   /**
    * Stop sending after this many SSE events (after the last, when the reply has fewer), or before the
    * JSON body, and hold the connection open until the client closes it.
    */
-  stallAfterEvents?: number;
+  stallAfterEvents?: number | undefined;
 }
 
 /** A request body as the server received it: the Messages create params, as JSON. */
@@ -107,20 +107,20 @@ export type Step = ScriptedReply | ((request: RecordedRequest) => ScriptedReply 
 export interface MockServerOptions {
   steps: Step[];
   /** Characters per delta event unless a reply says otherwise. Default 16. */
-  chunkSize?: number;
+  chunkSize?: number | undefined;
   /** Milliseconds between SSE events unless a reply says otherwise. Default 0. */
-  eventDelayMs?: number;
+  eventDelayMs?: number | undefined;
   /**
    * Message threads (beta `message-threads-2026-08-12`): `hold` (default) keeps each conversation
    * under its last reply's id, as the API does; `unsupported` rejects every thread request.
    */
-  threads?: ThreadSupport;
+  threads?: ThreadSupport | undefined;
   /**
    * The model's context window, in the tokens the server counts (about 4 characters a token): a
    * request whose prompt is longer is rejected as the API rejects it (400 `invalid_request_error`,
    * `prompt is too long: N tokens > M maximum`), and consumes no step.
    */
-  contextWindow?: number;
+  contextWindow?: number | undefined;
 }
 
 export interface MockServer {
