@@ -7,7 +7,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ApprovalDecision, Approver, PendingApproval } from './approval.js';
 import { approvalAsker, runApprover } from './approver.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall } from './execute.js';
-import { type EagerStarts, eagerStarts } from './eager-starts.js';
+import { type EagerStarts, eagerStarts, tieEager } from './eager-starts.js';
 import { Limiter } from './guards.js';
 import { errorResult, startedBeforeBreak, toolUsesOf } from './history.js';
 import { insertResultsAfterLate } from './late-change.js';
@@ -258,9 +258,9 @@ export class CallAnswers {
     return this.toolCalls.every((use) => made.has(use.id)) ? undefined : this.abandonEager();
   }
 
-  /** The run ended: the calls its last reply started while it streamed (settled by now) no longer follow the run's signal. */
-  releaseEager(): void {
-    this.#eager?.untie?.();
+  /** The calls the reply started while it streamed follow the run's `signal`: a new one (`setRequestOptions`), none once the run ended. */
+  eagerFollow(signal: AbortSignal | undefined): void {
+    if (this.#eager) tieEager(this.#eager, signal);
   }
 
   /** The run stops on the reply (cut off by `max_tokens`, say): the calls it started end before the run does. */

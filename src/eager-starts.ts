@@ -16,3 +16,9 @@ export function eagerStarts(outer: AbortSignal | undefined): EagerStarts {
   const controller = new AbortController();
   return { controller, untie: outer && tie(controller, outer), started: [], ids: [] };
 }
+
+/** The calls follow `outer` from now on (none: no signal's), not the signal they were tied to. */
+export function tieEager(eager: EagerStarts, outer: AbortSignal | undefined): void {
+  eager.untie?.();
+  eager.untie = outer && tie(eager.controller, outer);
+}

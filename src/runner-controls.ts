@@ -267,6 +267,8 @@ export abstract class RunnerControls implements Runner {
     if (typeof next !== 'object' || next === null || Array.isArray(next)) throw wrongValue(next, 'setRequestOptions: the request options must be an object');
     checkRequestOptionNames(next as Record<string, unknown>, run.client, 'setRequestOptions', 'setRequestOptions: options');
     run.requestOptions = next;
+    // The calls the reply started while it streamed follow the new signal too, as the calls still to start do.
+    if (this.turn) this.answers.eagerFollow(runSignal(run));
   }
 
   /** The request options the next requests go with (`options.requestOptions`, as `setRequestOptions` left them). */

@@ -158,7 +158,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       this.#failed(error);
       throw error;
     } finally {
-      this.answers.releaseEager();
+      this.answers.eagerFollow(undefined);
       this.#handBackHistory(failedInBody || (!failed && stop === undefined) ? 'left' : failed ? 'failed' : 'ended');
       // The SDK-style span ends as the SDK's does when the body leaves, with no status (the request's span has the error).
       if (failedInBody) this.#failed(failedInBody.error, undefined, 'closed');

@@ -109,6 +109,40 @@ describe('an error event the API sends mid-reply', () => {
   });
 });
 
+describe('runToolsEagerly, the run given a new signal in the loop body (setRequestOptions)', () => {
+  const hanging = (log: string[]) => tool({ name: 'hang', inputSchema: z.object({}), run: (_input, { signal, toolUse }) => (signal.addEventListener('abort', () => log.push(`aborted ${toolUse.id}`)), new Promise<string>(() => {})) });
+  const steps = () => [{ content: [toolUse('hang', {}, 'toolu_a'), toolUse('hang', {}, 'toolu_b')] }, { content: [text('done')] }];
+
+  it('the calls started while the reply streamed follow the new signal: it aborts them and the run (they ran on, and the run waited for ever)', async () => {
+    const server = await mockServer(steps());
+    const [first, second] = [new AbortController(), new AbortController()];
+    const log: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [hanging(log)], runToolsEagerly: true }, { signal: first.signal });
+    const iterate = async () => {
+      for await (const _message of runner) {
+        runner.setRequestOptions({ signal: second.signal });
+        setTimeout(() => second.abort(), 50);
+      }
+    };
+    await expect(iterate()).rejects.toThrow(/aborted/i);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(log.sort()).toEqual(['aborted toolu_a', 'aborted toolu_b']);
+  }, 5000);
+
+  it('and no longer the old one: aborting it does nothing to them (it aborted them, and the run went on)', async () => {
+    const server = await mockServer([{ content: [toolUse('wait', {}, 'toolu_a')] }, { content: [text('done')] }]);
+    const [first, second] = [new AbortController(), new AbortController()];
+    const wait = tool({ name: 'wait', inputSchema: z.object({}), run: async (_input, { signal }) => (await sleep(100), signal.aborted ? 'aborted' : 'waited') });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [wait], runToolsEagerly: true }, { signal: first.signal });
+    for await (const _message of runner) {
+      runner.setRequestOptions({ signal: second.signal });
+      first.abort();
+    }
+    expect(runner.stoppedBy).toBe('model');
+    expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_a', content: 'waited' }]);
+  });
+});
+
 describe('runToolsEagerly', () => {
   function timedTool(log: Array<[string, number]>) {
     return tool({
