@@ -105,14 +105,17 @@ export abstract class RunnerControls implements Runner {
    *
    * @example
    * ```ts
-   * for await (const message of runner) {
-   *   const response = await runner.generateToolResponse();
-   *   if (response?.content.some((result) => result.is_error)) break;
-   * }
+   * for await (const message of runner) if ((await runner.generateToolResponse())?.content.some((result) => result.is_error)) break;
    * ```
    */
-  async generateToolResponse(signal: AbortSignal | null | undefined = runSignal(this.run)): Promise<ToolResultMessage | null> {
-    const turn = this.turn;
+  generateToolResponse(signal: AbortSignal | null | undefined = runSignal(this.run)): Promise<ToolResultMessage | null> {
+    const response = this.#toolResponse(this.turn, signal);
+    // Its calls ran, even when the loop body sets a history without their results before they end (runner.ts).
+    if (this.turn) this.turn.inFlight = response;
+    return response;
+  }
+
+  async #toolResponse(turn: Turn | undefined, signal: AbortSignal | null | undefined): Promise<ToolResultMessage | null> {
     if (!turn && this.requestFailure) throw this.requestFailure.error;
     const uses = toolUsesOf(turn ? await turn.message : this.state.messages.at(-1));
     if (uses.length === 0) return null;
@@ -245,13 +248,8 @@ export abstract class RunnerControls implements Runner {
   }
 
   /**
-   * Appends messages to the history. Called in the loop body, it takes control of the history
-   * (see {@link setMessagesParams}).
-   *
-   * @example
-   * ```ts
-   * runner.pushMessages({ role: 'user', content: 'Also check Berlin.' });
-   * ```
+   * Appends messages to the history (`runner.pushMessages({ role: 'user', content: 'Also check Berlin.' })`). Called in the
+   * loop body, it takes control of the history (see {@link setMessagesParams}).
    */
   pushMessages(...messages: BetaMessageParam[]): void {
     this.setMessagesParams((params) => ({ ...params, messages: [...params.messages, ...messages] }));

@@ -24,7 +24,7 @@ import { type StoppedBy, nextStepFor, stoppedByFailure } from './stop-reason.js'
 import { AWAITED_IN_BODY, changedAfterEndText, noReplyReason, replyFailure } from './run-end.js';
 import type { PassEnd } from './sdk-spans.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
-import type { Turn } from './turn-state.js';
+import { type Turn, resultsGivenInBody } from './turn-state.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
 
 export type { ToolRunnerOptions } from './options.js';
@@ -239,6 +239,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       if (answered) return answered;
     }
     if (turn.tookControl) {
+      if (turn.inFlight) this.state.keepRanResults(await resultsGivenInBody(turn));
       this.state.takeBodyHistory(turn.historyBefore ?? [], turn.reply);
       // Over an SDK thread, the thread takes the history the body set once the body is done, as in the SDK's runner.
       this.#handBackHistory('ended', false);

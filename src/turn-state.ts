@@ -23,6 +23,8 @@ export interface Turn {
    * `decisionsWhenGiven`: the decisions made by then, when calls of it waited (a decision since runs them in this pass).
    */
   response: { key: string; answer: Promise<Answer>; given?: Answer; decisionsWhenGiven?: number } | undefined;
+  /** What `generateToolResponse()` gives in the loop body: its calls ran, their results answer them in a history the body set. */
+  inFlight?: Promise<ToolResultMessage | null> | undefined;
   /** This request was a server-side compaction (compactBeforeNextTurn). */
   compaction: boolean;
   /** The reply, once counted (what `message` resolves to). */
@@ -41,4 +43,9 @@ export interface Turn {
 export interface Answer {
   message: ToolResultMessage;
   pending: HeldCall[];
+}
+
+/** The results of the calls `generateToolResponse()` answered in the loop body of `turn`, once they end (none if it failed: they start again). */
+export function resultsGivenInBody(turn: Turn): Promise<ToolResultMessage['content']> {
+  return turn.inFlight ? turn.inFlight.then((given) => given?.content ?? [], () => []) : Promise.resolve([]);
 }

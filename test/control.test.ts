@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resumeToolRunner, toolRunner } from 'tool-runner';
+import { z } from 'zod';
+import { resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
 
@@ -144,6 +145,22 @@ describe('reading and changing the state (SPEC §4)', () => {
       { role: 'user', content: 'And Berlin?' },
     ]);
     expect(sent.at(-2).content[0].is_error).toBeUndefined();
+    expect(historyProblems(sent)).toEqual([]);
+  });
+
+  it('the same while the calls still run (generateToolResponse() not awaited): they are waited for and answered with their results, not as not run', async () => {
+    const server = await mockServer([{ content: [toolUse('slow', {}, 'toolu_slow')] }, { content: [text('Noted.')] }]);
+    const ended: string[] = [];
+    const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (await new Promise((resolve) => setTimeout(resolve, 200)), ended.push('slow'), 'slow result') });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [slow] });
+    for await (const message of runner) {
+      if (message.stop_reason !== 'tool_use') continue;
+      void runner.generateToolResponse();
+      runner.pushMessages({ role: 'assistant', content: message.content }, { role: 'user', content: 'Never mind.' });
+    }
+    expect(ended).toEqual(['slow']);
+    const sent = wire(server.requests[1]!).messages;
+    expect(sent.slice(-2)).toEqual([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_slow', content: 'slow result' }] }, { role: 'user', content: 'Never mind.' }]);
     expect(historyProblems(sent)).toEqual([]);
   });
 
