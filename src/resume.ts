@@ -6,10 +6,9 @@ import { ToolRunner } from './runner.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import { checkSnapshot } from './snapshot-check.js';
 import type { RunnableTool, RunnerParams, ToolEntry } from './surface.js';
-import { isRunnableTool } from './tool.js';
+import { type CallOf, isRunnableTool } from './tool.js';
 import { isToolSource } from './tool-set.js';
 import { toolsetsOf } from './toolsets.js';
-import type { AnyCall } from './types.js';
 
 /**
  * Continues a run from `runner.toJSON()`, in this process or another: also a run stopped for
@@ -42,10 +41,11 @@ function isToolLike(value: unknown): boolean {
   return typeof (value as { name?: unknown }).name === 'string' && ('run' in value || 'input_schema' in value || 'type' in value);
 }
 
-export function resumeToolRunner<Stream extends boolean = boolean, const Output extends OutputSchema | undefined = undefined>(
+export function resumeToolRunner<Stream extends boolean = boolean, const Output extends OutputSchema | undefined = undefined, Tools extends ToolEntry[] = ToolEntry[]>(
   client: ClientLike,
   snapshot: RunnerSnapshot<Stream>,
-  resume: { tools?: ToolEntry[] | undefined; options?: ToolRunnerOptions<AnyCall, Output> | undefined } = {},
+  // The options typed by the tools supplied, as `toolRunner`'s are by its params' tools (an approver, hooks by tool name).
+  resume: { tools?: Tools | undefined; options?: ToolRunnerOptions<CallOf<Tools>, Output> | undefined } = {},
 ): ToolRunner<Stream, OutputOf<Output>> {
   if (typeof snapshot === 'string') throw new TypeError('resumeToolRunner: the snapshot is a string: JSON.parse it first');
   if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) throw new TypeError('resumeToolRunner: the snapshot must be an object');

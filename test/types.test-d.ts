@@ -4,7 +4,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
-import { type ContextOverflowError, type RunnerSnapshot, type ToolContext, type ToolEntry, type ToolResultContent, ToolRunner, type ToolRunnerOptions, type ToolSource, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type CallOf, type ContextOverflowError, type RunnerSnapshot, type ToolContext, type ToolEntry, type ToolResultContent, ToolRunner, type ToolRunnerOptions, type ToolSource, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { createMockServer } from 'tool-runner/testing';
 import { inspectRecording, inspector } from 'tool-runner/inspect';
 import { openTelemetry } from 'tool-runner/otel';
@@ -49,6 +49,18 @@ describe('types guide the user', () => {
     toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] }, { hooks: { onToolCall: onCall, onRequest: undefined } });
     const tools: ToolEntry[] | undefined = undefined;
     resumeToolRunner(new Anthropic(), {} as RunnerSnapshot, { tools, options });
+  });
+
+  it("resumeToolRunner's options are typed by the tools supplied, as toolRunner's are by its params' tools", () => {
+    const client = new Anthropic();
+    const deploy = tool({ name: 'deploy', inputSchema: z.object({ service: z.string() }), needsApproval: true, run: ({ service }) => service });
+    const tools = [deploy];
+    const options: ToolRunnerOptions<CallOf<typeof tools>> = { approve: (call) => (call.input.service === 'billing' ? { decision: 'deny' } : { decision: 'allow' }) };
+    const snapshot = toolRunner(client, { model: 'm', max_tokens: 1, messages: [], tools }, options).toJSON();
+    resumeToolRunner(client, snapshot, { tools, options });
+    resumeToolRunner(client, snapshot, { tools, options: { approve: (call) => (expectTypeOf(call.input).toEqualTypeOf<{ service: string }>(), { decision: 'allow' }) } });
+    // Without tools, the options take any call.
+    resumeToolRunner(client, snapshot, { options: { approve: (call) => (expectTypeOf(call.input).toEqualTypeOf<unknown>(), { decision: 'allow' }) } });
   });
 
   it("and so do the options of the subpaths, the testing kit's steps and an onToolCall override", () => {
