@@ -239,13 +239,13 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       if (answered) return answered;
     }
     if (turn.tookControl) {
-      if (turn.inFlight) this.state.keepRanResults(await resultsGivenInBody(turn));
       this.state.takeBodyHistory(turn.historyBefore ?? [], turn.reply);
       // Over an SDK thread, the thread takes the history the body set once the body is done, as in the SDK's runner.
       this.#handBackHistory('ended', false);
       // The calls the reply started while it streamed, if the history no longer makes them, stop (and count no more) first.
       const dropped = this.answers.abandonEagerIfDropped(this.state.messages.at(-1));
       if (dropped) await dropped;
+      if (turn.inFlight) this.state.keepRanResults(await resultsGivenInBody(turn, this.state.messages));
     }
     const compaction = this.state.settings.compactionControl;
     // The reply is owed its compaction check once its calls are answered (now, or when a stop for approval or a failure is over).

@@ -1,5 +1,6 @@
 /** What a turn carries while the loop goes on: the request sent, its reply, and what the loop body and the tools did with it (turn.ts sends it). */
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
+import { answeredIds, toolUsesOf } from './history.js';
 import type { HeldCall } from './snapshot.js';
 import type { BetaMessage, BetaMessageParam, ToolResultMessage } from './types.js';
 
@@ -45,7 +46,15 @@ export interface Answer {
   pending: HeldCall[];
 }
 
-/** The results of the calls `generateToolResponse()` answered in the loop body of `turn`, once they end (none if it failed: they start again). */
-export function resultsGivenInBody(turn: Turn): Promise<ToolResultMessage['content']> {
-  return turn.inFlight ? turn.inFlight.then((given) => given?.content ?? [], () => []) : Promise.resolve([]);
+/**
+ * The results of the calls `generateToolResponse()` answered in the loop body of `turn`, once they end (none if it failed:
+ * they start again), when the history the body set leaves one of them unanswered; none at once when it does not (a call
+ * it left out is nobody's to wait for).
+ */
+export async function resultsGivenInBody(turn: Turn, history: readonly BetaMessageParam[]): Promise<ToolResultMessage['content']> {
+  const reply = await turn.message.catch(() => undefined);
+  const calls = new Set(toolUsesOf(reply).map((use) => use.id));
+  const answered = new Set(history.flatMap((message) => [...answeredIds(message)]));
+  const unanswered = history.some((message) => toolUsesOf(message).some((use) => calls.has(use.id) && !answered.has(use.id)));
+  return unanswered && turn.inFlight ? turn.inFlight.then((given) => given?.content ?? [], () => []) : [];
 }

@@ -164,6 +164,19 @@ describe('reading and changing the state (SPEC §4)', () => {
     expect(historyProblems(sent)).toEqual([]);
   });
 
+  it('a history set without the calls at all: nothing waits for them (a tool that never ends does not hold the run)', async () => {
+    const server = await mockServer([{ content: [toolUse('never', {}, 'toolu_never')] }, { content: [text('Hello again.')] }]);
+    const never = tool({ name: 'never', inputSchema: z.object({}), run: () => new Promise<string>(() => {}) });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [never] });
+    for await (const message of runner) {
+      if (message.stop_reason !== 'tool_use') continue;
+      void runner.generateToolResponse();
+      runner.setMessagesParams((params) => ({ ...params, messages: [{ role: 'user', content: 'Start over.' }] }));
+    }
+    expect(runner.stoppedBy).toBe('model');
+    expect(wire(server.requests[1]!).messages).toEqual([{ role: 'user', content: 'Start over.' }]);
+  }, 5000);
+
   it('the same, in a snapshot taken before the next request: the resumed run sends those results', async () => {
     const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Oslo' }, 'toolu_snap')] }, { content: [text('Noted.')] }]);
     const calls: string[] = [];
