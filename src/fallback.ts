@@ -46,6 +46,16 @@ export function isFailedAfterFirstEvent(error: unknown): boolean {
 }
 
 /** Whether a failed request goes on to the next entry: an overload, a server or a connection error; never an abort, nor a stream past its first event. */
+/**
+ * Whether the reply of fallback entry `index` (none: the primary's) is in a container of the entry's own: of its client
+ * (another key, region or platform), or the one it names. The run's own requests never name it; one of an entry that
+ * sends with the run's client, in the container the server chose, is the run's.
+ */
+export function inContainerOfItsOwn(entries: readonly FallbackEntry[] | undefined, index: number | undefined): boolean {
+  const entry = index === undefined ? undefined : entries?.[index];
+  return entry !== undefined && (entry.client !== undefined || entry.container !== undefined);
+}
+
 export function fallsBack(error: unknown): boolean {
   if (error instanceof APIUserAbortError) return false;
   if (isFailedAfterFirstEvent(error)) return false;

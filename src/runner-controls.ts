@@ -27,6 +27,7 @@ import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsCopy, Run
 import { MessageThread, threadsAvailable } from './thread.js';
 import { type StoppedBy, nextStepFor } from './stop-reason.js';
 import { Requests } from './turn.js';
+import { inContainerOfItsOwn } from './fallback.js';
 import type { Turn } from './turn-state.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 import { type Usage, addUsage, copyUsage } from './usage.js';
@@ -380,7 +381,7 @@ export abstract class RunnerControls implements Runner {
     const { heldLate } = this.state;
     const messages = asMessageParams(turn?.inBody && turn.tookControl ? this.state.bodyHistory(turn.historyBefore ?? [], turn.reply) : heldLate ? [...this.state.messages, ...heldLate] : this.state.messages);
     const started = this.state.settings.runToolsEagerly ? (id: string) => this.answers.started(id) : undefined;
-    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody), uncounted, messages, started, turn?.fallback !== undefined);
+    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody), uncounted, messages, started, inContainerOfItsOwn(this.run.options.fallback, turn?.fallback));
     if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     const hold = replyAdded ? 'asks' : final ? 'final' : step === 'resume' ? 'paused' : undefined; // (after the run's own messages)
     const added = reply && hold && holdBodyReply(snapshot, reply, hold, turn!.response, this.state.dropsRefusals);

@@ -11,7 +11,7 @@ import { ignore } from './completion.js';
 import { ContextOverflowError, OVERFLOW_ADVICE, type Overflow, contextOverflow } from './context-overflow.js';
 import { withFields } from './copy.js';
 import { ReplyError, hadResponse, unreadable } from './errors.js';
-import { FallbackChain, type FallbackTarget, bodyFor, withFirstEvent } from './fallback.js';
+import { FallbackChain, type FallbackTarget, bodyFor, inContainerOfItsOwn, withFirstEvent } from './fallback.js';
 import { withHelperHeader } from './helper-header.js';
 import type { RunnerEvent } from './events.js';
 import { type RequestParams, callHook } from './hooks.js';
@@ -30,7 +30,6 @@ import { receivedReply } from './reply-count.js';
 
 /** A turn's `requestId` while none of its requests is in flight (between an overflow and its request sent again). */
 const NO_REQUEST = 0;
-
 
 /** A request in flight: its number in the events, and the fallback entry it went to last. */
 type Sent = Pick<Turn, 'requestId' | 'fallback'>;
@@ -198,7 +197,7 @@ export class Requests {
     // Uncounted while the `onMessage` hook has it (a snapshot taken in the hook counts it), counted once the hook is
     // done (a hook that throws leaves it unset: the reply failed).
     turn.uncounted = reply;
-    const counted = receivedReply(run, this.#eager, reply, turn.fallback !== undefined);
+    const counted = receivedReply(run, this.#eager, reply, inContainerOfItsOwn(run.options.fallback, turn.fallback));
     if (counted instanceof Promise) {
       counted.then(
         (kept) => {

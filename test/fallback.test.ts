@@ -286,6 +286,13 @@ describe("a fallback's container", () => {
     expect((runner.params as { container?: unknown }).container).toBeUndefined();
     expect((snapshots[0]!.params as { container?: unknown }).container).toBeUndefined();
   });
+
+  it("an entry sending with the run's client, naming no container: the container the server chose is the run's", async () => {
+    const server = await mockServer([{ error: { status: 529 } }, { content: [toolUse('get_weather', { location: 'Paris' })], container: { id: 'container_shared' } as never }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, { fallback: [{ model: 'claude-other' }] });
+    await runner;
+    expect(wire(server.requests[2]!).body.container).toBe('container_shared');
+  });
 });
 
 describe('a streamed turn falls back only before its first event', () => {
