@@ -69,11 +69,14 @@ export class ReplyError extends AnthropicError {
    * and stacks would read `_ReplyError`.)
    */
   static from(error: unknown, streamed: boolean, read: boolean, complete = false): unknown {
-    const lost = read && isConnectionLost(error);
+    // The SDK's error of a connection that failed once the reply was being read (from 1.17 on, whatever the runtime's words:
+    // undici's `terminated`, Deno's, a browser's): the reply broke. (Its timeout, a class of its own, stays as it is.)
+    const lost = read && error instanceof APIConnectionError && error.constructor === APIConnectionError;
     if (error instanceof AnthropicError && error.constructor !== AnthropicError && !lost) return error;
     if (!read || NOT_SENT_ERRORS.has(error as object)) return error;
     // (The connection lost: undici's words, as before the SDK's `APIConnectionError` wrapped them.)
-    const detail = lost ? String((error.cause as Error).message) : error instanceof Error ? error.message : String(error);
+    const cause = lost ? (error.cause as { message?: unknown } | undefined)?.message : undefined;
+    const detail = typeof cause === 'string' ? cause : error instanceof Error ? error.message : String(error);
     const what = !streamed
       ? "The API's reply could not be read"
       : `The reply stream broke ${complete ? 'after the message was complete, before the stream ended' : 'before the message was complete'}`;

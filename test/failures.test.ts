@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Anthropic, { APIConnectionError, APIUserAbortError, AnthropicError, RateLimitError } from '@anthropic-ai/sdk';
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIUserAbortError, AnthropicError, RateLimitError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { ReplyError, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
@@ -180,10 +180,13 @@ describe('API errors', () => {
     expect((broken as Error).message).toBe('The reply stream broke before the message was complete (terminated). Nothing of it was added to the history; iterate again to send the request again.');
     expect((broken as Error).cause).toBe(lost);
     expect((ReplyError.from(lost, false, true) as Error).message).toMatch(/^The API's reply could not be read \(terminated\)/);
-    // Before any reply was read (the connection never made), and a connection error of another cause: the SDK's error as it is.
+    // Another runtime's words (Deno's): the same.
+    const denoLost = new APIConnectionError({ cause: new TypeError('error reading a body from connection') });
+    expect((ReplyError.from(denoLost, true, true) as Error).message).toMatch(/^The reply stream broke before the message was complete \(error reading a body from connection\)/);
+    // Before any reply was read (the connection never made), and a timeout: the SDK's error as it is.
     expect(ReplyError.from(lost, true, false)).toBe(lost);
-    const refused = new APIConnectionError({ cause: new TypeError('fetch failed') });
-    expect(ReplyError.from(refused, true, true)).toBe(refused);
+    const timedOut = new APIConnectionTimeoutError();
+    expect(ReplyError.from(timedOut, true, true)).toBe(timedOut);
   });
 });
 
