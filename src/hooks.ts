@@ -89,9 +89,10 @@ export function callHook<K extends keyof Hooks>(
 /** The run aborted while a hook ran: not the hook's error. */
 const ABORTED = Symbol('aborted');
 
-/** What `onToolCall` returned, checked: nothing, `{ result }` (a string or content blocks) or `{ input }`; else a HookError saying so. */
+/** The fields of what `onToolCall` may return. */
 const OVERRIDE_FIELDS: ReadonlySet<string> = new Set(['result', 'isError', 'input']);
 
+/** What `onToolCall` returned, checked: nothing, `{ result }` (a string or content blocks) or `{ input }`; else a HookError saying so. */
 export function checkOverride(value: unknown): ToolCallOverride | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'object') {

@@ -301,7 +301,9 @@ export class Requests {
     } catch (error) {
       const overflow = error instanceof ContextOverflowError ? error : contextOverflow(error);
       if (!overflow || stage === 'budget') throw error;
-      throw new ContextOverflowError((error instanceof ContextOverflowError ? error.cause : error) as APIError, overflow, OVERFLOW_ADVICE[stage]);
+      // Not compacted for the token budget: the budget says why.
+      const budget = stage === 'notCompacted' ? run.control.tokensReached() : undefined;
+      throw new ContextOverflowError((error instanceof ContextOverflowError ? error.cause : error) as APIError, overflow, budget ? `compactionControl is on, but the history was not compacted (${budget}). Nothing was appended: raise the budget, or shorten the history (runner.setMessagesParams), then iterate again.` : OVERFLOW_ADVICE[stage]);
     } finally {
       turn.sendingAgain = false;
     }

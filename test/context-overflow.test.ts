@@ -211,7 +211,10 @@ describe('a prompt too long for the context window', () => {
     });
     const { lines, logger } = captureLogger();
     const runner = toolRunner(server.client({ maxRetries: 0, logger, logLevel: 'warn' }), { ...baseParams, tools: [write], compactionControl: { enabled: true } }, { budget: { maxTokens: 1_000 }, onLimit: 'answer' });
-    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(ContextOverflowError);
+    const failure = await runner.runUntilDone().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ContextOverflowError);
+    // The budget says why, not "shorten the history" alone nor "turn compactionControl on".
+    expect((failure as Error).message).toMatch(/compactionControl is on, but the history was not compacted \(budget\.maxTokens reached: 1500 of 1000 tokens\)\. Nothing was appended: raise the budget/);
     // The reply, the answer's request rejected as too long; no summary asked for past the budget.
     expect(server.requests).toHaveLength(2);
     expect(wire(server.requests[1]!).body.tool_choice).toEqual({ type: 'none' });
