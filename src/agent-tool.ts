@@ -43,7 +43,7 @@ import type { HeldCall, RunnerSnapshot } from './snapshot.js';
 import { unfinishedReply } from './stop-reason.js';
 import type { ExtraToolFields, NeedsApproval, RunnableTool, Runner, RunnerParams, ToolContext } from './surface.js';
 import { textOf } from './text.js';
-import { type InferInput, tool } from './tool.js';
+import { type InferInput, type Unguessed, tool } from './tool.js';
 import { ToolError } from './tool-error.js';
 import { isToolSource } from './tool-set.js';
 import { isRunnableToolset } from './toolsets.js';
@@ -70,14 +70,14 @@ export type AgentToolOptions<S extends AnySchema = typeof AGENT_TASK_SCHEMA> = E
   /** The tool's input (default `{ task: string }`). */
   inputSchema?: S | undefined;
   /** The sub-agent's params for one call: its model, its messages (sent exactly as given), its tools. */
-  params: (input: InferInput<S>, context: ToolContext) => Promisable<RunnerParams>;
+  params: (input: Unguessed<InferInput<S>>, context: ToolContext) => Promisable<RunnerParams>;
   /** The sub-agent's client; the parent's by default. */
   client?: ClientLike | undefined;
   /** The sub-agent's own options (`output`, `budget`, `approve`, `onEvent`, ...); the parent's signal, listeners and approver are added. */
   options?: ToolRunnerOptions | undefined;
   /** The most sub-agent levels below the outermost run (default 4); a deeper call is an `is_error` result. */
   maxDepth?: number | undefined;
-  needsApproval?: NeedsApproval<InferInput<S>> | undefined;
+  needsApproval?: NeedsApproval<Unguessed<InferInput<S>>> | undefined;
   timeoutMs?: number | undefined;
 };
 

@@ -13,6 +13,13 @@ import type { AnyCall, BetaToolUnion, Promisable, ToolResultContent } from './ty
 export type InferInput<S> = SchemaValue<S>;
 
 /**
+ * `T`, from which the compiler infers no type argument: a tool's schema is inferred from `inputSchema` alone. Inferred
+ * from an annotated `run` too, a JSON Schema's type was "excessively deep" (TS2589) for a record
+ * (`additionalProperties` only). (TypeScript 5.4's `NoInfer`, written so that older compilers read it.)
+ */
+export type Unguessed<T> = [T][T extends unknown ? 0 : never];
+
+/**
  * The input a tool's `run` receives: `ToolInput<typeof getWeather>`. For tools made by `tool()`,
  * the SDK's helpers, or any object with a typed `run`.
  */
@@ -42,8 +49,8 @@ export type ToolOptions<S extends AnySchema> = ExtraToolFields & {
    * What the model reads: a string or content blocks; nothing (`undefined`) is an empty result, as in the SDK. (The
    * tool made types its `run` as returning a result, as the SDK's tools do: one that returns nothing gives `undefined`.)
    */
-  run: (input: InferInput<S>, context: ToolContext) => Promisable<ToolResultContent | void>;
-  needsApproval?: NeedsApproval<InferInput<S>> | undefined;
+  run: (input: Unguessed<InferInput<S>>, context: ToolContext) => Promisable<ToolResultContent | void>;
+  needsApproval?: NeedsApproval<Unguessed<InferInput<S>>> | undefined;
   /** Abort the call (its `context.signal`) and answer with a timeout error after this many ms. */
   timeoutMs?: number | undefined;
 };

@@ -29,6 +29,20 @@ describe('agentTool types', () => {
     agentTool({ name: 'bad', description: 'd', params: () => 'nope' });
   });
 
+  it('a JSON Schema of additionalProperties alone types params annotated or not (it was "excessively deep")', () => {
+    const notes = { type: 'object', additionalProperties: { type: 'string' } } as const;
+    agentTool({ name: 'notes', description: 'd', inputSchema: notes, params: (input: Record<string, string>) => ({ model, max_tokens: 10, messages: [{ role: 'user', content: Object.values(input).join('\n') }] }) });
+    agentTool({
+      name: 'notes',
+      description: 'd',
+      inputSchema: notes,
+      params: (input) => {
+        expectTypeOf(input).toEqualTypeOf<{ [key: string]: string }>();
+        return { model, max_tokens: 10, messages: [{ role: 'user', content: Object.values(input).join('\n') }] };
+      },
+    });
+  });
+
   it('events and pending approvals carry an optional path', () => {
     expectTypeOf<RunnerEvent['path']>().toEqualTypeOf<string[] | undefined>();
     expectTypeOf<PendingApproval['path']>().toEqualTypeOf<string[] | undefined>();

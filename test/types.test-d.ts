@@ -128,6 +128,25 @@ describe('types guide the user', () => {
     });
   });
 
+  it('infers a record from a JSON Schema of additionalProperties alone, with run annotated or not (it was "excessively deep")', () => {
+    const tags = { type: 'object', additionalProperties: { type: 'string' } } as const;
+    tool({
+      name: 'tags',
+      inputSchema: tags,
+      run: (input) => {
+        expectTypeOf(input).toEqualTypeOf<{ [key: string]: string }>();
+        return Object.keys(input).join(',');
+      },
+    });
+    tool({ name: 'tags', inputSchema: { type: 'object', additionalProperties: { type: 'string' } }, run: (input: Record<string, string>) => Object.values(input).join(','), needsApproval: (input) => 'admin' in input });
+    tool({
+      name: 'tags',
+      inputSchema: tags,
+      // @ts-expect-error the schema's values are strings
+      run: (input: Record<string, number>) => String(input['a']),
+    });
+  });
+
   it('rejects a run that returns something other than a string or content blocks', () => {
     tool({
       name: 'bad',
