@@ -12,8 +12,14 @@ import { type Draft, holdsSubschemas, isObject, mapSubschemas, setOwn } from './
 /** A key left out of the copy. */
 const LEFT_OUT = Symbol('left out');
 
+/** How a copy is made: `withoutUniqueItems` leaves every `uniqueItems` out; `sawUniqueItems` is set when one asserts. */
+export interface Preparing {
+  withoutUniqueItems?: boolean;
+  sawUniqueItems?: boolean;
+}
+
 /** A copy of `schema` (an already checked schema of `draft`) as the validator is to read it. */
-export function prepareSchema(schema: unknown, draft: Draft): unknown {
+export function prepareSchema(schema: unknown, draft: Draft, preparing: Preparing = {}): unknown {
   const prepare = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(prepare);
     if (!isObject(node)) return node;
@@ -26,7 +32,7 @@ export function prepareSchema(schema: unknown, draft: Draft): unknown {
         ? mapSubschemas(key, node[key], prepare)
         : isObject(node[key]) && !ignoredKeyword[key]
           ? prepare(node[key]) // An object under any other key is a schema a `$ref` may point to, as the validator's dereference reads it.
-          : rewritten(node, key, draft);
+          : rewritten(node, key, draft, preparing);
       if (refBeside && key === 'allOf') value = [...(value as unknown[]), { $ref: node.$ref }];
       if (value !== LEFT_OUT) setOwn(copy, key, value);
     }
@@ -55,9 +61,12 @@ function refWithKeywords(schema: Record<string, unknown>, draft: Draft): boolean
 }
 
 /** The value of `key` of `schema` in the copy, or LEFT_OUT. */
-function rewritten(schema: Record<string, unknown>, key: string, draft: Draft): unknown {
+function rewritten(schema: Record<string, unknown>, key: string, draft: Draft, preparing: Preparing): unknown {
   const value = schema[key];
   switch (key) {
+    case 'uniqueItems':
+      if (value === true) preparing.sawUniqueItems = true;
+      return preparing.withoutUniqueItems ? LEFT_OUT : value;
     case 'format':
       return typeof value === 'string' ? LEFT_OUT : value;
     // `{maximum: 5, exclusiveMaximum: true}` (draft 4, and OpenAPI 3.0 whatever the draft) is

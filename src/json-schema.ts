@@ -8,7 +8,8 @@ import { type OutputUnit, type Schema, dereference, validate } from '@cfworker/j
 import { applyDefaults, hasDefaults } from './json-schema-defaults.js';
 import { schemaProblem } from './json-schema-check.js';
 import { type Resolve, keywordLookup, toIssues } from './json-schema-issues.js';
-import { prepareSchema } from './json-schema-prepare.js';
+import { type Preparing, prepareSchema } from './json-schema-prepare.js';
+import { everyArrayDistinct } from './distinct-items.js';
 import { draftOf, setOwn } from './json-schema-walk.js';
 import type { CompiledSchema, JsonObjectSchema, SchemaOwner } from './validation.js';
 
@@ -23,7 +24,11 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
   const checked = dereferenced(owner, () => asSent(structuredClone(schema)) as Schema);
   const problem = schemaProblem(checked.schema, draft, checked.resolve);
   if (problem) throw invalidSchema(owner, problem);
-  const { schema: copy, lookup, resolve } = dereferenced(owner, () => prepareSchema(checked.schema, draft) as Schema);
+  const preparing: Preparing = {};
+  const { schema: copy, lookup, resolve } = dereferenced(owner, () => prepareSchema(checked.schema, draft, preparing) as Schema);
+  // The validator compares each item of a `uniqueItems` array with every other: an input whose arrays hold distinct
+  // items (found in linear time) goes to the schema without `uniqueItems`, which says the same of it.
+  const distinct = preparing.sawUniqueItems ? dereferenced(owner, () => prepareSchema(checked.schema, draft, { withoutUniqueItems: true }) as Schema) : undefined;
   const keywordAt = keywordLookup(copy, resolve);
   const defaults = hasDefaults(copy) ? { resolve, matches: (sub: unknown, value: unknown) => validate(value, sub as Schema, draft, lookup, true).valid } : undefined;
   return {
@@ -37,7 +42,7 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
         // No value at all (a hook's `{ input: undefined }`): the validator cannot judge it; JSON has no such input.
         if (value === undefined) return { ok: false, issues: [{ path: '(root)', message: 'is missing (undefined): the input must be a JSON value' }] };
         if (defaults) applyDefaults(copy, value, defaults);
-        result = validate(value, copy, draft, lookup, false);
+        result = distinct && everyArrayDistinct(value) ? validate(value, distinct.schema, draft, distinct.lookup, false) : validate(value, copy, draft, lookup, false);
       } catch (error) {
         // The copy and the validator recurse (and spread each subschema's errors into an argument
         // list): an input nested thousands deep, or with tens of thousands of errors, exhausts the

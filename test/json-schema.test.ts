@@ -97,6 +97,27 @@ describe('JSON Schema issues the model can act on', () => {
     expect(lines((await answer(schema, 'not an object')).content)).toEqual(['- (root): must be object']);
   });
 
+  it('uniqueItems: a long array of distinct items runs; an item repeated (objects in another key order too) is answered; under not, the same as before', async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        ids: { type: 'array', uniqueItems: true },
+        rows: { type: 'array', items: { type: 'array', uniqueItems: true } },
+        mixed: { type: 'array', items: { $ref: '#/$defs/pair' } },
+        other: { not: { type: 'array', uniqueItems: true } },
+      },
+      $defs: { pair: { type: 'array', uniqueItems: true } },
+    };
+    const ids = Array.from({ length: 20_000 }, (_, index) => index);
+    const distinct = { ids, rows: [[{ a: 1, b: 2 }, { b: 2, a: 3 }], [[1, 2], [2, 1]]], mixed: [[1, '1', null, true, 'true', [1], { '1': 1 }]] };
+    expect(await answer(schema, distinct)).toEqual({ content: 'ran', isError: false, seen: distinct });
+    expect(lines((await answer(schema, { ids: [...ids.slice(0, 2_000), 1_999] })).content)).toEqual(['- ids: must not have duplicate items (items 1999 and 2000 are equal)']);
+    expect(lines((await answer(schema, { rows: [[], [{ a: 1, b: [2] }, { b: [2], a: 1 }]] })).content)).toEqual(['- rows[1]: must not have duplicate items (items 0 and 1 are equal)']);
+    expect(lines((await answer(schema, { mixed: [[1, 2], [3, 3]] })).content)).toEqual(['- mixed[1]: must not have duplicate items (items 0 and 1 are equal)']);
+    expect((await answer(schema, { other: [1, 1] })).content).toBe('ran');
+    expect((await answer(schema, { other: [1, 2] })).isError).toBe(true);
+  });
+
   it('contains, minContains and maxContains say what the array must hold, and nothing of the items that need not match', async () => {
     const schema = {
       type: 'object',
