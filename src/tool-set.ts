@@ -24,7 +24,8 @@ export class ToolSet {
   #listed: boolean;
 
   constructor(entries: ToolEntry[] | undefined) {
-    this.entries = entries;
+    // A list of its own: the caller's array changed later (a push, a replacement, a removal) is not the run's (README).
+    this.entries = entries && [...entries];
     this.#lists = entries?.some(isToolSource) ? entries.filter(isToolSource).map(() => []) : NO_LISTS;
     this.#listed = this.#lists.length === 0;
     ({ runnable: this.runnable, definitions: this.definitions } = toolMaps(this.#expanded()));

@@ -147,6 +147,23 @@ describe('what review found', () => {
     expect(() => toolRunner(stepClient(client, false), { ...baseParams }, { tenant: 'acme' } as never)).not.toThrow();
     expect(() => toolRunner(stepClient(new Anthropic({ apiKey: 'test-key' }), false), { ...baseParams }, { tenant: 'acme' } as never)).toThrow(/unknown option 'tenant'/);
   });
+  it("the caller's tools array changed after the runner was made (a push, a replacement, a removal) is not seen: the runner keeps its own list, as the README says", async () => {
+    const make = (name: string) => tool({ name, inputSchema: z.object({}), run: () => `${name} ran` });
+    const tools = [make('a'), make('b')];
+    const server = await mockServer([{ content: [toolUse('b', {}, 'toolu_b'), toolUse('c', {}, 'toolu_c')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools });
+    tools.push(make('c'));
+    tools[0] = make('d');
+    for await (const _ of runner) tools.splice(1, 1);
+    expect(wire(server.requests[0]!).body.tools.map((sent: { name: string }) => sent.name)).toEqual(['a', 'b']);
+    // Over the thread, the next request says no tools changed.
+    expect(wire(server.requests[1]!).body.tools).toBeUndefined();
+    const [ranB, ranC] = wire(server.requests[1]!).messages.at(-1).content;
+    expect(ranB).toMatchObject({ tool_use_id: 'toolu_b', content: 'b ran' });
+    expect(ranC).toMatchObject({ tool_use_id: 'toolu_c', is_error: true });
+    expect(runner.params.tools!.map((entry) => (entry as { name: string }).name)).toEqual(['a', 'b']);
+  });
+
   it('a tool pushed into the params setMessagesParams hands in is registered, as in the SDK (the params were the run\'s own list)', async () => {
     const a = tool({ name: 'a', inputSchema: z.object({}), run: () => 'a ran' });
     const b = tool({ name: 'b', inputSchema: z.object({}), run: () => 'b ran' });
