@@ -194,9 +194,11 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   const streaming = link?.streaming === true && link.emit !== undefined;
   const lentFailure: { error?: unknown } = {};
   const options = steps ? durableOptions(subOptions(agent, link, context, lentFailure), client, steps) : subOptions(agent, link, context, lentFailure);
-  // A signal of the sub-agent's own, tied to the call's: the listener the SDK adds for each request is on it,
-  // not on the run's signal, which a dozen sub-agents at once would make Node warn about.
-  const tied = options.signal ? tiedSignal(options.signal) : undefined;
+  // A signal of the sub-agent's own, tied to the call's and to the agent's `options.signal`: the listener the SDK adds
+  // for each request is on it, not on the run's signal, which a dozen sub-agents at once would make Node warn about.
+  // Untied when the call ends (never `AbortSignal.any`, which both signals would keep for as long as they live).
+  const signals = [context.signal, agent.options.signal].filter((signal): signal is AbortSignal => signal != null);
+  const tied = signals.length > 0 ? tiedSignal(...signals) : undefined;
   if (tied) options.signal = tied.signal;
   const resumed = (context as { [AGENT_RESUME]?: HeldCall['agent'] })[AGENT_RESUME];
   const resume = resumed?.snapshot;
@@ -311,10 +313,10 @@ function unfinishedText(name: string, why: string, lastText: string): string {
  * path), approver and (on the parent's client) fallback. The approver failing (throwing, answering nonsense) goes in `lentFailure`: the
  * parent's failure, not the sub-agent's.
  */
-function subOptions(agent: Agent, link: AgentLink | undefined, { signal, toolUse, runner }: ToolContext, lentFailure: { error?: unknown }): ToolRunnerOptions {
+function subOptions(agent: Agent, link: AgentLink | undefined, { toolUse, runner }: ToolContext, lentFailure: { error?: unknown }): ToolRunnerOptions {
   const own = agent.options;
-  const joined = signal && own.signal ? AbortSignal.any([signal, own.signal]) : (signal ?? own.signal);
-  const options: ToolRunnerOptions = joined ? { ...own, signal: joined } : { ...own };
+  // Its signal is set by the call (`runAgent`): the call's and the agent's own, tied.
+  const { signal: _setByTheCall, ...options }: ToolRunnerOptions = own;
   if (link?.emit) {
     // A listener given to the parent and to the agent too (one `openTelemetry()`, one inspector) hears each event once, forwarded.
     const heard = heardBy(link.onEvent);

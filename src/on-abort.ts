@@ -32,10 +32,11 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
   };
 }
 
-/** A signal of its own that aborts with `signal` (with its reason), and `stop`, which unties the two. */
-export function tiedSignal(signal: AbortSignal): { signal: AbortSignal; stop: () => void } {
+/** A signal of its own that aborts with the first of `signals` to abort (with its reason), and `stop`, which unties them. */
+export function tiedSignal(...signals: AbortSignal[]): { signal: AbortSignal; stop: () => void } {
   const own = new AbortController();
-  return { signal: own.signal, stop: tie(own, signal) };
+  const unties = signals.map((signal) => tie(own, signal));
+  return { signal: own.signal, stop: () => unties.forEach((untie) => untie()) };
 }
 
 /**

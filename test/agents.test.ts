@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ApprovalRequest, HookError, type RunnerEvent, type RunnerSnapshot, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
@@ -972,6 +973,29 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
     expect(ran).toEqual(['charge 5']);
     expect(resumed.usage).toMatchObject({ input_tokens: 10 + 100 + 100 + 10, output_tokens: 5 + 50 + 50 + 5 });
     expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
+  it("an agent's own options.signal and the run's: each call ties and unties them, leaving neither a listener nor a dependant signal behind (AbortSignal.any's stayed as long as both lived); the agent's own still stops it", async () => {
+    const own = new AbortController();
+    const shared = new AbortController();
+    const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }] }), options: { signal: own.signal } });
+    // Node keeps the signals `AbortSignal.any` made from a signal in a set on it (weakly, but never taken out).
+    const dependants = (signal: AbortSignal) => {
+      const key = Object.getOwnPropertySymbols(signal).find((symbol) => symbol.description === 'kDependantSignals');
+      return key ? ((signal as unknown as Record<symbol, Set<unknown> | undefined>)[key]?.size ?? 0) : 0;
+    };
+    const run = async (id: string) => {
+      const server = await mockServer(byAgent({ parent: [{ content: [toolUse('worker', { task: 'x' }, id)] }, { content: [text('done')] }], worker: [{ content: [text('worked')] }] }));
+      await toolRunner(server.client(), { ...baseParams, tools: [worker] }, { signal: shared.signal });
+      return wire(server.requests.at(-1)!).messages.at(-1).content[0];
+    };
+    for (let i = 0; i < 5; i++) expect(await run(`toolu_${i}`)).toMatchObject({ content: 'worked' });
+    for (const signal of [own.signal, shared.signal]) {
+      expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+      expect(dependants(signal)).toBe(0);
+    }
+    own.abort();
+    expect(await run('toolu_aborted')).toMatchObject({ is_error: true });
   });
 
   it("aborted while a sub-agent's call waits for approval and another call runs: the waits end for the listeners, the sub-agent's with its path", async () => {
