@@ -21,7 +21,7 @@ import { type RunnerEvent, agentTool, tool, toolRunner } from 'tool-runner';
 import { type Inspector, inspectRecording, inspector } from 'tool-runner/inspect';
 import { text, toolUse } from 'tool-runner/testing';
 import { inspectedSteps, inspectedTools, params, prompt, withToken } from './fixtures/inspected.js';
-import { baseParams, mockServer } from './helpers.js';
+import { baseParams, mockServer, sleep } from './helpers.js';
 
 const executablePath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const haveBrowser = existsSync(executablePath);
@@ -169,6 +169,30 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     expect(await items.last().locator('pre.text').textContent()).toBe('done');
     await more.click();
     await expect.poll(() => items.count()).toBe(2 * turns);
+  }, 60_000);
+
+  it('a record of a run the page let go of that comes later (a call that ended after its run failed) is not shown as a run of its own', async () => {
+    const inspect = await inspector({ maxRuns: 2 });
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    const runs = page.locator('#runs li');
+    const slow = tool({ name: 'slow', inputSchema: z.object({}), run: () => sleep(400).then(() => 'slow done') });
+    const fast = tool({ name: 'fast', inputSchema: z.object({}), run: () => 'fast done' });
+    const failing = await mockServer([{ content: [toolUse('slow', {}, 'toolu_slow'), toolUse('fast', {}, 'toolu_fast')] }]);
+    const hooks = {
+      onToolResult: (_result: unknown, call: { name: string }) => {
+        if (call.name === 'fast') throw new Error('the hook failed');
+      },
+    };
+    await expect(toolRunner(failing.client(), { ...baseParams, tools: [slow, fast] }, { onEvent: inspect.onEvent, hooks }).runUntilDone()).rejects.toThrow(/the hook failed/);
+    const plain = await mockServer([{ content: [text('two')] }, { content: [text('three')] }]);
+    for (let i = 0; i < 2; i++) await toolRunner(plain.client(), baseParams, { onEvent: inspect.onEvent });
+    await expect.poll(() => runs.locator('.run-name').allTextContents()).toEqual(['Run 3', 'Run 2']);
+    // The failed run's slow call ends now, and its record reaches the page.
+    await sleep(600);
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+    expect(await runs.locator('.run-name').allTextContents()).toEqual(['Run 3', 'Run 2']);
   }, 60_000);
 
   it('with two pages open the first decision counts; edited input and a reason go with it; sub-agents show as nested lanes', async () => {

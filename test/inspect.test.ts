@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerEvent, agentTool, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
+import { HookError, type RunnerEvent, agentTool, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { type Inspector, type InspectorRecord, type OtherRecord, inspectRecording, inspector } from 'tool-runner/inspect';
 import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
 import { decide, inspectedSteps, inspectedTools, params, prompt, readFeed, withToken } from './fixtures/inspected.js';
@@ -332,6 +332,30 @@ describe('what the page is fed and the recorded file', () => {
     const expected = ['run.start', 'request.start', 'request.end', 'run.end'];
     expect(lines(file).map((record) => record.type)).toEqual([...expected, ...expected, ...expected]);
     expect(fed.map((record) => record.type)).toEqual([...expected, ...expected, ...expected]);
+  });
+
+  it('a record of a run dropped past maxRuns that comes later (a call that ended after its run failed) goes to the file but is not kept: the store stays at maxRuns runs', async () => {
+    const file = join(dir, 'late.jsonl');
+    const inspect = await start({ record: file, maxRuns: 2 });
+    const slow = tool({ name: 'slow', inputSchema: z.object({}), run: () => sleep(150).then(() => 'slow done') });
+    const fast = tool({ name: 'fast', inputSchema: z.object({}), run: () => 'fast done' });
+    for (let cycle = 0; cycle < 3; cycle++) {
+      const failing = await mockServer([{ content: [toolUse('slow', {}, `toolu_slow${cycle}`), toolUse('fast', {}, `toolu_fast${cycle}`)] }]);
+      const hooks = { onToolResult: (_result: unknown, call: { name: string }) => void (call.name === 'fast' && fail()) };
+      const fail = () => {
+        throw new Error('the hook failed');
+      };
+      await expect(toolRunner(failing.client(), { ...baseParams, tools: [slow, fast] }, { onEvent: inspect.onEvent, hooks }).runUntilDone()).rejects.toThrow(HookError);
+      const plain = await mockServer([{ content: [text('one')] }, { content: [text('two')] }, { content: [text('three')] }]);
+      for (let i = 0; i < 3; i++) await toolRunner(plain.client(), baseParams, { onEvent: inspect.onEvent });
+      // The failed run's slow call ends now, its run dropped.
+      await sleep(250);
+    }
+    const fed = await readFeed(inspect.url, (records) => records.length > 0);
+    expect(new Set(fed.map((record) => record.run)).size).toBe(2);
+    expect(JSON.stringify(fed)).not.toContain('toolu_slow');
+    await inspect.close();
+    expect(lines(file).filter((record) => record.type === 'tool.end' && String((record as { id: string }).id).startsWith('toolu_slow'))).toHaveLength(3);
   });
 
   it('after more runs at once than maxRuns, the store shrinks back to maxRuns as they end', async () => {

@@ -33,6 +33,8 @@ export type BatchListener = (batch: Batch) => void;
 
 /** How long records wait to go out together (one write to each page and to the file). */
 const BATCH_MS = 50;
+/** How many dropped runs a store remembers, so as not to keep their late records. */
+const DROPPED_REMEMBERED = 1_000;
 /** How many unsent text records a streamed piece of text looks back over for the one it joins. */
 const MERGE_LOOK_BACK = 4;
 
@@ -68,6 +70,11 @@ export class RecordStore {
   /** Each run's state for eviction: whether it ended, in the order the runs started. */
   readonly #runs = new Map<string, { ended: boolean; waiting?: boolean }>();
   readonly #maxRuns: number;
+  /**
+   * The runs dropped past `maxRuns`, the latest `DROPPED_REMEMBERED` of them: a record of theirs that comes later (a call
+   * that ended after its run failed) goes out to the pages and the file but is not kept, where nothing would drop it.
+   */
+  readonly #dropped = new Set<string>();
 
   constructor(maxRuns: number) {
     this.#maxRuns = maxRuns;
@@ -91,14 +98,17 @@ export class RecordStore {
     const records = this.#unsent;
     if (records.length === 0) return;
     this.#unsent = [];
-    const chunk: Chunk = { lastSeq: this.#seq, runs: runsOf(records), records };
-    this.#chunks.push(chunk);
+    const kept = this.#dropped.size === 0 ? records : records.filter((record) => !this.#dropped.has(record.run));
+    const chunk: Chunk | undefined = kept.length > 0 ? { lastSeq: this.#seq, runs: runsOf(kept), records: kept } : undefined;
+    if (chunk) this.#chunks.push(chunk);
     // With no page open and nothing recorded, the JSON waits until a page asks for it.
     if (this.#listeners.size === 0) return;
-    const batch = new Batch(records, chunk.lastSeq);
+    const batch = new Batch(records, this.#seq);
     for (const listener of this.#listeners) listener(batch);
-    chunk.json = batch.json;
-    chunk.records = undefined;
+    if (chunk && kept === records) {
+      chunk.json = batch.json;
+      chunk.records = undefined;
+    }
   }
 
   /**
@@ -144,6 +154,7 @@ export class RecordStore {
     this.#chunks = [];
     this.#unsent = [];
     this.#runs.clear();
+    this.#dropped.clear();
     this.#clearedAt = this.#seq;
     for (const onClear of this.#clearListeners) onClear();
   }
@@ -180,6 +191,8 @@ export class RecordStore {
     if (record.path) return;
     const known = this.#runs.get(record.run);
     if (record.type === 'run.start') {
+      // A dropped run iterated again: kept again from its new start.
+      this.#dropped.delete(record.run);
       if (known) known.ended = known.waiting = false;
       else this.#runs.set(record.run, { ended: false });
     } else if (record.type === 'run.end' && known) {
@@ -204,7 +217,14 @@ export class RecordStore {
       count[kind]--;
     }
     if (dropped.size === 0) return;
-    for (const run of dropped) this.#runs.delete(run);
+    for (const run of dropped) {
+      this.#runs.delete(run);
+      this.#dropped.add(run);
+    }
+    for (const run of this.#dropped) {
+      if (this.#dropped.size <= DROPPED_REMEMBERED) break;
+      this.#dropped.delete(run);
+    }
     // Their last records may not have gone out yet (a batch waits up to 50 ms): they go now, to the pages and the file.
     this.flush();
     this.#drop(dropped);
