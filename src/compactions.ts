@@ -233,8 +233,8 @@ export class Compactions {
     // A history with calls never answered (the caller went on from a stop for approval): answered as not run, as a turn's request does.
     const body = summaryRequestBody(state.apiParams, answerDanglingCalls(messages as BetaMessageParam[], state.notRun), control, state.tools.definitions);
     const asked = state.messages;
+    // Its usage counted (`summary`).
     const summaryReply = await this.#requests.summary(body, signal);
-    state.usage = addUsage(state.usage, summaryReply.usage);
     const unfinished = unfinishedReply(summaryReply.stop_reason);
     const summary = unfinished ? undefined : summaryText(summaryReply.content);
     if (!summary) {

@@ -357,13 +357,9 @@ export class Requests {
       throw error;
     }
     run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, message: reply, fallback: sent.fallback });
-    try {
-      await callHook(run.options.hooks, 'onMessage', runSignal(run), reply);
-    } catch (error) {
-      // Not adopted, but paid for (the caller counts an adopted summary's usage).
-      run.state.usage = addUsage(run.state.usage, reply.usage);
-      throw error;
-    }
+    // Paid for, adopted or not: counted before `onMessage`, as a turn's reply is (a snapshot taken there holds it).
+    run.state.usage = addUsage(run.state.usage, reply.usage);
+    await callHook(run.options.hooks, 'onMessage', runSignal(run), reply);
     return reply;
   }
 

@@ -20,6 +20,22 @@ const lookupPastTheThreshold = () => [
 ];
 
 describe('client-side compaction (compactionControl)', () => {
+  it("a snapshot taken in the summary's onMessage holds the summary's usage (it was paid for); the run counts it once", async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      { content: [text('<summary>Looked up row 1.</summary>')], usage: { input_tokens: 500, output_tokens: 20 } },
+      { content: [text('All done.')], usage: { input_tokens: 300, output_tokens: 5 } },
+    ]);
+    let snapshot: RunnerSnapshot | undefined;
+    const onMessage = (message: Parameters<typeof textOf>[0]) => {
+      if (textOf(message).includes('<summary>')) snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+    };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } }, { hooks: { onMessage } });
+    await runner;
+    expect(snapshot!.usage).toMatchObject({ input_tokens: 30_000 + 500, output_tokens: 50 + 20 });
+    expect(runner.usage).toMatchObject({ input_tokens: 30_000 + 500 + 300, output_tokens: 50 + 20 + 5 });
+  });
+
   it('summarises after a reply over the threshold and goes on from the summary', async () => {
     const server = await mockServer([
       { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: { input_tokens: 1_000, output_tokens: 10 } },
