@@ -171,7 +171,7 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     await expect.poll(() => items.count()).toBe(2 * turns);
   }, 60_000);
 
-  it('a record of a run the page let go of that comes later (a call that ended after its run failed) is not shown as a run of its own', async () => {
+  it('a record of a run dropped past maxRuns that comes later (a call that ended after its run failed) is not shown as a run of its own, on a page open then or opened since', async () => {
     const inspect = await inspector({ maxRuns: 2 });
     inspectors.push(inspect);
     const page = await newPage();
@@ -189,10 +189,16 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     const plain = await mockServer([{ content: [text('two')] }, { content: [text('three')] }]);
     for (let i = 0; i < 2; i++) await toolRunner(plain.client(), baseParams, { onEvent: inspect.onEvent });
     await expect.poll(() => runs.locator('.run-name').allTextContents()).toEqual(['Run 3', 'Run 2']);
-    // The failed run's slow call ends now, and its record reaches the page.
+    // A page opened after the failed run was dropped: it never saw that run.
+    const later = await newPage();
+    await later.goto(inspect.url);
+    const laterRuns = later.locator('#runs li');
+    await expect.poll(() => laterRuns.locator('.run-name').allTextContents()).toEqual(['Run 2', 'Run 1']);
+    // The failed run's slow call ends now.
     await sleep(600);
     await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
     expect(await runs.locator('.run-name').allTextContents()).toEqual(['Run 3', 'Run 2']);
+    expect(await laterRuns.locator('.run-name').allTextContents()).toEqual(['Run 2', 'Run 1']);
   }, 60_000);
 
   it('with two pages open the first decision counts; edited input and a reason go with it; sub-agents show as nested lanes', async () => {

@@ -67,7 +67,7 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
   const capture = options.captureContent ?? isLoopback(host);
   const recording = options.record === undefined ? undefined : await Recording.open(options.record);
   const store = new RecordStore(maxRuns);
-  if (recording) store.listen((batch) => recording.append(batch.lines));
+  if (recording) store.listen((batch) => recording.append(batch.lines), undefined, true);
   const approvals = new PageApprovals((record) => store.add(record));
   const runs = new Runs(store, capture, (run, id) => approvals.waitsIn(run, id));
   let server;

@@ -8,7 +8,7 @@ export const pageModelScript = String.raw`
 var token = new URLSearchParams(location.search).get('token') || '';
 function api(path) { return path + '?token=' + encodeURIComponent(token); }
 
-var model = { runs: new Map(), order: [], count: 0, forgotten: new Set(), settings: { mode: 'live', capture: true, approvals: false, title: '' }, connection: 'connecting' };
+var model = { runs: new Map(), order: [], count: 0, settings: { mode: 'live', capture: true, approvals: false, title: '' }, connection: 'connecting' };
 var dirty = { list: true, selection: true, runs: new Set() };
 
 function zeroUsage() { return { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }; }
@@ -50,9 +50,6 @@ function forgetOldRuns() {
     count[kind]--;
     model.order.splice(i, 1);
     model.runs.delete(old.id);
-    // A record of it that comes later (a call that ended after its run failed) is not a run of its own (apply).
-    model.forgotten.add(old.id);
-    if (model.forgotten.size > 1000) model.forgotten.delete(model.forgotten.values().next().value);
     if (old.listEl && old.listEl.parentNode) old.listEl.parentNode.remove();
   }
 }
@@ -108,10 +105,6 @@ function toolItem(run, lane, id, name, time) {
 }
 
 function apply(record) {
-  if (model.forgotten.has(record.run)) {
-    if (record.type !== 'run.start' || record.path) return;
-    model.forgotten.delete(record.run);
-  }
   var run = runOf(record.run, record.time);
   var lane = laneOf(run, record.path, record.callPath);
   var own = lane.key === '';

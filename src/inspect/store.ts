@@ -61,7 +61,8 @@ export class RecordStore {
   #chunks: Chunk[] = [];
   /** The records not yet in a batch: the text of a streamed reply gathers in the last of them. */
   #unsent: AnyRecord[] = [];
-  readonly #listeners = new Set<BatchListener>();
+  /** Each listener, and whether it takes every record (the file) or only those kept (a page: as one opened later gets them). */
+  readonly #listeners = new Map<BatchListener, boolean>();
   /** What to call when every record is forgotten (`clear`): one for each open page. */
   readonly #clearListeners = new Set<() => void>();
   /** The sequence number of the last record forgotten by `clear`: a page that saw no later one shows records no longer here. */
@@ -104,9 +105,13 @@ export class RecordStore {
     // With no page open and nothing recorded, the JSON waits until a page asks for it.
     if (this.#listeners.size === 0) return;
     const batch = new Batch(records, this.#seq);
-    for (const listener of this.#listeners) listener(batch);
-    if (chunk && kept === records) {
-      chunk.json = batch.json;
+    const keptBatch = kept === records ? batch : new Batch(kept, this.#seq);
+    for (const [listener, everyRecord] of this.#listeners) {
+      if (everyRecord) listener(batch);
+      else if (chunk) listener(keptBatch);
+    }
+    if (chunk) {
+      chunk.json = keptBatch.json;
       chunk.records = undefined;
     }
   }
@@ -132,10 +137,10 @@ export class RecordStore {
 
   /**
    * Listens to every batch from now on, and to `clear` (`onClear`); returns the function that stops
-   * listening to both.
+   * listening to both. `everyRecord`: the records of runs dropped past `maxRuns` that came later too (the file).
    */
-  listen(listener: BatchListener, onClear?: () => void): () => void {
-    this.#listeners.add(listener);
+  listen(listener: BatchListener, onClear?: () => void, everyRecord = false): () => void {
+    this.#listeners.set(listener, everyRecord);
     if (onClear) this.#clearListeners.add(onClear);
     return () => {
       this.#listeners.delete(listener);
@@ -217,16 +222,14 @@ export class RecordStore {
       count[kind]--;
     }
     if (dropped.size === 0) return;
-    for (const run of dropped) {
-      this.#runs.delete(run);
-      this.#dropped.add(run);
-    }
+    for (const run of dropped) this.#runs.delete(run);
+    // Their last records may not have gone out yet (a batch waits up to 50 ms): they go now, to the pages and the file.
+    this.flush();
+    for (const run of dropped) this.#dropped.add(run);
     for (const run of this.#dropped) {
       if (this.#dropped.size <= DROPPED_REMEMBERED) break;
       this.#dropped.delete(run);
     }
-    // Their last records may not have gone out yet (a batch waits up to 50 ms): they go now, to the pages and the file.
-    this.flush();
     this.#drop(dropped);
   }
 
