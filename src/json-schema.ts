@@ -97,7 +97,9 @@ const MAX_COPIED = 1_000_000;
  * `undefined` items (and holes) null, an object met twice copied twice (defaults filled in one place
  * stay there). The model's input is JSON already; an input an approver or a hook edited
  * (`{ ...call.input, cc: undefined }`) is read as the API would read it, not refused by the validator.
- * Values JSON has no form for (a Date, a Map) are copied as they are, for the validator to judge. A
+ * An object with `toJSON` (a URL, a Date) is copied as JSON sends it (its address, its time); others JSON has no
+ * form for (a Map) are copied as they are, for the validator to judge, or as their own fields when the runtime cannot
+ * copy them (Bun, workerd and browsers refuse Headers, say: the validator was blamed). A
  * cycle, or more than `MAX_COPIED` objects, throws a RangeError: too deep or too large to validate.
  */
 function jsonCopy(value: unknown, state: { within: Set<object>; copied: number } = { within: new Set(), copied: 0 }): unknown {
@@ -105,7 +107,17 @@ function jsonCopy(value: unknown, state: { within: Set<object>; copied: number }
   if (state.within.has(value)) throw new RangeError('the input holds itself (a cycle)');
   if (++state.copied > MAX_COPIED) throw new RangeError('the input is too large to copy');
   const prototype = Object.getPrototypeOf(value);
-  if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) return structuredClone(value);
+  if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) {
+    // As JSON sends it: a URL as its address, a Date as its time.
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') return jsonCopy(toJSON.call(value), state);
+    try {
+      return structuredClone(value);
+    } catch {
+      // One the runtime cannot copy (a class instance holding a function; Headers in Bun, workerd, a browser): its own
+      // fields, as JSON reads it, not a failure of the validator.
+    }
+  }
   // One frame a level: about 3,600 levels copied (JSON carries about 4,500; deeper is too deep to validate).
   state.within.add(value);
   let copy: unknown;

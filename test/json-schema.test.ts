@@ -366,6 +366,24 @@ describe('a schema that came from JSON, with a property named __proto__ (an own 
   });
 });
 
+describe('an input a hook edited with values JSON sends in its own form', () => {
+  it('a URL goes as its address and a Date as its time, as the request carries them; an object the runtime cannot copy as its fields, not a failure of the validator', async () => {
+    const schema = { type: 'object', properties: { url: { type: 'string' }, at: { type: 'string' }, extra: { type: 'object' } }, required: ['url'], additionalProperties: false } as const;
+    const seen: unknown[] = [];
+    const fetchTool = tool({ name: 'fetch', inputSchema: schema, run: (input) => (seen.push(input), 'fetched') });
+    class Holder {
+      label = 'kept';
+      call = () => 'a function: no copy';
+    }
+    const edits = [{ url: new URL('https://example.com/a b'), at: new Date(Date.UTC(2026, 0, 2)) }, { url: 'https://example.com/b', extra: new Holder() }];
+    const server = await mockServer([{ content: [toolUse('fetch', { url: 'x' }, 'toolu_1'), toolUse('fetch', { url: 'y' }, 'toolu_2')] }, { content: [text('ok')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [fetchTool] }, { hooks: { onToolCall: (call) => ({ input: edits[call.toolUse.id === 'toolu_1' ? 0 : 1] }) } });
+    expect(seen[0]).toEqual({ url: 'https://example.com/a%20b', at: '2026-01-02T00:00:00.000Z' });
+    expect(seen[1]).toMatchObject({ url: 'https://example.com/b', extra: { label: 'kept' } });
+    expect(toolResults(server.requests[1]!).map((result) => result.content)).toEqual(['fetched', 'fetched']);
+  });
+});
+
 describe('an input too deep or too large to validate is answered, never a failure of the run', () => {
   const nest = (depth: number) => {
     let value: Record<string, unknown> = {};
