@@ -95,29 +95,19 @@ const MAX_COPIED = 1_000_000;
 /**
  * A copy of `value` as JSON would carry it: an object's `undefined` properties left out, an array's
  * `undefined` items (and holes) null, an object met twice copied twice (defaults filled in one place
- * stay there). The model's input is JSON already; an input an approver or a hook edited
- * (`{ ...call.input, cc: undefined }`) is read as the API would read it, not refused by the validator.
- * An object with `toJSON` (a URL, a Date) is copied as JSON sends it (its address, its time); others JSON has no
- * form for (a Map) are copied as they are, for the validator to judge, or as their own fields when the runtime cannot
- * copy them (Bun, workerd and browsers refuse Headers, say: the validator was blamed). A
- * cycle, or more than `MAX_COPIED` objects, throws a RangeError: too deep or too large to validate.
+ * stay there), an object with `toJSON` (a URL, a Date) as that gives it (its address, its time), any
+ * other object by its own fields (a class's instance, a Map: `{}`). The model's input is JSON already;
+ * an input an approver or a hook edited (`{ ...call.input, cc: undefined }`, a `URL`) is read as the
+ * API would read it, not refused by the validator. A cycle, or more than `MAX_COPIED` objects, throws
+ * a RangeError: too deep or too large to validate. `fromToJSON`: what a `toJSON` gave, whose own
+ * `toJSON` is not called again (as JSON calls it once a value).
  */
-function jsonCopy(value: unknown, state: { within: Set<object>; copied: number } = { within: new Set(), copied: 0 }): unknown {
+function jsonCopy(value: unknown, state: { within: Set<object>; copied: number } = { within: new Set(), copied: 0 }, fromToJSON = false): unknown {
   if (typeof value !== 'object' || value === null) return value;
+  const toJSON = fromToJSON ? undefined : (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === 'function') return jsonCopy(toJSON.call(value), state, true);
   if (state.within.has(value)) throw new RangeError('the input holds itself (a cycle)');
   if (++state.copied > MAX_COPIED) throw new RangeError('the input is too large to copy');
-  const prototype = Object.getPrototypeOf(value);
-  if (!Array.isArray(value) && prototype !== Object.prototype && prototype !== null) {
-    // As JSON sends it: a URL as its address, a Date as its time.
-    const toJSON = (value as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === 'function') return jsonCopy(toJSON.call(value), state);
-    try {
-      return structuredClone(value);
-    } catch {
-      // One the runtime cannot copy (a class instance holding a function; Headers in Bun, workerd, a browser): its own
-      // fields, as JSON reads it, not a failure of the validator.
-    }
-  }
   // One frame a level: about 3,600 levels copied (JSON carries about 4,500; deeper is too deep to validate).
   state.within.add(value);
   let copy: unknown;

@@ -375,12 +375,25 @@ describe('an input a hook edited with values JSON sends in its own form', () => 
       label = 'kept';
       call = () => 'a function: no copy';
     }
-    const edits = [{ url: new URL('https://example.com/a b'), at: new Date(Date.UTC(2026, 0, 2)) }, { url: 'https://example.com/b', extra: new Holder() }];
-    const server = await mockServer([{ content: [toolUse('fetch', { url: 'x' }, 'toolu_1'), toolUse('fetch', { url: 'y' }, 'toolu_2')] }, { content: [text('ok')] }]);
-    await toolRunner(server.client(), { ...baseParams, tools: [fetchTool] }, { hooks: { onToolCall: (call) => ({ input: edits[call.toolUse.id === 'toolu_1' ? 0 : 1] }) } });
+    class Self {
+      when = new Date(0);
+      gone = undefined;
+      toJSON() {
+        return this;
+      }
+    }
+    const edits = [
+      { url: new URL('https://example.com/a b'), at: new Date(Date.UTC(2026, 0, 2)) },
+      { url: 'https://example.com/b', extra: new Holder() },
+      { url: { toJSON: () => 'https://example.com/c' }, extra: new Self() },
+    ];
+    const server = await mockServer([{ content: edits.map((_, index) => toolUse('fetch', { url: 'x' }, `toolu_${index}`)) }, { content: [text('ok')] }]);
+    await toolRunner(server.client(), { ...baseParams, tools: [fetchTool] }, { hooks: { onToolCall: (call) => ({ input: edits[Number(call.toolUse.id.slice(6))] }) } });
     expect(seen[0]).toEqual({ url: 'https://example.com/a%20b', at: '2026-01-02T00:00:00.000Z' });
     expect(seen[1]).toMatchObject({ url: 'https://example.com/b', extra: { label: 'kept' } });
-    expect(toolResults(server.requests[1]!).map((result) => result.content)).toEqual(['fetched', 'fetched']);
+    // A toJSON called once a value, as JSON calls it; what it gives copied as JSON sends it.
+    expect(seen[2]).toEqual({ url: 'https://example.com/c', extra: { when: '1970-01-01T00:00:00.000Z' } });
+    expect(toolResults(server.requests[1]!).map((result) => result.content)).toEqual(['fetched', 'fetched', 'fetched']);
   });
 });
 
