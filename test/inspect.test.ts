@@ -13,6 +13,7 @@ import { type Inspector, type InspectorRecord, type OtherRecord, inspectRecordin
 import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
 import { decide, inspectedSteps, inspectedTools, params, prompt, readFeed, withToken } from './fixtures/inspected.js';
 import { baseParams, mockServer, sleep, wire } from './helpers.js';
+import { RecordStore } from '../src/inspect/store.js';
 
 type AnyRecord = InspectorRecord | OtherRecord;
 const dir = mkdtempSync(join(tmpdir(), 'tool-runner-inspect-'));
@@ -356,6 +357,26 @@ describe('what the page is fed and the recorded file', () => {
     expect(JSON.stringify(fed)).not.toContain('toolu_slow');
     await inspect.close();
     expect(lines(file).filter((record) => record.type === 'tool.end' && String((record as { id: string }).id).startsWith('toolu_slow'))).toHaveLength(3);
+  });
+
+  it('a late record of a dropped run is told apart as it comes: its run started again before the batch went, it still goes to the file only', () => {
+    const store = new RecordStore(1);
+    const page: AnyRecord[] = [];
+    const file: AnyRecord[] = [];
+    store.listen((batch) => void page.push(...batch.records));
+    store.listen((batch) => void file.push(...batch.records), undefined, true);
+    const add = (run: string, type: string, fields: object = {}) => store.add({ run, time: 0, type, ...fields } as AnyRecord);
+    add('A', 'run.start');
+    add('A', 'run.end', { state: 'failed' });
+    add('B', 'run.start');
+    add('B', 'run.end', { state: 'finished' });
+    // Past maxRuns: A is dropped. Its call ends late, then A is iterated again, within one batch.
+    add('A', 'tool.end', { id: 'toolu_late', name: 'slow' });
+    add('A', 'run.start');
+    store.flush();
+    expect(page.map((record) => `${record.run} ${record.type}`)).toEqual(['A run.start', 'A run.end', 'B run.start', 'B run.end', 'A run.start']);
+    expect(file.map((record) => `${record.run} ${record.type}`)).toEqual(['A run.start', 'A run.end', 'B run.start', 'B run.end', 'A tool.end', 'A run.start']);
+    expect(store.since(0).json).not.toContain('toolu_late');
   });
 
   it('after more runs at once than maxRuns, the store shrinks back to maxRuns as they end', async () => {

@@ -76,6 +76,8 @@ export class RecordStore {
    * that ended after its run failed) goes out to the pages and the file but is not kept, where nothing would drop it.
    */
   readonly #dropped = new Set<string>();
+  /** The unsent records of dropped runs: they go to the file only. */
+  readonly #late = new Set<AnyRecord>();
 
   constructor(maxRuns: number) {
     this.#maxRuns = maxRuns;
@@ -85,6 +87,8 @@ export class RecordStore {
     if (this.#mergeText(record)) return;
     this.#seq++;
     this.#unsent.push(record);
+    // Told apart as it comes: its run may start again (iterated again) before the batch goes.
+    if (this.#dropped.has(record.run) && (record.type !== 'run.start' || record.path)) this.#late.add(record);
     this.#track(record);
     if (this.#timer) return;
     this.#timer = setTimeout(() => this.flush(), BATCH_MS);
@@ -99,7 +103,9 @@ export class RecordStore {
     const records = this.#unsent;
     if (records.length === 0) return;
     this.#unsent = [];
-    const kept = this.#dropped.size === 0 ? records : records.filter((record) => !this.#dropped.has(record.run));
+    const late = this.#late;
+    const kept = late.size === 0 ? records : records.filter((record) => !late.has(record));
+    late.clear();
     const chunk: Chunk | undefined = kept.length > 0 ? { lastSeq: this.#seq, runs: runsOf(kept), records: kept } : undefined;
     if (chunk) this.#chunks.push(chunk);
     // With no page open and nothing recorded, the JSON waits until a page asks for it.
@@ -158,6 +164,7 @@ export class RecordStore {
     this.#timer = undefined;
     this.#chunks = [];
     this.#unsent = [];
+    this.#late.clear();
     this.#runs.clear();
     this.#dropped.clear();
     this.#clearedAt = this.#seq;
