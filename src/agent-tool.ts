@@ -309,7 +309,7 @@ function unfinishedText(name: string, why: string, lastText: string): string {
 }
 
 /**
- * The sub-agent's options: its own, with the call's signal, the parent's listeners (events get the
+ * The sub-agent's options: its own (its signal left to the call), the parent's listeners (events get the
  * path), approver and (on the parent's client) fallback. The approver failing (throwing, answering nonsense) goes in `lentFailure`: the
  * parent's failure, not the sub-agent's.
  */

@@ -73,7 +73,7 @@ export class RecordStore {
   readonly #maxRuns: number;
   /**
    * The runs dropped past `maxRuns`, the latest `DROPPED_REMEMBERED` of them: a record of theirs that comes later (a call
-   * that ended after its run failed) goes out to the pages and the file but is not kept, where nothing would drop it.
+   * that ended after its run failed) goes to the file only, and is not kept, where nothing would drop it.
    */
   readonly #dropped = new Set<string>();
   /** The unsent records of dropped runs: they go to the file only. */
@@ -96,7 +96,7 @@ export class RecordStore {
     this.#timer.unref?.();
   }
 
-  /** Sends what waits now: to every listener, in one batch. */
+  /** Sends what waits now, in one batch: to the file every record, to the pages those kept. */
   flush(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
