@@ -39,21 +39,35 @@ export interface EagerCalls {
 /**
  * Calls `calls.startEagerly` with each `tool_use` block of the streamed reply as soon as the model has moved on
  * from it: when the next block starts, or when the reply stops with `tool_use`. A block cut off by
- * `max_tokens` is never started.
+ * `max_tokens` is never started. The block started is the one its `content_block_stop` closed (by the event's
+ * index), as the SDK's runner stream has it, not the block at a position of the snapshot: a stream that repeats a
+ * `content_block_start` has more blocks than indexes, and the call would start with another block's input under
+ * this one's id. After a `fallback` block (the API handed the reply to a fallback model, after a refusal that may
+ * have cut the call before it off) no call starts while the reply streams, as in the SDK: they run once it is whole.
  */
 export function startToolsEagerly(stream: BetaMessageStream, calls: EagerCalls): void {
+  /** The last `tool_use` block closed, not started yet: it starts once the model moves on. */
+  let closed: BetaToolUseBlock | undefined;
+  let handedOver = false;
   stream.on('streamEvent', (event, snapshot) => {
+    let block: BetaToolUseBlock | undefined;
     if (event.type === 'content_block_stop') {
-      const block = snapshot.content[event.index];
-      if (isToolUse(block)) calls.closedInStream(block);
+      const stopped = snapshot.content[event.index];
+      if (isToolUse(stopped)) calls.closedInStream((block = stopped));
     }
-    let finished: unknown;
-    if (event.type === 'content_block_start' && event.index > 0) {
-      finished = snapshot.content[event.index - 1];
-    } else if (event.type === 'message_delta' && event.delta.stop_reason === 'tool_use') {
-      finished = snapshot.content.at(-1);
+    if (handedOver) return;
+    if (event.type === 'content_block_start' && (event.content_block as { type: string }).type === 'fallback') {
+      handedOver = true;
+      closed = undefined;
+      return;
     }
-    if (isToolUse(finished)) calls.startEagerly(finished);
+    const movedOn = event.type === 'content_block_start' || (event.type === 'message_delta' && event.delta.stop_reason === 'tool_use');
+    if (closed && movedOn) {
+      const finished = closed;
+      closed = undefined;
+      calls.startEagerly(finished);
+    }
+    if (block) closed = block;
   });
 }
 
