@@ -19,6 +19,7 @@ import {
   type AgentSteps,
   CONCURRENCY_NOT_DURABLE,
   LentFailed,
+  StepFailed,
   TOOL_SOURCES_NOT_DURABLE,
   TOOLSETS_NOT_DURABLE,
   isAgentTool,
@@ -234,6 +235,7 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   try {
     final = streaming ? await streamed(sub, agent.name, { id: context.toolUse.id, runner: context.runner }, link!.emit!) : await sub.runUntilDone();
   } catch (error) {
+    if (StepFailed.is(error)) throw error;
     if ('error' in lentFailure) throw new LentFailed(lentFailure.error, structuredClone(sub.toJSON()));
     // The model reads why; the log has the failure with its stack (the ToolError's cause).
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${thrownLine(error)}`, { cause: error });

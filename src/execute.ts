@@ -4,7 +4,7 @@
  * and turn any failure into an `is_error` result the model can act on.
  */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
-import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFailed, isAgentTool } from './agent-link.js';
+import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFailed, StepFailed, isAgentTool } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, STOPPED, StepTimedOut, ownSignal, runWithGuards, stepWithin, withOwnSignal } from './guards.js';
@@ -238,6 +238,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     if (AgentPending.is(thrown)) return waiting(heldCall(tool, call, given, { snapshot: thrown.snapshot }), call, context);
     // The approver this run lent the sub-agent failed: this run's failure, as for a call of its own;
     // the call is held with the sub-agent's state, so that a retry goes on from it.
+    // A durable run's step could not be taken: the run fails (the workflow), the model reads nothing of it.
+    if (StepFailed.is(thrown)) throw thrown;
     if (LentFailed.is(thrown)) {
       context.results.keepHeld(heldCall(tool, call, given, { snapshot: thrown.snapshot }));
       throw thrown.error;

@@ -75,6 +75,24 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(result.messages).toHaveLength(4);
   });
 
+  it('a recovery on a worker whose tools changed fails the run with DBOS\'s error: the model never reads it as a tool result', async () => {
+    const server = await mockServer([
+      { content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] },
+      { content: [text('Done.')] },
+    ]);
+    const id = `tools-changed-${randomUUID()}`;
+    const first = worker('start', id, server.url);
+    await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
+    await kill(first);
+
+    // `record` is gone: `charge` comes to the step `tool record` took.
+    await expect(output(worker('recover', id, server.url, { WITHOUT_RECORD: '1' }))).rejects.toThrow(/tool record was recorded when tool charge was expected/);
+    expect((await dbos.getWorkflow(id))?.status).toBe('ERROR');
+    // No request carried DBOS's error to the model as the call's result.
+    expect(server.requests).toHaveLength(1);
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 1, finished: 0 } });
+  });
+
   it("the calls of one reply start their steps in the model's order: a recovery whose hook takes its time on another call gives each call its own recorded result", async () => {
     const server = await mockServer([
       { content: [toolUse('look', { order: 'A' }, 'toolu_a'), toolUse('look', { order: 'B' }, 'toolu_b'), toolUse('charge', { cents: 5 }, 'toolu_chg')] },
@@ -285,6 +303,18 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     await expect(failed).rejects.toThrow(broken === 'an SSE error event' ? /overloaded_error/ : /reply could not be read|stream broke|terminated|Connection error/);
     expect(primary.requests).toHaveLength(1);
     expect(fallback.requests).toHaveLength(0);
+  });
+
+  it('a streamed durable run whose stream breaks after its headers, before its first event, falls back, as a run without durability does', async () => {
+    const primary = await mockServer([{ content: [text('Never sent')], disconnectAfterEvents: 0 }]);
+    const fallback = await mockServer([{ content: [text('The fallback answered')] }]);
+    const id = `stream-broken-early-${randomUUID()}`;
+    const result = await resultOf(worker('start', id, primary.url, { FALLBACK_URL: fallback.url, STREAM: '1' }));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'The fallback answered', citations: null }]);
+    expect(primary.requests).toHaveLength(1);
+    expect(fallback.requests).toHaveLength(1);
+    const steps = ((await dbos.listWorkflowSteps(id)) ?? []).map((step) => step.name);
+    expect(steps).toEqual(['model request', 'model request (fallback 0)']);
   });
 
   it('a fallback entry without a client of its own is a step named for its entry: model request (fallback N)', async () => {

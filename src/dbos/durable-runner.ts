@@ -4,7 +4,7 @@
  * runs again.
  */
 import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
-import { CONCURRENCY_NOT_DURABLE, TOOL_SOURCES_NOT_DURABLE, TOOLSETS_NOT_DURABLE, isAgentTool, notDurableOptionIn } from '../agent-link.js';
+import { CONCURRENCY_NOT_DURABLE, StepFailed, TOOL_SOURCES_NOT_DURABLE, TOOLSETS_NOT_DURABLE, isAgentTool, notDurableOptionIn } from '../agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, asReason } from '../approval.js';
 import type { ClientLike } from '../client.js';
 import { unknownOption, wrongValue } from '../described.js';
@@ -149,6 +149,8 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
         try {
           message = await runner.runUntilDone();
         } catch (error) {
+          // A tool's step DBOS could not take: its own error (a cancel or a lost ownership parks the run, as DBOS expects).
+          if (StepFailed.is(error)) throw error.error;
           // Stopped for approval before any reply (the history ends with calls that need it): it waits as any stop does.
           if (runner.stoppedBy !== 'approval' || runner.pendingApprovals.length === 0) throw error;
         }

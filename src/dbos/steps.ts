@@ -4,7 +4,7 @@
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { DBOS } from '@dbos-inc/dbos-sdk';
-import { AGENT_DURABLE, type AgentSteps } from '../agent-link.js';
+import { AGENT_DURABLE, type AgentSteps, StepFailed } from '../agent-link.js';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
 import { stoppedText } from '../call-texts.js';
 import { invalidResultKind, standInOfKind } from '../result-kind.js';
@@ -41,10 +41,14 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
   const streamed = (body: unknown, options: unknown): Promise<unknown> => {
     const reply = api.stream(body, options);
     if (text?.listening) reply.on('text', text.piece);
+    let connected = false;
     let started = false;
+    reply.on('connect', () => (connected = true));
     reply.on('streamEvent', () => (started = true));
     // Past its first event a stream's failure does not fall back (its text may have been shown), as in a run without durability.
-    return reply.finalMessage().then(asData, (error: unknown) => Promise.reject(started && typeof error === 'object' && error !== null ? failedAfterFirstEvent(error) : error));
+    // Before it, a stream that broke (or ended) after its headers is a connection error, which falls back, as `withFirstEvent` makes it.
+    const failed = (error: unknown) => (started ? (typeof error === 'object' && error !== null ? failedAfterFirstEvent(error) : error) : connected ? brokenBeforeFirstEvent(error) : error);
+    return reply.finalMessage().then(asData, (error: unknown) => Promise.reject(failed(error)));
   };
   // A compaction's summary goes without streaming (as in a run without durability): past its first event a failure still falls back.
   const request = (body: unknown, options: unknown): Promise<unknown> => (stream && !text?.summary ? streamed(body, options) : Promise.resolve(api.create(body, options)));
@@ -77,6 +81,19 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
   const made = Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel }, timeout !== undefined && { timeout }, middleware !== undefined && { middleware });
   // Its runner starts each reply's tools in the model's order: DBOS numbers steps as they start.
   return Object.defineProperties(made, { [OWN_CLIENT]: { value: client }, [ORDERED_STARTS]: { value: true } });
+}
+
+/**
+ * A stream that failed after its headers and before its first event, as a run without durability sees it (`withFirstEvent`):
+ * the API's typed errors, an abort and a body that is not JSON as they are, anything else (the connection dropped, the
+ * stream ended without an event) an `APIConnectionError`, which falls back and is recorded as one.
+ */
+function brokenBeforeFirstEvent(error: unknown): unknown {
+  if (error instanceof APIError) return error;
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (error instanceof SyntaxError || cause instanceof SyntaxError) return error;
+  const message = cause === undefined ? 'The stream ended before its first event.' : 'The stream broke before its first event.';
+  return new APIConnectionError({ message, cause: cause instanceof Error ? cause : error instanceof Error ? error : undefined });
 }
 
 /**
@@ -209,7 +226,8 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
     );
     // DBOS numbered the step as it was called: the reply's next call may start its own (start-order.ts).
     stepStarted(context);
-    const recorded = await step;
+    // The step function never throws (the tool's failure is its outcome): a rejection is DBOS's, not the tool's.
+    const recorded = await step.catch((error: unknown) => Promise.reject(new StepFailed(error)));
     if ('error' in recorded) throw original ? original.thrown : thrownAgain(recorded);
     // Refused by the runner as the value itself was.
     if ('invalid' in recorded) return standInOfKind(recorded.invalid) as ToolResultContent;
