@@ -84,20 +84,29 @@ function endOfConversation(messages: readonly BetaMessageParam[]): number {
 /** A `system` message: the tool changes the runner (or the caller) told the model of. */
 const isToolChanges = (message: BetaMessageParam) => (message.role as string) === 'system';
 
-/** Where the verbatim tail starts: at the assistant message that begins the `keepTurns`-th last turn. */
-export function tailStart(messages: readonly BetaMessageParam[], keepTurns: number): number {
+/**
+ * Where the verbatim tail starts: at the assistant message that begins the `keepTurns`-th last turn. With `thinking`
+ * on, a kept part must begin with a thinking block (the API refuses a last assistant turn that does not: in a tool loop
+ * without interleaved thinking only a turn's first reply has one), so the start moves to a later turn that does, or to
+ * the end (all summarised): fewer turns kept, never more.
+ */
+export function tailStart(messages: readonly BetaMessageParam[], keepTurns: number, thinking = false): number {
   if (keepTurns === 0) return messages.length;
-  let turns = 0;
-  for (let i = messages.length - 1; i > 0; i--) {
+  const starts: number[] = [];
+  for (let i = messages.length - 1; i > 0 && starts.length < keepTurns; i--) {
     // A turn begins at an assistant message that follows a user message (tool changes between them aside).
     let before = i - 1;
     while (before > 0 && isToolChanges(messages[before]!)) before--;
-    if (messages[i]!.role === 'assistant' && messages[before]!.role === 'user') {
-      turns++;
-      if (turns === keepTurns) return i;
-    }
+    if (messages[i]!.role === 'assistant' && messages[before]!.role === 'user') starts.push(i);
   }
-  return 1;
+  if (starts.length < keepTurns) starts.push(1);
+  if (!thinking) return starts.at(-1)!;
+  return starts.reverse().find((start) => beginsWithThinking(messages[start]!)) ?? messages.length;
+}
+
+function beginsWithThinking(message: BetaMessageParam): boolean {
+  const first = Array.isArray(message.content) ? message.content[0] : undefined;
+  return first?.type === 'thinking' || first?.type === 'redacted_thinking';
 }
 
 /**
@@ -108,8 +117,9 @@ export function compactedHistory(
   messages: readonly BetaMessageParam[],
   summary: string,
   keepTurns: number,
+  thinking = false,
 ): BetaMessageParam[] {
-  const start = tailStart(messages, keepTurns);
+  const start = tailStart(messages, keepTurns, thinking);
   const tail = messages.slice(start);
   const changes = messages.slice(0, start).filter(isToolChanges);
   const intro: BetaMessageParam = {

@@ -252,7 +252,9 @@ export class Compactions {
       logger.info('Compaction: the history was set while its summary was asked for; it is kept, and the summary is not adopted');
       return true;
     }
-    state.replaceHistory([...compactedHistory(asked, summary, keepTurns), ...added]);
+    // With thinking on (any mode but 'disabled'), the turns kept begin with a thinking block, as the API requires.
+    const thinking = (state.apiParams['thinking'] as { type?: unknown } | undefined)?.type;
+    state.replaceHistory([...compactedHistory(asked, summary, keepTurns, thinking !== undefined && thinking !== 'disabled'), ...added]);
     this.#trigger.compacted();
     return true;
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type RunnerSnapshot, type ToolRunner, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
-import { type RecordedRequest, type ScriptedReply, historyProblems, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
+import { type RecordedRequest, type ScriptedReply, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
 const lookup = tool({ name: 'lookup', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `row ${n}: ${'data '.repeat(20)}` });
@@ -111,6 +111,39 @@ describe('client-side compaction (compactionControl)', () => {
     expect(after[0].content[0].text).toMatch(/The most recent turns follow verbatim\./);
     expect(historyProblems(after)).toEqual([]);
     expect(JSON.stringify(after)).not.toContain('srvtoolu_1');
+  });
+
+  it('with thinking on, the turns kept begin with a thinking block (the API refuses a last assistant turn that does not): fewer turns kept, or none', async () => {
+    const loop = () => [
+      { content: [thinking('Plan: look up rows.'), toolUse('lookup', { n: 1 }, 'toolu_1')], usage: { input_tokens: 100, output_tokens: 10 } },
+      // Without interleaved thinking, the later replies of the tool loop have none.
+      { content: [toolUse('lookup', { n: 2 }, 'toolu_2')], usage: { input_tokens: 100, output_tokens: 10 } },
+      { content: [toolUse('lookup', { n: 3 }, 'toolu_3')], usage: big },
+      (request: RecordedRequest) => {
+        expect(isSummaryRequest(request)).toBe(true);
+        return { content: [text('<summary>S</summary>')] };
+      },
+      { content: [text('done')] },
+    ];
+    const after = async (keepTurns: number, thinkingOn: boolean) => {
+      const server = await mockServer(loop());
+      await toolRunner(server.client(), {
+        ...baseParams,
+        ...(thinkingOn && { thinking: { type: 'enabled' as const, budget_tokens: 1024 } }),
+        tools: [lookup],
+        compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT, keepTurns },
+      });
+      return wire(server.requests[4]!).messages as Array<{ role: string; content: Array<{ type: string; id?: string }> }>;
+    };
+    // Without thinking, keepTurns 1 keeps the last turn (toolu_3 and its result).
+    expect((await after(1, false))[1]!.content[0]!.id).toBe('toolu_3');
+    // With it, that turn begins with tool_use: none is kept (the summary alone), rather than a request the API refuses.
+    expect((await after(1, true)).map((message) => message.role)).toEqual(['user']);
+    // Three turns asked, the first of them begins with thinking: all three kept.
+    const three = await after(3, true);
+    expect(three[1]!.content.map((block) => block.type)).toEqual(['thinking', 'tool_use']);
+    expect(three).toHaveLength(7);
+    expect(historyProblems(three as never)).toEqual([]);
   });
 
   it('tool changes survive a compaction: the model is still told of them, and a request they end can be compacted on overflow', async () => {
