@@ -1,5 +1,6 @@
 /** `tool()`: a runnable tool from any of the three schema kinds, and how a `tools` entry becomes its API definition. */
 import { BETA_CLIENT_TOOL_UNION_KEYS } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { refusedByApi } from './api-input-schema.js';
 import { misspeltField, nearLongName } from './described.js';
 import { sdkHelperMark } from './helper-header.js';
 import { type AnySchema, type SchemaValue, compileSchema, isStandardSchema } from './schema.js';
@@ -88,6 +89,8 @@ export function tool<const S extends AnySchema, const Name extends string = stri
   // A plain JSON Schema goes as it is given; a zod schema's, for a strict tool, with its objects closed (as the API requires).
   const standard = isStandardSchema(inputSchema);
   const sent = rest.strict === true && standard ? closedObjects(schema.jsonSchema) : schema.jsonSchema;
+  const refused = refusedByApi(sent as Record<string, unknown>);
+  if (refused.length > 0) throw new TypeError(`Tool '${name}': the input schema cannot be sent to the model: ${refused.join('; ')}; the request would be refused whole`);
   const validateInput = standard ? schema.validate : bySentSchema(schema, { ...owner, key: 'input_schema', noun: 'the input_schema given in its place' });
   return { ...rest, name, input_schema: sent, run, validateInput } as RunnableTool<InferInput<S>> & { readonly name: Name };
 }

@@ -126,6 +126,10 @@ describe('bad input from the user is a clear error at construction, before any r
     // A zod shape not wrapped in z.object(), a union at the top level: said what they are.
     expect(() => tool({ name: 'x', inputSchema: { city: z.string() } as never, run: () => '' })).toThrow(/got type undefined \(a shape of schemas: wrap it in z\.object\(\{ \.\.\. \}\)\)/);
     expect(() => tool({ name: 'x', inputSchema: z.union([z.object({ a: z.string() }), z.object({ b: z.number() })]), run: () => '' })).toThrow(/got type undefined \(a union, `anyOf`, at the top level/);
+    // An object schema the API refuses whole (a 400 for every request): composition at its top level, a property name out of its pattern.
+    expect(() => tool({ name: 'x', inputSchema: { type: 'object', properties: { a: { type: 'string' } }, anyOf: [{ required: ['a'] }] }, run: () => '' })).toThrow(/^Tool 'x': the input schema cannot be sent to the model: anyOf at its top level .*the request would be refused whole$/);
+    expect(() => tool({ name: 'x', inputSchema: z.object({ 'filter[id]': z.string(), 'a.b-c_d': z.string() }), run: () => '' })).toThrow(/the property "filter\[id\]" \(the API takes property names of 1 to 64 letters/);
+    expect(() => tool({ name: 'x', inputSchema: z.object({ 'a.b-c_d': z.string() }), run: () => '' })).not.toThrow();
     // zod/mini of a zod that can: told so, not to upgrade.
     expect(() => tool({ name: 'x', inputSchema: zm.object({ q: zm.string() }) as never, run: () => '' })).toThrow(/cannot export JSON Schema .*A zod\/mini schema exports none: use classic zod/);
     // An option among the params would go to the API (which refuses it), a param among the options is unknown there: each names where it belongs.

@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ListToolsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ToolContext, resumeToolRunner, toolRunner } from 'tool-runner';
@@ -249,6 +249,14 @@ describe('MCP toolsets: the client given', () => {
     expect(failed.message).toMatch(/^mcpToolset: listing the server's tools failed: .*"tools",\s*1,\s*"inputSchema"/s);
     expect(failed.cause).toBeInstanceOf(Error);
   });
+
+  it('so is it when a toolset made with the class lists its tools when first asked (not a bare ZodError in the run)', async () => {
+    const client = await serverClient([{ name: 'odd', inputSchema: { properties: {} } }]);
+    const server = await mockServer([{ content: [text('done')] }]);
+    const failed = (await toolRunner(server.client(), { ...baseParams, tools: [new McpToolset(client)] }).runUntilDone().catch((error: unknown) => error)) as Error;
+    expect(failed.message).toMatch(/^mcpToolset: listing the server's tools failed: .*"inputSchema"/s);
+    expect(failed.cause).toBeInstanceOf(Error);
+  });
 });
 
 const listingClient = () => stdioClient('mcp-listing-server.ts');
@@ -305,6 +313,45 @@ describe('MCP tools: listing them again after tools/list_changed (a real MCP ser
     // A listing begun before a later one (aborted) settles as the later one does: it does not fail.
     await expect(Promise.all([toolset.refresh(), toolset.refresh()])).resolves.toEqual([undefined, undefined]);
     expect((await toolset.tools()).map((entry) => entry.name)).toContain('v3');
+  });
+});
+
+/** A client of an MCP server in this process that lists `tools` and answers every call with `result`. */
+async function serverClient(tools: unknown[], result: unknown = { content: [] }): Promise<Client> {
+  const server = new Server({ name: 'schemas', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }) as never);
+  server.setRequestHandler(CallToolRequestSchema, async () => result as never);
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  await client.connect(clientSide);
+  cleanups.push(() => client.close());
+  return client;
+}
+
+describe('MCP input schemas the Messages API refuses whole (composition at the top level, property names out of ^[a-zA-Z0-9_.-]{1,64}$)', () => {
+  it('a clear error at creation naming each such tool and what the API refuses, not a 400 for every request', async () => {
+    const client = await serverClient([
+      { name: 'ok', inputSchema: { type: 'object', properties: { 'a.b': { anyOf: [{ type: 'string' }, { type: 'number' }] } } } },
+      { name: 'update_issue', inputSchema: { type: 'object', properties: { title: { type: 'string' } }, anyOf: [{ required: ['title'] }] } },
+      { name: 'list_apps', inputSchema: { type: 'object', properties: { 'filter[id]': { type: 'string' }, [`k${'x'.repeat(64)}`]: { type: 'string' }, limit: { type: 'number' } } } },
+    ]);
+    const failed = (await mcpToolset(client, { prefix: 'gh_' }).catch((error: unknown) => error)) as Error;
+    expect(failed.message).toMatch(/^mcpToolset: the input schema of the server's tools 'gh_update_issue': anyOf at its top level .*'gh_list_apps': the properties "filter\[id\]", "kx+" .*the request would be refused whole$/);
+    expect(failed.message).not.toMatch(/'gh_ok'/);
+  });
+});
+
+describe("MCP tool results: an isError result whose error is in structuredContent only", () => {
+  it('keeps the structured error for the model rather than a bare "failed"', async () => {
+    const client = await serverClient([{ name: 'quota', inputSchema: { type: 'object' } }], { content: [], structuredContent: { code: 'E_QUOTA', detail: 'quota exceeded' }, isError: true });
+    const server = await mockServer([{ content: [toolUse('quota', {}, 'toolu_q')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [await mcpToolset(client)] }, { logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    await runner;
+    const result = wire(server.requests[1]!).messages[2].content[0];
+    expect(result.is_error).toBe(true);
+    expect(JSON.stringify(result.content)).toContain('E_QUOTA');
+    expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 });
 

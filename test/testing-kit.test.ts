@@ -386,6 +386,10 @@ describe('faults', () => {
     }
     const named = (name: string) => ({ name, input_schema: { type: 'object' } });
     expect(await refused({ tools: [named('ok_tool'), named('files.read')] })).toMatchObject({ error: { message: "tools.1.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'" } });
+    // An input schema the API refuses: composition at its top level, a property name out of its pattern (nested ones are not checked).
+    const schema = (input_schema: object) => ({ name: 'tool', input_schema });
+    expect(await refused({ tools: [named('ok_tool'), schema({ type: 'object', anyOf: [{ required: ['a'] }] })] })).toMatchObject({ error: { message: 'tools.1.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level' } });
+    expect(await refused({ tools: [schema({ type: 'object', properties: { 'filter[id]': { type: 'string' } } })] })).toMatchObject({ error: { message: "tools.0.custom.input_schema.properties: Property keys should match pattern '^[a-zA-Z0-9_.-]{1,64}$'" } });
     // Calls and results that do not pair: a call with no result in the next message, a result that answers no call of the message before.
     const call = (id: string) => ({ type: 'tool_use', id, name: 'get_weather', input: {} });
     const result = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: 'sunny' });

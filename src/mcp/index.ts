@@ -14,7 +14,7 @@ import { checkTimeoutMs } from '../guards.js';
 import { described, unknownOption } from '../described.js';
 import { tiedSignal } from '../on-abort.js';
 import { checkNeedsApproval } from '../tool-set.js';
-import { checkPrefix, checkToolNames } from './tool-names.js';
+import { checkInputSchemas, checkPrefix, checkToolNames } from './tool-names.js';
 import type { Promisable, ToolResultContentBlock } from '../types.js';
 
 export interface McpToolsetOptions {
@@ -62,14 +62,18 @@ type McpContent = Awaited<ReturnType<Client['callTool']>> extends infer R ? (R e
  */
 export async function mcpToolset(client: Client, options: McpToolsetOptions = {}): Promise<McpToolset> {
   const toolset = new McpToolset(client, options);
+  await firstListing(toolset.refresh());
+  return toolset;
+}
+
+/** The first listing: the server's or the MCP client's failure (a list its schema refuses: a bare ZodError) said as ours; ours as they are. */
+async function firstListing(listing: Promise<void>): Promise<void> {
   try {
-    await toolset.refresh();
+    await listing;
   } catch (error) {
-    // The server's or the MCP client's failure (a list its schema refuses: a bare ZodError), said as ours; ours as they are.
     if (error instanceof Error && /^(mcpToolset|tool-runner\/mcp):/.test(error.message)) throw error;
     throw new Error(`mcpToolset: listing the server's tools failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  return toolset;
 }
 
 export class McpToolset implements ToolSource {
@@ -172,7 +176,7 @@ export class McpToolset implements ToolSource {
   }
 
   async #listFirst(): Promise<RunnableTool[]> {
-    this.#firstListing ??= this.refresh().finally(() => (this.#firstListing = undefined));
+    this.#firstListing ??= firstListing(this.refresh()).finally(() => (this.#firstListing = undefined));
     await this.#firstListing;
     return this.#tools;
   }
@@ -234,6 +238,7 @@ export class McpToolset implements ToolSource {
     }
     if (listing !== this.#listings) return this.#latest;
     checkToolNames(listed.map((entry) => entry.name), this.#options.prefix ?? '');
+    checkInputSchemas(listed, this.#options.prefix ?? '');
     this.#tools = listed.map((entry) => this.#runnable(entry));
     this.#listed = true;
   }
@@ -264,11 +269,13 @@ export class McpToolset implements ToolSource {
           call.stop();
         }
         const content = ('content' in result && Array.isArray(result.content) ? result.content : []) as McpContent[];
-        if (result.isError) throw new ToolError(content.length > 0 ? content.map((item) => errorBlock(entry.name, item)) : `MCP tool '${entry.name}' failed`);
-        let blocks = content.map((item) => toBlock(entry.name, item));
-        if (blocks.length === 0 && 'structuredContent' in result && result.structuredContent !== undefined) {
-          blocks = [{ type: 'text', text: JSON.stringify(result.structuredContent) }];
+        const structured = 'structuredContent' in result && result.structuredContent !== undefined ? JSON.stringify(result.structuredContent) : undefined;
+        if (result.isError) {
+          // The server's words; its structured error (a code, the details) when it said none.
+          throw new ToolError(content.length > 0 ? content.map((item) => errorBlock(entry.name, item)) : structured !== undefined ? `MCP tool '${entry.name}' failed: ${structured}` : `MCP tool '${entry.name}' failed`);
         }
+        let blocks = content.map((item) => toBlock(entry.name, item));
+        if (blocks.length === 0 && structured !== undefined) blocks = [{ type: 'text', text: structured }];
         return blocks;
       },
     };

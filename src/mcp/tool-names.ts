@@ -1,8 +1,9 @@
 /**
- * The Messages API's rule for a tool's name, which MCP does not have (an MCP tool may be named
+ * The Messages API's rules for a tool's name and input schema, which MCP does not have (an MCP tool may be named
  * `files.read`): a request with a tool it refuses fails whole, with a 400, so the toolset refuses
- * such a name first, naming the tool.
+ * such a tool first, naming it.
  */
+import { refusedByApi } from '../api-input-schema.js';
 import { API_TOOL_NAME, TOOL_NAME_RULE as RULE } from '../tool-name.js';
 
 /** A `prefix` the API could never take in a name: a clear error before anything is listed. */
@@ -25,4 +26,14 @@ export function checkToolNames(names: readonly string[], prefix: string): void {
 function described(sent: string, prefixed: boolean): string {
   const notes = [...(prefixed ? [`as '${sent}'`] : []), ...(sent.length > 128 ? [`${sent.length} characters`] : [])];
   return notes.length > 0 ? ` (${notes.join(', ')})` : '';
+}
+
+/** Refuses the input schemas the API would refuse (`refusedByApi`), all of them in one error naming each tool. */
+export function checkInputSchemas(tools: ReadonlyArray<{ name: string; inputSchema: Record<string, unknown> }>, prefix: string): void {
+  const refused = tools.flatMap(({ name, inputSchema }) => {
+    const why = refusedByApi(inputSchema);
+    return why.length > 0 ? [`'${prefix}${name}': ${why.join('; ')}`] : [];
+  });
+  if (refused.length === 0) return;
+  throw new Error(`mcpToolset: the input schema of the server's tool${refused.length > 1 ? 's' : ''} ${refused.join(', ')} cannot be sent to the model; the request would be refused whole`);
 }

@@ -2,9 +2,10 @@
  * What the API refuses in a request body before any model sees it, checked by the testing kit's
  * server so that an offline test fails where production would: a body that lacks a required field,
  * no messages, a message with empty content, calls and results that do not pair, a history the API's
- * other rules refuse (`historyProblems`), a custom tool whose name the API does not take. The
+ * other rules refuse (`historyProblems`), a custom tool whose name or input schema the API does not take. The
  * answer is a 400 `invalid_request_error`, and no step is consumed.
  */
+import { API_PROPERTY_KEY, refusedPropertyNames, topLevelComposition } from '../api-input-schema.js';
 import { hasEmptyContent } from '../history.js';
 import { apiHistoryProblems } from '../history-problems.js';
 import { API_TOOL_NAME } from '../tool-name.js';
@@ -28,6 +29,17 @@ export function refusal(body: unknown, route: MessagesRoute, conversation: reado
   const tools = Array.isArray(fields['tools']) ? (fields['tools'] as unknown[]) : [];
   const named = tools.findIndex((tool) => isCustom(tool) && !API_TOOL_NAME.test(String((tool as { name?: unknown }).name)));
   if (named !== -1) return `tools.${named}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
+  return schemaRefusal(tools);
+}
+
+/** The API's refusal of a custom tool's input schema: composition at its top level, a property name out of its pattern. */
+function schemaRefusal(tools: readonly unknown[]): string | undefined {
+  for (const [i, tool] of tools.entries()) {
+    const schema = isCustom(tool) ? (tool as { input_schema?: unknown }).input_schema : undefined;
+    if (typeof schema !== 'object' || schema === null) continue;
+    if (topLevelComposition(schema as Record<string, unknown>).length > 0) return `tools.${i}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level`;
+    if (refusedPropertyNames(schema as Record<string, unknown>).length > 0) return `tools.${i}.custom.input_schema.properties: Property keys should match pattern '${API_PROPERTY_KEY.source}'`;
+  }
   return undefined;
 }
 
