@@ -193,10 +193,10 @@ export class Requests {
     // A reply from a fallback: the thread's server holds nothing of it, the next request starts a new thread.
     if (turn.fallback === undefined) run.thread.received(reply);
     else run.thread.answeredElsewhere(turn.compaction);
-    run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
-    // Uncounted while the `onMessage` hook has it (a snapshot taken in the hook counts it), counted once the hook is
-    // done (a hook that throws leaves it unset: the reply failed).
+    // Uncounted while the observers and the `onMessage` hook have it (a snapshot taken in a `request.end` listener or in
+    // the hook counts it), counted once the hook is done (a hook that throws leaves it unset: the reply failed).
     turn.uncounted = reply;
+    run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
     const counted = receivedReply(run, this.#eager, reply, inContainerOfItsOwn(run.options.fallback, turn.fallback));
     if (counted instanceof Promise) {
       counted.then(
@@ -356,9 +356,9 @@ export class Requests {
       run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, error, fallback: sent.fallback });
       throw error;
     }
-    run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, message: reply, fallback: sent.fallback });
-    // Paid for, adopted or not: counted before `onMessage`, as a turn's reply is (a snapshot taken there holds it).
+    // Paid for, adopted or not: counted before `request.end` and `onMessage`, as a turn's reply is (a snapshot taken there holds it).
     run.state.usage = addUsage(run.state.usage, reply.usage);
+    run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, message: reply, fallback: sent.fallback });
     await callHook(run.options.hooks, 'onMessage', runSignal(run), reply);
     return reply;
   }

@@ -376,6 +376,27 @@ describe('pause and resume', () => {
     }
   });
 
+  it("a snapshot taken in a request.end listener counts the reply that ended, as one taken in onMessage does (the iteration counts it too)", async () => {
+    for (const stream of [false, true]) {
+      const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => `found ${q}` });
+      const server = await mockServer([
+        { content: [toolUse('search', { q: 'a' }, 'toolu_a')], usage: { input_tokens: 90, output_tokens: 10 } },
+        { content: [text('Done.')], usage: { input_tokens: 90, output_tokens: 10 } },
+      ]);
+      const atEnd: RunnerSnapshot[] = [];
+      const atMessage: RunnerSnapshot[] = [];
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [search], stream }, {
+        onEvent: (event) => void (event.type === 'request.end' && atEnd.push(JSON.parse(JSON.stringify(runner.toJSON())))),
+        hooks: { onMessage: () => void atMessage.push(JSON.parse(JSON.stringify(runner.toJSON()))) },
+      });
+      for await (const item of runner) if (stream) await (item as { finalMessage(): Promise<unknown> }).finalMessage();
+      expect(atEnd.map((snapshot) => [snapshot.iteration, snapshot.usage.input_tokens, snapshot.usage.output_tokens]), `stream ${stream}`).toEqual(
+        atMessage.map((snapshot) => [snapshot.iteration, snapshot.usage.input_tokens, snapshot.usage.output_tokens]),
+      );
+      expect(atEnd[0]!.usage).toMatchObject({ input_tokens: 90, output_tokens: 10 });
+    }
+  });
+
   it("a snapshot taken while a call waits for approval and another of the reply still runs lists the waiting call: the resumed runner has it in pendingApprovals before it is iterated (the run's own call, or a sub-agent's)", async () => {
     for (const level of ['own', 'sub-agent'] as const) {
       const log: string[] = [];
