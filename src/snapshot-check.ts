@@ -89,8 +89,11 @@ function checkCalls(value: unknown, path: string): void {
   const calls = record(value, path);
   // A result kept under its call's id: one under another id would answer the wrong call.
   const result = (value: unknown, at: string, id: string) => {
-    const { tool_use_id: answers, content } = record(value, at);
+    const { type, tool_use_id: answers, content, is_error: isError } = record(value, at);
+    // Sent as it is: a block of another type, or an `is_error` of no boolean, the API would refuse.
+    if (type !== 'tool_result') fail(`${at}.type`, "'tool_result'", type);
     if (answers !== id) fail(`${at}.tool_use_id`, `the id it is kept under (${JSON.stringify(id)})`, answers);
+    if (isError !== undefined && typeof isError !== 'boolean') fail(`${at}.is_error`, 'a boolean (or none)', isError);
     // Sent as the call's result: what no tool may return, the API would refuse.
     if (invalidResultKind(content) !== undefined) fail(`${at}.content`, 'a string or content blocks', content);
   };
@@ -103,7 +106,11 @@ function checkCalls(value: unknown, path: string): void {
     const entry = record(call, at);
     text(entry['name'], `${at}.name`);
     const id = entry['id'];
-    if (record(entry['toolUse'], `${at}.toolUse`)['id'] !== id) fail(`${at}.toolUse.id`, `the call's id (${JSON.stringify(id)})`, (entry['toolUse'] as Json)['id']);
+    const toolUse = record(entry['toolUse'], `${at}.toolUse`);
+    if (toolUse['id'] !== id) fail(`${at}.toolUse.id`, `the call's id (${JSON.stringify(id)})`, toolUse['id']);
+    // The call as the model made it: its tool's name and its input (an object), which it runs with once decided.
+    text(toolUse['name'], `${at}.toolUse.name`);
+    record(toolUse['input'], `${at}.toolUse.input`);
     optional(entry, 'agent', at, (agent, inside) => {
       checkSnapshot(record(record(agent, inside)['snapshot'], `${inside}.snapshot`), `${inside}.snapshot`);
       optional(agent as Json, 'counted', inside, checkUsage);

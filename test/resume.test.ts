@@ -517,6 +517,11 @@ describe('pause and resume', () => {
       [(s) => void delete s.params.messages[1].content[0].name, /snapshot\.params\.messages\[1\]\.content\[0\]\.name must be a string, got nothing/],
       [(s) => void (s.params.messages[1].content[0].id = 7), /snapshot\.params\.messages\[1\]\.content\[0\]\.id must be a string, got 7/],
       [(s) => void delete s.calls.held[0].toolUse.id, /snapshot\.calls\.held\[0\]\.toolUse\.id must be the call's id \("toolu_1"\), got nothing/],
+      // Sent as they are: a result of another type or an is_error of no boolean (the API refuses them); a held call without its tool or input.
+      [(s) => void (s.calls.settled = { toolu_1: { type: 'text', tool_use_id: 'toolu_1', content: 'x' } }), /snapshot\.calls\.settled\["toolu_1"\]\.type must be 'tool_result', got "text"/],
+      [(s) => void (s.calls.settled = { toolu_1: { type: 'tool_result', tool_use_id: 'toolu_1', content: 'x', is_error: 'yes' } }), /snapshot\.calls\.settled\["toolu_1"\]\.is_error must be a boolean \(or none\), got "yes"/],
+      [(s) => void delete s.calls.held[0].toolUse.name, /snapshot\.calls\.held\[0\]\.toolUse\.name must be a string, got nothing/],
+      [(s) => void delete s.calls.held[0].toolUse.input, /snapshot\.calls\.held\[0\]\.toolUse\.input must be an object, got nothing/],
     ];
     for (const [damage, error] of cases) {
       const snapshot = JSON.parse(saved);
