@@ -214,12 +214,13 @@ export class ToolCalls implements CallResults {
 
   /**
    * The calls waiting for a decision; before the run stops for them (a snapshot taken while the reply's other calls
-   * run), those that wait already, undecided, so that a resumed runner lists them before it is iterated.
+   * run), those that wait already, undecided, so that a resumed runner lists them before it is iterated: a sub-agent
+   * still running (its other calls run) with a call of its own waiting, too.
    */
   #pendingNow(): readonly HeldCall[] {
-    if (this.#pending.length > 0 || this.#held.size === 0) return this.#pending;
+    if (this.#pending.length > 0 || (this.#held.size === 0 && !this.#running)) return this.#pending;
     const waits = (call: HeldCall) => !isAgentCall(call) || openApprovals([call]).length > 0; // (not a sub-agent whose lent approver failed)
-    return [...this.#held.values()].filter((call) => !this.#settled.has(call.id) && !this.#decisions.has(call.id) && !this.#running?.has(call.id) && waits(call));
+    return this.#heldNow().filter((call) => !this.#settled.has(call.id) && !this.#decisions.has(call.id) && waits(call));
   }
 
   /**

@@ -398,21 +398,23 @@ describe('pause and resume', () => {
   });
 
   it("a snapshot taken while a call waits for approval and another of the reply still runs lists the waiting call: the resumed runner has it in pendingApprovals before it is iterated (the run's own call, or a sub-agent's)", async () => {
-    for (const level of ['own', 'sub-agent'] as const) {
+    // ('sub-agent, its other call running': the other call that still runs is the sub-agent's own.)
+    for (const level of ['own', 'sub-agent', 'sub-agent, its other call running'] as const) {
       const log: string[] = [];
       const send = tool({ name: 'send', inputSchema: z.object({}), needsApproval: true, run: () => (log.push('send'), 'sent') });
       const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (await sleep(60), log.push('slow'), 'slow done') });
-      const helper = agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ ...baseParams, system: 'helper', messages: [{ role: 'user', content: task }], tools: [send] }) });
+      const inside = level === 'sub-agent, its other call running';
+      const helper = agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ ...baseParams, system: 'helper', messages: [{ role: 'user', content: task }], tools: inside ? [send, slow] : [send] }) });
       const own = level === 'own';
       const server = await mockServer(
         byAgent({
-          parent: [{ content: [own ? toolUse('send', {}, 'toolu_send') : toolUse('helper', { task: 'go' }, 'toolu_helper'), toolUse('slow', {}, 'toolu_slow')] }, { content: [text('Done.')] }],
-          helper: [{ content: [toolUse('send', {}, 'toolu_send')] }, { content: [text('Helped.')] }],
+          parent: [{ content: [own ? toolUse('send', {}, 'toolu_send') : toolUse('helper', { task: 'go' }, 'toolu_helper'), ...(inside ? [] : [toolUse('slow', {}, 'toolu_slow')])] }, { content: [text('Done.')] }],
+          helper: [{ content: [toolUse('send', {}, 'toolu_send'), ...(inside ? [toolUse('slow', {}, 'toolu_slow')] : [])] }, { content: [text('Helped.')] }],
         }),
       );
       let saved = '';
       const tools = own ? [send, slow] : [helper, slow];
-      const runner = toolRunner(server.client(), { ...baseParams, tools }, { onEvent: (event) => void (event.type === 'tool.end' && event.pending && (saved = JSON.stringify(runner.toJSON()))) });
+      const runner = toolRunner(server.client(), { ...baseParams, tools }, { onEvent: (event) => void (event.type === 'tool.end' && event.pending && (saved ||= JSON.stringify(runner.toJSON()))) });
       await runner;
       expect(runner.stoppedBy).toBe('approval');
       const resumed = resumeToolRunner(server.client(), JSON.parse(saved) as RunnerSnapshot, { tools });
