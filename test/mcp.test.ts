@@ -316,17 +316,22 @@ describe('MCP tools: listing them again after tools/list_changed (a real MCP ser
   });
 });
 
-/** A client of an MCP server in this process that lists `tools` and answers every call with `result`. */
-async function serverClient(tools: unknown[], result: unknown = { content: [] }): Promise<Client> {
-  const server = new Server({ name: 'schemas', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }) as never);
-  server.setRequestHandler(CallToolRequestSchema, async () => result as never);
+/** A client connected to `server` in this process (closed after the test). */
+async function inProcessClient(server: Server): Promise<Client> {
   const client = new Client({ name: 'test', version: '1.0.0' });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   await client.connect(clientSide);
   cleanups.push(() => client.close());
   return client;
+}
+
+/** A client of an MCP server in this process that lists `tools` and answers every call with `result`. */
+async function serverClient(tools: unknown[], result: unknown = { content: [] }): Promise<Client> {
+  const server = new Server({ name: 'schemas', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }) as never);
+  server.setRequestHandler(CallToolRequestSchema, async () => result as never);
+  return inProcessClient(server);
 }
 
 describe('MCP input schemas the Messages API refuses whole (composition at the top level, property names out of ^[a-zA-Z0-9_.-]{1,64}$)', () => {
@@ -421,12 +426,7 @@ async function pagedClient(pages: number, repeat = false, failFirst = false): Pr
     const next = page + 1 < pages ? String(page + 1) : repeat ? String(page) : undefined;
     return { tools: [{ name: `tool_${page}`, inputSchema: { type: 'object' as const } }], ...(next !== undefined && { nextCursor: next }) };
   });
-  const client = new Client({ name: 'test', version: '1.0.0' });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  await client.connect(clientSide);
-  cleanups.push(() => client.close());
-  return client;
+  return inProcessClient(server);
 }
 
 describe('MCP toolsets: bad options, misbehaving servers, tool changes', () => {
