@@ -86,9 +86,9 @@ const isToolChanges = (message: BetaMessageParam) => (message.role as string) ==
 
 /**
  * Where the verbatim tail starts: at the assistant message that begins the `keepTurns`-th last turn. With `thinking`
- * on, a kept part must begin with a thinking block (the API refuses a last assistant turn that does not: in a tool loop
- * without interleaved thinking only a turn's first reply has one), so the start moves to a later turn that does, or to
- * the end (all summarised): fewer turns kept, never more.
+ * (`enabled`), a kept part must begin with a thinking block (the API refuses a last assistant turn that does not: in a
+ * tool loop without interleaved thinking only a turn's first reply has one), so the start moves to a later turn that
+ * does, or to the end (all summarised): fewer turns kept, never more.
  */
 export function tailStart(messages: readonly BetaMessageParam[], keepTurns: number, thinking = false): number {
   if (keepTurns === 0) return messages.length;
@@ -104,8 +104,8 @@ export function tailStart(messages: readonly BetaMessageParam[], keepTurns: numb
   return starts.reverse().find((start) => beginsWithThinking(messages[start]!)) ?? messages.length;
 }
 
-function beginsWithThinking(message: BetaMessageParam): boolean {
-  const first = Array.isArray(message.content) ? message.content[0] : undefined;
+function beginsWithThinking(message: BetaMessageParam | undefined): boolean {
+  const first = Array.isArray(message?.content) ? message.content[0] : undefined;
   return first?.type === 'thinking' || first?.type === 'redacted_thinking';
 }
 

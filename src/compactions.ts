@@ -252,9 +252,9 @@ export class Compactions {
       logger.info('Compaction: the history was set while its summary was asked for; it is kept, and the summary is not adopted');
       return true;
     }
-    // With thinking on (any mode but 'disabled'), the turns kept begin with a thinking block, as the API requires.
-    const thinking = (state.apiParams['thinking'] as { type?: unknown } | undefined)?.type;
-    state.replaceHistory([...compactedHistory(asked, summary, keepTurns, thinking !== undefined && thinking !== 'disabled'), ...added]);
+    // With thinking `enabled` the turns kept begin with a thinking block, as the API requires (adaptive thinking may skip one).
+    const thinking = (state.apiParams['thinking'] as { type?: unknown } | undefined)?.type === 'enabled';
+    state.replaceHistory([...compactedHistory(asked, summary, keepTurns, thinking), ...added]);
     this.#trigger.compacted();
     return true;
   }

@@ -155,11 +155,11 @@ export async function withFirstEvent(opened: OpenedStream): Promise<OpenedStream
   } catch (error) {
     // An `error` event is the API's typed error; a body that is not JSON is not a dropped stream.
     if (error instanceof AnthropicError || error instanceof SyntaxError) throw error;
-    throw new APIConnectionError({ message: 'The stream broke before its first event.', cause: error instanceof Error ? error : undefined });
+    throw beforeFirstEvent(error);
   }
   if (first.done) {
     if (data.controller.signal.aborted) throw new APIUserAbortError();
-    throw new APIConnectionError({ message: 'The stream ended before its first event.' });
+    throw beforeFirstEvent();
   }
   async function* replay(firstEvent: unknown): AsyncGenerator<unknown> {
     try {
@@ -171,6 +171,12 @@ export async function withFirstEvent(opened: OpenedStream): Promise<OpenedStream
     }
   }
   return { response: opened.response, data: Object.assign(replay(first.value), { controller: data.controller }) };
+}
+
+/** A stream that broke (`broke`: what reading it threw) or ended before its first event: a connection error, which falls back. */
+export function beforeFirstEvent(broke?: unknown): APIConnectionError {
+  if (broke === undefined) return new APIConnectionError({ message: 'The stream ended before its first event.' });
+  return new APIConnectionError({ message: 'The stream broke before its first event.', cause: broke instanceof Error ? broke : undefined });
 }
 
 /** The client an entry's logs name, when its client wraps another (a durable run's step client). */

@@ -220,7 +220,11 @@ export class ToolCalls implements CallResults {
   #pendingNow(): readonly HeldCall[] {
     if (this.#pending.length > 0 || (this.#held.size === 0 && !this.#running)) return this.#pending;
     const waits = (call: HeldCall) => !isAgentCall(call) || openApprovals([call]).length > 0; // (not a sub-agent whose lent approver failed)
-    return this.#heldNow().filter((call) => !this.#settled.has(call.id) && !this.#decisions.has(call.id) && waits(call));
+    const waiting = this.#heldNow().filter((call) => !this.#settled.has(call.id) && !this.#decisions.has(call.id) && waits(call));
+    // In the model's order, in which its calls started (`#heldNow` puts the running sub-agents first).
+    const started = [...this.#calls.keys()];
+    const at = (call: HeldCall) => (started.includes(call.id) ? started.indexOf(call.id) : started.length);
+    return waiting.sort((a, b) => at(a) - at(b));
   }
 
   /**

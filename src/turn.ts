@@ -356,9 +356,10 @@ export class Requests {
       run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, error, fallback: sent.fallback });
       throw error;
     }
-    // Paid for, adopted or not: counted before `request.end` and `onMessage`, as a turn's reply is (a snapshot taken there holds it).
-    run.state.usage = addUsage(run.state.usage, reply.usage);
     run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, message: reply, fallback: sent.fallback });
+    // Paid for, adopted or not: counted before `onMessage` (a snapshot taken there holds it); `runner.usage` in a
+    // `request.end` listener is without it, as without a turn's reply.
+    run.state.usage = addUsage(run.state.usage, reply.usage);
     await callHook(run.options.hooks, 'onMessage', runSignal(run), reply);
     return reply;
   }

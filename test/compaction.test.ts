@@ -125,18 +125,20 @@ describe('client-side compaction (compactionControl)', () => {
       },
       { content: [text('done')] },
     ];
-    const after = async (keepTurns: number, thinkingOn: boolean) => {
+    const after = async (keepTurns: number, thinkingOn: boolean | 'adaptive') => {
       const server = await mockServer(loop());
       await toolRunner(server.client(), {
         ...baseParams,
-        ...(thinkingOn && { thinking: { type: 'enabled' as const, budget_tokens: 1024 } }),
+        ...(thinkingOn === true && { thinking: { type: 'enabled' as const, budget_tokens: 1024 } }),
+        ...(thinkingOn === 'adaptive' && { thinking: { type: 'adaptive' as const } }),
         tools: [lookup],
         compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT, keepTurns },
       });
       return wire(server.requests[4]!).messages as Array<{ role: string; content: Array<{ type: string; id?: string }> }>;
     };
-    // Without thinking, keepTurns 1 keeps the last turn (toolu_3 and its result).
+    // Without thinking, keepTurns 1 keeps the last turn (toolu_3 and its result); so with adaptive thinking (the model may think or not).
     expect((await after(1, false))[1]!.content[0]!.id).toBe('toolu_3');
+    expect((await after(1, 'adaptive'))[1]!.content[0]!.id).toBe('toolu_3');
     // With it, that turn begins with tool_use: none is kept (the summary alone), rather than a request the API refuses.
     expect((await after(1, true)).map((message) => message.role)).toEqual(['user']);
     // Three turns asked, the first of them begins with thinking: all three kept.

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type ApprovalRequest, type RunnerSnapshot, agentTool, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
+import { type ApprovalRequest, type RunnerSnapshot, type ToolRunner, agentTool, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { historyProblems, serverToolUse, text, toolUse } from 'tool-runner/testing';
 import { byAgent, researchTools } from './fixtures/agent-tools.js';
 import { bankTools } from './fixtures/bank-tools.js';
@@ -424,6 +424,25 @@ describe('pause and resume', () => {
       expect(log.filter((entry) => entry === 'send'), level).toEqual(['send']);
       expect(historyProblems(resumed.params.messages)).toEqual([]);
     }
+  });
+
+  it("a snapshot taken while a sub-agent runs lists the waiting calls in the model's order, as the stopped run does (the run's own first, then the sub-agent's)", async () => {
+    let saved = '';
+    const send = tool({ name: 'send', inputSchema: z.object({}), needsApproval: true, run: () => 'sent' });
+    // The sub-agent's slow call takes the snapshot while it runs (the run's own call and the sub-agent's both wait then).
+    const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (await sleep(80), (saved ||= JSON.stringify(runner.toJSON())), 'slow done') });
+    const helper = agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ ...baseParams, system: 'helper', messages: [{ role: 'user', content: task }], tools: [send, slow] }) });
+    const server = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('send', {}, 'toolu_own'), toolUse('helper', { task: 'go' }, 'toolu_helper')] }, { content: [text('Done.')] }],
+        helper: [{ content: [toolUse('send', {}, 'toolu_inner'), toolUse('slow', {}, 'toolu_slow')] }, { content: [text('Helped.')] }],
+      }),
+    );
+    const runner: ToolRunner = toolRunner(server.client(), { ...baseParams, tools: [send, helper] });
+    await runner;
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_own', 'toolu_inner']);
+    const resumed = resumeToolRunner(server.client(), JSON.parse(saved) as RunnerSnapshot, { tools: [send, helper] });
+    expect(resumed.pendingApprovals.map((call) => call.id)).toEqual(['toolu_own', 'toolu_inner']);
   });
 
   it('a snapshot taken in the loop body on a paused turn (pause_turn) holds it: the resumed run sends it back as the run would (the thread continued), not the turn started over', async () => {

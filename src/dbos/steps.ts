@@ -8,7 +8,7 @@ import { AGENT_DURABLE, type AgentSteps, StepFailed } from '../agent-link.js';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
 import { stoppedText } from '../call-texts.js';
 import { invalidResultKind, standInOfKind } from '../result-kind.js';
-import { failedAfterFirstEvent, isFailedAfterFirstEvent } from '../fallback.js';
+import { beforeFirstEvent, failedAfterFirstEvent, isFailedAfterFirstEvent } from '../fallback.js';
 import { checkTimeoutMs, ownSignal, runWithGuards } from '../guards.js';
 import { ORDERED_STARTS, stepStarted } from '../start-order.js';
 import type { AnyTool, RunnableTool } from '../surface.js';
@@ -92,8 +92,8 @@ function brokenBeforeFirstEvent(error: unknown): unknown {
   if (error instanceof APIError) return error;
   const cause = error instanceof Error ? error.cause : undefined;
   if (error instanceof SyntaxError || cause instanceof SyntaxError) return error;
-  const message = cause === undefined ? 'The stream ended before its first event.' : 'The stream broke before its first event.';
-  return new APIConnectionError({ message, cause: cause instanceof Error ? cause : error instanceof Error ? error : undefined });
+  // (The stream's error wraps what its read threw, as `cause`; none when it ended.)
+  return beforeFirstEvent(cause);
 }
 
 /**
