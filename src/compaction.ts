@@ -109,6 +109,9 @@ function beginsWithThinking(message: BetaMessageParam | undefined): boolean {
   return first?.type === 'thinking' || first?.type === 'redacted_thinking';
 }
 
+/** How the first message of a compacted history begins (output.ts tells it from a message of the caller's). */
+export const COMPACTED_INTRO_START = 'This session continues from an earlier conversation that was compacted to save context.';
+
 /**
  * The history after compaction: the summary as the first user message, the tool changes of the
  * summarised part (a summary does not carry which tools were added or removed), then the kept turns.
@@ -127,7 +130,7 @@ export function compactedHistory(
     content: [
       {
         type: 'text',
-        text: `This session continues from an earlier conversation that was compacted to save context. Its summary:\n\n${summary}${
+        text: `${COMPACTED_INTRO_START} Its summary:\n\n${summary}${
           tail.length > 0 ? '\n\nThe most recent turns follow verbatim.' : '\n\nContinue the work from here.'
         }`,
       },

@@ -5,6 +5,7 @@
  * refusal or a cut-off reply is an `OutputError`.
  */
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
+import { COMPACTED_INTRO_START } from './compaction.js';
 import { OutputError } from './errors.js';
 import { type AnySchema, type CompiledSchema, type SchemaValue, type ValidationIssue, compileSchema } from './schema.js';
 import { unfinishedReply } from './stop-reason.js';
@@ -195,11 +196,16 @@ function repairMessage(issues: ValidationIssue[]): BetaMessageParam {
   return { role: 'user', content: `${REPAIR_START}\n${lines}\nReply again with only the corrected JSON.` };
 }
 
-/** A user message neither a repair turn nor the results of calls: the caller's (a question it pushed). */
+/**
+ * A user message neither a repair turn, the results of calls, nor the summary a compaction put in place of the
+ * history (the run's own, which keeps the repair turns counted): the caller's (a question it pushed).
+ */
 function isCallersMessage(message: BetaMessageParam | undefined): boolean {
   if (message?.role !== 'user') return false;
   const { content } = message;
-  return typeof content === 'string' ? !content.startsWith(REPAIR_START) : !content.some((block) => block.type === 'tool_result');
+  if (typeof content === 'string') return !content.startsWith(REPAIR_START);
+  if (content.length === 1 && content[0]!.type === 'text' && content[0]!.text.startsWith(COMPACTED_INTRO_START)) return false;
+  return !content.some((block) => block.type === 'tool_result');
 }
 
 /** The issues as indented lines, a field's path and what is wrong with it. */

@@ -278,7 +278,8 @@ export class RunControl {
     const answered = this.#answered !== undefined && this.#answered.reason !== 'model' && this.#answered.message === this.#state.messages.at(-1);
     const before = replyHeld ? undefined : this.#beforeEager;
     // A limit whose answer (`onLimit: 'answer'`) was asked for and has not come (its request failed, say): still to ask.
-    const unanswered = this.#final && this.#state.lastMessage === this.#final.before ? this.#final.reason : undefined;
+    // Taken in the loop body of that answer (not yet settled, so not held: `replyHeld` false), it is still to ask too.
+    const unanswered = this.#final && (!replyHeld || this.#state.lastMessage === this.#final.before) ? this.#final.reason : undefined;
     const pending = before ? before.pending : (this.#pending ?? unanswered);
     if (!this.#output && !this.#budget && !this.#guard && pending === undefined && !answered) return undefined;
     const json: RunControlJSON = {};

@@ -252,6 +252,27 @@ describe('options.output', () => {
     expect(runner.output).toMatchObject({ temperature: 21 });
   });
 
+  it('a repair turn that overflows and is compacted: a snapshot taken then keeps the repair turns counted, as the run does', async () => {
+    const steps = [
+      { content: [json({ city: 'Paris', temperature: '21' })] },
+      { error: { status: 400, message: 'prompt is too long: 3000 tokens > 2000 maximum' } },
+      { content: [text('<summary>S</summary>')] },
+      { content: [json({ city: 'Paris', temperature: '21°C' })] },
+    ];
+    const server = await mockServer(steps);
+    let snapshot: ReturnType<ToolRunner['toJSON']> | undefined;
+    const runner: ToolRunner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, compactionControl: { enabled: true } }, {
+      output: report,
+      // Taken as the repair turn goes again, over the compacted history.
+      onEvent: (event) => void (event.type === 'request.start' && event.requestId === 4 && (snapshot = JSON.parse(JSON.stringify(runner.toJSON())))),
+    });
+    await expect(runner.runUntilDone()).rejects.toThrow(/after 1 repair turn/);
+    const again = await mockServer(steps.slice(3, 4));
+    const resumed = resumeToolRunner(again.client(), snapshot!, { options: { output: report } });
+    await expect(resumed.runUntilDone()).rejects.toThrow(/after 1 repair turn/);
+    again.assertComplete();
+  });
+
   it('resumed from a JSON snapshot, the output has the schema\'s type: a transform\'s value is made again from the final text', async () => {
     const schema = z.object({ when: z.string().transform((value) => new Date(value)), where: z.url().transform((value) => new URL(value)) });
     const answer = { when: '2026-01-02T00:00:00.000Z', where: 'https://example.com/otters' };

@@ -272,6 +272,21 @@ describe("onLimit: 'answer'", () => {
     expect(resumed.stoppedBy).toBe('budget');
   });
 
+  it('a snapshot taken in the loop body of the answer at a call limit resumes by asking for it again (tool_choice: none), not for another turn', async () => {
+    const options = { onLimit: 'answer' as const, budget: { maxToolCalls: 1 } };
+    const server = await mockServer([{ content: [weather('Paris'), weather('Rome')] }, { content: [weather('Oslo')] }, { content: [text('Only Paris.')] }, { content: [text('Only Paris, again.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, thread: false, tools: [weatherTool()] }, options);
+    let snapshot: ReturnType<typeof runner.toJSON> | undefined;
+    for await (const message of runner) if (message.stop_reason === 'end_turn') snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    expect(runner.stoppedBy).toBe('budget');
+    // The answer is settled once the body is done: the snapshot asks for it again, with the request that may call no tool.
+    const resumed = resumeToolRunner(server.client(), snapshot!, { tools: [weatherTool()], options });
+    expect(textOf(await resumed)).toBe('Only Paris, again.');
+    expect(server.requests).toHaveLength(4);
+    expect(wire(server.requests[3]!).body.tool_choice).toEqual({ type: 'none' });
+    expect(resumed.stoppedBy).toBe('budget');
+  });
+
   it('max_iterations: the last reply’s calls are answered as not run, one more request with tool_choice none gets the answer', async () => {
     const server = await mockServer([{ content: [weather('Paris')] }, { content: [weather('Rome')] }, { content: [text('Paris is 21°C; Rome I could not check.')] }]);
     const calls: string[] = [];
