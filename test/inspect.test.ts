@@ -2,7 +2,7 @@
  * tool-runner/inspect without a browser: what the page is fed, the recorded file, the token, the
  * approvals, and the CLI over a recorded file (test/inspect-browser.test.ts drives the page itself).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -909,6 +909,11 @@ describe('npx tool-runner inspect FILE', () => {
 
   it('a missing file or bad arguments fail with a message', async () => {
     await expect(cli(['inspect', join(dir, 'nope.jsonl')])).rejects.toThrow(/^exited 1: tool-runner inspect: cannot read '.*nope.jsonl': ENOENT/);
+    // A directory, or a pipe (`<(zcat runs.jsonl.gz)`: its size says 0, and opening it waits for a writer), is said so: not served empty.
+    await expect(cli(['inspect', dir])).rejects.toThrow(/^exited 1: tool-runner inspect: cannot read '.*': not a regular file \(a directory, a pipe or a device\)/);
+    const pipe = join(dir, 'piped.jsonl');
+    execFileSync('mkfifo', [pipe]);
+    await expect(inspectRecording(pipe)).rejects.toThrow(/cannot read '.*piped\.jsonl': not a regular file/);
     await expect(cli(['inspect'])).rejects.toThrow(/name the recorded file/);
     // The flag is named, not the function behind the command.
     await expect(cli(['inspect', 'a', '--host', ''])).rejects.toThrow(/^exited 1: tool-runner inspect: --host needs a value\nUsage:/);

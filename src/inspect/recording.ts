@@ -2,7 +2,7 @@
  * The recorded file: one JSON line per record, appended as the batches go out (`record`), and read
  * back, as it grows, by `npx tool-runner inspect FILE`.
  */
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, stat } from 'node:fs/promises';
 import type { InspectorRecord, OtherRecord } from './records.js';
 
 /** Appends lines to a file, in order; `close()` waits for every line. */
@@ -101,6 +101,9 @@ export class RecordedFile {
    * shorter), so the records read before are not the file's any more.
    */
   async read(): Promise<{ records: Array<InspectorRecord | OtherRecord>; fromStart: boolean }> {
+    // A pipe (`<(zcat runs.jsonl.gz)`) says size 0, and opening one waits for a writer: it would be served as an empty
+    // file, the lines written to it lost unread. Looked at before opening it.
+    if (!(await stat(this.#path)).isFile()) throw new Error('not a regular file (a directory, a pipe or a device): save the record to a file and name that file');
     const file = await open(this.#path, 'r');
     try {
       const { size } = await file.stat();
