@@ -7,9 +7,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { CallToolRequestSchema, ListToolsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { type ToolContext, resumeToolRunner, toolRunner } from 'tool-runner';
 import { McpToolset, mcpToolset } from 'tool-runner/mcp';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
@@ -344,6 +347,36 @@ describe('MCP input schemas the Messages API refuses whole (composition at the t
     const failed = (await mcpToolset(client, { prefix: 'gh_' }).catch((error: unknown) => error)) as Error;
     expect(failed.message).toMatch(/^mcpToolset: the input schema of the server's tools 'gh_update_issue': anyOf at its top level .*'gh_list_apps': the properties "filter\[id\]", "kx+" .*the request would be refused whole$/);
     expect(failed.message).not.toMatch(/'gh_ok'/);
+  });
+});
+
+describe('MCP tools that run only as tasks (execution.taskSupport: required, MCP experimental tasks)', () => {
+  it('are called as tasks: the model gets the task\'s result, or the server\'s error (the MCP client refuses a plain call for them)', async () => {
+    const server = new McpServer({ name: 'tasks', version: '1.0.0' }, { capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() });
+    server.experimental.tasks.registerToolTask(
+      'slow_sum',
+      { description: 'Adds, as a task', inputSchema: { a: z.number(), b: z.number() }, execution: { taskSupport: 'required' } },
+      {
+        async createTask({ a, b }, { taskStore, taskRequestedTtl }) {
+          const task = await taskStore.createTask({ ttl: taskRequestedTtl ?? null, pollInterval: 10 });
+          // A task that completes with an error result: the server's words reach the model as an is_error result.
+          const failed = a < 0;
+          setTimeout(() => void taskStore.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: failed ? 'negative numbers' : String(a + b) }], ...(failed && { isError: true }) }), 20);
+          return { task };
+        },
+        getTask: (_args, { taskId, taskStore }) => taskStore.getTask(taskId) as never,
+        getTaskResult: (_args, { taskId, taskStore }) => taskStore.getTaskResult(taskId) as never,
+      },
+    );
+    const client = await inProcessClient(server.server);
+    const model = await mockServer([{ content: [toolUse('slow_sum', { a: 20, b: 22 }, 'toolu_1'), toolUse('slow_sum', { a: -1, b: 2 }, 'toolu_2')] }, { content: [text('42')] }]);
+    const runner = toolRunner(model.client(), { ...baseParams, tools: [await mcpToolset(client)] }, { logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    await runner;
+    const [sum, failed] = wire(model.requests[1]!).messages[2].content;
+    expect(sum).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '42' }] });
+    expect(failed).toMatchObject({ tool_use_id: 'toolu_2', is_error: true });
+    expect(JSON.stringify(failed.content)).toContain('negative numbers');
+    expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 });
 

@@ -14,6 +14,7 @@ import { checkTimeoutMs } from '../guards.js';
 import { described, unknownOption } from '../described.js';
 import { tiedSignal } from '../on-abort.js';
 import { checkNeedsApproval } from '../tool-set.js';
+import { taskResult } from './task-result.js';
 import { checkInputSchemas, checkPrefix, checkToolNames } from './tool-names.js';
 import type { Promisable, ToolResultContentBlock } from '../types.js';
 
@@ -261,10 +262,10 @@ export class McpToolset implements ToolSource {
         let result: Awaited<ReturnType<Client['callTool']>>;
         try {
           // `timeoutMs` is the MCP client's request timeout too (its own default is 60 s).
-          result = await client.callTool({ name: entry.name, arguments: input as Record<string, unknown> }, undefined, {
-            signal: call.signal,
-            ...(timeoutMs !== undefined && { timeout: timeoutMs }),
-          });
+          const params = { name: entry.name, arguments: input as Record<string, unknown> };
+          const options = { signal: call.signal, ...(timeoutMs !== undefined && { timeout: timeoutMs }) };
+          // A tool that runs only as a task (MCP's experimental tasks): the MCP client refuses `callTool` for it.
+          result = entry.execution?.taskSupport === 'required' ? await taskResult(client, params, options) : await client.callTool(params, undefined, options);
         } finally {
           call.stop();
         }

@@ -1,0 +1,14 @@
+/** A call of an MCP tool that runs only as a task (`execution.taskSupport: 'required'`, MCP's experimental tasks). */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+
+/** The result of a call made as an MCP task: its stream's last word, the result or the server's error. */
+export async function taskResult(client: Client, params: { name: string; arguments: Record<string, unknown> }, options: { signal: AbortSignal; timeout?: number }): Promise<Awaited<ReturnType<Client['callTool']>>> {
+  // (An MCP client older than its experimental tasks has none: the peer range goes back to 1.20.)
+  const tasks = (client as Partial<Pick<Client, 'experimental'>>).experimental?.tasks;
+  if (!tasks) throw new Error(`MCP tool '${params.name}' runs only as a task, which this MCP client cannot call: a newer @modelcontextprotocol/sdk (with experimental tasks) can`);
+  for await (const message of tasks.callToolStream(params, undefined, options)) {
+    if (message.type === 'result') return message.result;
+    if (message.type === 'error') throw message.error;
+  }
+  throw new Error(`MCP tool '${params.name}': its task ended without a result`);
+}
