@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npx tool-runner inspect FILE [--port N] [--host H]`: serves the inspector page over a file
+ * `npx tool-runner inspect FILE [--port N] [--host H]` (or `--port=N`): serves the inspector page over a file
  * recorded with `inspector({ record: FILE })`, prints its URL on one line, and runs until stopped.
  */
 import { readFileSync, realpathSync } from 'node:fs';
@@ -46,13 +46,14 @@ async function main(args: string[]): Promise<number> {
   let port = 0;
   let host = '127.0.0.1';
   for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
+    // `--port=8080` as `--port 8080`.
+    const [arg, inline] = /^--(port|host)=/.test(rest[i]!) ? [rest[i]!.slice(0, 6), rest[i]!.slice(7)] : [rest[i]!, undefined];
     if (arg === '--help' || arg === '-h') {
       process.stdout.write(`${USAGE}\n`);
       return 0;
     }
     if (arg === '--port' || arg === '--host') {
-      const value = rest[++i];
+      const value = inline ?? rest[++i];
       if (value === undefined || value === '') return fail(`${arg} needs a value`);
       if (arg === '--host') host = value;
       else if (!/^\d+$/.test(value) || Number(value) > 65535) return fail(`--port must be a number from 0 to 65535, got '${value}'`);

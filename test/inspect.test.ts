@@ -931,6 +931,9 @@ describe('npx tool-runner inspect FILE', () => {
     expect(out).toBe('');
     expect(err).toMatch(/^Usage: tool-runner inspect FILE/);
     await expect(cli(['inspect', 'a', '--port', 'x'])).rejects.toThrow(/--port must be a number/);
+    // `--flag=value` reads as `--flag value`.
+    await expect(cli(['inspect', 'a', '--port=x'])).rejects.toThrow(/--port must be a number from 0 to 65535, got 'x'/);
+    await expect(cli(['inspect', 'a', '--host='])).rejects.toThrow(/--host needs a value/);
     await expect(cli(['serve'])).rejects.toThrow(/unknown command 'serve'/);
     // --help after the command (and the file) prints the usage.
     expect((await cli(['inspect', 'runs.jsonl', '--help'])).line).toMatch(/^Usage: tool-runner inspect FILE/);
