@@ -61,9 +61,9 @@ export function nearLongName(a: string, b: string): boolean {
   return b.length >= 8 && (oneEditApart(a, b) || oneSwapApart(a, b));
 }
 
-/** `nearLongName`, and one letter off for these shorter names too (`steps`, `content`, `tracer`). */
+/** `nearLongName`, and one slip off for these shorter names too (`steps`, `content`, `tracer`; `recrod` for `record`). */
 export function nearNameOr(...shortNames: string[]): (a: string, b: string) => boolean {
-  return (a, b) => nearLongName(a, b) || (shortNames.includes(b) && oneEditApart(a, b));
+  return (a, b) => nearLongName(a, b) || (shortNames.includes(b) && (oneEditApart(a, b) || oneSwapApart(a, b)));
 }
 
 /**

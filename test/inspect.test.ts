@@ -476,7 +476,8 @@ describe('what the page is fed and the recorded file', () => {
 
   it('bad options fail clearly', async () => {
     await expect(inspector({ port: -1 })).rejects.toThrow(/port must be an integer from 0 to 65535/);
-    await expect(inspector({ prot: 80 } as never)).rejects.toThrow(/unknown option 'prot'; the options are port, host, record/);
+    await expect(inspector({ prot: 80 } as never)).rejects.toThrow(/unknown option 'prot'; the options are port, host, record.*Did you mean 'port'\?$/);
+    await expect(inspector({ recrod: 'runs.jsonl' } as never)).rejects.toThrow(/unknown option 'recrod'.*Did you mean 'record'\?$/);
     await expect(inspector({ record: join(dir, 'missing-dir', 'runs.jsonl') })).rejects.toThrow(/cannot record to '.*missing-dir.*'/);
     await expect(inspector({ maxRuns: 0 })).rejects.toThrow(/maxRuns must be a positive integer/);
     await expect(inspector({ host: '0.0.0.0', captureContent: 'false' as never })).rejects.toThrow(/captureContent must be true or false, got "false"/);
