@@ -1,3 +1,6 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Anthropic from '@anthropic-ai/sdk';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { SpanStatusCode, context } from '@opentelemetry/api';
@@ -234,6 +237,50 @@ describe('a typed output that fails, without captureContent', () => {
       expect(run.events.map((event) => event.name)).toEqual(['exception']);
       if (captureContent) expect(shown).toContain('My SSN is');
       else expect(shown).not.toMatch(/SSN|078/);
+    }
+  });
+});
+
+describe('a streamed tool call whose input the model sent as broken JSON, without captureContent', () => {
+  it("puts none of the call's input on the chat and run spans (the SDK's parse error quotes it); with captureContent it shows", async () => {
+    const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    // The testing kit streams only valid JSON: a server of its own sends the broken input.
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.end(
+          event('message_start', { message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 0 } } }) +
+            event('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} } }) +
+            event('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"ssn": "078-05-1120"}}' } }) +
+            event('content_block_stop', { index: 0 }) +
+            event('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 20 } }) +
+            event('message_stop', {}),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const client = new Anthropic({ apiKey: 'test', baseURL: `http://127.0.0.1:${port}`, maxRetries: 0 });
+      const lookup = tool({ name: 'lookup', inputSchema: z.object({ ssn: z.string() }), run: () => 'found' });
+      for (const captureContent of [false, true]) {
+        const { exporter, tracer } = tracing();
+        const runner = toolRunner(client, { ...baseParams, stream: true, tools: [lookup] }, { onEvent: openTelemetry({ tracer, captureContent }) });
+        await expect(runner.runUntilDone()).rejects.toThrow(/Unable to parse tool parameter JSON/);
+        const spans = exporter.getFinishedSpans();
+        expect(spans.map((span) => [span.name, span.status.code])).toEqual([
+          ['chat claude-sonnet-5-5', SpanStatusCode.ERROR],
+          ['invoke_agent tool-runner', SpanStatusCode.ERROR],
+        ]);
+        const shown = JSON.stringify(spans.map((span) => [span.status, span.events.map((each) => each.attributes)]));
+        expect(shown).toContain('Unable to parse tool parameter JSON from model');
+        if (captureContent) expect(shown).toContain('078-05-1120');
+        else expect(shown).not.toMatch(/078-05-1120|ssn/);
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
