@@ -44,6 +44,12 @@ export function messagesApi(client: ClientLike): MessagesApi {
   throw new TypeError('toolRunner: the client has neither `beta.messages` nor `messages`; pass an Anthropic client');
 }
 
+/** The GenAI provider `client` names in its own spans (`anthropic`, `gcp.vertex_ai`, `aws.bedrock`); `anthropic` when it names none. */
+export function providerOf(client: unknown): string {
+  const named = (client as { _genAIProviderName?: unknown } | null | undefined)?._genAIProviderName;
+  return typeof named === 'string' && named !== '' ? named : 'anthropic';
+}
+
 /** Whether `client` can send a Messages request (`beta.messages.create` or `messages.create`): an Anthropic client, or Bedrock's, Vertex's, ... */
 export function canSend(client: unknown): boolean {
   const of = client as { beta?: { messages?: { create?: unknown } }; messages?: { create?: unknown } } | null | undefined;

@@ -11,14 +11,14 @@ import type { BetaMessage, BetaToolResultBlockParam } from './types.js';
 import { thrownMessage } from './described.js';
 
 export type RunnerEvent = (
-  /** The runner starts (or resumes) iterating. */
-  | { type: 'run.start'; runner: Runner; model: unknown }
+  /** The runner starts (or resumes) iterating. `provider`: its client's GenAI provider (`anthropic`, `gcp.vertex_ai`, `aws.bedrock`). */
+  | { type: 'run.start'; runner: Runner; model: unknown; provider?: string | undefined }
   /** The iteration ended: with the last message, or with the error the caller sees. */
   | { type: 'run.end'; runner: Runner; message: BetaMessage | undefined; error?: unknown }
   /** A request leaves: a turn of the loop, or a compaction summary. */
   | { type: 'request.start'; runner: Runner; requestId: number; purpose: 'turn' | 'compaction'; body: Record<string, unknown> }
-  /** `fallback`: the index of the `options.fallback` entry that answered (or failed last); none for the primary. */
-  | { type: 'request.end'; runner: Runner; requestId: number; message?: BetaMessage; error?: unknown; fallback?: number | undefined }
+  /** `fallback`: the index of the `options.fallback` entry that answered (or failed last); none for the primary. `provider`: that client's. */
+  | { type: 'request.end'; runner: Runner; requestId: number; message?: BetaMessage; error?: unknown; fallback?: number | undefined; provider?: string | undefined }
   /** A piece of the reply's text as it streams (streamed requests only: `stream` or `runToolsEagerly`). */
   | { type: 'request.text'; runner: Runner; requestId: number; text: string }
   /** A tool call starts being handled (looked up, validated, approved, run). */

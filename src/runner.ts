@@ -11,7 +11,7 @@
  */
 import { AnthropicError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import type { ClientLike } from './client.js';
+import { type ClientLike, providerOf } from './client.js';
 import { type Settleable, settleable } from './completion.js';
 import { keptReply, toolUsesOf } from './history.js';
 import { appendedTo, placeAfterReply } from './late-change.js';
@@ -55,7 +55,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     this.#consumed = true;
     if (this.#completion?.settled) this.#completion = undefined;
     const { emit } = this.run;
-    emit?.({ type: 'run.start', runner: this, model: this.state.apiParams['model'] });
+    emit?.({ type: 'run.start', runner: this, model: this.state.apiParams['model'], provider: providerOf(this.run.client) });
     this.run.tracing.begin(this.state.apiParams, this.run);
     this.state.stoppedBy = undefined;
     this.control.resume();

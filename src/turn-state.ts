@@ -36,6 +36,8 @@ export interface Turn {
   requestId: number;
   /** The index of the `options.fallback` entry the request went to last; `undefined` for the primary. */
   fallback: number | undefined;
+  /** The GenAI provider of the client the request went to last (`anthropic`, `gcp.vertex_ai`, `aws.bedrock`). */
+  provider: string | undefined;
   /** The `onRequest` hook of the request sent again after an overflow runs: a change of the history goes with it, as before any request. */
   sendingAgain: boolean;
 }

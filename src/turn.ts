@@ -6,7 +6,7 @@
  */
 import type { APIError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import { type OpenedStream, type RequestOptions, messagesApi, withTimeout } from './client.js';
+import { type OpenedStream, type RequestOptions, messagesApi, providerOf, withTimeout } from './client.js';
 import { ignore } from './completion.js';
 import { ContextOverflowError, OVERFLOW_ADVICE, type Overflow, contextOverflow } from './context-overflow.js';
 import { withFields } from './copy.js';
@@ -32,7 +32,7 @@ import { receivedReply } from './reply-count.js';
 const NO_REQUEST = 0;
 
 /** A request in flight: its number in the events, and the fallback entry it went to last. */
-type Sent = Pick<Turn, 'requestId' | 'fallback'>;
+type Sent = Pick<Turn, 'requestId' | 'fallback' | 'provider'>;
 
 /** Sends a request's body to the primary (no target) or to a fallback entry; `last`: no entry follows. */
 type Attempt<T> = (body: Record<string, unknown>, target: FallbackTarget | undefined, last: boolean) => PromiseLike<T>;
@@ -136,6 +136,7 @@ export class Requests {
       requestId: 0,
       sendingAgain: false,
       fallback: undefined,
+      provider: undefined,
     };
     let message: PromiseLike<BetaMessage>;
     const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#options(), logger: run.logger };
@@ -196,7 +197,7 @@ export class Requests {
     // Uncounted while the observers and the `onMessage` hook have it (a snapshot taken in a `request.end` listener or in
     // the hook counts it), counted once the hook is done (a hook that throws leaves it unset: the reply failed).
     turn.uncounted = reply;
-    run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback });
+    run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback, provider: turn.provider });
     const counted = receivedReply(run, this.#eager, reply, inContainerOfItsOwn(run.options.fallback, turn.fallback));
     if (counted instanceof Promise) {
       counted.then(
@@ -236,7 +237,7 @@ export class Requests {
     // A reply was being read: a stream that had connected, or a body read (a request that never went fails as it failed).
     const read = streaming ? turn.stream?.response !== undefined : await hadResponse(request.sent, failure);
     const error = ReplyError.from(ContextOverflowError.from(failure), streaming, read, complete);
-    if (turn.requestId !== NO_REQUEST) run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback });
+    if (turn.requestId !== NO_REQUEST) run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error, fallback: turn.fallback, provider: turn.provider });
     throw error;
   }
 
@@ -269,7 +270,7 @@ export class Requests {
   async #sendAgain<T>(turn: Turn, request: ThreadRequest, overflowed: unknown, send: (body: Record<string, unknown>) => PromiseLike<T>): Promise<T> {
     const run = this.#run;
     // The rejected request ended: told before the compaction's own request starts.
-    run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error: ContextOverflowError.from(overflowed), fallback: turn.fallback });
+    run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error: ContextOverflowError.from(overflowed), fallback: turn.fallback, provider: turn.provider });
     // No request of this turn is in flight until the next starts (ids start at 1): a failure now is not told twice.
     turn.requestId = NO_REQUEST;
     // Until it is sent again, the turn is between requests: a change of the history in a hook (the summary's `onRequest`, the
@@ -320,6 +321,7 @@ export class Requests {
     const scope = run.tracing.scope;
     const attempt = (target: FallbackTarget | undefined, last: boolean): PromiseLike<T> => {
       turn.fallback = target?.index;
+      turn.provider = providerOf(target?.client ?? run.client);
       return scope ? scope.request(run.runner, turn.requestId, () => send(body, target, last)) : send(body, target, last);
     };
     return this.#fallbacks ? this.#fallbacks.send(attempt, signal) : attempt(undefined, true);
@@ -343,7 +345,7 @@ export class Requests {
     await callHook(run.options.hooks, 'onRequest', signal ?? runSignal(run), body as RequestParams);
     // Asked for by a turn (after an overflow): with the turn's signal, which the run's aborts too.
     const options = signal ? { ...this.#options(), signal } : this.#options();
-    const sent: Sent = { requestId: this.#started(body, 'compaction'), fallback: undefined };
+    const sent: Sent = { requestId: this.#started(body, 'compaction'), fallback: undefined, provider: undefined };
     let reply: BetaMessage;
     try {
       reply = await this.#attempts(sent, body, (summary, target) => {
@@ -353,10 +355,10 @@ export class Requests {
         return messagesApi(client).create(target ? bodyFor(target, sent) : sent, withTimeout(options, client));
       }, options.signal);
     } catch (error) {
-      run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, error, fallback: sent.fallback });
+      run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, error, fallback: sent.fallback, provider: sent.provider });
       throw error;
     }
-    run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, message: reply, fallback: sent.fallback });
+    run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, message: reply, fallback: sent.fallback, provider: sent.provider });
     // Paid for, adopted or not: counted before `onMessage` (a snapshot taken there holds it); `runner.usage` in a
     // `request.end` listener is without it, as without a turn's reply.
     run.state.usage = addUsage(run.state.usage, reply.usage);

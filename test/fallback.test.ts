@@ -206,6 +206,22 @@ describe('fallbacks across clients and models', () => {
     expect(chats.map((span) => span.attributes['tool_runner.request.fallback'])).toEqual([0, undefined]);
   });
 
+  it("OpenTelemetry: the spans name the provider of the client (a Vertex client's gcp.vertex_ai, as the SDK's own spans), a fallback's on the request it answered", async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('test');
+    const primary = await mockServer([overloaded, { content: [text('Primary again.')] }]);
+    const vertex = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })] }, { content: [text('From Vertex.')] }]);
+    await toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, {
+      onEvent: openTelemetry({ tracer }),
+      fallback: [{ client: vertexClient(vertex.url), model: 'claude-sonnet-5-5@20260101' }],
+    });
+    await toolRunner(vertexClient(vertex.url), { ...baseParams, model: 'claude-sonnet-5-5@20260101' }, { onEvent: openTelemetry({ tracer }) });
+    const provider = (span: { name: string; attributes: Record<string, unknown> }) => `${span.name.split(' ')[0]} ${String(span.attributes['gen_ai.provider.name'])}`;
+    const ours = exporter.getFinishedSpans().filter((span) => /^(chat|invoke_agent) /.test(span.name));
+    // The first run's two requests (the fallback answered the first), its run; the Vertex run's request and run.
+    expect(ours.map(provider)).toEqual(['chat gcp.vertex_ai', 'chat anthropic', 'invoke_agent anthropic', 'chat gcp.vertex_ai', 'invoke_agent gcp.vertex_ai']);
+  });
+
   it("an entry's output_config keeps the run's output format (options.output), which every request carries", async () => {
     const server = await mockServer([overloaded, { content: [text('{"city":"Lima"}')] }]);
     const runner = toolRunner(server.client({ maxRetries: 0 }), baseParams, { output: z.object({ city: z.string() }), fallback: [{ model: 'claude-fallback', output_config: { effort: 'low' } }] });

@@ -85,6 +85,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
   /** With `captureContent`: the content of each request in flight, which its reply's content must fit beside. */
   const contents = new Map<string, ContentList[]>();
   const runs = new WeakMap<Runner, { span: Span; context: Context }>();
+  /** Each run's GenAI provider, its client's: a request's span has it until the client that answered says another. */
+  const providers = new WeakMap<Runner, string>();
   const requests = new Map<string, Span>();
   const tools = new Map<string, Span>();
   /**
@@ -117,12 +119,15 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         const caller = callersOf(event)?.at(-1);
         const started = call === undefined ? undefined : caller ? tools.get(key(caller, call)) : toolsByCall.get(call);
         const base = started ? trace.setSpan(context.active(), started) : context.active();
+        // The client's own provider (Vertex's, Bedrock's), as the SDK's request spans under these name it.
+        const provider = event.provider ?? 'anthropic';
+        providers.set(event.runner, provider);
         const span = tracer.startSpan(`invoke_agent ${name}`, {
           kind: SpanKind.INTERNAL,
           attributes: {
             'gen_ai.operation.name': 'invoke_agent',
-            'gen_ai.provider.name': 'anthropic',
-            'gen_ai.system': 'anthropic',
+            'gen_ai.provider.name': provider,
+            'gen_ai.system': provider,
             'gen_ai.agent.name': name,
             ...(typeof event.model === 'string' && { 'gen_ai.request.model': event.model }),
             ...conversationOf(event.runner),
@@ -150,8 +155,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
             kind: SpanKind.CLIENT,
             attributes: {
               'gen_ai.operation.name': 'chat',
-              'gen_ai.provider.name': 'anthropic',
-              'gen_ai.system': 'anthropic',
+              'gen_ai.provider.name': providers.get(event.runner) ?? 'anthropic',
+              'gen_ai.system': providers.get(event.runner) ?? 'anthropic',
               'gen_ai.request.model': model,
               ...(typeof body['max_tokens'] === 'number' && { 'gen_ai.request.max_tokens': body['max_tokens'] }),
               ...(typeof body['temperature'] === 'number' && { 'gen_ai.request.temperature': body['temperature'] }),
@@ -191,6 +196,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         if (content) setContent(span, fitContent(message ? [...content, replyContent(message)] : content, limit));
         // A fallback answered (or failed last): which entry; the model that answered is `gen_ai.response.model`.
         if (event.fallback !== undefined) span.setAttribute('tool_runner.request.fallback', event.fallback);
+        // A fallback's client may be another provider's (a Vertex client behind an Anthropic one).
+        if (event.provider !== undefined) span.setAttributes({ 'gen_ai.provider.name': event.provider, 'gen_ai.system': event.provider });
         if (event.error !== undefined) failed(span, event.error, capture);
         span.end();
         break;
