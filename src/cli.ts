@@ -47,7 +47,9 @@ async function main(args: string[]): Promise<number> {
   let host = '127.0.0.1';
   for (let i = 0; i < rest.length; i++) {
     // `--port=8080` as `--port 8080`.
-    const [arg, inline] = /^--(port|host)=/.test(rest[i]!) ? [rest[i]!.slice(0, 6), rest[i]!.slice(7)] : [rest[i]!, undefined];
+    const joined = /^(--port|--host)=(.*)$/s.exec(rest[i]!);
+    const arg = joined ? joined[1]! : rest[i]!;
+    const inline = joined?.[2];
     if (arg === '--help' || arg === '-h') {
       process.stdout.write(`${USAGE}\n`);
       return 0;

@@ -222,8 +222,8 @@ export class ToolCalls implements CallResults {
     const waits = (call: HeldCall) => !isAgentCall(call) || openApprovals([call]).length > 0; // (not a sub-agent whose lent approver failed)
     const waiting = this.#heldNow().filter((call) => !this.#settled.has(call.id) && !this.#decisions.has(call.id) && waits(call));
     // In the model's order, in which its calls started (`#heldNow` puts the running sub-agents first).
-    const started = [...this.#calls.keys()];
-    const at = (call: HeldCall) => (started.includes(call.id) ? started.indexOf(call.id) : started.length);
+    const order = new Map([...this.#calls.keys()].map((id, index) => [id, index]));
+    const at = (call: HeldCall) => order.get(call.id) ?? order.size;
     return waiting.sort((a, b) => at(a) - at(b));
   }
 

@@ -84,9 +84,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
   const limit = options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES;
   /** With `captureContent`: the content of each request in flight, which its reply's content must fit beside. */
   const contents = new Map<string, ContentList[]>();
-  const runs = new WeakMap<Runner, { span: Span; context: Context }>();
-  /** Each run's GenAI provider, its client's: a request's span has it until the client that answered says another. */
-  const providers = new WeakMap<Runner, string>();
+  /** Each run's span, and its GenAI provider (its client's): a request's span has it until the client that answered says another. */
+  const runs = new WeakMap<Runner, { span: Span; context: Context; provider: string }>();
   const requests = new Map<string, Span>();
   const tools = new Map<string, Span>();
   /**
@@ -121,7 +120,6 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         const base = started ? trace.setSpan(context.active(), started) : context.active();
         // The client's own provider (Vertex's, Bedrock's), as the SDK's request spans under these name it.
         const provider = event.provider ?? 'anthropic';
-        providers.set(event.runner, provider);
         const span = tracer.startSpan(`invoke_agent ${name}`, {
           kind: SpanKind.INTERNAL,
           attributes: {
@@ -133,7 +131,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
             ...conversationOf(event.runner),
           },
         }, base);
-        runs.set(event.runner, { span, context: trace.setSpan(base, span) });
+        runs.set(event.runner, { span, context: trace.setSpan(base, span), provider });
         break;
       }
       case 'run.end': {
@@ -149,14 +147,15 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
       case 'request.start': {
         const body = event.body;
         const model = String(body['model'] ?? '');
+        const provider = runs.get(event.runner)?.provider ?? 'anthropic';
         const span = tracer.startSpan(
           `chat ${model}`,
           {
             kind: SpanKind.CLIENT,
             attributes: {
               'gen_ai.operation.name': 'chat',
-              'gen_ai.provider.name': providers.get(event.runner) ?? 'anthropic',
-              'gen_ai.system': providers.get(event.runner) ?? 'anthropic',
+              'gen_ai.provider.name': provider,
+              'gen_ai.system': provider,
               'gen_ai.request.model': model,
               ...(typeof body['max_tokens'] === 'number' && { 'gen_ai.request.max_tokens': body['max_tokens'] }),
               ...(typeof body['temperature'] === 'number' && { 'gen_ai.request.temperature': body['temperature'] }),
