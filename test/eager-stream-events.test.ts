@@ -1,8 +1,6 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toolRunner } from 'tool-runner';
+import { sseServer } from './fixtures/sse-server.js';
 import { baseParams, weatherTool } from './helpers.js';
 
 const open: Array<() => Promise<void>> = [];
@@ -10,23 +8,11 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((close) => close()));
 });
 
-/** A server that streams each of `replies` (the SSE events' data; a number waits that many ms) in turn, then from the first again. */
-async function sseServer(replies: Array<Array<Record<string, unknown> | number>>, sent: { lastEventAt?: number } = {}) {
-  let next = 0;
-  const server = createServer(async (request, response) => {
-    for await (const _chunk of request);
-    const events = replies[next++ % replies.length]!;
-    response.writeHead(200, { 'content-type': 'text/event-stream' });
-    for (const data of events) {
-      if (typeof data === 'number') await new Promise((resolve) => setTimeout(resolve, data));
-      else response.write(`event: ${String(data['type'])}\ndata: ${JSON.stringify(data)}\n\n`);
-    }
-    sent.lastEventAt = Date.now();
-    response.end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  open.push(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
-  return new Anthropic({ baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: 'x', maxRetries: 0 });
+/** A client of an SSE server that streams `replies` in turn (fixtures/sse-server.ts), closed after the test. */
+async function streaming(...args: Parameters<typeof sseServer>) {
+  const { client, close } = await sseServer(...args);
+  open.push(close);
+  return client;
 }
 
 const start = (id: string) => ({ type: 'message_start', message: { id, type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } });
@@ -38,7 +24,7 @@ const end = (stop_reason: string) => [
 describe('runToolsEagerly on odd streams', () => {
   it('a repeated content_block_start: the call starts with the input its own block streamed (as the SDK runner does), not the repeat’s', async () => {
     const call = { type: 'tool_use', id: 'toolu_Q', name: 'get_weather', input: {} };
-    const client = await sseServer([
+    const client = await streaming([
       [
         start('msg_1'),
         { type: 'content_block_start', index: 0, content_block: call },
@@ -74,7 +60,7 @@ describe('runToolsEagerly on odd streams', () => {
       { type: 'content_block_stop', index },
     ];
     const fallback = { type: 'fallback', from: { model: 'm' }, to: { model: 'm-fallback' }, trigger: { type: 'refusal' } };
-    const client = await sseServer(
+    const client = await streaming(
       [
         [
           start('msg_1'),

@@ -1,6 +1,3 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import Anthropic from '@anthropic-ai/sdk';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { SpanStatusCode, context } from '@opentelemetry/api';
@@ -9,6 +6,7 @@ import { z } from 'zod';
 import { type RunnerEvent, agentTool, tool, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
 import { text, toolUse } from 'tool-runner/testing';
+import { sseServer } from './fixtures/sse-server.js';
 import { baseParams, mockServer, sleep } from './helpers.js';
 
 function tracing() {
@@ -243,26 +241,18 @@ describe('a typed output that fails, without captureContent', () => {
 
 describe('a streamed tool call whose input the model sent as broken JSON, without captureContent', () => {
   it("puts none of the call's input on the chat and run spans (the SDK's parse error quotes it); with captureContent it shows", async () => {
-    const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
     // The testing kit streams only valid JSON: a server of its own sends the broken input.
-    const server = createServer((request, response) => {
-      request.resume();
-      request.on('end', () => {
-        response.writeHead(200, { 'content-type': 'text/event-stream' });
-        response.end(
-          event('message_start', { message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 0 } } }) +
-            event('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} } }) +
-            event('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"ssn": "078-05-1120"}}' } }) +
-            event('content_block_stop', { index: 0 }) +
-            event('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 20 } }) +
-            event('message_stop', {}),
-        );
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { client, close } = await sseServer([
+      [
+        { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 0 } } },
+        { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"ssn": "078-05-1120"}}' } },
+        { type: 'content_block_stop', index: 0 },
+        { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 20 } },
+        { type: 'message_stop' },
+      ],
+    ]);
     try {
-      const { port } = server.address() as AddressInfo;
-      const client = new Anthropic({ apiKey: 'test', baseURL: `http://127.0.0.1:${port}`, maxRetries: 0 });
       const lookup = tool({ name: 'lookup', inputSchema: z.object({ ssn: z.string() }), run: () => 'found' });
       for (const captureContent of [false, true]) {
         const { exporter, tracer } = tracing();
@@ -279,8 +269,7 @@ describe('a streamed tool call whose input the model sent as broken JSON, withou
         else expect(shown).not.toMatch(/078-05-1120|ssn/);
       }
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await close();
     }
   });
 });
