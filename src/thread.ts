@@ -32,6 +32,8 @@ interface Anchor {
   system: unknown;
   tools: unknown;
   model: unknown;
+  /** The reply is the first of a thread that replaced one the server had lost (`thread_not_found`). */
+  replacesLost: boolean;
 }
 
 /** The part of a snapshot that lets a resumed run continue its thread. */
@@ -69,6 +71,12 @@ export class MessageThread {
   #anchor: Anchor | undefined;
   /** The request in flight (`body`, as given to `wireBody`): what the reply will be anchored on. */
   #pending: (Omit<Anchor, 'previousMessageId' | 'replyContent'> & { body: object }) | undefined;
+  /**
+   * The server lost the thread (`thread_not_found`): the next new thread replaces it. Lost again right after (its first
+   * continue), the server may be unable to hold threads at all: the run goes on without one, as the SDK's runner does
+   * (else every turn would be a rejected continue, then the whole history again).
+   */
+  #replayingLost = false;
   /**
    * A request failed since the last reply: the next one continues only if the history holds what the
    * server holds (the caller may have set the history before the failed request, whose retry the
@@ -117,7 +125,7 @@ export class MessageThread {
     const { previous_message_id, held, system, tools, model } = snapshot;
     const reply = messages?.[held - 1];
     // The history as the snapshot holds it is what the server holds up to the reply: later changes are checked against it.
-    if (reply?.role === 'assistant') this.#anchor = { previousMessageId: previous_message_id, held, sent: messages, replyContent: reply.content, system, tools, model };
+    if (reply?.role === 'assistant') this.#anchor = { previousMessageId: previous_message_id, held, sent: messages, replyContent: reply.content, system, tools, model, replacesLost: false };
   }
 
   get threading(): boolean {
@@ -146,9 +154,10 @@ export class MessageThread {
     const anchor = this.#anchor;
     // A server-side compaction's reply anchors nothing: the run goes on from the compacted history (a new thread), or
     // without a summary from the thread held before, as the SDK's runner, which sends it beside the thread.
-    this.#pending = body['compaction'] === undefined ? { held: messages.length, sent: messages, system: body['system'], tools: body['tools'], model: body['model'], body } : undefined;
+    this.#pending = body['compaction'] === undefined ? { held: messages.length, sent: messages, system: body['system'], tools: body['tools'], model: body['model'], body, replacesLost: this.#replayingLost } : undefined;
     const betas = withBeta(body['betas']);
     if (anchor && this.#continues(anchor, body, messages, appendsOnly)) {
+      if (this.#pending) this.#pending.replacesLost = false;
       // The server keeps `system` and `tools` of the thread: copied without them.
       const wire: Record<string, unknown> = {};
       for (const key in body) if (key !== 'system' && key !== 'tools') wire[key] = body[key];
@@ -216,9 +225,10 @@ export class MessageThread {
       return;
     }
     this.#failedSinceReply = false;
-    const { held, sent, system, tools, model } = pending;
+    this.#replayingLost = false;
+    const { held, sent, system, tools, model, replacesLost } = pending;
     // The reply as the history keeps it (without blank text), to know it again in a history the caller set.
-    this.#anchor = { previousMessageId: reply.id, held: held + 1, sent, replyContent: withoutBlankText(reply.content), system, tools, model };
+    this.#anchor = { previousMessageId: reply.id, held: held + 1, sent, replyContent: withoutBlankText(reply.content), system, tools, model, replacesLost };
   }
 
   /**
@@ -262,6 +272,13 @@ export class MessageThread {
       return true;
     }
     if (!REPLAY_CODES.includes(code) || !this.#anchor) return false;
+    if (code === 'thread_not_found' && this.#anchor.replacesLost) {
+      logger.info(`The server lost the thread again right after a replay (previous_message_id ${this.#anchor.previousMessageId}); sending the whole history without a thread from now on`);
+      this.#mode = 'stopped';
+      this.#anchor = undefined;
+      return true;
+    }
+    this.#replayingLost = code === 'thread_not_found';
     logger.info(`Thread rejected (${code}, previous_message_id ${this.#anchor.previousMessageId}); replaying the history under a new thread`);
     this.#anchor = undefined;
     return true;

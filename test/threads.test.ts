@@ -9,6 +9,7 @@ import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runne
 import { z } from 'zod';
 import { tool } from 'tool-runner';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
+import { bodiesOf, model } from './side-by-side.js';
 
 const lookupOptions = {
   name: 'lookup',
@@ -311,6 +312,27 @@ describe('a run over a message thread', () => {
     // The body took control at turn 1: it answers the call itself on the next iteration.
     expect(kinds(server.requests)).toEqual(['create', 'create', 'continue']);
     expect(wire(server.requests[1]!).body.system).toBe('Be thorough.');
+  });
+
+  it('thread_not_found right after a replay (a server that cannot hold threads): the run goes on without a thread, as the SDK\'s runner does', async () => {
+    const bodies = [];
+    for (const ours of [false, true]) {
+      const server = await mockServer(threeTurns());
+      // The server loses every thread once its reply has come: each continue meets thread_not_found.
+      const forgetful = tool({ ...lookupOptions, run: (input) => (server.forgetThreads(), lookupOptions.run(input)) });
+      const { lines, logger } = captureLogger();
+      const client = server.client({ logger, logLevel: 'info' });
+      const params = { model, max_tokens: 1024, messages: [...baseParams.messages], tools: [forgetful] };
+      const runner = ours ? toolRunner(client, params) : client.beta.messages.toolRunner(params as never);
+      for await (const _message of runner);
+      // The first loss is replayed; the second, on the new thread's first continue, stops threading for the run.
+      expect(kinds(server.requests)).toEqual(['create', 'continue', 'create', 'continue', 'none']);
+      expect(wire(server.requests[4]!).body.messages).toHaveLength(5);
+      if (ours) expect(lines).toContainEqual({ level: 'info', message: expect.stringMatching(/lost the thread again right after a replay/) });
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+      bodies.push(bodiesOf(server));
+    }
+    expect(bodies[1]).toEqual(bodies[0]);
   });
 
   it('thread_already_continued (the reply was lost on the way, the client retried): replays', async () => {
