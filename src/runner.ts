@@ -221,8 +221,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       // An empty reply (or one of blank text only) is not kept either: the API takes empty content only
       // in the last message, and a paused one goes back as the history was.
       if (kept.content.length === 0) {
-        // The server's thread holds the reply the history does not: the next request replays the history.
-        this.run.thread.restart();
+        // The server's thread holds the reply the history does not: only a request that adds nothing goes on from it.
+        this.run.thread.notKept(reply);
         return nextStepFor(reply.stop_reason) === 'resume' ? 'resume' : this.#ends(reply, undefined);
       }
       for (const [id, text] of renamed) this.state.markNotRun(id, text);

@@ -34,6 +34,11 @@ interface Anchor {
   model: unknown;
   /** The reply is the first of a thread that replaced one the server had lost (`thread_not_found`). */
   replacesLost: boolean;
+  /**
+   * The reply is not in the history (it came empty, or of blank text only): the server holds it after the first `held`
+   * messages, and a request continues from it only if it sends nothing new.
+   */
+  notKept?: true;
 }
 
 /** The part of a snapshot that lets a resumed run continue its thread. */
@@ -143,6 +148,18 @@ export class MessageThread {
   }
 
   /**
+   * `reply` came empty (or of blank text only) and the history does not keep it. A request that sends the history as it
+   * was, a paused turn sent again, continues from it with no new message, as on the SDK's thread (which keeps the reply):
+   * the server goes on with its paused work. Anything added after it replays the history (the server would hold the
+   * empty reply before it, which the API refuses).
+   */
+  notKept(reply: BetaMessage): void {
+    const anchor = this.#anchor;
+    if (anchor?.previousMessageId !== reply.id) return this.restart();
+    this.#anchor = { ...anchor, held: anchor.held - 1, replyContent: undefined, notKept: true };
+  }
+
+  /**
    * The wire body for `body` (the whole history in `body.messages`): unchanged without threads,
    * else with `thread`, the beta, and on a `continue` only the messages the server lacks (no
    * `system` or `tools`: the server keeps those of the thread). `appendsOnly` says the runner made
@@ -190,7 +207,7 @@ export class MessageThread {
   #continues(anchor: Anchor, body: Record<string, unknown>, messages: BetaMessageParam[], appendsOnly: boolean): boolean {
     // A server-side compaction request (compactBeforeNextTurn) replays the conversation under a thread of
     // its own; failed, the thread held before goes on (its reply anchors the next, as on the SDK's thread).
-    if (messages.length < anchor.held || body['compaction'] !== undefined) return false;
+    if (messages.length < anchor.held || body['compaction'] !== undefined || (anchor.notKept && messages.length > anchor.held)) return false;
     if (!same(body['system'], anchor.system) || !same(body['tools'], anchor.tools) || !same(body['model'], anchor.model)) return false;
     return (appendsOnly && !this.#failedSinceReply) || holds(anchor, messages);
   }
@@ -290,15 +307,18 @@ export class MessageThread {
    */
   toJSON(messages: readonly BetaMessageParam[], added?: BetaMessageParam): ThreadSnapshot | undefined {
     const anchor = this.#anchor;
-    if (this.#mode !== 'on' || !anchor || !holds(anchor, messages, added)) return undefined;
+    // A reply the history does not keep: a snapshot cannot say where the server holds it; the resumed run replays.
+    if (this.#mode !== 'on' || !anchor || anchor.notKept || !holds(anchor, messages, added)) return undefined;
     return { previous_message_id: anchor.previousMessageId, held: anchor.held, system: anchor.system, tools: anchor.tools, model: anchor.model };
   }
 }
 
 /** Whether `messages` (then `added`, if given) start with the messages the anchor's request sent, then its reply. */
 function holds(anchor: Anchor, messages: readonly BetaMessageParam[], added?: BetaMessageParam): boolean {
-  const replyIndex = anchor.held - 1;
   const { sent } = anchor;
+  // A reply the history does not keep: the history must be what was sent, no more (a snapshot cannot say so).
+  if (anchor.notKept) return sent !== undefined && !added && messages.length === anchor.held && (sent === messages || messages.every((message, i) => same(message, sent[i])));
+  const replyIndex = anchor.held - 1;
   if (!sent || messages.length + (added ? 1 : 0) <= replyIndex) return false;
   // The array the request sent (the runner only appends to it): its first messages are those sent.
   if (sent !== messages) for (let i = 0; i < replyIndex; i++) if (!same(i < messages.length ? messages[i] : added, sent[i])) return false;

@@ -258,6 +258,30 @@ describe('a run over a message thread', () => {
     expect(runner.stoppedBy).toBe('model');
   });
 
+  it("a paused turn with empty content (not kept in the history) goes on over the thread with no new message, as the SDK's runner sends it; anything added after it replays", async () => {
+    const paused = { content: [], stop_reason: 'pause_turn' as never };
+    const steps = () => [{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, paused, { content: [text('Done.')] }, paused, { content: [text('Later.')] }];
+    const bodies = [];
+    for (const ours of [false, true]) {
+      const server = await mockServer(steps());
+      const client = server.client({ maxRetries: 0 });
+      const runner = ours ? toolRunner(client, { ...baseParams, tools: [lookup] }) : client.beta.messages.toolRunner({ ...baseParams, tools: [lookup] } as never);
+      await runner.runUntilDone();
+      expect(kinds(server.requests)).toEqual(['create', 'continue', 'continue']);
+      expect(wire(server.requests[2]!).body.messages).toEqual([]);
+      bodies.push(bodiesOf(server));
+      if (!ours) continue;
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+      // Paused empty again, then a question pushed after it: the server would hold the empty reply before the question.
+      const again = toolRunner(client, { ...baseParams, tools: [lookup] });
+      again.setMessagesParams((params) => ({ ...params, messages: [...runner.params.messages, { role: 'user', content: 'More?' }] }));
+      for await (const message of again) if (message.stop_reason === 'pause_turn') again.pushMessages({ role: 'user', content: 'Go on.' });
+      expect(kinds(server.requests).slice(3)).toEqual(['create', 'create']);
+      expect(historyProblems(wire(server.requests[4]!).messages)).toEqual([]);
+    }
+    expect(bodies[1]).toEqual(bodies[0]);
+  });
+
   it("a replay leaves out the cache markers in the definitions of tools added to answered turns (addTools), as the SDK's thread does", async () => {
     const marked = (name: string) => tool({ ...lookupOptions, name, cache_control: { type: 'ephemeral' } });
     const server = await mockServer([...[0, 1, 2, 3, 4, 5].map((n) => ({ content: [toolUse(`t${n}`, { n }, `toolu_${n}`)] })), { content: [text('Done.')] }]);
