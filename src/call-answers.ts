@@ -15,7 +15,7 @@ import { type RunContext, runSignal } from './run-context.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
 import { ToolCalls } from './tool-calls.js';
 import { openApprovals } from './nested-approvals.js';
-import { abortedWaits, endWaits } from './waits-ended.js';
+import { abortedWaits, endWaits, wentOnPast } from './waits-ended.js';
 import type { Answer, Turn } from './turn-state.js';
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { ToolChanges } from './tool-changes.js';
@@ -77,7 +77,7 @@ export class CallAnswers {
   endReplacedWaits(): BetaToolUseBlock[] {
     const uses = toolUsesOf(this.#run.state.messages.at(-1));
     const replaced = this.#calls?.forgetHeldBesides(uses);
-    if (replaced?.length) endWaits(this.#run, replaced);
+    if (replaced?.length) wentOnPast(this.#run, replaced, uses);
     return uses;
   }
 

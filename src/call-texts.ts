@@ -2,6 +2,9 @@
 import type { StoppedOutcome } from './guards.js';
 
 export const abortedText = (name: string) => `Error: the call to '${name}' was aborted before it finished.`;
+/** An agent's call the conversation went past while a call inside its sub-agent waited: it had started, its sub-agent's finished calls ran. */
+export const wentOnPastStartedText = (name: string) =>
+  `Error: the conversation went on before the call to '${name}' finished (it had started: its sub-agent ran); its result was not kept.`;
 /** The run was aborted before the call started (the loop body aborted on its reply, say): it never ran. */
 export const abortedUnstartedText = (name: string) => `Error: the call to '${name}' was aborted before it started, so it was not run.`;
 export const timedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms and was stopped.`;

@@ -136,8 +136,9 @@ const VALIDATING = 'its input was validated';
 async function answerCall(tool: RunnableTool, call: ToolCall, context: ExecutionContext, held: HeldCall | undefined): Promise<CallOutcome> {
   const { logger } = context;
   const { toolUse } = call;
-  // A call that waited for approval, undecided, never started (one whose sub-agent ran when the snapshot was taken did).
-  const waited = held && !held.agent?.counted && !context.decisions.has(toolUse.id);
+  // A call that waited for approval, undecided, never started. An agent's call did, whether its sub-agent ran when the
+  // snapshot was taken or waits for a call of its own: told 'not run', the model would call it again, its finished calls too.
+  const waited = held && !held.agent && !context.decisions.has(toolUse.id);
   const aborted = () => failed(waited ? abortedWaitingText(tool.name) : held?.agent ? abortedText(tool.name) : abortedUnstartedText(tool.name), call, context);
   // A step before the call runs (an async validator, a rule) ended by the run's signal, or by the tool's timeout.
   const notRun = (why: typeof STOPPED | StepTimedOut, step: string) => (why === STOPPED ? aborted() : failed(stepTimedOutText(tool.name, why.ms, step), call, context));

@@ -3,18 +3,32 @@
  * ends for the listeners too, with a `tool.end` marked `cancelled` (and the result the history
  * gives them, if any), a sub-agent's calls inside them with their `path`.
  */
+import { abortedText, wentOnPastStartedText } from './call-texts.js';
 import { abortedWaitingText, answeringEvery } from './history.js';
 import { openApprovals } from './nested-approvals.js';
 import type { RunContext } from './run-context.js';
 import type { HeldCall } from './snapshot.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 
-/** Aborted while calls waited for approval: each of `uses` is answered (a waiting one as aborted), and the waits end. */
+/**
+ * Aborted while calls waited for approval: each of `uses` is answered (a waiting one as aborted), and the waits end.
+ * An agent's call waiting for a call inside its sub-agent had started: its sub-agent's finished calls ran.
+ */
 export function abortedWaits(run: RunContext, message: ToolResultMessage, uses: BetaToolUseBlock[], pending: HeldCall[]): ToolResultMessage {
-  const answered = answeringEvery(message, uses, (use) => abortedWaitingText(use.name));
+  const started = new Set(pending.filter((call) => call.agent).map((call) => call.id));
+  const answered = answeringEvery(message, uses, (use) => (started.has(use.id) ? abortedText(use.name) : abortedWaitingText(use.name)));
   const results = answered.content as BetaToolResultBlockParam[];
   endWaits(run, pending, (id) => results.find((block) => block.type === 'tool_result' && block.tool_use_id === id));
   return answered;
+}
+
+/**
+ * The history went on past calls that waited for approval (`held`; `uses`: the calls of its last message): their waits
+ * end. An agent's call had started (its sub-agent's finished calls ran): told 'not run', the model would call it again.
+ */
+export function wentOnPast(run: RunContext, held: readonly HeldCall[], uses: readonly BetaToolUseBlock[]): void {
+  endWaits(run, held);
+  for (const call of held) if (call.agent && !uses.some((use) => use.id === call.id)) run.state.markNotRun(call.id, wentOnPastStartedText(call.name));
 }
 
 /** Each held call's wait ends for the run's listeners (`resultOf`: the result the history gives it, if any). */

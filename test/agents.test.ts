@@ -1018,6 +1018,54 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it("aborted while a call inside a sub-agent waits for approval: the agent's call is answered as aborted before it finished (its sub-agent ran), not as never run, which would have the model call it again", async () => {
+    for (const when of ['before the run goes on', 'while another call runs'] as const) {
+      const ran: string[] = [];
+      const controller = new AbortController();
+      const charge = tool({ name: 'charge', inputSchema: z.object({}), run: () => (ran.push('charge'), 'charged') });
+      const send = tool({ name: 'send', inputSchema: z.object({}), needsApproval: true, run: () => 'sent' });
+      const slow = tool({
+        name: 'slow',
+        inputSchema: z.object({}),
+        run: (_input, { signal }) => new Promise<string>((resolve) => (signal.addEventListener('abort', () => resolve('stopped')), setTimeout(() => controller.abort(), 30))),
+      });
+      const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [charge, send] }) });
+      const parentCalls = [toolUse('worker', { task: 'charge, then send' }, 'toolu_w'), ...(when === 'while another call runs' ? [toolUse('slow', {}, 'toolu_s')] : [])];
+      const server = await mockServer(byAgent({ parent: [{ content: parentCalls }], worker: [{ content: [toolUse('charge', {}, 'toolu_c')] }, { content: [toolUse('send', {}, 'toolu_x')] }] }));
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [worker, slow] }, { signal: controller.signal });
+      if (when === 'before the run goes on') {
+        await runner;
+        expect(runner.stoppedBy).toBe('approval');
+        controller.abort();
+      }
+      await expect(runner.runUntilDone(), when).rejects.toThrow(/abort/i);
+      expect(ran, when).toEqual(['charge']);
+      const results = runner.params.messages.at(-1)!.content as Array<{ tool_use_id: string; content: string }>;
+      expect(results.find((result) => result.tool_use_id === 'toolu_w'), when).toMatchObject({ is_error: true, content: "Error: the call to 'worker' was aborted before it finished." });
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
+  it("a message pushed instead of deciding a call inside a sub-agent: the agent's call is answered as started, its result not kept (not as never run)", async () => {
+    const log: string[] = [];
+    const { researcher } = researchTools(log);
+    const server = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')] }, { content: [text('Fine.')] }],
+        researcher: [{ content: [toolUse('search', { query: 'otters' }, 'toolu_s'), toolUse('publish', { title: 'Otters' }, 'toolu_p')] }],
+      }),
+    );
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] });
+    await runner;
+    runner.pushMessages({ role: 'user', content: 'Never mind.' });
+    await runner;
+    expect(log).toEqual(['search otters']);
+    expect(wire(server.requests.at(-1)!).messages.slice(-2)).toEqual([
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_r', is_error: true, content: "Error: the conversation went on before the call to 'researcher' finished (it had started: its sub-agent ran); its result was not kept." }] },
+      { role: 'user', content: 'Never mind.' },
+    ]);
+  });
+
   for (const form of ['spread with an option', 'wrapped in a tool of its own'] as const) it(`an agent tool ${form}: after a call inside it is approved, the sub-agent goes on from its state (its finished calls not run again)`, async () => {
     const log: string[] = [];
     const search = tool({ name: 'search', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (log.push(`search ${q}`), 'found') });
