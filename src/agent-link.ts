@@ -100,6 +100,8 @@ export interface AgentLink {
   readonly fallback: FallbackEntry[] | undefined;
   /** Adds a sub-agent's usage to the parent's `runner.usage`. */
   addUsage(usage: Usage): void;
+  /** With the parent's `budget.maxTokens`: the tokens its run has left (a sub-agent's usage is the run's), and a call's answer once none are. */
+  tokensLeft?(): { left: number; notRun: (name: string) => string } | undefined;
   /** The runnable tools this run added with `addTools()` (a sub-agent resumed in this process is given them again). */
   added(): RunnableTool[];
 }

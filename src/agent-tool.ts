@@ -51,6 +51,7 @@ import { isRunnableToolset } from './toolsets.js';
 import type { BetaMessage, Promisable } from './types.js';
 import { checkToolName } from './tool-name.js';
 import { addedToolsHint, resumedTools, withAddedTools } from './agent-resume.js';
+import { lendTokens } from './agent-budget.js';
 import { NO_USAGE, addUsage as sumUsage, usageSince } from './usage.js';
 
 /** The input of an agent tool without `inputSchema`: the task, in words. */
@@ -195,14 +196,16 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   const streaming = link?.streaming === true && link.emit !== undefined;
   const lentFailure: { error?: unknown } = {};
   const options = steps ? durableOptions(subOptions(agent, link, context, lentFailure), client, steps) : subOptions(agent, link, context, lentFailure);
+  const resumed = (context as { [AGENT_RESUME]?: HeldCall['agent'] })[AGENT_RESUME];
+  const resume = resumed?.snapshot;
+  // Before its signal is tied: a sub-agent the parent's budget has no tokens left for is not run.
+  lendTokens(options, link, agent.name, resume && (resumed.counted ?? resume.usage));
   // A signal of the sub-agent's own, tied to the call's and to the agent's `options.signal`: the listener the SDK adds
   // for each request is on it, not on the run's signal, which a dozen sub-agents at once would make Node warn about.
   // Untied when the call ends (never `AbortSignal.any`, which both signals would keep for as long as they live).
   const signals = [context.signal, agent.options.signal].filter((signal): signal is AbortSignal => signal != null);
   const tied = signals.length > 0 ? tiedSignal(...signals) : undefined;
   if (tied) options.signal = tied.signal;
-  const resumed = (context as { [AGENT_RESUME]?: HeldCall['agent'] })[AGENT_RESUME];
-  const resume = resumed?.snapshot;
   // Streamed for the parent's listeners, a sub-agent resumed from a state that was not streamed too.
   let sub: ToolRunner<boolean>;
   try {

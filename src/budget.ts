@@ -48,6 +48,12 @@ export class RunBudget {
     return max !== undefined && tokensOf(usage) >= max;
   }
 
+  /** The tokens the run has left under `maxTokens` (none, or fewer: reached); `undefined` without it. */
+  tokensLeft(usage: Usage): number | undefined {
+    const max = this.#budget.maxTokens;
+    return max === undefined ? undefined : max - tokensOf(usage);
+  }
+
   tokensReachedText(usage: Usage): string {
     return `budget.maxTokens reached: ${tokensOf(usage)} of ${this.#budget.maxTokens} tokens`;
   }

@@ -207,6 +207,16 @@ export class RunControl {
     return budget?.tokensReached(this.#state.usage) ? budget.tokensReachedText(this.#state.usage) : undefined;
   }
 
+  /**
+   * With `budget.maxTokens`: the tokens the run has left, which a sub-agent it starts may spend (its usage is the run's),
+   * and what a call is answered once none are left.
+   */
+  tokensLeft(): { left: number; notRun: (name: string) => string } | undefined {
+    const budget = this.#budget;
+    const left = budget?.tokensLeft(this.#state.usage);
+    return left === undefined ? undefined : { left, notRun: (name) => budget!.tokensText(name, this.#state.usage) };
+  }
+
   /** Whether a compaction summary may be asked for now (no stop coming: no limit reached, tokens left). */
   maySummarise(): boolean {
     return this.#pending === undefined && this.#final === undefined && this.#limitReached() === undefined;

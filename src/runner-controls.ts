@@ -354,6 +354,7 @@ export abstract class RunnerControls implements Runner {
       streaming: state.settings.stream === true,
       fallback: run.options.fallback,
       addUsage: (usage) => void (state.usage = addUsage(state.usage, usage)),
+      tokensLeft: () => this.control.tokensLeft(),
       added: () => this.answers.changes.added,
     };
   }

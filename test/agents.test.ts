@@ -164,6 +164,54 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it("the parent's budget.maxTokens bounds its sub-agents' requests too, at every level: one sends none once the run's tokens (its own with theirs) reach it", async () => {
+    for (const levels of [2, 3] as const) {
+      const searched: string[] = [];
+      const search = tool({ name: 'search', inputSchema: z.object({ query: z.string() }), run: ({ query }) => (searched.push(query), `results for ${query}`) });
+      const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [search] }) });
+      const lead = agentTool({ name: 'lead', description: 'Leads', params: ({ task }) => ({ model, max_tokens: 64, system: 'lead', messages: [{ role: 'user', content: task }], tools: [worker] }) });
+      // A worker that would search on and on, each request 1,000 tokens.
+      const server = await mockServer(
+        byAgent({
+          parent: [{ content: [toolUse(levels === 2 ? 'worker' : 'lead', { task: 'go' })], usage: u(100, 0) }, { content: [text('Done.')], usage: u(100, 0) }],
+          lead: [{ content: [toolUse('worker', { task: 'go' })], usage: u(100, 0) }, { content: [text('Led.')], usage: u(100, 0) }],
+          worker: Array.from({ length: 10 }, (_, i) => ({ content: [toolUse('search', { query: `q${i}` })], usage: u(1000, 0) })),
+        }),
+      );
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [levels === 2 ? worker : lead] }, { budget: { maxTokens: 2_500 } });
+      await runner;
+      // 2,400 tokens left to the worker (2,300 under the lead): its third request reaches them, and it stops (that reply's calls run, as in any run).
+      expect(searched, `${levels} levels`).toEqual(['q0', 'q1', 'q2']);
+      expect(server.requests, `${levels} levels`).toHaveLength(levels === 2 ? 4 : 5);
+      expect(runner.stoppedBy).toBe('budget');
+      expect(runner.usage.input_tokens).toBe(levels === 2 ? 3_100 : 3_200);
+      // The parent's own next request is not sent either: the run's tokens are past its budget.
+      expect(runner.params.messages.at(-1)!.content).toEqual([
+        expect.objectContaining({ is_error: true, content: `Error: the agent '${levels === 2 ? 'worker' : 'lead'}' stopped before it finished its task: it reached its budget.` }),
+      ]);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
+  it("a sub-agent called once the parent's budget.maxTokens is reached (another call's sub-agent spent it) is not run", async () => {
+    const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: task, messages: [{ role: 'user', content: task }] }) });
+    const server = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('worker', { task: 'first' }, 'toolu_1'), toolUse('worker', { task: 'second' }, 'toolu_2')], usage: u(100, 0) }],
+        first: [{ content: [text('Spent it all.')], usage: u(5_000, 0) }],
+        second: [{ content: [text('Never asked.')] }],
+      }),
+    );
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [worker] }, { budget: { maxTokens: 1_000 }, concurrency: 1 });
+    await runner;
+    expect(server.requests).toHaveLength(2);
+    expect(runner.stoppedBy).toBe('budget');
+    expect(runner.params.messages.at(-1)!.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_1', content: 'Spent it all.' },
+      { type: 'tool_result', tool_use_id: 'toolu_2', is_error: true, content: "Error: the call to 'worker' was not run: the run reached its limit of 1000 tokens (budget.maxTokens; 5100 used). Answer with what you have." },
+    ]);
+  });
+
   it('a sub-agent a limit stops right after a paused turn (pause_turn) did not finish either: an is_error result naming the limit', async () => {
     const paused = agentTool({ name: 'paused', description: 'Searches', params: ({ task }) => ({ model, max_tokens: 64, system: 'paused', max_iterations: 1, messages: [{ role: 'user', content: task }] }) });
     const server = await mockServer(
