@@ -331,7 +331,7 @@ function subOptions(agent: Agent, link: AgentLink | undefined, { toolUse, runner
   // has a fallback of its own; the parent's other overrides (its system prompt, its tool_choice) are the parent's requests' own.
   if (!agent.client && own.fallback === undefined && link?.fallback) options.fallback = link.fallback.map(lentEntry);
   const approve = link?.approve;
-  if (!own.approve && approve) options.approve = lentApprover((call, context) => failuresKept(approve, lentFailure)(askedBy({ ...call, path: [agent.name, ...(call.path ?? [])] }, runner), context));
+  if (!own.approve && approve) options.approve = lentApprover((call, context) => failuresKept(approve, lentFailure)(askedBy({ ...call, path: [agent.name, ...(call.path ?? [])], callPath: [toolUse.id, ...(call.callPath ?? [])] }, runner), context));
   return options;
 }
 

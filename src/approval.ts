@@ -11,8 +11,8 @@ export type ApprovalRequest<Call extends AnyCall = AnyCall> = Call & {
   /** A sub-agent's call (`agentTool`): the agents' names, outermost first; none for the run's own calls. */
   path?: string[];
   /**
-   * A sub-agent's call waiting in `pendingApprovals`: the `tool_use` ids of the calls that started
-   * each agent of `path` (two calls of one agent are told apart by them).
+   * A sub-agent's call (waiting in `pendingApprovals`, or asked of `options.approve`): the `tool_use`
+   * ids of the calls that started each agent of `path` (two calls of one agent are told apart by them).
    */
   callPath?: string[];
 };

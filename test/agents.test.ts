@@ -751,14 +751,14 @@ describe('agentTool: approvals inside a sub-agent', () => {
     expect(wire(server.requests[2]!).messages.at(-1).content[1]).toMatchObject({ is_error: true, content: expect.stringContaining('not today') });
   });
 
-  it("the parent's options.approve is asked for them, with the path", async () => {
+  it("the parent's options.approve is asked for them, with the path and the id of the call that started the agent", async () => {
     const log: string[] = [];
     const { researcher } = researchTools(log);
     const server = await mockServer(script());
     const asked: ApprovalRequest[] = [];
     const runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] }, { approve: (call) => (asked.push(call), { decision: 'allow' }) });
     await runner;
-    expect(asked.map((call) => [call.name, call.path])).toEqual([['publish', ['researcher']]]);
+    expect(asked.map((call) => [call.name, call.path, call.callPath])).toEqual([['publish', ['researcher'], ['toolu_r']]]);
     expect(log).toEqual(['search otters', 'publish Otters']);
     expect(runner.stoppedBy).toBe('model');
   });

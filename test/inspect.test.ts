@@ -717,6 +717,22 @@ describe('approvals decided from the page', () => {
     expect(await waiting).toEqual({ decision: 'allow' });
   });
 
+  it("a sub-agent's call asked of the page without onEvent: its waiting record names the agent and the call that started it", async () => {
+    const inspect = await start();
+    const ask = (callPath: string[]) => {
+      const toolUse = { type: 'tool_use' as const, id: 'toolu_pay', name: 'pay', input: {} };
+      return inspect.approve({ name: 'pay', input: {}, toolUse, path: ['clerk'], callPath } as never, { signal: AbortSignal.abort() } as never);
+    };
+    await ask(['toolu_clerk']);
+    // A callPath that does not match the path is not shown as one.
+    await ask(['toolu_a', 'toolu_b']);
+    const fed = await readFeed(inspect.url, (records) => ofType(records, 'approval.decided').length === 2);
+    expect(ofType(fed, 'approval.waiting').map(({ path, callPath }) => ({ path, callPath }))).toEqual([
+      { path: ['clerk'], callPath: ['toolu_clerk'] },
+      { path: ['clerk'], callPath: undefined },
+    ]);
+  });
+
   it('a decision over 1 MB is refused, and the connection closes with the answer: the next request goes on a new one', async () => {
     const inspect = await start();
     const endpoint = new URL('api/decide', inspect.url);

@@ -83,8 +83,9 @@ export async function inspector(options: InspectorOptions = {}): Promise<Inspect
   const approve: Approver<AnyCall> = (call, context) => {
     const where = runs.callOf(call.toolUse, askingRunner(call));
     // A sub-agent's call whose events this inspector does not see: its path as the approver is told it.
-    const path = (call as { path?: unknown }).path;
-    const shown = where.path || !Array.isArray(path) || path.length === 0 ? where : { run: where.run, path: path.map(String) };
+    const { path, callPath } = call as { path?: unknown; callPath?: unknown };
+    const ids = Array.isArray(path) && Array.isArray(callPath) && callPath.length === path.length ? { callPath: callPath.map(String) } : undefined;
+    const shown = where.path || !Array.isArray(path) || path.length === 0 ? where : { run: where.run, path: path.map(String), ...ids };
     // The input as an edit is validated, which the page shows and its editor starts from: the onToolCall hook's if it gave
     // one, else the model's; not the tool's (after the schema's transforms), which may not even be JSON.
     const editable = EDITABLE_INPUT in call ? call[EDITABLE_INPUT] : call.toolUse.input;
