@@ -390,6 +390,8 @@ describe('faults', () => {
     const schema = (input_schema: object) => ({ name: 'tool', input_schema });
     expect(await refused({ tools: [named('ok_tool'), schema({ type: 'object', anyOf: [{ required: ['a'] }] })] })).toMatchObject({ error: { message: 'tools.1.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level' } });
     expect(await refused({ tools: [schema({ type: 'object', properties: { 'filter[id]': { type: 'string' } } })] })).toMatchObject({ error: { message: "tools.0.custom.input_schema.properties: Property keys should match pattern '^[a-zA-Z0-9_.-]{1,64}$'" } });
+    // A custom tool with no input schema (a server tool, which has a `type`, needs none).
+    expect(await refused({ tools: [named('ok_tool'), { name: 'no_schema', description: 'd' }] })).toMatchObject({ error: { message: 'tools.1.custom.input_schema: Field required' } });
     // Calls and results that do not pair: a call with no result in the next message, a result that answers no call of the message before.
     const call = (id: string) => ({ type: 'tool_use', id, name: 'get_weather', input: {} });
     const result = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: 'sunny' });

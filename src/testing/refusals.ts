@@ -32,10 +32,12 @@ export function refusal(body: unknown, route: MessagesRoute, conversation: reado
   return schemaRefusal(tools);
 }
 
-/** The API's refusal of a custom tool's input schema: composition at its top level, a property name out of its pattern. */
+/** The API's refusal of a custom tool's input schema: none, composition at its top level, a property name out of its pattern. */
 function schemaRefusal(tools: readonly unknown[]): string | undefined {
   for (const [i, tool] of tools.entries()) {
-    const schema = isCustom(tool) ? (tool as { input_schema?: unknown }).input_schema : undefined;
+    if (!isCustom(tool)) continue;
+    const schema = (tool as { input_schema?: unknown }).input_schema;
+    if (schema === undefined) return `tools.${i}.custom.input_schema: Field required`;
     if (typeof schema !== 'object' || schema === null) continue;
     if (topLevelComposition(schema as Record<string, unknown>).length > 0) return `tools.${i}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level`;
     if (refusedPropertyNames(schema as Record<string, unknown>).length > 0) return `tools.${i}.custom.input_schema.properties: Property keys should match pattern '${API_PROPERTY_KEY.source}'`;
