@@ -59,6 +59,16 @@ export const OWN_OPTION_KEYS: ReadonlySet<string> = new Set([
   'fallback',
 ]);
 
+/**
+ * Params of the request a program may put among the options, where other libraries take them (`{ tools }`, `{ model }`):
+ * said to be params. With middleware about, such a key would pass as a request option of the caller's own, and the run go
+ * without it (no tools). Names too generic to refuse as an option of one's own (`metadata`, `container`) are left out.
+ */
+const REQUEST_PARAMS: ReadonlySet<string> = new Set([
+  'model', 'messages', 'tools', 'max_tokens', 'system', 'tool_choice', 'thinking', 'temperature', 'top_k', 'top_p',
+  'stop_sequences', 'output_config', 'output_format', 'mcp_servers', 'context_management', 'betas',
+]);
+
 /** Every key the third argument takes: the runner's own and the SDK's request options. */
 export const OPTION_KEYS: ReadonlySet<string> = new Set([...OWN_OPTION_KEYS, ...REQUEST_OPTION_KEYS]);
 
@@ -73,6 +83,7 @@ export function checkOptions(options: ToolRunnerOptions, client?: unknown): { ma
   for (const key of Object.keys(options)) {
     if (OPTION_KEYS.has(key)) continue;
     if (SETTING_NAMES.has(key)) throw new TypeError(`toolRunner: \`${key}\` is a param of the run, not an option: put it in the second argument, toolRunner(client, { ...params, ${key} })`);
+    if (REQUEST_PARAMS.has(key)) throw new TypeError(`toolRunner: \`${key}\` is a param of the request, not an option: put it in the second argument, toolRunner(client, { ...params, ${key} })`);
     checkRequestOptionKey(key, 'toolRunner: options');
     const meant = knownKeyNear(key);
     const setting = meant === undefined ? misspeltSetting(key) : undefined;

@@ -141,6 +141,14 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(make({}, { maxIterations: 3 })).toThrow(/unknown option 'maxIterations'\. Did you mean `max_iterations`\? It is a param of the run: put it in the second argument/);
     expect(make({}, { maxIteration: 3, middleware: [(request: unknown, next: (r: unknown) => unknown) => next(request)] })).toThrow(/Did you mean `max_iterations`\?/);
     expect(make({}, { runToolEagerly: true })).toThrow(/Did you mean `runToolsEagerly`\?/);
+    // A param of the request among the options (as other libraries take `tools` or `model` there): named as a param, with the client's
+    // middleware too, which would otherwise take it as a request option of the caller's own and send the run without it.
+    const middleware = [(request: unknown, next: (r: unknown) => unknown) => next(request)];
+    for (const key of ['tools', 'model', 'messages', 'system', 'max_tokens', 'tool_choice', 'thinking', 'temperature', 'output_config']) {
+      const why = new RegExp(`^toolRunner: \`${key}\` is a param of the request, not an option: put it in the second argument, toolRunner\\(client, \\{ \\.\\.\\.params, ${key} \\}\\)$`);
+      expect(make({}, { [key]: [] })).toThrow(why);
+      expect(make({}, { [key]: [], middleware })).toThrow(why);
+    }
     expect(make({ tools: [{ name: 'raw', input_schema: z.object({ id: z.string() }) }] })).toThrow(
       /tool 'raw': input_schema takes JSON Schema, not a schema object \(zod\): make the tool with tool\(\{ name, inputSchema, run \}\)/,
     );
