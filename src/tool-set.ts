@@ -156,7 +156,10 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
 }
 
 function toolName(entry: AnyTool): string | undefined {
-  if (typeof entry !== 'object' || entry === null) throw new TypeError('toolRunner: every entry of tools must be an object');
+  // A function is the likely slip: a plain one (as other libraries take tools), or tool() itself instead of what it makes.
+  if (typeof entry !== 'object' || entry === null) {
+    throw new TypeError(`toolRunner: every entry of tools must be an object (a tool), got ${described(entry)}: make a tool with tool({ name, inputSchema, run })`);
+  }
   if (typeof (entry as { then?: unknown }).then === 'function') {
     throw new TypeError('toolRunner: an entry of tools is a promise: await it first (tools: [await mcpToolset(client)], say)');
   }

@@ -152,6 +152,14 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(make({ tools: [{ name: 'raw', input_schema: z.object({ id: z.string() }) }] })).toThrow(
       /tool 'raw': input_schema takes JSON Schema, not a schema object \(zod\): make the tool with tool\(\{ name, inputSchema, run \}\)/,
     );
+    // A function given as a tool (as other libraries take tools, or tool() itself, not what it makes): named, with the fix.
+    async function getWeather({ city }: { city: string }) {
+      return city;
+    }
+    const notATool = /^toolRunner: every entry of tools must be an object \(a tool\), got a function: make a tool with tool\(\{ name, inputSchema, run \}\)$/;
+    expect(make({ tools: [getWeather] })).toThrow(notATool);
+    expect(make({ tools: [tool] })).toThrow(notATool);
+    expect(make({ tools: ['get_weather'] })).toThrow(/must be an object \(a tool\), got "get_weather": make a tool with tool/);
     // valibot's schemas are plain objects with `~standard` in sight, arktype's are functions; zod's JSON Schema hides its `~standard`.
     const standard = { version: 1, vendor: 'valibot', validate: (value: unknown) => ({ value }) };
     expect(make({ tools: [{ name: 'v', input_schema: { kind: 'schema', type: 'object', '~standard': standard } }] })).toThrow(/tool 'v': input_schema takes JSON Schema, not a schema object \(valibot\)/);
