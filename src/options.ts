@@ -88,6 +88,8 @@ export function checkOptions(options: ToolRunnerOptions, client?: unknown): { ma
     const meant = knownKeyNear(key);
     const setting = meant === undefined ? misspeltSetting(key) : undefined;
     if (setting) throw new TypeError(`toolRunner: unknown option '${key}'. Did you mean \`${setting}\`? It is a param of the run: put it in the second argument, toolRunner(client, { ...params, ${setting} })`);
+    const param = meant === undefined && setting === undefined ? misspeltName(key, REQUEST_PARAMS, nearLongName) : undefined;
+    if (param) throw new TypeError(`toolRunner: unknown option '${key}'. Did you mean \`${param}\`? It is a param of the request: put it in the second argument, toolRunner(client, { ...params, ${param} })`);
     if (meant === undefined && reachesMiddleware(options, client)) continue;
     const why = meant !== undefined ? `. Did you mean '${meant}'?` : ". A request option of your own reaches only middleware, and neither these options nor the client have any";
     throw new TypeError(
@@ -173,6 +175,9 @@ export function checkRequestOptionNames(options: Record<string, unknown>, client
   for (const key of Object.keys(options)) {
     if (options[key] === undefined || REQUEST_OPTION_KEYS.has(key)) continue;
     checkRequestOptionKey(key, where);
+    if (REQUEST_PARAMS.has(key)) {
+      throw new TypeError(`${where}: \`${key}\` is a param of the request, not a request option: give it in the params (the second argument of toolRunner, or runner.setMessagesParams((params) => ({ ...params, ${key} })))`);
+    }
     const meant = OWN_OPTION_KEYS.has(key) ? key : knownKeyNear(key);
     if (meant !== undefined && OWN_OPTION_KEYS.has(meant)) {
       throw new TypeError(`${where}: ${meant === key ? '' : `unknown request option '${key}'; `}\`${meant}\` is an option of the runner, not a request option: give it in the runner's options, toolRunner(client, params, { ${meant} })`);

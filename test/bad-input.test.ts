@@ -149,6 +149,12 @@ describe('bad input from the user is a clear error at construction, before any r
       expect(make({}, { [key]: [] })).toThrow(why);
       expect(make({}, { [key]: [], middleware })).toThrow(why);
     }
+    // Its name in camelCase (as JavaScript names options), with the client's middleware too.
+    for (const [key, meant] of [['maxTokens', 'max_tokens'], ['toolChoice', 'tool_choice'], ['stopSequences', 'stop_sequences'], ['Tools', 'tools']] as const) {
+      const why = `toolRunner: unknown option '${key}'. Did you mean \`${meant}\`? It is a param of the request: put it in the second argument, toolRunner(client, { ...params, ${meant} })`;
+      expect(make({}, { [key]: 1 })).toThrow(new TypeError(why));
+      expect(make({}, { [key]: 1, middleware })).toThrow(new TypeError(why));
+    }
     expect(make({ tools: [{ name: 'raw', input_schema: z.object({ id: z.string() }) }] })).toThrow(
       /tool 'raw': input_schema takes JSON Schema, not a schema object \(zod\): make the tool with tool\(\{ name, inputSchema, run \}\)/,
     );
@@ -349,6 +355,11 @@ describe("a new user's first mistakes are clear errors", () => {
     // One of the caller's own, read by middleware, goes (as at construction).
     const middleware = [async (request: Request, next: (request: Request) => Promise<Response>) => next(request)];
     runner.setRequestOptions({ middleware, traceTag: 'x' } as never);
+    // A param of the request (a model changed mid-run, say) is no request option, middleware or not: it went unused.
+    expect(() => runner.setRequestOptions({ middleware, model: 'claude-opus-5' } as never)).toThrow(
+      new TypeError("setRequestOptions: `model` is a param of the request, not a request option: give it in the params (the second argument of toolRunner, or runner.setMessagesParams((params) => ({ ...params, model })))"),
+    );
+    expect(make({ requestOptions: { tools: [] }, middleware })).toThrow(/^toolRunner: options\.requestOptions: `tools` is a param of the request, not a request option/);
     runner.setRequestOptions((previous) => ({ ...previous, middleware: undefined, traceTag: undefined }) as never);
     // Nothing changed by the refused calls: the run goes as it was set.
     expect(runner.requestOptions.maxRetries).toBe(0);
