@@ -42,6 +42,9 @@ export type SchemaValue<S> =
         : FromSchema<S>
       : unknown;
 
+/** What to write for a zod type JSON cannot carry: the model's input (and its final answer) is JSON. */
+const JSON_INSTEAD = 'The model sends JSON: describe what it sends (a date as z.iso.datetime(), with .pipe(z.coerce.date()) to get a Date; a bigint as z.string() or z.number())';
+
 export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
   return typeof schema === 'object' && schema !== null && '~standard' in schema;
 }
@@ -80,8 +83,10 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1, 
   try {
     jsonSchema = standard.jsonSchema.input({ target: 'draft-2020-12' });
   } catch (error) {
-    // (zod's own words, "Date cannot be represented in JSON Schema", say what but not whose.)
-    throw new TypeError(`${owner.label}: ${owner.noun} cannot be written as JSON Schema, which the API takes: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    // (zod's own words, "Date cannot be represented in JSON Schema", say what but not whose, nor what to write instead.)
+    const words = error instanceof Error ? error.message : String(error);
+    const instead = /cannot be represented in JSON Schema/.test(words) ? `. ${JSON_INSTEAD}` : '';
+    throw new TypeError(`${owner.label}: ${owner.noun} cannot be written as JSON Schema, which the API takes: ${words}${instead}`, { cause: error });
   }
   assertObjectSchema(owner, jsonSchema);
   const parseAsync = zodParseAsync(schema);

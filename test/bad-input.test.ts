@@ -130,6 +130,11 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(() => tool({ name: 'x', inputSchema: { type: 'object', properties: { a: { type: 'string' } }, anyOf: [{ required: ['a'] }] }, run: () => '' })).toThrow(/^Tool 'x': the input schema cannot be sent to the model: anyOf at its top level .*the request would be refused whole$/);
     expect(() => tool({ name: 'x', inputSchema: z.object({ 'filter[id]': z.string(), 'a.b-c_d': z.string() }), run: () => '' })).toThrow(/the property "filter\[id\]" \(the API takes property names of 1 to 64 letters/);
     expect(() => tool({ name: 'x', inputSchema: z.object({ 'a.b-c_d': z.string() }), run: () => '' })).not.toThrow();
+    // A zod type JSON cannot carry (a Date, a bigint): zod's words, and what to describe instead, which the model can send.
+    expect(() => tool({ name: 'x', inputSchema: z.object({ when: z.date() }), run: () => '' })).toThrow(
+      new TypeError("Tool 'x': the input schema cannot be written as JSON Schema, which the API takes: Date cannot be represented in JSON Schema. The model sends JSON: describe what it sends (a date as z.iso.datetime(), with .pipe(z.coerce.date()) to get a Date; a bigint as z.string() or z.number())"),
+    );
+    expect(() => tool({ name: 'x', inputSchema: z.object({ when: z.iso.datetime().pipe(z.coerce.date()) }), run: ({ when }) => when.toISOString() })).not.toThrow();
     // zod/mini of a zod that can: told so, not to upgrade.
     expect(() => tool({ name: 'x', inputSchema: zm.object({ q: zm.string() }) as never, run: () => '' })).toThrow(/cannot export JSON Schema .*A zod\/mini schema exports none: use classic zod/);
     // An option among the params would go to the API (which refuses it), a param among the options is unknown there: each names where it belongs.
