@@ -12,6 +12,7 @@ import type { StoppedBy } from './stop-reason.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
 import type { ThreadSnapshot } from './thread.js';
 import { ToolSet, isToolSource } from './tool-set.js';
+import { withToolDefinitions } from './tool-changes.js';
 import { isRunnableToolset, toolsetFamily } from './toolsets.js';
 import type { BetaMessage, BetaMessageParam, BetaToolResultBlockParam, BetaToolUnion, ToolResultMessage } from './types.js';
 import { NO_USAGE, type Usage, addUsage } from './usage.js';
@@ -50,7 +51,7 @@ export class RunState {
     this.apiParams = api;
     this.settings = settings;
     this.tools = new ToolSet(tools);
-    this.messages = copyHistory(messages);
+    this.messages = copyHistory(withToolDefinitions(messages));
     if (snapshot) {
       this.iteration = snapshot.iteration;
       // Fields a snapshot may leave out count as 0.
@@ -154,7 +155,7 @@ export class RunState {
    */
   prepareHistory(): boolean {
     if (!this.historySetByCaller) return true;
-    this.messages = asRequestHistory(answerDanglingCalls(this.messages, this.notRun, this.#ran));
+    this.messages = asRequestHistory(answerDanglingCalls(withToolDefinitions(this.messages), this.notRun, this.#ran));
     this.#ran = undefined;
     this.historySetByCaller = false;
     return false;

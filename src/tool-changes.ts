@@ -178,3 +178,29 @@ export class ToolChanges {
     if (typeof name === 'string') (this.#fromHistory ??= new Map()).set(name, type === 'tool_addition' ? 'addition' : 'removal');
   }
 }
+
+/**
+ * The history with each `tool_addition` block that holds a runnable tool (`{ name, input_schema, run }`, a
+ * `betaZodTool`) holding its definition as the API takes it instead: its API fields only, as the SDK's runner sends
+ * it (a tool's `run` cannot be copied, and the API refuses its other fields). The same array when none does. A tool
+ * given this way is only sent, as by the SDK's runner: a tool runs from `tools` or `addTools()`.
+ */
+export function withToolDefinitions<Messages extends readonly BetaMessageParam[]>(messages: Messages): Messages {
+  if (!messages.some(addsRunnableTool)) return messages;
+  return messages.map((message) => {
+    if (!addsRunnableTool(message)) return message;
+    const content = (message.content as Block[]).map((block) => (holdsRunnable(block) ? { ...block, tool: { ...block.tool, definition: toolDefinition(block.tool!.definition as AnyTool) } } : block));
+    return { ...message, content } as unknown as BetaMessageParam;
+  }) as unknown as Messages;
+}
+
+type Block = { type?: unknown; tool?: { type?: unknown; definition?: unknown } };
+
+function addsRunnableTool(message: BetaMessageParam): boolean {
+  return (message.role as string) === 'system' && Array.isArray(message.content) && (message.content as Block[]).some(holdsRunnable);
+}
+
+function holdsRunnable(block: Block): boolean {
+  const definition = block.type === 'tool_addition' && block.tool?.type === 'tool_definition' ? block.tool.definition : undefined;
+  return typeof definition === 'object' && definition !== null && typeof (definition as { run?: unknown }).run === 'function';
+}
