@@ -3,6 +3,7 @@
  * runs on SDK 1.14.0's runner and on this one, against servers scripted alike, and each runner's own
  * behaviour is asserted as the row says it.
  */
+import { ToolsetUsageError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { describe, expect, it } from 'vitest';
 import { toolRunner } from 'tool-runner';
 import { type Step, text, toolUse } from 'tool-runner/testing';
@@ -82,5 +83,20 @@ describe('differences from the SDK runner, each as its README row says', () => {
     });
     expect(sdk.saw).toBe('secret');
     expect(ours.saw).toBe('REDACTED');
+  });
+  it('a ToolsetUsageError ends the run, then the run iterated again: the SDK sends the calls unanswered (none runs), this runner answers them first (the toolset\'s call runs again, a result kept is sent)', async () => {
+    const steps = () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_w'), { type: 'tool_use', id: 'toolu_c', name: 'zoom', input: {}, toolset_name: 'computer' } as never] }, { content: [text('done')] }];
+    const { sdk, ours } = await eachRunner(steps, async (start, log) => {
+      let calls = 0;
+      const screen = { type: 'computer_toolset_20260801' as const, display_width_px: 1, display_height_px: 1, run: async () => (log.push('zoom'), calls++ === 0 ? Promise.reject(new ToolsetUsageError('misused')) : 'zoomed') };
+      const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log), screen] });
+      await expect(runner.runUntilDone()).rejects.toThrow('misused');
+      const last = await runner.runUntilDone();
+      return { last: last.content[0].text, sent: runner.params.messages.slice(1, -1).map((message: { role: string }) => message.role) };
+    });
+    expect(sdk.log).toEqual(['get_weather Paris', 'zoom']);
+    expect(sdk.saw).toEqual({ last: 'done', sent: ['assistant'] });
+    expect(ours.log).toEqual(['get_weather Paris', 'zoom', 'zoom']);
+    expect(ours.saw).toEqual({ last: 'done', sent: ['assistant', 'user'] });
   });
 });
