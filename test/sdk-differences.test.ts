@@ -99,4 +99,21 @@ describe('differences from the SDK runner, each as its README row says', () => {
     expect(ours.log).toEqual(['get_weather Paris', 'zoom', 'zoom']);
     expect(ours.saw).toEqual({ last: 'done', sent: ['assistant', 'user'] });
   });
+  it('runToolsEagerly, a break out of the loop body while a call it started runs: the SDK lets the call run on, its signal untouched; this runner aborts its signal', async () => {
+    const steps = () => [{ content: [toolUse('slow', {}, 'toolu_s'), text('Waiting.')] }, { content: [text('done')] }];
+    const { sdk, ours } = await eachRunner(steps, async (start, log) => {
+      let ended: () => void = () => {};
+      const end = new Promise<void>((resolve) => (ended = resolve));
+      const slow = { name: 'slow', input_schema: { type: 'object' as const }, run: async (_input: unknown, context?: { signal?: AbortSignal }) => (await new Promise((resolve) => setTimeout(resolve, 60)), log.push(`aborted: ${context?.signal?.aborted === true}`), ended(), 'ok') };
+      const runner = start({ model, max_tokens: 256, messages: ask, tools: [slow], stream: true, runToolsEagerly: true });
+      for await (const stream of runner) {
+        await stream.finalMessage();
+        break;
+      }
+      await end;
+      return null;
+    });
+    expect(sdk.log).toEqual(['aborted: false']);
+    expect(ours.log).toEqual(['aborted: true']);
+  });
 });
