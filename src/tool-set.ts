@@ -7,6 +7,7 @@ import { described } from './described.js';
 import { checkTimeoutMs, untilAborted } from './guards.js';
 import type { AnyTool, RunnableTool, ToolEntry, ToolSource } from './surface.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
+import { toolsetEntryName } from './toolsets.js';
 import type { BetaToolUnion } from './types.js';
 
 export function isToolSource(value: unknown): value is ToolSource {
@@ -127,7 +128,10 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
   for (const entry of tools) {
     const name = toolName(entry);
     if (name !== undefined) {
-      if (names.has(name)) throw new TypeError(`toolRunner: two tools are named '${name}'; tool names must be unique`);
+      if (names.has(name)) {
+        const toolset = tools.some((other) => toolsetEntryName(other as object) === name) ? ` (a ${name} toolset is named '${name}')` : '';
+        throw new TypeError(`toolRunner: two tools are named '${name}'${toolset}; tool names must be unique`);
+      }
       names.add(name);
     }
     const schema = (entry as { input_schema?: unknown }).input_schema;
@@ -164,6 +168,10 @@ function toolName(entry: AnyTool): string | undefined {
     throw new TypeError('toolRunner: an entry of tools is a promise: await it first (tools: [await mcpToolset(client)], say)');
   }
   const named = entry as { name?: unknown; mcp_server_name?: unknown };
+  // A toolset is named after its family (the SDK's computer toolset has no name): two of one family clash, as a tool
+  // named like one (the SDK's runner ran the first toolset of a family, this one the last; the API refuses both).
+  const toolset = toolsetEntryName(entry);
+  if (toolset !== undefined) return toolset;
   if (typeof named.name === 'string') return named.name;
   return typeof named.mcp_server_name === 'string' ? named.mcp_server_name : undefined;
 }

@@ -50,6 +50,15 @@ export function someToolsetCall(uses: readonly BetaToolUseBlock[]): boolean {
 
 const NO_TOOLSETS: ReadonlyMap<string, BetaRunnableToolset> = new Map();
 
+/**
+ * The name the API knows a toolset entry by (runnable or a plain definition): its family, which no other tool of the
+ * request may be named (the API refuses the request); `undefined` for any other entry.
+ */
+export function toolsetEntryName(entry: object): string | undefined {
+  const { type } = entry as { type?: unknown };
+  return typeof type === 'string' && Object.prototype.hasOwnProperty.call(FAMILIES, type) ? FAMILIES[type] : undefined;
+}
+
 /** The toolsets among a run's tools, by family. */
 export function toolsetsOf(tools: readonly unknown[] | undefined): ReadonlyMap<string, BetaRunnableToolset> {
   let toolsets: Map<string, BetaRunnableToolset> | undefined;

@@ -113,6 +113,12 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(make({ messages: undefined })).toThrow(/params.messages must be an array/);
     expect(make({ messages: [{ role: 'bot', content: 'x' }] })).toThrow(/messages\[0\].role must be 'user', 'assistant' or 'system' \(a system message, SDK 1.14\), got "bot"/);
     expect(make({ tools: [order(), order()] })).toThrow(/two tools are named 'get_order'/);
+    // A toolset is named after its family, which the API lets no other tool of the request have (the SDK's runner ran the
+    // first toolset of a family, and this one the last, till the API refused the request).
+    const screen = () => ({ type: 'computer_toolset_20260801', display_width_px: 1024, display_height_px: 768, run: async () => 'done' });
+    expect(make({ tools: [screen(), screen()] })).toThrow("toolRunner: two tools are named 'computer' (a computer toolset is named 'computer'); tool names must be unique");
+    expect(make({ tools: [screen(), { name: 'computer', input_schema: { type: 'object' }, run: async () => 'mine' }] })).toThrow(/two tools are named 'computer' \(a computer toolset/);
+    expect(make({ tools: [{ type: 'browser_toolset_20260801' }, { type: 'browser_toolset_20260801', run: async () => 'done' }] })).toThrow(/two tools are named 'browser'/);
     expect(make({ max_iterations: -3 })).toThrow(/max_iterations must be a positive integer \(or 0 for no limit, as in the SDK\), got -3/);
     expect(make({ max_iterations: 1.5 })).toThrow(/max_iterations must be a positive integer/);
     expect(make({ tools: [{ name: 'x', input_schema: { type: 'object' }, run: 'not a function' }] })).toThrow(/tool 'x' has a `run` that is not a function/);
