@@ -45,10 +45,24 @@ export function answeredIds(message: AnyMessage | undefined): Set<string> {
 export function copyHistory(messages: readonly BetaMessageParam[]): BetaMessageParam[] {
   return messages.map((message) => {
     const { role, content, ...extra } = message as { role: unknown; content: unknown };
-    const copy: Record<string, unknown> = { role, content: structuredClone(content) };
-    if (!('id' in message)) for (const key in extra) copy[key] = structuredClone(extra[key as keyof typeof extra]);
+    const copy: Record<string, unknown> = { role, content: copied(content) };
+    if (!('id' in message)) for (const key in extra) copy[key] = copied(extra[key as keyof typeof extra]);
     return copy as unknown as BetaMessageParam;
   });
+}
+
+/**
+ * `value` as `structuredClone` copies it, or as JSON sends it when it holds what `structuredClone` cannot copy (a
+ * function in a block, a `Proxy`: a UI framework's reactive list), as the SDK's runner copies a history: the runner
+ * threw `DataCloneError` when it was made.
+ */
+function copied(value: unknown): unknown {
+  try {
+    return structuredClone(value);
+  } catch (error) {
+    if ((error as { name?: unknown } | null)?.name !== 'DataCloneError') throw error;
+    return JSON.parse(JSON.stringify(value)) as unknown;
+  }
 }
 
 /**

@@ -1,13 +1,13 @@
 /**
- * Drop-in for SDK 1.14.0's runner, side by side (test/side-by-side.ts): tools the history itself adds in
- * `tool_addition` blocks of a `system` message, as the program writes them.
+ * Drop-in for SDK 1.14.0's runner, side by side (test/side-by-side.ts): a history as the program writes it,
+ * with what no structured clone copies (a runnable tool in a `tool_addition` block, a function, a `Proxy`).
  */
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Step, text, toolUse } from 'tool-runner/testing';
 import { wire } from './helpers.js';
-import { type Program, ask, model, runBoth, seenWith, weather } from './side-by-side.js';
+import { type Program, ask, collect, model, runBoth, seenWith, weather } from './side-by-side.js';
 
 /** A tool of a class, with state of its own besides its definition. */
 class Lookup {
@@ -47,6 +47,23 @@ for (const thread of [undefined, false] as const) {
         });
       });
       expect(wire(ourServer.requests[1]!).messages.find((message) => message.role === 'system').content).toEqual([sent]);
+    });
+  });
+}
+
+for (const thread of [undefined, false] as const) {
+  describe(`a history holding what structuredClone cannot copy (${thread === false ? 'thread: false' : 'over a message thread'})`, () => {
+    it("a block with a method, messages in Proxies (a UI framework's reactive list): sent as JSON sends them, as by the SDK (it threw DataCloneError)", async () => {
+      const { ourServer } = await runBoth(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_w1')] }, { content: [text('done')] }],
+        async (start, log) => {
+          const block = { type: 'text', text: 'Weather in Paris?', render: () => '<p>Weather in Paris?</p>' };
+          const messages = new Proxy([new Proxy({ role: 'user', content: [block] }, {})], {});
+          return collect(start({ model, max_tokens: 256, messages, tools: [weather(log)] }));
+        },
+        thread,
+      );
+      expect(wire(ourServer.requests[0]!).messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] }]);
     });
   });
 }
