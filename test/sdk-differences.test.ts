@@ -7,7 +7,7 @@ import { ToolsetUsageError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTools
 import { describe, expect, it } from 'vitest';
 import { toolRunner } from 'tool-runner';
 import { type Step, text, toolUse } from 'tool-runner/testing';
-import { mockServer } from './helpers.js';
+import { mockServer, sleep } from './helpers.js';
 import { type Program, type Runner, ask, model, weather } from './side-by-side.js';
 
 /** What `program` returns (or throws) on each runner, and its tool log. */
@@ -115,5 +115,32 @@ describe('differences from the SDK runner, each as its README row says', () => {
     });
     expect(sdk.log).toEqual(['aborted: false']);
     expect(ours.log).toEqual(['aborted: true']);
+  });
+
+  it("runToolsEagerly, a break out of the stream's for await before it reached a call: the SDK never starts the call; this runner may have (it starts once the model moves on), and aborts its signal", async () => {
+    const steps = () => [{ content: [text('Let me look.'), toolUse('slow', {}, 'toolu_b'), text('One moment.')] }, { content: [text('done')] }];
+    const { sdk, ours } = await eachRunner(steps, async (start, log) => {
+      const slow = { name: 'slow', input_schema: { type: 'object' as const }, run: async (_input: unknown, context?: { signal?: AbortSignal }) => (await sleep(30), log.push(`ran, aborted: ${context?.signal?.aborted === true}`), 'ok') };
+      const runner = start({ model, max_tokens: 256, messages: ask, tools: [slow], stream: true, runToolsEagerly: true });
+      const read: string[] = [];
+      try {
+        for await (const stream of runner) {
+          for await (const event of stream) {
+            read.push(event.type);
+            // The reader lags: it handles its first event once the whole reply has come, then leaves.
+            await new Promise((resolve) => stream.once('message', resolve));
+            break;
+          }
+        }
+      } catch (error) {
+        read.push((error as Error).constructor.name);
+      }
+      await sleep(100);
+      return { read, messages: runner.params.messages.length };
+    });
+    expect(sdk.log).toEqual([]);
+    expect(ours.log).toEqual(['ran, aborted: true']);
+    expect(sdk.saw).toEqual({ read: ['message_start', 'APIUserAbortError'], messages: 2 });
+    expect(ours.saw).toEqual({ read: ['message_start', 'APIUserAbortError'], messages: 1 });
   });
 });
