@@ -18,6 +18,7 @@ const slowOrBuilt = [
   'test/package.test.ts', // the built dist/ as ESM and CJS
   'test/quickstart.test.ts', // the README's quick start on the built dist/
   'test/runtimes.test.ts', // the built dist/ in Node, Bun, Deno, workerd and Chromium
+  'test/runtimes-features.test.ts', // the same, with approvals, aborts, timeouts, resume, output, budget, errors
   'test/run-control-resume.test.ts', // a snapshot at each kind of stop resumed in a process of its own: about 12 s
 ];
 

@@ -1,5 +1,8 @@
-/** The agent program as a command (Node, Bun, Deno): `cli.mjs BASE_URL` prints its report as one JSON line. */
-import { runAgent } from './agent.mjs';
+/**
+ * The agent programs as a command (Node, Bun, Deno): `cli.mjs BASE_URL` prints agent.mjs's report as one
+ * JSON line; `cli.mjs SERVERS features` features.mjs's (SERVERS: JSON, a server's URL by scenario).
+ */
+import { run } from './programs.mjs';
 
-const baseURL = (globalThis.Deno?.args ?? globalThis.process?.argv.slice(2))[0];
-console.log(JSON.stringify(await runAgent(baseURL)));
+const [server, program] = globalThis.Deno?.args ?? globalThis.process?.argv.slice(2);
+console.log(JSON.stringify(await run(program, server)));

@@ -22,10 +22,12 @@ const root = join(here, '..', '..');
 const require = createRequire(join(here, 'binaries', 'package.json'));
 
 export type Report = Record<string, unknown>;
+export type Program = 'agent' | 'features';
 
 export interface Runtime {
   name: string;
-  run(serverUrl: string): Promise<Report>;
+  /** Runs `program` (agent.mjs by default; 'features': features.mjs, `server` then JSON of a URL by scenario). */
+  run(server: string, program?: Program): Promise<Report>;
 }
 
 /** The first of the packages' binaries that is a real executable (a postinstall may have moved it from one to the other). */
@@ -61,19 +63,20 @@ export const lastLine = (stdout: string) => JSON.parse(stdout.trim().split('\n')
 
 export const node: Runtime = {
   name: 'node',
-  run: async (url) => lastLine(await command(process.execPath, [cli, url])),
+  run: async (url, program = 'agent') => lastLine(await command(process.execPath, [cli, url, program])),
 };
 
 export const bun: Runtime = {
   name: 'bun',
-  run: async (url) => lastLine(await command(binary('bun', [['@oven/bun-linux-x64', 'bin/bun'], ['bun', 'bin/bun.exe']]), ['--tsconfig-override', tsconfig, cli, url])),
+  run: async (url, program = 'agent') =>
+    lastLine(await command(binary('bun', [['@oven/bun-linux-x64', 'bin/bun'], ['bun', 'bin/bun.exe']]), ['--tsconfig-override', tsconfig, cli, url, program])),
 };
 
 export const deno: Runtime = {
   name: 'deno',
   // The permissions the SDK's client needs, and no more (SPEC §9.5).
-  run: async (url) =>
-    lastLine(await command(binary('deno', [['@deno/linux-x64-glibc', 'deno'], ['deno', 'deno']]), ['run', '--no-lock', '--allow-net', '--allow-env', cli, url])),
+  run: async (url, program = 'agent') =>
+    lastLine(await command(binary('deno', [['@deno/linux-x64-glibc', 'deno'], ['deno', 'deno']]), ['run', '--no-lock', '--allow-net', '--allow-env', cli, url, program])),
 };
 
 /** Bundles `entry` as a bundler would for that platform, and returns the output file. */
@@ -85,7 +88,7 @@ async function bundle(entry: string, conditions: string[], dir: string): Promise
 
 export const workerd: Runtime = {
   name: 'workerd',
-  async run(url) {
+  async run(url, program = 'agent') {
     const dir = mkdtempSync(join(tmpdir(), 'tool-runner-workerd-'));
     await bundle('worker.mjs', ['workerd', 'worker', 'browser'], dir);
     const port = await freePort();
@@ -110,7 +113,7 @@ const agent :Workerd.Worker = (
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
     try {
-      const response = await fetchWhenUp(`http://127.0.0.1:${port}/?server=${encodeURIComponent(url)}`, child, () => output);
+      const response = await fetchWhenUp(`http://127.0.0.1:${port}/?server=${encodeURIComponent(url)}&program=${program}`, child, () => output);
       return (await response.json()) as Report;
     } finally {
       child.kill();
@@ -141,7 +144,7 @@ export function chromiumPath(): string {
 
 export const browser: Runtime = {
   name: 'chromium',
-  async run(url) {
+  async run(url, program = 'agent') {
     const { chromium } = require('playwright-core') as PlaywrightCore;
     const dir = mkdtempSync(join(tmpdir(), 'tool-runner-page-'));
     const script = readFileSync(await bundle('page.mjs', ['browser'], dir));
@@ -156,7 +159,7 @@ export const browser: Runtime = {
     const launched = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] });
     try {
       const tab = await launched.newPage();
-      await tab.goto(`http://127.0.0.1:${(pages.address() as AddressInfo).port}/?server=${encodeURIComponent(url)}`);
+      await tab.goto(`http://127.0.0.1:${(pages.address() as AddressInfo).port}/?server=${encodeURIComponent(url)}&program=${program}`);
       return (await tab.evaluate(() => (globalThis as unknown as { agentReport: Promise<Report> }).agentReport)) as Report;
     } finally {
       await launched.close();

@@ -1,5 +1,5 @@
-/** The agent program in a browser page: `window.agentReport` resolves to its report (or its error). */
-import { runAgent } from './agent.mjs';
+/** The agent programs in a browser page (`?server=BASE_URL&program=NAME`): `window.agentReport` resolves to the report (or its error). */
+import { run } from './programs.mjs';
 
-const server = new URL(location.href).searchParams.get('server');
-window.agentReport = runAgent(server).catch((error) => ({ error: `${error?.name}: ${error?.message}`, stack: error?.stack }));
+const query = new URL(location.href).searchParams;
+window.agentReport = run(query.get('program'), query.get('server')).catch((error) => ({ error: `${error?.name}: ${error?.message}`, stack: error?.stack }));
