@@ -341,7 +341,7 @@ export class CallAnswers {
       runner: run.runner,
       hooks: run.options.hooks,
       emit: run.emit,
-      askApproval: this.#askApproval,
+      askApproval: this.#askApproval && this.#callsNow().whileAsked(this.#askApproval),
       decisions: this.#callsNow().decisions,
       toolTimeoutMs: run.options.toolTimeoutMs,
       maxToolResultChars: this.#maxToolResultChars,

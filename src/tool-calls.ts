@@ -4,7 +4,7 @@
  * runs twice.
  */
 import type { ApprovalDecision } from './approval.js';
-import { type CallOutcome, type CallResults, resultBeforeFailure } from './execute.js';
+import { type CallOutcome, type CallResults, type ExecutionContext, resultBeforeFailure } from './execute.js';
 import { decideInside, isAgentCall, openApprovals } from './nested-approvals.js';
 import { canonicalJson } from './loop-guard.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';
@@ -28,6 +28,8 @@ export class ToolCalls implements CallResults {
   #failed: Set<string> | undefined;
   /** Agent calls whose sub-agent runs: their state, as a snapshot taken now holds it (made only then). */
   #running: Map<string, () => HeldCall> | undefined;
+  /** Calls asked of `options.approve` (or in its line): a snapshot taken meanwhile holds them as waiting, or as decided once answered. */
+  #asking: Map<string, { call: HeldCall; decision?: ApprovalDecision }> | undefined;
 
   /**
    * Starts a call once: a call that started (or finished) is not run again. `run` gets the call's
@@ -80,6 +82,7 @@ export class ToolCalls implements CallResults {
       this.#ran.delete(id);
       this.#failed?.delete(id);
       this.#running?.delete(id);
+      this.#asking?.delete(id);
       this.#held.delete(id);
     }
   }
@@ -114,6 +117,29 @@ export class ToolCalls implements CallResults {
   keepRunning(id: string, state: (() => HeldCall) | undefined): void {
     if (state) (this.#running ??= new Map()).set(id, state);
     else this.#running?.delete(id);
+  }
+
+  /**
+   * `ask` (the run's approver), the calls it is asked about kept until they end: a snapshot taken while a person
+   * decides (a process that shuts down meanwhile) lists them as waiting, so a resumed runner has them in
+   * `pendingApprovals`; one taken once the approver answered holds its decision (the person is not asked again).
+   */
+  whileAsked(ask: NonNullable<ExecutionContext['askApproval']>): ExecutionContext['askApproval'] {
+    return async (call, signal, timeLimit, given) => {
+      const asking = (this.#asking ??= new Map());
+      const entry: { call: HeldCall; decision?: ApprovalDecision } = { call: { id: call.id, name: call.name, input: call.input, toolUse: call.toolUse, ...given } };
+      asking.set(call.id, entry);
+      try {
+        const decision = await ask(call, signal, timeLimit, given);
+        // (Asked as the run aborted, the answer is none of the approver's: the call is answered as aborted.)
+        if (!signal.aborted) entry.decision = decision;
+        else asking.delete(call.id);
+        return decision;
+      } catch (error) {
+        asking.delete(call.id);
+        throw error;
+      }
+    };
   }
 
   /** The call of this id, if it started (or finished) and its message is not answered yet. */
@@ -199,6 +225,7 @@ export class ToolCalls implements CallResults {
     if (this.#ran.size > 0) this.#ran.clear();
     this.#failed = undefined;
     this.#running = undefined;
+    this.#asking = undefined;
   }
 
   toJSON(): ToolCallsJSON {
@@ -208,8 +235,15 @@ export class ToolCalls implements CallResults {
       ...(this.#ran.size > 0 && { ran: Object.fromEntries(this.#ran) }),
       held: this.#heldNow(),
       pending: this.#pendingNow().map((call) => call.id),
-      decisions: Object.fromEntries(this.#decisions),
+      decisions: { ...this.#answered(), ...Object.fromEntries(this.#decisions) },
     };
+  }
+
+  /** The approver's decisions about calls that have not ended. */
+  #answered(): Record<string, ApprovalDecision> {
+    const answered: Record<string, ApprovalDecision> = {};
+    for (const [id, { decision }] of this.#asking ?? []) if (decision && !this.#settled.has(id)) answered[id] = decision;
+    return answered;
   }
 
   /**
@@ -218,9 +252,9 @@ export class ToolCalls implements CallResults {
    * still running (its other calls run) with a call of its own waiting, too.
    */
   #pendingNow(): readonly HeldCall[] {
-    if (this.#pending.length > 0 || (this.#held.size === 0 && !this.#running)) return this.#pending;
+    if (this.#pending.length > 0 || (this.#held.size === 0 && !this.#running && !this.#asking?.size)) return this.#pending;
     const waits = (call: HeldCall) => !isAgentCall(call) || openApprovals([call]).length > 0; // (not a sub-agent whose lent approver failed)
-    const waiting = this.#heldNow().filter((call) => !this.#settled.has(call.id) && !this.#decisions.has(call.id) && waits(call));
+    const waiting = this.#heldNow().filter((call) => !this.#settled.has(call.id) && !this.#decisions.has(call.id) && !this.#asking?.get(call.id)?.decision && waits(call));
     // In the model's order, in which its calls started (`#heldNow` puts the running sub-agents first).
     const order = new Map([...this.#calls.keys()].map((id, index) => [id, index]));
     const at = (call: HeldCall) => order.get(call.id) ?? order.size;
@@ -229,14 +263,15 @@ export class ToolCalls implements CallResults {
 
   /**
    * The held calls as a snapshot keeps them: an agent call running now with its sub-agent's state as
-   * it is (not as it was when it waited for approval, before it went on), then the calls that wait.
+   * it is (not as it was when it waited for approval, before it went on), then the calls that wait, then those the approver is asked about.
    */
   #heldNow(): HeldCall[] {
-    if (!this.#running) return [...this.#held.values()];
+    const asked = this.#asking?.size ? [...this.#asking.values()].flatMap(({ call }) => (this.#held.has(call.id) || this.#settled.has(call.id) ? [] : [call])) : [];
+    if (!this.#running) return [...this.#held.values(), ...asked];
     const held: HeldCall[] = [];
     for (const [id, state] of this.#running) if (!this.#settled.has(id)) held.push(state());
     for (const [id, call] of this.#held) if (!this.#running.has(id)) held.push(call);
-    return held;
+    return [...held, ...asked];
   }
 
   /** Restores the calls of a snapshot: finished ones keep their results and are not run again. */

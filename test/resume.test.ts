@@ -426,6 +426,38 @@ describe('pause and resume', () => {
     }
   });
 
+  it('a snapshot taken while options.approve is asked (a person decides) lists the call asked as waiting and holds the answers given: resumed, only that call waits, and no call runs twice', async () => {
+    for (const resumeWith of ['no approver', 'an approver'] as const) {
+      const log: string[] = [];
+      const transfer = tool({ name: 'transfer', inputSchema: z.object({ amount: z.number() }), needsApproval: true, run: ({ amount }) => (log.push(`sent ${amount}`), 'sent') });
+      const server = await mockServer([{ content: [toolUse('transfer', { amount: 1 }, 'toolu_1'), toolUse('transfer', { amount: 2 }, 'toolu_2')] }, { content: [text('Done.')] }]);
+      const controller = new AbortController();
+      let saved = '';
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [transfer] }, {
+        signal: controller.signal,
+        // The first call is allowed at once; asked about the second, the process shuts down (snapshot, abort).
+        approve: (call) => {
+          if (call.toolUse.id === 'toolu_1') return { decision: 'allow' };
+          saved = JSON.stringify(runner.toJSON());
+          controller.abort();
+          return new Promise(() => {});
+        },
+      });
+      await expect(runner.runUntilDone()).rejects.toThrow();
+      const asked: string[] = [];
+      const resumed = resumeToolRunner(server.client(), JSON.parse(saved) as RunnerSnapshot, {
+        tools: [transfer],
+        options: resumeWith === 'an approver' ? { approve: (call) => (asked.push(call.toolUse.id), { decision: 'allow' }) } : {},
+      });
+      expect(resumed.pendingApprovals.map((call) => call.id), resumeWith).toEqual(['toolu_2']);
+      if (resumeWith === 'no approver') resumed.approve('toolu_2');
+      expect(await resumed).toMatchObject({ content: [{ type: 'text', text: 'Done.' }] });
+      expect(asked, resumeWith).toEqual(resumeWith === 'an approver' ? ['toolu_2'] : []);
+      expect(log.sort(), resumeWith).toEqual(['sent 1', 'sent 2']);
+      expect(wire(server.requests.at(-1)!).messages.at(-1).content.map((block: { content: unknown }) => block.content)).toEqual(['sent', 'sent']);
+    }
+  });
+
   it("a snapshot taken while a sub-agent runs lists the waiting calls in the model's order, as the stopped run does (the run's own first, then the sub-agent's)", async () => {
     let saved = '';
     const send = tool({ name: 'send', inputSchema: z.object({}), needsApproval: true, run: () => 'sent' });
