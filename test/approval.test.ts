@@ -246,8 +246,9 @@ describe('approval with options.approve', () => {
     for (const refund of Object.values(stalled)) {
       const server = await mockServer([{ content: [toolUse('refund', { amount: 500 }, 'toolu_r')] }]);
       const controller = new AbortController();
-      const runner = toolRunner(server.client(), { ...baseParams, tools: [refund] }, { signal: controller.signal, approve: () => ({ decision: 'allow' }) });
-      setTimeout(() => controller.abort(), 50);
+      // Aborted once the call has started (its rule or validator then waits), not at a time the reply may not have come by.
+      const abortOnceStarted = (event: RunnerEvent) => void (event.type === 'tool.start' && setTimeout(() => controller.abort(), 30));
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [refund] }, { signal: controller.signal, approve: () => ({ decision: 'allow' }), onEvent: abortOnceStarted });
       await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
       expect(runner.params.messages.at(-1)!.content).toEqual([
         { type: 'tool_result', tool_use_id: 'toolu_r', is_error: true, content: "Error: the call to 'refund' was aborted before it started, so it was not run." },
