@@ -247,8 +247,8 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     }
     const cause = isToolError(thrown) ? (thrown as { cause?: unknown }).cause : undefined;
     if (isToolError(thrown) && !(cause instanceof Error)) {
-      // The tool's own answer to the model (an MCP `isError` result, say): the model's business, no stack.
-      logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error: ${(thrown as unknown as Error).message}`);
+      // The tool's own answer (an MCP `isError` result, say): no stack, nor its text (a result: logged only at debug).
+      logger.info(`Tool '${tool.name}' (${toolUse.id}) answered with an error (a ToolError)`);
     } else {
       // A thrown error, or an answer that stands for a failure (a sub-agent's: its cause), with the stack.
       logger.warn(`Tool '${tool.name}' (${toolUse.id}) failed: ${thrownForLog(isToolError(thrown) ? cause : thrown)}`);

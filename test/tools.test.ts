@@ -384,8 +384,7 @@ describe('logging', () => {
     expect(line?.message).toMatch(/\n\s+at .*explode/);
   });
 
-  it("a ToolError (the tool's own answer, such as an MCP isError result) is logged at info, without a stack", async () => {
-    const { lines, logger } = captureLogger();
+  it("a ToolError (the tool's own answer, such as an MCP isError result) is logged at info, without a stack, and without its text (a result: at debug only)", async () => {
     const refusing = tool({
       name: 'refuse',
       inputSchema: { type: 'object' },
@@ -393,10 +392,14 @@ describe('logging', () => {
         throw new ToolError('No order with that number.');
       },
     });
-    await resultFor([refusing], 'refuse', {}, { logger, logLevel: 'info' });
-    const line = lines.find((entry) => entry.message.includes('No order with that number.'));
-    expect(line).toEqual({ level: 'info', message: "Tool 'refuse' (toolu_x) answered with an error: No order with that number." });
-    expect(lines.filter((entry) => entry.level === 'warn' || entry.level === 'error')).toEqual([]);
+    const info = captureLogger();
+    await resultFor([refusing], 'refuse', {}, { logger: info.logger, logLevel: 'info' });
+    expect(info.lines.filter((entry) => entry.message.startsWith("Tool 'refuse'"))).toEqual([{ level: 'info', message: "Tool 'refuse' (toolu_x) answered with an error (a ToolError)" }]);
+    // The text the model reads is the call's result: not logged above debug (it logged the text at info).
+    expect(info.lines.some((entry) => entry.message.includes('No order with that number.'))).toBe(false);
+    const debug = captureLogger();
+    await resultFor([refusing], 'refuse', {}, { logger: debug.logger, logLevel: 'debug' });
+    expect(debug.lines.some((entry) => entry.level === 'debug' && entry.message.includes('No order with that number.'))).toBe(true);
   });
 
   it('ANTHROPIC_LOG sets the level: off logs nothing, debug logs inputs and results', async () => {
