@@ -26,6 +26,8 @@ export class ToolCalls implements CallResults {
   readonly #ran = new Map<string, BetaToolResultBlockParam>();
   /** Calls that failed (a hook threw), kept until the failure has been seen (`forgetFailed`). */
   #failed: Set<string> | undefined;
+  /** The answer failed and no answer awaits the calls now: one that fails meanwhile starts again when the run is retried. */
+  #unawaited = false;
   /** Agent calls whose sub-agent runs: their state, as a snapshot taken now holds it (made only then). */
   #running: Map<string, () => HeldCall> | undefined;
   /** Calls asked of `options.approve` (or in its line): a snapshot taken meanwhile holds them as waiting, or as decided once answered. */
@@ -37,6 +39,8 @@ export class ToolCalls implements CallResults {
    */
   start(toolUse: BetaToolUseBlock, run: (held: HeldCall | undefined, ran: BetaToolResultBlockParam | undefined) => Promise<CallOutcome>): Promise<CallOutcome> {
     const id = toolUse.id;
+    // An answer starts (a retry's, after one failed): it awaits the calls, so a call that fails from now on fails it.
+    this.#unawaited = false;
     let call = this.#calls.get(id);
     if (!call) {
       call = run(this.#held.get(id), this.#ran.get(id));
@@ -49,7 +53,11 @@ export class ToolCalls implements CallResults {
         (error: unknown) => {
           const ran = resultBeforeFailure(error);
           if (ran) this.#ran.set(id, ran);
-          (this.#failed ??= new Set()).add(id);
+          // A call of an answer that already failed (another call's hook threw first): nothing awaits its failure, so a
+          // retry runs it again (only its hook, if its tool finished), as it does a call that failed with the first. Kept,
+          // a retry failed at once with this stale error, running nothing.
+          if (this.#unawaited && this.#calls.get(id) === call) this.#calls.delete(id);
+          else (this.#failed ??= new Set()).add(id);
         },
       );
     }
@@ -62,6 +70,7 @@ export class ToolCalls implements CallResults {
    * fails the answer with its own error, instead of running again in silence.)
    */
   forgetFailed(): void {
+    this.#unawaited = true;
     if (!this.#failed) return;
     for (const id of this.#failed) this.#calls.delete(id);
     this.#failed = undefined;
@@ -224,6 +233,7 @@ export class ToolCalls implements CallResults {
     if (this.#pending.length > 0) this.#pending = [];
     if (this.#ran.size > 0) this.#ran.clear();
     this.#failed = undefined;
+    this.#unawaited = false;
     this.#running = undefined;
     this.#asking = undefined;
   }

@@ -309,6 +309,26 @@ describe('hooks', () => {
     }
   });
 
+  for (const stream of [false, true]) it(`a reply's other call whose hook throws after the run stopped with a first call's HookError: iterating again runs its hook again, not its tool (it failed at once with the stale error, stream: ${stream})`, async () => {
+    const runs: string[] = [];
+    const work = tool({ name: 'work', inputSchema: z.object({ ms: z.number() }), run: async ({ ms }) => (runs.push(`ran ${ms}`), await sleep(ms), `took ${ms}`) });
+    const server = await mockServer([{ content: [toolUse('work', { ms: 0 }, 'toolu_fast'), toolUse('work', { ms: 40 }, 'toolu_slow')] }, { content: [text('ok')] }]);
+    let failing = true;
+    const seen: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [work], stream }, {
+      hooks: { onToolResult: (result) => { seen.push(`${result.tool_use_id}${failing ? ' (audit down)' : ''}`); if (failing) throw new Error('audit down'); } },
+    });
+    await expect(runner.runUntilDone()).rejects.toThrow(HookError);
+    // The slow call's hook throws too, once nothing awaits it.
+    while (seen.length < 2) await sleep(5);
+    failing = false;
+    expect(await runner.runUntilDone()).toMatchObject({ content: [{ text: 'ok' }] });
+    expect(runs.sort()).toEqual(['ran 0', 'ran 40']);
+    expect(seen.sort()).toEqual(['toolu_fast', 'toolu_fast (audit down)', 'toolu_slow', 'toolu_slow (audit down)']);
+    expect(wire(server.requests[1]!).messages.at(-1).content.map((block: { content: string }) => block.content)).toEqual(['took 0', 'took 40']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('onToolError that throws after the tool failed: iterating again does not run the tool again', async () => {
     let runs = 0;
     let failures = 1;
