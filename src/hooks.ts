@@ -71,7 +71,8 @@ export function callHook<K extends keyof Hooks>(
     // the run itself (before its first await) is not: its wait ends there.
     const calledAfterAbort = signal?.aborted === true;
     try {
-      settled = hook(...args);
+      // Called on the hooks object: a class's methods (`hooks: new Audit(db)`) read their own fields through `this`.
+      settled = hook.apply(hooks, args);
       if (signal && !calledAfterAbort && settled instanceof Promise) {
         const waited = await untilAborted(settled, signal);
         if (waited.aborted) throw ABORTED;

@@ -329,6 +329,25 @@ describe('hooks', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it("hooks given as a class's instance are called as its methods (`this` is the instance: each failed with a TypeError reading `this`)", async () => {
+    class Audit implements Hooks {
+      readonly #seen: string[] = [];
+      get seen(): readonly string[] {
+        return this.#seen;
+      }
+      onToolCall(call: { id: string }) {
+        this.#seen.push(`call ${call.id}`);
+      }
+      onToolResult(result: { tool_use_id: string }) {
+        this.#seen.push(`result ${result.tool_use_id}`);
+      }
+    }
+    const audit = new Audit();
+    const server = await mockServer([{ content: [toolUse('echo', { say: 'x' }, 'toolu_e')] }, { content: [text('ok')] }]);
+    expect(await toolRunner(server.client(), { ...baseParams, tools: [echo([])] }, { hooks: audit })).toMatchObject({ content: [{ text: 'ok' }] });
+    expect(audit.seen).toEqual(['call toolu_e', 'result toolu_e']);
+  });
+
   it('onToolError that throws after the tool failed: iterating again does not run the tool again', async () => {
     let runs = 0;
     let failures = 1;
