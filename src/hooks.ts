@@ -90,6 +90,9 @@ export function callHook<K extends keyof Hooks>(
 /** The run aborted while a hook ran: not the hook's error. */
 const ABORTED = Symbol('aborted');
 
+/** Stands for `undefined` in the JSON of what `onToolCall` returned. */
+const UNDEFINED = '@@tool-runner/undefined@@';
+
 /** The fields of what `onToolCall` may return. */
 const OVERRIDE_FIELDS: ReadonlySet<string> = new Set(['result', 'isError', 'input']);
 
@@ -116,7 +119,8 @@ export function checkOverride(value: unknown): ToolCallOverride | undefined {
   }
   let shown: string;
   try {
-    shown = JSON.stringify(value) ?? String(value);
+    // A field left undefined is shown (`{ result: undefined }`, a cache's miss): JSON leaves it out, and said `returned {}`.
+    shown = JSON.stringify(value, (_key, inner: unknown) => (inner === undefined ? UNDEFINED : inner))?.replaceAll(`"${UNDEFINED}"`, 'undefined') ?? String(value);
   } catch {
     shown = String(value);
   }

@@ -214,6 +214,15 @@ describe('hooks', () => {
     }
   });
 
+  it('onToolCall returning { result: undefined } (a cache miss) is a HookError that shows the field (it said `returned {}`)', async () => {
+    const server = await mockServer([{ content: [toolUse('echo', { say: 'x' })] }, { content: [text('ok')] }]);
+    const cache = new Map<string, string>();
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [echo([])] }, { hooks: { onToolCall: () => ({ result: cache.get('x')! }) } });
+    const error = await runner.runUntilDone().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HookError);
+    expect((error as Error).message).toMatch(/^hooks\.onToolCall threw: TypeError: onToolCall returned \{"result":undefined\}; return nothing, \{ result \}/);
+  });
+
   it("onToolCall's { result } is checked as a tool's own result is: blocks the API refuses stop the run with a HookError, and never reach the history", async () => {
     for (const [result, kind] of [
       [[{ type: 'image' }], 'an array whose item 0 is an image block without a source'],
