@@ -9,6 +9,7 @@ import type { Approver } from './approval.js';
 import type { ClientLike } from './client.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
 import type { FallbackEntry } from './fallback.js';
+import type { Logger } from './log.js';
 import type { RunScope } from './scope.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { RunnableTool } from './surface.js';
@@ -98,6 +99,8 @@ export interface AgentLink {
   readonly streaming: boolean;
   /** The parent's `options.fallback`: a sub-agent on the parent's client, with none of its own, falls back as the parent does. */
   readonly fallback: FallbackEntry[] | undefined;
+  /** The parent's `options.logger`: a sub-agent with none of its own logs where the run does. */
+  readonly logger?: Logger | undefined;
   /** Adds a sub-agent's usage to the parent's `runner.usage`. */
   addUsage(usage: Usage): void;
   /** With the parent's `budget.maxTokens`: the tokens its run has left (a sub-agent's usage is the run's), and a call's answer once none are. */

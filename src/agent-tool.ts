@@ -330,6 +330,8 @@ function subOptions(agent: Agent, link: AgentLink | undefined, { toolUse, runner
   // On the parent's client, it falls back to the parent's clients and models (an outage of the primary reaches it too), unless it
   // has a fallback of its own; the parent's other overrides (its system prompt, its tool_choice) are the parent's requests' own.
   if (!agent.client && own.fallback === undefined && link?.fallback) options.fallback = link.fallback.map(lentEntry);
+  // Its failures (a tool's, with the stack) go to the run's logger, not to the console (the client's) the parent's logger replaced.
+  if (own.logger === undefined && link?.logger) options.logger = link.logger;
   const approve = link?.approve;
   if (!own.approve && approve) options.approve = lentApprover((call, context) => failuresKept(approve, lentFailure)(askedBy({ ...call, path: [agent.name, ...(call.path ?? [])], callPath: [toolUse.id, ...(call.callPath ?? [])] }, runner), context));
   return options;

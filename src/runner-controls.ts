@@ -353,6 +353,7 @@ export abstract class RunnerControls implements Runner {
       approve: this.answers.approver,
       streaming: state.settings.stream === true,
       fallback: run.options.fallback,
+      logger: run.options.logger,
       addUsage: (usage) => void (state.usage = addUsage(state.usage, usage)),
       tokensLeft: () => this.control.tokensLeft(),
       added: () => this.answers.changes.added,

@@ -93,6 +93,26 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it("a sub-agent without a logger of its own logs through the parent's options.logger (a tool of its failing went to the console)", async () => {
+    const boom = tool({ name: 'boom', inputSchema: z.object({}), run: () => { throw new Error('inner kaboom'); } });
+    const make = (options?: { logger: ReturnType<typeof captureLogger>['logger'] }) =>
+      agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ model, max_tokens: 100, messages: [{ role: 'user', content: task }], tools: [boom] }), ...(options && { options }) });
+    for (const own of [false, true]) {
+      const server = await mockServer([
+        { content: [toolUse('helper', { task: 'go' }, 'toolu_p')] },
+        { content: [toolUse('boom', {}, 'toolu_b')] },
+        { content: [text('It failed.')] },
+        { content: [text('Done.')] },
+      ]);
+      const parent = captureLogger();
+      const agent = captureLogger();
+      await toolRunner(server.client({ logLevel: 'warn' }), { ...baseParams, tools: [make(own ? { logger: agent.logger } : undefined)] }, { logger: parent.logger });
+      const failed = (lines: Array<{ message: string }>) => lines.filter((line) => line.message.startsWith("Tool 'boom' (toolu_b) failed: Error: inner kaboom"));
+      // The agent's own logger, when it has one, else the run's.
+      expect([failed(parent.lines).length, failed(agent.lines).length]).toEqual(own ? [0, 1] : [1, 0]);
+    }
+  });
+
   it('a given client is used instead of the parent one; a typed output comes back as JSON', async () => {
     const other = await mockServer([{ content: [text('{"answer":42}')], usage: u(5, 5) }]);
     const calc = agentTool({
