@@ -60,21 +60,10 @@ const scenarios = {
 
   /** The run's signal aborted while a tool runs: the tool's signal aborts, and the run ends. */
   async abortTool(client) {
-    const controller = new AbortController();
-    let reason;
-    const wait = tool({
-      name: 'wait',
-      description: 'Waits',
-      inputSchema: z.object({}),
-      run: async (_input, { signal }) => {
-        setTimeout(() => controller.abort(), 10);
-        await sleep(5_000, signal).catch((error) => (reason = error?.name));
-        return 'waited';
-      },
-    });
+    const { controller, wait, reason } = abortedWhileWaiting();
     const runner = toolRunner(client, { ...params, tools: [wait] }, { signal: controller.signal });
     const error = await runner.then(() => undefined, errorOf);
-    return { reason, error: { name: error?.name }, stoppedBy: runner.stoppedBy, problems: checked(runner) };
+    return { reason: reason(), error: { name: error?.name }, stoppedBy: runner.stoppedBy, problems: checked(runner) };
   },
 
   /** A tool's timeoutMs: one that heeds its signal, one that ignores it, one in time. */
@@ -228,18 +217,7 @@ const scenarios = {
 
   /** runToolsEagerly with the run's signal aborted while an eager call runs and the reply still streams. */
   async eagerAbort(client) {
-    const controller = new AbortController();
-    let reason;
-    const wait = tool({
-      name: 'wait',
-      description: 'Waits',
-      inputSchema: z.object({}),
-      run: async (_input, { signal }) => {
-        setTimeout(() => controller.abort(), 10);
-        await sleep(5_000, signal).catch((error) => (reason = error?.name));
-        return 'waited';
-      },
-    });
+    const { controller, wait, reason } = abortedWhileWaiting();
     const runner = toolRunner(client, { ...params, stream: true, runToolsEagerly: true, tools: [wait] }, { signal: controller.signal });
     let error;
     try {
@@ -247,7 +225,7 @@ const scenarios = {
     } catch (caught) {
       error = caught?.name;
     }
-    return { reason, error, stoppedBy: runner.stoppedBy, messages: runner.params.messages.length, problems: checked(runner) };
+    return { reason: reason(), error, stoppedBy: runner.stoppedBy, messages: runner.params.messages.length, problems: checked(runner) };
   },
 
   /** A sub-agent (agentTool) whose tool needs approval: the parent stops with it, the snapshot goes through JSON, resumed it runs. */
@@ -300,6 +278,23 @@ const scenarios = {
     };
   },
 };
+
+/** A tool that waits (heeding its signal) and aborts the run 10 ms after it starts; `reason()`: the name its wait ended with. */
+function abortedWhileWaiting() {
+  const controller = new AbortController();
+  let reason;
+  const wait = tool({
+    name: 'wait',
+    description: 'Waits',
+    inputSchema: z.object({}),
+    run: async (_input, { signal }) => {
+      setTimeout(() => controller.abort(), 10);
+      await sleep(5_000, signal).catch((error) => (reason = error?.name));
+      return 'waited';
+    },
+  });
+  return { controller, wait, reason: () => reason };
+}
 
 export const scenarioNames = Object.keys(scenarios);
 
