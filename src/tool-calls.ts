@@ -276,7 +276,8 @@ export class ToolCalls implements CallResults {
    * it is (not as it was when it waited for approval, before it went on), then the calls that wait, then those the approver is asked about.
    */
   #heldNow(): HeldCall[] {
-    const asked = this.#asking?.size ? [...this.#asking.values()].flatMap(({ call }) => (this.#held.has(call.id) || this.#settled.has(call.id) ? [] : [call])) : [];
+    // (Not one whose sub-agent runs now: it is held above with its sub-agent's state.)
+    const asked = this.#asking?.size ? [...this.#asking.values()].flatMap(({ call }) => (this.#held.has(call.id) || this.#settled.has(call.id) || this.#running?.has(call.id) ? [] : [call])) : [];
     if (!this.#running) return [...this.#held.values(), ...asked];
     const held: HeldCall[] = [];
     for (const [id, state] of this.#running) if (!this.#settled.has(id)) held.push(state());

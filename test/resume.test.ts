@@ -672,6 +672,28 @@ describe('pause and resume', () => {
     );
     expect(server.requests).toHaveLength(0);
   });
+
+  it("a snapshot taken while an agent call options.approve allowed runs its sub-agent holds that call once, with its sub-agent's state: resumed, the sub-agent goes on, its finished calls not run again", async () => {
+    let snapshot: RunnerSnapshot | undefined;
+    let runner: ToolRunner<false> | undefined;
+    const log: string[] = [];
+    const search = tool({ name: 'search', inputSchema: z.object({ query: z.string() }), run: ({ query }) => (log.push(`search ${query}`), `found ${query}`) });
+    const note = tool({ name: 'note', inputSchema: z.object({ n: z.string() }), run: ({ n }) => (log.push(`note ${n}`), (snapshot ??= JSON.parse(JSON.stringify(runner!.toJSON())) as RunnerSnapshot), 'noted') });
+    const researcher = agentTool({ name: 'researcher', description: 'Researches', needsApproval: true, params: ({ task }) => ({ ...baseParams, system: 'researcher', messages: [{ role: 'user', content: task }], tools: [search, note] }) });
+    const script = (suffix: string) => ({
+      researcher: [{ content: [toolUse('search', { query: 'otters' }, `toolu_s${suffix}`)] }, { content: [toolUse('note', { n: 'x' }, `toolu_n${suffix}`)] }, { content: [text('Found.')] }],
+    });
+    const server = await mockServer(byAgent({ parent: [{ content: [toolUse('researcher', { task: 'otters' }, 'toolu_r')] }, { content: [text('Done.')] }], ...script('') }));
+    const approve = () => ({ decision: 'allow' as const });
+    runner = toolRunner(server.client(), { ...baseParams, tools: [researcher] }, { approve });
+    await runner;
+    expect(snapshot!.calls!.held.map((call) => [call.id, call.agent !== undefined])).toEqual([['toolu_r', true]]);
+    log.length = 0;
+    const again = await mockServer(byAgent({ parent: [{ content: [text('Done.')] }], researcher: [{ content: [text('Found.')] }] }));
+    await resumeToolRunner(again.client(), snapshot!, { tools: [researcher], options: { approve } });
+    // The sub-agent goes on from its state (its call of note ran when the snapshot was taken: it runs again, as a running call does); search is not run again.
+    expect(log).toEqual(['note x']);
+  });
 });
 
 /** The ids of the calls in a snapshot's history. */
