@@ -46,7 +46,12 @@ export function copyHistory(messages: readonly BetaMessageParam[]): BetaMessageP
   return messages.map((message) => {
     const { role, content, ...extra } = message as { role: unknown; content: unknown };
     const copy: Record<string, unknown> = { role, content: copied(content) };
-    if (!('id' in message)) for (const key in extra) copy[key] = copied(extra[key as keyof typeof extra]);
+    if (!('id' in message)) {
+      for (const key in extra) {
+        const value = copied(extra[key as keyof typeof extra]);
+        if (value !== undefined) copy[key] = value;
+      }
+    }
     return copy as unknown as BetaMessageParam;
   });
 }
@@ -61,7 +66,9 @@ function copied(value: unknown): unknown {
     return structuredClone(value);
   } catch (error) {
     if ((error as { name?: unknown } | null)?.name !== 'DataCloneError') throw error;
-    return JSON.parse(JSON.stringify(value)) as unknown;
+    // A function itself (a method of the message) has no JSON: left out, as JSON leaves it out of the request.
+    const json = JSON.stringify(value);
+    return json === undefined ? undefined : (JSON.parse(json) as unknown);
   }
 }
 

@@ -65,5 +65,17 @@ for (const thread of [undefined, false] as const) {
       );
       expect(wire(ourServer.requests[0]!).messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] }]);
     });
+
+    it('a message with a method of its own: sent without it, as by the SDK (the JSON copy threw a SyntaxError on the method itself)', async () => {
+      const { ourServer } = await runBoth(
+        () => [{ content: [text('done')] }],
+        async (start) => {
+          const message = { role: 'user', content: 'Weather in Paris?', onClick: () => 'clicked' };
+          return collect(start({ model, max_tokens: 256, messages: [message] as never, tools: [] }));
+        },
+        thread,
+      );
+      expect(wire(ourServer.requests[0]!).messages).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
+    });
   });
 }
