@@ -129,8 +129,12 @@ const HOOK_NAMES = new Set(['onRequest', 'onMessage', 'onToolCall', 'onToolResul
 function checkHooks(hooks: unknown): void {
   if (hooks === undefined) return;
   if (typeof hooks !== 'object' || hooks === null) throw wrongValue(hooks, `toolRunner: options.hooks must be an object of hooks (${[...HOOK_NAMES].join(', ')})`);
-  for (const [name, hook] of Object.entries(hooks)) {
+  // A class's instance (`new Audit(db)`) has fields of its own beside its methods (a TypeScript `private db`): only its
+  // hooks are checked. A plain object's other keys are misspelt hooks, which would never be called.
+  const plain = [Object.prototype, null].includes(Object.getPrototypeOf(hooks));
+  for (const name of plain ? Object.keys(hooks) : HOOK_NAMES) {
     if (!HOOK_NAMES.has(name)) throw new TypeError(`toolRunner: unknown hook '${name}'; the hooks are ${[...HOOK_NAMES].join(', ')}`);
+    const hook = (hooks as Record<string, unknown>)[name];
     if (hook !== undefined && typeof hook !== 'function') throw wrongValue(hook, `toolRunner: hooks.${name} must be a function`);
   }
 }

@@ -129,7 +129,7 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
     const name = toolName(entry);
     if (name !== undefined) {
       if (names.has(name)) {
-        const toolset = tools.some((other) => toolsetEntryName(other as object) === name) ? ` (a ${name} toolset is named '${name}')` : '';
+        const toolset = tools.some((other) => typeof other === 'object' && other !== null && toolsetEntryName(other) === name) ? ` (a ${name} toolset is named '${name}')` : '';
         throw new TypeError(`toolRunner: two tools are named '${name}'${toolset}; tool names must be unique`);
       }
       names.add(name);

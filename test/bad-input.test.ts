@@ -119,6 +119,8 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(make({ tools: [screen(), screen()] })).toThrow("toolRunner: two tools are named 'computer' (a computer toolset is named 'computer'); tool names must be unique");
     expect(make({ tools: [screen(), { name: 'computer', input_schema: { type: 'object' }, run: async () => 'mine' }] })).toThrow(/two tools are named 'computer' \(a computer toolset/);
     expect(make({ tools: [{ type: 'browser_toolset_20260801' }, { type: 'browser_toolset_20260801', run: async () => 'done' }] })).toThrow(/two tools are named 'browser'/);
+    // An entry no tool at all, after the two of one name: the clear error of the two (it crashed reading the entry).
+    expect(make({ tools: [order(), order(), null] })).toThrow(/two tools are named 'get_order'; tool names must be unique/);
     expect(make({ max_iterations: -3 })).toThrow(/max_iterations must be a positive integer \(or 0 for no limit, as in the SDK\), got -3/);
     expect(make({ max_iterations: 1.5 })).toThrow(/max_iterations must be a positive integer/);
     expect(make({ tools: [{ name: 'x', input_schema: { type: 'object' }, run: 'not a function' }] })).toThrow(/tool 'x' has a `run` that is not a function/);

@@ -355,6 +355,19 @@ describe('hooks', () => {
     const server = await mockServer([{ content: [toolUse('echo', { say: 'x' }, 'toolu_e')] }, { content: [text('ok')] }]);
     expect(await toolRunner(server.client(), { ...baseParams, tools: [echo([])] }, { hooks: audit })).toMatchObject({ content: [{ text: 'ok' }] });
     expect(audit.seen).toEqual(['call toolu_e', 'result toolu_e']);
+    // Its own fields beside its methods (a TypeScript parameter property: `constructor(private db)`) are not taken for
+    // misspelt hooks; a plain object's other keys still are.
+    class Stored {
+      constructor(private readonly db: string[]) {}
+      onMessage() {
+        this.db.push('message');
+      }
+    }
+    const db: string[] = [];
+    const again = await mockServer([{ content: [text('ok')] }]);
+    await toolRunner(again.client(), baseParams, { hooks: new Stored(db) });
+    expect(db).toEqual(['message']);
+    expect(() => toolRunner(again.client(), baseParams, { hooks: { onMesage: () => {} } as never })).toThrow(/unknown hook 'onMesage'/);
   });
 
   it('onToolError that throws after the tool failed: iterating again does not run the tool again', async () => {
