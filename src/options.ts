@@ -82,14 +82,12 @@ export function checkOptions(options: ToolRunnerOptions, client?: unknown): { ma
   if (typeof options !== 'object' || options === null) throw new TypeError('toolRunner: options must be an object');
   for (const key of Object.keys(options)) {
     if (OPTION_KEYS.has(key)) continue;
-    if (SETTING_NAMES.has(key)) throw new TypeError(`toolRunner: \`${key}\` is a param of the run, not an option: put it in the second argument, toolRunner(client, { ...params, ${key} })`);
-    if (REQUEST_PARAMS.has(key)) throw new TypeError(`toolRunner: \`${key}\` is a param of the request, not an option: put it in the second argument, toolRunner(client, { ...params, ${key} })`);
+    const exact = SETTING_NAMES.has(key) ? 'run' : REQUEST_PARAMS.has(key) ? 'request' : undefined;
+    if (exact) throw new TypeError(`toolRunner: \`${key}\` is a param of the ${exact}, not an option: put it in the second argument, toolRunner(client, { ...params, ${key} })`);
     checkRequestOptionKey(key, 'toolRunner: options');
     const meant = knownKeyNear(key);
-    const setting = meant === undefined ? misspeltSetting(key) : undefined;
-    if (setting) throw new TypeError(`toolRunner: unknown option '${key}'. Did you mean \`${setting}\`? It is a param of the run: put it in the second argument, toolRunner(client, { ...params, ${setting} })`);
-    const param = meant === undefined && setting === undefined ? misspeltName(key, REQUEST_PARAMS, nearLongName) : undefined;
-    if (param) throw new TypeError(`toolRunner: unknown option '${key}'. Did you mean \`${param}\`? It is a param of the request: put it in the second argument, toolRunner(client, { ...params, ${param} })`);
+    const param = meant === undefined ? paramNear(key) : undefined;
+    if (param) throw new TypeError(`toolRunner: unknown option '${key}'. Did you mean \`${param.name}\`? It is a param of the ${param.of}: put it in the second argument, toolRunner(client, { ...params, ${param.name} })`);
     if (meant === undefined && reachesMiddleware(options, client)) continue;
     const why = meant !== undefined ? `. Did you mean '${meant}'?` : ". A request option of your own reaches only middleware, and neither these options nor the client have any";
     throw new TypeError(
@@ -154,6 +152,14 @@ function checkLogger(logger: unknown): void {
 /** The setting of the runner that `key` misspells (its case, its separators, or one slip in a long name), if any. */
 export function misspeltSetting(key: string): string | undefined {
   return misspeltName(key, SETTING_NAMES, nearLongName);
+}
+
+/** The param of the run, or else of the request, that `key` misspells, if any. */
+function paramNear(key: string): { name: string; of: 'run' | 'request' } | undefined {
+  const setting = misspeltSetting(key);
+  if (setting !== undefined) return { name: setting, of: 'run' };
+  const param = misspeltName(key, REQUEST_PARAMS, nearLongName);
+  return param === undefined ? undefined : { name: param, of: 'request' };
 }
 
 /** The known option `key` misspells (its case or separators, one letter, or two letters swapped), if any. */
