@@ -90,6 +90,16 @@ export function oneEditApart(a: string, b: string): boolean {
   return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
 }
 
+/**
+ * Whether `a` and `b` are one word with other endings (`approval` for `approve`, `maxretry` for `maxretries`): the same
+ * first six letters or more, and at most three others each.
+ */
+export function sameStem(a: string, b: string): boolean {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i >= 6 && a.length - i <= 3 && b.length - i <= 3;
+}
+
 /** Whether `a` becomes `b` by swapping two letters side by side (`timeuot`, `timeout`). */
 export function oneSwapApart(a: string, b: string): boolean {
   if (a.length !== b.length) return false;

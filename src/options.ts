@@ -1,7 +1,7 @@
 /** The runner's own options (the third argument of `toolRunner`), checked at construction. */
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
-import { described, misspeltName, nearLongName, oneEditApart, oneSwapApart, wrongValue } from './described.js';
+import { described, misspeltName, nearLongName, oneEditApart, oneSwapApart, sameStem, wrongValue } from './described.js';
 import { checkTimeoutMs } from './guards.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './truncate.js';
 import type { Hooks } from './hooks.js';
@@ -162,9 +162,9 @@ function paramNear(key: string): { name: string; of: 'run' | 'request' } | undef
   return param === undefined ? undefined : { name: param, of: 'request' };
 }
 
-/** The known option `key` misspells (its case or separators, one letter, or two letters swapped), if any. */
+/** The known option `key` misspells (its case or separators, one letter, two letters swapped, or its ending: `approval`), if any. */
 function knownKeyNear(key: string): string | undefined {
-  return misspeltName(key, OPTION_KEYS, (plainKey, plain) => oneEditApart(plainKey, plain) || oneSwapApart(plainKey, plain));
+  return misspeltName(key, OPTION_KEYS, (plainKey, plain) => oneEditApart(plainKey, plain) || oneSwapApart(plainKey, plain) || sameStem(plainKey, plain));
 }
 
 /**

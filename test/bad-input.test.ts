@@ -150,13 +150,17 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(make({ concurrency: 2 })).toThrow(/`concurrency` is an option of the runner, not a request param/);
     expect(make({}, { compactionControl: { enabled: true } })).toThrow(/`compactionControl` is a param of the run, not an option: put it in the second argument/);
     expect(make({}, { stream: true })).toThrow(/`stream` is a param of the run, not an option/);
+    const middleware = [(request: unknown, next: (r: unknown) => unknown) => next(request)];
     // A near miss of a param among the options (camelCase, a letter off) is named as that param, with a client whose middleware would take an option of the caller's own.
     expect(make({}, { maxIterations: 3 })).toThrow(/unknown option 'maxIterations'\. Did you mean `max_iterations`\? It is a param of the run: put it in the second argument/);
     expect(make({}, { maxIteration: 3, middleware: [(request: unknown, next: (r: unknown) => unknown) => next(request)] })).toThrow(/Did you mean `max_iterations`\?/);
     expect(make({}, { runToolEagerly: true })).toThrow(/Did you mean `runToolsEagerly`\?/);
+    // The same word with another ending (as other libraries name them), with the client's middleware too: named, not left to it.
+    expect(make({}, { approval: () => true })).toThrow(/unknown option 'approval'; .*\. Did you mean 'approve'\?$/);
+    expect(make({}, { maxRetry: 2, middleware })).toThrow(/unknown option 'maxRetry'; .*\. Did you mean 'maxRetries'\?$/);
+    expect(make({}, { toolTimeout: 5_000 })).toThrow(/Did you mean 'toolTimeoutMs'\?$/);
     // A param of the request among the options (as other libraries take `tools` or `model` there): named as a param, with the client's
     // middleware too, which would otherwise take it as a request option of the caller's own and send the run without it.
-    const middleware = [(request: unknown, next: (r: unknown) => unknown) => next(request)];
     for (const key of ['tools', 'model', 'messages', 'system', 'max_tokens', 'tool_choice', 'thinking', 'temperature', 'output_config']) {
       const why = new RegExp(`^toolRunner: \`${key}\` is a param of the request, not an option: put it in the second argument, toolRunner\\(client, \\{ \\.\\.\\.params, ${key} \\}\\)$`);
       expect(make({}, { [key]: [] })).toThrow(why);
