@@ -10,7 +10,7 @@ import { invalidResultKind } from './result-kind.js';
 export type ToolCall<Call extends AnyCall = AnyCall> = Call & { id: string; toolUse: BetaToolUseBlock };
 
 /** What `onToolCall` may return: skip the call with a given result, or replace its input (validated again). */
-export type ToolCallOverride = { result: ToolResultContent; isError?: boolean | undefined } | { input: unknown };
+export type ToolCallOverride = { result: ToolResultContent; isError?: boolean | undefined; input?: never } | { input: unknown; result?: never; isError?: never };
 
 /**
  * What `onRequest` is given: the request's params as the run holds them (the whole history, the tools' definitions,
@@ -106,8 +106,12 @@ export function checkOverride(value: unknown): ToolCallOverride | undefined {
       const meant = unknown === 'is_error' || unknown === 'isErr' ? ' (did you mean isError?)' : '';
       throw new HookError('onToolCall', new TypeError(`onToolCall returned an object with the field '${unknown}'${meant}; return nothing, { result } (a string or content blocks, with isError if it is one) or { input }`));
     }
+    const { result, input } = value as { result?: unknown; input?: unknown };
+    // Both: the result was taken and the input dropped in silence, one of the two not what was meant.
+    if (result !== undefined && input !== undefined) {
+      throw new HookError('onToolCall', new TypeError('onToolCall returned both { result } and { input }; return one: { result } answers the call without running it, { input } runs it with that input'));
+    }
     if ('result' in value) {
-      const { result } = value as { result: unknown };
       if (typeof result === 'string') return value as ToolCallOverride;
       if (Array.isArray(result)) {
         // Checked as a tool's own result is: blocks the API refuses would stay in the history and fail every later request.

@@ -223,6 +223,16 @@ describe('hooks', () => {
     expect((error as Error).message).toMatch(/^hooks\.onToolCall threw: TypeError: onToolCall returned \{"result":undefined\}; return nothing, \{ result \}/);
   });
 
+  it('onToolCall returning both { result } and { input } is a HookError naming both (the input was dropped in silence), and the tool does not run', async () => {
+    const server = await mockServer([{ content: [toolUse('echo', { say: 'x' })] }, { content: [text('ok')] }]);
+    const ran: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [echo(ran)] }, { hooks: { onToolCall: () => ({ result: 'cached', input: { say: 'y' } }) as never } });
+    const error = await runner.runUntilDone().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HookError);
+    expect((error as Error).message).toBe('hooks.onToolCall threw: TypeError: onToolCall returned both { result } and { input }; return one: { result } answers the call without running it, { input } runs it with that input');
+    expect(ran).toEqual([]);
+  });
+
   it("onToolCall's { result } is checked as a tool's own result is: blocks the API refuses stop the run with a HookError, and never reach the history", async () => {
     for (const [result, kind] of [
       [[{ type: 'image' }], 'an array whose item 0 is an image block without a source'],

@@ -72,6 +72,10 @@ describe('types guide the user', () => {
     openTelemetry({ tracer: maybe(undefined), captureContent: maybe(true), agentName: maybe('a') });
     void mcpToolset({} as Client, { prefix: maybe('fs_'), timeoutMs: maybe(10), needsApproval: maybe(true) });
     toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] }, { hooks: { onToolCall: () => ({ result: 'cached', isError: maybe(false) }) } });
+    toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] }, { hooks: { onToolCall: () => ({ input: { city: 'Paris' } }) } });
+    // Both a result and an input (the run refuses it: one of the two would be dropped): the type takes one of them.
+    // @ts-expect-error
+    toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] }, { hooks: { onToolCall: () => ({ result: 'cached', input: { city: 'Paris' } }) } });
   });
 
   it('onRequest gets the params typed (messages, model), and a hook typed with a record is still taken', () => {
