@@ -76,9 +76,17 @@ describe('timeouts', () => {
     const server = await mockServer([{ content: [toolUse('wait', {}, 'toolu_w')] }, { content: [text('never')] }]);
     const shared = new AbortController();
     let reason: unknown;
-    const wait = tool({ name: 'wait', inputSchema: z.object({}), run: (_input, { signal }) => new Promise<string>((resolve) => signal.addEventListener('abort', () => resolve(String((reason = signal.reason))))) });
+    // Aborted once the call runs (a fixed delay raced the first reply on a loaded machine: the run aborted before the call).
+    const wait = tool({
+      name: 'wait',
+      inputSchema: z.object({}),
+      run: (_input, { signal }) =>
+        new Promise<string>((resolve) => {
+          signal.addEventListener('abort', () => resolve(String((reason = signal.reason))));
+          setTimeout(() => shared.abort(new Error('shutting down')), 10);
+        }),
+    });
     const runner = toolRunner(server.client(), { ...baseParams, tools: [wait] }, { signal: shared.signal, toolTimeoutMs: 5_000 });
-    setTimeout(() => shared.abort(new Error('shutting down')), 50);
     await expect(runner.runUntilDone()).rejects.toThrow();
     expect(reason).toEqual(new Error('shutting down'));
   });
