@@ -8,7 +8,8 @@
 import { type BetaRunnableToolset, ToolsetContractError, ToolsetUsageError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
 import { invalidResultKind } from './result-kind.js';
-import { isToolError } from './tool-error.js';
+import { isToolError, thrownForLog } from './tool-error.js';
+import type { LeveledLogger } from './log.js';
 import { thrownMessage } from './described.js';
 import { abortedText } from './call-texts.js';
 
@@ -46,8 +47,8 @@ export function quotedName(name: string): string {
   return cutPoints(wellFormed(name).replace(LINE_UNSAFE, ' ').trim(), NAME_MAX).replace(/[' ]+/g, ' ').trim();
 }
 
-/** Runs one member call of `toolset` into its result. */
-export async function runToolsetMember(toolset: BetaRunnableToolset, family: string, toolUse: BetaToolUseBlock, signal: AbortSignal | undefined): Promise<BetaToolResultBlockParam> {
+/** Runs one member call of `toolset` into its result; what it throws is logged as a tool's is (execute.ts). */
+export async function runToolsetMember(toolset: BetaRunnableToolset, family: string, toolUse: BetaToolUseBlock, signal: AbortSignal | undefined, logger: LeveledLogger): Promise<BetaToolResultBlockParam> {
   const called = (toolUse as { toolset_name?: unknown }).toolset_name;
   if (called !== family) {
     throw new ToolsetContractError(
@@ -65,6 +66,9 @@ export async function runToolsetMember(toolset: BetaRunnableToolset, family: str
     // Stopped by the run's abort: answered as any call cut short is (the run then rejects with the abort), so the
     // reply's other results stay in the history.
     if (signal?.aborted) return toolsetResultBlock(toolUse, abortedText(toolUse.name), true);
+    // The member's own refusal without its text (a result: logged only at debug); anything else with its stack.
+    if (isToolError(error)) logger.info(`Tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset answered with an error (a ToolError)`);
+    else logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset failed: ${thrownForLog(error)}`);
     return toolsetResultBlock(toolUse, errorContent(error), true);
   }
 }

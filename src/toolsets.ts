@@ -13,9 +13,12 @@ import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
 import { abortedUnstartedText, stoppedText } from './call-texts.js';
 import { ownSignal, runWithGuards } from './guards.js';
 import { setContentToSend } from './result-sent.js';
+import { safeJson } from './described.js';
+import type { LeveledLogger } from './log.js';
 
-/** What a member's call is guarded by: the run's signal, `toolTimeoutMs`, `maxToolResultChars`. */
+/** What a member's call is guarded by: the run's signal, `toolTimeoutMs`, `maxToolResultChars`; and the run's logger. */
 interface MemberGuards {
+  logger: LeveledLogger;
   signal: AbortSignal | undefined;
   toolTimeoutMs: number | undefined;
   maxToolResultChars: number;
@@ -83,23 +86,26 @@ export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined,
   if (context.signal?.aborted) return toolsetResultBlock(toolUse, abortedUnstartedText(toolUse.name), true);
   const timeoutMs = context.toolTimeoutMs;
   let result: BetaToolResultBlockParam;
-  if (timeoutMs === undefined) result = await runToolsetCall(toolset, family, toolUse, context.signal);
+  const { logger } = context;
+  if (logger.enabled('debug')) logger.debug(`Running tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset with input ${safeJson(toolUse.input)}`);
+  if (timeoutMs === undefined) result = await runToolsetCall(toolset, family, toolUse, context.signal, logger);
   else {
-    const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, ownSignal(signal)), context.signal, timeoutMs);
+    const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, ownSignal(signal), logger), context.signal, timeoutMs);
     if ('thrown' in outcome) throw outcome.thrown;
     result = outcome.ok ? (outcome.value as BetaToolResultBlockParam) : toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);
   }
   // As any tool's result.
   setContentToSend(result, context.maxToolResultChars);
+  if (logger.enabled('debug')) logger.debug(`Tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset result: ${safeJson(result)}`);
   return result;
 }
 
 /** Runs a member call with the run's toolset of its family (a family the run has none of: an error result). */
-export function runToolsetCall(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, signal: AbortSignal | undefined): Promise<BetaToolResultBlockParam> {
+export function runToolsetCall(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, signal: AbortSignal | undefined, logger: LeveledLogger): Promise<BetaToolResultBlockParam> {
   if (!toolset) {
     return Promise.resolve(toolsetResultBlock(toolUse, `Error: Toolset '${quotedName(family)}' member '${quotedName(toolUse.name)}' not found`, true));
   }
-  return runToolsetMember(toolset, family, toolUse, signal);
+  return runToolsetMember(toolset, family, toolUse, signal, logger);
 }
 
 /** The answer to a later call of a toolset whose earlier call in the same message failed. */

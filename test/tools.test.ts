@@ -417,6 +417,32 @@ describe('logging', () => {
     expect(debug.some((line) => line.includes('secret-result'))).toBe(true);
   });
 
+  it("a toolset member's call is logged as a tool's: its input and result at debug, a failure at warn with its stack, a ToolError at info without its text", async () => {
+    const member = (name: string, input: unknown, id: string) => ({ ...toolUse(name, input, id), toolset_name: 'computer' });
+    const computer = {
+      type: 'computer_toolset_20260801',
+      run: async (_context: unknown, use: { name: string; input: { q: string } }) => {
+        if (use.name === 'crash') throw new Error('display gone');
+        if (use.name === 'refuse') throw new ToolError('No such window.');
+        return `shot of ${use.input.q}`;
+      },
+    };
+    const logged = async (level: string, name: string) => {
+      const { lines, logger } = captureLogger();
+      const server = await mockServer([{ content: [member(name, { q: 'secret-input' }, 'toolu_m')] }, { content: [text('ok')] }]);
+      await toolRunner(server.client({ logger, logLevel: level }), { ...baseParams, tools: [computer as never] });
+      return lines;
+    };
+    const debug = (await logged('debug', 'screenshot')).filter((line) => line.level === 'debug').map((line) => line.message);
+    expect(debug).toContain(`Running tool 'screenshot' (toolu_m) of the computer toolset with input {"q":"secret-input"}`);
+    expect(debug.some((line) => line.startsWith("Tool 'screenshot' (toolu_m) of the computer toolset result: ") && line.includes('shot of secret-input'))).toBe(true);
+    const crash = (await logged('warn', 'crash')).filter((line) => line.message.includes('toolu_m'));
+    expect(crash.map((line) => line.level)).toEqual(['warn']);
+    expect(crash[0]!.message).toMatch(/^Tool 'crash' \(toolu_m\) of the computer toolset failed: Error: display gone\n\s+at /);
+    const refuse = (await logged('info', 'refuse')).filter((line) => line.message.includes('toolu_m'));
+    expect(refuse).toEqual([{ level: 'info', message: "Tool 'refuse' (toolu_m) of the computer toolset answered with an error (a ToolError)" }]);
+  });
+
   it('inputs and results are not logged above debug', async () => {
     const { lines, logger } = captureLogger();
     const echo = tool({ name: 'echo', inputSchema: { type: 'object' }, run: () => 'secret-result' });
