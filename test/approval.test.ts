@@ -187,10 +187,10 @@ describe('approval with options.approve', () => {
     const log: string[] = [];
     const server = await mockServer([{ content: [toolUse('balance', {}, 'toolu_balance'), toolUse('delete_account', {}, 'toolu_delete')] }]);
     const controller = new AbortController();
+    // The run aborts while the approver is asked (a fixed delay from the start raced the first reply on a loaded machine).
     const approve = (_call: ApprovalRequest, { signal }: { signal: AbortSignal }) =>
-      new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+      new Promise<never>((_resolve, reject) => (signal.addEventListener('abort', () => reject(signal.reason)), setTimeout(() => controller.abort(), 20)));
     const runner = toolRunner(server.client(), { ...baseParams, tools: tools(log) }, { approve, signal: controller.signal });
-    setTimeout(() => controller.abort(), 50);
     await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
     expect(runner.stoppedBy).toBe('abort');
     expect(log).toEqual(['balance']);
@@ -319,9 +319,9 @@ describe('the approver after an abort', () => {
     const runner = toolRunner(server.client(), { ...baseParams, tools: [gated] }, {
       signal: controller.signal,
       // The first question is never answered (a person who left, an approver that does not heed its signal).
-      approve: (call) => (asked.push(call.input.q), asked.length === 1 ? new Promise<never>(() => {}) : { decision: 'allow' }),
+      // Aborted while asked (a fixed delay from the start raced the first reply on a loaded machine).
+      approve: (call) => (asked.push(call.input.q), asked.length === 1 ? (setTimeout(() => controller.abort(), 20), new Promise<never>(() => {})) : { decision: 'allow' }),
     });
-    setTimeout(() => controller.abort(), 50);
     await expect(runner.runUntilDone()).rejects.toThrow(APIUserAbortError);
     runner.setRequestOptions({ signal: new AbortController().signal });
     // The aborted call was answered as aborted: the model's next reply is what goes on.
