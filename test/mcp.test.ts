@@ -378,6 +378,32 @@ describe('MCP tools that run only as tasks (execution.taskSupport: required, MCP
     expect(JSON.stringify(failed.content)).toContain('negative numbers');
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
+  it('one listed on an earlier page of tools/list is called as a task too (the MCP client knows only the last page\'s task tools)', async () => {
+    const server = new McpServer({ name: 'tasks', version: '1.0.0' }, { capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() });
+    server.experimental.tasks.registerToolTask(
+      'slow_sum',
+      { description: 'Adds, as a task', inputSchema: { a: z.number(), b: z.number() }, execution: { taskSupport: 'required' } },
+      {
+        async createTask({ a, b }, { taskStore, taskRequestedTtl }) {
+          const task = await taskStore.createTask({ ttl: taskRequestedTtl ?? null, pollInterval: 10 });
+          setTimeout(() => void taskStore.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: String(a + b) }] }), 20);
+          return { task };
+        },
+        getTask: (_args, { taskId, taskStore }) => taskStore.getTask(taskId) as never,
+        getTaskResult: (_args, { taskId, taskStore }) => taskStore.getTaskResult(taskId) as never,
+      },
+    );
+    server.registerTool('echo', { description: 'Echoes', inputSchema: { word: z.string() } }, async ({ word }) => ({ content: [{ type: 'text', text: word }] }));
+    // Its tools in two pages, the task tool on the first (the MCP client's cache of task tools holds the last page's only).
+    const client = await inProcessClient(server.server);
+    const [first, second] = (await client.listTools()).tools;
+    server.server.setRequestHandler(ListToolsRequestSchema, async (request) => (request.params?.cursor === 'page2' ? { tools: [second!] } : { tools: [first!], nextCursor: 'page2' }));
+    const model = await mockServer([{ content: [toolUse('slow_sum', { a: 20, b: 22 }, 'toolu_1')] }, { content: [text('42')] }]);
+    const runner = toolRunner(model.client(), { ...baseParams, tools: [await mcpToolset(client)] }, { logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    await runner;
+    expect(wire(model.requests[0]!).body.tools.map((entry: { name: string }) => entry.name)).toEqual(['slow_sum', 'echo']);
+    expect(wire(model.requests[1]!).messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '42' }] });
+  });
 });
 
 describe("MCP tool results: an isError result whose error is in structuredContent only", () => {

@@ -6,7 +6,9 @@ export async function taskResult(client: Client, params: { name: string; argumen
   // (An MCP client older than its experimental tasks has none: the peer range goes back to 1.20.)
   const tasks = (client as Partial<Pick<Client, 'experimental'>>).experimental?.tasks;
   if (!tasks) throw new Error(`MCP tool '${params.name}' runs only as a task, which this MCP client cannot call: a newer @modelcontextprotocol/sdk (with experimental tasks) can`);
-  for await (const message of tasks.callToolStream(params, undefined, options)) {
+  // Asked for as a task in so many words: the MCP client would ask so only for a tool in its cache, which holds the last
+  // tools/list page's tools (a task tool on an earlier page was called plainly, and the server refused the call).
+  for await (const message of tasks.callToolStream(params, undefined, { ...options, task: {} })) {
     if (message.type === 'result') return message.result;
     if (message.type === 'error') throw message.error;
   }
