@@ -404,6 +404,40 @@ describe('MCP tools that run only as tasks (execution.taskSupport: required, MCP
     expect(wire(model.requests[0]!).body.tools.map((entry: { name: string }) => entry.name)).toEqual(['slow_sum', 'echo']);
     expect(wire(model.requests[1]!).messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '42' }] });
   });
+  it('a task call the run stops (a timeout, an abort) cancels its task on the server (tasks/cancel), as a plain call is cancelled', async () => {
+    const taskStore = new InMemoryTaskStore();
+    const server = new McpServer({ name: 'tasks', version: '1.0.0' }, { capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } }, taskStore });
+    const created: string[] = [];
+    server.experimental.tasks.registerToolTask(
+      'slow_sum',
+      { description: 'Adds, as a task, slowly', inputSchema: { a: z.number(), b: z.number() }, execution: { taskSupport: 'required' } },
+      {
+        async createTask({ a, b }, { taskStore: store, taskRequestedTtl }) {
+          const task = await store.createTask({ ttl: taskRequestedTtl ?? null, pollInterval: 20 });
+          created.push(task.taskId);
+          setTimeout(() => void store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: String(a + b) }] }).catch(() => {}), 1_500);
+          return { task };
+        },
+        getTask: (_args, { taskId, taskStore: store }) => store.getTask(taskId) as never,
+        getTaskResult: (_args, { taskId, taskStore: store }) => store.getTaskResult(taskId) as never,
+      },
+    );
+    const client = await inProcessClient(server.server);
+    const toolset = await mcpToolset(client);
+    const quiet = { logger: { debug() {}, info() {}, warn() {}, error() {} } };
+    const model = await mockServer([{ content: [toolUse('slow_sum', { a: 1, b: 2 }, 'toolu_1')] }, { content: [text('done')] }]);
+    await toolRunner(model.client(), { ...baseParams, tools: [toolset] }, { toolTimeoutMs: 200, ...quiet });
+    expect(wire(model.requests[1]!).messages[2].content[0]).toMatchObject({ tool_use_id: 'toolu_1', is_error: true, content: expect.stringMatching(/timed out after 200 ms/) });
+    await expect.poll(async () => (await taskStore.getTask(created[0]!))?.status).toBe('cancelled');
+
+    const aborted = await mockServer([{ content: [toolUse('slow_sum', { a: 1, b: 2 }, 'toolu_2')] }, { content: [text('never requested')] }]);
+    const controller = new AbortController();
+    const run = toolRunner(aborted.client(), { ...baseParams, tools: [toolset] }, { signal: controller.signal, ...quiet }).runUntilDone();
+    await expect.poll(() => created.length).toBe(2);
+    controller.abort();
+    await expect(run).rejects.toBeInstanceOf(APIUserAbortError);
+    await expect.poll(async () => (await taskStore.getTask(created[1]!))?.status).toBe('cancelled');
+  });
 });
 
 describe("MCP tool results: an isError result whose error is in structuredContent only", () => {
