@@ -14,3 +14,11 @@ export function cutText(text: string, max: number): string {
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }
+
+/** In unicode mode a pair is one character: only a half without its other half matches. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
+
+/** `text` with each unpaired surrogate as U+FFFD: text from elsewhere (a toolset, an MCP server) may hold one. */
+export function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, '\uFFFD');
+}

@@ -12,6 +12,7 @@ import { isToolError, thrownForLog } from './tool-error.js';
 import type { LeveledLogger } from './log.js';
 import { thrownMessage } from './described.js';
 import { abortedText } from './call-texts.js';
+import { wellFormed } from './cut.js';
 
 /** The API's limit for a text field, and the most of an exception's text an error result holds. */
 const FIELD_MAX = 4096;
@@ -19,7 +20,6 @@ const FIELD_MAX = 4096;
 const NAME_MAX = 200;
 /** Characters that would break or reorder the one line a name goes into: controls, line separators, bidi controls. */
 const LINE_UNSAFE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g;
-const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
 
 const NOT_EXECUTED: Readonly<Record<string, string>> = {
   browser: 'Not executed: an earlier action in this turn failed.',
@@ -82,11 +82,6 @@ function errorContent(error: unknown): ToolResultContent {
     return content.filter((block) => block.type === 'text' && block.text !== '').map((block) => ({ ...block, text: wellFormed((block as { text: string }).text) }));
   }
   return cutPoints(wellFormed(`Error: ${thrownMessage(error)}`), FIELD_MAX);
-}
-
-/** `text` with each unpaired surrogate as U+FFFD (it could not be sent as UTF-8). */
-function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, '\uFFFD');
 }
 
 /** The first `limit` code points of `text` (a cut by UTF-16 units could split a pair). */

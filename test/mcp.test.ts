@@ -453,6 +453,26 @@ describe("MCP tool results: an isError result whose error is in structuredConten
   });
 });
 
+describe('MCP tool results holding a lone surrogate (a server that cut a text inside an emoji)', () => {
+  it('are sent with U+FFFD in its place: the API refuses a lone surrogate as invalid JSON, in every later request of the history', async () => {
+    const cut = 'smile \ud83d';
+    const client = await serverClient([{ name: 'cut', description: `Cuts text ${cut}`, inputSchema: { type: 'object' } }], {
+      content: [
+        { type: 'text', text: cut },
+        { type: 'resource', resource: { uri: 'file:///a.txt', mimeType: 'text/plain', text: `\ude00 ${cut}` } },
+      ],
+    });
+    const server = await mockServer([{ content: [toolUse('cut', {}, 'toolu_cut')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [await mcpToolset(client)] }, { logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    await runner;
+    expect(wire(server.requests[0]!).body.tools[0].description).toBe('Cuts text smile \ufffd');
+    expect(wire(server.requests[1]!).messages[2].content[0].content).toEqual([
+      { type: 'text', text: 'smile \ufffd' },
+      { type: 'text', text: 'Resource file:///a.txt:\n\ufffd smile \ufffd' },
+    ]);
+  });
+});
+
 describe("MCP tool names the Messages API refuses (it takes ^[a-zA-Z0-9_-]{1,128}$; MCP's names may hold '.', '/', ...)", () => {
   it('a clear error at creation naming each such tool (with its prefix, and its length when too long), not a 400 for every request', async () => {
     const client = await listingClientOf(['files.read', 'ok', 'files/write']);

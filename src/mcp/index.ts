@@ -7,6 +7,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../tool-error.js';
+import { wellFormed } from '../cut.js';
 import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
@@ -250,7 +251,7 @@ export class McpToolset implements ToolSource {
     const schema = { ...entry.inputSchema, type: 'object' as const };
     const definition = {
       name: `${prefix}${entry.name}`,
-      description: entry.description ?? entry.title ?? entry.name,
+      description: wellFormed(entry.description ?? entry.title ?? entry.name),
       ...(timeoutMs !== undefined && { timeoutMs }),
       ...(needsApproval !== undefined && {
         needsApproval: typeof needsApproval === 'function' ? (input: unknown, context: ToolContext) => needsApproval(entry.name, input, context) : needsApproval,
@@ -360,7 +361,8 @@ function errorBlock(toolName: string, item: McpContent): ToolResultContentBlock 
 function toBlock(toolName: string, item: McpContent): ToolResultContentBlock {
   switch (item.type) {
     case 'text':
-      return { type: 'text', text: item.text };
+      // A server that cut its text inside an emoji: a lone surrogate, which the API refuses in every later request.
+      return { type: 'text', text: wellFormed(item.text) };
     case 'image':
       if (!IMAGE_TYPES.has(item.mimeType)) {
         throw new Error(`MCP tool '${toolName}' returned an image of type ${item.mimeType}, which a tool result cannot hold (JPEG, PNG, GIF and WebP can)`);
@@ -372,7 +374,7 @@ function toBlock(toolName: string, item: McpContent): ToolResultContentBlock {
     case 'resource': {
       const resource = item.resource;
       if ('text' in resource && typeof resource.text === 'string') {
-        return { type: 'text', text: `Resource ${resource.uri}:\n${resource.text}` };
+        return { type: 'text', text: wellFormed(`Resource ${resource.uri}:\n${resource.text}`) };
       }
       if ('blob' in resource) {
         const data = String(resource.blob);
@@ -387,7 +389,7 @@ function toBlock(toolName: string, item: McpContent): ToolResultContentBlock {
       );
     }
     case 'resource_link':
-      return { type: 'text', text: `Resource link: ${item.uri}${item.name ? ` (${item.name})` : ''}` };
+      return { type: 'text', text: wellFormed(`Resource link: ${item.uri}${item.name ? ` (${item.name})` : ''}`) };
     default:
       throw new Error(
         `MCP tool '${toolName}' returned ${item.type} content, which a tool result cannot hold (text, images, embedded text resources and PDF documents can)`,
