@@ -453,6 +453,23 @@ describe("MCP tool results: an isError result whose error is in structuredConten
   });
 });
 
+describe("MCP tool results: an isError result whose words are in structuredContent, beside content of no text (a screenshot)", () => {
+  it('keeps the structured error: the image goes (an error result holds text only), and the model would learn nothing of why', async () => {
+    const client = await serverClient([{ name: 'shot', inputSchema: { type: 'object' } }], {
+      content: [{ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }],
+      structuredContent: { code: 'E_TIMEOUT', detail: 'the page did not load' },
+      isError: true,
+    });
+    const server = await mockServer([{ content: [toolUse('shot', {}, 'toolu_shot')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [await mcpToolset(client)] }, { logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    await runner;
+    const result = wire(server.requests[1]!).messages[2].content[0];
+    expect(result.is_error).toBe(true);
+    expect(JSON.stringify(result.content)).toContain('the page did not load');
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+});
+
 describe('MCP tool results holding a lone surrogate (a server that cut a text inside an emoji)', () => {
   it('are sent with U+FFFD in its place: the API refuses a lone surrogate as invalid JSON, in every later request of the history', async () => {
     const cut = 'smile \ud83d';

@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../tool-error.js';
 import { wellFormed } from '../cut.js';
+import { type McpContent, errorBlock, toBlock } from './content.js';
 import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
@@ -17,7 +18,7 @@ import { tiedSignal } from '../on-abort.js';
 import { checkNeedsApproval } from '../tool-set.js';
 import { taskResult } from './task-result.js';
 import { checkInputSchemas, checkPrefix, checkToolNames } from './tool-names.js';
-import type { Promisable, ToolResultContentBlock } from '../types.js';
+import type { Promisable } from '../types.js';
 
 export interface McpToolsetOptions {
   /**
@@ -49,7 +50,6 @@ function checkOptions(options: McpToolsetOptions): void {
 }
 
 type McpTool = Awaited<ReturnType<Client['listTools']>>['tools'][number];
-type McpContent = Awaited<ReturnType<Client['callTool']>> extends infer R ? (R extends { content: Array<infer C> } ? C : never) : never;
 
 /**
  * The MCP client's tools as a tool source for `tools`: listed now, listed again after the server
@@ -273,8 +273,11 @@ export class McpToolset implements ToolSource {
         const content = ('content' in result && Array.isArray(result.content) ? result.content : []) as McpContent[];
         const structured = 'structuredContent' in result && result.structuredContent !== undefined ? JSON.stringify(result.structuredContent) : undefined;
         if (result.isError) {
-          // The server's words; its structured error (a code, the details) when it said none.
-          throw new ToolError(content.length > 0 ? content.map((item) => errorBlock(entry.name, item)) : structured !== undefined ? `MCP tool '${entry.name}' failed: ${structured}` : `MCP tool '${entry.name}' failed`);
+          // The server's words; its structured error (a code, the details) when it said none: an error result holds text
+          // only, so beside content of no text (a screenshot) the model would learn nothing of why.
+          const blocks = content.map((item) => errorBlock(entry.name, item));
+          if (structured !== undefined && !content.some((item) => item.type === 'text' && item.text !== '')) blocks.push({ type: 'text', text: `MCP tool '${entry.name}' failed: ${structured}` });
+          throw new ToolError(blocks.length > 0 ? blocks : `MCP tool '${entry.name}' failed`);
         }
         let blocks = content.map((item) => toBlock(entry.name, item));
         if (blocks.length === 0 && structured !== undefined) blocks = [{ type: 'text', text: structured }];
@@ -334,65 +337,5 @@ function checkConnected(client: Client): void {
   if (!capabilities.tools) throw new Error("mcpToolset: the server has no tools (it did not offer the 'tools' capability when the client connected)");
 }
 
-/** The UTF-8 text of base64 bytes (`atob` and `TextDecoder`: every runtime the SDK runs on has them). */
-function utf8OfBase64(data: string): string {
-  return new TextDecoder().decode(Uint8Array.from(atob(data), (char) => char.charCodeAt(0)));
-}
-
 /** The toolsets of one client past which the refs of those no longer in use are swept (then at twice those left). */
 const SWEEP_FROM = 64;
-
-/** The image types a tool result can hold. */
-const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
-
-/**
- * One item of a failed call's content: a kind a result cannot hold is said in words beside the others
- * (the server's own error text), rather than the error replacing them all.
- */
-function errorBlock(toolName: string, item: McpContent): ToolResultContentBlock {
-  try {
-    return toBlock(toolName, item);
-  } catch (error) {
-    return { type: 'text', text: (error as Error).message };
-  }
-}
-
-/** One MCP content item as a tool-result content block; a kind the API cannot take is a clear error. */
-function toBlock(toolName: string, item: McpContent): ToolResultContentBlock {
-  switch (item.type) {
-    case 'text':
-      // A server that cut its text inside an emoji: a lone surrogate, which the API refuses in every later request.
-      return { type: 'text', text: wellFormed(item.text) };
-    case 'image':
-      if (!IMAGE_TYPES.has(item.mimeType)) {
-        throw new Error(`MCP tool '${toolName}' returned an image of type ${item.mimeType}, which a tool result cannot hold (JPEG, PNG, GIF and WebP can)`);
-      }
-      return {
-        type: 'image',
-        source: { type: 'base64', media_type: item.mimeType as 'image/png', data: item.data },
-      };
-    case 'resource': {
-      const resource = item.resource;
-      if ('text' in resource && typeof resource.text === 'string') {
-        return { type: 'text', text: wellFormed(`Resource ${resource.uri}:\n${resource.text}`) };
-      }
-      if ('blob' in resource) {
-        const data = String(resource.blob);
-        const type = resource.mimeType ?? '';
-        if (type === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } };
-        if (IMAGE_TYPES.has(type)) return { type: 'image', source: { type: 'base64', media_type: type as 'image/png', data } };
-        // Text sent as bytes (base64), or bytes of no stated type (the SDK's helpers read them as text too): read as UTF-8.
-        if (type === '' || type.startsWith('text/')) return { type: 'text', text: `Resource ${resource.uri}:\n${utf8OfBase64(data)}` };
-      }
-      throw new Error(
-        `MCP tool '${toolName}' returned an embedded resource of type ${resource.mimeType ?? 'unknown'}, which a tool result cannot hold (text, JPEG, PNG, GIF and WebP images and PDF documents can)`,
-      );
-    }
-    case 'resource_link':
-      return { type: 'text', text: wellFormed(`Resource link: ${item.uri}${item.name ? ` (${item.name})` : ''}`) };
-    default:
-      throw new Error(
-        `MCP tool '${toolName}' returned ${item.type} content, which a tool result cannot hold (text, images, embedded text resources and PDF documents can)`,
-      );
-  }
-}
