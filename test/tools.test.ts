@@ -427,7 +427,7 @@ describe('logging', () => {
         return `shot of ${use.input.q}`;
       },
     };
-    const logged = async (level: string, name: string) => {
+    const logged = async (level: 'debug' | 'info' | 'warn', name: string) => {
       const { lines, logger } = captureLogger();
       const server = await mockServer([{ content: [member(name, { q: 'secret-input' }, 'toolu_m')] }, { content: [text('ok')] }]);
       await toolRunner(server.client({ logger, logLevel: level }), { ...baseParams, tools: [computer as never] });
