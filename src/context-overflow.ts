@@ -94,13 +94,25 @@ export function fitForSummary(messages: readonly BetaMessageParam[], overflow: O
   if (tokens === undefined || limit === undefined || !(tokens > limit) || limit <= 0) return messages;
   const texts = textsOf(messages);
   const textChars = texts.reduce((sum, piece) => sum + piece.text.length, 0);
-  const allChars = JSON.stringify(messages).length + otherChars;
+  const allChars = charsWithoutMedia(messages) + otherChars;
   let budget = Math.floor((allChars * SUMMARY_SHARE * limit) / tokens) - (allChars - textChars);
   if (budget >= textChars) return messages;
   // Each text cut gets a note of about this many characters.
   budget -= NOTE_CHARS * texts.length;
   const cap = commonLength(texts.map((piece) => piece.text.length), Math.max(budget, 0));
   return cutTexts(messages, cap);
+}
+
+/**
+ * The characters of the history as sent, less the base64 data of its images and documents: a screenshot is
+ * hundreds of thousands of characters for about 1,600 tokens, so counted as text it made the characters-per-token
+ * ratio a hundred times too high, and every text (the task itself) was cut to nothing. (The media's own tokens, which
+ * no cut lessens, are left to the room the share keeps.)
+ */
+function charsWithoutMedia(messages: readonly BetaMessageParam[]): number {
+  return JSON.stringify(messages, function (this: { type?: unknown }, key, value: unknown) {
+    return key === 'data' && this.type === 'base64' ? '' : value;
+  }).length;
 }
 
 /** The largest length `cap` such that the texts, each cut to `cap`, add up to at most `budget`. */

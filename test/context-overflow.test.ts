@@ -233,6 +233,29 @@ describe('a prompt too long for the context window', () => {
     expect(server.requests).toHaveLength(3);
   });
 
+  it("images in the history (screenshots): their base64 data is not counted as text, which cut every text, the task too, to nothing for the summary", async () => {
+    const screenshot = (n: number) => ({ type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: String(n).repeat(250_000) } });
+    const task = 'Compare the four screenshots with the log and list every error code. '.repeat(20);
+    const messages = [
+      { role: 'user' as const, content: [screenshot(1), screenshot(2), screenshot(3), screenshot(4), { type: 'text' as const, text: task }] },
+      { role: 'assistant' as const, content: [{ type: 'tool_use' as const, id: 'toolu_log', name: 'read_file', input: { path: 'app.log' } }] },
+      { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_log', content: 'line 1: ok\n'.repeat(20_000) }] },
+    ];
+    let summarised: any[] = [];
+    const server = await mockServer([
+      // About 50,000 tokens of text and 6,400 of the four images: a little over the limit.
+      { error: { status: 400, message: 'prompt is too long: 56400 tokens > 50000 maximum' } },
+      (request: RecordedRequest) => ((summarised = wire(request).messages), { content: [text('<summary>Error codes: none.</summary>')] }),
+      { content: [text('No error codes.')] },
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, messages, tools: [readFile], compactionControl: { enabled: true } });
+    await runner;
+    // The task is kept whole; the log is cut, not emptied; the screenshots go as they were.
+    expect(summarised[0].content.at(-1).text).toBe(task);
+    expect(summarised[2].content[0].content.length).toBeGreaterThan(100_000);
+    expect(summarised[0].content[0]).toEqual(screenshot(1));
+  });
+
   it('streamed: the yielded stream carries the reply to the request sent again after compacting', async () => {
     const server = await mockServer([
       { content: [toolUse('read_file', { path: 'a.txt' })] },
