@@ -208,7 +208,7 @@ export class CompactionTrigger {
 export const thresholdOf = (control: CompactionControl): number => control.contextTokenThreshold ?? DEFAULT_CONTEXT_TOKEN_THRESHOLD;
 
 /**
- * The summary request: the run's params (less what would shape or edit the answer), the history
+ * The summary request: the run's params (less what would shape, cut or edit the answer), the history
  * and the summary prompt; the tools stay defined (the history refers to them) but cannot be called.
  */
 export function summaryRequestBody(
@@ -217,7 +217,9 @@ export function summaryRequestBody(
   control: CompactionControl,
   toolDefinitions: readonly unknown[] | undefined,
 ): Record<string, unknown> {
-  const { output_format: _format, tool_choice: _choice, context_management: _edits, ...fields } = apiParams;
+  // The run's stop sequences shape its turns' answers, not the summary: one the summary wrote would cut it there, and the
+  // part before it would be adopted (a stop sequence is a finished reply), the rest lost (the SDK's compaction drops them too).
+  const { output_format: _format, tool_choice: _choice, context_management: _edits, stop_sequences: _stops, ...fields } = apiParams;
   // A summary is text: no structured output format (the caller's other output_config keys stay).
   const config = fields['output_config'];
   if (typeof config === 'object' && config !== null && 'format' in config) {

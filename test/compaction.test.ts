@@ -70,6 +70,15 @@ describe('client-side compaction (compactionControl)', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it("the summary request goes without the run's stop_sequences, which would cut the summary where it wrote one (and the part before it be adopted); the turns keep them", async () => {
+    const server = await mockServer(lookupPastTheThreshold());
+    const runner = toolRunner(server.client(), { ...baseParams, stop_sequences: ['Observation:'], tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    await runner;
+    expect(wire(server.requests[1]!).body).not.toHaveProperty('stop_sequences');
+    expect(wire(server.requests[2]!).body.stop_sequences).toEqual(['Observation:']);
+    expect(runner.params.stop_sequences).toEqual(['Observation:']);
+  });
+
   it('a streamed run with a large max_tokens: the summary (sent without streaming) goes with the client\'s timeout, so the SDK does not refuse it', async () => {
     const server = await mockServer(lookupPastTheThreshold());
     const runner = toolRunner(server.client(), {
