@@ -6,6 +6,7 @@
 import { insertToolResults, keptReply, toolUsesOf } from './history.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { Turn } from './turn-state.js';
+import type { CompactionHeld } from './compactions.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
 
 /** The reply the body was given, held after the snapshot's history as the run will hold it: one that asks for tools, the final answer or a paused turn. */
@@ -54,4 +55,14 @@ function holdKept(snapshot: RunnerSnapshot, reply: BetaMessage): BetaMessagePara
   snapshot.params.messages.push(structuredClone(kept));
   for (const [id, text] of renamed) snapshot.notRun[id] = text;
   return kept;
+}
+
+/**
+ * A server-side compaction's reply, whose history the snapshot holds as the run adopts it (`Compactions.historyAfter`): the
+ * run's last reply then, and, when the compaction was the run's last request (after its final answer), the run's end, as
+ * after the run; unless messages appended late wait after the summary (`late`), which the resumed run sends.
+ */
+export function holdCompactionReply(snapshot: RunnerSnapshot, after: Pick<CompactionHeld, 'lastMessage' | 'ending'>, late: boolean): void {
+  if (after.lastMessage) snapshot.lastMessage = structuredClone(after.lastMessage);
+  if (after.ending && !late) snapshot.stoppedBy = after.ending;
 }

@@ -18,7 +18,7 @@ import { answerDanglingCalls, sameMessage, toolUsesOf } from './history.js';
 import { appendedTo } from './late-change.js';
 import type { RunContext } from './run-context.js';
 import { type StoppedBy, unfinishedReply } from './stop-reason.js';
-import type { CompactionJSON } from './snapshot.js';
+import type { CompactionJSON, ToolChangesJSON } from './snapshot.js';
 import { rejectCompactionEdit } from './server-compaction.js';
 import type { Requests } from './turn.js';
 import type { Turn } from './turn-state.js';
@@ -33,7 +33,11 @@ export class Compactions {
   /** When client-side compaction summarises the history. */
   readonly #trigger: CompactionTrigger;
   /** A server-side compaction scheduled with compactBeforeNextTurn(), or sent and not yet adopted. */
-  #server: { status: 'scheduled'; config: BetaCompactionConfig } | { status: 'in_flight'; config: BetaCompactionConfig; lastMessage: BetaMessage | undefined } | undefined;
+  #server:
+    | { status: 'scheduled'; config: BetaCompactionConfig }
+    // `ending`: the stop the run ends on once this compaction, its last request, is done.
+    | { status: 'in_flight'; config: BetaCompactionConfig; lastMessage: BetaMessage | undefined; ending: StoppedBy | undefined }
+    | undefined;
   /** The last reply asked for tools and its compaction check is still to come (its calls not all answered, or its summary failed). */
   #owed: boolean;
   /** The first `tool_use` id of the reply owed its check: a history set since without that reply owes none. */
@@ -62,9 +66,10 @@ export class Compactions {
    * resume), a reply owed its compaction check; none at the start's state. `midTurn`: the snapshot's
    * history ends with calls not yet answered, whose reply is owed the check once they are.
    */
-  toJSON(midTurn: boolean): CompactionJSON | undefined {
+  toJSON(midTurn: boolean, replyHeld = false): CompactionJSON | undefined {
     const trigger = this.#trigger.state;
-    const server = this.#server;
+    // `replyHeld`: taken in the loop body of the server-side compaction's reply, which the snapshot holds (`historyAfter`).
+    const server = replyHeld && this.#server?.status === 'in_flight' ? undefined : this.#server;
     const owed = this.#owed || (midTurn && this.#run.state.settings.compactionControl?.enabled === true && trigger !== 'off');
     if (trigger === 'armed' && !server && !owed) return undefined;
     const ending = server?.status === 'scheduled' ? this.endingOn : undefined;
@@ -103,7 +108,7 @@ export class Compactions {
    * was the run's last request (`ending`: the stop the run ends on), asked for again, the run ending so.
    */
   send(resuming: boolean, ending: StoppedBy | undefined): Turn | Promise<Turn> {
-    const compaction = this.#takeScheduled(resuming);
+    const compaction = this.#takeScheduled(resuming, ending);
     if (!compaction) return this.#requests.send();
     const notSent = (error: unknown): never => {
       this.abandon(ending !== undefined);
@@ -122,11 +127,11 @@ export class Compactions {
    * The server-side compaction to send as this iteration's request, if one is scheduled; never to
    * resume a paused turn (the API can't compact a conversation that ends mid-turn).
    */
-  #takeScheduled(resuming: boolean): BetaCompactionConfig | undefined {
+  #takeScheduled(resuming: boolean, ending: StoppedBy | undefined): BetaCompactionConfig | undefined {
     const server = this.#server;
     if (server?.status !== 'scheduled' || resuming) return undefined;
     rejectCompactionEdit(this.#run.state.apiParams);
-    this.#server = { status: 'in_flight', config: server.config, lastMessage: this.#run.state.lastMessage };
+    this.#server = { status: 'in_flight', config: server.config, lastMessage: this.#run.state.lastMessage, ending };
     return server.config;
   }
 
@@ -260,6 +265,21 @@ export class Compactions {
   }
 
   /**
+   * Taken in the loop body of a server-side compaction's reply, a snapshot holds what the run holds once the body is done
+   * (so that the resumed run neither asks for the compaction again nor, after the final answer, the model for another
+   * turn): the compaction block alone, or without a summary the history as it is; the tools the history removed, still
+   * removed (`keepRemovals`); the run's last reply then; the stop the run ends on, when it was its last request.
+   */
+  heldInBody(turn: Turn | undefined): CompactionHeld | undefined {
+    const reply = turn?.inBody && turn.compaction ? (turn.reply ?? turn.uncounted) : undefined;
+    if (!reply) return undefined;
+    const server = this.#server?.status === 'in_flight' ? this.#server : undefined;
+    const { messages } = this.#run.state;
+    if (!hasSummary(reply)) return { messages, toolChanges: this.#toolChanges.toJSON(), lastMessage: server ? server.lastMessage : reply, ending: server?.ending };
+    return { messages: [{ role: 'assistant', content: reply.content }], toolChanges: this.#toolChanges.toJSONKeepingRemovals(messages), lastMessage: reply, ending: server?.ending };
+  }
+
+  /**
    * After a server-side compaction request: the compaction block replaces the history. Without one
    * the conversation stays, and the run's last message is the last real reply again.
    */
@@ -267,7 +287,7 @@ export class Compactions {
     const server = this.#server;
     this.#server = undefined;
     const { state, logger } = this.#run;
-    if (reply.content.some((block) => block.type === 'compaction' && block.content)) {
+    if (hasSummary(reply)) {
       // The history's tool removals go on withdrawing their tools once it is replaced (as the SDK records them).
       this.#toolChanges.keepRemovals(state.messages);
       const before = state.messages.at(-1);
@@ -290,8 +310,21 @@ export class Compactions {
   }
 }
 
+/** What a snapshot taken in the loop body of a server-side compaction's reply holds (`heldInBody`). */
+export interface CompactionHeld {
+  messages: BetaMessageParam[];
+  toolChanges: ToolChangesJSON | undefined;
+  lastMessage: BetaMessage | undefined;
+  ending: StoppedBy | undefined;
+}
+
 function sameMessages(a: readonly BetaMessageParam[], b: readonly BetaMessageParam[]): boolean {
   return a.length === b.length && a.every((message, i) => sameMessage(message, b[i]!));
+}
+
+/** A server-side compaction's reply holds a summary: a compaction block with content. */
+function hasSummary(reply: BetaMessage): boolean {
+  return reply.content.some((block) => block.type === 'compaction' && block.content);
 }
 
 /** The id of a message's first `tool_use` block, if it makes calls. */

@@ -151,6 +151,17 @@ export class ToolChanges {
     for (const [name, type] of this.#fromHistory ?? []) if (type === 'removal') (this.#overrides ??= new Map()).set(name, null);
   }
 
+  /** What a snapshot keeps once `messages` are replaced by a compaction: the tools they removed, removed (`keepRemovals`). */
+  toJSONKeepingRemovals(messages: readonly BetaMessageParam[]): ToolChangesJSON | undefined {
+    this.#scan(messages);
+    const json = this.toJSON();
+    const removed = [...(this.#fromHistory ?? [])].filter(([, type]) => type === 'removal');
+    if (removed.length === 0) return json;
+    const overrides = { ...json?.overrides };
+    for (const [name] of removed) overrides[name] = null;
+    return { overrides, pending: json?.pending ?? [] };
+  }
+
   /**
    * Reads the tool changes of the history: its `system` messages' blocks and its compaction blocks'
    * `tool_changes`. The runner appends to the same array, so only new messages are read.

@@ -749,6 +749,30 @@ describe('server-side context management', () => {
     ]);
   });
 
+  for (const at of ['the final answer', 'a turn']) it(`a snapshot taken in the loop body of the compaction's reply after ${at} holds the compaction as adopted: the resumed run asks for it again neither, nor the model for a turn the run never made`, async () => {
+    const turns: ScriptedReply[] = at === 'a turn' ? [{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [text('Done.')] }, { content: [text('Done again.')] }] : [{ content: [text('Done.')] }, { content: [text('Asked again.')] }];
+    let summaries = 0;
+    const step = (request: RecordedRequest) => (wire(request).body.compaction ? { content: [{ type: 'compaction', content: `Summary ${++summaries}.`, encrypted_content: null } as never], stop_reason: 'compaction' as never } : turns.shift()!);
+    const server = await mockServer([step, step, step, step, step]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] });
+    let snapshot: RunnerSnapshot | undefined;
+    for await (const message of runner) {
+      if (message.content[0]!.type === 'compaction') snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+      else if (!snapshot) runner.compactBeforeNextTurn();
+    }
+    const sent = server.requests.length;
+    const resumed = resumeToolRunner(server.client(), snapshot!, { tools: [lookup] });
+    const last = await resumed;
+    // Resumed, the run goes on as it did: after the final answer it had ended; after a turn, its next request is a turn.
+    expect(server.requests.slice(sent).map((request) => (wire(request).body.compaction ? 'compaction' : 'turn'))).toEqual(at === 'a turn' ? ['turn'] : []);
+    expect(resumed.params.messages[0]).toEqual({ role: 'assistant', content: [{ type: 'compaction', content: 'Summary 1.', encrypted_content: null }] });
+    expect(resumed.stoppedBy).toBe('model');
+    if (at === 'the final answer') {
+      expect(last).toEqual(await runner.done());
+      expect(resumed.usage).toEqual(runner.usage);
+    }
+  });
+
   for (const stream of [false, true]) it(`compactBeforeNextTurn on the final reply, its compaction request failing${stream ? ' (streamed)' : ''}: awaited again, the compaction goes again and the run ends (no turn after the answer)`, async () => {
     const compacted = { content: [{ type: 'compaction', content: 'Summary: looked up 1.', encrypted_content: null } as never] };
     const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [text('Done.')] }, { error: { status: 500 } } as never, compacted, { content: [text('never')] }]);
