@@ -109,6 +109,18 @@ function beginsWithThinking(message: BetaMessageParam | undefined): boolean {
   return first?.type === 'thinking' || first?.type === 'redacted_thinking';
 }
 
+/**
+ * The tool changes a message of the summarised part makes: a `system` message of them, or a server-side compaction's
+ * `tool_changes` (its block goes with the part), as one: without them a tool it withdrew ran again, and the model lost one it added.
+ */
+function toolChangesOf(message: BetaMessageParam): BetaMessageParam[] {
+  if (isToolChanges(message)) return [message];
+  if (message.role !== 'assistant' || !Array.isArray(message.content)) return [];
+  const blocks = message.content as ReadonlyArray<{ type?: unknown; tool_changes?: unknown }>;
+  const carried = blocks.flatMap((block) => (block.type === 'compaction' && Array.isArray(block.tool_changes) ? (block.tool_changes as unknown[]) : []));
+  return carried.length > 0 ? [{ role: 'system', content: carried } as unknown as BetaMessageParam] : [];
+}
+
 /** How the first message of a compacted history begins (output.ts tells it from a message of the caller's). */
 export const COMPACTED_INTRO_START = 'This session continues from an earlier conversation that was compacted to save context.';
 
@@ -124,7 +136,7 @@ export function compactedHistory(
 ): BetaMessageParam[] {
   const start = tailStart(messages, keepTurns, thinking);
   const tail = messages.slice(start);
-  const changes = messages.slice(0, start).filter(isToolChanges);
+  const changes = messages.slice(0, start).flatMap(toolChangesOf);
   const intro: BetaMessageParam = {
     role: 'user',
     content: [

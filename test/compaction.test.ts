@@ -195,6 +195,28 @@ describe('client-side compaction (compactionControl)', () => {
     expect(again.stoppedBy).toBe('model');
   });
 
+  it("tool changes a server-side compaction carried (its block's tool_changes) survive a client-side one: a tool it withdrew stays withdrawn, and the model is told", async () => {
+    const log: string[] = [];
+    const login = tool({ name: 'login', inputSchema: z.object({}), run: () => (log.push('login'), 'logged in') });
+    const removal = { type: 'tool_removal', tool: { type: 'tool_reference', name: 'login' } };
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      { content: [text('<summary>Looked up row 1.</summary>')] },
+      { content: [toolUse('login', {}, 'toolu_login')] },
+      { content: [text('Done.')] },
+    ]);
+    const messages = [
+      { role: 'assistant', content: [{ type: 'compaction', content: 'Earlier work, login withdrawn.', encrypted_content: null, tool_changes: [removal] }] } as never,
+      { role: 'user' as const, content: 'Go on.' },
+    ];
+    const runner = toolRunner(server.client(), { ...baseParams, thread: false, messages, tools: [lookup, login], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    await runner;
+    expect(isSummaryRequest(server.requests[1]!)).toBe(true);
+    expect(wire(server.requests[2]!).messages[1]).toEqual({ role: 'system', content: [removal] });
+    expect(log).toEqual([]);
+    expect(wire(server.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_login', is_error: true });
+  });
+
   it('a summary that leaves the context over the threshold: one warning, no compaction loop', async () => {
     const { lines, logger } = captureLogger();
     const summaryCalls: number[] = [];
