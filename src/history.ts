@@ -128,8 +128,10 @@ export function textOnlyError(content: ToolResultContent): ToolResultContent {
   return [...texts, { type: 'text', text: `[${left} ${left === 1 ? 'block' : 'blocks'} other than text left out: an error result holds text only]` }];
 }
 
-export const cutOffText = (name: string) =>
-  `Error: the call to '${name}' was cut off (the reply reached max_tokens), so it was not run.`;
+/** Where a reply cut off stopped, by its stop reason: `max_tokens`, or the model's context window. */
+const cutAt = (reason: string) => (reason === 'model_context_window_exceeded' ? "the model's context window" : 'max_tokens');
+export const cutOffText = (name: string, reason = 'max_tokens') =>
+  `Error: the call to '${name}' was cut off (the reply reached ${cutAt(reason)}), so it was not run.`;
 export const brokenOffText = (name: string) =>
   `Error: the reply with the call to '${name}' broke off before it ended (its stream failed), so the call was not answered. Make it again if it is still needed.`;
 /** A call that started while its reply streamed, the reply then breaking off (a stream that failed, even after its last event). */
@@ -145,8 +147,8 @@ export const pausedText = (name: string, reason = 'pause_turn') =>
   `Error: the call to '${name}' came in a paused turn (${reason}), whose calls do not run, so it was not run.`;
 export const startedBeforePauseText = (name: string, reason = 'pause_turn') =>
   `Error: the turn was paused (${reason}) after the call to '${name}' had started; its result was not kept.`;
-export const startedBeforeCutOffText = (name: string) =>
-  `Error: the reply was cut off (it reached max_tokens) after the call to '${name}' had started; its result was not kept.`;
+export const startedBeforeCutOffText = (name: string, reason = 'max_tokens') =>
+  `Error: the reply was cut off (it reached ${cutAt(reason)}) after the call to '${name}' had started; its result was not kept.`;
 export const duplicateIdText = (id: string) =>
   `Error: this call repeats the id '${id}' of an earlier call in the same message, so it was not run. Give each call its own id.`;
 export const abortedWaitingText = (name: string) =>

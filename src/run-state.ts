@@ -293,14 +293,15 @@ interface Counted {
 export type StartedEagerly = (id: string) => boolean;
 
 /**
- * Counts a reply: its usage added, it is the last message, calls cut off by max_tokens or in a paused turn never run
+ * Counts a reply: its usage added, it is the last message, calls cut off (max_tokens, the context window) or in a paused turn never run
  * (one that `started` while the reply streamed is told so, unless the run control refused it), its container adopted.
  */
 function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage, dropsRefusals: boolean, started: StartedEagerly | undefined, elsewhere: boolean): void {
   into.usage = addUsage(into.usage, reply.usage);
   into.lastMessage = reply;
   const stop = reply.stop_reason;
-  const cutOff = stop === 'max_tokens';
+  // Cut off at the model's context window as at max_tokens: the reply stopped where it was, its last call's input maybe with it.
+  const cutOff = stop === 'max_tokens' || stop === 'model_context_window_exceeded';
   const notRun = cutOff ? cutOffText : stop === 'pause_turn' || stop === 'compaction' ? pausedText : undefined;
   for (const use of notRun ? toolUsesOf(reply) : []) {
     if (!started?.(use.id)) into.markNotRun(use.id, notRun!(use.name, stop!));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { tool, toolRunner } from 'tool-runner';
+import { resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, mockServer, weatherTool, wire } from './helpers.js';
 
@@ -162,6 +162,30 @@ describe('stop_reason table (SPEC §3)', () => {
     expect(calls).toEqual(['Paris']);
     const results = wire(server.requests[1]!).messages.flatMap((message: { content: unknown }) => (Array.isArray(message.content) ? message.content : [])).filter((block: { type: string }) => block.type === 'tool_result');
     expect(results).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_ran', is_error: true, content: expect.stringMatching(/after the call to 'get_weather' had started; its result was not kept/) }]);
+  });
+
+  // The model's context window cuts a reply off as max_tokens does: its calls were answered as never answered (a call that
+  // ran while the reply streamed, as not run), and generateToolResponse() ran a call whose input may have been cut with it.
+  it("a reply cut off at the model's context window (model_context_window_exceeded) is answered as cut off, as at max_tokens: a call that ran while it streamed is told so on resume", async () => {
+    const reply = { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_ran'), text('And then I will')], stop_reason: 'model_context_window_exceeded' as const };
+    const server = await mockServer([reply, { content: [text('ok')] }]);
+    const calls: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, thread: false, tools: [weatherTool(calls)], runToolsEagerly: true });
+    await runner;
+    expect(calls).toEqual(['Paris']);
+    runner.pushMessages({ role: 'user', content: 'Go on.' });
+    await resumeToolRunner(server.client(), runner.toJSON(), { tools: [weatherTool(calls)] });
+    expect(calls).toEqual(['Paris']);
+    const sent = wire(server.requests[1]!).messages;
+    expect(sent[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_ran', is_error: true, content: "Error: the reply was cut off (it reached the model's context window) after the call to 'get_weather' had started; its result was not kept." }] });
+    expect(historyProblems(sent)).toEqual([]);
+
+    server.setSteps([{ ...reply, content: [toolUse('get_weather', { location: 'Pa' }, 'toolu_cut')] }]);
+    const cut = toolRunner(server.client(), { ...baseParams, thread: false, tools: [weatherTool(calls)] });
+    for await (const _message of cut) {
+      expect(await cut.generateToolResponse()).toMatchObject({ content: [{ tool_use_id: 'toolu_cut', is_error: true, content: "Error: the call to 'get_weather' was cut off (the reply reached the model's context window), so it was not run." }] });
+    }
+    expect(calls).toEqual(['Paris']);
   });
 
   it('a tool_use cut off by max_tokens is never run and stays the last message', async () => {
