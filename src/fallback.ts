@@ -45,17 +45,21 @@ export function isFailedAfterFirstEvent(error: unknown): boolean {
   return typeof error === 'object' && error !== null && AFTER_FIRST_EVENT in error;
 }
 
-/** Whether a failed request goes on to the next entry: an overload, a server or a connection error; never an abort, nor a stream past its first event. */
 /**
  * Whether the reply of fallback entry `index` (none: the primary's) is in a container of the entry's own: of its client
  * (another key, region or platform), or the one it names. The run's own requests never name it; one of an entry that
- * sends with the run's client, in the container the server chose, is the run's.
+ * sends with the run's client (`runClient`: given none, or given that very client), in the container the server chose,
+ * is the run's. A durable run's entries all hold step clients: the client the entry was given is the one they name.
  */
-export function inContainerOfItsOwn(entries: readonly FallbackEntry[] | undefined, index: number | undefined): boolean {
+export function inContainerOfItsOwn(entries: readonly FallbackEntry[] | undefined, index: number | undefined, runClient: ClientLike): boolean {
   const entry = index === undefined ? undefined : entries?.[index];
-  return entry !== undefined && (entry.client !== undefined || entry.container !== undefined);
+  if (entry === undefined) return false;
+  if (entry.container !== undefined) return true;
+  const given = givenClientOf(entry.client);
+  return given !== undefined && given !== runClient && given !== givenClientOf(runClient);
 }
 
+/** Whether a failed request goes on to the next entry: an overload, a server or a connection error; never an abort, nor a stream past its first event. */
 export function fallsBack(error: unknown): boolean {
   if (error instanceof APIUserAbortError) return false;
   if (isFailedAfterFirstEvent(error)) return false;

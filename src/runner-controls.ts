@@ -383,7 +383,7 @@ export abstract class RunnerControls implements Runner {
     const history = after ? after.messages : turn?.inBody && turn.tookControl ? this.state.bodyHistory(turn.historyBefore ?? [], turn.reply) : this.state.messages;
     const messages = asMessageParams(this.state.heldLate ? [...history, ...this.state.heldLate] : history);
     const started = this.state.settings.runToolsEagerly ? (id: string) => this.answers.started(id) : undefined;
-    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, after ? after.toolChanges : this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody || after !== undefined), uncounted, messages, started, inContainerOfItsOwn(this.run.options.fallback, turn?.fallback));
+    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, after ? after.toolChanges : this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody || after !== undefined), uncounted, messages, started, inContainerOfItsOwn(this.run.options.fallback, turn?.fallback, lendableClient(this.run.client)));
     if (after) holdCompactionReply(snapshot, after, this.state.heldLate !== undefined);
     if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
     const hold = replyAdded ? 'asks' : final ? 'final' : step === 'resume' ? 'paused' : undefined; // (after the run's own messages)

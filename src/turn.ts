@@ -198,7 +198,7 @@ export class Requests {
     // the hook counts it), counted once the hook is done (a hook that throws leaves it unset: the reply failed).
     turn.uncounted = reply;
     run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, message: reply, fallback: turn.fallback, provider: turn.provider });
-    const counted = receivedReply(run, this.#eager, reply, inContainerOfItsOwn(run.options.fallback, turn.fallback));
+    const counted = receivedReply(run, this.#eager, reply, inContainerOfItsOwn(run.options.fallback, turn.fallback, lendableClient(run.client)));
     if (counted instanceof Promise) {
       counted.then(
         (kept) => {

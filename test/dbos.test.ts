@@ -332,6 +332,22 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(steps.filter((step) => step.startsWith('model request'))).toEqual(['model request', 'model request (fallback 0)', 'model request (fallback 1)']);
   });
 
+  // A durable run's entries all hold step clients: an entry without a client of its own was taken as one of another client,
+  // and its reply's container was dropped (the next request started a new one), which a run without durability keeps.
+  it("a fallback entry without a client of its own answers in the run's container: the next request names the container it chose", async () => {
+    const primary = await mockServer([
+      { error: { status: 529 } },
+      { content: [toolUse('record', { order: '5' }, 'toolu_rec')], container: { id: 'container_shared' } },
+      { content: [text('Done.')] },
+    ]);
+    const fallback = await mockServer([{ error: { status: 503 } }]);
+    const id = `fallback-container-${randomUUID()}`;
+    const result = await resultOf(worker('start', id, primary.url, { FALLBACK_URL: fallback.url, FALLBACK_MODEL: 'claude-fallback-2' }));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    expect(wire(primary.requests[1]!).body.model).toBe('claude-fallback-2');
+    expect(wire(primary.requests[2]!).body.container).toBe('container_shared');
+  });
+
   it("a streamed durable run's compaction summary goes without streaming, as in a run without durability: an overload falls back", async () => {
     const primary = await mockServer([
       { content: [toolUse('record', { order: '7' }, 'toolu_rec')], usage: { input_tokens: 5_000 } },

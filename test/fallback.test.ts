@@ -309,6 +309,18 @@ describe("a fallback's container", () => {
     await runner;
     expect(wire(server.requests[2]!).body.container).toBe('container_shared');
   });
+
+  // An entry given the run's very client (`fallback: [{ client, model }]`) sends with the run's client too: the container
+  // was taken for another account's, and the primary's next request started a new one (the files of the code run were gone).
+  it("an entry given the run's own client (the same object): the container the server chose is the run's, in its snapshot too", async () => {
+    const server = await mockServer([{ error: { status: 529 } }, { content: [toolUse('get_weather', { location: 'Paris' })], container: { id: 'container_shared' } as never }, { content: [text('done')] }]);
+    const client = server.client({ maxRetries: 0 });
+    const snapshots: RunnerSnapshot[] = [];
+    const runner = toolRunner(client, { ...baseParams, tools: [weatherTool()] }, { fallback: [{ client, model: 'claude-other' }], hooks: { onMessage: () => void snapshots.push(runner.toJSON()) } });
+    await runner;
+    expect(wire(server.requests[2]!).body.container).toBe('container_shared');
+    expect((snapshots[0]!.params as { container?: unknown }).container).toBe('container_shared');
+  });
 });
 
 describe('a streamed turn falls back only before its first event', () => {

@@ -138,7 +138,8 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
     // A fallback's client is a step client too: the fallback that answered is recorded like any request.
     // An entry without a client sends through the run's, in a step named for its entry all the same.
     const fallback = options.fallback?.map((entry, i) => ({ ...entry, client: namedAs(stepClient(entry.client ?? runClient, stream === true, `model request (fallback ${i})`, text), entry.client) }));
-    return new DurableRun(stepClient(runClient, stream === true, 'model request', text), { ...rest, tools }, fallback ? { ...options, fallback } : options, text);
+    // Named as the run's client, so that an entry given that very client is known as sending with the run's (its container the run's).
+    return new DurableRun(namedAs(stepClient(runClient, stream === true, 'model request', text), runClient), { ...rest, tools }, fallback ? { ...options, fallback } : options, text);
   };
 
   const workflow = DBOS.registerWorkflow(
