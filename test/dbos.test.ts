@@ -348,6 +348,17 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(wire(primary.requests[2]!).body.container).toBe('container_shared');
   });
 
+  // A step client named no provider: every event said 'anthropic', a Vertex fallback's reply too (and so the spans of tool-runner/otel).
+  it("the events name the provider of the client that answered: a Vertex fallback's gcp.vertex_ai, as in a run without durability", async () => {
+    const primary = await mockServer([{ error: { status: 529 } }]);
+    const vertex = await mockServer([{ content: [text('From Vertex.')] }]);
+    const id = `fallback-provider-${randomUUID()}`;
+    const { stdout } = await printed(worker('start', id, primary.url, { FALLBACK_URL: vertex.url, FALLBACK_VERTEX: '1', PROVIDERS: '1' }));
+    expect(resultIn(stdout).message.content).toEqual([{ type: 'text', text: 'From Vertex.', citations: null }]);
+    expect(vertex.requests[0]!.path).toMatch(/:rawPredict$/);
+    expect(stdout.split('\n').filter((line) => line.startsWith('provider '))).toEqual(['provider run.start anthropic', 'provider request.end gcp.vertex_ai']);
+  });
+
   it("a streamed durable run's compaction summary goes without streaming, as in a run without durability: an overload falls back", async () => {
     const primary = await mockServer([
       { content: [toolUse('record', { order: '7' }, 'toolu_rec')], usage: { input_tokens: 5_000 } },

@@ -77,8 +77,9 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
   // The run logs as the client would (its `logger` and `logLevel`, which the SDK reads from ANTHROPIC_LOG),
   // and a request it sends without streaming (a summary) waits as long as the client would (`timeout`).
   // Its middleware too, which the steps' requests go through (a request option of the caller's own reaches it).
-  const { logger, logLevel, timeout, middleware } = client as { logger?: unknown; logLevel?: unknown; timeout?: unknown; middleware?: unknown };
-  const made = Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel }, timeout !== undefined && { timeout }, middleware !== undefined && { middleware });
+  // And names its GenAI provider (a Vertex client's `gcp.vertex_ai`), which the run's events and spans report.
+  const { logger, logLevel, timeout, middleware, _genAIProviderName } = client as { logger?: unknown; logLevel?: unknown; timeout?: unknown; middleware?: unknown; _genAIProviderName?: unknown };
+  const made = Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel }, timeout !== undefined && { timeout }, middleware !== undefined && { middleware }, _genAIProviderName !== undefined && { _genAIProviderName });
   // Its runner starts each reply's tools in the model's order: DBOS numbers steps as they start.
   return Object.defineProperties(made, { [OWN_CLIENT]: { value: client }, [ORDERED_STARTS]: { value: true } });
 }
