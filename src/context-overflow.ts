@@ -15,10 +15,11 @@ export interface Overflow {
   readonly limit: number | undefined;
 }
 
-const PROMPT_TOO_LONG = /prompt is too long/i;
+/** The API's words, and Amazon Bedrock's (`AnthropicBedrock`: a 400 `Input is too long for requested model.`, without numbers). */
+const PROMPT_TOO_LONG = /prompt is too long|input is too long for requested model/i;
 const NUMBERS = /prompt is too long:\s*(\d+)\s*tokens?\s*>\s*(\d+)/i;
 
-/** The overflow a failed request reports (a 400 that says the prompt is too long), else `undefined`. */
+/** The overflow a failed request reports (a 400 that says the prompt, or on Bedrock the input, is too long), else `undefined`. */
 export function contextOverflow(error: unknown): Overflow | undefined {
   if (error instanceof ContextOverflowError) return error;
   if (!(error instanceof APIError) || error.status !== 400) return undefined;
@@ -61,7 +62,8 @@ export class ContextOverflowError extends BadRequestError implements Overflow {
     this.cause = rejection;
     this.tokens = overflow.tokens;
     this.limit = overflow.limit;
-    this.message = `${rejection.message}. ${instead ?? 'Nothing was appended: shorten the history (runner.setMessagesParams), or turn compactionControl on if it is off, then iterate again.'}`;
+    // (Bedrock's message ends with a full stop of its own.)
+    this.message = `${rejection.message.replace(/\.$/, '')}. ${instead ?? 'Nothing was appended: shorten the history (runner.setMessagesParams), or turn compactionControl on if it is off, then iterate again.'}`;
   }
 
   /** `error` as a ContextOverflowError when it reports an overflow, else `error` itself. (`this`: see ReplyError.from.) */

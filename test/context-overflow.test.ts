@@ -4,7 +4,9 @@
  * answers so) is a `ContextOverflowError`, or with `compactionControl` enabled a compaction at once
  * and the request sent again, once. Nothing is appended either way.
  */
-import { BadRequestError } from '@anthropic-ai/sdk';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Anthropic, { BadRequestError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ContextOverflowError, type RunnerEvent, type ToolRunner, tool, toolRunner } from 'tool-runner';
@@ -68,6 +70,26 @@ describe('a prompt too long for the context window', () => {
     expect(errors[1]).toMatchObject({ tokens: undefined, limit: undefined });
     expect(errors[2]).toBeInstanceOf(BadRequestError);
     expect(errors[2]).not.toBeInstanceOf(ContextOverflowError);
+  });
+
+  // Amazon Bedrock (AnthropicBedrock) says it in its own words, in its own body ({ message }, no API envelope): it was a
+  // BadRequestError that no `instanceof ContextOverflowError` caught, and compactionControl did not compact for it.
+  it("Bedrock's words (400 `Input is too long for requested model.`) are an overflow too, without numbers", async () => {
+    const bedrockLike = createServer((request, response) => {
+      request.resume();
+      response.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException' });
+      response.end(JSON.stringify({ message: 'Input is too long for requested model.' }));
+    });
+    await new Promise<void>((resolve) => bedrockLike.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = bedrockLike.address() as AddressInfo;
+      const client = new Anthropic({ baseURL: `http://127.0.0.1:${port}`, apiKey: 'k', maxRetries: 0 });
+      const error = await toolRunner(client, { ...baseParams, thread: false }).runUntilDone().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ContextOverflowError);
+      expect(error).toMatchObject({ status: 400, tokens: undefined, limit: undefined, message: expect.stringMatching(/^400 Input is too long for requested model\. Nothing was appended/) });
+    } finally {
+      await new Promise((resolve) => bedrockLike.close(resolve));
+    }
   });
 
   it('with compactionControl: compacts at once over a history cut to fit, and sends the request again', async () => {
