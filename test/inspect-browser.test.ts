@@ -334,6 +334,26 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     await expect.poll(() => card(page, 'send_email').locator('p.error').allTextContents()).toEqual(['HookError: approve threw: Error: the approval service is down']);
   }, 60_000);
 
+  it('calls asked of the page by an approve without onEvent show as allowed and denied once decided, not as running', async () => {
+    const server = await mockServer([
+      { content: [toolUse('send_email', { to: 'ann@example.com', body: 'Hi' }, 'toolu_ann'), toolUse('send_email', { to: 'bob@example.com', body: 'Hi' }, 'toolu_bob')] },
+      { content: [text('Sent one.')] },
+    ]);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    const [, , email] = inspectedTools();
+    const run = toolRunner(server.client(), { ...baseParams, tools: [email!] }, { approve: inspect.approve }).runUntilDone();
+    const to = (address: string) => page.locator('article.tool', { hasText: address });
+    await to('ann@').getByRole('button', { name: 'Allow' }).click();
+    await to('bob@').getByRole('button', { name: 'Deny' }).click();
+    await run;
+    // No tool.start or tool.end of these calls comes (no onEvent): their decision is what the page knows of them.
+    await expect.poll(() => to('bob@').locator('.status').textContent()).toBe('denied');
+    expect(await to('ann@').locator('.status').textContent()).toBe('allowed');
+  }, 60_000);
+
   it('after close() an open page says the inspector stopped (it does not try to reconnect)', async () => {
     const inspect = await inspector();
     inspectors.push(inspect);

@@ -100,7 +100,7 @@ function requestItem(run, lane, id, time) {
 
 function toolItem(run, lane, id, name, time) {
   return itemOf(run, lane, 'tool ' + id, function () {
-    return { kind: 'tool', id: id, name: name, start: time, end: undefined, input: undefined, hasInput: false, result: undefined, isError: false, error: undefined, flags: [], pending: false, approval: null };
+    return { kind: 'tool', id: id, name: name, start: time, started: false, end: undefined, input: undefined, hasInput: false, result: undefined, isError: false, error: undefined, flags: [], pending: false, approval: null };
   });
 }
 
@@ -175,7 +175,7 @@ function apply(record) {
       // A call that waited for approval starts again when its run goes on: counted once.
       if (!lane.byKey.has('tool ' + record.id)) run.toolCalls++;
       item = toolItem(run, lane, record.id, record.name, record.time);
-      item.start = record.time;
+      item.start = record.time; item.started = true;
       if ('input' in record) { item.input = record.input; item.hasInput = true; }
       dirty.list = true;
       break;

@@ -230,11 +230,19 @@ function fillRequest(run, item) {
   if (item.error) el.appendChild(h('p', { className: 'error', text: item.error.name + ': ' + item.error.message }));
 }
 
+/** The status of a call seen only through its approval, by how its wait ended. */
+var UNSEEN_CALL = { allow: 'allowed', deny: 'denied', aborted: 'aborted', timedOut: 'timed out', closed: 'denied' };
 var DECIDED = { allow: 'allowed', deny: 'denied', aborted: 'approval ended by an abort', timedOut: 'approval ended: no decision in time', closed: 'approval ended: the inspector closed' };
 
 function toolStatus(item) {
   if (item.approval && item.approval.state === 'waiting') return 'waiting for approval';
-  if (item.end === undefined) return item.pending ? 'waiting for approval (run stopped)' : 'running';
+  if (item.end === undefined) {
+    if (item.pending) return 'waiting for approval (run stopped)';
+    // A call known only by its approval (approve without onEvent): no tool.start or tool.end of it comes, its decision is
+    // all there is to show (a call denied showed as running, for ever).
+    if (item.approval && !item.started) return UNSEEN_CALL[item.approval.state];
+    return 'running';
+  }
   if (item.flags.indexOf('timedOut') >= 0) return 'timed out';
   if (item.flags.indexOf('denied') >= 0) return 'denied';
   if (item.flags.indexOf('aborted') >= 0) return 'aborted';

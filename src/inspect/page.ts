@@ -42,7 +42,7 @@ button.more { display: block; margin: 0 auto; color: var(--muted); background: v
 .item h3 { font-size: .95rem; margin: 0; }
 .item p { margin: .25rem 0; }
 .item.request { border-left-color: var(--accent); }
-.item.tool[data-status="done"] { border-left-color: var(--ok); }
+.item.tool[data-status="done"], .item.tool[data-status="allowed"] { border-left-color: var(--ok); }
 .item.tool[data-status="error"], .item.tool[data-status="timed"], .item.tool[data-status="denied"], .item.tool[data-status="aborted"], .item[data-status="failed"] { border-left-color: var(--bad); }
 .item.tool[data-status="waiting"] { border-left-color: var(--wait); }
 .status { font-weight: 600; }
