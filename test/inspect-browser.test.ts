@@ -17,7 +17,7 @@ interface Element {
 }
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerEvent, agentTool, tool, toolRunner } from 'tool-runner';
+import { type RunnerEvent, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { type Inspector, inspectRecording, inspector } from 'tool-runner/inspect';
 import { text, toolUse } from 'tool-runner/testing';
 import { inspectedSteps, inspectedTools, params, prompt, withToken } from './fixtures/inspected.js';
@@ -352,6 +352,30 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     // No tool.start or tool.end of these calls comes (no onEvent): their decision is what the page knows of them.
     await expect.poll(() => to('bob@').locator('.status').textContent()).toBe('denied');
     expect(await to('ann@').locator('.status').textContent()).toBe('allowed');
+  }, 60_000);
+
+  it("a run resumed from a snapshot: its usage so far counts the snapshot's tokens from its start, as runner.usage does, not only at its end", async () => {
+    const usage = (input_tokens: number, output_tokens: number) => ({ input_tokens, output_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    const server = await mockServer([
+      { content: [toolUse('send_email', { to: 'ann@example.com', body: 'Hi' }, 'toolu_email')], usage: usage(1000, 100) },
+      { content: [text('Sent.')], usage: usage(2000, 200) },
+    ]);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const [, , email] = inspectedTools();
+    const stopped = toolRunner(server.client(), { ...baseParams, tools: [email!] }, { onEvent: inspect.onEvent });
+    await stopped;
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(stopped.toJSON())), { tools: [email!], options: { onEvent: inspect.onEvent, approve: inspect.approve } });
+    const run = resumed.runUntilDone();
+    const page = await newPage();
+    await page.goto(inspect.url);
+    await card(page, 'send_email').getByRole('button', { name: 'Allow' }).waitFor();
+    expect(await page.locator('.usage').textContent()).toMatch(/^Usage so far: 1,000 in · 100 out · cache 0 read, 0 written · 0 requests · /);
+    await card(page, 'send_email').getByRole('button', { name: 'Allow' }).click();
+    await run;
+    expect(resumed.usage).toMatchObject(usage(3000, 300));
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
+    expect(await page.locator('.usage').textContent()).toMatch(/^Usage so far: 3,000 in · 300 out · cache 0 read, 0 written · 1 requests · /);
   }, 60_000);
 
   it('after close() an open page says the inspector stopped (it does not try to reconnect)', async () => {

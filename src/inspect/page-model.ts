@@ -116,6 +116,8 @@ function apply(record) {
       if (own) {
         run.ended = false; run.state = 'running'; run.error = undefined; run.stoppedBy = undefined; run.pending = [];
         if (record.model) run.model = record.model;
+        // The tokens counted before this start (a run resumed from a snapshot): its usage so far, as runner.usage says.
+        if (record.usage) { run.usage = zeroUsage(); addUsage(run.usage, record.usage); }
         if (record.prompt !== undefined && !lane.byKey.has('prompt')) itemOf(run, lane, 'prompt', function () { return { kind: 'prompt', text: record.prompt }; });
       } else {
         lane.state = 'running';

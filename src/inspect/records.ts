@@ -50,6 +50,8 @@ export type InspectorRecord =
       prompt?: string;
       /** Recorded without contents (`captureContent: false`): a page over the recorded file says so. */
       captureContent?: false;
+      /** The tokens the run had counted before this start (resumed from a snapshot, or iterated again); none when 0. */
+      usage?: RecordedUsage;
     })
   | (RecordBase & {
       type: 'run.end';
@@ -107,10 +109,16 @@ export const CAPTURE_LIMIT = 100_000;
 export function recordOf(event: RunnerEvent, run: string, time: number, capture: boolean): InspectorRecord | OtherRecord | undefined {
   let record: InspectorRecord | OtherRecord;
   switch (event.type) {
-    case 'run.start':
+    case 'run.start': {
       record = { run, time, type: 'run.start' };
       if (typeof event.model === 'string') record.model = event.model;
+      // What the run counted before this start (resumed from a snapshot, or iterated again): the page's usage so far
+      // starts from it, as runner.usage does (a resumed run showed only its own requests' tokens, then, at its end, the
+      // snapshot's too).
+      const before = usageOf(event.runner.usage);
+      if (before.input_tokens + before.output_tokens + before.cache_creation_input_tokens + before.cache_read_input_tokens > 0) record.usage = before;
       break;
+    }
     case 'run.end':
       record = runEnd(run, time, event.runner, event.error, capture);
       break;
