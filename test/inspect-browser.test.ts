@@ -378,6 +378,34 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     expect(await page.locator('.usage').textContent()).toMatch(/^Usage so far: 3,000 in · 300 out · cache 0 read, 0 written · 1 requests · /);
   }, 60_000);
 
+  it('following the newest run, the page stays on a run with a call waiting for a decision (its edited input kept) while another starts; then moves on', async () => {
+    const server = await mockServer([{ content: [toolUse('send_email', { to: 'ann@example.com', body: 'Hi' }, 'toolu_email')] }, { content: [text('Sent.')] }]);
+    const other = await mockServer([{ content: [text('Another run, done.')] }]);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    const log: string[] = [];
+    const [, , email] = inspectedTools(log);
+    const run = toolRunner(server.client(), { ...baseParams, tools: [email!] }, { onEvent: inspect.onEvent, approve: inspect.approve }).runUntilDone();
+    const waiting = card(page, 'send_email');
+    await waiting.getByRole('button', { name: 'Allow' }).waitFor();
+    await waiting.getByText('Edit input').click();
+    await waiting.getByRole('textbox', { name: 'Input to allow' }).fill('{ "to": "ann@example.com", "body": "Hi Ann" }');
+    await toolRunner(other.client(), baseParams, { onEvent: inspect.onEvent });
+    const runs = page.getByRole('navigation', { name: 'Runs' }).getByRole('link');
+    await expect.poll(() => runs.count()).toBe(2);
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
+    expect(await page.locator('.run-head h2').textContent()).toBe('Run 1 · claude-sonnet-5-5');
+    await waiting.getByRole('button', { name: 'Allow' }).click();
+    await run;
+    expect(log).toEqual(['send_email ann@example.com: Hi Ann']);
+    // Decided: the page follows the newest run again.
+    await expect.poll(() => page.locator('.run-head h2').textContent()).toMatch(/^Run 2 /);
+    expect(await runs.filter({ hasText: 'Run 2' }).getAttribute('aria-current')).toBe('page');
+    expect(await runs.filter({ hasText: 'Run 1' }).getAttribute('aria-current')).toBe(null);
+  }, 60_000);
+
   it('after close() an open page says the inspector stopped (it does not try to reconnect)', async () => {
     const inspect = await inspector();
     inspectors.push(inspect);

@@ -53,6 +53,11 @@ function selectedId() {
   // A hand-typed hash may not decode (a stray %): the newest run, as for a run not known.
   if (match) try { id = decodeURIComponent(match[1]); } catch (error) { id = null; }
   if (id !== null && model.runs.has(id)) return id;
+  // Following the newest run, the page stays on one with a call waiting for a decision here (not over a recorded file,
+  // where none is taken): a run that started meanwhile took the page away, an input being edited was lost, and a click
+  // meant for Allow landed on the new run's.
+  var shown = view.shown;
+  if (model.settings.approvals && shown && shown.waiting.size > 0 && model.runs.get(shown.id) === shown) return shown.id;
   return model.order.length ? model.order[model.order.length - 1] : null;
 }
 
@@ -61,9 +66,11 @@ function render() {
   view.last = Date.now();
   view.arrived = 0;
   renderStatus();
-  if (dirty.list) renderList();
   var id = selectedId();
   var run = id ? model.runs.get(id) : null;
+  // The page moves to another run of itself (the newest, once the shown one has no call waiting): its entry is marked.
+  if (run !== view.shown) dirty.list = dirty.selection = true;
+  if (dirty.list) renderList();
   if (run !== view.shown) buildRun(run);
   else if (run && dirty.runs.has(run.id)) updateRun(run);
   dirty.list = false;
