@@ -49,6 +49,18 @@ export function isAgentTool(entry: unknown): boolean {
   return typeof entry === 'object' && entry !== null && AGENT_DURABLE in entry;
 }
 
+/**
+ * The key of an agent tool's check of its options against the client its sub-agent will run on, when it has none of its
+ * own: made without a client, an option of the caller's own (for middleware) could not be told from a mistake.
+ */
+export const AGENT_OPTIONS_CHECK: unique symbol = Symbol.for('tool-runner.agentOptionsCheck.v1');
+
+/** Checks the agent tools among `tools` against the run's client, when the run is made (the model would read the mistake at the call). */
+export function checkAgentOptions(tools: unknown, client: unknown): void {
+  if (!Array.isArray(tools)) return;
+  for (const entry of tools) (entry as { [AGENT_OPTIONS_CHECK]?: (client: unknown) => void } | null)?.[AGENT_OPTIONS_CHECK]?.(client);
+}
+
 /** Why a durable run takes no toolset (`BetaRunnableToolset`), its own or a sub-agent's. */
 export const TOOLSETS_NOT_DURABLE =
   'toolsets (BetaRunnableToolset) are not supported in durable runs yet: their calls would not be steps, and a recovery would run them again; pass their tools as plain tools';

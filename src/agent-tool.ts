@@ -11,6 +11,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import {
   AGENT_DURABLE,
   AGENT_LINK,
+  AGENT_OPTIONS_CHECK,
   AGENT_RESUME,
   AGENT_RUNNING,
   type AgentLink,
@@ -31,11 +32,10 @@ import { ApprovalTimedOut, lentApprover } from './approver.js';
 import { type ClientLike, canSend } from './client.js';
 import { type RunnerEvent, type RunnerListener, forwardedEvent } from './events.js';
 import { type FallbackEntry, givenClientOf, namedAs } from './fallback.js';
-import { RunOutput } from './output.js';
 import { HookError } from './hooks.js';
 import { onAbort, tiedSignal } from './on-abort.js';
-import { type ToolRunnerOptions, checkOptions, checkedFor } from './options.js';
-import { checkRunControlOptions } from './run-control-options.js';
+import type { ToolRunnerOptions } from './options.js';
+import { checkSubOptions } from './agent-options.js';
 import { resumeToolRunner } from './resume.js';
 import { ToolRunner } from './runner.js';
 import type { AnySchema } from './schema.js';
@@ -126,6 +126,8 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
       ? (input: unknown, context: ToolContext) => oneAtATime(context.runner, () => runAgent(of, input, context))
       : (input: unknown, context: ToolContext) => runAgent(of, input, context);
     const made = make({ ...rest, name, inputSchema: inputSchema ?? AGENT_TASK_SCHEMA, run });
+    // On the parent's client (none of its own), an option of the caller's own is known to be one when the parent's run is made.
+    if (!of.client && runOptions !== undefined) Object.defineProperty(made, AGENT_OPTIONS_CHECK, { value: (parent: unknown) => checkSubOptions(name, runOptions, parent) });
     // Not an API field: `tool-runner/dbos` asks for the durable form, whose sub-agent's steps are the workflow's.
     Object.defineProperty(made, AGENT_DURABLE, {
       value: (steps: AgentSteps) => {
@@ -138,17 +140,6 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
     return made;
   };
   return agentToolOf(agent) as RunnableTool<InferInput<S>> & { readonly name: Name };
-}
-
-/** The sub-agent's options, checked as `toolRunner` checks them, now rather than at its first call (where the model would read the mistake). */
-function checkSubOptions(name: string, options: ToolRunnerOptions, client: ClientLike | undefined): void {
-  checkedFor(`agentTool '${name}': options: `, () => {
-    if (Array.isArray(options)) throw new TypeError('toolRunner: options must be an object');
-    checkOptions(options, client);
-    checkRunControlOptions(options);
-    // Its schema compiled as the sub-agent's run would compile it.
-    if (options.output !== undefined) new RunOutput(options.output, 0);
-  });
 }
 
 interface Agent {

@@ -1,4 +1,5 @@
 /** The runner's own options (the third argument of `toolRunner`), checked at construction. */
+import { checkAgentOptions } from './agent-link.js';
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
 import { described, misspeltName, nearLongName, oneEditApart, oneSwapApart, sameStem, wrongValue } from './described.js';
@@ -78,7 +79,7 @@ export const OPTION_KEYS: ReadonlySet<string> = new Set([...OWN_OPTION_KEYS, ...
  * passed to the SDK as it does, when middleware can read it (in these options, or the `client`'s) and it is no near miss of
  * a known key; otherwise it can only be a mistake.
  */
-export function checkOptions(options: ToolRunnerOptions, client?: unknown): { maxToolResultChars: number } {
+export function checkOptions(options: ToolRunnerOptions, client?: unknown, tools?: unknown): { maxToolResultChars: number } {
   if (typeof options !== 'object' || options === null) throw new TypeError('toolRunner: options must be an object');
   for (const key of Object.keys(options)) {
     if (OPTION_KEYS.has(key)) continue;
@@ -113,6 +114,8 @@ export function checkOptions(options: ToolRunnerOptions, client?: unknown): { ma
   checkLogger(options.logger);
   checkHooks(options.hooks);
   checkFallback(options.fallback, OPTION_KEYS);
+  // An agent tool made without a client checks its options against this run's (its sub-agent's) client now.
+  checkAgentOptions(tools, client);
   return { maxToolResultChars: options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS };
 }
 

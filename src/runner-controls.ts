@@ -52,7 +52,7 @@ export abstract class RunnerControls implements Runner {
   /** `supplied`: on resume, the runnable tools by name, for the tools `addTools` added. */
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions, snapshot: RunnerSnapshot | undefined, supplied?: (name: string) => RunnableTool) {
     checkClient(client);
-    const { maxToolResultChars } = checkOptions(options, client);
+    const { maxToolResultChars } = checkOptions(options, client, params.tools);
     const state = new RunState(params, snapshot);
     // Calls an earlier run over the same SDK thread decided not to run are answered so here too.
     state.markNotRunElsewhere(callsNotRunOn(client));

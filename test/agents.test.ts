@@ -263,6 +263,20 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(() => agentTool({ name: 'a', description: 'd', params, input_schema: schema } as never)).toThrow(/^agentTool 'a': the input's schema is `inputSchema` .*not `input_schema`$/);
   });
 
+  it("an option of the sub-agent's own (for middleware) on the parent's client, which has none: an error when the parent's run is made, not the model's answer at its first call", async () => {
+    const params = ({ task }: { task: string }) => ({ model, max_tokens: 64, messages: [{ role: 'user' as const, content: task }] });
+    // Made without a client, the agent cannot tell yet: the parent's client may have middleware to read it.
+    const worker = agentTool({ name: 'worker', description: 'd', params, options: { audit: 'on' } as never });
+    const server = await mockServer([{ content: [toolUse('worker', { task: 'go' })] }, { content: [text('sub')] }, { content: [text('done')] }]);
+    expect(() => toolRunner(server.client(), { ...baseParams, tools: [worker] })).toThrow(
+      /^agentTool 'worker': options: unknown option 'audit'; .*neither these options nor the client have any$/,
+    );
+    expect(server.requests).toHaveLength(0);
+    // On a client with middleware, it passes, as a run's own does.
+    const withMiddleware = server.client({ middleware: [(request: unknown, next: (r: unknown) => unknown) => next(request)] } as never);
+    await expect(toolRunner(withMiddleware, { ...baseParams, tools: [worker] })).resolves.toMatchObject({ content: [{ text: 'done' }] });
+  });
+
   it('a sub-agent whose last reply is cut off, refused or out of context: an is_error result saying it stopped before it finished, and why, with its last text', async () => {
     const stops = { max_tokens: 'its reply was cut off at max_tokens', refusal: 'the model refused', model_context_window_exceeded: "its reply was cut off at the model's context window" } as const;
     for (const [stop, words] of Object.entries(stops)) {
