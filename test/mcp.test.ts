@@ -345,7 +345,7 @@ describe('MCP input schemas the Messages API refuses whole (composition at the t
       { name: 'list_apps', inputSchema: { type: 'object', properties: { 'filter[id]': { type: 'string' }, [`k${'x'.repeat(64)}`]: { type: 'string' }, limit: { type: 'number' } } } },
     ]);
     const failed = (await mcpToolset(client, { prefix: 'gh_' }).catch((error: unknown) => error)) as Error;
-    expect(failed.message).toMatch(/^mcpToolset: the input schema of the server's tools 'gh_update_issue': anyOf at its top level .*'gh_list_apps': the properties "filter\[id\]", "kx+" .*the request would be refused whole$/);
+    expect(failed.message).toMatch(/^mcpToolset: the input schema of the server's tools 'gh_update_issue': anyOf at its top level .*'gh_list_apps': the properties "filter\[id\]", "kx+" .*the request would be refused whole \(the option 'tools' offers the model only the others\)$/);
     expect(failed.message).not.toMatch(/'gh_ok'/);
   });
 });
@@ -495,7 +495,7 @@ describe("MCP tool names the Messages API refuses (it takes ^[a-zA-Z0-9_-]{1,128
     const client = await listingClientOf(['files.read', 'ok', 'files/write']);
     cleanups.push(() => client.close());
     await expect(mcpToolset(client)).rejects.toThrow(
-      "mcpToolset: the server's tools 'files.read', 'files/write' cannot be sent to the model: the Messages API takes 1 to 128 letters, digits, '_' and '-' (^[a-zA-Z0-9_-]{1,128}$); the request would be refused whole",
+      "mcpToolset: the server's tools 'files.read', 'files/write' cannot be sent to the model: the Messages API takes 1 to 128 letters, digits, '_' and '-' (^[a-zA-Z0-9_-]{1,128}$); the request would be refused whole (the option 'tools' offers the model only the others)",
     );
     const long = await listingClientOf(['ok', 'x'.repeat(120)]);
     cleanups.push(() => long.close());
@@ -563,9 +563,9 @@ describe('MCP toolsets: bad options, misbehaving servers, tool changes', () => {
   it('an unknown option or a needsApproval that is neither a boolean nor a function is a clear error (an approval never fails open); a toolset made with the class lists its tools when first asked', async () => {
     const client = await listingClientOf(['ok']);
     cleanups.push(() => client.close());
-    expect(() => new McpToolset(client, { timeout: 5_000 } as never)).toThrow("mcpToolset: unknown option 'timeout'; the options are prefix, timeoutMs, needsApproval. Did you mean 'timeoutMs'?");
+    expect(() => new McpToolset(client, { timeout: 5_000 } as never)).toThrow("mcpToolset: unknown option 'timeout'; the options are prefix, timeoutMs, needsApproval, tools. Did you mean 'timeoutMs'?");
     expect(() => new McpToolset(client, { needApproval: true } as never)).toThrow(/unknown option 'needApproval'.*Did you mean 'needsApproval'\?$/);
-    expect(() => new McpToolset(client, { tools: ['a'] } as never)).toThrow(/^mcpToolset: unknown option 'tools'; the options are prefix, timeoutMs, needsApproval$/);
+    expect(() => new McpToolset(client, { only: ['a'] } as never)).toThrow(/^mcpToolset: unknown option 'only'; the options are prefix, timeoutMs, needsApproval, tools$/);
     expect(() => new McpToolset(client, { needsApproval: ['ok'] } as never)).toThrow('mcpToolset: needsApproval must be true, false or a function that decides each call, got an array');
     expect(() => new McpToolset(client, { needsApproval: 'yes' } as never)).toThrow(/needsApproval must be true, false or a function .*got "yes"/);
     // Made with the class (not mcpToolset()): listed the first time it is asked (once for the askers

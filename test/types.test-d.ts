@@ -70,12 +70,29 @@ describe('types guide the user', () => {
     void inspector({ port: maybe(0), host: maybe('127.0.0.1'), record: maybe('runs.jsonl'), captureContent: maybe(true), maxRuns: maybe(10) });
     void inspectRecording('runs.jsonl', { port: maybe(0), host: maybe('127.0.0.1'), pollMs: maybe(100) });
     openTelemetry({ tracer: maybe(undefined), captureContent: maybe(true), agentName: maybe('a') });
-    void mcpToolset({} as Client, { prefix: maybe('fs_'), timeoutMs: maybe(10), needsApproval: maybe(true) });
+    void mcpToolset({} as Client, { prefix: maybe('fs_'), timeoutMs: maybe(10), needsApproval: maybe(true), tools: maybe(['read_file']) });
     toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] }, { hooks: { onToolCall: () => ({ result: 'cached', isError: maybe(false) }) } });
     toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] }, { hooks: { onToolCall: () => ({ input: { city: 'Paris' } }) } });
     // Both a result and an input (the run refuses it: one of the two would be dropped): the type takes one of them.
     // @ts-expect-error
     toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] }, { hooks: { onToolCall: () => ({ result: 'cached', input: { city: 'Paris' } }) } });
+  });
+
+  it("an MCP toolset's tools: MCP names (a readonly list too), or a rule given each listed tool as the server lists it", () => {
+    const names = ['search', 'read_file'] as const;
+    void mcpToolset({} as Client, { tools: names });
+    void mcpToolset({} as Client, {
+      tools: (tool) => {
+        expectTypeOf(tool.name).toEqualTypeOf<string>();
+        expectTypeOf(tool.description).toEqualTypeOf<string | undefined>();
+        return tool.annotations?.readOnlyHint === true;
+      },
+    });
+    // One name given alone, or a rule that answers a promise (it decides as the tools are listed): refused as types too.
+    // @ts-expect-error
+    void mcpToolset({} as Client, { tools: 'search' });
+    // @ts-expect-error
+    void mcpToolset({} as Client, { tools: async () => true });
   });
 
   it('onRequest gets the params typed (messages, model), and a hook typed with a record is still taken', () => {

@@ -18,6 +18,7 @@ import { tiedSignal } from '../on-abort.js';
 import { checkNeedsApproval } from '../tool-set.js';
 import { taskResult } from './task-result.js';
 import { checkInputSchemas, checkPrefix, checkToolNames } from './tool-names.js';
+import { type McpTool, type McpToolFilter, checkToolFilter, keptTools } from './tool-filter.js';
 import type { Promisable } from '../types.js';
 
 export interface McpToolsetOptions {
@@ -36,9 +37,18 @@ export interface McpToolsetOptions {
    * tool's MCP name, the input and the call's context, as a tool's own rule is; it may answer a promise).
    */
   needsApproval?: (boolean | ((name: string, input: unknown, context: ToolContext) => Promisable<boolean>)) | undefined;
+  /**
+   * Offer the model only some of the server's tools: these by MCP name (before `prefix`, as `needsApproval`'s rule is
+   * given them), or those a rule given each listed tool keeps. The others are never checked, defined or callable. A
+   * name the server does not list when the tools are first listed is an error; one gone after a list change is just gone.
+   */
+  tools?: McpToolFilter | undefined;
 }
 
-const OPTIONS = ['prefix', 'timeoutMs', 'needsApproval'];
+// The rule is given the MCP SDK's `Tool` (`@modelcontextprotocol/sdk/types.js`), as the server lists it.
+export type { McpToolFilter };
+
+const OPTIONS = ['prefix', 'timeoutMs', 'needsApproval', 'tools'];
 
 /** A clear error for an unknown option (a typo would drop a timeout or an approval silently) or a bad value. */
 function checkOptions(options: McpToolsetOptions): void {
@@ -47,9 +57,8 @@ function checkOptions(options: McpToolsetOptions): void {
   checkPrefix(options.prefix);
   if (options.timeoutMs !== undefined) checkTimeoutMs(options.timeoutMs, 'mcpToolset: timeoutMs');
   checkNeedsApproval(options.needsApproval, 'mcpToolset: needsApproval');
+  checkToolFilter(options.tools);
 }
-
-type McpTool = Awaited<ReturnType<Client['listTools']>>['tools'][number];
 
 /**
  * The MCP client's tools as a tool source for `tools`: listed now, listed again after the server
@@ -97,7 +106,8 @@ export class McpToolset implements ToolSource {
     checkClient(client);
     checkOptions(options);
     this.#client = client;
-    this.#options = options;
+    // A copy: a list the caller changes later does not change the tools it said to keep.
+    this.#options = Array.isArray(options.tools) ? { ...options, tools: [...options.tools] } : options;
     McpToolset.#listen(client, this);
   }
 
@@ -239,9 +249,12 @@ export class McpToolset implements ToolSource {
       if (listing === this.#listings) throw error;
     }
     if (listing !== this.#listings) return this.#latest;
-    checkToolNames(listed.map((entry) => entry.name), this.#options.prefix ?? '');
-    checkInputSchemas(listed, this.#options.prefix ?? '');
-    this.#tools = listed.map((entry) => this.#runnable(entry));
+    const prefix = this.#options.prefix ?? '';
+    // Only the tools kept are checked: one the API would refuse, left out, no longer fails the whole server.
+    const kept = keptTools(listed, this.#options.tools, !this.#listed, prefix);
+    checkToolNames(kept.map((entry) => entry.name), prefix);
+    checkInputSchemas(kept, prefix);
+    this.#tools = kept.map((entry) => this.#runnable(entry));
     this.#listed = true;
   }
 

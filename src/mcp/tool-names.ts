@@ -6,6 +6,9 @@
 import { refusedByApi } from '../api-input-schema.js';
 import { API_TOOL_NAME, TOOL_NAME_RULE as RULE } from '../tool-name.js';
 
+/** The way around a tool the API refuses: the toolset's `tools` option leaves it out. */
+const LEAVE_OUT = " (the option 'tools' offers the model only the others)";
+
 /** A `prefix` the API could never take in a name: a clear error before anything is listed. */
 export function checkPrefix(prefix: unknown): void {
   if (prefix === undefined) return;
@@ -19,7 +22,7 @@ export function checkToolNames(names: readonly string[], prefix: string): void {
   const refused = names.filter((name) => !API_TOOL_NAME.test(`${prefix}${name}`));
   if (refused.length === 0) return;
   const listed = refused.map((name) => `'${name}'${described(`${prefix}${name}`, prefix !== '')}`).join(', ');
-  throw new Error(`mcpToolset: the server's tool${refused.length > 1 ? 's' : ''} ${listed} cannot be sent to the model: ${RULE}; the request would be refused whole`);
+  throw new Error(`mcpToolset: the server's tool${refused.length > 1 ? 's' : ''} ${listed} cannot be sent to the model: ${RULE}; the request would be refused whole${LEAVE_OUT}`);
 }
 
 /** How a refused name is sent: with its prefix, and its length when too long. */
@@ -35,5 +38,5 @@ export function checkInputSchemas(tools: ReadonlyArray<{ name: string; inputSche
     return why.length > 0 ? [`'${prefix}${name}': ${why.join('; ')}`] : [];
   });
   if (refused.length === 0) return;
-  throw new Error(`mcpToolset: the input schema of the server's tool${refused.length > 1 ? 's' : ''} ${refused.join(', ')} cannot be sent to the model; the request would be refused whole`);
+  throw new Error(`mcpToolset: the input schema of the server's tool${refused.length > 1 ? 's' : ''} ${refused.join(', ')} cannot be sent to the model; the request would be refused whole${LEAVE_OUT}`);
 }
