@@ -452,6 +452,29 @@ describe('faults', () => {
     expect(textOf(await runner)).toBe('done');
   });
 
+  it('a body with a lone surrogate’s escape (JSON.stringify of a text cut inside an emoji) gets the API’s 400 for invalid JSON, placed as it places it, and uses no step', async () => {
+    const server = await mockServer([{ content: [text('taken')] }, { content: [text('taken too')] }]);
+    const post = async (content: string) => {
+      const raw = `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"${content}"}]}`;
+      const response = await fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
+      return { status: response.status, message: ((await response.json()) as { error?: { message?: string } }).error?.message };
+    };
+    const notJson = (what: string, line: number, column: number, char: number) => ({ status: 400, message: `The request body is not valid JSON: ${what}: line ${line} column ${column} (char ${char})` });
+    const start = '{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"'.length;
+    // A high one alone: just after its escape. The emoji before it is one character (a code point), as in Python.
+    expect(await post('😀 \\ud83d')).toEqual(notJson('no low surrogate in string', 1, start + 9, start + 8));
+    // A low one alone: at its escape; a high one followed by another escape: at that escape.
+    expect(await post('a\\ude00')).toEqual(notJson('invalid high surrogate in string', 1, start + 2, start + 1));
+    expect(await post('\\ud83d\\ud83d')).toEqual(notJson('invalid low surrogate in string', 1, start + 7, start + 6));
+    // Lines of the body count as in Python's errors.
+    const spread = await fetch(`${server.url}/v1/messages`, { method: 'POST', body: '{\n  "model": "m",\n  "content": "\\ud83d"\n}' });
+    expect({ status: spread.status, message: ((await spread.json()) as { error: { message: string } }).error.message }).toEqual(notJson('no low surrogate in string', 3, 21, 38));
+    // Taken: a pair as escapes, a backslash before 'ud83d' (text, no escape).
+    expect(await post('\\ud83d\\ude00')).toEqual({ status: 200, message: undefined });
+    expect(await post('\\\\ud83d')).toEqual({ status: 200, message: undefined });
+    server.assertComplete();
+  });
+
   it('contextWindow: a longer prompt gets the API’s 400 word for word and uses no step', async () => {
     const server = await mockServer({ steps: [{ content: [text('short enough')] }], contextWindow: 50 });
     const client = server.client({ maxRetries: 0 });

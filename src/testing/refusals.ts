@@ -94,3 +94,36 @@ function isCustom(tool: unknown): boolean {
   const type = (tool as { type?: unknown } | null)?.type;
   return type === undefined || type === null || type === 'custom';
 }
+
+/**
+ * A surrogate's `\u` escape after a run of backslashes: an escape when the run is odd (`\\ud83d` is a backslash
+ * and text). JSON.stringify escapes a lone surrogate so (a pair goes as the character, in UTF-8).
+ */
+const SURROGATE_ESCAPE = /(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})/g;
+
+/**
+ * The API's refusal of a body that is not valid JSON for its parser, which (unlike `JSON.parse`) takes no lone
+ * surrogate: a high one not followed by its low one's escape, or a low one alone. Its message names the place
+ * as Python's JSON errors do, in characters (code points) of the body.
+ */
+export function invalidJson(raw: string): string | undefined {
+  SURROGATE_ESCAPE.lastIndex = 0;
+  for (let found = SURROGATE_ESCAPE.exec(raw); found !== null; found = SURROGATE_ESCAPE.exec(raw)) {
+    if (found[1]!.length % 2 === 0) continue;
+    const at = found.index + found[1]!.length - 1;
+    if (parseInt(found[2]!, 16) >= 0xdc00) return notJson(raw, 'invalid high surrogate in string', at);
+    const low = at + 6;
+    if (raw[low] !== '\\' || raw[low + 1] !== 'u') return notJson(raw, 'no low surrogate in string', low);
+    const code = parseInt(raw.slice(low + 2, low + 6), 16);
+    if (!(code >= 0xdc00 && code <= 0xdfff)) return notJson(raw, 'invalid low surrogate in string', low);
+    SURROGATE_ESCAPE.lastIndex = low + 6;
+  }
+  return undefined;
+}
+
+function notJson(raw: string, what: string, at: number): string {
+  const before = [...raw.slice(0, at)];
+  const lineStart = before.lastIndexOf('\n');
+  const line = before.filter((char) => char === '\n').length + 1;
+  return `The request body is not valid JSON: ${what}: line ${line} column ${before.length - lineStart} (char ${before.length})`;
+}

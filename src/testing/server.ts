@@ -11,7 +11,7 @@ import { type ScriptedReply, buildMessage, inputTokens } from './reply.js';
 import { apiId } from './blocks.js';
 import { allowPages, answerPreflight } from './cors.js';
 import { errorBody, promptTooLong, sendError } from './api-errors.js';
-import { refusal } from './refusals.js';
+import { invalidJson, refusal } from './refusals.js';
 import { type MessagesRoute, messagesRoute } from './routes.js';
 import { Script } from './script.js';
 import { type OpenedThread, promptSeen, ThreadStore, type ThreadSupport } from './threads.js';
@@ -144,8 +144,10 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     const method = req.method ?? 'GET';
     const body = safeParse(raw) as any;
     const route = method === 'POST' ? messagesRoute(url.pathname) : undefined;
+    // A body the API cannot read (a lone surrogate: a text cut inside an emoji) is refused before anything else.
+    const notJson = route ? invalidJson(raw) : undefined;
     // Only a request for a reply opens a thread: a count, or an unknown route, leaves it as it is.
-    const opened = route?.kind === 'create' && body?.thread ? threads.open(body, req.headers['anthropic-beta']) : undefined;
+    const opened = route?.kind === 'create' && body?.thread && !notJson ? threads.open(body, req.headers['anthropic-beta']) : undefined;
     const request: RecordedRequest = {
       index: requests.length,
       method,
@@ -159,6 +161,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     };
     requests.push(request);
     if (!route) return sendError(res, { status: 404, message: `Mock server: no route for ${method} ${url.pathname}` });
+    if (notJson) return sendError(res, { status: 400, message: notJson });
     try {
       await answer(request, res, route, opened);
     } finally {
