@@ -17,8 +17,49 @@ function isHighSurrogate(code: number): boolean {
 
 /** In unicode mode a pair is one character: only a half without its other half matches. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
+const HAS_LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
-/** `text` with each unpaired surrogate as U+FFFD: text from elsewhere (a toolset, an MCP server) may hold one. */
+/** ES2024's string methods (lib is ES2023): Node 20, Bun, Deno, workerd and the browsers of 2023 on have them. */
+type WellFormedString = { isWellFormed(): boolean; toWellFormed(): string };
+/** Native, the check is one scan in the engine (a string of one-byte characters, JSON or base64, is answered at once). */
+const NATIVE = typeof (String.prototype as Partial<WellFormedString>).isWellFormed === 'function';
+
+function isWellFormed(text: string): boolean {
+  return NATIVE ? (text as unknown as WellFormedString).isWellFormed() : !HAS_LONE_SURROGATE.test(text);
+}
+
+/** `text` with each unpaired surrogate as U+FFFD: text from elsewhere (a tool, a toolset, an MCP server) may hold one. */
 export function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, '\uFFFD');
+  if (isWellFormed(text)) return text;
+  return NATIVE ? (text as unknown as WellFormedString).toWellFormed() : text.replace(LONE_SURROGATE, '\uFFFD');
+}
+
+/** Deeper than any block of a result goes (a document's source's text blocks' citations): past it, left as it is. */
+const DEPTH = 8;
+
+/**
+ * `value` with every string in it well formed (`wellFormed`): the very value when none needed it (the usual case,
+ * one check of each string), else copies of the arrays and plain objects on the way to those that changed. Another
+ * object (a class's instance: a Date, a Buffer) is left as it is: JSON has a way of its own with it.
+ */
+export function wellFormedDeep<T>(value: T, depth = 0): T {
+  if (typeof value === 'string') return wellFormed(value) as T;
+  if (typeof value !== 'object' || value === null || depth > DEPTH) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item: unknown, i) => {
+      const made = wellFormedDeep(item, depth + 1);
+      if (made !== item) (copy ??= [...value])[i] = made;
+    });
+    return (copy ?? value) as T;
+  }
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  const fields = value as Record<string, unknown>;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(fields)) {
+    const made = wellFormedDeep(item, depth + 1);
+    if (made !== item) (copy ??= { ...fields })[key] = made;
+  }
+  return (copy ?? value) as T;
 }

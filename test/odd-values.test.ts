@@ -6,7 +6,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { HookError, tool, toolRunner } from 'tool-runner';
+import { HookError, ToolError, tool, toolRunner } from 'tool-runner';
 import { StartOrder } from '../src/start-order.js';
 import { stepClient } from '../src/dbos/steps.js';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
@@ -94,6 +94,90 @@ describe('cuts never split a surrogate pair', () => {
       // JSON.stringify writes a lone surrogate as an escape: none may appear.
       expect(summary).not.toMatch(/\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])/i);
     }
+  });
+});
+
+describe("a lone surrogate in a tool's result (a tool that cut its text inside an emoji: '😀'.slice(0, 1))", () => {
+  const high = '😀'.slice(0, 1);
+  const low = '😀'.slice(1);
+  const none = { type: 'object', properties: {} } as const;
+
+  it('is sent as U+FFFD, a pair kept, wherever the result holds text (a string, text blocks, a search result, a thrown message, a ToolError, an onToolCall result): the run goes on', async () => {
+    const tools = [
+      tool({ name: 'as_string', inputSchema: none, run: () => `cut at ${high}, 😀 whole` }),
+      tool({ name: 'as_blocks', inputSchema: none, run: () => [{ type: 'text' as const, text: `${low}tail` }] }),
+      tool({
+        name: 'as_search',
+        inputSchema: none,
+        run: () => [{ type: 'search_result' as const, source: 'https://x.test', title: `title ${high}`, content: [{ type: 'text' as const, text: `found ${high}` }] }],
+      }),
+      tool({ name: 'throws', inputSchema: none, run: () => { throw new Error(`failed at ${high}`); } }),
+      tool({ name: 'refuses', inputSchema: none, run: () => { throw new ToolError([{ type: 'text', text: `no ${low}` }]); } }),
+      tool({ name: 'cached', inputSchema: none, run: () => 'not run' }),
+    ];
+    const calls = ['as_string', 'as_blocks', 'as_search', 'throws', 'refuses', 'cached'].map((name) => toolUse(name, {}, `toolu_${name}`));
+    const server = await mockServer([{ content: calls }, { content: [text('done')] }]);
+    const runner = toolRunner(
+      server.client({ maxRetries: 0 }),
+      { ...baseParams, tools },
+      { hooks: { onToolCall: (call) => (call.name === 'cached' ? { result: `cached ${high}` } : undefined) }, logger: captureLogger().logger },
+    );
+    expect((await runner).content).toEqual([expect.objectContaining({ text: 'done' })]);
+    const sent = wire(server.requests[1]!).messages.at(-1).content;
+    expect(sent.map((result: { content: unknown }) => result.content)).toEqual([
+      'cut at \ufffd, 😀 whole',
+      [{ type: 'text', text: '\ufffdtail' }],
+      [{ type: 'search_result', source: 'https://x.test', title: 'title \ufffd', content: [{ type: 'text', text: 'found \ufffd' }] }],
+      'Error: failed at \ufffd',
+      [{ type: 'text', text: 'no \ufffd' }],
+      'cached \ufffd',
+    ]);
+    // The history the run keeps is what was sent: every later request of the run can be read too.
+    expect(loneSurrogate(JSON.stringify(runner.params.messages))).toBe(false);
+  });
+
+  it('generateToolResponse() in the loop body gives, and the run sends, the result as it is sent', async () => {
+    const cut = tool({ name: 'cut', inputSchema: none, run: () => `cut ${high}` });
+    const server = await mockServer([{ content: [toolUse('cut', {}, 'toolu_cut')] }, { content: [text('done')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [cut] });
+    const given: unknown[] = [];
+    for await (const _ of runner) given.push((await runner.generateToolResponse())?.content[0]?.content);
+    expect(given).toEqual(['cut \ufffd', undefined]);
+    expect(wire(server.requests[1]!).messages.at(-1).content[0].content).toBe('cut \ufffd');
+  });
+
+  it("a toolset member's result, and a document's text: as a tool's", async () => {
+    const member = { ...toolUse('read_page', {}, 'toolu_m'), toolset_name: 'browser' };
+    const server = await mockServer([{ content: [member] }, { content: [text('done')] }]);
+    const page = { type: 'document', title: `page ${high}`, source: { type: 'text', media_type: 'text/plain', data: `body ${low} 😀` } };
+    const browser = { type: 'browser_toolset_20260801', run: async () => [{ type: 'text', text: `read ${high}` }, page] };
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [browser as never] });
+    expect((await runner).content).toEqual([expect.objectContaining({ text: 'done' })]);
+    expect(wire(server.requests[1]!).messages.at(-1).content[0].content).toEqual([
+      { type: 'text', text: 'read \ufffd' },
+      { type: 'document', title: 'page \ufffd', source: { type: 'text', media_type: 'text/plain', data: 'body \ufffd 😀' } },
+    ]);
+  });
+
+  it("the testing kit's server refuses a request holding one with the API's 400: a lone surrogate in a message you push is sent as you gave it", async () => {
+    const server = await mockServer([{ content: [text('never')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams });
+    runner.pushMessages({ role: 'assistant', content: 'Noted.' }, { role: 'user', content: `And this: ${high}` });
+    const error = await runner.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    // Where the API's parser stops: just after the lone escape, in characters (code points) of the body.
+    const body = JSON.stringify(server.requests[0]!.body);
+    const at = [...body.slice(0, body.indexOf('\\ud83d') + 6)].length;
+    expect((error as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: `The request body is not valid JSON: no low surrogate in string: line 1 column ${at + 1} (char ${at})` },
+    });
+    // Refused before the model saw it: no step used.
+    expect((await server.client().beta.messages.create(baseParams)).content[0]).toMatchObject({ text: 'never' });
+    server.assertComplete();
   });
 });
 

@@ -143,4 +143,16 @@ describe('differences from the SDK runner, each as its README row says', () => {
     expect(sdk.saw).toEqual({ read: ['message_start', 'APIUserAbortError'], messages: 2 });
     expect(ours.saw).toEqual({ read: ['message_start', 'APIUserAbortError'], messages: 1 });
   });
+
+  it("a tool result holding a lone surrogate ('😀'.slice(0, 1)): the SDK sends it and the API refuses the request; this runner sends U+FFFD, and the run goes on", async () => {
+    const { sdk, ours } = await eachRunner(callThenDone, async (start, log) => {
+      const cut = { ...weather(log), run: async () => `21°C ${'😀'.slice(0, 1)}` };
+      const runner = start({ model, max_tokens: 256, messages: ask, tools: [cut] });
+      await runner;
+      return runner.params.messages.at(-2).content[0].content;
+    });
+    expect(sdk.error).toMatch(/^BadRequestError: 400 .*The request body is not valid JSON: no low surrogate in string: line 1 column \d+ \(char \d+\)/);
+    expect(ours.error).toBeUndefined();
+    expect(ours.saw).toBe('21°C \ufffd');
+  });
 });
