@@ -92,7 +92,12 @@ export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined,
   else {
     const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, ownSignal(signal), logger), context.signal, timeoutMs);
     if ('thrown' in outcome) throw outcome.thrown;
-    result = outcome.ok ? (outcome.value as BetaToolResultBlockParam) : toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);
+    if (outcome.ok) result = outcome.value as BetaToolResultBlockParam;
+    else {
+      // Logged as a tool's stopped call is (execute.ts): a member that hangs was not even at warn.
+      logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : outcome.started ? 'was aborted' : 'was aborted before it started'}`);
+      result = toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);
+    }
   }
   // As any tool's result.
   setContentToSend(result, context.maxToolResultChars);
@@ -103,6 +108,7 @@ export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined,
 /** Runs a member call with the run's toolset of its family (a family the run has none of: an error result). */
 export function runToolsetCall(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, signal: AbortSignal | undefined, logger: LeveledLogger): Promise<BetaToolResultBlockParam> {
   if (!toolset) {
+    logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset not found`);
     return Promise.resolve(toolsetResultBlock(toolUse, `Error: Toolset '${quotedName(family)}' member '${quotedName(toolUse.name)}' not found`, true));
   }
   return runToolsetMember(toolset, family, toolUse, signal, logger);

@@ -443,6 +443,20 @@ describe('logging', () => {
     expect(refuse).toEqual([{ level: 'info', message: "Tool 'refuse' (toolu_m) of the computer toolset answered with an error (a ToolError)" }]);
   });
 
+  it("a toolset member's call that timed out, or of a family the run has no toolset of, is logged at warn, as a tool's is", async () => {
+    const member = (name: string, family: string, id: string) => ({ ...toolUse(name, {}, id), toolset_name: family });
+    const computer = { type: 'computer_toolset_20260801', run: (_context: unknown, _use: unknown, signal?: AbortSignal) => new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('stopped')))) };
+    const { lines, logger } = captureLogger();
+    const server = await mockServer([{ content: [member('screenshot', 'computer', 'toolu_slow'), member('navigate', 'browser', 'toolu_none')] }, { content: [text('ok')] }]);
+    await toolRunner(server.client({ logger, logLevel: 'warn' }), { ...baseParams, tools: [computer as never] }, { toolTimeoutMs: 50 });
+    const results = wire(server.requests[1]!).messages[2].content;
+    expect(results.map((block: { is_error?: boolean }) => block.is_error)).toEqual([true, true]);
+    expect(lines.filter((line) => line.level === 'warn').map((line) => line.message).sort()).toEqual([
+      "Tool 'navigate' (toolu_none) of the browser toolset not found",
+      "Tool 'screenshot' (toolu_slow) of the computer toolset timed out after 50 ms",
+    ]);
+  });
+
   it('inputs and results are not logged above debug', async () => {
     const { lines, logger } = captureLogger();
     const echo = tool({ name: 'echo', inputSchema: { type: 'object' }, run: () => 'secret-result' });
