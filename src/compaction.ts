@@ -4,7 +4,7 @@
  */
 import { described, unknownOption } from './described.js';
 import { toolUsesOf } from './history.js';
-import { TOOL_CHOICE_NONE } from './fallback.js';
+import { type FallbackTarget, TOOL_CHOICE_NONE, bodyFor } from './fallback.js';
 import type { LeveledLogger } from './log.js';
 import type { BetaMessageParam, BetaUsage } from './types.js';
 
@@ -229,17 +229,8 @@ export function summaryRequestBody(
   control: CompactionControl,
   toolDefinitions: readonly unknown[] | undefined,
 ): Record<string, unknown> {
-  // The run's stop sequences shape its turns' answers, not the summary: one the summary wrote would cut it there, and the
-  // part before it would be adopted (a stop sequence is a finished reply), the rest lost (the SDK's compaction drops them too).
-  const { output_format: _format, tool_choice: _choice, context_management: _edits, stop_sequences: _stops, ...fields } = apiParams;
-  // A summary is text: no structured output format (the caller's other output_config keys stay).
-  const config = fields['output_config'];
-  if (typeof config === 'object' && config !== null && 'format' in config) {
-    const { format: _outputFormat, ...rest } = config as Record<string, unknown>;
-    fields['output_config'] = rest;
-  }
   const body: Record<string, unknown> = {
-    ...fields,
+    ...withoutAnswerShaping(apiParams),
     model: control.model ?? apiParams['model'],
     messages: [...messages, { role: 'user', content: control.summaryPrompt ?? DEFAULT_SUMMARY_PROMPT }],
     stream: false,
@@ -249,4 +240,27 @@ export function summaryRequestBody(
     body['tool_choice'] = TOOL_CHOICE_NONE;
   }
   return body;
+}
+
+/**
+ * The params less what would shape, cut or edit an answer, which a summary goes without. The run's stop sequences shape
+ * its turns' answers, not the summary: one the summary wrote would cut it there, and the part before it would be adopted
+ * (a stop sequence is a finished reply), the rest lost (the SDK's compaction drops them too).
+ */
+function withoutAnswerShaping(params: Record<string, unknown>): Record<string, unknown> {
+  const { output_format: _format, tool_choice: _choice, context_management: _edits, stop_sequences: _stops, ...fields } = params;
+  // A summary is text: no structured output format (the caller's other output_config keys stay).
+  const config = fields['output_config'];
+  if (typeof config === 'object' && config !== null && 'format' in config) {
+    const { format: _outputFormat, ...rest } = config as Record<string, unknown>;
+    fields['output_config'] = rest;
+  }
+  return fields;
+}
+
+/** A summary request as fallback entry `target` sends it: its params over the body, less what a summary goes without, as the run's are. */
+export function summaryBodyFor(target: FallbackTarget, body: Record<string, unknown>): Record<string, unknown> {
+  const sent = withoutAnswerShaping(bodyFor(target, body));
+  if (body['tool_choice'] !== undefined) sent['tool_choice'] = body['tool_choice'];
+  return sent;
 }

@@ -10,6 +10,7 @@ import { type OpenedStream, type RequestOptions, messagesApi, providerOf, withTi
 import { ignore } from './completion.js';
 import { ContextOverflowError, OVERFLOW_ADVICE, type Overflow, contextOverflow } from './context-overflow.js';
 import { withFields } from './copy.js';
+import { summaryBodyFor } from './compaction.js';
 import { ReplyError, hadResponse, unreadable } from './errors.js';
 import { FallbackChain, type FallbackTarget, bodyFor, inContainerOfItsOwn, withFirstEvent } from './fallback.js';
 import { withHelperHeader } from './helper-header.js';
@@ -352,7 +353,7 @@ export class Requests {
         // Over an SDK thread, beside it (its own client): a summary is no turn of the thread.
         const client = target?.client ?? lendableClient(run.client);
         const sent = run.thread.outsideThread(summary);
-        return messagesApi(client).create(target ? bodyFor(target, sent) : sent, withTimeout(options, client));
+        return messagesApi(client).create(target ? summaryBodyFor(target, sent) : sent, withTimeout(options, client));
       }, options.signal);
     } catch (error) {
       run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, error, fallback: sent.fallback, provider: sent.provider });

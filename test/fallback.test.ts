@@ -271,6 +271,23 @@ describe('fallbacks across clients and models', () => {
     expect(runner.usage.input_tokens).toBe(50_000 + 7 + final.usage.input_tokens);
   });
 
+  it("a summary request that falls back goes without the entry's stop_sequences, context_management and output format, as without the run's", async () => {
+    const primary = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })], usage: { input_tokens: 50_000 } }, overloaded, { content: [text('Done.')] }]);
+    const fallback = await mockServer([{ content: [text('<summary>Asked for the weather in Paris.</summary>')] }]);
+    const edits = { edits: [{ type: 'clear_tool_uses_20250919' }] };
+    const format = { type: 'json_schema', schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false } };
+    await toolRunner(
+      primary.client({ maxRetries: 0 }),
+      { ...baseParams, tools: [weatherTool()], compactionControl: { enabled: true, contextTokenThreshold: 10_000 } },
+      { fallback: [{ client: fallback.client(), stop_sequences: ['Observation:'], context_management: edits, output_config: { effort: 'low', format } } as never] },
+    );
+    const body = wire(fallback.requests[0]!).body;
+    expect(body.messages.at(-1)?.content).toMatch(/^You have been working on the task above/);
+    expect(body).not.toHaveProperty('stop_sequences');
+    expect(body).not.toHaveProperty('context_management');
+    expect(body.output_config).toEqual({ effort: 'low' });
+  });
+
   it("a summary cut off on a fallback entry: the warning names the entry's model and the tokens it wrote, not the run's max_tokens", async () => {
     const primary = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })], usage: { input_tokens: 50_000 } }, overloaded, { content: [text('Done.')] }]);
     const fallback = await mockServer([{ content: [text('<summary>Asked for')], stop_reason: 'max_tokens', usage: { output_tokens: 64 } }]);
