@@ -350,24 +350,35 @@ describe('MCP input schemas the Messages API refuses whole (composition at the t
   });
 });
 
+/**
+ * An MCP server whose tool 'slow_sum' runs only as a task (MCP experimental tasks): each task's result, `resultOf(a, b)`,
+ * is stored `delayMs` after it is created (not at all once it is cancelled); `created` holds the tasks' ids.
+ */
+function taskSumServer(resultOf: (a: number, b: number) => { content: Array<{ type: 'text'; text: string }>; isError?: boolean }, delayMs = 20) {
+  const taskStore = new InMemoryTaskStore();
+  const server = new McpServer({ name: 'tasks', version: '1.0.0' }, { capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } }, taskStore });
+  const created: string[] = [];
+  server.experimental.tasks.registerToolTask(
+    'slow_sum',
+    { description: 'Adds, as a task', inputSchema: { a: z.number(), b: z.number() }, execution: { taskSupport: 'required' } },
+    {
+      async createTask({ a, b }, { taskStore: store, taskRequestedTtl }) {
+        const task = await store.createTask({ ttl: taskRequestedTtl ?? null, pollInterval: 10 });
+        created.push(task.taskId);
+        setTimeout(() => void store.storeTaskResult(task.taskId, 'completed', resultOf(a, b)).catch(() => {}), delayMs);
+        return { task };
+      },
+      getTask: (_args, { taskId, taskStore: store }) => store.getTask(taskId) as never,
+      getTaskResult: (_args, { taskId, taskStore: store }) => store.getTaskResult(taskId) as never,
+    },
+  );
+  return { server, taskStore, created };
+}
+
 describe('MCP tools that run only as tasks (execution.taskSupport: required, MCP experimental tasks)', () => {
   it('are called as tasks: the model gets the task\'s result, or the server\'s error (the MCP client refuses a plain call for them)', async () => {
-    const server = new McpServer({ name: 'tasks', version: '1.0.0' }, { capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() });
-    server.experimental.tasks.registerToolTask(
-      'slow_sum',
-      { description: 'Adds, as a task', inputSchema: { a: z.number(), b: z.number() }, execution: { taskSupport: 'required' } },
-      {
-        async createTask({ a, b }, { taskStore, taskRequestedTtl }) {
-          const task = await taskStore.createTask({ ttl: taskRequestedTtl ?? null, pollInterval: 10 });
-          // A task that completes with an error result: the server's words reach the model as an is_error result.
-          const failed = a < 0;
-          setTimeout(() => void taskStore.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: failed ? 'negative numbers' : String(a + b) }], ...(failed && { isError: true }) }), 20);
-          return { task };
-        },
-        getTask: (_args, { taskId, taskStore }) => taskStore.getTask(taskId) as never,
-        getTaskResult: (_args, { taskId, taskStore }) => taskStore.getTaskResult(taskId) as never,
-      },
-    );
+    // A task that completes with an error result: the server's words reach the model as an is_error result.
+    const { server } = taskSumServer((a, b) => (a < 0 ? { content: [{ type: 'text', text: 'negative numbers' }], isError: true } : { content: [{ type: 'text', text: String(a + b) }] }));
     const client = await inProcessClient(server.server);
     const model = await mockServer([{ content: [toolUse('slow_sum', { a: 20, b: 22 }, 'toolu_1'), toolUse('slow_sum', { a: -1, b: 2 }, 'toolu_2')] }, { content: [text('42')] }]);
     const runner = toolRunner(model.client(), { ...baseParams, tools: [await mcpToolset(client)] }, { logger: { debug() {}, info() {}, warn() {}, error() {} } });
@@ -379,20 +390,7 @@ describe('MCP tools that run only as tasks (execution.taskSupport: required, MCP
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
   it('one listed on an earlier page of tools/list is called as a task too (the MCP client knows only the last page\'s task tools)', async () => {
-    const server = new McpServer({ name: 'tasks', version: '1.0.0' }, { capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } } } }, taskStore: new InMemoryTaskStore() });
-    server.experimental.tasks.registerToolTask(
-      'slow_sum',
-      { description: 'Adds, as a task', inputSchema: { a: z.number(), b: z.number() }, execution: { taskSupport: 'required' } },
-      {
-        async createTask({ a, b }, { taskStore, taskRequestedTtl }) {
-          const task = await taskStore.createTask({ ttl: taskRequestedTtl ?? null, pollInterval: 10 });
-          setTimeout(() => void taskStore.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: String(a + b) }] }), 20);
-          return { task };
-        },
-        getTask: (_args, { taskId, taskStore }) => taskStore.getTask(taskId) as never,
-        getTaskResult: (_args, { taskId, taskStore }) => taskStore.getTaskResult(taskId) as never,
-      },
-    );
+    const { server } = taskSumServer((a, b) => ({ content: [{ type: 'text', text: String(a + b) }] }));
     server.registerTool('echo', { description: 'Echoes', inputSchema: { word: z.string() } }, async ({ word }) => ({ content: [{ type: 'text', text: word }] }));
     // Its tools in two pages, the task tool on the first (the MCP client's cache of task tools holds the last page's only).
     const client = await inProcessClient(server.server);
@@ -405,23 +403,7 @@ describe('MCP tools that run only as tasks (execution.taskSupport: required, MCP
     expect(wire(model.requests[1]!).messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '42' }] });
   });
   it('a task call the run stops (a timeout, an abort) cancels its task on the server (tasks/cancel), as a plain call is cancelled', async () => {
-    const taskStore = new InMemoryTaskStore();
-    const server = new McpServer({ name: 'tasks', version: '1.0.0' }, { capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } }, cancel: {} } }, taskStore });
-    const created: string[] = [];
-    server.experimental.tasks.registerToolTask(
-      'slow_sum',
-      { description: 'Adds, as a task, slowly', inputSchema: { a: z.number(), b: z.number() }, execution: { taskSupport: 'required' } },
-      {
-        async createTask({ a, b }, { taskStore: store, taskRequestedTtl }) {
-          const task = await store.createTask({ ttl: taskRequestedTtl ?? null, pollInterval: 20 });
-          created.push(task.taskId);
-          setTimeout(() => void store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: String(a + b) }] }).catch(() => {}), 1_500);
-          return { task };
-        },
-        getTask: (_args, { taskId, taskStore: store }) => store.getTask(taskId) as never,
-        getTaskResult: (_args, { taskId, taskStore: store }) => store.getTaskResult(taskId) as never,
-      },
-    );
+    const { server, taskStore, created } = taskSumServer((a, b) => ({ content: [{ type: 'text', text: String(a + b) }] }), 1_500);
     const client = await inProcessClient(server.server);
     const toolset = await mcpToolset(client);
     const quiet = { logger: { debug() {}, info() {}, warn() {}, error() {} } };
@@ -440,34 +422,24 @@ describe('MCP tools that run only as tasks (execution.taskSupport: required, MCP
   });
 });
 
-describe("MCP tool results: an isError result whose error is in structuredContent only", () => {
-  it('keeps the structured error for the model rather than a bare "failed"', async () => {
-    const client = await serverClient([{ name: 'quota', inputSchema: { type: 'object' } }], { content: [], structuredContent: { code: 'E_QUOTA', detail: 'quota exceeded' }, isError: true });
-    const server = await mockServer([{ content: [toolUse('quota', {}, 'toolu_q')] }, { content: [text('done')] }]);
-    const runner = toolRunner(server.client(), { ...baseParams, tools: [await mcpToolset(client)] }, { logger: { debug() {}, info() {}, warn() {}, error() {} } });
-    await runner;
-    const result = wire(server.requests[1]!).messages[2].content[0];
-    expect(result.is_error).toBe(true);
-    expect(JSON.stringify(result.content)).toContain('E_QUOTA');
-    expect(historyProblems(runner.params.messages)).toEqual([]);
-  });
-});
-
-describe("MCP tool results: an isError result whose words are in structuredContent, beside content of no text (a screenshot)", () => {
-  it('keeps the structured error: the image goes (an error result holds text only), and the model would learn nothing of why', async () => {
-    const client = await serverClient([{ name: 'shot', inputSchema: { type: 'object' } }], {
-      content: [{ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }],
-      structuredContent: { code: 'E_TIMEOUT', detail: 'the page did not load' },
-      isError: true,
+describe('MCP tool results: an isError result whose words are in structuredContent only', () => {
+  const cases = [
+    { name: 'quota', content: [], structured: { code: 'E_QUOTA', detail: 'quota exceeded' }, words: 'E_QUOTA', what: 'with no content' },
+    // An error result holds text only: the image goes, and the model would learn nothing of why.
+    { name: 'shot', content: [{ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }], structured: { code: 'E_TIMEOUT', detail: 'the page did not load' }, words: 'the page did not load', what: 'beside content of no text (a screenshot)' },
+  ];
+  for (const { name, content, structured, words, what } of cases) {
+    it(`keeps the structured error for the model rather than a bare "failed", ${what}`, async () => {
+      const client = await serverClient([{ name, inputSchema: { type: 'object' } }], { content, structuredContent: structured, isError: true });
+      const server = await mockServer([{ content: [toolUse(name, {}, 'toolu_e')] }, { content: [text('done')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [await mcpToolset(client)] }, { logger: { debug() {}, info() {}, warn() {}, error() {} } });
+      await runner;
+      const result = wire(server.requests[1]!).messages[2].content[0];
+      expect(result.is_error).toBe(true);
+      expect(JSON.stringify(result.content)).toContain(words);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
     });
-    const server = await mockServer([{ content: [toolUse('shot', {}, 'toolu_shot')] }, { content: [text('done')] }]);
-    const runner = toolRunner(server.client(), { ...baseParams, tools: [await mcpToolset(client)] }, { logger: { debug() {}, info() {}, warn() {}, error() {} } });
-    await runner;
-    const result = wire(server.requests[1]!).messages[2].content[0];
-    expect(result.is_error).toBe(true);
-    expect(JSON.stringify(result.content)).toContain('the page did not load');
-    expect(historyProblems(runner.params.messages)).toEqual([]);
-  });
+  }
 });
 
 describe('MCP tool results holding a lone surrogate (a server that cut a text inside an emoji)', () => {
