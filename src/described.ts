@@ -91,13 +91,14 @@ export function oneEditApart(a: string, b: string): boolean {
 }
 
 /**
- * Whether `a` and `b` are one word with other endings (`approval` for `approve`, `maxretry` for `maxretries`): the same
- * first six letters or more, and at most three others each.
+ * Whether `a` (a name given) and `b` (a known one) are one word with other endings (`approval` for `approve`, `maxretry`
+ * for `maxretries`, `tooltimeout` for `tooltimeoutms`): the same first six letters or more, and at most three others each.
+ * Not `b` whole with a word added (`concurrencykey`, `loggertag`): a name of its own (a request option for middleware).
  */
 export function sameStem(a: string, b: string): boolean {
   let i = 0;
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  return i >= 6 && a.length - i <= 3 && b.length - i <= 3;
+  return i >= 6 && i < b.length && a.length - i <= 3 && b.length - i <= 3;
 }
 
 /** Whether `a` becomes `b` by swapping two letters side by side (`timeuot`, `timeout`). */

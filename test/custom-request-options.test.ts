@@ -56,6 +56,19 @@ describe('a request option of the caller’s own, at the top level of the option
     expect(server.requests).toHaveLength(0);
   });
 
+  it('a name of its own that begins with a known option (concurrencyKey, fallbackUrl, loggerTag) reaches middleware: a word added is no other ending of the word', async () => {
+    const server = await mockServer(steps());
+    const seen: unknown[] = [];
+    const reader: Middleware = (request, next, context) => {
+      const options = context.options as Record<string, unknown> | undefined;
+      seen.push([options?.['concurrencyKey'], options?.['fallbackUrl'], options?.['loggerTag']]);
+      return next(request);
+    };
+    const options = { concurrencyKey: 'tenant-1', fallbackUrl: 'https://backup.example', loggerTag: 'run-7', middleware: [reader] };
+    await toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] }, options as never);
+    expect(seen).toEqual([['tenant-1', 'https://backup.example', 'run-7'], ['tenant-1', 'https://backup.example', 'run-7']]);
+  });
+
   it("over an SDK thread, toolRunner(thread, settings, options): reaches the thread's client's middleware", async () => {
     const server = await mockServer(steps());
     const seen: unknown[] = [];
