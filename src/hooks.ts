@@ -106,10 +106,14 @@ export function checkOverride(value: unknown): ToolCallOverride | undefined {
       const meant = unknown === 'is_error' || unknown === 'isErr' ? ' (did you mean isError?)' : '';
       throw new HookError('onToolCall', new TypeError(`onToolCall returned an object with the field '${unknown}'${meant}; return nothing, { result } (a string or content blocks, with isError if it is one) or { input }`));
     }
-    const { result, input } = value as { result?: unknown; input?: unknown };
+    const { result, input, isError } = value as { result?: unknown; input?: unknown; isError?: unknown };
     // Both: the result was taken and the input dropped in silence, one of the two not what was meant.
     if (result !== undefined && input !== undefined) {
       throw new HookError('onToolCall', new TypeError('onToolCall returned both { result } and { input }; return one: { result } answers the call without running it, { input } runs it with that input'));
+    }
+    // An input with isError: the tool ran with it, the isError dropped in silence.
+    if (result === undefined && input !== undefined && isError !== undefined) {
+      throw new HookError('onToolCall', new TypeError('onToolCall returned { input } with isError, which goes with { result } only: { input } runs the tool, and its own outcome says whether it failed'));
     }
     if ('result' in value) {
       if (typeof result === 'string') return value as ToolCallOverride;

@@ -233,6 +233,16 @@ describe('hooks', () => {
     expect(ran).toEqual([]);
   });
 
+  it('onToolCall returning { input } with isError is a HookError (isError goes with a result: it was dropped in silence, the tool run as no error)', async () => {
+    const server = await mockServer([{ content: [toolUse('echo', { say: 'x' })] }, { content: [text('ok')] }]);
+    const ran: string[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [echo(ran)] }, { hooks: { onToolCall: () => ({ input: { say: 'y' }, isError: true }) as never } });
+    const error = await runner.runUntilDone().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HookError);
+    expect((error as Error).message).toBe('hooks.onToolCall threw: TypeError: onToolCall returned { input } with isError, which goes with { result } only: { input } runs the tool, and its own outcome says whether it failed');
+    expect(ran).toEqual([]);
+  });
+
   it("onToolCall's { result } is checked as a tool's own result is: blocks the API refuses stop the run with a HookError, and never reach the history", async () => {
     for (const [result, kind] of [
       [[{ type: 'image' }], 'an array whose item 0 is an image block without a source'],
