@@ -177,8 +177,9 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   }
   const link = linkOf(context.runner);
   const { steps } = agent;
-  // The parent's client is already a durable run's step client; a client of the agent's own becomes one.
-  const client = agent.client ? (steps ? steps.client(agent.client) : agent.client) : link?.client;
+  // The parent's client is already a durable run's step client; a client of the agent's own becomes one, named as that client
+  // (a fallback entry given it sends with the sub-agent's client: its reply's container is the sub-agent's, as without durability).
+  const client = agent.client ? (steps ? namedAs(steps.client(agent.client), agent.client) : agent.client) : link?.client;
   if (!client) throw new Error(`agentTool '${agent.name}': no client (give one, or run the tool in a tool runner)`);
   const given = await agent.params(input, context);
   // The call was aborted (or timed out) while its params were made: the sub-agent does not start.

@@ -359,6 +359,23 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(stdout.split('\n').filter((line) => line.startsWith('provider '))).toEqual(['provider run.start anthropic', 'provider request.end gcp.vertex_ai']);
   });
 
+  // A sub-agent with a client of its own is a step client in a durable run: an entry given that very client was taken for
+  // another client's, and the container its reply chose was dropped (the sub-agent's next request started a new one).
+  it("a sub-agent's fallback entry given the sub-agent's own client answers in its container: its next request names it", async () => {
+    const server = await mockServer([
+      { content: [toolUse('coder', { task: 'Record order 5' }, 'toolu_coder')] },
+      { error: { status: 529 } },
+      { content: [toolUse('record', { order: '5' }, 'toolu_rec')], container: { id: 'container_coder' } },
+      { content: [text('Recorded.')] },
+      { content: [text('Done.')] },
+    ]);
+    const id = `coder-container-${randomUUID()}`;
+    const result = await resultOf(worker('start', id, server.url, { CODER: '1' }));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    expect(wire(server.requests[2]!).body.model).toBe('claude-fallback-2');
+    expect(wire(server.requests[3]!).body.container).toBe('container_coder');
+  });
+
   it("a streamed durable run's compaction summary goes without streaming, as in a run without durability: an overload falls back", async () => {
     const primary = await mockServer([
       { content: [toolUse('record', { order: '7' }, 'toolu_rec')], usage: { input_tokens: 5_000 } },
