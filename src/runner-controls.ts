@@ -137,7 +137,7 @@ export abstract class RunnerControls implements Runner {
    * ```
    */
   addTools(...tools: AnyTool[]): void {
-    this.answers.changes.add(tools, this.answers.toolsetFamilies);
+    this.answers.changes.add(tools, this.answers.toolsetFamilies, this.run.client);
   }
 
   /**

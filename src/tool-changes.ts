@@ -11,6 +11,7 @@ import { isRunnableTool, toolDefinition } from './tool.js';
 import { definitionFamily, isRunnableToolset, toolsetFamily } from './toolsets.js';
 import { checkNeedsApproval, isToolSource } from './tool-set.js';
 import { checkTimeoutMs } from './guards.js';
+import { checkAgentOptions } from './agent-link.js';
 import type { ToolChangesJSON } from './snapshot.js';
 import type { BetaMessageParam, BetaToolUnion } from './types.js';
 
@@ -47,8 +48,11 @@ export class ToolChanges {
   #scannedMessages: readonly BetaMessageParam[] | undefined;
   #scannedLength = 0;
 
-  /** `addTools()`: throws `ToolsetContractError` (adding nothing) for a toolset, or a definition of one of the run's toolsets. */
-  add(tools: AnyTool[], families: ReadonlySet<string>): void {
+  /**
+   * `addTools()`: throws `ToolsetContractError` (adding nothing) for a toolset, or a definition of one of the run's toolsets.
+   * `client`: the run's, which an agent tool without a client of its own checks its options against (as at construction).
+   */
+  add(tools: AnyTool[], families: ReadonlySet<string>, client: unknown): void {
     checkChangeArguments('addTools', tools);
     for (const tool of tools) {
       if (isRunnableToolset(tool)) {
@@ -64,6 +68,8 @@ export class ToolChanges {
       const { timeoutMs } = tool as { timeoutMs?: unknown };
       if (timeoutMs !== undefined) checkTimeoutMs(timeoutMs, `addTools(): tool '${tool.name}': timeoutMs`);
     }
+    // A mistake in an agent tool's options is an error here, not the model's answer at the agent's first call.
+    checkAgentOptions(tools, client);
     for (const tool of tools) {
       const name = (tool as { name?: unknown }).name;
       // A definition without a name (an `mcp_toolset`) is nothing the runner runs or stops running.

@@ -277,6 +277,20 @@ describe('agentTool: a sub-agent is one tool call', () => {
     await expect(toolRunner(withMiddleware, { ...baseParams, tools: [worker] })).resolves.toMatchObject({ content: [{ text: 'done' }] });
   });
 
+  it("the same agent given to a run by addTools(): an error there, not the model's answer at its first call", async () => {
+    const params = ({ task }: { task: string }) => ({ model, max_tokens: 64, messages: [{ role: 'user' as const, content: task }] });
+    const worker = agentTool({ name: 'worker', description: 'd', params, options: { audit: 'on' } as never });
+    const server = await mockServer([{ content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [] });
+    expect(() => runner.addTools(worker)).toThrow(/^agentTool 'worker': options: unknown option 'audit'; .*neither these options nor the client have any$/);
+    // Nothing was added: the run goes on without it.
+    await expect(runner.runUntilDone()).resolves.toMatchObject({ content: [{ text: 'done' }] });
+    expect(wire(server.requests[0]!).tools ?? []).toEqual([]);
+    // On a client with middleware, it is added, as a run's own option passes.
+    const withMiddleware = toolRunner(server.client({ middleware: [(request: unknown, next: (r: unknown) => unknown) => next(request)] } as never), { ...baseParams, tools: [] });
+    expect(() => withMiddleware.addTools(worker)).not.toThrow();
+  });
+
   it('a sub-agent whose last reply is cut off, refused or out of context: an is_error result saying it stopped before it finished, and why, with its last text', async () => {
     const stops = { max_tokens: 'its reply was cut off at max_tokens', refusal: 'the model refused', model_context_window_exceeded: "its reply was cut off at the model's context window" } as const;
     for (const [stop, words] of Object.entries(stops)) {
