@@ -285,7 +285,7 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(() => runner.addTools(worker)).toThrow(/^agentTool 'worker': options: unknown option 'audit'; .*neither these options nor the client have any$/);
     // Nothing was added: the run goes on without it.
     await expect(runner.runUntilDone()).resolves.toMatchObject({ content: [{ text: 'done' }] });
-    expect(wire(server.requests[0]!).tools ?? []).toEqual([]);
+    expect(server.requests[0]!.body['tools'] ?? []).toEqual([]);
     // On a client with middleware, it is added, as a run's own option passes.
     const withMiddleware = toolRunner(server.client({ middleware: [(request: unknown, next: (r: unknown) => unknown) => next(request)] } as never), { ...baseParams, tools: [] });
     expect(() => withMiddleware.addTools(worker)).not.toThrow();

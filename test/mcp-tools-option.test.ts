@@ -2,13 +2,8 @@
  * The `tools` option of an MCP toolset: only some of a server's tools offered to the model, by MCP name or by a rule.
  * Against real MCP servers: in a child process over stdio, and over streamable HTTP on 127.0.0.1.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,6 +12,7 @@ import { McpToolset, mcpToolset } from 'tool-runner/mcp';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { buildMixedServer } from './fixtures/mcp-mixed-server.js';
 import { baseParams, mockServer, wire } from './helpers.js';
+import { inProcessClient as inProcess, statelessHttpClient } from './fixtures/mcp-clients.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -32,19 +28,8 @@ async function stdioClient(): Promise<Client> {
 }
 
 /** A client of the mixed server over streamable HTTP (stateless: a server and a transport a request). */
-async function httpClient(): Promise<Client> {
-  const http = createServer(async (req, res) => {
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined } as never);
-    res.on('close', () => void transport.close());
-    await buildMixedServer().connect(transport);
-    await transport.handleRequest(req, res);
-  });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => http.close(resolve)));
-  const client = new Client({ name: 'tool-runner-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`)));
-  cleanups.push(() => client.close());
-  return client;
+function httpClient(): Promise<Client> {
+  return statelessHttpClient(buildMixedServer, cleanups);
 }
 
 /** A client of an MCP server in this process that lists `count` tools, `tool_0` ..., one a page. */
@@ -54,12 +39,7 @@ async function pagedClient(count: number): Promise<Client> {
     const page = Number(request.params?.cursor ?? 0);
     return { tools: [{ name: `tool_${page}`, inputSchema: { type: 'object' as const } }], ...(page + 1 < count && { nextCursor: String(page + 1) }) };
   });
-  const client = new Client({ name: 'test', version: '1.0.0' });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  await client.connect(clientSide);
-  cleanups.push(() => client.close());
-  return client;
+  return inProcess(server, cleanups);
 }
 
 const names = (request: Parameters<typeof wire>[0]) => wire(request).body.tools.map((entry: { name: string }) => entry.name);

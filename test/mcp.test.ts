@@ -1,10 +1,6 @@
 import { getEventListeners } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -18,6 +14,7 @@ import { McpToolset, mcpToolset } from 'tool-runner/mcp';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { listingClientOf } from './fixtures/mcp-listing-server.js';
 import { buildServer, connectedClient } from './fixtures/mcp-server.js';
+import { inProcessClient as inProcess, statelessHttpClient } from './fixtures/mcp-clients.js';
 import { baseParams, mockServer, sleep, wire } from './helpers.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -320,13 +317,8 @@ describe('MCP tools: listing them again after tools/list_changed (a real MCP ser
 });
 
 /** A client connected to `server` in this process (closed after the test). */
-async function inProcessClient(server: Server): Promise<Client> {
-  const client = new Client({ name: 'test', version: '1.0.0' });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  await client.connect(clientSide);
-  cleanups.push(() => client.close());
-  return client;
+function inProcessClient(server: Server): Promise<Client> {
+  return inProcess(server, cleanups);
 }
 
 /** A client of an MCP server in this process that lists `tools` and answers every call with `result`. */
@@ -495,19 +487,8 @@ describe("MCP tool names the Messages API refuses (it takes ^[a-zA-Z0-9_-]{1,128
 
 describe('MCP tools over streamable HTTP on 127.0.0.1', () => {
   it('lists and runs them', async () => {
-    const http = createServer(async (req, res) => {
-      // Stateless: a server and a transport per request.
-      const mcp = buildServer();
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined } as never);
-      res.on('close', () => void transport.close());
-      await mcp.connect(transport);
-      await transport.handleRequest(req, res);
-    });
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise((resolve) => http.close(resolve)));
-    const client = new Client({ name: 'tool-runner-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`)));
-    cleanups.push(() => client.close());
+    // Stateless: a server and a transport per request.
+    const client = await statelessHttpClient(buildServer, cleanups);
     const toolset = await mcpToolset(client, { prefix: 'calc_' });
     const server = await mockServer([{ content: [toolUse('calc_add', { a: 20, b: 22 }, 'toolu_1')] }, { content: [text('42')] }]);
     await toolRunner(server.client(), { ...baseParams, tools: [toolset] });
