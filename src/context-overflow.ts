@@ -170,3 +170,8 @@ function cutTexts(messages: readonly BetaMessageParam[], cap: number): BetaMessa
 }
 
 brandClass(ContextOverflowError, 'ContextOverflowError');
+
+/** Compacts the run after a context overflow (`signal`: the turn's, which stops its summary request too); resolves to whether the request may go again. */
+export interface OverflowRecovery {
+  afterOverflow(overflow: Overflow, signal: AbortSignal | null | undefined): Promise<boolean>;
+}

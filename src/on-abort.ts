@@ -48,3 +48,14 @@ export function tie(own: AbortController, signal: AbortSignal): () => void {
   own.abort(signal.reason);
   return () => {};
 }
+
+/**
+ * Request options whose `signal` is one of their own, tied to the caller's until `release`: the SDK adds a listener to
+ * a request's signal while it is in flight, and eleven runs at once under one signal (a server's) made Node warn of a
+ * leak (MaxListenersExceededWarning). Behind `onAbort`, the caller's signal holds one listener however many wait.
+ */
+export function signalOfItsOwn<O extends { signal?: AbortSignal | null | undefined }>(options: O): { options: O; release: () => void } {
+  if (!options.signal) return { options, release: () => {} };
+  const { signal, stop } = tiedSignal(options.signal);
+  return { options: { ...options, signal }, release: stop };
+}

@@ -7,8 +7,7 @@
 import type { APIError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import { type OpenedStream, type RequestOptions, messagesApi, providerOf, withTimeout } from './client.js';
-import { ignore } from './completion.js';
-import { ContextOverflowError, OVERFLOW_ADVICE, type Overflow, contextOverflow } from './context-overflow.js';
+import { ContextOverflowError, OVERFLOW_ADVICE, type OverflowRecovery, contextOverflow } from './context-overflow.js';
 import { withFields } from './copy.js';
 import { summaryBodyFor } from './compaction.js';
 import { ReplyError, hadResponse, unreadable } from './errors.js';
@@ -20,6 +19,7 @@ import { type RunContext, runSignal } from './run-context.js';
 import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
 import { lendableClient } from './sdk-thread.js';
+import { signalOfItsOwn } from './on-abort.js';
 import { type EagerCalls, endsWhenAborted, startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
 import type { Turn } from './turn-state.js';
@@ -37,11 +37,6 @@ type Sent = Pick<Turn, 'requestId' | 'fallback' | 'provider'>;
 
 /** Sends a request's body to the primary (no target) or to a fallback entry; `last`: no entry follows. */
 type Attempt<T> = (body: Record<string, unknown>, target: FallbackTarget | undefined, last: boolean) => PromiseLike<T>;
-
-/** Compacts the run after a context overflow (`signal`: the turn's, which stops its summary request too); resolves to whether the request may go again. */
-export interface OverflowRecovery {
-  afterOverflow(overflow: Overflow, signal: AbortSignal | null | undefined): Promise<boolean>;
-}
 
 /** How a streamed reply's calls start before it ends (`runToolsEagerly`): call-answers.ts. */
 export interface EagerStarts extends EagerCalls {
@@ -140,7 +135,8 @@ export class Requests {
       provider: undefined,
     };
     let message: PromiseLike<BetaMessage>;
-    const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: this.#options(), logger: run.logger };
+    const sending = signalOfItsOwn(this.#options());
+    const request: ThreadRequest = { client: run.client, thread: run.thread, appendsOnly, options: sending.options, logger: run.logger };
     if (!compaction) {
       run.state.iteration++;
       run.state.requestInFlight = true;
@@ -183,8 +179,8 @@ export class Requests {
         (failure: unknown) => this.#failed(turn, body, request, failure),
       ),
     );
-    // The error reaches the caller through the iteration; never as an unhandled rejection.
-    turn.message.catch(ignore);
+    // The error reaches the caller through the iteration; never as an unhandled rejection. Settled, the request's signal is untied.
+    turn.message.then(sending.release, sending.release);
     return turn;
   }
 
@@ -345,7 +341,7 @@ export class Requests {
     const run = this.#run;
     await callHook(run.options.hooks, 'onRequest', signal ?? runSignal(run), body as RequestParams);
     // Asked for by a turn (after an overflow): with the turn's signal, which the run's aborts too.
-    const options = signal ? { ...this.#options(), signal } : this.#options();
+    const { options, release } = signalOfItsOwn(signal ? { ...this.#options(), signal } : this.#options());
     const sent: Sent = { requestId: this.#started(body, 'compaction'), fallback: undefined, provider: undefined };
     let reply: BetaMessage;
     try {
@@ -358,6 +354,8 @@ export class Requests {
     } catch (error) {
       run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, error, fallback: sent.fallback, provider: sent.provider });
       throw error;
+    } finally {
+      release();
     }
     run.emit?.({ type: 'request.end', runner: run.runner, requestId: sent.requestId, message: reply, fallback: sent.fallback, provider: sent.provider });
     // Paid for, adopted or not: counted before `onMessage` (a snapshot taken there holds it); `runner.usage` in a

@@ -232,6 +232,38 @@ describe('many calls at once on one signal', () => {
   });
 });
 
+describe("many runs at once on one signal (a server's)", () => {
+  it('fifteen runs with a request in flight hold one listener on the shared signal, not one a request (no MaxListenersExceededWarning); its abort still stops each', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const shared = new AbortController();
+      // Each request held by the server (stalled after its headers when streamed) until the shared signal aborts.
+      const server = await mockServer(Array.from({ length: 15 }, (_, n) => (n % 2 ? { content: [text('late')], delayMs: 60_000 } : { content: [text('late')], stallAfterEvents: 0 })));
+      const runs = Array.from({ length: 15 }, (_, n) =>
+        toolRunner(server.client(), { ...baseParams, stream: n % 2 === 0 }, n % 3 ? { signal: shared.signal } : { requestOptions: { signal: shared.signal } }).runUntilDone().catch((error: unknown) => error),
+      );
+      while (server.requests.length < 15) await sleep(5);
+      expect(getEventListeners(shared.signal, 'abort')).toHaveLength(1);
+      shared.abort();
+      for (const outcome of await Promise.all(runs)) expect(outcome).toBeInstanceOf(APIUserAbortError);
+      expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+      await sleep(10);
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('their requests settled, the shared signal holds no listener of theirs', async () => {
+    const shared = new AbortController();
+    const server = await mockServer(Array.from({ length: 12 }, () => ({ content: [text('done')] })));
+    await Promise.all(Array.from({ length: 12 }, (_, n) => toolRunner(server.client(), { ...baseParams, stream: n % 2 === 0 }, { signal: shared.signal })));
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+  });
+});
+
 describe("a toolset's calls (BetaRunnableToolset) under the run's guards", () => {
   const member = (name: string, input: unknown, id: string) => ({ type: 'tool_use', id, name, input, toolset_name: 'computer' }) as never;
   const computer = (run: (toolUse: { name: string; input: unknown }) => Promise<unknown>) => ({
