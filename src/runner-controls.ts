@@ -4,7 +4,7 @@
  * (runner.ts) adds the loop itself on top.
  */
 import type { BetaToolRunnerParams } from '@anthropic-ai/sdk/lib/tools/BetaToolRunner';
-import { AGENT_LINK, type AgentLink } from './agent-link.js';
+import { AGENT_LINK, type AgentLink, checkAgentOptions } from './agent-link.js';
 import { type PendingApproval, approveDecision, callIdArgument, denyDecision } from './approval.js';
 import { CallAnswers } from './call-answers.js';
 import { type ClientLike, type RequestOptions, checkClient } from './client.js';
@@ -223,8 +223,8 @@ export abstract class RunnerControls implements Runner {
     if (typeof params !== 'function') this.takeThreadChanges();
     const next = (typeof params === 'function' ? params(this.params as never) : params) as RunnerParams;
     this.compactions.checkNewParams(next as unknown as Record<string, unknown>, next.messages ?? []);
-    const before = this.state.apiParams;
-    const history = this.state.messages;
+    checkAgentOptions(next.tools, this.run.client); // An agent tool's options, against the run's client: as at construction, in addTools().
+    const [before, history] = [this.state.apiParams, this.state.messages];
     this.state.replace(next);
     setThreadFields(this.run.client, before, this.state.apiParams);
     // In the `onRequest` hook of a request sent again after an overflow: a change before a request, as in any `onRequest`.

@@ -291,6 +291,18 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(() => withMiddleware.addTools(worker)).not.toThrow();
   });
 
+  it("the same agent given by setMessagesParams(): an error there too, the params left as they were", async () => {
+    const params = ({ task }: { task: string }) => ({ model, max_tokens: 64, messages: [{ role: 'user' as const, content: task }] });
+    const worker = agentTool({ name: 'worker', description: 'd', params, options: { audit: 'on' } as never });
+    const server = await mockServer([{ content: [text('done')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [] });
+    expect(() => runner.setMessagesParams((previous) => ({ ...previous, tools: [worker] }))).toThrow(/^agentTool 'worker': options: unknown option 'audit'; .*neither these options nor the client have any$/);
+    await expect(runner.runUntilDone()).resolves.toMatchObject({ content: [{ text: 'done' }] });
+    expect(server.requests[0]!.body['tools'] ?? []).toEqual([]);
+    const withMiddleware = toolRunner(server.client({ middleware: [(request: unknown, next: (r: unknown) => unknown) => next(request)] } as never), { ...baseParams, tools: [] });
+    expect(() => withMiddleware.setMessagesParams((previous) => ({ ...previous, tools: [worker] }))).not.toThrow();
+  });
+
   it('a sub-agent whose last reply is cut off, refused or out of context: an is_error result saying it stopped before it finished, and why, with its last text', async () => {
     const stops = { max_tokens: 'its reply was cut off at max_tokens', refusal: 'the model refused', model_context_window_exceeded: "its reply was cut off at the model's context window" } as const;
     for (const [stop, words] of Object.entries(stops)) {
