@@ -117,8 +117,14 @@ export function safeString(value: unknown): string {
   try {
     return String(value);
   } catch {
-    return Object.prototype.toString.call(value);
+    // (A revoked Proxy refuses even this.)
+    return readSafely(() => Object.prototype.toString.call(value)) ?? '[object Unreadable]';
   }
+}
+
+/** `value instanceof Error`, false for a value whose prototype cannot be read (a revoked Proxy). Never throws. */
+function isError(value: unknown): value is Error {
+  return readSafely(() => value instanceof Error) === true;
 }
 
 /** An error's name, message and stack, whatever getters it has: one that throws reads as none. */
@@ -129,21 +135,39 @@ export function errorParts(error: Error): { name: string; message: string; stack
   return { name: name == null ? 'Error' : safeString(name), message: message == null ? '' : safeString(message), stack: typeof stack === 'string' ? stack : undefined };
 }
 
+/**
+ * A thrown value as the runner can read it: one it cannot (a revoked Proxy, a Proxy whose traps throw), which every
+ * `instanceof` and property read would throw again, becomes an Error saying so. Never throws.
+ */
+export function readableThrown(value: unknown): unknown {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return value;
+  try {
+    // What reading a thrown value takes: its prototype (`instanceof`), a property (a brand), `in` (a ToolError's `content`).
+    void (value instanceof Error);
+    void (value as Record<symbol, unknown>)[Symbol.for('tool-runner.readable')];
+    void ('content' in value);
+    return value;
+  } catch (error) {
+    const why = readSafely(() => thrownText(error)) ?? 'it threw when read';
+    return new Error(`a thrown value that cannot be read (${why})`);
+  }
+}
+
 /** A thrown value in a few words: an Error as `${name}: ${message}`, anything else as text. Never throws. */
 export function thrownText(value: unknown): string {
-  if (!(value instanceof Error)) return safeString(value);
+  if (!isError(value)) return safeString(value);
   const { name, message } = errorParts(value);
   return `${name}: ${message}`;
 }
 
 /** A thrown value as the model reads it: an Error as `${name}: ${message}`, anything else as `Error: <its text>`. Never throws. */
 export function thrownLine(value: unknown): string {
-  return value instanceof Error ? thrownText(value) : `Error: ${safeString(value)}`;
+  return isError(value) ? thrownText(value) : `Error: ${safeString(value)}`;
 }
 
 /** A thrown value's message: an Error's `message`, anything else as text. Never throws. */
 export function thrownMessage(value: unknown): string {
-  return value instanceof Error ? errorParts(value).message : safeString(value);
+  return isError(value) ? errorParts(value).message : safeString(value);
 }
 
 function readSafely<T>(get: () => T): T | undefined {

@@ -1,6 +1,6 @@
 /** Time and concurrency guards around tool calls. */
 import { onAbort, tie } from './on-abort.js';
-import { wrongValue } from './described.js';
+import { readableThrown, wrongValue } from './described.js';
 
 /** The longest delay a timer keeps: a longer one (or Infinity) fires at once. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -120,7 +120,8 @@ export async function runWithGuards(
     if (started && endsWhenStopped?.()) await endedWithin(running, STOPPED_RUN_GRACE_MS);
     return { ok: false, timedOut: timedOut && !outer?.aborted ? timeoutMs : undefined, started };
   } catch (thrown) {
-    return { ok: false, thrown };
+    // A value that cannot be read (a revoked Proxy) would fail the run wherever it is read, and the call would run again.
+    return { ok: false, thrown: readableThrown(thrown) };
   } finally {
     clearTimeout(timer);
     untie?.();

@@ -3,7 +3,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
 import { untilAborted } from './guards.js';
 import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, MessageCreateParamsBase, Promisable, ToolResultContent } from './types.js';
-import { thrownText } from './described.js';
+import { readableThrown, thrownText } from './described.js';
 import { invalidResultKind } from './result-kind.js';
 
 /** A tool call as hooks see it (its input typed by tool, a union by name, when `toolRunner` sees the tools). */
@@ -37,7 +37,9 @@ export class HookError extends Error {
   /** Which callback threw: a hook name, `approve`, or a tool's `needsApproval`. */
   readonly hook: string;
 
-  constructor(hook: string, cause: unknown) {
+  constructor(hook: string, thrown: unknown) {
+    // A value that cannot be read (a revoked Proxy) as an Error saying so: each check of the cause would throw again.
+    const cause = readableThrown(thrown);
     super(`${hook in HOOK_NAMES ? `hooks.${hook}` : hook} threw: ${thrownText(cause)}`, { cause });
     this.name = 'HookError';
     this.hook = hook;

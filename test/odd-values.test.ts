@@ -27,6 +27,21 @@ describe('a tool that throws a value String() cannot convert', () => {
       () => Object.defineProperty(new Error('disk full'), 'name', { get: () => { throw new Error('no name'); } }),
       /^Error: disk full$/,
     ],
+    // Every read of these throws (instanceof, a property, `in`): unread, the run failed and the call ran again on a retry.
+    [
+      'a revoked Proxy',
+      () => {
+        const { proxy, revoke } = Proxy.revocable({}, {});
+        revoke();
+        return proxy;
+      },
+      /^Error: a thrown value that cannot be read \(TypeError: Cannot perform '\w+' on a proxy that has been revoked\)$/,
+    ],
+    [
+      'a Proxy whose traps throw',
+      () => new Proxy(new Error('x'), { get: () => { throw new Error('no get'); }, getPrototypeOf: () => { throw new Error('no prototype'); } }),
+      /^Error: a thrown value that cannot be read \(Error: no prototype\)$/,
+    ],
   ];
 
   for (const [label, make, answer] of throwers) {
@@ -213,6 +228,19 @@ describe('what review found', () => {
     const error = await runner.then(() => undefined, (thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(HookError);
     expect((error as HookError).message).toBe('hooks.onToolResult threw: [object Object]');
+  });
+
+  it('a hook that throws a revoked Proxy stops the run with a HookError that says so (its cause an Error, readable), stoppedBy error', async () => {
+    const server = await mockServer([{ content: [toolUse('odd', {}, 'toolu_h')] }, { content: [text('done')] }]);
+    const odd = tool({ name: 'odd', inputSchema: { type: 'object', properties: {} } as const, run: () => 'ok' });
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [odd] }, { hooks: { onToolCall: () => { throw proxy; } } });
+    const error = await runner.then(() => undefined, (thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(HookError);
+    expect((error as HookError).message).toMatch(/^hooks\.onToolCall threw: Error: a thrown value that cannot be read \(TypeError: Cannot perform '\w+' on a proxy that has been revoked\)$/);
+    expect((error as HookError).cause).toBeInstanceOf(Error);
+    expect(runner.stoppedBy).toBe('error');
   });
 
   it("a durable run's order of starts: an id a history repeats in one message has one gate, so the calls after it still start", async () => {
