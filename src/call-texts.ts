@@ -11,5 +11,7 @@ export const timedOutText = (name: string, ms: number) => `Error: the call to '$
 /** The result text of a call its guards stopped: timed out (after `timedOut` ms), or aborted once it had started or before. */
 export const stoppedText = (name: string, { timedOut, started }: StoppedOutcome) =>
   timedOut ? timedOutText(name, timedOut) : started ? abortedText(name) : abortedUnstartedText(name);
+/** How a stopped call ended, as the log says it (after `Tool 'name' (id)`). */
+export const stoppedForLog = ({ timedOut, started }: StoppedOutcome) => (timedOut ? `timed out after ${timedOut} ms` : started ? 'was aborted' : 'was aborted before it started');
 export const stepTimedOutText = (name: string, ms: number, step: string) => `Error: the call to '${name}' timed out after ${ms} ms while ${step}, and was not run.`;
 export const approvalTimedOutText = (name: string, ms: number) => `Error: the call to '${name}' timed out after ${ms} ms waiting for approval and was not run.`;

@@ -8,7 +8,7 @@ import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFaile
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
 import { type Limiter, NEVER_ABORTED, type RunOutcome, STOPPED, StepTimedOut, ownSignal, runWithGuards, stepWithin, withOwnSignal } from './guards.js';
-import { abortedText, abortedUnstartedText, approvalTimedOutText, stepTimedOutText, stoppedText } from './call-texts.js';
+import { abortedText, abortedUnstartedText, approvalTimedOutText, stepTimedOutText, stoppedForLog, stoppedText } from './call-texts.js';
 import { needsApproval } from './needs-approval.js';
 import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
 import { abortedWaitingText, errorResult, textOnlyError } from './history.js';
@@ -265,7 +265,7 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     if (observed) await observed.catch((error: unknown) => (error instanceof APIUserAbortError ? undefined : Promise.reject(thrownAfter(errorResult(call.id, content), error))));
     return finished(errorResult(call.id, content), call, context, cancelled);
   }
-  logger.warn(`Tool '${tool.name}' (${toolUse.id}) ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : outcome.started ? 'was aborted' : 'was aborted before it started'}`);
+  logger.warn(`Tool '${tool.name}' (${toolUse.id}) ${stoppedForLog(outcome)}`);
   return failed(stoppedText(tool.name, outcome), call, context);
 }
 

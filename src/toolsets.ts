@@ -10,7 +10,7 @@
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { notExecutedText, quotedName, runToolsetMember, toolsetResultBlock } from './toolset-member.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
-import { abortedUnstartedText, stoppedText } from './call-texts.js';
+import { abortedUnstartedText, stoppedForLog, stoppedText } from './call-texts.js';
 import { ownSignal, runWithGuards } from './guards.js';
 import { setContentToSend } from './result-sent.js';
 import { safeJson } from './described.js';
@@ -95,7 +95,7 @@ export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined,
     if (outcome.ok) result = outcome.value as BetaToolResultBlockParam;
     else {
       // Logged as a tool's stopped call is (execute.ts): a member that hangs was not even at warn.
-      logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset ${outcome.timedOut ? `timed out after ${outcome.timedOut} ms` : outcome.started ? 'was aborted' : 'was aborted before it started'}`);
+      logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset ${stoppedForLog(outcome)}`);
       result = toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);
     }
   }
