@@ -77,11 +77,12 @@ export async function runToolsetMember(toolset: BetaRunnableToolset, family: str
 function errorContent(error: unknown): ToolResultContent {
   if (isToolError(error)) {
     const content = error.content;
-    // The API takes only text on an error result: an image a member attached is dropped, its text kept.
-    if (typeof content === 'string') return wellFormed(content);
-    return content.filter((block) => block.type === 'text' && block.text !== '').map((block) => ({ ...block, text: wellFormed((block as { text: string }).text) }));
+    // The API takes only text on an error result: an image a member attached is dropped, its text kept. (A lone
+    // surrogate in it is mended with every tool result: result-sent.ts.)
+    if (typeof content === 'string') return content;
+    return content.filter((block) => block.type === 'text' && block.text !== '');
   }
-  return cutPoints(wellFormed(`Error: ${thrownMessage(error)}`), FIELD_MAX);
+  return cutPoints(`Error: ${thrownMessage(error)}`, FIELD_MAX);
 }
 
 /** The first `limit` code points of `text` (a cut by UTF-16 units could split a pair). */

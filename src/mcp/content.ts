@@ -1,6 +1,5 @@
 /** An MCP tool result's content items as tool-result content blocks (src/mcp/index.ts runs the calls). */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { wellFormed } from '../cut.js';
 import type { ToolResultContentBlock } from '../types.js';
 
 export type McpContent = Awaited<ReturnType<Client['callTool']>> extends infer R ? (R extends { content: Array<infer C> } ? C : never) : never;
@@ -29,8 +28,8 @@ export function errorBlock(toolName: string, item: McpContent): ToolResultConten
 export function toBlock(toolName: string, item: McpContent): ToolResultContentBlock {
   switch (item.type) {
     case 'text':
-      // A server that cut its text inside an emoji: a lone surrogate, which the API refuses in every later request.
-      return { type: 'text', text: wellFormed(item.text) };
+      // (A lone surrogate, from a server that cut its text inside an emoji, is mended with every tool result: result-sent.ts.)
+      return { type: 'text', text: item.text };
     case 'image':
       if (!IMAGE_TYPES.has(item.mimeType)) {
         throw new Error(`MCP tool '${toolName}' returned an image of type ${item.mimeType}, which a tool result cannot hold (JPEG, PNG, GIF and WebP can)`);
@@ -42,7 +41,7 @@ export function toBlock(toolName: string, item: McpContent): ToolResultContentBl
     case 'resource': {
       const resource = item.resource;
       if ('text' in resource && typeof resource.text === 'string') {
-        return { type: 'text', text: wellFormed(`Resource ${resource.uri}:\n${resource.text}`) };
+        return { type: 'text', text: `Resource ${resource.uri}:\n${resource.text}` };
       }
       if ('blob' in resource) {
         const data = String(resource.blob);
@@ -57,7 +56,7 @@ export function toBlock(toolName: string, item: McpContent): ToolResultContentBl
       );
     }
     case 'resource_link':
-      return { type: 'text', text: wellFormed(`Resource link: ${item.uri}${item.name ? ` (${item.name})` : ''}`) };
+      return { type: 'text', text: `Resource link: ${item.uri}${item.name ? ` (${item.name})` : ''}` };
     default:
       throw new Error(
         `MCP tool '${toolName}' returned ${item.type} content, which a tool result cannot hold (text, images, embedded text resources and PDF documents can)`,
