@@ -4,7 +4,7 @@
  * schema) made the whole server unusable: the tools left out are never checked, defined or callable.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { described, misspeltName, nearNameOr } from '../described.js';
+import { described, misspeltName, nearNameOr, thrownMessage } from '../described.js';
 
 /** A tool as the server lists it (`tools/list`): its MCP name, description, input schema, annotations. */
 export type McpTool = Awaited<ReturnType<Client['listTools']>>['tools'][number];
@@ -43,7 +43,7 @@ function kept(rule: (tool: McpTool) => boolean, entry: McpTool): boolean {
   try {
     answer = rule(entry);
   } catch (error) {
-    throw new Error(`mcpToolset: the tools rule failed for the server's tool '${entry.name}': ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`mcpToolset: the tools rule failed for the server's tool '${entry.name}': ${thrownMessage(error)}`, { cause: error });
   }
   if (typeof answer === 'boolean') return answer;
   const promise = typeof (answer as { then?: unknown } | null)?.then === 'function' ? ' (a promise: the rule decides at once, as the tools are listed)' : '';
