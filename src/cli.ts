@@ -6,6 +6,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { inspectRecording, type RecordingInspector } from './inspect/recorded.js';
+import { thrownMessage } from './described.js';
 
 /** How often the command looks whether more lines of the file were skipped. */
 const REPORT_MS = 1000;
@@ -123,7 +124,7 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`tool-runner: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`tool-runner: ${thrownMessage(error)}\n`);
     process.exitCode = 1;
   },
 );

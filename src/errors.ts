@@ -2,7 +2,7 @@
 import { APIConnectionError, AnthropicError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
 import type { ValidationIssue } from './schema.js';
-import { thrownText } from './described.js';
+import { thrownText, thrownMessage } from './described.js';
 
 /** Errors thrown before anything was sent (an SDK thread that refuses a turn), marked where they are thrown. */
 const NOT_SENT_ERRORS = new WeakSet<object>();
@@ -76,7 +76,7 @@ export class ReplyError extends AnthropicError {
     if (!read || NOT_SENT_ERRORS.has(error as object)) return error;
     // (The connection lost: undici's words, as before the SDK's `APIConnectionError` wrapped them.)
     const cause = lost ? (error.cause as { message?: unknown } | undefined)?.message : undefined;
-    const detail = typeof cause === 'string' ? cause : error instanceof Error ? error.message : String(error);
+    const detail = typeof cause === 'string' ? cause : thrownMessage(error);
     const what = !streamed
       ? "The API's reply could not be read"
       : `The reply stream broke ${complete ? 'after the message was complete, before the stream ended' : 'before the message was complete'}`;

@@ -5,6 +5,7 @@
  */
 import type { Resolve } from './json-schema-issues.js';
 import { type Draft, forEachSubschema, isObject } from './json-schema-walk.js';
+import { thrownMessage } from './described.js';
 
 const TYPES: ReadonlySet<string> = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
 
@@ -230,7 +231,7 @@ function regexProblem(pattern: string): string | undefined {
     new RegExp(pattern, 'u');
     return undefined;
   } catch (error) {
-    return `${JSON.stringify(pattern)} is not a valid regular expression (${error instanceof Error ? error.message : String(error)})`;
+    return `${JSON.stringify(pattern)} is not a valid regular expression (${thrownMessage(error)})`;
   }
 }
 

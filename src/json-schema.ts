@@ -12,6 +12,7 @@ import { type Preparing, prepareSchema } from './json-schema-prepare.js';
 import { everyArrayDistinct } from './distinct-items.js';
 import { draftOf, setOwn } from './json-schema-walk.js';
 import type { CompiledSchema, JsonObjectSchema, SchemaOwner } from './validation.js';
+import { thrownMessage } from './described.js';
 
 type Lookup = Record<string, Schema | boolean>;
 
@@ -80,7 +81,7 @@ function dereferenced(owner: SchemaOwner, make: () => Schema) {
     schema = make();
     lookup = dereference(schema);
   } catch (error) {
-    throw invalidSchema(owner, error instanceof Error ? error.message : String(error));
+    throw invalidSchema(owner, thrownMessage(error));
   }
   // A `$recursiveRef` ("#") to the schema its place resolves "#" to: the root, or the nearest `$id`'s
   // (the validator's dynamic scope may pick an outer `$recursiveAnchor`; this is for messages only).

@@ -11,6 +11,7 @@ import { type AnySchema, type CompiledSchema, type SchemaValue, type ValidationI
 import { unfinishedReply } from './stop-reason.js';
 import { textOf } from './text.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
+import { thrownMessage } from './described.js';
 
 /**
  * What `options.output` takes: a zod / Standard Schema / JSON Schema object schema. (A zod schema of another type,
@@ -64,7 +65,7 @@ export class RunOutput {
     try {
       sent = transformJSONSchema(this.#schema.jsonSchema);
     } catch (error) {
-      throw new TypeError(`toolRunner: options.output can't be sent as a structured output format: ${error instanceof Error ? error.message : String(error)}`);
+      throw new TypeError(`toolRunner: options.output can't be sent as a structured output format: ${thrownMessage(error)}`);
     }
     this.#format = { type: 'json_schema', schema: sent };
     this.#repairs = repairs;
@@ -166,7 +167,7 @@ export class RunOutput {
     try {
       parsed = JSON.parse(text);
     } catch (error) {
-      return { ok: false, issues: [{ path: '(root)', message: `is not valid JSON (${error instanceof Error ? error.message : String(error)})` }] };
+      return { ok: false, issues: [{ path: '(root)', message: `is not valid JSON (${thrownMessage(error)})` }] };
     }
     return once && this.#schema.validateOnce ? this.#schema.validateOnce(parsed) : this.#schema.validate(parsed);
   }

@@ -8,7 +8,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { compileJsonSchema } from './json-schema.js';
 import { brandClass } from './brand.js';
 import { cutText } from './cut.js';
-import { thrownText } from './described.js';
+import { thrownText, thrownMessage } from './described.js';
 import {
   type CompiledSchema,
   type JsonObjectSchema,
@@ -84,7 +84,7 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1, 
     jsonSchema = standard.jsonSchema.input({ target: 'draft-2020-12' });
   } catch (error) {
     // (zod's own words, "Date cannot be represented in JSON Schema", say what but not whose, nor what to write instead.)
-    const words = error instanceof Error ? error.message : String(error);
+    const words = thrownMessage(error);
     const instead = /cannot be represented in JSON Schema/.test(words) ? `. ${JSON_INSTEAD}` : '';
     throw new TypeError(`${owner.label}: ${owner.noun} cannot be written as JSON Schema, which the API takes: ${words}${instead}`, { cause: error });
   }

@@ -259,6 +259,10 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(make({ top_k: 5, stop_sequences: ['x'], metadata: {} })).not.toThrow();
     // A schema zod cannot write as JSON Schema: the error names the tool.
     expect(() => tool({ name: 'book', inputSchema: z.object({ on: z.date() }), run: () => '' })).toThrow(/^Tool 'book': the input schema cannot be written as JSON Schema, which the API takes: Date cannot be represented in JSON Schema/);
+    // A schema library whose export throws a value with no text of its own (an object of no prototype): still this error, not String()'s TypeError.
+    const noText = Object.create(null) as object;
+    const odd = { '~standard': { version: 1, vendor: 'odd', validate: (value: unknown) => ({ value }), jsonSchema: { input: () => { throw noText; }, output: () => ({}) } } };
+    expect(() => tool({ name: 'odd', inputSchema: odd as never, run: () => '' })).toThrow(/^Tool 'odd': the input schema cannot be written as JSON Schema, which the API takes: \[object Object\]/);
     expect(server.requests).toHaveLength(0);
   });
 

@@ -13,7 +13,7 @@ import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { isInvalidSchemaError } from '../json-schema.js';
 import { tool } from '../tool.js';
 import { checkTimeoutMs } from '../guards.js';
-import { described, unknownOption } from '../described.js';
+import { described, unknownOption, thrownMessage } from '../described.js';
 import { tiedSignal } from '../on-abort.js';
 import { checkNeedsApproval } from '../tool-set.js';
 import { taskResult } from './task-result.js';
@@ -83,7 +83,7 @@ async function firstListing(listing: Promise<void>): Promise<void> {
     await listing;
   } catch (error) {
     if (error instanceof Error && /^(mcpToolset|tool-runner\/mcp):/.test(error.message)) throw error;
-    throw new Error(`mcpToolset: listing the server's tools failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`mcpToolset: listing the server's tools failed: ${thrownMessage(error)}`, { cause: error });
   }
 }
 
@@ -202,7 +202,7 @@ export class McpToolset implements ToolSource {
         // A later listing began meanwhile: its outcome is the one to report.
         if (this.#refreshing !== undefined && this.#refreshing !== refreshing) continue;
         this.#refreshing = undefined;
-        throw new Error(`mcpToolset: listing the server's tools again after it announced a change failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        throw new Error(`mcpToolset: listing the server's tools again after it announced a change failed: ${thrownMessage(error)}`, { cause: error });
       }
       if (this.#refreshing === refreshing) this.#refreshing = undefined;
     }
