@@ -1,6 +1,6 @@
 import { ToolError as SdkToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { brandClass } from './brand.js';
-import { errorParts, thrownLine, thrownText } from './described.js';
+import { described, errorParts, thrownLine, thrownText } from './described.js';
 import type { ToolResultContent } from './types.js';
 
 /**
@@ -22,6 +22,13 @@ export class ToolError extends SdkToolError {
 
   // The SDK's class, so that the SDK's own runner sends its content too (an agent tool run there, say).
   constructor(content: ToolResultContent, options?: { cause?: unknown }) {
+    // (Plain JavaScript: the SDK's constructor reads the content as blocks, and `new ToolError(null)` or
+    // `new ToolError(404)` threw "content.map is not a function", which the model then read as the tool's error.)
+    const notBlock = Array.isArray(content) ? content.findIndex((block) => typeof block !== 'object' || block === null) : -1;
+    if ((typeof content !== 'string' && !Array.isArray(content)) || notBlock >= 0) {
+      const what = Array.isArray(content) ? `an array holding ${described(content[notBlock])}` : described(content);
+      throw new TypeError(`ToolError: content must be a string or an array of content blocks, not ${what}`);
+    }
     super(content);
     if (options && 'cause' in options) this.cause = options.cause;
   }

@@ -284,6 +284,14 @@ describe('errors (SPEC §5)', () => {
     expect((await resultFor([throwing(() => new ToolError(blocks))], 'boom', {})).content).toEqual(blocks);
   });
 
+  it('a ToolError made in plain JavaScript with content that is neither (null, a number, an array holding null): a TypeError saying so, which the model reads too', async () => {
+    expect(() => new ToolError(null as never)).toThrow(new TypeError('ToolError: content must be a string or an array of content blocks, not null'));
+    expect(() => new ToolError(404 as never)).toThrow(/content blocks, not 404$/);
+    expect(() => new ToolError([{ type: 'text', text: 'a' }, undefined] as never)).toThrow(/content blocks, not an array holding undefined$/);
+    const result = await resultFor([throwing(() => new ToolError(null as never))], 'boom', {});
+    expect(result.content).toBe('TypeError: ToolError: content must be a string or an array of content blocks, not null');
+  });
+
   it('an error result holds text only, as the API requires: an image a ToolError (an MCP isError result) carries is left out, with a note; historyProblems flags one', async () => {
     const picture = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: 'iVBORw0KGgo=' } };
     const result = await resultFor([throwing(() => new ToolError([{ type: 'text', text: 'render failed' }, picture]))], 'boom', {});
