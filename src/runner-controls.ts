@@ -11,8 +11,7 @@ import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
-import { asMessageParams, toolUsesOf } from './history.js';
-import { holdBodyReply, holdCompactionReply } from './body-snapshot.js';
+import { toolUsesOf } from './history.js';
 import { runnerLogger } from './log.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions, checkRequestOptionNames } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -20,14 +19,14 @@ import { initialRequestOptions } from './request-options.js';
 import { wrongValue } from './described.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
+import { runSnapshot } from './run-snapshot.js';
 import { listenerScope, runTracing } from './run-tracing.js';
 import { OVER_MESSAGE_THREAD, callsNotRunOn, handBackHistory, partialReplyAt, lendableClient, setThreadFields, threadChanges } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import type { AnyTool, RunnableTool, Runner, RunnerParams, RunnerParamsCopy, RunnerParamsRead } from './surface.js';
 import { MessageThread, threadsAvailable } from './thread.js';
-import { type StoppedBy, nextStepFor } from './stop-reason.js';
+import type { StoppedBy } from './stop-reason.js';
 import { Requests } from './turn.js';
-import { inContainerOfItsOwn } from './fallback.js';
 import type { Turn } from './turn-state.js';
 import type { BetaCompactionConfig, BetaMessage, BetaMessageParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
 import { type Usage, addUsage, copyUsage } from './usage.js';
@@ -224,7 +223,8 @@ export abstract class RunnerControls implements Runner {
     const next = (typeof params === 'function' ? params(this.params as never) : params) as RunnerParams;
     this.compactions.checkNewParams(next as unknown as Record<string, unknown>, next.messages ?? []);
     checkAgentOptions(next.tools, this.run.client); // An agent tool's options, against the run's client: as at construction, in addTools().
-    const [before, history] = [this.state.apiParams, this.state.messages];
+    const before = this.state.apiParams;
+    const history = this.state.messages;
     this.state.replace(next);
     setThreadFields(this.run.client, before, this.state.apiParams);
     // In the `onRequest` hook of a request sent again after an overflow: a change before a request, as in any `onRequest`.
@@ -365,35 +365,8 @@ export abstract class RunnerControls implements Runner {
    * neighbours, iteration, usage) that `resumeToolRunner` continues, in this process or another.
    */
   toJSON(): RunnerSnapshot {
-    const turn = this.turn;
-    // A reply paid for while its onMessage hook runs (before the body, or a stream's in it): counted into the snapshot.
-    const uncounted = turn?.uncounted;
-    // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body goes on): the
-    // snapshot holds it, so the resumed run answers its calls instead of asking the model again.
-    const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;
-    const step = reply && nextStepFor(reply.stop_reason);
-    /** The snapshot holds the body's reply that asks for tools: owed its compaction check, answered here or not. */
-    const replyAdded = step === 'run_tools';
-    // Or the model's final answer, when the run ends on it at once (body-snapshot.ts): with no compaction to send first.
-    const final = step === 'stop' && this.control.endsOnReplyAtOnce() && !this.compactions.scheduled;
-    const after = this.compactions.heldInBody(turn); // (or a server-side compaction's reply, held as the run adopts it)
-    // The history as the run holds it once the body is done (replies as their role and content; one the body set, with the reply
-    // it was given once), with the messages appended late after the final answer, which its compaction request leaves out
-    // meanwhile. (Taken in the body of a reply it does not hold as asking, streaming or paused: its eager calls are not counted.)
-    const history = after ? after.messages : turn?.inBody && turn.tookControl ? this.state.bodyHistory(turn.historyBefore ?? [], turn.reply) : this.state.messages;
-    const messages = asMessageParams(this.state.heldLate ? [...history, ...this.state.heldLate] : history);
-    const started = this.state.settings.runToolsEagerly ? (id: string) => this.answers.started(id) : undefined;
-    const snapshot = this.state.toJSON(this.answers.toJSON(), undefined, after ? after.toolChanges : this.answers.changes.toJSON(), this.control.toJSON(replyAdded || final || !turn?.inBody || after !== undefined), uncounted, messages, started, inContainerOfItsOwn(this.run.options.fallback, turn?.fallback, lendableClient(this.run.client)));
-    if (after) holdCompactionReply(snapshot, after, this.state.heldLate !== undefined);
-    if (this.requests.sent > 0) snapshot.requests = this.requests.sent;
-    const hold = replyAdded ? 'asks' : final ? 'final' : step === 'resume' ? 'paused' : undefined; // (after the run's own messages)
-    const added = reply && hold && holdBodyReply(snapshot, reply, hold, turn!.response, this.state.dropsRefusals);
-    const thread = this.run.thread.toJSON(messages, added); // (it goes on from the reply the snapshot's history holds: the body's)
-    if (thread) snapshot.thread = structuredClone(thread);
-    // Taken before a reply's calls are answered (or with the body's answer): the resumed run checks the reply for compaction once they are.
-    const compaction = this.compactions.toJSON(replyAdded || toolUsesOf(snapshot.params.messages.at(-1)).length > 0, after !== undefined);
-    if (compaction) snapshot.compaction = structuredClone(compaction);
-    return snapshot;
+    const { run, state, turn, answers, control, compactions } = this;
+    return runSnapshot({ run, state, turn, answers, control, compactions, requestsSent: this.requests.sent });
   }
 }
 

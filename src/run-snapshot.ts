@@ -1,0 +1,57 @@
+/** A run's snapshot (`runner.toJSON()`): what `resumeToolRunner` needs to go on from where the run is, wherever it is taken. */
+import { holdBodyReply, holdCompactionReply } from './body-snapshot.js';
+import type { CallAnswers } from './call-answers.js';
+import type { Compactions } from './compactions.js';
+import { inContainerOfItsOwn } from './fallback.js';
+import { asMessageParams, toolUsesOf } from './history.js';
+import type { RunContext } from './run-context.js';
+import type { RunControl } from './run-control.js';
+import type { RunState } from './run-state.js';
+import { lendableClient } from './sdk-thread.js';
+import type { RunnerSnapshot } from './snapshot.js';
+import { nextStepFor } from './stop-reason.js';
+import type { Turn } from './turn-state.js';
+
+/** The parts of a run its snapshot is read from; `turn`: the turn whose reply the loop body is looking at. */
+export interface SnapshotSources {
+  run: RunContext;
+  state: RunState;
+  turn: Turn | undefined;
+  answers: CallAnswers;
+  control: RunControl;
+  compactions: Compactions;
+  /** Requests sent so far. */
+  requestsSent: number;
+}
+
+/** The run's JSON snapshot, taken between turns, in the loop body, in a hook or a listener. */
+export function runSnapshot({ run, state, turn, answers, control, compactions, requestsSent }: SnapshotSources): RunnerSnapshot {
+  // A reply paid for while its onMessage hook runs (before the body, or a stream's in it): counted into the snapshot.
+  const uncounted = turn?.uncounted;
+  // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body goes on): the
+  // snapshot holds it, so the resumed run answers its calls instead of asking the model again.
+  const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;
+  const step = reply && nextStepFor(reply.stop_reason);
+  /** The snapshot holds the body's reply that asks for tools: owed its compaction check, answered here or not. */
+  const replyAdded = step === 'run_tools';
+  // Or the model's final answer, when the run ends on it at once (body-snapshot.ts): with no compaction to send first.
+  const final = step === 'stop' && control.endsOnReplyAtOnce() && !compactions.scheduled;
+  const after = compactions.heldInBody(turn); // (or a server-side compaction's reply, held as the run adopts it)
+  // The history as the run holds it once the body is done (replies as their role and content; one the body set, with the reply
+  // it was given once), with the messages appended late after the final answer, which its compaction request leaves out
+  // meanwhile. (Taken in the body of a reply it does not hold as asking, streaming or paused: its eager calls are not counted.)
+  const history = after ? after.messages : turn?.inBody && turn.tookControl ? state.bodyHistory(turn.historyBefore ?? [], turn.reply) : state.messages;
+  const messages = asMessageParams(state.heldLate ? [...history, ...state.heldLate] : history);
+  const started = state.settings.runToolsEagerly ? (id: string) => answers.started(id) : undefined;
+  const snapshot = state.toJSON(answers.toJSON(), undefined, after ? after.toolChanges : answers.changes.toJSON(), control.toJSON(replyAdded || final || !turn?.inBody || after !== undefined), uncounted, messages, started, inContainerOfItsOwn(run.options.fallback, turn?.fallback, lendableClient(run.client)));
+  if (after) holdCompactionReply(snapshot, after, state.heldLate !== undefined);
+  if (requestsSent > 0) snapshot.requests = requestsSent;
+  const hold = replyAdded ? 'asks' : final ? 'final' : step === 'resume' ? 'paused' : undefined; // (after the run's own messages)
+  const added = reply && hold && holdBodyReply(snapshot, reply, hold, turn!.response, state.dropsRefusals);
+  const thread = run.thread.toJSON(messages, added); // (it goes on from the reply the snapshot's history holds: the body's)
+  if (thread) snapshot.thread = structuredClone(thread);
+  // Taken before a reply's calls are answered (or with the body's answer): the resumed run checks the reply for compaction once they are.
+  const compaction = compactions.toJSON(replyAdded || toolUsesOf(snapshot.params.messages.at(-1)).length > 0, after !== undefined);
+  if (compaction) snapshot.compaction = structuredClone(compaction);
+  return snapshot;
+}
