@@ -14,6 +14,7 @@ const slowOrBuilt = [
   'test/agents-chaos.test.ts', // random runs with sub-agents and faults at both levels: about 12 s
   'test/examples.test.ts', // every example in a process of its own, the durable one on PostgreSQL
   'test/dbos.test.ts', // durable workers killed mid-run, on PostgreSQL
+  'test/dbos-replay.test.ts', // durable runs replayed from their record, on PostgreSQL
   'test/bench.test.ts', // every bench scenario at smoke sizes
   'test/package.test.ts', // the built dist/ as ESM and CJS
   'test/quickstart.test.ts', // the README's quick start on the built dist/

@@ -13,7 +13,7 @@ import { checkTimeoutMs } from '../guards.js';
 import { type ToolRunnerOptions, checkOptions, checkedFor } from '../options.js';
 import { checkRunControlOptions } from '../run-control-options.js';
 import type { StoppedBy } from '../stop-reason.js';
-import type { RunnerParams, ToolEntry } from '../surface.js';
+import type { AnyTool, RunnerParams, ToolEntry } from '../surface.js';
 import { ToolRunner } from '../runner.js';
 import { isToolSource } from '../tool-set.js';
 import { isRunnableToolset } from '../toolsets.js';
@@ -79,10 +79,21 @@ export interface DurableToolRunner {
 /** The runner of a durable run: it can also end a call's wait for a decision. */
 class DurableRun extends ToolRunner<boolean> {
   /** With `text` (a streamed run), its steps' streamed text goes to the run's listeners, when it has some; `text` follows its requests. */
-  constructor(client: ClientLike, params: RunnerParams, options: DurableRunnerOptions, text: LiveText | undefined) {
+  constructor(
+    client: ClientLike,
+    params: RunnerParams,
+    options: DurableRunnerOptions,
+    text: LiveText | undefined,
+    private readonly toolTimeoutMs: number | undefined,
+  ) {
     const listeners = options.onEvent === undefined ? [] : Array.isArray(options.onEvent) ? options.onEvent : [options.onEvent];
     super(client, params, text ? { ...options, onEvent: [...listeners, text.follow] } : options);
     text?.attach(this.run.emit, listeners.length > 0);
+  }
+
+  /** A tool added (by an `onEvent` listener: a tool's step may not) is a step too, as the agent's own tools are; a toolset is refused as it is. */
+  override addTools(...tools: AnyTool[]): void {
+    super.addTools(...tools.map((entry) => (isRunnableToolset(entry) ? entry : durableTool(entry, this.toolTimeoutMs))));
   }
 
   /** No decision came within `ms`: the model reads that the wait timed out (not that the user denied it). */
@@ -139,7 +150,7 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
     // An entry without a client sends through the run's, in a step named for its entry all the same.
     const fallback = options.fallback?.map((entry, i) => ({ ...entry, client: namedAs(stepClient(entry.client ?? runClient, stream === true, `model request (fallback ${i})`, text), entry.client) }));
     // Named as the run's client, so that an entry given that very client is known as sending with the run's (its container the run's).
-    return new DurableRun(namedAs(stepClient(runClient, stream === true, 'model request', text), runClient), { ...rest, tools }, fallback ? { ...options, fallback } : options, text);
+    return new DurableRun(namedAs(stepClient(runClient, stream === true, 'model request', text), runClient), { ...rest, tools }, fallback ? { ...options, fallback } : options, text, toolTimeoutMs);
   };
 
   const workflow = DBOS.registerWorkflow(

@@ -1,0 +1,124 @@
+/**
+ * Durable runs replayed in one process: DBOS is launched here, and `DBOS.forkWorkflow(id, past the
+ * last step)` replays a finished run from its record, as a recovery does (test/dbos.test.ts kills
+ * workers; this is the fast way to check that a replay decides as the run did).
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { DBOS, DBOSClient } from '@dbos-inc/dbos-sdk';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { z } from 'zod';
+import { tool } from 'tool-runner';
+import { type DurableRunResult, type DurableToolRunner, durableToolRunner } from 'tool-runner/dbos';
+import { text, toolUse } from 'tool-runner/testing';
+import { createDatabase } from '../scripts/postgres.js';
+import { mockServer } from './helpers.js';
+
+const serverUrl = inject('databaseUrl');
+/** The mock server of the test that runs (the agents are registered before DBOS launches, once). */
+let mockUrl = '';
+const client = () => new Anthropic({ baseURL: mockUrl, apiKey: 'test-key', maxRetries: 0 });
+const ran: string[] = [];
+const params = { model: 'claude-sonnet-5-5', max_tokens: 256, messages: [{ role: 'user' as const, content: 'Count the orders' }] };
+const inlineTools = { headers: { 'anthropic-beta': 'inline-tools-2026-09-15' } };
+
+const query = tool({ name: 'query_database', description: 'Runs a query', inputSchema: z.object({ sql: z.string() }), run: async () => (ran.push('query'), '42 rows') });
+const login = tool({ name: 'login', description: 'Logs in', inputSchema: z.object({ user: z.string() }), run: async ({ user }) => (ran.push('login'), `logged in as ${user}`) });
+/** Adds the query tool from inside its own call: its step. */
+const loginAdding = tool({
+  name: 'login',
+  description: 'Logs in',
+  inputSchema: z.object({ user: z.string() }),
+  run: async ({ user }, { runner }) => {
+    ran.push('login');
+    runner.addTools(query);
+    return `logged in as ${user}`;
+  },
+});
+
+/** Pushes a message from inside its call. */
+const note = tool({
+  name: 'note',
+  description: 'Takes a note',
+  inputSchema: z.object({}),
+  run: async (_input, { runner }) => {
+    ran.push('note');
+    runner.pushMessages({ role: 'user', content: 'noted' });
+    return 'noted';
+  },
+});
+
+const addingInStep = durableToolRunner({ name: 'replay-adding-in-step', client, tools: [loginAdding, note], options: inlineTools });
+const addingInListener = durableToolRunner({
+  name: 'replay-adding-in-listener',
+  client,
+  tools: [login],
+  options: {
+    ...inlineTools,
+    onEvent: (event) => {
+      if (event.type === 'tool.end' && !event.path && event.call.name === 'login' && !event.result?.is_error) event.runner.addTools(query);
+    },
+  },
+});
+
+describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
+  let dbos: DBOSClient;
+  beforeAll(async () => {
+    const { url } = await createDatabase(serverUrl, 'tool_runner_replay');
+    DBOS.setConfig({ name: 'tool-runner-replay', systemDatabaseUrl: url, logLevel: 'error' });
+    await DBOS.launch();
+    dbos = await DBOSClient.create({ systemDatabaseUrl: url });
+  });
+  afterAll(async () => {
+    await dbos?.destroy();
+    await DBOS.shutdown();
+  });
+
+  /** Runs `agent` to its end, then replays it whole from its record: both results, the step names, and what each run ran. */
+  async function runAndReplay(agent: DurableToolRunner, id: string) {
+    ran.length = 0;
+    const result = await agent.run(id, params);
+    const ranFirst = [...ran];
+    const steps = (await dbos.listWorkflowSteps(id)) ?? [];
+    ran.length = 0;
+    const replayed = (await (await DBOS.forkWorkflow(id, steps.at(-1)!.functionID + 1)).getResult()) as DurableRunResult;
+    return { result, replayed, steps: steps.map((step) => step.name), ranFirst, ranAgain: [...ran] };
+  }
+
+  it("a tool's step may not change its run (a recovery would lose the change): the model reads why, and a replay reads the same", async () => {
+    const server = await mockServer([
+      { content: [toolUse('login', { user: 'ada' }, 'toolu_login'), toolUse('note', {}, 'toolu_note')] },
+      { content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] },
+      { content: [text('There are 42 orders.')] },
+    ]);
+    mockUrl = server.url;
+    const { result, replayed, ranAgain } = await runAndReplay(addingInStep, `adding-in-step-${Date.now()}`);
+    expect(result.messages[2]!.content).toEqual([
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_login',
+        content: expect.stringMatching(/^TypeError: durableToolRunner: tool 'login' called runner.addTools\(\), which a durable run's tool cannot: its step is not run again on recovery/),
+        is_error: true,
+      },
+      { type: 'tool_result', tool_use_id: 'toolu_note', content: expect.stringMatching(/^TypeError: durableToolRunner: tool 'note' called runner.pushMessages\(\), which a durable run's tool cannot/), is_error: true },
+    ]);
+    // Replayed, the history is the run's (not "not found" where the added tool had run), and nothing ran again.
+    expect(replayed.messages).toEqual(result.messages);
+    expect(ranAgain).toEqual([]);
+  });
+
+  it('a tool an onEvent listener adds is a step, as the agent\'s own tools are: a replay does not run it again', async () => {
+    const server = await mockServer([
+      { content: [toolUse('login', { user: 'ada' }, 'toolu_login')] },
+      { content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] },
+      { content: [text('There are 42 orders.')] },
+    ]);
+    mockUrl = server.url;
+    const { result, replayed, steps, ranFirst, ranAgain } = await runAndReplay(addingInListener, `adding-in-listener-${Date.now()}`);
+    expect(result.messages[5]!.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_query', content: '42 rows' }]);
+    expect(steps).toEqual(['model request', 'tool login', 'model request', 'tool query_database', 'model request']);
+    expect(ranFirst).toEqual(['login', 'query']);
+    expect(replayed.messages).toEqual(result.messages);
+    expect(ranAgain).toEqual([]);
+    expect(server.requests).toHaveLength(3);
+  });
+});
