@@ -7,7 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { DBOS, DBOSClient } from '@dbos-inc/dbos-sdk';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
-import { tool } from 'tool-runner';
+import { type RunnerEvent, agentTool, tool } from 'tool-runner';
 import { type DurableRunResult, type DurableToolRunner, durableToolRunner } from 'tool-runner/dbos';
 import { text, toolUse } from 'tool-runner/testing';
 import { createDatabase } from '../scripts/postgres.js';
@@ -48,17 +48,20 @@ const note = tool({
 });
 
 const addingInStep = durableToolRunner({ name: 'replay-adding-in-step', client, tools: [loginAdding, note], options: inlineTools });
-const addingInListener = durableToolRunner({
-  name: 'replay-adding-in-listener',
-  client,
-  tools: [login],
-  options: {
-    ...inlineTools,
-    onEvent: (event) => {
-      if (event.type === 'tool.end' && !event.path && event.call.name === 'login' && !event.result?.is_error) event.runner.addTools(query);
-    },
+/** The query tool is added when a login ends: the run's own (`path` none), or its clerk sub-agent's. */
+const addQueryAfterLogin = (inSubAgent: boolean) => ({
+  ...inlineTools,
+  onEvent: (event: RunnerEvent) => {
+    if (event.type === 'tool.end' && Boolean(event.path) === inSubAgent && event.call.name === 'login' && !event.result?.is_error) event.runner.addTools(query);
   },
 });
+const addingInListener = durableToolRunner({ name: 'replay-adding-in-listener', client, tools: [login], options: addQueryAfterLogin(false) });
+const clerk = agentTool({
+  name: 'clerk',
+  description: 'Handles orders',
+  params: ({ task }) => ({ model: 'claude-sonnet-5-5', max_tokens: 256, system: 'clerk', messages: [{ role: 'user', content: task }], tools: [login] }),
+});
+const addingInSubAgent = durableToolRunner({ name: 'replay-adding-in-sub-agent', client, tools: [clerk], options: addQueryAfterLogin(true) });
 
 describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
   let dbos: DBOSClient;
@@ -120,5 +123,22 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     expect(replayed.messages).toEqual(result.messages);
     expect(ranAgain).toEqual([]);
     expect(server.requests).toHaveLength(3);
+  });
+
+  it("a tool an onEvent listener adds to a sub-agent is a step too, as the sub-agent's own tools are", async () => {
+    const server = await mockServer([
+      { content: [toolUse('clerk', { task: 'Count the orders' }, 'toolu_clerk')] },
+      { content: [toolUse('login', { user: 'ada' }, 'toolu_login')] },
+      { content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] },
+      { content: [text('42 orders')] },
+      { content: [text('There are 42 orders.')] },
+    ]);
+    mockUrl = server.url;
+    const { result, replayed, steps, ranFirst, ranAgain } = await runAndReplay(addingInSubAgent, `adding-in-sub-agent-${Date.now()}`);
+    expect(result.messages[2]!.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_clerk', content: '42 orders' }]);
+    expect(steps).toEqual(['model request', 'model request', 'tool login', 'model request', 'tool query_database', 'model request', 'model request']);
+    expect(ranFirst).toEqual(['login', 'query']);
+    expect(replayed.messages).toEqual(result.messages);
+    expect(ranAgain).toEqual([]);
   });
 });
