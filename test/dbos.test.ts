@@ -613,6 +613,12 @@ describe('durableToolRunner: bad config', () => {
     expect(() => durableToolRunner({ name: 'x', client, options: { concurrency: 'x' as never } })).toThrow(/^durableToolRunner: options.concurrency must be/);
     expect(() => durableToolRunner({ name: 'x', client, options: { budget: { maxTokens: -1 } } })).toThrow(/options.budget.maxTokens/);
     expect(() => durableToolRunner({ name: 'x', client, options: { loopGuard: 'on' as never } })).toThrow(/options.loopGuard/);
+    // What the runner checks when it is made, too: an output that is no object schema, tools it refuses (not at each start(), nor in a recovering worker).
+    expect(() => durableToolRunner({ name: 'output-string', client, options: { output: 'x' as never } })).toThrow(/^durableToolRunner: options.output must be a zod schema/);
+    expect(() => durableToolRunner({ name: 'output-list', client, options: { output: { type: 'array', items: { type: 'string' } } as never } })).toThrow(/^durableToolRunner: options.output must describe an object/);
+    const twin = { name: 'twin', input_schema: { type: 'object' as const }, run: async () => 'ok' };
+    expect(() => durableToolRunner({ name: 'twins', client, tools: [twin, { ...twin }] })).toThrow(/^durableToolRunner: two tools are named 'twin'/);
+    expect(() => durableToolRunner({ name: 'asking', client, tools: [{ ...twin, needsApproval: 'yes' as never }] })).toThrow(/^durableToolRunner: tool 'twin': needsApproval must be/);
   });
 
   it("a sub-agent whose params give an MCP tool source, in a durable run: its call fails saying why, before any request (the source's calls would be no steps)", async () => {

@@ -103,6 +103,9 @@ class DurableRun extends ToolRunner<boolean> {
   }
 }
 
+/** The params of the runner built to check the agent's tools and options when it is registered. */
+const CHECK_PARAMS: DurableRunParams = { model: 'check', max_tokens: 1, messages: [{ role: 'user', content: 'check' }] };
+
 const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 60 * 60;
 
 /**
@@ -152,6 +155,9 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
     // Named as the run's client, so that an entry given that very client is known as sending with the run's (its container the run's).
     return new DurableRun(namedAs(stepClient(runClient, stream === true, 'model request', text), runClient), { ...rest, tools }, fallback ? { ...options, fallback } : options, text, toolTimeoutMs);
   };
+  // What the runner checks when it is made (the tools, an `output` that is no schema): refused when the agent is registered,
+  // with the other options' checks, not at each start() and in each worker that recovers a run.
+  checkedFor('durableToolRunner: ', () => runnerFor(CHECK_PARAMS, NO_CLIENT));
 
   const workflow = DBOS.registerWorkflow(
     async (params: DurableRunParams): Promise<DurableRunResult> => {
