@@ -79,8 +79,9 @@ export function definitionFamily(tool: unknown): string {
 }
 
 /**
- * A toolset member's call within `toolTimeoutMs` (the toolset's own signal handling otherwise), its result cut to
- * `maxToolResultChars`. One whose turn in line comes after the run aborted never starts (a click after "stop").
+ * A toolset member's call within `toolTimeoutMs` and the run's signal, its result cut to `maxToolResultChars`: a member
+ * that ignores its signal is left behind when the run aborts, as a tool is (the run waited for it, for ever for one that
+ * hangs). One whose turn in line comes after the run aborted never starts (a click after "stop").
  */
 export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined, family: string, toolUse: BetaToolUseBlock, context: MemberGuards): Promise<BetaToolResultBlockParam> {
   if (context.signal?.aborted) return toolsetResultBlock(toolUse, abortedUnstartedText(toolUse.name), true);
@@ -88,7 +89,8 @@ export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined,
   let result: BetaToolResultBlockParam;
   const { logger } = context;
   if (logger.enabled('debug')) logger.debug(`Running tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset with input ${safeJson(toolUse.input)}`);
-  if (timeoutMs === undefined) result = await runToolsetCall(toolset, family, toolUse, context.signal, logger);
+  // Nothing can stop it (no signal, no timeout): the member's own outcome, with no signal, as the SDK's runner gives it.
+  if (timeoutMs === undefined && !context.signal) result = await runToolsetCall(toolset, family, toolUse, undefined, logger);
   else {
     const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, ownSignal(signal), logger), context.signal, timeoutMs);
     if ('thrown' in outcome) throw outcome.thrown;

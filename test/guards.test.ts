@@ -138,6 +138,36 @@ describe('timeouts', () => {
     });
   });
 
+  it("the run aborted while a toolset member ignores its signal (no toolTimeoutMs): the call is answered as aborted at once, and the run rejects", async () => {
+    const controller = new AbortController();
+    let finished = false;
+    const deafToolset = {
+      type: 'computer_toolset_20260801' as const,
+      display_width_px: 1024,
+      display_height_px: 768,
+      // A screenshot that never looks at its signal, and takes its time (a frozen screen).
+      run: async () => {
+        controller.abort();
+        await sleep(2_000);
+        finished = true;
+        return 'late screenshot';
+      },
+    };
+    const member = { type: 'tool_use', id: 'toolu_shot', name: 'screenshot', input: {}, toolset_name: 'computer' } as never;
+    const server = await mockServer([{ content: [member] }, { content: [text('never')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [deafToolset as never] }, { signal: controller.signal });
+    const started = performance.now();
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
+    // The run waited for the member until it finished (for ever, for one that hangs).
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(finished).toBe(false);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(runner.params.messages.at(-1)!.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_shot', toolset_name: 'computer', is_error: true, content: "Error: the call to 'screenshot' was aborted before it finished." },
+    ]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('a tool that rejects when its signal aborts is still answered as timed out', async () => {
     const server = await mockServer([{ content: [toolUse('polite', {}, 'toolu_p')] }, { content: [text('ok')] }]);
     const polite = tool({
@@ -293,7 +323,8 @@ describe("a toolset's calls (BetaRunnableToolset) under the run's guards", () =>
     // Each is told it never started (not "an earlier action failed"), and listeners hear of each.
     const results = (runner.params.messages.at(-1)!.content as Array<{ tool_use_id: string; content: string }>).map((result) => [result.tool_use_id, result.content]);
     expect(results).toEqual([
-      ['toolu_1', 'did screenshot'],
+      // Answered at once as aborted, as a tool that ignores its signal is: the run does not wait for it.
+      ['toolu_1', "Error: the call to 'screenshot' was aborted before it finished."],
       ['toolu_2', "Error: the call to 'left_click' was aborted before it started, so it was not run."],
       ['toolu_3', "Error: the call to 'key' was aborted before it started, so it was not run."],
     ]);
