@@ -4,9 +4,11 @@
  * An invalid text gets a repair turn (a user message naming each failing field); still invalid, a
  * refusal or a cut-off reply is an `OutputError`.
  */
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
 import { COMPACTED_INTRO_START } from './compaction.js';
 import { OutputError } from './errors.js';
+import { STOPPED, unlessAborted } from './guards.js';
 import { type AnySchema, type CompiledSchema, type SchemaValue, type ValidationIssue, compileSchema } from './schema.js';
 import { unfinishedReply } from './stop-reason.js';
 import { textOf } from './text.js';
@@ -118,12 +120,17 @@ export class RunOutput {
 
   /**
    * The run is about to end on `reply`: stores its output, or returns the user message of a repair
-   * turn (unless `limit`: the run is at a limit and may send no more request), or throws an `OutputError`.
+   * turn (unless `limit`: the run is at a limit and may send no more request), or throws an `OutputError`. The run's
+   * `signal`, aborted while the check runs, ends it (an async refinement whose lookup never answers): `APIUserAbortError`.
+   * One that aborted before (in the loop body of the answer) is not a stop of this check: it runs to its end, as a
+   * synchronous one does and as a hook called after the abort is waited for (hooks.ts).
    */
-  async settle(reply: BetaMessage, replyParam: BetaMessageParam | undefined, limit: string | undefined): Promise<BetaMessageParam | undefined> {
+  async settle(reply: BetaMessage, replyParam: BetaMessageParam | undefined, limit: string | undefined, signal?: AbortSignal): Promise<BetaMessageParam | undefined> {
     this.#value = undefined;
     const text = textOf(reply);
-    const read = await this.#read(text, true);
+    const reading = this.#read(text, true);
+    const read = reading instanceof Promise ? await unlessAborted(reading, signal?.aborted ? undefined : signal) : reading;
+    if (read === STOPPED) throw new APIUserAbortError();
     const stopReason = reply.stop_reason;
     // A reply the model declined, or that was cut off, is not read as output, nor repaired.
     const unfinished = unfinishedReply(stopReason) !== undefined;

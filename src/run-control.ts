@@ -9,6 +9,7 @@ import { type BudgetJSON, RunBudget } from './budget.js';
 import { TOOL_CHOICE_NONE } from './fallback.js';
 import type { LeveledLogger } from './log.js';
 import { LoopGuard, type LoopGuardJSON } from './loop-guard.js';
+import { OutputError } from './errors.js';
 import { DEFAULT_OUTPUT_REPAIRS, RunOutput } from './output.js';
 import { type RunControlOptions, checkRunControlOptions } from './run-control-options.js';
 import type { RunState } from './run-state.js';
@@ -16,6 +17,8 @@ import type { RunControlJSON } from './snapshot.js';
 import { type LimitStop, type StoppedBy, isLimit } from './stop-reason.js';
 import type { BetaMessage, BetaMessageParam, BetaToolUseBlock } from './types.js';
 
+/** A final reply whose output was not read, and why the run would have ended on it. */
+type Unread = { reply: BetaMessage; kept: BetaMessageParam; reason: 'model' | LimitStop };
 
 export class RunControl {
   readonly #state: RunState;
@@ -42,6 +45,12 @@ export class RunControl {
   #admitted: { iteration: number; ids: Set<string> } | undefined;
   /** A run that had ended on the model's answer (at a limit too): the answer, while the history still ends with it, and why it ended. */
   #answered: { message: BetaMessageParam | undefined; reason: 'model' | LimitStop } | undefined;
+  /**
+   * The final reply whose output was not read: the schema's own code threw (a lookup offline), or the run aborted while
+   * it ran. Iterated again, the run reads it again, while the history still ends with it (it sent the history as it was,
+   * ending on the answer: the model was asked to go on from its own answer).
+   */
+  #unread: Unread | undefined;
   /** The admissions before the first call of the streaming reply was admitted (`admitEagerly`): put back if the reply is not kept. */
   #beforeEager: Admissions | undefined;
 
@@ -68,6 +77,7 @@ export class RunControl {
     const last = state.messages.at(-1);
     if (state.stoppedBy === 'model') this.#answered = { message: last, reason: 'model' };
     else if (snapshot?.answered && isLimit(state.stoppedBy)) this.#answered = { message: last, reason: state.stoppedBy };
+    if (snapshot?.unread && last?.role === 'assistant' && state.lastMessage) this.#unread = { reply: state.lastMessage, kept: last, reason: snapshot.unread };
     if (snapshot?.admitted) this.#admitted = { iteration: snapshot.admitted.iteration, ids: new Set(snapshot.admitted.ids) };
   }
 
@@ -227,13 +237,14 @@ export class RunControl {
    * output is read; an invalid one gets a repair turn (pushed to the history: `'repair'`) while the
    * run may send a request, else an `OutputError` is thrown.
    */
-  async settle(reply: BetaMessage, kept: BetaMessageParam | undefined): Promise<'stop' | 'repair'> {
+  async settle(reply: BetaMessage, kept: BetaMessageParam | undefined, signal: AbortSignal | undefined): Promise<'stop' | 'repair'> {
     const output = this.#output;
     if (!output) return 'stop';
     let repair: BetaMessageParam | undefined;
     try {
-      repair = await output.settle(reply, kept, this.#final?.reason ?? this.#limitReached());
+      repair = await output.settle(reply, kept, this.#final?.reason ?? this.#limitReached(), signal);
     } catch (error) {
+      if (kept && !(error instanceof OutputError)) this.#unread = { reply, kept, reason: this.#final?.reason ?? 'model' };
       // The answer asked for at a limit is no valid output (an OutputError): iterating again sends the
       // repair, as after any reply, instead of stopping at once on the limit.
       this.#final = undefined;
@@ -273,10 +284,22 @@ export class RunControl {
     if (answered && answered.message === before) this.#answered = { ...answered, message: this.#state.messages.at(-1) };
   }
 
-  /** The run is iterated again: after an `OutputError`, the repair message goes first. */
-  resume(): void {
+  /**
+   * The run is iterated again: after an `OutputError`, the repair message goes first; a final reply whose output was not
+   * read is read again (a promise), and the run ends on it (or sends its repair turn) as it would have.
+   */
+  resume(signal: AbortSignal | undefined): Promise<unknown> | undefined {
+    const unread = this.#unread;
+    this.#unread = undefined;
+    if (unread && unread.kept === this.#state.messages.at(-1)) return this.#readAgain(unread, signal);
     const repair = this.#output?.retry(this.#state.messages.at(-1));
     if (repair) this.#state.messages.push(repair);
+    return undefined;
+  }
+
+  async #readAgain({ reply, kept, reason }: Unread, signal: AbortSignal | undefined): Promise<void> {
+    // Read: the run ends at once on it, as a finished run awaited again does (its repair turn, if invalid, goes instead).
+    if ((await this.settle(reply, kept, signal)) === 'stop') this.#answered = { message: kept, reason };
   }
 
   /**
@@ -294,6 +317,7 @@ export class RunControl {
     if (!this.#output && !this.#budget && !this.#guard && pending === undefined && !answered) return undefined;
     const json: RunControlJSON = {};
     if (answered) json.answered = true;
+    if (this.#unread && this.#unread.kept === this.#state.messages.at(-1)) json.unread = this.#unread.reason;
     if (this.#output) json.output = this.#output.toJSON(this.#state.messages.at(-1));
     if (this.#budget) json.budget = before?.budget ?? this.#budget.toJSON();
     if (this.#guard) json.loopGuard = before?.guard ?? this.#guard.toJSON();

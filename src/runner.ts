@@ -58,7 +58,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     emit?.({ type: 'run.start', runner: this, model: this.state.apiParams['model'], provider: providerOf(this.run.client) });
     this.run.tracing.begin(this.state.apiParams, this.run);
     this.state.stoppedBy = undefined;
-    this.control.resume();
+    // A repair turn goes first, or a final reply whose output was not read (the schema's code threw, the run aborted) is read again.
+    const reading = this.control.resume(runSignal(this.run));
     let failed = false;
     /** Why the loop ended, when it ended by itself (not a `break`, not a failure). */
     let stop: StoppedBy | undefined;
@@ -71,6 +72,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     /** The loop body left the loop (a `break`, or an error out of it) while the reply had failed. */
     let failedInBody: { error: unknown } | undefined;
     try {
+      if (reading) await reading;
       for (;;) {
         // Over an SDK thread: a partial reply the thread sends the turn again without (a stream that broke) goes first.
         if (this.overSdkThread) this.dropPartialReply();
@@ -107,10 +109,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         const sent = this.compactions.send(resuming, lastCompaction ? stop : undefined);
         const turn = sent instanceof Promise ? await sent : sent;
         this.turn = turn;
-        turn.message.then(
-          () => (this.requestFailure = undefined),
-          (error: unknown) => (this.requestFailure = { error }),
-        );
+        turn.message.then(() => (this.requestFailure = undefined), (error: unknown) => (this.requestFailure = { error }));
         try {
           const item = this.state.settings.stream ? turn.stream : await turn.message;
           // In the body only once it holds the item (a whole reply that failed never reached it).
@@ -297,7 +296,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
 
   /** The run ends on the model's reply, unless its output gets a repair turn (`options.output`). */
   async #ends(reply: BetaMessage, kept: BetaMessageParam | undefined): Promise<'stop' | 'continue'> {
-    return (await this.control.settle(reply, kept)) === 'repair' ? 'continue' : 'stop';
+    return (await this.control.settle(reply, kept, runSignal(this.run))) === 'repair' ? 'continue' : 'stop';
   }
 
   /** The run stopped on its final reply and its last compaction failed: the history still ends on that reply, and the compaction waits. */

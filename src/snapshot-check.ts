@@ -155,6 +155,7 @@ function checkControl(value: unknown, path: string): void {
     count((guard as Json)['repeats'], `${at}.repeats`);
   });
   optional(control, 'pending', path, (stop, at) => oneOf(stop, LIMIT_STOPS, at));
+  optional(control, 'unread', path, (stop, at) => oneOf(stop, { model: true, ...LIMIT_STOPS }, at));
   optional(control, 'admitted', path, (admitted, at) => {
     count(record(admitted, at)['iteration'], `${at}.iteration`);
     list((admitted as Json)['ids'], `${at}.ids`).forEach((id, i) => text(id, `${at}.ids[${i}]`));

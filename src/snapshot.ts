@@ -62,6 +62,8 @@ export interface RunControlJSON {
   admitted?: { iteration: number; ids: string[] };
   /** The run ended on the answer it gave at its limit (`onLimit: 'answer'`), the history's last message: resumed, it ends on it. */
   answered?: true;
+  /** The final reply, the history's last message, whose output was not read (the schema's code threw, the run aborted), and why the run would end on it: resumed, it is read again. */
+  unread?: 'model' | LimitStop;
 }
 
 /** What a snapshot keeps of the calls. */

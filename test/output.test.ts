@@ -3,11 +3,12 @@
  * final text parsed and validated into `runner.output`, a repair turn for an invalid one, and an
  * `OutputError` when it stays invalid, or the model refuses or is cut off.
  */
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OutputError, type ToolRunner, resumeToolRunner, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, unhandledDuring, weatherTool, wire } from './helpers.js';
+import { baseParams, mockServer, sleep, unhandledDuring, weatherTool, wire } from './helpers.js';
 
 const report = z.object({ city: z.string(), temperature: z.number(), tags: z.array(z.string()).default([]) });
 const json = (value: unknown) => text(JSON.stringify(value));
@@ -312,6 +313,57 @@ describe('options.output', () => {
     });
     expect(unhandled).toEqual([]);
   });
+  it('the output schema\'s own code fails on the final answer (a lookup offline): iterated again, or resumed, the run reads that answer again, sending nothing', async () => {
+    let lookups = 0;
+    const looked = z.object({ city: z.string().refine(async () => (lookups++ === 0 ? Promise.reject(new Error('directory offline')) : true)) });
+    const server = await mockServer([{ content: [json({ city: 'Paris' })] }, { content: [json({ city: 'Oslo' })] }]);
+    const runner = toolRunner(server.client(), baseParams, { output: looked });
+    await expect(runner.runUntilDone()).rejects.toThrow('directory offline');
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    // It sent the history ending on the answer (the model asked to go on from its own answer) and ended on what came.
+    await expect(runner.runUntilDone()).resolves.toMatchObject({ content: [{ text: '{"city":"Paris"}' }] });
+    expect(runner.output).toEqual({ city: 'Paris' });
+    expect(runner.stoppedBy).toBe('model');
+    expect(server.requests).toHaveLength(1);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    // A snapshot taken after the failure: the resumed run reads the answer again too.
+    lookups = 0;
+    const resumed = resumeToolRunner(server.client(), snapshot, { options: { output: looked } });
+    await expect(resumed.runUntilDone()).rejects.toThrow('directory offline');
+    await resumed;
+    expect(resumed.output).toEqual({ city: 'Paris' });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  for (const stream of [false, true]) it(`the run's signal ends an output check that hangs (an async refinement whose lookup never answers)${stream ? ', streamed' : ''}: the run rejects as aborted, and iterated again with a new signal reads the answer again`, async () => {
+    const controller = new AbortController();
+    let hang = true;
+    // Aborted once the check runs (a delay from the start would race the reply on a loaded machine).
+    const looked = z.object({ city: z.string().refine(async () => (hang ? (setTimeout(() => controller.abort(), 20), new Promise<boolean>(() => {})) : true)) });
+    const server = await mockServer([{ content: [json({ city: 'Paris' })] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, stream }, { output: looked, signal: controller.signal });
+    // It waited for the check for ever.
+    await expect(Promise.race([runner.runUntilDone(), sleep(2_000).then(() => 'hung')])).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(runner.stoppedBy).toBe('abort');
+    hang = false;
+    runner.setRequestOptions({ signal: new AbortController().signal });
+    await runner;
+    expect(runner.output).toEqual({ city: 'Paris' });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('the run aborted in the loop body of the final answer: an async output check still reads it, as a synchronous one does (the abort came before it)', async () => {
+    for (const schema of [z.object({ city: z.string() }), z.object({ city: z.string().refine(async () => true) })]) {
+      const server = await mockServer([{ content: [json({ city: 'Paris' })] }]);
+      const controller = new AbortController();
+      const runner = toolRunner(server.client(), baseParams, { output: schema, signal: controller.signal });
+      for await (const _message of runner) controller.abort();
+      expect(runner.stoppedBy).toBe('model');
+      expect(runner.output).toEqual({ city: 'Paris' });
+    }
+  });
+
   it('bad input is a clear error at construction, before any request', async () => {
     const server = await mockServer([]);
     const make = (options: object, params: object = {}) => () => toolRunner(server.client(), { ...baseParams, ...params }, options as never);
