@@ -125,6 +125,8 @@ export class RunControl {
   /** The request body as sent: the output format, and `tool_choice: none` for the answer at a limit. */
   shapeRequest(body: Record<string, unknown>, compaction: boolean): void {
     if (compaction) return;
+    // A format the caller set since (`setMessagesParams`) would be replaced in silence, or sent beside it (refused).
+    if (this.#output) rejectTwoFormats(body, 'setMessagesParams');
     if (this.#output) body['output_config'] = this.#output.requestConfig(body['output_config']);
     if (this.#final) body['tool_choice'] = TOOL_CHOICE_NONE;
   }
@@ -337,11 +339,11 @@ interface Admissions {
 }
 
 /** `options.output` and a format in the params: one would silently replace the other. */
-function rejectTwoFormats(apiParams: Record<string, unknown>): void {
+function rejectTwoFormats(apiParams: Record<string, unknown>, where = 'toolRunner'): void {
   const config = apiParams['output_config'] as { format?: unknown } | null | undefined;
   if (config?.format != null || apiParams['output_format'] != null) {
     throw new TypeError(
-      'toolRunner: options.output and a format in the params (output_config.format or output_format) were both given; keep one: options.output is sent as output_config.format and parsed into runner.output',
+      `${where}: options.output and a format in the params (output_config.format or output_format) were both given; keep one: options.output is sent as output_config.format and parsed into runner.output`,
     );
   }
 }

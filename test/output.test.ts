@@ -364,6 +364,23 @@ describe('options.output', () => {
     }
   });
 
+  it('a format the params are given later (setMessagesParams) beside options.output: a clear error before the request, not replaced in silence', async () => {
+    const other = { type: 'json_schema', schema: { type: 'object', properties: { other: { type: 'string' } } } } as const;
+    for (const change of [{ output_config: { format: other } }, { output_format: other }]) {
+      const server = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })] }, { content: [json({ city: 'Paris', temperature: 21 })] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, max_iterations: 1, tools: [weatherTool()] }, { output: report });
+      await runner;
+      expect(runner.stoppedBy).toBe('max_iterations');
+      runner.setMessagesParams((params) => ({ ...params, ...change, max_iterations: 5 }));
+      await expect(runner.runUntilDone()).rejects.toThrow(/options\.output and a format in the params \(output_config\.format or output_format\) were both given/);
+      expect(server.requests).toHaveLength(1);
+      // Taken out again, the run goes on with options.output's format.
+      runner.setMessagesParams(({ output_config: _config, output_format: _format, ...params }) => params);
+      await runner;
+      expect(runner.output).toEqual({ city: 'Paris', temperature: 21, tags: [] });
+    }
+  });
+
   it('bad input is a clear error at construction, before any request', async () => {
     const server = await mockServer([]);
     const make = (options: object, params: object = {}) => () => toolRunner(server.client(), { ...baseParams, ...params }, options as never);
