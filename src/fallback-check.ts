@@ -31,15 +31,18 @@ const PARAMS = [
 /** A slip of a param's name: its case or separators (`maxTokens`), or one letter (added, dropped, changed, or two swapped) in a name of five or more. */
 const nearParam = (key: string, name: string) => name.length >= 5 && (oneEditApart(key, name) || oneSwapApart(key, name));
 
-/** Throws a clear error for a malformed `options.fallback`; `optionKeys`, the runner's options (no param of a request). */
-export function checkFallback(entries: unknown, optionKeys: ReadonlySet<string>): void {
+/**
+ * Throws a clear error for a malformed `options.fallback`; `optionKeys`, the runner's options (no param of a request);
+ * `output`: the run has `options.output`, whose format every entry's requests carry.
+ */
+export function checkFallback(entries: unknown, optionKeys: ReadonlySet<string>, output = false): void {
   if (entries === undefined) return;
   if (!Array.isArray(entries)) throw new TypeError('toolRunner: options.fallback must be an array of { client?, model?, ...params }');
   // A hole (`[, entry]`) too: `forEach` would pass over it.
-  for (let i = 0; i < entries.length; i++) checkEntry(entries[i], `toolRunner: options.fallback[${i}]`, optionKeys);
+  for (let i = 0; i < entries.length; i++) checkEntry(entries[i], `toolRunner: options.fallback[${i}]`, optionKeys, output);
 }
 
-function checkEntry(entry: unknown, where: string, optionKeys: ReadonlySet<string>): void {
+function checkEntry(entry: unknown, where: string, optionKeys: ReadonlySet<string>, output: boolean): void {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new TypeError(`${where} must be an object: { client?, model?, ...params }, got ${described(entry)}`);
   const { client, model, max_tokens: maxTokens, system } = entry as Record<string, unknown>;
   if (client !== undefined) checkClient(client, where);
@@ -48,6 +51,11 @@ function checkEntry(entry: unknown, where: string, optionKeys: ReadonlySet<strin
     throw wrongValue(maxTokens, `${where}.max_tokens must be a whole number of at least 1`);
   }
   if (system !== undefined && typeof system !== 'string' && !Array.isArray(system)) throw wrongValue(system, `${where}.system must be a string or an array of text blocks`);
+  // Beside options.output's format, an entry's own would be replaced in silence (output_config.format), or sent with it: the SDK refuses the pair.
+  const { output_config: config, output_format: format } = entry as Record<string, unknown>;
+  if (output && (format != null || (typeof config === 'object' && config !== null && (config as { format?: unknown }).format != null))) {
+    throw new TypeError(`${where}: options.output and a format of the entry's own (output_config.format or output_format) were both given; keep options.output, which every entry's requests carry as output_config.format`);
+  }
   for (const key of Object.keys(entry)) {
     if (key === 'client' || PARAMS.includes(key)) continue;
     const why = NOT_OVERRIDDEN.get(key);

@@ -113,7 +113,7 @@ export function checkOptions(options: ToolRunnerOptions, client?: unknown, tools
   }
   checkLogger(options.logger);
   checkHooks(options.hooks);
-  checkFallback(options.fallback, OPTION_KEYS);
+  checkFallback(options.fallback, OPTION_KEYS, options.output !== undefined);
   // An agent tool made without a client checks its options against this run's (its sub-agent's) client now.
   checkAgentOptions(tools, client);
   return { maxToolResultChars: options.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT_CHARS };

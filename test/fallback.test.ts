@@ -233,6 +233,21 @@ describe('fallbacks across clients and models', () => {
     expect(sent.output_config.format.type).toBe('json_schema');
   });
 
+  it("an entry's own format beside options.output: an error at construction, not in an outage (the SDK's refusal of output_format beside output_config.format, or replaced in silence)", async () => {
+    const server = await mockServer([]);
+    const format = { type: 'json_schema', schema: { type: 'object', properties: { other: { type: 'string' } } } } as const;
+    const output = z.object({ city: z.string() });
+    for (const entry of [{ model: 'claude-fallback', output_format: format }, { model: 'claude-fallback', output_config: { effort: 'low', format } }] as const) {
+      expect(() => toolRunner(server.client(), baseParams, { output, fallback: [entry as never] })).toThrow(
+        "toolRunner: options.fallback[0]: options.output and a format of the entry's own (output_config.format or output_format) were both given; keep options.output",
+      );
+      // Without options.output the entry's format is the entry's to give.
+      expect(() => toolRunner(server.client(), baseParams, { fallback: [entry as never] })).not.toThrow();
+    }
+    expect(() => toolRunner(server.client(), baseParams, { output, fallback: [{ model: 'claude-fallback', output_config: { effort: 'low' }, output_format: null }] })).not.toThrow();
+    expect(server.requests).toHaveLength(0);
+  });
+
   it("the answer at a limit (onLimit: 'answer') keeps tool_choice none on a fallback entry that sets its own; the entry's is sent on the run's turns", async () => {
     const primary = await mockServer([overloaded, { content: [toolUse('get_weather', { location: 'Paris' })] }, overloaded, { content: [text('Sunny, it seems.')] }]);
     const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()], max_iterations: 1 }, {
