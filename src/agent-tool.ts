@@ -26,7 +26,7 @@ import {
   isAgentTool,
   notDurableOptionIn,
 } from './agent-link.js';
-import { described, misspeltField, nearNameOr, thrownLine } from './described.js';
+import { described, jsonOr, misspeltField, nearNameOr, thrownLine } from './described.js';
 import { type Approver, askedBy, checkDecision } from './approval.js';
 import { ApprovalTimedOut, lentApprover } from './approver.js';
 import { type ClientLike, canSend } from './client.js';
@@ -250,7 +250,8 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     if (!link) throw new ToolError(`Error: the agent '${agent.name}' stopped: a call of its own needs approval, and no tool-runner run is there to ask about it. Give the agent options.approve, or run it with toolRunner().`);
     throw new AgentPending(withAddedTools(structuredClone(sub.toJSON()), sub[AGENT_LINK]().added()));
   }
-  if (sub.output !== undefined) return JSON.stringify(sub.output);
+  // An output JSON cannot carry (a transform's BigInt, a cycle) goes as the answer's own text, which the schema took.
+  if (sub.output !== undefined) return jsonOr(sub.output, () => textOf(final));
   // Stopped by a limit of its own while it still asked for tools (or had paused its turn), or its last
   // reply cut off or refused: it did not finish, and the model is told.
   const stoppedMidTask = final.stop_reason === 'tool_use' || (final.stop_reason === 'pause_turn' && sub.stoppedBy !== 'model');

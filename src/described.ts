@@ -186,3 +186,12 @@ export function safeJson(value: unknown): string {
     return String(value);
   }
 }
+
+/** `value` as JSON, or `instead()` when JSON cannot carry it (a BigInt, a cycle). */
+export function jsonOr(value: unknown, instead: () => string): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return instead();
+  }
+}

@@ -132,6 +132,23 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(runner.usage).toMatchObject({ input_tokens: 7, output_tokens: 7 });
   });
 
+  it('a typed output JSON cannot carry (a transform to a BigInt) comes back as the answer\'s text, not as a failure of the finished sub-agent', async () => {
+    const server = await mockServer([
+      { content: [toolUse('ledger', { task: 'Find the id' })] },
+      { content: [text('{"id":"12345678901234567890"}')] },
+      { content: [text('Found it.')] },
+    ]);
+    const ledger = agentTool({
+      name: 'ledger',
+      description: 'Looks up ids',
+      options: { output: z.object({ id: z.string().transform((id) => BigInt(id)) }) },
+      params: ({ task }) => ({ model, max_tokens: 64, messages: [{ role: 'user', content: task }] }),
+    });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [ledger] });
+    await runner;
+    expect(wire(server.requests[2]!).messages.at(-1).content[0]).toEqual({ type: 'tool_result', tool_use_id: expect.any(String), content: '{"id":"12345678901234567890"}' });
+  });
+
   it('the default input requires task; a failing sub-agent is an is_error result with its error, the parent goes on valid', async () => {
     const { researcher } = researchTools([]);
     const server = await mockServer(
