@@ -50,6 +50,8 @@ export class RunOutput {
   #repaired = 0;
   /** The output, and the text it was parsed from. */
   #value: { value: unknown; text: string } | undefined;
+  /** Counts the times the output was read again or dropped: an asynchronous read of a resumed run's answer that ends after one is too late. */
+  #changes = 0;
   /** The caller's `output_config` last merged with the format, and the merge (made again only when it changes). */
   #mergedFrom: unknown;
   #merged: Record<string, unknown> | undefined;
@@ -97,10 +99,11 @@ export class RunOutput {
       this.#value = read.ok ? { value: read.value, text } : stored;
       return;
     }
-    // An asynchronous schema: the output once it has read the text (unless the run settled another meanwhile).
+    // An asynchronous schema: the output once it has read the text (unless the run went on from that answer, or settled another, meanwhile).
     this.#value = stored;
+    const changes = this.#changes;
     read.then((result) => {
-      if (result.ok && this.#value === stored) this.#value = { value: result.value, text };
+      if (result.ok && this.#changes === changes) this.#value = { value: result.value, text };
     }, ignore);
   }
 
@@ -127,6 +130,7 @@ export class RunOutput {
    */
   async settle(reply: BetaMessage, replyParam: BetaMessageParam | undefined, limit: string | undefined, signal?: AbortSignal): Promise<BetaMessageParam | undefined> {
     this.#value = undefined;
+    this.#changes++;
     const text = textOf(reply);
     const reading = this.#read(text, true);
     const read = reading instanceof Promise ? await unlessAborted(reading, signal?.aborted ? undefined : signal) : reading;
@@ -147,6 +151,12 @@ export class RunOutput {
     }
     if (replyParam) this.#failed = { reply: replyParam, issues };
     throw new OutputError(failureText(stopReason, issues, this.#repaired, mayRepair ? limit : undefined), { text, issues, stopReason });
+  }
+
+  /** The run goes on from the answer the output was read from (another request goes): no output until it ends again. */
+  wentOn(): void {
+    this.#value = undefined;
+    this.#changes++;
   }
 
   /** The repair turns are each final answer's: the run goes on to another (valid output was read, or the loop body went on after a reply). */

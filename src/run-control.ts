@@ -97,6 +97,13 @@ export class RunControl {
    * run that had ended on the model's answer ends at once (`'model'`).
    */
   beforeRequest(): LimitStop | 'model' | undefined {
+    const stop = this.#stopBeforeRequest();
+    // A request goes: the run went on from the answer its output was read from (a question after it), which is no longer its answer.
+    if (stop === undefined) this.#output?.wentOn();
+    return stop;
+  }
+
+  #stopBeforeRequest(): LimitStop | 'model' | undefined {
     if (this.#answered) {
       // A finished run, resumed (or awaited again): it ends at once on its answer, unless the caller went on from it.
       const { message, reason } = this.#answered;

@@ -381,6 +381,24 @@ describe('options.output', () => {
     }
   });
 
+  it('a finished run resumed with a question after its answer: the old output is gone once the run goes on, so a limit that stops it leaves none (an async schema\'s late read too)', async () => {
+    const schemas = [report, z.object({ city: z.string().refine(async () => true), temperature: z.number(), tags: z.array(z.string()).default([]) })];
+    for (const schema of schemas) {
+      const server = await mockServer([{ content: [json({ city: 'Paris', temperature: 21 })] }, { content: [toolUse('get_weather', { location: 'Oslo' })] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [weatherTool()] }, { output: schema });
+      await runner;
+      expect(runner.output).toMatchObject({ city: 'Paris' });
+      runner.pushMessages({ role: 'user', content: 'And in Oslo?' });
+      const snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+      const resumed = resumeToolRunner(server.client(), { ...snapshot, params: { ...snapshot.params, max_iterations: 2 } }, { tools: [weatherTool()], options: { output: schema } });
+      await resumed;
+      expect(resumed.stoppedBy).toBe('max_iterations');
+      // Paris answered the first question, not this one: the run a limit stopped before its answer has none.
+      expect(resumed.output).toBeUndefined();
+      expect(resumed.toJSON().control?.output?.text).toBeUndefined();
+    }
+  });
+
   it('bad input is a clear error at construction, before any request', async () => {
     const server = await mockServer([]);
     const make = (options: object, params: object = {}) => () => toolRunner(server.client(), { ...baseParams, ...params }, options as never);
