@@ -63,6 +63,9 @@ const clerk = agentTool({
 });
 const addingInSubAgent = durableToolRunner({ name: 'replay-adding-in-sub-agent', client, tools: [clerk], options: addQueryAfterLogin(true) });
 
+/** A client made by an async function: each run fails, saying so. */
+const asyncClient = durableToolRunner({ name: 'replay-async-client', client: (async () => client()) as never, tools: [login] });
+
 describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
   let dbos: DBOSClient;
   beforeAll(async () => {
@@ -86,6 +89,10 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     const replayed = (await (await DBOS.forkWorkflow(id, steps.at(-1)!.functionID + 1)).getResult()) as DurableRunResult;
     return { result, replayed, steps: steps.map((step) => step.name), ranFirst, ranAgain: [...ran] };
   }
+
+  it('a client made by an async function: the run fails saying the function returned a promise (not that the client has no messages API)', async () => {
+    await expect(asyncClient.run(`async-client-${Date.now()}`, params)).rejects.toThrow("durableToolRunner 'replay-async-client': `client` returned a promise; the function must return the client itself");
+  });
 
   it("a tool's step may not change its run (a recovery would lose the change): the model reads why, and a replay reads the same", async () => {
     const server = await mockServer([

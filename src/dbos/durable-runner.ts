@@ -142,7 +142,15 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
   checkConfig(config, approvalTimeoutSeconds);
   const { toolTimeoutMs, ...options } = config.options ?? {};
   const tools = (config.tools ?? []).map((entry) => durableTool(entry as Exclude<ToolEntry, { kind: 'tool-source' }>, toolTimeoutMs));
-  const client = () => (typeof config.client === 'function' ? config.client() : config.client);
+  const client = () => {
+    if (typeof config.client !== 'function') return config.client;
+    const made: unknown = config.client();
+    // (An async factory: the run failed with "the client has neither `beta.messages` nor `messages`", naming no promise.)
+    if (typeof (made as { then?: unknown } | null)?.then === 'function') {
+      throw new TypeError(`durableToolRunner '${name}': \`client\` returned a promise; the function must return the client itself, made at once (() => new Anthropic())`);
+    }
+    return made as ClientLike;
+  };
   const runnerFor = (params: DurableRunParams, runClient: ClientLike) => {
     if ((params as { runToolsEagerly?: unknown }).runToolsEagerly) {
       throw new TypeError('durableToolRunner: runToolsEagerly is not available in a durable run (each model request is one step, read whole)');
