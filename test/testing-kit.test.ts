@@ -17,7 +17,7 @@ import { OAuth2Client } from 'google-auth-library';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { textOf, tool, toolRunner } from 'tool-runner';
-import { type MockServer, type RecordedRequest, type Step, createMockServer, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
+import { type MockServer, type RecordedRequest, type Step, createMockServer, historyProblems, serverToolUse, text, thinking, toolResults, toolUse, webSearchResult } from 'tool-runner/testing';
 import { mockServer, sleep, wire } from './helpers.js';
 
 const body = { model: 'claude-sonnet-5-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hello there' }] };
@@ -791,6 +791,35 @@ describe('a step written by hand', () => {
     const server = await mockServer([{ content: [{ type: 'text', text: 'Hello' }] }]);
     const reply = await server.client().beta.messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
     expect(reply.content).toEqual([{ type: 'text', text: 'Hello', citations: null }]);
+  });
+});
+
+describe('toolResults', () => {
+  it('reads the results the runner sent also when a message follows them: the tool changes of addTools(), a question pushed while the reply streamed', async () => {
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => `found ${q}` });
+    const more = tool({ name: 'more', inputSchema: z.object({}), run: () => 'more' });
+    const seen: unknown[][] = [];
+    const server = await mockServer({
+      eventDelayMs: 2,
+      steps: [
+        { content: [toolUse('lookup', { q: 'a' })] },
+        (request) => (seen.push(toolResults(request).map((result) => result.content)), { content: [text('Looking again.'), toolUse('lookup', { q: 'b' })] }),
+        (request) => (seen.push(toolResults(request).map((result) => result.content)), { content: [text('Done.')] }),
+      ],
+    });
+    const runner = toolRunner(server.client(), { ...body, stream: true, tools: [lookup] });
+    for await (const stream of runner) {
+      // The first reply's results go with a system message of tool changes after them.
+      if (runner.iteration === 1) runner.addTools(more);
+      // While the second reply streams, after the loop body: the question goes after the reply's results.
+      if (runner.iteration === 2) stream.once('text', () => setTimeout(() => runner.pushMessages({ role: 'user', content: 'And c?' }), 0));
+    }
+    expect(seen).toEqual([['found a'], ['found b']]);
+    expect(server.requests[1]!.messages.at(-1)!.role).toBe('system');
+    expect(server.requests[2]!.messages.at(-1)).toEqual({ role: 'user', content: 'And c?' });
+    // A request whose last turn is no call (the first, a repair, a question after a final answer) has none.
+    expect(toolResults(server.requests[0]!)).toEqual([]);
+    expect(toolResults([...runner.params.messages, { role: 'user', content: 'Thanks.' }])).toEqual([]);
   });
 });
 

@@ -9,8 +9,9 @@ export function blocksOf(message: BetaMessageParam | undefined): BetaContentBloc
 }
 
 /**
- * The `tool_result` blocks of the last message of a request (or of a list of messages): what the
- * runner answered the model's calls with.
+ * The `tool_result` blocks of a request (or of a list of messages) after its last assistant message: what the runner
+ * answered the model's last calls with. Not only the last message's: the results may be followed by the tool changes
+ * `addTools()` / `removeTools()` send (a system message) and by messages the program appended while the reply streamed.
  *
  * @example
  * ```ts
@@ -21,5 +22,10 @@ export function blocksOf(message: BetaMessageParam | undefined): BetaContentBloc
  */
 export function toolResults(request: { messages: readonly BetaMessageParam[] } | readonly BetaMessageParam[]): BetaToolResultBlockParam[] {
   const messages = 'messages' in request ? request.messages : request;
-  return blocksOf(messages.at(-1)).filter((block): block is BetaToolResultBlockParam => block.type === 'tool_result');
+  const results: BetaToolResultBlockParam[] = [];
+  for (let i = messages.length - 1; i >= 0 && messages[i]?.role !== 'assistant'; i--) {
+    const found = blocksOf(messages[i]).filter((block): block is BetaToolResultBlockParam => block.type === 'tool_result');
+    results.unshift(...found);
+  }
+  return results;
 }
