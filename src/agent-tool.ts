@@ -383,7 +383,7 @@ function heardBy(onEvent: ToolRunnerOptions['onEvent']): ReadonlySet<RunnerListe
 async function streamed(sub: ToolRunner<boolean>, name: string, call: { id: string; runner: Runner }, emit: (event: RunnerEvent) => void): Promise<BetaMessage> {
   const forward = forwarder(name, call, emit);
   for await (const item of sub) {
-    (item as BetaMessageStream).on('text', (text) => forward({ type: 'agent.text', runner: sub, text }));
+    (item as BetaMessageStream).on('text', (text) => forward({ type: 'agent.text', runner: sub, text, path: [], callPath: [] }));
   }
   return sub.done();
 }

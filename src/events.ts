@@ -32,8 +32,8 @@ export type RunnerEvent = (
    * history set past it, a reply left); decided, it runs with a `tool.start` and a `tool.end` of its own.
    */
   | { type: 'tool.end'; runner: Runner; call: ToolCall; result?: BetaToolResultBlockParam; pending?: boolean; error?: unknown; cancelled?: true }
-  /** A sub-agent's text as it streams (the parent streams: `stream: true`). */
-  | { type: 'agent.text'; runner: Runner; text: string }
+  /** A sub-agent's text as it streams (the parent streams: `stream: true`); always a sub-agent's, so it always has a `path`. */
+  | { type: 'agent.text'; runner: Runner; text: string; path: string[]; callPath: string[] }
 ) & {
   /** A sub-agent's event (`agentTool`): the agents' names, outermost first; none for the run's own events. */
   path?: string[];

@@ -47,4 +47,13 @@ describe('agentTool types', () => {
     expectTypeOf<RunnerEvent['path']>().toEqualTypeOf<string[] | undefined>();
     expectTypeOf<PendingApproval['path']>().toEqualTypeOf<string[] | undefined>();
   });
+
+  it("an agent.text event is a sub-agent's: narrowed to it, its path is there (the README reads event.path.join(' > '))", () => {
+    const listener = (event: RunnerEvent) => {
+      if (event.type === 'agent.text') return `${event.path.join(' > ')} (${event.callPath.join(',')}): ${event.text}`;
+      return undefined;
+    };
+    expectTypeOf(listener).returns.toEqualTypeOf<string | undefined>();
+    expectTypeOf<Extract<RunnerEvent, { type: 'agent.text' }>['path']>().toEqualTypeOf<string[]>();
+  });
 });
