@@ -44,3 +44,9 @@ export function placeAfterReply(messages: BetaMessageParam[], late: LateAddition
 function isToolResults(message: BetaMessageParam): boolean {
   return message.role === 'user' && Array.isArray(message.content) && message.content.some((block) => block.type === 'tool_result');
 }
+
+/** `messages` with the messages appended late, still before the reply, after it: the history as the server's thread holds it, the reply last but them. */
+export function lateAfterReply(messages: readonly BetaMessageParam[], late: { at: number; count: number }): BetaMessageParam[] {
+  const end = late.at + late.count;
+  return [...messages.slice(0, late.at), messages[end]!, ...messages.slice(late.at, end), ...messages.slice(end + 1)];
+}

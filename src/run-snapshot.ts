@@ -48,7 +48,7 @@ export function runSnapshot({ run, state, turn, answers, control, compactions, r
   if (requestsSent > 0) snapshot.requests = requestsSent;
   const hold = replyAdded ? 'asks' : final ? 'final' : step === 'resume' ? 'paused' : undefined; // (after the run's own messages)
   const added = reply && hold && holdBodyReply(snapshot, reply, hold, turn!.response, state.dropsRefusals);
-  const thread = run.thread.toJSON(messages, added); // (it goes on from the reply the snapshot's history holds: the body's)
+  const thread = run.thread.toJSON(state.threadView(messages), added); // (it goes on from the reply the snapshot's history holds: the body's)
   if (thread) snapshot.thread = structuredClone(thread);
   // Taken before a reply's calls are answered (or with the body's answer): the resumed run checks the reply for compaction once they are.
   const compaction = compactions.toJSON(replyAdded || toolUsesOf(snapshot.params.messages.at(-1)).length > 0, after !== undefined);

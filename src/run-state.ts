@@ -5,7 +5,7 @@
 import { answerDanglingCalls, copyHistory, cutOffText, pausedText, startedBeforeCutOffText, startedBeforePauseText, toolUsesOf, asRequestHistory, asMessageParams } from './history.js';
 import { splitParams } from './params.js';
 import { withoutRepeatedReplies } from './repeated-replies.js';
-import type { LateAdditions } from './late-change.js';
+import { type LateAdditions, lateAfterReply } from './late-change.js';
 import { type RunControlJSON, SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON, type ToolChangesJSON } from './snapshot.js';
 import type { RunnerSettings } from './settings.js';
 import type { StoppedBy } from './stop-reason.js';
@@ -58,6 +58,9 @@ export class RunState {
       this.usage = addUsage(NO_USAGE, snapshot.usage);
       const notRun = Object.entries(snapshot.notRun);
       if (notRun.length > 0) this.notRun = new Map(notRun);
+      // Appended late before a reply whose calls were unanswered: they go after its results once they are (late-change.ts).
+      const late = snapshot.late && this.messages[snapshot.late.at + snapshot.late.count];
+      if (late?.role === 'assistant') this.late = { ...snapshot.late!, reply: late };
       this.stoppedBy = snapshot.stoppedBy;
       this.lastMessage = snapshot.lastMessage;
     }
@@ -276,7 +279,20 @@ export class RunState {
       ...(stoppedBy && { stoppedBy }),
       ...(this.lastMessage && { lastMessage: this.lastMessage }),
       ...(control && { control }),
+      ...(this.#lateBeforeReply(messages) && { late: { at: this.late!.at, count: this.late!.count } }),
     });
+  }
+
+  /** The history as the server's thread holds it: messages appended late that wait before the reply go after it (late-change.ts). */
+  threadView(messages: readonly BetaMessageParam[] = this.messages): readonly BetaMessageParam[] {
+    return this.#lateBeforeReply(messages) ? lateAfterReply(messages, this.late!) : messages;
+  }
+
+  /** Messages appended late still wait before the reply, whose calls are unanswered, in the history the snapshot holds. */
+  #lateBeforeReply(messages: readonly BetaMessageParam[]): boolean {
+    const late = this.late;
+    if (!late?.reply || late.count === 0 || this.messages[late.at + late.count] !== late.reply) return false;
+    return messages.length === this.messages.length && toolUsesOf(late.reply).length > 0;
   }
 }
 

@@ -60,7 +60,7 @@ export abstract class RunnerControls implements Runner {
     // A reply had arrived: in the run a snapshot was taken of (not a refused one: the SDK's thread drops a refused turn), or in an SDK thread's history (its markers are left out up to it).
     const kept = snapshot?.lastMessage != null && snapshot.lastMessage.stop_reason !== 'refusal';
     const replied = snapshot ? kept || snapshot.thread != null : overSdkThread && state.messages.some((message) => message.role === 'assistant');
-    const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), { snapshot: snapshot?.thread, messages: state.messages, replied, isReply: (message) => state.isReply(message) }, overSdkThread);
+    const thread = MessageThread.of(threadsAvailable(client, state.settings.thread), { snapshot: snapshot?.thread, messages: state.threadView(), replied, isReply: (message) => state.isReply(message) }, overSdkThread);
     const emit = emitter(options.onEvent, logger);
     const requestOptions = initialRequestOptions(options as Record<string, unknown>, options.requestOptions, OWN_OPTION_KEYS);
     state.dropsRefusals = thread.used || OVER_MESSAGE_THREAD in client;

@@ -37,6 +37,10 @@ export function checkSnapshot(snapshot: object, path = 'snapshot'): asserts snap
   optional(json, 'stoppedBy', path, (stop, at) => oneOf(stop, STOPS, at));
   optional(json, 'lastMessage', path, checkMessage);
   optional(json, 'control', path, checkControl);
+  optional(json, 'late', path, (late, at) => {
+    count(record(late, at)['at'], `${at}.at`);
+    count((late as Json)['count'], `${at}.count`);
+  });
   optional(json, 'compaction', path, (compaction, at) => {
     optional(record(compaction, at), 'trigger', at, (trigger, inside) => oneOf(trigger, { 'just-compacted': true, off: true }, inside));
     optional(compaction as Json, 'scheduled', at, record);

@@ -37,6 +37,11 @@ export interface RunnerSnapshot<Stream extends boolean = boolean> {
   compaction?: CompactionJSON;
   /** The requests sent so far: a resumed run numbers its next (`requestId` in events) after them. */
   requests?: number;
+  /**
+   * Messages the caller appended while the last reply came (late-change.ts), `count` of them from `at` in the history, right
+   * before that reply until its calls are answered: the resumed run places them after the results, as the run would have.
+   */
+  late?: { at: number; count: number };
 }
 
 /** What a snapshot keeps of compaction (compactions.ts). */

@@ -751,6 +751,31 @@ describe('a message pushed after the loop body while a streamed reply still come
     }
   });
 
+  it('the same resumed from a snapshot (another process): the follow-up goes after the results there too, and the thread goes on', async () => {
+    for (const thread of [undefined, false] as const) {
+      const ran: string[] = [];
+      const send = tool({ name: 'send', inputSchema: z.object({}), needsApproval: true, run: () => (ran.push('send'), 'sent') });
+      const server = await mockServer(streamedCall('send'));
+      const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [send], ...(thread === false && { thread }) });
+      await pushLate(runner);
+      expect(runner.stoppedBy).toBe('approval');
+      const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot, { tools: [send] });
+      resumed.approve('toolu_1');
+      await resumed;
+      expect(ran).toEqual(['send']);
+      // As in the run that never stopped: the follow-up was typed after the reply, and goes after its results.
+      expect(server.requests[1]!.messages.slice(-4)).toEqual([
+        { role: 'user', content: baseParams.messages[0]!.content },
+        { role: 'assistant', content: [expect.objectContaining({ type: 'tool_use', id: 'toolu_1' })] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sent' }] },
+        { role: 'user', content: 'Also, cc Bob.' },
+      ]);
+      // Over a thread, the server holds the reply: the resumed run continues it with the results and the follow-up.
+      if (thread === undefined) expect(wire(server.requests[1]!).body.thread).toMatchObject({ type: 'continue' });
+      expect(historyProblems(resumed.params.messages)).toEqual([]);
+    }
+  });
+
   it('a hook that fails about the call: iterating again runs only the hook, and the follow-up goes after the results', async () => {
     const ran: string[] = [];
     const work = tool({ name: 'work', inputSchema: z.object({}), run: () => (ran.push('work'), 'worked') });
