@@ -47,6 +47,18 @@ const note = tool({
   },
 });
 
+/** Asks for a compaction before the next turn from inside its call. */
+const compacting = tool({
+  name: 'compact',
+  description: 'Compacts the context',
+  inputSchema: z.object({}),
+  run: async (_input, { runner }) => {
+    ran.push('compact');
+    runner.compactBeforeNextTurn();
+    return 'compacting';
+  },
+});
+const compactingInStep = durableToolRunner({ name: 'replay-compacting-in-step', client, tools: [compacting], options: inlineTools });
 const addingInStep = durableToolRunner({ name: 'replay-adding-in-step', client, tools: [loginAdding, note], options: inlineTools });
 /** The query tool is added when a login ends: the run's own (`path` none), or its clerk sub-agent's. */
 const addQueryAfterLogin = (inSubAgent: boolean) => ({
@@ -147,5 +159,20 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     expect(ranFirst).toEqual(['login', 'query']);
     expect(replayed.messages).toEqual(result.messages);
     expect(ranAgain).toEqual([]);
+  });
+
+  it("a tool's step may not ask for a compaction either (a recovery would not send it, and would read the next turn's reply from the compaction's step)", async () => {
+    const server = await mockServer([
+      { content: [toolUse('compact', {}, 'toolu_compact')] },
+      { content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null } as never] },
+      { content: [text('Done.')] },
+    ]);
+    mockUrl = server.url;
+    const { result, replayed } = await runAndReplay(compactingInStep, `compacting-in-step-${Date.now()}`);
+    expect(result.messages[2]!.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_compact', content: expect.stringMatching(/^TypeError: durableToolRunner: tool 'compact' called runner.compactBeforeNextTurn\(\), which a durable run's tool cannot/), is_error: true },
+    ]);
+    expect(replayed.messages).toEqual(result.messages);
+    expect(replayed.stoppedBy).toEqual(result.stoppedBy);
   });
 });

@@ -240,8 +240,11 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
   return Object.setPrototypeOf({ ...rest, run }, Object.getPrototypeOf(tool)) as RunnableTool;
 }
 
-/** What a tool's step may not call on the run: what it changes, a recovery that replays the step would not. */
-const CHANGES_THE_RUN = new Set<PropertyKey>(['addTools', 'removeTools', 'pushMessages', 'setMessagesParams']);
+/**
+ * What a tool's step may not call on the run: what it changes, a recovery that replays the step would not. (A compaction
+ * asked for is a request the recovery would not send: the next turn's request would replay the compaction's reply.)
+ */
+const CHANGES_THE_RUN = new Set<PropertyKey>(['addTools', 'removeTools', 'pushMessages', 'setMessagesParams', 'compactBeforeNextTurn', 'setRequestOptions']);
 
 /**
  * The run as a tool's step sees it, its changes refused: a recovery hands back the step's recorded result without
