@@ -12,7 +12,7 @@ import type { FallbackEntry } from './fallback.js';
 import type { Logger } from './log.js';
 import type { RunScope } from './scope.js';
 import type { RunnerSnapshot } from './snapshot.js';
-import type { RunnableTool } from './surface.js';
+import type { RunnableTool, Runner } from './surface.js';
 import type { Usage } from './usage.js';
 
 // The keys are registered symbols: a program that loads both the ESM and the CommonJS build (an ESM
@@ -94,6 +94,8 @@ export interface AgentSteps {
   client(client: ClientLike, name?: string): ClientLike;
   /** `tool` with its calls as steps, each bounded by the tool's own `timeoutMs`, else by `toolTimeoutMs` (the sub-agent's), else by the run's. */
   tool<T>(tool: T, toolTimeoutMs?: number): T;
+  /** The sub-agent's runner: its changes refused in its tools' steps, the tools added to it (by a listener) steps. */
+  runner(sub: Runner, toolTimeoutMs?: number): void;
 }
 
 /** What a parent run lends its sub-agents. */

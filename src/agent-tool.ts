@@ -211,11 +211,8 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     throw new ToolError(`Error: the agent '${agent.name}' could not go on from where it stopped: ${thrownLine(error)}${addedToolsHint(resume, error)}`, { cause: error });
   }
   depths.set(sub, depth);
-  if (steps) {
-    // A tool added to it in a durable run (by an onEvent listener: its tools' steps may not) is a step, as its own tools are.
-    const add = sub.addTools.bind(sub);
-    sub.addTools = (...tools) => add(...tools.map((entry) => (isRunnableToolset(entry) ? entry : steps.tool(entry, agent.options.toolTimeoutMs))));
-  }
+  // In a durable run: a tool added to it (by an onEvent listener: its tools' steps may not) is a step, as its own tools are.
+  steps?.runner(sub, agent.options.toolTimeoutMs);
   // The sub-agent's usage goes to the parent when it ends, or at once when the parent stops waiting
   // for it (an abort, the call's timeout): the parent's usage then already holds what it spent. A
   // sub-agent that ran when the parent's snapshot was taken had told the parent only of `counted`.

@@ -58,6 +58,16 @@ const compacting = tool({
     return 'compacting';
   },
 });
+/** Per-run state a listener keeps, keyed by the run, read by a tool. */
+const perRun = new WeakMap<object, string>();
+const whoAmI = tool({ name: 'who_am_i', description: 'Reads the run', inputSchema: z.object({}), run: async (_input, { runner }) => `${perRun.get(runner) ?? 'unknown run'}; same=${String(perRun.has(runner))}` });
+const keyedByRunner = durableToolRunner({ name: 'replay-keyed-by-runner', client, tools: [whoAmI], options: { ...inlineTools, onEvent: (event: RunnerEvent) => void (event.type === 'run.start' && perRun.set(event.runner, 'run A')) } });
+const clerkAdding = agentTool({
+  name: 'clerk',
+  description: 'Handles orders',
+  params: ({ task }) => ({ model: 'claude-sonnet-5-5', max_tokens: 256, system: 'clerk', messages: [{ role: 'user', content: task }], tools: [loginAdding] }),
+});
+const addingInSubAgentStep = durableToolRunner({ name: 'replay-adding-in-sub-agent-step', client, tools: [clerkAdding], options: inlineTools });
 const compactingInStep = durableToolRunner({ name: 'replay-compacting-in-step', client, tools: [compacting], options: inlineTools });
 const addingInStep = durableToolRunner({ name: 'replay-adding-in-step', client, tools: [loginAdding, note], options: inlineTools });
 /** The query tool is added when a login ends: the run's own (`path` none), or its clerk sub-agent's. */
@@ -174,5 +184,26 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     ]);
     expect(replayed.messages).toEqual(result.messages);
     expect(replayed.stoppedBy).toEqual(result.stoppedBy);
+  });
+
+  it("a tool's context.runner is the run its listeners see (event.runner): state a listener keyed by the run is found", async () => {
+    const server = await mockServer([{ content: [toolUse('who_am_i', {}, 'toolu_who')] }, { content: [text('Done.')] }]);
+    mockUrl = server.url;
+    const result = await keyedByRunner.run(`keyed-${Date.now()}`, params);
+    expect(result.messages[2]!.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_who', content: 'run A; same=true' }]);
+  });
+
+  it("a sub-agent's tool step may not change the sub-agent either", async () => {
+    const server = await mockServer([
+      { content: [toolUse('clerk', { task: 'Log in' }, 'toolu_clerk')] },
+      { content: [toolUse('login', { user: 'ada' }, 'toolu_login')] },
+      { content: [text('could not')] },
+      { content: [text('Done.')] },
+    ]);
+    mockUrl = server.url;
+    const { result, replayed } = await runAndReplay(addingInSubAgentStep, `adding-in-sub-agent-step-${Date.now()}`);
+    const sub = (server.requests[2]!.body as { messages: Array<{ content: unknown }> }).messages.at(-1)!.content;
+    expect(sub).toEqual([expect.objectContaining({ tool_use_id: 'toolu_login', content: expect.stringMatching(/^TypeError: durableToolRunner: tool 'login' called runner.addTools\(\)/), is_error: true })]);
+    expect(replayed.messages).toEqual(result.messages);
   });
 });

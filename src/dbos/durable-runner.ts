@@ -13,7 +13,7 @@ import { checkTimeoutMs } from '../guards.js';
 import { type ToolRunnerOptions, checkOptions, checkedFor } from '../options.js';
 import { checkRunControlOptions } from '../run-control-options.js';
 import type { StoppedBy } from '../stop-reason.js';
-import type { AnyTool, RunnerParams, ToolEntry } from '../surface.js';
+import type { RunnerParams, ToolEntry } from '../surface.js';
 import { ToolRunner } from '../runner.js';
 import { isToolSource } from '../tool-set.js';
 import { isRunnableToolset } from '../toolsets.js';
@@ -21,6 +21,7 @@ import type { BetaMessage, BetaMessageParam } from '../types.js';
 import type { Usage } from '../usage.js';
 import { PENDING_EVENT, type SentDecision, decisionTopic, sentTooLate } from './approvals.js';
 import { LiveText } from './live-text.js';
+import { durableRunner } from './step-runner.js';
 import { durableTool, stepClient } from './steps.js';
 
 /**
@@ -84,16 +85,13 @@ class DurableRun extends ToolRunner<boolean> {
     params: RunnerParams,
     options: DurableRunnerOptions,
     text: LiveText | undefined,
-    private readonly toolTimeoutMs: number | undefined,
+    toolTimeoutMs: number | undefined,
   ) {
     const listeners = options.onEvent === undefined ? [] : Array.isArray(options.onEvent) ? options.onEvent : [options.onEvent];
     super(client, params, text ? { ...options, onEvent: [...listeners, text.follow] } : options);
     text?.attach(this.run.emit, listeners.length > 0);
-  }
-
-  /** A tool added (by an `onEvent` listener: a tool's step may not) is a step too, as the agent's own tools are; a toolset is refused as it is. */
-  override addTools(...tools: AnyTool[]): void {
-    super.addTools(...tools.map((entry) => (isRunnableToolset(entry) ? entry : durableTool(entry, this.toolTimeoutMs))));
+    // Its changes refused in its tools' steps; a tool added (by an `onEvent` listener) is a step too, as the agent's own tools are.
+    durableRunner(this, (added) => durableTool(added, toolTimeoutMs));
   }
 
   /** No decision came within `ms`: the model reads that the wait timed out (not that the user denied it). */

@@ -12,6 +12,7 @@ import { beforeFirstEvent, failedAfterFirstEvent, isFailedAfterFirstEvent } from
 import { checkTimeoutMs, ownSignal, runWithGuards } from '../guards.js';
 import { ORDERED_STARTS, stepStarted } from '../start-order.js';
 import type { AnyTool, RunnableTool, Runner } from '../surface.js';
+import { durableRunner, inToolStep } from './step-runner.js';
 import { isRunnableTool } from '../tool.js';
 import { ToolError, isToolError, thrownValueToContent } from '../tool-error.js';
 import type { ToolResultContent } from '../types.js';
@@ -200,6 +201,7 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
     return durableAgent({
       client: (client, name) => stepClient(client, false, name),
       tool: (inner, own) => durableTool(inner as AnyTool, own ?? toolTimeoutMs) as typeof inner,
+      runner: (sub: Runner, own) => durableRunner(sub, (added) => durableTool(added, own ?? toolTimeoutMs)),
     });
   }
   const tool: RunnableTool = entry;
@@ -212,8 +214,8 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
     let original: { thrown: unknown } | undefined;
     const step = DBOS.runStep(
       async (): Promise<StepResult> => {
-        const runner = stepRunner(context.runner, tool.name);
-        const outcome = await runWithGuards((signal) => tool.run(input, { ...context, runner, signal: ownSignal(signal), idempotencyKey }), orCancelled(context.signal), timeoutMs);
+        // Its changes to the run refused (step-runner.ts): a recovery hands back the step's result without running it.
+        const outcome = await inToolStep(tool.name, () => runWithGuards((signal) => tool.run(input, { ...context, signal: ownSignal(signal), idempotencyKey }), orCancelled(context.signal), timeoutMs));
         if (outcome.ok) {
           // A value no tool may return is recorded by its kind: its JSON (a date's `toJSON`, say) would replay as a result the model never got.
           const kind = invalidResultKind(outcome.value);
@@ -238,32 +240,4 @@ export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): 
   const { timeoutMs: _ownTimeout, ...rest } = tool;
   // The copy keeps the tool's prototype: a class's methods (the SDK's `parse`, say) are not own fields.
   return Object.setPrototypeOf({ ...rest, run }, Object.getPrototypeOf(tool)) as RunnableTool;
-}
-
-/**
- * What a tool's step may not call on the run: what it changes, a recovery that replays the step would not. (A compaction
- * asked for is a request the recovery would not send: the next turn's request would replay the compaction's reply.)
- */
-const CHANGES_THE_RUN = new Set<PropertyKey>(['addTools', 'removeTools', 'pushMessages', 'setMessagesParams', 'compactBeforeNextTurn', 'setRequestOptions']);
-
-/**
- * The run as a tool's step sees it, its changes refused: a recovery hands back the step's recorded result without
- * running it, so the change would be lost (a call of a tool the step added answered "not found" where it had run, a
- * message it pushed missing from the history, params it set back as they were).
- */
-function stepRunner(runner: Runner, name: string): Runner {
-  return new Proxy(runner, {
-    get(target, key) {
-      if (CHANGES_THE_RUN.has(key)) {
-        return () => {
-          throw new TypeError(
-            `durableToolRunner: tool '${name}' called runner.${String(key)}(), which a durable run's tool cannot: its step is not run again on recovery, and the change would be lost. Make it in an onEvent listener (event.runner), which runs again on recovery`,
-          );
-        };
-      }
-      // The runner's own fields are private (#): its methods and getters run on it, not on the proxy.
-      const value: unknown = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
 }

@@ -1,0 +1,44 @@
+/**
+ * A durable run's runner (the agent's, or a sub-agent's) as its tools' steps see it: the very runner (`context.runner`
+ * is `event.runner`, a `WeakMap` keyed by the run finds it), whose changes a tool's step may not make.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { AnyTool, Runner } from '../surface.js';
+import { isRunnableToolset } from '../toolsets.js';
+
+/** The name of the tool whose step runs in this async context (its code, and what it awaits). */
+const toolStep = new AsyncLocalStorage<string>();
+
+/** Runs a tool's step: what it calls on a durable run's runner is refused when it changes the run. */
+export function inToolStep<T>(name: string, run: () => T): T {
+  return toolStep.run(name, run);
+}
+
+/**
+ * What a tool's step may not call on the run: what it changes, a recovery that replays the step would not (a call of a
+ * tool the step added answered "not found" where it had run, a message it pushed missing from the history, params or
+ * request options it set back as they were; a compaction it asked for not sent, the next turn's request replaying the
+ * compaction's recorded reply).
+ */
+const CHANGES_THE_RUN = ['addTools', 'removeTools', 'pushMessages', 'setMessagesParams', 'setRequestOptions', 'compactBeforeNextTurn'] as const;
+
+/**
+ * Makes `runner` a durable run's: its changes refused in its tools' steps, and the tools added to it (by an `onEvent`
+ * listener, which runs again on recovery) made steps by `asStep`, as its own are (a toolset as it is: refused).
+ * The methods are the runner's own fields, so that the runner stays the very object its listeners and tools get.
+ */
+export function durableRunner(runner: Runner, asStep: (tool: AnyTool) => AnyTool): void {
+  for (const key of CHANGES_THE_RUN) {
+    const own = (runner[key] as (...args: unknown[]) => unknown).bind(runner);
+    const changed = (...args: unknown[]) => {
+      const name = toolStep.getStore();
+      if (name !== undefined) {
+        throw new TypeError(
+          `durableToolRunner: tool '${name}' called runner.${key}(), which a durable run's tool cannot: its step is not run again on recovery, and the change would be lost. Make it in an onEvent listener (event.runner), which runs again on recovery`,
+        );
+      }
+      return key === 'addTools' ? own(...(args as AnyTool[]).map((entry) => (isRunnableToolset(entry) ? entry : asStep(entry)))) : own(...args);
+    };
+    Object.defineProperty(runner, key, { value: changed, writable: true, configurable: true });
+  }
+}
