@@ -7,7 +7,7 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ApprovalDecision, Approver, PendingApproval } from './approval.js';
 import { approvalAsker, runApprover } from './approver.js';
 import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall } from './execute.js';
-import { type EagerStarts, eagerStarts, tieEager } from './eager-starts.js';
+import { type EagerStarts, eagerStarts, notKept, tieEager } from './eager-starts.js';
 import { Limiter } from './guards.js';
 import { errorResult, startedBeforeBreak, toolUsesOf } from './history.js';
 import { insertResultsAfterLate } from './late-change.js';
@@ -229,7 +229,7 @@ export class CallAnswers {
     if (!eager) return undefined;
     // The calls that had finished: kept if the history still makes them last (the body kept the reply, or part of it).
     const finished = new Set(eager.ids.filter((id) => this.#calls?.settledResult(id)));
-    eager.controller.abort(new DOMException('the reply that asked for this call was not kept', 'AbortError'));
+    eager.controller.abort(notKept());
     eager.untie?.();
     this.#eager = undefined;
     // Once they end, the others are forgotten: a retried reply that makes them again (the same ids) runs them anew.

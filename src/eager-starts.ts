@@ -22,3 +22,19 @@ export function tieEager(eager: EagerStarts, outer: AbortSignal | undefined): vo
   eager.untie?.();
   eager.untie = outer && tie(eager.controller, outer);
 }
+
+/** The abort reasons of the calls of replies not kept (`notKept`): a toolset's call ends before the turn goes again. */
+const NOT_KEPT = new WeakSet<object>();
+
+/** Why a reply's eager calls are aborted when the reply is not kept (the loop body left it, or it failed). */
+export function notKept(): DOMException {
+  const reason = new DOMException('the reply that asked for this call was not kept', 'AbortError');
+  NOT_KEPT.add(reason);
+  return reason;
+}
+
+/** Whether `signal` aborted because the reply that started the call was not kept (not the run's abort). */
+export function abortedAsNotKept(signal: AbortSignal | undefined): boolean {
+  const reason: unknown = signal?.reason;
+  return signal?.aborted === true && typeof reason === 'object' && reason !== null && NOT_KEPT.has(reason);
+}

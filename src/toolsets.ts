@@ -12,6 +12,7 @@ import { notExecutedText, quotedName, runToolsetMember, toolsetResultBlock } fro
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
 import { abortedUnstartedText, stoppedForLog, stoppedText } from './call-texts.js';
 import { ownSignal, runWithGuards } from './guards.js';
+import { abortedAsNotKept } from './eager-starts.js';
 import { setContentToSend } from './result-sent.js';
 import { safeJson } from './described.js';
 import type { LeveledLogger } from './log.js';
@@ -92,9 +93,14 @@ export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined,
   // Nothing can stop it (no signal, no timeout): the member's own outcome, with no signal, as the SDK's runner gives it.
   if (timeoutMs === undefined && !context.signal) result = await runToolsetCall(toolset, family, toolUse, undefined, logger);
   else {
-    const outcome = await runWithGuards((signal) => runToolsetCall(toolset, family, toolUse, ownSignal(signal), logger), context.signal, timeoutMs);
+    let member: Promise<BetaToolResultBlockParam> | undefined;
+    const outcome = await runWithGuards((signal) => (member = runToolsetCall(toolset, family, toolUse, ownSignal(signal), logger)), context.signal, timeoutMs);
     if ('thrown' in outcome) throw outcome.thrown;
     if (outcome.ok) result = outcome.value as BetaToolResultBlockParam;
+    // Started by a reply that was not kept (runToolsEagerly), not stopped by the run: the turn may go again at once and call
+    // the toolset again, which takes one call at a time (two clicks at once on one screen). Its own outcome, once it ends
+    // (with no toolTimeoutMs to bound the wait, as before the run's signal guarded it).
+    else if (member && timeoutMs === undefined && abortedAsNotKept(context.signal)) result = await member;
     else {
       // Logged as a tool's stopped call is (execute.ts): a member that hangs was not even at warn.
       logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset ${stoppedForLog(outcome)}`);

@@ -295,6 +295,31 @@ describe("many runs at once on one signal (a server's)", () => {
 });
 
 describe("a toolset's calls (BetaRunnableToolset) under the run's guards", () => {
+  it('runToolsEagerly: a member call that ignores its signal, of a reply that broke, ends before the turn goes again (a toolset takes one call at a time)', async () => {
+    let running = 0;
+    let most = 0;
+    const deaf = {
+      type: 'computer_toolset_20260801' as const,
+      display_width_px: 1024,
+      display_height_px: 768,
+      run: async () => {
+        running++;
+        most = Math.max(most, running);
+        await sleep(400);
+        running--;
+        return 'shot';
+      },
+    };
+    const member = (id: string) => ({ type: 'tool_use', id, name: 'screenshot', input: {}, toolset_name: 'computer' }) as never;
+    const primary = await mockServer([{ content: [member('toolu_1'), text('and more text streaming slowly after the call')], eventDelayMs: 30, disconnectAfterEvents: 8 }, { content: [member('toolu_2')] }, { content: [text('done')] }]);
+    const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [deaf as never], runToolsEagerly: true });
+    await expect(runner.runUntilDone()).rejects.toThrow(/broke/);
+    // Iterated again, as the error says: the turn goes again, and its call of the toolset starts.
+    await runner.runUntilDone();
+    expect(primary.requests).toHaveLength(3);
+    expect(most).toBe(1);
+  });
+
   const member = (name: string, input: unknown, id: string) => ({ type: 'tool_use', id, name, input, toolset_name: 'computer' }) as never;
   const computer = (run: (toolUse: { name: string; input: unknown }) => Promise<unknown>) => ({
     type: 'computer_toolset_20260801' as const,
