@@ -94,7 +94,8 @@ export function bodyFor(target: FallbackTarget, body: Record<string, unknown>): 
   if (body['tool_choice'] === TOOL_CHOICE_NONE) sent['tool_choice'] = TOOL_CHOICE_NONE;
   const format = (body['output_config'] as { format?: unknown } | undefined)?.format;
   const own = target.overrides['output_config'];
-  if (format !== undefined && typeof own === 'object' && own !== null) sent['output_config'] = { ...own, format };
+  // (`null`, in plain JavaScript, is no config of the entry's own: the format goes all the same.)
+  if (format !== undefined && typeof own === 'object') sent['output_config'] = { ...own, format };
   return sent;
 }
 

@@ -233,6 +233,14 @@ describe('fallbacks across clients and models', () => {
     expect(sent.output_config.format.type).toBe('json_schema');
   });
 
+  it("an entry's output_config of null (plain JavaScript) keeps the run's output format too: the fallback's reply was asked for no format", async () => {
+    const server = await mockServer([overloaded, { content: [text('{"city":"Lima"}')] }]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), baseParams, { output: z.object({ city: z.string() }), fallback: [{ model: 'claude-fallback', output_config: null as never }] });
+    await runner;
+    expect(runner.output).toEqual({ city: 'Lima' });
+    expect(wire(server.requests[1]!).body.output_config).toEqual(wire(server.requests[0]!).body.output_config);
+  });
+
   it("an entry's own format beside options.output: an error at construction, not in an outage (the SDK's refusal of output_format beside output_config.format, or replaced in silence)", async () => {
     const server = await mockServer([]);
     const format = { type: 'json_schema', schema: { type: 'object', properties: { other: { type: 'string' } } } } as const;
