@@ -9,6 +9,7 @@ import { type BudgetJSON, RunBudget } from './budget.js';
 import { TOOL_CHOICE_NONE } from './fallback.js';
 import type { LeveledLogger } from './log.js';
 import { LoopGuard, type LoopGuardJSON } from './loop-guard.js';
+import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { OutputError } from './errors.js';
 import { DEFAULT_OUTPUT_REPAIRS, RunOutput } from './output.js';
 import { type RunControlOptions, checkRunControlOptions } from './run-control-options.js';
@@ -306,7 +307,14 @@ export class RunControl {
     return undefined;
   }
 
-  async #readAgain({ reply, kept, reason }: Unread, signal: AbortSignal | undefined): Promise<void> {
+  async #readAgain(unread: Unread, signal: AbortSignal | undefined): Promise<void> {
+    // Iterated again on the signal that aborted it: the run stops at once, as its request would, the answer still unread
+    // (the check, which runs to its end once the signal aborted before it, would hang the run for a check that hangs).
+    if (signal?.aborted) {
+      this.#unread = unread;
+      throw new APIUserAbortError();
+    }
+    const { reply, kept, reason } = unread;
     // Read: the run ends at once on it, as a finished run awaited again does (its repair turn, if invalid, goes instead).
     if ((await this.settle(reply, kept, signal)) === 'stop') this.#answered = { message: kept, reason };
   }

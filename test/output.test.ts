@@ -353,6 +353,23 @@ describe('options.output', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("an output check ended by the run's signal, the run iterated again on that aborted signal: it rejects at once as aborted (the check that hangs hung it), and reads the answer once given a new signal", async () => {
+    const controller = new AbortController();
+    let hang = true;
+    const looked = z.object({ city: z.string().refine(async () => (hang ? (setTimeout(() => controller.abort(), 20), new Promise<boolean>(() => {})) : true)) });
+    const server = await mockServer([{ content: [json({ city: 'Paris' })] }]);
+    const runner = toolRunner(server.client(), baseParams, { output: looked, signal: controller.signal });
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
+    await expect(Promise.race([runner.runUntilDone(), sleep(2_000).then(() => 'hung')])).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(runner.stoppedBy).toBe('abort');
+    expect(runner.toJSON().control?.unread).toBe('model');
+    hang = false;
+    runner.setRequestOptions({ signal: new AbortController().signal });
+    await runner.runUntilDone();
+    expect(runner.output).toEqual({ city: 'Paris' });
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('the run aborted in the loop body of the final answer: an async output check still reads it, as a synchronous one does (the abort came before it)', async () => {
     for (const schema of [z.object({ city: z.string() }), z.object({ city: z.string().refine(async () => true) })]) {
       const server = await mockServer([{ content: [json({ city: 'Paris' })] }]);
