@@ -68,6 +68,14 @@ const clerkAdding = agentTool({
   params: ({ task }) => ({ model: 'claude-sonnet-5-5', max_tokens: 256, system: 'clerk', messages: [{ role: 'user', content: task }], tools: [loginAdding] }),
 });
 const addingInSubAgentStep = durableToolRunner({ name: 'replay-adding-in-sub-agent-step', client, tools: [clerkAdding], options: inlineTools });
+/** The query tool given to the run with setMessagesParams when a login ends (a listener's change). */
+const settingQueryAfterLogin = {
+  ...inlineTools,
+  onEvent: (event: RunnerEvent) => {
+    if (event.type === 'tool.end' && !event.path && event.call.name === 'login' && !event.result?.is_error) event.runner.setMessagesParams((previous) => ({ ...previous, tools: [...previous.tools, query] }));
+  },
+};
+const settingInListener = durableToolRunner({ name: 'replay-setting-in-listener', client, tools: [login], options: settingQueryAfterLogin });
 const compactingInStep = durableToolRunner({ name: 'replay-compacting-in-step', client, tools: [compacting], options: inlineTools });
 const addingInStep = durableToolRunner({ name: 'replay-adding-in-step', client, tools: [loginAdding, note], options: inlineTools });
 /** The query tool is added when a login ends: the run's own (`path` none), or its clerk sub-agent's. */
@@ -205,5 +213,20 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     const sub = (server.requests[2]!.body as { messages: Array<{ content: unknown }> }).messages.at(-1)!.content;
     expect(sub).toEqual([expect.objectContaining({ tool_use_id: 'toolu_login', content: expect.stringMatching(/^TypeError: durableToolRunner: tool 'login' called runner.addTools\(\)/), is_error: true })]);
     expect(replayed.messages).toEqual(result.messages);
+  });
+
+  it('a tool an onEvent listener gives the run with setMessagesParams is a step too, as one it adds with addTools', async () => {
+    const server = await mockServer([
+      { content: [toolUse('login', { user: 'ada' }, 'toolu_login')] },
+      { content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] },
+      { content: [text('There are 42 orders.')] },
+    ]);
+    mockUrl = server.url;
+    const { result, replayed, steps, ranFirst, ranAgain } = await runAndReplay(settingInListener, `setting-in-listener-${Date.now()}`);
+    expect(result.messages[4]!.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_query', content: '42 rows' }]);
+    expect(steps).toEqual(['model request', 'tool login', 'model request', 'tool query_database', 'model request']);
+    expect(ranFirst).toEqual(['login', 'query']);
+    expect(replayed.messages).toEqual(result.messages);
+    expect(ranAgain).toEqual([]);
   });
 });

@@ -28,6 +28,12 @@ const CHANGES_THE_RUN = ['addTools', 'removeTools', 'pushMessages', 'setMessages
  * The methods are the runner's own fields, so that the runner stays the very object its listeners and tools get.
  */
 export function durableRunner(runner: Runner, asStep: (tool: AnyTool) => AnyTool): void {
+  const steps = (tools: unknown[]) => tools.map((entry) => (isRunnableToolset(entry) ? entry : asStep(entry as AnyTool)));
+  // (Params the runner refuses go as they are, for its error.)
+  const withSteps = (params: unknown) => {
+    const tools = typeof params === 'object' && params !== null ? (params as { tools?: unknown }).tools : undefined;
+    return Array.isArray(tools) ? { ...(params as object), tools: steps(tools) } : params;
+  };
   for (const key of CHANGES_THE_RUN) {
     const own = (runner[key] as (...args: unknown[]) => unknown).bind(runner);
     const changed = (...args: unknown[]) => {
@@ -37,7 +43,11 @@ export function durableRunner(runner: Runner, asStep: (tool: AnyTool) => AnyTool
           `durableToolRunner: tool '${name}' called runner.${key}(), which a durable run's tool cannot: its step is not run again on recovery, and the change would be lost. Make it in an onEvent listener (event.runner), which runs again on recovery`,
         );
       }
-      return key === 'addTools' ? own(...(args as AnyTool[]).map((entry) => (isRunnableToolset(entry) ? entry : asStep(entry)))) : own(...args);
+      if (key === 'addTools') return own(...steps(args));
+      // New params' tools are steps too: a listener may give the run a tool there as with addTools.
+      const [given] = args;
+      if (key === 'setMessagesParams') return own(typeof given === 'function' ? (previous: unknown) => withSteps(given(previous)) : withSteps(given));
+      return own(...args);
     };
     Object.defineProperty(runner, key, { value: changed, writable: true, configurable: true });
   }

@@ -190,7 +190,17 @@ function thrownAgain(recorded: { error: ToolResultContent; thrown?: ThrownRecord
  * id. Plain definitions (server tools) are returned as they are.
  */
 export function durableTool(entry: AnyTool, toolTimeoutMs: number | undefined): AnyTool {
-  if (!isRunnableTool(entry)) return entry;
+  // One made durable already (the run's own tools, given again in setMessagesParams' params): as it is, not a step in a step.
+  if (!isRunnableTool(entry) || DURABLE.has(entry)) return entry;
+  const made = stepsOf(entry, toolTimeoutMs);
+  DURABLE.add(made);
+  return made;
+}
+
+/** The tools `durableTool` made. */
+const DURABLE = new WeakSet<object>();
+
+function stepsOf(entry: RunnableTool, toolTimeoutMs: number | undefined): AnyTool {
   // An agent tool is not one step: its sub-agent's requests and tool calls are steps of the workflow.
   const durableAgent = (entry as { [AGENT_DURABLE]?: (steps: AgentSteps) => AnyTool })[AGENT_DURABLE];
   if (durableAgent && entry.timeoutMs !== undefined) {
