@@ -729,14 +729,20 @@ describe('a message pushed after the loop body while a streamed reply still come
     }
   }
 
+  /** A call that waits for approval, the customer's follow-up pushed while its reply streamed: the run stopped for approval. */
+  async function stoppedWithLateFollowUp(thread: false | undefined) {
+    const ran: string[] = [];
+    const send = tool({ name: 'send', inputSchema: z.object({}), needsApproval: true, run: () => (ran.push('send'), 'sent') });
+    const server = await mockServer(streamedCall('send'));
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [send], ...(thread === false && { thread }) });
+    await pushLate(runner);
+    expect(runner.stoppedBy).toBe('approval');
+    return { ran, send, server, runner };
+  }
+
   it('a call that waits for approval: the run stops with the reply last (the follow-up before it), and the approved call runs', async () => {
     for (const thread of [undefined, false] as const) {
-      const ran: string[] = [];
-      const send = tool({ name: 'send', inputSchema: z.object({}), needsApproval: true, run: () => (ran.push('send'), 'sent') });
-      const server = await mockServer(streamedCall('send'));
-      const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [send], ...(thread === false && { thread }) });
-      await pushLate(runner);
-      expect(runner.stoppedBy).toBe('approval');
+      const { ran, server, runner } = await stoppedWithLateFollowUp(thread);
       expect(runner.params.messages.map((message) => message.role)).toEqual(['user', 'user', 'assistant']);
       runner.approve('toolu_1');
       await runner;
@@ -753,12 +759,7 @@ describe('a message pushed after the loop body while a streamed reply still come
 
   it('the same resumed from a snapshot (another process): the follow-up goes after the results there too, and the thread goes on', async () => {
     for (const thread of [undefined, false] as const) {
-      const ran: string[] = [];
-      const send = tool({ name: 'send', inputSchema: z.object({}), needsApproval: true, run: () => (ran.push('send'), 'sent') });
-      const server = await mockServer(streamedCall('send'));
-      const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [send], ...(thread === false && { thread }) });
-      await pushLate(runner);
-      expect(runner.stoppedBy).toBe('approval');
+      const { ran, send, server, runner } = await stoppedWithLateFollowUp(thread);
       const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot, { tools: [send] });
       resumed.approve('toolu_1');
       await resumed;
