@@ -229,7 +229,7 @@ export class CallAnswers {
     if (!eager) return undefined;
     // The calls that had finished: kept if the history still makes them last (the body kept the reply, or part of it).
     const finished = new Set(eager.ids.filter((id) => this.#calls?.settledResult(id)));
-    eager.controller.abort(notKept());
+    eager.controller.abort(notKept(eager));
     eager.untie?.();
     this.#eager = undefined;
     // Once they end, the others are forgotten: a retried reply that makes them again (the same ids) runs them anew.

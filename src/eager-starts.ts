@@ -6,6 +6,8 @@ export interface EagerStarts {
   /** Aborted with the run's signal until `untie` is called (`tie`). */
   controller: AbortController;
   untie: (() => void) | undefined;
+  /** The run's signal the calls follow now (`tie`). */
+  outer: AbortSignal | undefined;
   started: Array<Promise<CallOutcome>>;
   /** The ids of the calls started: forgotten if the reply is not kept, so that a retried reply's calls run anew. */
   ids: string[];
@@ -14,27 +16,31 @@ export interface EagerStarts {
 /** A reply's eager state, its calls' abort tied to the run's signal (`outer`) until `untie`. */
 export function eagerStarts(outer: AbortSignal | undefined): EagerStarts {
   const controller = new AbortController();
-  return { controller, untie: outer && tie(controller, outer), started: [], ids: [] };
+  return { controller, untie: outer && tie(controller, outer), outer, started: [], ids: [] };
 }
 
 /** The calls follow `outer` from now on (none: no signal's), not the signal they were tied to. */
 export function tieEager(eager: EagerStarts, outer: AbortSignal | undefined): void {
   eager.untie?.();
   eager.untie = outer && tie(eager.controller, outer);
+  eager.outer = outer;
 }
 
-/** The abort reasons of the calls of replies not kept (`notKept`): a toolset's call ends before the turn goes again. */
-const NOT_KEPT = new WeakSet<object>();
+/**
+ * The abort reasons of the calls of replies not kept (`notKept`), each with the run's signal the calls followed: a toolset's
+ * call ends before the turn goes again, unless the run aborts meanwhile (then it is answered as aborted, as any call is).
+ */
+const NOT_KEPT = new WeakMap<object, { run: AbortSignal | undefined }>();
 
 /** Why a reply's eager calls are aborted when the reply is not kept (the loop body left it, or it failed). */
-export function notKept(): DOMException {
+export function notKept(eager: EagerStarts): DOMException {
   const reason = new DOMException('the reply that asked for this call was not kept', 'AbortError');
-  NOT_KEPT.add(reason);
+  NOT_KEPT.set(reason, { run: eager.outer });
   return reason;
 }
 
-/** Whether `signal` aborted because the reply that started the call was not kept (not the run's abort). */
-export function abortedAsNotKept(signal: AbortSignal | undefined): boolean {
+/** Aborted because the reply that started the call was not kept (not the run's abort): the run's signal, which still stops it. */
+export function abortedAsNotKept(signal: AbortSignal | undefined): { run: AbortSignal | undefined } | undefined {
   const reason: unknown = signal?.reason;
-  return signal?.aborted === true && typeof reason === 'object' && reason !== null && NOT_KEPT.has(reason);
+  return signal?.aborted === true && typeof reason === 'object' && reason !== null ? NOT_KEPT.get(reason) : undefined;
 }

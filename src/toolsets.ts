@@ -11,7 +11,7 @@ import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnab
 import { notExecutedText, quotedName, runToolsetMember, toolsetResultBlock } from './toolset-member.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';
 import { abortedUnstartedText, stoppedForLog, stoppedText } from './call-texts.js';
-import { ownSignal, runWithGuards } from './guards.js';
+import { ownSignal, runWithGuards, untilAborted } from './guards.js';
 import { abortedAsNotKept } from './eager-starts.js';
 import { setContentToSend } from './result-sent.js';
 import { safeJson } from './described.js';
@@ -97,14 +97,18 @@ export async function runMemberGuarded(toolset: BetaRunnableToolset | undefined,
     const outcome = await runWithGuards((signal) => (member = runToolsetCall(toolset, family, toolUse, ownSignal(signal), logger)), context.signal, timeoutMs);
     if ('thrown' in outcome) throw outcome.thrown;
     if (outcome.ok) result = outcome.value as BetaToolResultBlockParam;
-    // Started by a reply that was not kept (runToolsEagerly), not stopped by the run: the turn may go again at once and call
-    // the toolset again, which takes one call at a time (two clicks at once on one screen). Its own outcome, once it ends
-    // (with no toolTimeoutMs to bound the wait, as before the run's signal guarded it).
-    else if (member && timeoutMs === undefined && abortedAsNotKept(context.signal)) result = await member;
     else {
-      // Logged as a tool's stopped call is (execute.ts): a member that hangs was not even at warn.
-      logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset ${stoppedForLog(outcome)}`);
-      result = toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);
+      // Started by a reply that was not kept (runToolsEagerly), not stopped by the run: the turn may go again at once and call
+      // the toolset again, which takes one call at a time (two clicks at once on one screen). Its own outcome, once it ends
+      // (with no toolTimeoutMs to bound the wait), unless the run aborts meanwhile: it is left behind then, as any call is.
+      const notKept = member && timeoutMs === undefined ? abortedAsNotKept(context.signal) : undefined;
+      const own = notKept && member && (notKept.run ? await untilAborted(member, notKept.run) : { aborted: false as const, value: await member });
+      if (own && !own.aborted) result = own.value;
+      else {
+        // Logged as a tool's stopped call is (execute.ts): a member that hangs was not even at warn.
+        logger.warn(`Tool '${toolUse.name}' (${toolUse.id}) of the ${family} toolset ${stoppedForLog(outcome)}`);
+        result = toolsetResultBlock(toolUse, stoppedText(toolUse.name, outcome), true);
+      }
     }
   }
   // As any tool's result.

@@ -320,6 +320,21 @@ describe("a toolset's calls (BetaRunnableToolset) under the run's guards", () =>
     expect(most).toBe(1);
   });
 
+  it("runToolsEagerly: the run's abort ends the wait for a member call of a reply that broke, one that hangs answered as aborted at once", async () => {
+    const hangs = { type: 'computer_toolset_20260801' as const, display_width_px: 1024, display_height_px: 768, run: () => new Promise<string>(() => {}) };
+    const member = (id: string) => ({ type: 'tool_use', id, name: 'screenshot', input: {}, toolset_name: 'computer' }) as never;
+    const primary = await mockServer([{ content: [member('toolu_1'), text('and more text streaming slowly after the call')], eventDelayMs: 30, disconnectAfterEvents: 8 }]);
+    const controller = new AbortController();
+    const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [hangs as never], runToolsEagerly: true }, { signal: controller.signal });
+    const done = runner.runUntilDone();
+    done.catch(() => {});
+    // The reply broke; the run waits for the member call before it goes on, until its signal aborts.
+    await sleep(800);
+    controller.abort();
+    const outcome = await Promise.race([done.then(() => 'resolved', () => 'rejected'), sleep(2000).then(() => 'hung')]);
+    expect(outcome).toBe('rejected');
+  });
+
   const member = (name: string, input: unknown, id: string) => ({ type: 'tool_use', id, name, input, toolset_name: 'computer' }) as never;
   const computer = (run: (toolUse: { name: string; input: unknown }) => Promise<unknown>) => ({
     type: 'computer_toolset_20260801' as const,
