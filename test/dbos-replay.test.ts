@@ -11,7 +11,7 @@ import { type RunnerEvent, agentTool, tool } from 'tool-runner';
 import { type DurableRunResult, type DurableToolRunner, durableToolRunner } from 'tool-runner/dbos';
 import { text, toolUse } from 'tool-runner/testing';
 import { createDatabase } from '../scripts/postgres.js';
-import { mockServer } from './helpers.js';
+import { mockServer, unhandledDuring } from './helpers.js';
 
 const serverUrl = inject('databaseUrl');
 /** The mock server of the test that runs (the agents are registered before DBOS launches, once). */
@@ -95,6 +95,14 @@ const addingInSubAgent = durableToolRunner({ name: 'replay-adding-in-sub-agent',
 
 /** A client made by an async function: each run fails, saying so. */
 const asyncClient = durableToolRunner({ name: 'replay-async-client', client: (async () => client()) as never, tools: [login] });
+/** An async function whose promise rejects (no API key, say): its rejection is not left unhandled (Node ends the worker on one). */
+const failingAsyncClient = durableToolRunner({
+  name: 'replay-failing-async-client',
+  client: (async () => {
+    throw new Error('no API key');
+  }) as never,
+  tools: [login],
+});
 
 describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
   let dbos: DBOSClient;
@@ -119,6 +127,13 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     const replayed = (await (await DBOS.forkWorkflow(id, steps.at(-1)!.functionID + 1)).getResult()) as DurableRunResult;
     return { result, replayed, steps: steps.map((step) => step.name), ranFirst, ranAgain: [...ran] };
   }
+
+  it("an async client function whose promise rejects: the run fails saying it returned a promise, the rejection not left unhandled", async () => {
+    const unhandled = await unhandledDuring(async () => {
+      await expect(failingAsyncClient.run(`failing-async-client-${Date.now()}`, params)).rejects.toThrow('`client` returned a promise');
+    });
+    expect(unhandled).toEqual([]);
+  });
 
   it('a client made by an async function: the run fails saying the function returned a promise (not that the client has no messages API)', async () => {
     await expect(asyncClient.run(`async-client-${Date.now()}`, params)).rejects.toThrow("durableToolRunner 'replay-async-client': `client` returned a promise; the function must return the client itself");

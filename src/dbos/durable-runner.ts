@@ -145,6 +145,8 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
     const made: unknown = config.client();
     // (An async factory: the run failed with "the client has neither `beta.messages` nor `messages`", naming no promise.)
     if (typeof (made as { then?: unknown } | null)?.then === 'function') {
+      // Its rejection (no API key, say) is this run's failure, said below: left unhandled, Node would end the worker.
+      Promise.resolve(made).catch(() => {});
       throw new TypeError(`durableToolRunner '${name}': \`client\` returned a promise; the function must return the client itself, made at once (() => new Anthropic())`);
     }
     return made as ClientLike;
