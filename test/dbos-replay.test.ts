@@ -76,6 +76,18 @@ const settingQueryAfterLogin = {
   },
 };
 const settingInListener = durableToolRunner({ name: 'replay-setting-in-listener', client, tools: [login], options: settingQueryAfterLogin });
+/** A tool source (MCP) given to the run with setMessagesParams when a login ends: its tools would be no steps. */
+const settingSourceInListener = durableToolRunner({
+  name: 'replay-setting-source-in-listener',
+  client,
+  tools: [login],
+  options: {
+    ...inlineTools,
+    onEvent: (event: RunnerEvent) => {
+      if (event.type === 'tool.end' && event.call.name === 'login') event.runner.setMessagesParams((previous) => ({ ...previous, tools: [...previous.tools, { kind: 'tool-source', tools: () => [query] }] }));
+    },
+  },
+});
 const compactingInStep = durableToolRunner({ name: 'replay-compacting-in-step', client, tools: [compacting], options: inlineTools });
 const addingInStep = durableToolRunner({ name: 'replay-adding-in-step', client, tools: [loginAdding, note], options: inlineTools });
 /** The query tool is added when a login ends: the run's own (`path` none), or its clerk sub-agent's. */
@@ -228,6 +240,19 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     const sub = (server.requests[2]!.body as { messages: Array<{ content: unknown }> }).messages.at(-1)!.content;
     expect(sub).toEqual([expect.objectContaining({ tool_use_id: 'toolu_login', content: expect.stringMatching(/^TypeError: durableToolRunner: tool 'login' called runner.addTools\(\)/), is_error: true })]);
     expect(replayed.messages).toEqual(result.messages);
+  });
+
+  it('a tool source (MCP) an onEvent listener gives the run with setMessagesParams is refused, as in the agent\'s tools: its tools would run again on recovery', async () => {
+    const server = await mockServer([
+      { content: [toolUse('login', { user: 'ada' }, 'toolu_login')] },
+      { content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] },
+      { content: [text('No tool.')] },
+    ]);
+    mockUrl = server.url;
+    const { result, ranFirst, ranAgain } = await runAndReplay(settingSourceInListener, `setting-source-in-listener-${Date.now()}`);
+    expect(ranAgain).toEqual([]);
+    expect(ranFirst).toEqual(['login']);
+    expect(result.messages[4]!.content).toEqual([expect.objectContaining({ tool_use_id: 'toolu_query', is_error: true })]);
   });
 
   it('a tool an onEvent listener gives the run with setMessagesParams is a step too, as one it adds with addTools', async () => {

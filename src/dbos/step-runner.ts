@@ -3,7 +3,9 @@
  * is `event.runner`, a `WeakMap` keyed by the run finds it), whose changes a tool's step may not make.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { TOOL_SOURCES_NOT_DURABLE } from '../agent-link.js';
 import type { AnyTool, Runner } from '../surface.js';
+import { isToolSource } from '../tool-set.js';
 import { isRunnableToolset } from '../toolsets.js';
 
 /** The name of the tool whose step runs in this async context (its code, and what it awaits). */
@@ -28,7 +30,12 @@ const CHANGES_THE_RUN = ['addTools', 'removeTools', 'pushMessages', 'setMessages
  * The methods are the runner's own fields, so that the runner stays the very object its listeners and tools get.
  */
 export function durableRunner(runner: Runner, asStep: (tool: AnyTool) => AnyTool): void {
-  const steps = (tools: unknown[]) => tools.map((entry) => (isRunnableToolset(entry) ? entry : asStep(entry as AnyTool)));
+  const steps = (tools: unknown[]) =>
+    tools.map((entry) => {
+      // A source's tools (MCP) would be no steps, run again on recovery: refused, as in the agent's own tools.
+      if (isToolSource(entry)) throw new TypeError(`durableToolRunner: ${TOOL_SOURCES_NOT_DURABLE}`);
+      return isRunnableToolset(entry) ? entry : asStep(entry as AnyTool);
+    });
   // (Params the runner refuses go as they are, for its error.)
   const withSteps = (params: unknown) => {
     const tools = typeof params === 'object' && params !== null ? (params as { tools?: unknown }).tools : undefined;
