@@ -76,6 +76,19 @@ const settingQueryAfterLogin = {
   },
 };
 const settingInListener = durableToolRunner({ name: 'replay-setting-in-listener', client, tools: [login], options: settingQueryAfterLogin });
+/** A toolset given to the run with setMessagesParams when a login ends: its calls would be no steps. */
+const settingToolsetInListener = durableToolRunner({
+  name: 'replay-setting-toolset-in-listener',
+  client,
+  tools: [login],
+  options: {
+    ...inlineTools,
+    onEvent: (event: RunnerEvent) => {
+      const computer = { type: 'computer_toolset_20260801', display_width_px: 1024, display_height_px: 768, run: async () => (ran.push('screenshot'), 'shot') };
+      if (event.type === 'tool.end' && event.call.name === 'login') event.runner.setMessagesParams((previous) => ({ ...previous, tools: [...previous.tools, computer as never] }));
+    },
+  },
+});
 /** A tool source (MCP) given to the run with setMessagesParams when a login ends: its tools would be no steps. */
 const settingSourceInListener = durableToolRunner({
   name: 'replay-setting-source-in-listener',
@@ -240,6 +253,19 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     const sub = (server.requests[2]!.body as { messages: Array<{ content: unknown }> }).messages.at(-1)!.content;
     expect(sub).toEqual([expect.objectContaining({ tool_use_id: 'toolu_login', content: expect.stringMatching(/^TypeError: durableToolRunner: tool 'login' called runner.addTools\(\)/), is_error: true })]);
     expect(replayed.messages).toEqual(result.messages);
+  });
+
+  it('a toolset an onEvent listener gives the run with setMessagesParams is refused, as in the agent\'s tools: its calls would run again on recovery', async () => {
+    const server = await mockServer([
+      { content: [toolUse('login', { user: 'ada' }, 'toolu_login')] },
+      { content: [{ type: 'tool_use', id: 'toolu_shot', name: 'screenshot', input: {}, toolset_name: 'computer' } as never] },
+      { content: [text('No screen.')] },
+    ]);
+    mockUrl = server.url;
+    const { result, ranFirst, ranAgain } = await runAndReplay(settingToolsetInListener, `setting-toolset-in-listener-${Date.now()}`);
+    expect(ranAgain).toEqual([]);
+    expect(ranFirst).toEqual(['login']);
+    expect(result.messages[4]!.content).toEqual([expect.objectContaining({ tool_use_id: 'toolu_shot', is_error: true })]);
   });
 
   it('a tool source (MCP) an onEvent listener gives the run with setMessagesParams is refused, as in the agent\'s tools: its tools would run again on recovery', async () => {

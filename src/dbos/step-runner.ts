@@ -3,7 +3,7 @@
  * is `event.runner`, a `WeakMap` keyed by the run finds it), whose changes a tool's step may not make.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { TOOL_SOURCES_NOT_DURABLE } from '../agent-link.js';
+import { TOOLSETS_NOT_DURABLE, TOOL_SOURCES_NOT_DURABLE } from '../agent-link.js';
 import type { AnyTool, Runner } from '../surface.js';
 import { isToolSource } from '../tool-set.js';
 import { isRunnableToolset } from '../toolsets.js';
@@ -39,7 +39,10 @@ export function durableRunner(runner: Runner, asStep: (tool: AnyTool) => AnyTool
   // (Params the runner refuses go as they are, for its error.)
   const withSteps = (params: unknown) => {
     const tools = typeof params === 'object' && params !== null ? (params as { tools?: unknown }).tools : undefined;
-    return Array.isArray(tools) ? { ...(params as object), tools: steps(tools) } : params;
+    if (!Array.isArray(tools)) return params;
+    // A toolset's calls would be no steps either (addTools refuses one itself).
+    if (tools.some(isRunnableToolset)) throw new TypeError(`durableToolRunner: ${TOOLSETS_NOT_DURABLE}`);
+    return { ...(params as object), tools: steps(tools) };
   };
   for (const key of CHANGES_THE_RUN) {
     const own = (runner[key] as (...args: unknown[]) => unknown).bind(runner);
