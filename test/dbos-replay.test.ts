@@ -8,7 +8,7 @@ import { DBOS, DBOSClient } from '@dbos-inc/dbos-sdk';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { type RunnerEvent, agentTool, tool } from 'tool-runner';
-import { type DurableRunResult, type DurableToolRunner, durableToolRunner } from 'tool-runner/dbos';
+import { type DurableRunResult, type DurableToolRunner, durableApprovals, durableToolRunner } from 'tool-runner/dbos';
 import { text, toolUse } from 'tool-runner/testing';
 import { createDatabase } from '../scripts/postgres.js';
 import { mockServer, unhandledDuring } from './helpers.js';
@@ -118,6 +118,10 @@ const clerk = agentTool({
 });
 const addingInSubAgent = durableToolRunner({ name: 'replay-adding-in-sub-agent', client, tools: [clerk], options: addQueryAfterLogin(true) });
 
+/** A refund that waits for approval: the run is cancelled while it waits. */
+const refund = tool({ name: 'refund', description: 'Refunds an order', inputSchema: z.object({ order: z.string() }), needsApproval: true, run: async () => (ran.push('refund'), 'refunded') });
+const refunds = durableToolRunner({ name: 'replay-refunds', client, tools: [refund] });
+
 /** A client made by an async function: each run fails, saying so. */
 const asyncClient = durableToolRunner({ name: 'replay-async-client', client: (async () => client()) as never, tools: [login] });
 /** An async function whose promise rejects (no API key, say): its rejection is not left unhandled (Node ends the worker on one). */
@@ -162,6 +166,20 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
 
   it('a client made by an async function: the run fails saying the function returned a promise (not that the client has no messages API)', async () => {
     await expect(asyncClient.run(`async-client-${Date.now()}`, params)).rejects.toThrow("durableToolRunner 'replay-async-client': `client` returned a promise; the function must return the client itself");
+  });
+
+  it('a run cancelled while a call waits for approval lists none waiting, and a decision for it says the run has ended', async () => {
+    const server = await mockServer([{ content: [toolUse('refund', { order: 'A-1' }, 'toolu_refund')] }, { content: [text('Refunded.')] }]);
+    mockUrl = server.url;
+    const id = `cancelled-${Date.now()}`;
+    await refunds.start(id, params);
+    const approvals = durableApprovals(dbos, id);
+    expect((await approvals.pending({ timeoutSeconds: 10 })).map((call) => call.id)).toEqual(['toolu_refund']);
+    await dbos.cancelWorkflow(id);
+    expect(await approvals.pending()).toEqual([]);
+    expect(await durableApprovals(DBOS, id).pending()).toEqual([]);
+    await expect(approvals.approve('toolu_refund')).rejects.toThrow(`approve: run '${id}' has ended (CANCELLED): no call of it waits for approval`);
+    expect(ran).not.toContain('refund');
   });
 
   it("a tool's step may not change its run (a recovery would lose the change): the model reads why, and a replay reads the same", async () => {

@@ -25,7 +25,12 @@ export function sentTooLate(decision: SentDecision, deadline: number): boolean {
 export interface DurableMessenger {
   send<T>(destinationID: string, message: T, topic?: string, idempotencyKey?: string): Promise<void>;
   getEvent<T>(workflowID: string, key: string, options?: number | { timeoutSeconds?: number }): Promise<T | null>;
+  /** `DBOS` and a `DBOSClient` have it: a run that ended (cancelled, say) waits for no call, whatever it published last. */
+  retrieveWorkflow?(workflowID: string): { getStatus(): Promise<{ status: string } | null> };
 }
+
+/** The statuses of a run that has ended: it reads no decision again. */
+const ENDED = new Set(['SUCCESS', 'ERROR', 'CANCELLED', 'MAX_RECOVERY_ATTEMPTS_EXCEEDED']);
 
 /** The approvals of one durable run. */
 export interface DurableApprovals {
@@ -55,12 +60,19 @@ export interface DurableApprovals {
  */
 export function durableApprovals(dbos: DurableMessenger, workflowId: string): DurableApprovals {
   if (typeof workflowId !== 'string' || workflowId === '') throw new TypeError('durableApprovals: the workflow id must be a non-empty string');
-  const published = async () => (await dbos.getEvent<PendingApproval[]>(workflowId, PENDING_EVENT, { timeoutSeconds: 0 })) ?? [];
+  /** The calls the run waits for: those it published last, none once it has ended (a cancelled run's list stayed as it was). */
+  const published = async (): Promise<{ calls: PendingApproval[]; ended?: string }> => {
+    const calls = (await dbos.getEvent<PendingApproval[]>(workflowId, PENDING_EVENT, { timeoutSeconds: 0 })) ?? [];
+    if (calls.length === 0 || typeof dbos.retrieveWorkflow !== 'function') return { calls };
+    const status = (await dbos.retrieveWorkflow(workflowId).getStatus())?.status;
+    return status !== undefined && ENDED.has(status) ? { calls: [], ended: status } : { calls };
+  };
   // Stamped with when it was sent: a run that reads it after its deadline (no worker was alive then) takes it if it came in time.
   const decide = async (toolUseId: string, method: 'approve' | 'deny', decision: ApprovalDecision) => {
     // A call the run waits for, as runner.approve / runner.deny take (a typo's decision waited for no call, and the run
     // waited out approvalTimeoutSeconds). A call decided and not read by the run yet is still listed: sent again, harmless.
-    const waiting = await published();
+    const { calls: waiting, ended } = await published();
+    if (ended) throw new Error(`${method}: run '${workflowId}' has ended (${ended}): no call of it waits for approval`);
     if (!waiting.some((call) => call.id === toolUseId)) {
       const listed = waiting.map((call) => `${call.id} (${call.name})`).join(', ') || 'none';
       throw new Error(`${method}: tool call '${toolUseId}' is not waiting for approval in run '${workflowId}'. Calls waiting for approval: ${listed}`);
@@ -71,8 +83,8 @@ export function durableApprovals(dbos: DurableMessenger, workflowId: string): Du
     async pending({ timeoutSeconds = 0 } = {}) {
       const deadline = Date.now() + timeoutSeconds * 1000;
       for (;;) {
-        const calls = await published();
-        if (calls.length > 0 || Date.now() >= deadline) return calls;
+        const { calls, ended } = await published();
+        if (calls.length > 0 || ended || Date.now() >= deadline) return calls;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     },
