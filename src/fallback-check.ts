@@ -3,6 +3,7 @@
  * in an outage, when the entry is first sent to (a request the API refuses, or none at all).
  */
 import { canSend } from './client.js';
+import { namesOutputFormat } from './output.js';
 import { described, misspeltName, oneEditApart, oneSwapApart, wrongValue } from './described.js';
 
 /** What an entry may not hold, and why. */
@@ -52,8 +53,7 @@ function checkEntry(entry: unknown, where: string, optionKeys: ReadonlySet<strin
   }
   if (system !== undefined && typeof system !== 'string' && !Array.isArray(system)) throw wrongValue(system, `${where}.system must be a string or an array of text blocks`);
   // Beside options.output's format, an entry's own would be replaced in silence (output_config.format), or sent with it: the SDK refuses the pair.
-  const { output_config: config, output_format: format } = entry as Record<string, unknown>;
-  if (output && (format != null || (typeof config === 'object' && config !== null && (config as { format?: unknown }).format != null))) {
+  if (output && namesOutputFormat(entry as Record<string, unknown>)) {
     throw new TypeError(`${where}: options.output and a format of the entry's own (output_config.format or output_format) were both given; keep options.output, which every entry's requests carry as output_config.format`);
   }
   for (const key of Object.keys(entry)) {

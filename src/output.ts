@@ -15,6 +15,12 @@ import { textOf } from './text.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
 import { thrownMessage } from './described.js';
 
+/** Whether `params` (a run's, or a fallback entry's) give a structured output format of their own: `output_config.format` or `output_format`. */
+export function namesOutputFormat(params: Record<string, unknown>): boolean {
+  const config = params['output_config'] as { format?: unknown } | null | undefined;
+  return config?.format != null || params['output_format'] != null;
+}
+
 /**
  * What `options.output` takes: a zod / Standard Schema / JSON Schema object schema. (A zod schema of another type,
  * `z.string()` say, is a TypeError when the runner is made: typed by its output, a `.transform()` to any value is fine.)

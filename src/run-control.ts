@@ -11,7 +11,7 @@ import type { LeveledLogger } from './log.js';
 import { LoopGuard, type LoopGuardJSON } from './loop-guard.js';
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { OutputError } from './errors.js';
-import { DEFAULT_OUTPUT_REPAIRS, RunOutput } from './output.js';
+import { DEFAULT_OUTPUT_REPAIRS, RunOutput, namesOutputFormat } from './output.js';
 import { type RunControlOptions, checkRunControlOptions } from './run-control-options.js';
 import type { RunState } from './run-state.js';
 import type { RunControlJSON } from './snapshot.js';
@@ -355,8 +355,7 @@ interface Admissions {
 
 /** `options.output` and a format in the params: one would silently replace the other. */
 function rejectTwoFormats(apiParams: Record<string, unknown>, where = 'toolRunner'): void {
-  const config = apiParams['output_config'] as { format?: unknown } | null | undefined;
-  if (config?.format != null || apiParams['output_format'] != null) {
+  if (namesOutputFormat(apiParams)) {
     throw new TypeError(
       `${where}: options.output and a format in the params (output_config.format or output_format) were both given; keep one: options.output is sent as output_config.format and parsed into runner.output`,
     );
