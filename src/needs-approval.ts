@@ -5,6 +5,7 @@
  * timeout (`timeoutMs`: a `StepTimedOut`).
  */
 import { described } from './described.js';
+import { isThenable } from './completion.js';
 import { STOPPED, StepTimedOut, stepWithin, timeoutReason } from './guards.js';
 import { tie } from './on-abort.js';
 import { HookError } from './hooks.js';
@@ -19,7 +20,7 @@ export async function needsApproval(tool: RunnableTool, input: unknown, context:
   const untie = own && tie(own, context.signal);
   try {
     answer = rule(input, own ? { ...context, signal: own.signal } : context);
-    if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
+    if (isThenable(answer)) {
       answer = await stepWithin(Promise.resolve(answer), context.signal, timeoutMs, () => own?.abort(timeoutReason(timeoutMs!)));
     }
   } catch (error) {

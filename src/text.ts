@@ -1,4 +1,5 @@
 /** `textOf(message)`: the text of a reply, for the many programs that print or check it. */
+import { isThenable } from './completion.js';
 
 /**
  * The text blocks of a message, a message param or a tool result, joined; `''` without any.
@@ -24,7 +25,7 @@ function notAMessage(value: unknown): '' {
   if (typeof (value as { finalMessage?: unknown } | undefined)?.finalMessage === 'function') {
     throw new TypeError('textOf() was given a stream: pass it the message, textOf(await stream.finalMessage())');
   }
-  if (typeof (value as { then?: unknown } | undefined)?.then === 'function') {
+  if (isThenable(value)) {
     throw new TypeError('textOf() was given a promise (a runner not awaited?): await it first, textOf(await runner)');
   }
   return '';

@@ -4,6 +4,7 @@
  */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { described } from './described.js';
+import { isThenable } from './completion.js';
 import { checkTimeoutMs, untilAborted } from './guards.js';
 import type { AnyTool, RunnableTool, ToolEntry, ToolSource } from './surface.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
@@ -164,7 +165,7 @@ function toolName(entry: AnyTool): string | undefined {
   if (typeof entry !== 'object' || entry === null) {
     throw new TypeError(`toolRunner: every entry of tools must be an object (a tool), got ${described(entry)}: make a tool with tool({ name, inputSchema, run })`);
   }
-  if (typeof (entry as { then?: unknown }).then === 'function') {
+  if (isThenable(entry)) {
     throw new TypeError('toolRunner: an entry of tools is a promise: await it first (tools: [await mcpToolset(client)], say)');
   }
   const named = entry as { name?: unknown; mcp_server_name?: unknown };

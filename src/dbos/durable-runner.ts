@@ -23,6 +23,7 @@ import { PENDING_EVENT, type SentDecision, decisionTopic, sentTooLate } from './
 import { LiveText } from './live-text.js';
 import { durableRunner } from './step-runner.js';
 import { durableTool, stepClient } from './steps.js';
+import { ignore, isThenable } from '../completion.js';
 
 /**
  * The runner options a durable run takes: all but `approve` and `signal` (decisions come as DBOS
@@ -144,9 +145,9 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
     if (typeof config.client !== 'function') return config.client;
     const made: unknown = config.client();
     // (An async factory: the run failed with "the client has neither `beta.messages` nor `messages`", naming no promise.)
-    if (typeof (made as { then?: unknown } | null)?.then === 'function') {
+    if (isThenable(made)) {
       // Its rejection (no API key, say) is this run's failure, said below: left unhandled, Node would end the worker.
-      Promise.resolve(made).catch(() => {});
+      Promise.resolve(made).catch(ignore);
       throw new TypeError(`durableToolRunner '${name}': \`client\` returned a promise; the function must return the client itself, made at once (() => new Anthropic())`);
     }
     return made as ClientLike;

@@ -5,6 +5,7 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { described, misspeltName, nearNameOr, thrownMessage } from '../described.js';
+import { isThenable } from '../completion.js';
 
 /** A tool as the server lists it (`tools/list`): its MCP name, description, input schema, annotations. */
 export type McpTool = Awaited<ReturnType<Client['listTools']>>['tools'][number];
@@ -46,7 +47,7 @@ function kept(rule: (tool: McpTool) => boolean, entry: McpTool): boolean {
     throw new Error(`mcpToolset: the tools rule failed for the server's tool '${entry.name}': ${thrownMessage(error)}`, { cause: error });
   }
   if (typeof answer === 'boolean') return answer;
-  const promise = typeof (answer as { then?: unknown } | null)?.then === 'function' ? ' (a promise: the rule decides at once, as the tools are listed)' : '';
+  const promise = isThenable(answer) ? ' (a promise: the rule decides at once, as the tools are listed)' : '';
   throw new TypeError(`mcpToolset: the tools rule must answer true or false for each tool, got ${described(answer)}${promise} for '${entry.name}'`);
 }
 
