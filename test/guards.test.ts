@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { agentTool, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, sleep, wire } from './helpers.js';
+import { baseParams, mockServer, sleep, warningsDuring, wire } from './helpers.js';
 
 /** Counts the calls running at once: `most`, the most at any time. */
 function concurrencyMeter() {
@@ -228,10 +228,7 @@ describe('concurrency', () => {
 
 describe('many calls at once on one signal', () => {
   it("twenty calls of one reply under the run's signal: no MaxListenersExceededWarning (one listener per signal), and an abort still answers each", async () => {
-    const warnings: string[] = [];
-    const onWarning = (warning: Error) => warnings.push(warning.name);
-    process.on('warning', onWarning);
-    try {
+    const warnings = await warningsDuring(async () => {
       const controller = new AbortController();
       const calls = Array.from({ length: 20 }, (_, i) => toolUse('slow', { n: i }, `toolu_${i}`));
       const server = await mockServer([{ content: calls }, { content: [text('done')] }]);
@@ -254,20 +251,14 @@ describe('many calls at once on one signal', () => {
       const helpers = Array.from({ length: 12 }, (_, i) => toolUse('helper', { task: `t${i}` }, `toolu_h${i}`));
       const agents = await mockServer([{ content: helpers }, ...helpers.map(() => ({ content: [text('helped')], delayMs: 20 })), { content: [text('done')] }]);
       await toolRunner(agents.client(), { ...baseParams, tools: [helper] }, { signal: new AbortController().signal });
-      await sleep(10);
-      expect(warnings).not.toContain('MaxListenersExceededWarning');
-    } finally {
-      process.off('warning', onWarning);
-    }
+    });
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
   });
 });
 
 describe("many runs at once on one signal (a server's)", () => {
   it('fifteen runs with a request in flight hold one listener on the shared signal, not one a request (no MaxListenersExceededWarning); its abort still stops each', async () => {
-    const warnings: string[] = [];
-    const onWarning = (warning: Error) => warnings.push(warning.name);
-    process.on('warning', onWarning);
-    try {
+    const warnings = await warningsDuring(async () => {
       const shared = new AbortController();
       // Each request held by the server (stalled after its headers when streamed) until the shared signal aborts.
       const server = await mockServer(Array.from({ length: 15 }, (_, n) => (n % 2 ? { content: [text('late')], delayMs: 60_000 } : { content: [text('late')], stallAfterEvents: 0 })));
@@ -279,11 +270,8 @@ describe("many runs at once on one signal (a server's)", () => {
       shared.abort();
       for (const outcome of await Promise.all(runs)) expect(outcome).toBeInstanceOf(APIUserAbortError);
       expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
-      await sleep(10);
-      expect(warnings).not.toContain('MaxListenersExceededWarning');
-    } finally {
-      process.off('warning', onWarning);
-    }
+    });
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
   });
 
   it('their requests settled, the shared signal holds no listener of theirs', async () => {

@@ -61,6 +61,21 @@ export function wire(request: RecordedRequest): { body: any; messages: any[] } {
   return request as unknown as { body: any; messages: any[] };
 }
 
+/** The names of the process warnings (`MaxListenersExceededWarning`, say) emitted while `body` runs, and just after it. */
+export async function warningsDuring(body: () => Promise<void>): Promise<string[]> {
+  const warnings: string[] = [];
+  const record = (warning: Error) => warnings.push(warning.name);
+  process.on('warning', record);
+  try {
+    await body();
+    // (Node emits a warning on a later tick.)
+    await sleep(10);
+  } finally {
+    process.off('warning', record);
+  }
+  return warnings;
+}
+
 /** Runs `body`, then waits a little: the unhandled rejections seen meanwhile (a Node process ends on one). */
 export async function unhandledDuring(body: () => Promise<void>): Promise<unknown[]> {
   const unhandled: unknown[] = [];

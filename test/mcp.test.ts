@@ -15,7 +15,7 @@ import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { listingClientOf } from './fixtures/mcp-listing-server.js';
 import { buildServer, connectedClient } from './fixtures/mcp-server.js';
 import { inProcessClient as inProcess, statelessHttpClient } from './fixtures/mcp-clients.js';
-import { baseParams, mockServer, sleep, wire } from './helpers.js';
+import { baseParams, mockServer, sleep, warningsDuring, wire } from './helpers.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -537,17 +537,11 @@ describe('MCP toolsets: bad options, misbehaving servers, tool changes', () => {
   });
 
   it('lists every page of a long list without warning of a listener leak; a server that gives a cursor twice is a clear error, not a listing without end', async () => {
-    const warnings: string[] = [];
-    const onWarning = (warning: Error) => warnings.push(warning.name);
-    process.on('warning', onWarning);
-    try {
+    const warnings = await warningsDuring(async () => {
       const toolset = await mcpToolset(await pagedClient(12));
       expect((await toolset.tools()).map((entry) => entry.name)).toEqual(Array.from({ length: 12 }, (_, n) => `tool_${n}`));
       await toolset.refresh();
-      await sleep(10);
-    } finally {
-      process.off('warning', onWarning);
-    }
+    });
     expect(warnings).not.toContain('MaxListenersExceededWarning');
     await expect(mcpToolset(await pagedClient(3, true))).rejects.toThrow("tool-runner/mcp: the server gave the tools/list cursor '2' twice; its listing would never end");
   });
