@@ -61,31 +61,26 @@ export function wire(request: RecordedRequest): { body: any; messages: any[] } {
   return request as unknown as { body: any; messages: any[] };
 }
 
-/** The names of the process warnings (`MaxListenersExceededWarning`, say) emitted while `body` runs, and just after it. */
-export async function warningsDuring(body: () => Promise<void>): Promise<string[]> {
-  const warnings: string[] = [];
-  const record = (warning: Error) => warnings.push(warning.name);
-  process.on('warning', record);
+/** What the process emitted as `event` while `body` ran, and in the `settleMs` after it (Node emits both on a later tick). */
+async function processEventsDuring(event: 'warning' | 'unhandledRejection', settleMs: number, body: () => Promise<void>): Promise<unknown[]> {
+  const seen: unknown[] = [];
+  const record = (value: unknown) => seen.push(value);
+  process.on(event, record);
   try {
     await body();
-    // (Node emits a warning on a later tick.)
-    await sleep(10);
+    await sleep(settleMs);
   } finally {
-    process.off('warning', record);
+    process.off(event, record);
   }
-  return warnings;
+  return seen;
+}
+
+/** The names of the process warnings (`MaxListenersExceededWarning`, say) emitted while `body` runs, and just after it. */
+export async function warningsDuring(body: () => Promise<void>): Promise<string[]> {
+  return (await processEventsDuring('warning', 10, body)).map((warning) => (warning as Error).name);
 }
 
 /** Runs `body`, then waits a little: the unhandled rejections seen meanwhile (a Node process ends on one). */
-export async function unhandledDuring(body: () => Promise<void>): Promise<unknown[]> {
-  const unhandled: unknown[] = [];
-  const record = (reason: unknown) => unhandled.push(reason);
-  process.on('unhandledRejection', record);
-  try {
-    await body();
-    await sleep(50);
-  } finally {
-    process.off('unhandledRejection', record);
-  }
-  return unhandled;
+export function unhandledDuring(body: () => Promise<void>): Promise<unknown[]> {
+  return processEventsDuring('unhandledRejection', 50, body);
 }
