@@ -273,30 +273,16 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     expect(replayed.messages).toEqual(result.messages);
   });
 
-  it('a toolset an onEvent listener gives the run with setMessagesParams is refused, as in the agent\'s tools: its calls would run again on recovery', async () => {
-    const server = await mockServer([
-      { content: [toolUse('login', { user: 'ada' }, 'toolu_login')] },
-      { content: [{ type: 'tool_use', id: 'toolu_shot', name: 'screenshot', input: {}, toolset_name: 'computer' } as never] },
-      { content: [text('No screen.')] },
-    ]);
+  it.each([
+    ['a toolset', () => settingToolsetInListener, { type: 'tool_use', id: 'toolu_shot', name: 'screenshot', input: {}, toolset_name: 'computer' }],
+    ['a tool source (MCP)', () => settingSourceInListener, toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')],
+  ] as const)("%s an onEvent listener gives the run with setMessagesParams is refused, as in the agent's tools: its calls would run again on recovery", async (what, agent, call) => {
+    const server = await mockServer([{ content: [toolUse('login', { user: 'ada' }, 'toolu_login')] }, { content: [call as never] }, { content: [text('No tool.')] }]);
     mockUrl = server.url;
-    const { result, ranFirst, ranAgain } = await runAndReplay(settingToolsetInListener, `setting-toolset-in-listener-${Date.now()}`);
+    const { result, ranFirst, ranAgain } = await runAndReplay(agent(), `setting-${what.split(' ')[1]}-in-listener-${Date.now()}`);
     expect(ranAgain).toEqual([]);
     expect(ranFirst).toEqual(['login']);
-    expect(result.messages[4]!.content).toEqual([expect.objectContaining({ tool_use_id: 'toolu_shot', is_error: true })]);
-  });
-
-  it('a tool source (MCP) an onEvent listener gives the run with setMessagesParams is refused, as in the agent\'s tools: its tools would run again on recovery', async () => {
-    const server = await mockServer([
-      { content: [toolUse('login', { user: 'ada' }, 'toolu_login')] },
-      { content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] },
-      { content: [text('No tool.')] },
-    ]);
-    mockUrl = server.url;
-    const { result, ranFirst, ranAgain } = await runAndReplay(settingSourceInListener, `setting-source-in-listener-${Date.now()}`);
-    expect(ranAgain).toEqual([]);
-    expect(ranFirst).toEqual(['login']);
-    expect(result.messages[4]!.content).toEqual([expect.objectContaining({ tool_use_id: 'toolu_query', is_error: true })]);
+    expect(result.messages[4]!.content).toEqual([expect.objectContaining({ tool_use_id: (call as { id: string }).id, is_error: true })]);
   });
 
   it('a tool an onEvent listener gives the run with setMessagesParams is a step too, as one it adds with addTools', async () => {
