@@ -7,43 +7,41 @@
  * The loop reads top to bottom here; each step is a room of its own (docs/architecture.md):
  * the state a snapshot captures (run-state.ts), the turn's request (turn.ts), the answering of a
  * message's calls (call-answers.ts), compaction (compactions.ts), the completion (completion.ts).
- * The wiring of those rooms and the methods the loop body calls are in runner-controls.ts.
+ * What follows the loop body each turn (the reply kept, its calls answered) is after-body.ts; the
+ * wiring of the rooms and the methods the loop body calls are in runner-controls.ts.
  */
 import { AnthropicError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import { type ClientLike, providerOf } from './client.js';
 import { type Settleable, settleable } from './completion.js';
-import { keptReply, toolUsesOf } from './history.js';
-import { appendedTo, placeAfterReply } from './late-change.js';
+import { toolUsesOf } from './history.js';
+import { placeAfterReply } from './late-change.js';
 import type { ToolRunnerOptions } from './options.js';
-import { RunnerControls } from './runner-controls.js';
+import { RunnerAfterBody } from './after-body.js';
 import { runSignal } from './run-context.js';
-import { type RunExit, handBackHistory } from './sdk-thread.js';
 import type { RunnerSnapshot } from './snapshot.js';
-import { type StoppedBy, nextStepFor, stoppedByFailure } from './stop-reason.js';
+import { type StoppedBy, stoppedByFailure } from './stop-reason.js';
 import { AWAITED_IN_BODY, changedAfterEndText, noReplyReason, replyFailure } from './run-end.js';
 import type { PassEnd } from './sdk-spans.js';
 import type { RunnableTool, RunnerParams } from './surface.js';
-import { type Turn, resultsGivenInBody } from './turn-state.js';
-import type { BetaMessage, BetaMessageParam } from './types.js';
+import type { BetaMessage } from './types.js';
 
 export type { ToolRunnerOptions } from './options.js';
 
 /** What one iteration yields: the message, or its `MessageStream` when `stream: true`. */
 export type RunnerItem<Stream extends boolean> = Stream extends true ? BetaMessageStream : BetaMessage;
 
+/** The options of a run given none: one object for every such run, since a run only reads its options. */
+const NO_OPTIONS: ToolRunnerOptions = Object.freeze({});
+
 /**
  * The agentic loop: iterate it (each assistant message, or its stream with `stream: true`) or
  * `await` it (the last message). `Output` is the type of `runner.output` (`options.output`'s schema).
  */
-/** The options of a run given none: one object for every such run, since a run only reads its options. */
-const NO_OPTIONS: ToolRunnerOptions = Object.freeze({});
 
-export class ToolRunner<Stream extends boolean = false, Output = unknown> extends RunnerControls implements AsyncIterable<RunnerItem<Stream>> {
+export class ToolRunner<Stream extends boolean = false, Output = unknown> extends RunnerAfterBody implements AsyncIterable<RunnerItem<Stream>> {
   #consumed = false;
   #completion: Settleable<BetaMessage> | undefined;
-  /** Over an SDK thread, the calls started by the reply the run failed on, with their answers (the thread may keep it). */
-  #startedBeforeBreak: ReadonlyMap<string, string> | undefined;
 
   /** Use `toolRunner()` or `resumeToolRunner()`; `snapshot` is for the latter. (`stream: true` in the params types the items as streams.) */
   constructor(client: ClientLike, params: RunnerParams & { stream?: Stream | undefined }, options: ToolRunnerOptions = NO_OPTIONS, snapshot?: RunnerSnapshot, supplied?: (name: string) => RunnableTool) {
@@ -109,7 +107,10 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         const sent = this.compactions.send(resuming, lastCompaction ? stop : undefined);
         const turn = sent instanceof Promise ? await sent : sent;
         this.turn = turn;
-        turn.message.then(() => (this.requestFailure = undefined), (error: unknown) => (this.requestFailure = { error }));
+        turn.message.then(
+          () => (this.requestFailure = undefined),
+          (error: unknown) => (this.requestFailure = { error }),
+        );
         try {
           const item = this.state.settings.stream ? turn.stream : await turn.message;
           // In the body only once it holds the item (a whole reply that failed never reached it).
@@ -117,7 +118,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           yield item as RunnerItem<Stream>;
           turn.inBody = false;
           turn.afterBody = true;
-          const next = await this.#finishTurn(turn);
+          const next = await this.finishTurn(turn);
           // Appended late after a reply that asks for no tools (its results take them along: late-change.ts).
           if (this.state.late && next !== 'pending') placeAfterReply(this.state.messages, this.state.late);
           // The run stops on this reply: the calls it started while streaming end before the run does.
@@ -138,7 +139,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
           if (turn.inBody && turn.tookControl) this.state.dropBodyRepeats(turn.historyBefore ?? [], turn.reply);
           // A reply not kept (the body left it, or it failed): the calls it started while streaming stop and end first.
           // Over an SDK thread, which may keep a reply the run failed on: the calls it started are answered there as not kept.
-          if (this.overSdkThread && turn.reply === undefined) this.#startedBeforeBreak = this.answers.startedBeforeBreak();
+          if (this.overSdkThread && turn.reply === undefined) this.startedBeforeBreak = this.answers.startedBeforeBreak();
           const abandoned = turn.inBody || turn.reply === undefined ? this.answers.abandonEager() : undefined;
           if (abandoned) await abandoned;
           // Calls the body was told wait (`generateToolResponse()`) wait no more unless the history it left ends with them.
@@ -158,7 +159,7 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
       throw error;
     } finally {
       this.answers.eagerFollow(undefined);
-      this.#handBackHistory(failedInBody || (!failed && stop === undefined) ? 'left' : failed ? 'failed' : 'ended');
+      this.handBackHistory(failedInBody || (!failed && stop === undefined) ? 'left' : failed ? 'failed' : 'ended');
       // The SDK-style span ends as the SDK's does when the body leaves, with no status (the request's span has the error).
       if (failedInBody) this.#failed(failedInBody.error, undefined, 'closed');
       // A `break` in the loop body ends the run too: it resolves to the last reply.
@@ -191,114 +192,6 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     this.state.late = { at: this.state.messages.length - held.length, count: held.length };
   }
 
-  /** After the loop body: append the reply and its tool results (unless the body took control). */
-  async #finishTurn(turn: Turn): Promise<'continue' | 'resume' | 'stop' | 'pending'> {
-    if (turn.compaction) {
-      // What the program appended to an SDK thread meanwhile goes after the summary, as in the SDK's runner.
-      const added = this.takeThreadChanges(true);
-      this.compactions.adoptServerCompaction(await turn.message);
-      if (added.length > 0 && this.state.messages.at(-1) !== added.at(-1)) this.state.messages.push(...added);
-      return 'continue';
-    }
-    if (!turn.tookControl) {
-      const reply = turn.reply ?? (await turn.message);
-      turn.afterBody = false;
-      // Changed late (after the body, while the reply came): appended messages go after the reply, or the reply goes.
-      const late = turn.sentHistory && this.#takeLateChange(turn, turn.sentHistory, reply);
-      if (late) return late;
-    }
-    if (!turn.tookControl) {
-      const reply = turn.reply ?? (await turn.message);
-      // On a message thread a refused turn is not kept: the next request replays without it (the SDK's rule).
-      if (reply.stop_reason === 'refusal' && this.state.dropsRefusals) {
-        // The calls it started while streaming stop with it, as for any reply not kept.
-        const abandoned = this.answers.abandonEager();
-        if (abandoned) await abandoned;
-        return this.#ends(reply, undefined);
-      }
-      const { kept, renamed } = keptReply(reply);
-      // An empty reply (or one of blank text only) is not kept either: the API takes empty content only
-      // in the last message, and a paused one goes back as the history was.
-      if (kept.content.length === 0) {
-        // The server's thread holds the reply the history does not: only a request that adds nothing goes on from it.
-        this.run.thread.notKept(reply);
-        return nextStepFor(reply.stop_reason) === 'resume' ? 'resume' : this.#ends(reply, undefined);
-      }
-      for (const [id, text] of renamed) this.state.markNotRun(id, text);
-      // The server's thread holds the reply with its repeated ids: the next request replays the history as kept.
-      if (renamed.size > 0) this.run.thread.restart();
-      this.state.messages.push(kept);
-      if (this.state.late) this.state.late.reply = kept;
-      this.state.recordReply(reply, kept);
-      const step = nextStepFor(reply.stop_reason);
-      if (step === 'stop') return this.#ends(reply, kept);
-      if (step !== 'run_tools') return step;
-      // (Off an SDK thread, not even the call: an async step costs every turn.)
-      const answered = this.overSdkThread ? await this.#answeredOnThread(reply, kept) : undefined;
-      if (answered) return answered;
-    }
-    if (turn.tookControl) {
-      this.state.takeBodyHistory(turn.historyBefore ?? [], turn.reply);
-      // Over an SDK thread, the thread takes the history the body set once the body is done, as in the SDK's runner.
-      this.#handBackHistory('ended', false);
-      // The calls the reply started while it streamed, if the history no longer makes them, stop (and count no more) first.
-      const dropped = this.answers.abandonEagerIfDropped(this.state.messages.at(-1));
-      if (dropped) await dropped;
-      if (turn.inFlight) this.state.keepRanResults(await resultsGivenInBody(turn, this.state.messages));
-    }
-    const compaction = this.state.settings.compactionControl;
-    // The reply is owed its compaction check once its calls are answered (now, or when a stop for approval or a failure is over).
-    if (!turn.tookControl && compaction?.enabled && toolUsesOf(this.state.messages.at(-1)).length > 0) this.compactions.owe();
-    else if (compaction?.enabled) this.compactions.answered(compaction, this.state.lastMessage);
-    const answered = await this.answers.answerLastMessage(turn);
-    if (answered === 'none') {
-      if (!turn.tookControl) return this.#ends(turn.reply ?? (await turn.message), this.state.messages.at(-1));
-      this.control.bodyWentOn();
-    }
-    if (answered === 'pending') return 'pending';
-    if (this.compactions.owed) await this.compactions.afterAnswers(compaction, this.control.maySummarise());
-    return 'continue';
-  }
-
-  /**
-   * The caller changed the history after the loop body, while the reply came (late-change.ts): what it appended waits for
-   * the reply and its results; a history that no longer begins with the one sent drops the reply (the body's way), and
-   * ends the run when the reply did.
-   */
-  #takeLateChange(turn: Turn, sent: readonly BetaMessageParam[], reply: BetaMessage): Promise<'stop' | 'continue'> | undefined {
-    const added = appendedTo(sent, this.state.messages);
-    if (added) {
-      // Kept in the history before the reply (last while its calls are unanswered), then moved after its results.
-      if (added.length > 0) this.state.late = { at: sent.length, count: added.length };
-      return undefined;
-    }
-    if (nextStepFor(reply.stop_reason) === 'stop') return this.#ends(reply, undefined);
-    turn.tookControl = true;
-    turn.historyBefore = sent;
-    return undefined;
-  }
-
-  /**
-   * Over an SDK thread, results the program (or another run) appended to the thread past the reply answer its calls:
-   * the history takes them in (with what follows them), and none of the calls runs, as in the SDK's runner. Undefined
-   * when nothing answers them, or when what was taken in ends with calls of its own, which are answered as usual.
-   */
-  async #answeredOnThread(reply: BetaMessage, kept: BetaMessageParam): Promise<'continue' | 'stop' | undefined> {
-    if (this.takeThreadChanges(true).length === 0) return undefined;
-    const last = this.state.messages.at(-1)!;
-    const dropped = this.answers.abandonEagerIfDropped(last);
-    if (dropped) await dropped;
-    // The thread ended on a reply of another run over it: nothing to send, as in the SDK's runner.
-    if (last.role === 'assistant' && toolUsesOf(last).length === 0) return this.#ends(reply, kept);
-    this.control.bodyWentOn();
-    return last.role === 'user' ? 'continue' : undefined;
-  }
-
-  /** The run ends on the model's reply, unless its output gets a repair turn (`options.output`). */
-  async #ends(reply: BetaMessage, kept: BetaMessageParam | undefined): Promise<'stop' | 'continue'> {
-    return (await this.control.settle(reply, kept, runSignal(this.run))) === 'repair' ? 'continue' : 'stop';
-  }
-
   /** The run stopped on its final reply and its last compaction failed: the history still ends on that reply, and the compaction waits. */
   #stillEndingOn(): boolean {
     // (Before the messages appended late while the final answer came, which the compaction leaves out.)
@@ -321,20 +214,6 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     this.#settle().reject(error);
     this.#completion = undefined;
     this.run.emit?.({ type: 'run.end', runner: this, message: this.state.lastMessage, error });
-  }
-
-  /**
-   * A run over an SDK thread (`toolRunner(thread, …)`) leaves its whole history in the thread; `takingChanges`: with what
-   * the program changed on the thread first (not for a history the loop body set, which replaces the thread's).
-   */
-  #handBackHistory(exit: RunExit, takingChanges = exit !== 'left'): void {
-    try {
-      if (takingChanges) this.takeThreadChanges();
-      const notRun = this.#startedBeforeBreak ? new Map([...this.#startedBeforeBreak, ...(this.state.notRun ?? [])]) : this.state.notRun;
-      handBackHistory(this.run.client, this.state.messages, exit, notRun);
-    } catch (error) {
-      this.run.logger.warn(`The run's last messages could not be handed back to its thread: ${(error as Error).message}`);
-    }
   }
 
   #finish(): void {
