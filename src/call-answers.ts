@@ -6,7 +6,8 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ApprovalDecision, Approver, PendingApproval } from './approval.js';
 import { approvalAsker, runApprover } from './approver.js';
-import { type CallOutcome, type ExecutionContext, executeToolCall, refuseToolCall } from './execute.js';
+import { executeToolCall, refuseToolCall } from './execute.js';
+import type { CallOutcome, ExecutionContext } from './execution-context.js';
 import { type EagerStarts, eagerStarts, notKept, tieEager } from './eager-starts.js';
 import { Limiter } from './guards.js';
 import { errorResult, startedBeforeBreak, toolUsesOf } from './history.js';
@@ -20,7 +21,7 @@ import type { Answer, Turn } from './turn-state.js';
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
 import { ToolChanges } from './tool-changes.js';
 import type { ToolSet } from './tool-set.js';
-import { ToolsetSequences, familyOf, someToolsetCall, toolsetsOf } from './toolsets.js';
+import { ToolsetSequences, familyOf, isMalformedToolsetCall, someToolsetCall, toolsetsOf } from './toolsets.js';
 import { StartOrder } from './start-order.js';
 import { runToolsetMember } from './toolset-call.js';
 import type { BetaMessageParam, BetaToolResultBlockParam, BetaToolUseBlock, ToolResultMessage } from './types.js';
@@ -171,7 +172,7 @@ export class CallAnswers {
     const eager = this.#eagerNow();
     const context = this.#executionContext(eager.controller.signal, false);
     const toolsets = this.#toolsetsNow();
-    const malformed = isMalformedToolsetCall(toolUse, toolsets, context);
+    const malformed = isMalformedToolsetCall(toolUse, toolsets, context.tools);
     const family = malformed ? toolUse.name : familyOf(toolUse);
     if (family === undefined) {
       eager.started.push(this.#startCall(toolUse, context));
@@ -290,7 +291,7 @@ export class CallAnswers {
     const calls = this.#callsNow();
     if (family === undefined) {
       // A call named after a toolset, without `toolset_name`: a toolset call with malformed actions.
-      if (!isMalformedToolsetCall(use, toolsets, context)) return this.#startCall(use, context);
+      if (!isMalformedToolsetCall(use, toolsets, context.tools)) return this.#startCall(use, context);
       return calls.start(use, () => Promise.resolve({ result: sequences.malformed(use.name, use) }));
     }
     const started = calls.started(use.id);
@@ -392,9 +393,4 @@ export class CallAnswers {
 }
 
 const resultOf = (outcome: CallOutcome): BetaToolResultBlockParam => (outcome as { result: BetaToolResultBlockParam }).result;
-
-/** A call named after one of the run's toolsets, without `toolset_name`, and no tool of that name: a toolset call with malformed actions. */
-function isMalformedToolsetCall(use: BetaToolUseBlock, toolsets: ReadonlyMap<string, BetaRunnableToolset>, context: ExecutionContext): boolean {
-  return familyOf(use) === undefined && toolsets.has(use.name) && !context.tools.has(use.name);
-}
 

@@ -1,5 +1,5 @@
 /** The calls a reply starts while it streams (`runToolsEagerly`): their own abort, and their outcomes. */
-import type { CallOutcome } from './execute.js';
+import type { CallOutcome } from './execution-context.js';
 import { tie } from './on-abort.js';
 
 export interface EagerStarts {

@@ -7,68 +7,22 @@ import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { AGENT_RESUME, AGENT_RUNNING, AgentPending, type AgentRunning, LentFailed, StepFailed, isAgentTool } from './agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, deniedText, timedOutMsOf } from './approval.js';
 import { ApprovalTimedOut } from './approver.js';
-import { type Limiter, NEVER_ABORTED, type RunOutcome, STOPPED, StepTimedOut, ownSignal, runWithGuards, stepWithin, withOwnSignal } from './guards.js';
+import { NEVER_ABORTED, type RunOutcome, STOPPED, StepTimedOut, ownSignal, runWithGuards, stepWithin, withOwnSignal } from './guards.js';
 import { abortedText, abortedUnstartedText, approvalTimedOutText, stepTimedOutText, stoppedForLog, stoppedText } from './call-texts.js';
 import { needsApproval } from './needs-approval.js';
-import { type Hooks, HookError, type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
-import { abortedWaitingText, errorResult, textOnlyError } from './history.js';
-import { setContentToSend } from './result-sent.js';
+import { type ToolCall, type ToolCallOverride, callHook, checkOverride } from './hooks.js';
+import { abortedWaitingText, errorResult } from './history.js';
 import { openApprovals } from './nested-approvals.js';
-import type { RunnerEvent } from './events.js';
-import type { LeveledLogger } from './log.js';
 import { invalidResultKind } from './result-kind.js';
 import { plainName, safeJson } from './described.js';
-import { withoutRetryHint } from './schema.js';
 import { validateInput } from './tool-input.js';
-import type { RunScope } from './scope.js';
 import type { HeldCall } from './snapshot.js';
-import type { RunnableTool, Runner, ToolContext } from './surface.js';
+import type { CallOutcome, ExecutionContext } from './execution-context.js';
+import { endsSeen, failed, finished, heldCall, invalid, thrownAfter, waiting } from './call-end.js';
+import type { RunnableTool, ToolContext } from './surface.js';
 import { isToolError, thrownForLog, thrownValueToContent } from './tool-error.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock, ToolResultContent } from './types.js';
-import { cutText } from './cut.js';
-import { STEP_STARTED, type StartOrder } from './start-order.js';
-
-/** What running one call needs from the runner. */
-export interface ExecutionContext {
-  tools: ReadonlyMap<string, RunnableTool>;
-  logger: LeveledLogger;
-  signal: AbortSignal | undefined;
-  iteration: number;
-  runner: Runner;
-  hooks: Hooks | undefined;
-  /** Emits lifecycle events, when something listens. */
-  emit: ((event: RunnerEvent) => void) | undefined;
-  /** Asks the run's approver (`approvalAsker`: one question at a time, within `timeLimit` ms once asked; `given`: the onToolCall hook's input, what an edit starts from); none without one. */
-  askApproval: ((call: ToolCall, signal: AbortSignal, timeLimit: number | undefined, given: { given: unknown } | undefined) => Promise<ApprovalDecision>) | undefined;
-  /** Decisions taken with runner.approve / runner.deny, by tool_use id. */
-  decisions: ReadonlyMap<string, ApprovalDecision>;
-  toolTimeoutMs: number | undefined;
-  maxToolResultChars: number;
-  limiter: Limiter | undefined;
-  /** Runs each call inside the context of its span, when something traces. */
-  scope: RunScope | undefined;
-  /** The calls are the caller's `generateToolResponse()`, not the loop's. */
-  byCaller: boolean;
-  /** Where a call's result is kept once known, before a hook or an observer sees it (a snapshot taken there holds it). */
-  results: CallResults;
-  /** In a durable run, the order the reply's calls start their tools in (the model's). */
-  startOrder?: StartOrder | undefined;
-}
-
-/** The results of a message's calls as the snapshot keeps them (tool-calls.ts). */
-export interface CallResults {
-  /** The tool finished; the `onToolResult` hook has not (a resumed run runs only the hook again). */
-  keepRan(id: string, result: BetaToolResultBlockParam): void;
-  /** The call is done: its result as sent (never run again). */
-  keepSettled(id: string, result: BetaToolResultBlockParam): void;
-  /** The call waits for a decision: its state (a sub-agent's, with its finished calls) goes on from here. */
-  keepHeld(call: HeldCall): void;
-  /** The call's sub-agent runs (its state, as a snapshot would hold it), or no longer does. */
-  keepRunning(id: string, state: (() => HeldCall) | undefined): void;
-}
-
-/** A call ends with its result, or waits for a decision (no `options.approve`). */
-export type CallOutcome = { result: BetaToolResultBlockParam; /** Cut short by an abort (not a failure). */ cancelled?: boolean } | { pending: HeldCall };
+import { STEP_STARTED } from './start-order.js';
 
 /**
  * Runs one call. `held` is a call that waited for approval: its input was validated and its
@@ -87,29 +41,6 @@ export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionCon
   if (!scope) return seen();
   const scoped = { runner: context.runner, call, tool, signal: context.signal, byCaller: context.byCaller };
   return scope.toolCall(scoped, seen);
-}
-
-/** The call's answer, whose failure (a hook, the approver, a validator threw) listeners see end the call too. */
-async function endsSeen(answer: () => Promise<CallOutcome>, call: ToolCall, context: ExecutionContext): Promise<CallOutcome> {
-  try {
-    return await answer();
-  } catch (error) {
-    context.emit?.({ type: 'tool.end', runner: context.runner, call, error });
-    throw error;
-  }
-}
-
-/** The results of calls whose tool had finished when a hook threw, by the error: a retry runs only the hooks. */
-const resultsBefore = new WeakMap<object, BetaToolResultBlockParam>();
-
-/** The result a call's tool produced before `error` (a hook's) was thrown; none if the tool had not finished. */
-export function resultBeforeFailure(error: unknown): BetaToolResultBlockParam | undefined {
-  return typeof error === 'object' && error !== null ? resultsBefore.get(error) : undefined;
-}
-
-function thrownAfter(result: BetaToolResultBlockParam, error: unknown): unknown {
-  if (typeof error === 'object' && error !== null) resultsBefore.set(error, result);
-  return error;
 }
 
 /**
@@ -281,83 +212,6 @@ async function askApprover(tool: RunnableTool, call: ToolCall, context: Executio
     throw asked.thrown;
   }
   return asked.ok ? (asked.value as ApprovalDecision) : { decision: 'deny' };
-}
-
-/**
- * The call's result as it is sent: cut to size, shown to the `onToolResult` hook, then to observers
- * (once: a hook that throws ends the call with its error instead, `endsSeen`).
- */
-function finished(
-  result: BetaToolResultBlockParam,
-  call: ToolCall,
-  context: ExecutionContext,
-  // Cut short by an abort, or not, as the result came: a tool that failed before the run aborted (while a hook ran) failed.
-  cancelled = result.is_error === true && context.signal?.aborted === true,
-): CallOutcome | Promise<CallOutcome> {
-  if (result.is_error && result.content !== undefined) result.content = textOnlyError(result.content);
-  const uncut = setContentToSend(result, context.maxToolResultChars);
-  if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
-  if (context.hooks?.onToolResult) context.results.keepRan(call.id, { ...result, content: uncut } as BetaToolResultBlockParam);
-  const observed = callHook(context.hooks, 'onToolResult', context.signal, result, call);
-  if (!observed) return ended(result, call, context, cancelled);
-  return observed.then(
-    () => ended(result, call, context, cancelled),
-    // The run aborted while the hook ran: the call is answered with its result all the same (the run then
-    // rejects). A hook that failed: a retry cuts it again, the result as the tool gave it.
-    (error: unknown) => (error instanceof APIUserAbortError ? ended(result, call, context, cancelled) : Promise.reject(thrownAfter({ ...result, content: uncut } as BetaToolResultBlockParam, error))),
-  );
-}
-
-function ended(result: BetaToolResultBlockParam, call: ToolCall, context: ExecutionContext, cancelled: boolean): CallOutcome {
-  if (context.emit) {
-    context.results.keepSettled(call.id, result);
-    context.emit(toolEnd(call, result, context, cancelled));
-  }
-  return cancelled ? { result, cancelled } : { result };
-}
-
-/** The `tool.end` of a call with its result; `cancelled`: an error result made once the call's signal aborted. */
-export function toolEnd(call: ToolCall, result: BetaToolResultBlockParam, context: ExecutionContext, cancelled: boolean): RunnerEvent {
-  return cancelled
-    ? { type: 'tool.end', runner: context.runner, call, result, cancelled: true }
-    : { type: 'tool.end', runner: context.runner, call, result };
-}
-
-/** The issues an invalid input's message names, for the log: on one line, at most 300 characters. */
-function issuesText(message: ToolResultContent): string {
-  const whole = typeof message === 'string' ? message : message.map((block) => (block.type === 'text' ? block.text : '')).join(' ');
-  // (Without the hint to the model, which means nothing in a log.)
-  const text = withoutRetryHint(whole).replace(/\s+/g, ' ').trim();
-  return text ? `: ${text.length > 300 ? `${cutText(text, 299)}…` : text}` : '';
-}
-
-function failed(content: ToolResultContent, call: ToolCall, context: ExecutionContext): CallOutcome | Promise<CallOutcome> {
-  return finished(errorResult(call.id, content), call, context);
-}
-
-/** `editor`: who replaced the model's input (the approver, a hook); the model is told the invalid input was not its own. */
-function invalid(message: ToolResultContent, call: ToolCall, context: ExecutionContext, editor?: string): CallOutcome | Promise<CallOutcome> {
-  const issues = issuesText(message);
-  if (!editor) {
-    context.logger.warn(`Tool '${call.name}' (${call.id}) got invalid input${issues}`);
-    return failed(message, call, context);
-  }
-  context.logger.warn(`Tool '${call.name}' (${call.id}): the input ${editor} gave is invalid (it is validated as the model's input is, before the schema's transforms: start from call.toolUse.input); the call was not run${issues}`);
-  // Not "fix the input and call again": the model's own input was not the one rejected.
-  const note = `Error: ${editor} replaced the input of this call with one that is not valid, so the call was not run.`;
-  return failed(typeof message === 'string' ? `${note}\n${withoutRetryHint(message)}` : [{ type: 'text', text: note }, ...message], call, context);
-}
-
-/** The call as it is held while it waits: its input, the hook's (`given`), a sub-agent's state for an agent tool's call. */
-function heldCall(tool: RunnableTool, call: ToolCall, given: { given: unknown } | undefined, agent?: HeldCall['agent']): HeldCall {
-  return { id: call.toolUse.id, name: tool.name, input: call.input, toolUse: call.toolUse, ...given, ...(agent && { agent }) };
-}
-
-function waiting(pending: HeldCall, call: ToolCall, context: ExecutionContext): CallOutcome {
-  // Kept at once: a snapshot taken before the reply's other calls end (in a listener, a hook) holds it.
-  context.results.keepHeld(pending);
-  context.emit?.({ type: 'tool.end', runner: context.runner, call, pending: true });
-  return { pending };
 }
 
 /** ". Did you mean 'x'?" for a name that differs from a tool's only in case or separators. */

@@ -4,7 +4,8 @@
  * runs twice.
  */
 import type { ApprovalDecision } from './approval.js';
-import { type CallOutcome, type CallResults, type ExecutionContext, resultBeforeFailure } from './execute.js';
+import { resultBeforeFailure } from './call-end.js';
+import type { CallOutcome, CallResults, ExecutionContext } from './execution-context.js';
 import { decideInside, isAgentCall, openApprovals } from './nested-approvals.js';
 import { canonicalJson } from './loop-guard.js';
 import type { HeldCall, ToolCallsJSON } from './snapshot.js';

@@ -3,7 +3,8 @@
  * around the member's own run (toolsets.ts, toolset-member.ts).
  */
 import type { BetaRunnableToolset } from '@anthropic-ai/sdk/lib/tools/BetaRunnableToolset';
-import { type CallOutcome, type ExecutionContext, toolEnd } from './execute.js';
+import { toolEnd } from './call-end.js';
+import type { CallOutcome, ExecutionContext } from './execution-context.js';
 import { runMemberGuarded } from './toolsets.js';
 import { toolsetResultBlock } from './toolset-member.js';
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from './types.js';

@@ -46,6 +46,11 @@ export function familyOf(toolUse: BetaToolUseBlock): string | undefined {
   return typeof family === 'string' ? family : undefined;
 }
 
+/** A call named after one of the run's toolsets, without `toolset_name`, and no tool of that name: a toolset call with malformed actions. */
+export function isMalformedToolsetCall(use: BetaToolUseBlock, toolsets: ReadonlyMap<string, unknown>, tools: ReadonlyMap<string, unknown>): boolean {
+  return familyOf(use) === undefined && toolsets.has(use.name) && !tools.has(use.name);
+}
+
 /** Whether a message calls a toolset member (without a closure per turn). */
 export function someToolsetCall(uses: readonly BetaToolUseBlock[]): boolean {
   for (const use of uses) if (familyOf(use) !== undefined) return true;
