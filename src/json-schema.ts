@@ -16,8 +16,11 @@ import { thrownMessage } from './described.js';
 
 type Lookup = Record<string, Schema | boolean>;
 
-/** Prepares `schema` (already checked to be an object schema) of `owner` (a tool, the run's output); throws a TypeError naming what is wrong. */
-export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchema): CompiledSchema<T> {
+/**
+ * Prepares `schema` (already checked to be an object schema) of `owner` (a tool, the run's output); throws a TypeError naming
+ * what is wrong. `fillDefaults: false` validates the input as it is, its `default`s left to whoever reads it (an MCP server).
+ */
+export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchema, fillDefaults = true): CompiledSchema<T> {
   // The schema is checked as the caller wrote it (so that its errors name the caller's places), and
   // the validator gets a copy of its own: it marks the objects it is given, and reads some forms
   // differently from ajv (json-schema-prepare.ts). The caller's object is never changed.
@@ -31,7 +34,7 @@ export function compileJsonSchema<T>(owner: SchemaOwner, schema: JsonObjectSchem
   // items (found in linear time) goes to the schema without `uniqueItems`, which says the same of it.
   const distinct = preparing.sawUniqueItems ? dereferenced(owner, () => prepareSchema(checked.schema, draft, { withoutUniqueItems: true }) as Schema) : undefined;
   const keywordAt = keywordLookup(copy, resolve);
-  const defaults = hasDefaults(copy) ? { resolve, matches: (sub: unknown, value: unknown) => validate(value, sub as Schema, draft, lookup, true).valid } : undefined;
+  const defaults = fillDefaults && hasDefaults(copy) ? { resolve, matches: (sub: unknown, value: unknown) => validate(value, sub as Schema, draft, lookup, true).valid } : undefined;
   return {
     jsonSchema: schema,
     validate(input) {

@@ -342,6 +342,31 @@ describe('MCP input schemas the Messages API refuses whole (composition at the t
   });
 });
 
+describe("MCP input schemas' defaults (the server's to fill)", () => {
+  it('the input goes to the server as the model wrote it: a default its type refuses (Python\'s limit: int = None) no longer fails a call that leaves it out', async () => {
+    const server = new Server({ name: 'py', version: '1.0.0' }, { capabilities: { tools: {} } });
+    const received: unknown[] = [];
+    // As FastMCP lists `def search(q: str, limit: int = None, mode: str = "fast")`.
+    const inputSchema = { type: 'object', properties: { q: { type: 'string' }, limit: { type: 'integer', default: null }, mode: { type: 'string', default: 'fast' } }, required: ['q'] };
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'search', inputSchema }] }) as never);
+    server.setRequestHandler(CallToolRequestSchema, async (request) => (received.push(request.params.arguments), { content: [{ type: 'text', text: 'found' }] }) as never);
+    // needsApproval's rule judges the input the server gets.
+    const judged: unknown[] = [];
+    const toolset = await mcpToolset(await inProcessClient(server), { needsApproval: (_name, input) => (judged.push(input), false) });
+    const model = await mockServer([{ content: [toolUse('search', { q: 'otters' }, 'toolu_1'), toolUse('search', { q: 5 }, 'toolu_bad')] }, { content: [text('done')] }]);
+    const runner = toolRunner(model.client(), { ...baseParams, tools: [toolset] }, { logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    await runner;
+    const [found, refused] = wire(model.requests[1]!).messages[2].content;
+    expect(found).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'found' }] });
+    // Still checked before the call: the server never got the input its schema refuses.
+    expect(refused).toMatchObject({ is_error: true, content: expect.stringMatching(/Invalid input for tool 'search':\n- q: must be string/) });
+    expect(received).toEqual([{ q: 'otters' }]);
+    expect(judged).toEqual([{ q: 'otters' }]);
+    // The defaults are still sent to the model, in the schema as the server lists it.
+    expect(wire(model.requests[0]!).body.tools[0].input_schema).toEqual(inputSchema);
+  });
+});
+
 /**
  * An MCP server whose tool 'slow_sum' runs only as a task (MCP experimental tasks): each task's result, `resultOf(a, b)`,
  * is stored `delayMs` after it is created (not at all once it is cancelled); `created` holds the tasks' ids.

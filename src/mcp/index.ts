@@ -10,8 +10,7 @@ import { ToolError } from '../tool-error.js';
 import { wellFormed } from '../cut.js';
 import { type McpContent, errorBlock, toBlock } from './content.js';
 import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
-import { isInvalidSchemaError } from '../json-schema.js';
-import { tool } from '../tool.js';
+import { compileJsonSchema, isInvalidSchemaError } from '../json-schema.js';
 import { checkTimeoutMs } from '../guards.js';
 import { described, unknownOption, thrownMessage } from '../described.js';
 import { tiedSignal } from '../on-abort.js';
@@ -298,7 +297,11 @@ export class McpToolset implements ToolSource {
       },
     };
     try {
-      return tool({ ...definition, inputSchema: schema });
+      // The input is checked as the model wrote it, and goes to the server so: the server fills its own defaults. Filled
+      // here (as tool() fills them), one its type refuses (Python's `limit: int = None`, `{ type: 'integer', default: null }`)
+      // failed every call that left it out, and the server got values it was not sent by the model.
+      const owner = { label: `Tool '${definition.name}'`, key: 'inputSchema', noun: 'the input schema' };
+      return { ...definition, input_schema: schema, validateInput: compileJsonSchema(owner, schema, false).validate } as RunnableTool;
     } catch (error) {
       if (!isInvalidSchemaError(error)) throw error;
       // A schema this runner cannot compile (a pattern in another regex dialect, an external $ref):
