@@ -367,6 +367,22 @@ describe("MCP input schemas' defaults (the server's to fill)", () => {
   });
 });
 
+describe('MCP tools of a server that is gone (its process ended, its connection closed)', () => {
+  it("a call says which server is gone and that calling again will not help (the MCP client says only 'Not connected')", async () => {
+    const server = new Server({ name: 'files', version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'read', inputSchema: { type: 'object', properties: {} } }] }) as never);
+    server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text', text: 'contents' }] }) as never);
+    const client = await inProcessClient(server);
+    const toolset = await mcpToolset(client);
+    await client.close();
+    const model = await mockServer([{ content: [toolUse('read', {}, 'toolu_1')] }, { content: [text('the file server is down')] }]);
+    await toolRunner(model.client(), { ...baseParams, tools: [toolset] });
+    const [result] = wire(model.requests[1]!).messages[2].content;
+    expect(result).toMatchObject({ tool_use_id: 'toolu_1', is_error: true });
+    expect(result.content).toMatch(/the MCP server 'files' is no longer connected \(its process ended, or its connection closed\), so tool 'read' could not run; no call of its tools can run until the program connects it again \(Not connected\)/);
+  });
+});
+
 /**
  * An MCP server whose tool 'slow_sum' runs only as a task (MCP experimental tasks): each task's result, `resultOf(a, b)`,
  * is stored `delayMs` after it is created (not at all once it is cancelled); `created` holds the tasks' ids.
