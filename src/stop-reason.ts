@@ -40,12 +40,27 @@ export function unfinishedReply(stopReason: string | null | undefined): string |
 }
 
 /**
+ * The mark of an error that stands for a stop asked for, not a failure, though nothing in its name says so: DBOS's
+ * error for a durable run cancelled (`DBOS.cancelWorkflow`), and the failed step of a tool it stopped. Registered:
+ * the mark may be set by the other build's copy of this module.
+ */
+const CANCELLATION = Symbol.for('tool-runner.cancellation.v1');
+
+/** Marks `error` as a cancellation (not enumerable: a log line or a copy shows the error as it was). */
+export function markCancellation<E extends object>(error: E): E {
+  if (!Object.isFrozen(error)) Object.defineProperty(error, CANCELLATION, { value: true });
+  return error;
+}
+
+/**
  * An abort, which is a cancellation rather than a failure: the SDK's abort error (by its name, so that
- * code without the SDK's classes can ask), a fetch `AbortError`, or a request the platform canceled.
+ * code without the SDK's classes can ask), a fetch `AbortError`, a request the platform canceled, or an
+ * error marked as one (`markCancellation`: a durable run cancelled).
  */
 export function isCancellation(error: unknown): boolean {
   if (error instanceof APIUserAbortError) return true;
   if (typeof error !== 'object' || error === null) return false;
+  if ((error as { [CANCELLATION]?: unknown })[CANCELLATION] === true) return true;
   const { name, message } = error as { name?: unknown; message?: unknown };
   // `name`, which the SDK sets on its errors and a bundler does not rename (a class's own name it may).
   return name === 'AbortError' || name === 'APIUserAbortError' || (message !== undefined && String(message).includes('FetchRequestCanceledException'));

@@ -5,13 +5,16 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { DBOS, DBOSClient } from '@dbos-inc/dbos-sdk';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { type RunnerEvent, agentTool, tool } from 'tool-runner';
+import { openTelemetry } from 'tool-runner/otel';
 import { type DurableRunResult, type DurableToolRunner, durableApprovals, durableToolRunner } from 'tool-runner/dbos';
 import { text, toolUse } from 'tool-runner/testing';
 import { createDatabase } from '../scripts/postgres.js';
-import { mockServer, unhandledDuring } from './helpers.js';
+import { mockServer, sleep, unhandledDuring } from './helpers.js';
 
 const serverUrl = inject('databaseUrl');
 /** The mock server of the test that runs (the agents are registered before DBOS launches, once). */
@@ -122,6 +125,23 @@ const addingInSubAgent = durableToolRunner({ name: 'replay-adding-in-sub-agent',
 const refund = tool({ name: 'refund', description: 'Refunds an order', inputSchema: z.object({ order: z.string() }), needsApproval: true, run: async () => (ran.push('refund'), 'refunded') });
 const refunds = durableToolRunner({ name: 'replay-refunds', client, tools: [refund] });
 
+/** A tool that runs until its signal aborts, in a run traced with tool-runner/otel. */
+const spans = new InMemorySpanExporter();
+const waitForever = tool({ name: 'wait', description: 'Waits', inputSchema: z.object({}), run: (_input, { signal }) => new Promise<string>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))) });
+const traced = durableToolRunner({
+  name: 'replay-traced',
+  client,
+  tools: [waitForever],
+  options: {
+    onEvent: [
+      openTelemetry({ tracer: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }).getTracer('test') }),
+      (event: RunnerEvent) => void ((event.type === 'tool.start' || event.type === 'request.start') && (busyWith = event.type)),
+    ],
+  },
+});
+/** What the traced run started last. */
+let busyWith: string | undefined;
+
 /** A client made by an async function: each run fails, saying so. */
 const asyncClient = durableToolRunner({ name: 'replay-async-client', client: (async () => client()) as never, tools: [login] });
 /** An async function whose promise rejects (no API key, say): its rejection is not left unhandled (Node ends the worker on one). */
@@ -180,6 +200,27 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     expect(await durableApprovals(DBOS, id).pending()).toEqual([]);
     await expect(approvals.approve('toolu_refund')).rejects.toThrow(`approve: run '${id}' has ended (CANCELLED): no call of it waits for approval`);
     expect(ran).not.toContain('refund');
+  });
+
+  it.each([
+    ['a tool call', [{ content: [toolUse('wait', {}, 'toolu_wait')] }], 'execute_tool wait'],
+    ['a model request', [{ content: [text('Never sent.')], stallAfterEvents: 0 }], 'chat claude-sonnet-5-5'],
+  ] as const)('a run cancelled (DBOS.cancelWorkflow) during %s is a cancellation on its spans, as an abort: no error status', async (_what, steps, busy) => {
+    spans.reset();
+    busyWith = undefined;
+    const server = await mockServer(steps as never);
+    mockUrl = server.url;
+    const id = `traced-${busy.split(' ')[0]}-${Date.now()}`;
+    const handle = await traced.start(id, params);
+    // Cancelled once the call runs (or the request waits).
+    for (let i = 0; i < 200 && busyWith !== (busy === 'execute_tool wait' ? 'tool.start' : 'request.start'); i++) await sleep(25);
+    await sleep(100);
+    await DBOS.cancelWorkflow(id);
+    await expect(handle.getResult()).rejects.toThrow(/cancelled/);
+    for (let i = 0; i < 200 && !spans.getFinishedSpans().some((span) => span.name.startsWith('invoke_agent')); i++) await sleep(25);
+    const ended = spans.getFinishedSpans().map((span) => [span.name, span.status.code, span.attributes['error.type']]);
+    expect(ended).toContainEqual([busy, SpanStatusCode.UNSET, undefined]);
+    expect(ended).toContainEqual(['invoke_agent tool-runner', SpanStatusCode.UNSET, undefined]);
   });
 
   it("a tool's step may not change its run (a recovery would lose the change): the model reads why, and a replay reads the same", async () => {

@@ -3,7 +3,7 @@
  * is never run again: on recovery DBOS hands back the result it recorded.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import { DBOS } from '@dbos-inc/dbos-sdk';
+import { DBOS, Error as DBOSErrors } from '@dbos-inc/dbos-sdk';
 import { AGENT_DURABLE, type AgentSteps, StepFailed } from '../agent-link.js';
 import { type ClientLike, type MessagesApi, messagesApi } from '../client.js';
 import { stoppedText } from '../call-texts.js';
@@ -18,6 +18,7 @@ import { ToolError, isToolError, thrownValueToContent } from '../tool-error.js';
 import type { ToolResultContent } from '../types.js';
 import type { LiveText } from './live-text.js';
 import { errorParts } from '../described.js';
+import { markCancellation } from '../stop-reason.js';
 
 /**
  * A streamed reply as plain data, for DBOS to record: the stream's text blocks carry hidden getters
@@ -55,8 +56,10 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
   const request = (body: unknown, options: unknown): Promise<unknown> => (stream && !text?.summary ? streamed(body, options) : Promise.resolve(api.create(body, options)));
   const steps: MessagesApi = {
     create: async (body, options) => {
+      let cancel: AbortSignal | undefined;
       const recorded = await DBOS.runStep(
         async (): Promise<RequestStep> => {
+          cancel = DBOS.stepStatus?.cancelSignal;
           try {
             const signal = orCancelled((options as { signal?: AbortSignal } | undefined)?.signal);
             return { reply: await request(body, signal ? { ...(options as object), signal } : options) };
@@ -67,7 +70,7 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
           }
         },
         { name },
-      );
+      ).catch((error: unknown) => Promise.reject(cancelledAsAbort(error, error, cancel)));
       if ('failed' in recorded) throw errorOf(recorded.failed);
       return recorded.reply;
     },
@@ -106,6 +109,17 @@ function orCancelled(signal: AbortSignal | undefined): AbortSignal | undefined {
   const cancelled = DBOS.stepStatus?.cancelSignal;
   if (!cancelled) return signal;
   return signal ? AbortSignal.any([signal, cancelled]) : cancelled;
+}
+
+/**
+ * `error`, marked as a cancellation when the step failed because the run was cancelled (`DBOS.cancelWorkflow`, a durable
+ * run's abort: DBOS's error for it, or the lost ownership a cancel leaves when the step's end is recorded after it, its
+ * `cancel` signal fired), so that the spans of the request or call, and of the run, end with no error status, as on an
+ * abort. The error is still DBOS's (or wraps it), which the workflow throws back to DBOS. `cause`: DBOS's, when `error` wraps it.
+ */
+function cancelledAsAbort<E>(error: E, cause: unknown, cancel: AbortSignal | undefined): E {
+  const cancelled = cause instanceof DBOSErrors.DBOSWorkflowCancelledError || (cause instanceof DBOSErrors.DBOSWorkflowConflictError && cancel?.aborted === true);
+  return cancelled && typeof error === 'object' && error !== null ? markCancellation(error) : error;
 }
 
 /** The key of a step client's own client (a sub-agent's fallback entry without a client of its own sends through it). */
@@ -222,8 +236,10 @@ function stepsOf(entry: RunnableTool, toolTimeoutMs: number | undefined): AnyToo
     const idempotencyKey = `${DBOS.workflowID ?? 'no-workflow'}:${context.toolUse.id}`;
     // What the tool threw when the step runs in this process (not replayed): thrown again as it is.
     let original: { thrown: unknown } | undefined;
+    let cancel: AbortSignal | undefined;
     const step = DBOS.runStep(
       async (): Promise<StepResult> => {
+        cancel = DBOS.stepStatus?.cancelSignal;
         // Its changes to the run refused (step-runner.ts): a recovery hands back the step's result without running it.
         const outcome = await inToolStep(tool.name, () => runWithGuards((signal) => tool.run(input, { ...context, signal: ownSignal(signal), idempotencyKey }), orCancelled(context.signal), timeoutMs));
         if (outcome.ok) {
@@ -241,7 +257,7 @@ function stepsOf(entry: RunnableTool, toolTimeoutMs: number | undefined): AnyToo
     // DBOS numbered the step as it was called: the reply's next call may start its own (start-order.ts).
     stepStarted(context);
     // The step function never throws (the tool's failure is its outcome): a rejection is DBOS's, not the tool's.
-    const recorded = await step.catch((error: unknown) => Promise.reject(new StepFailed(error)));
+    const recorded = await step.catch((error: unknown) => Promise.reject(cancelledAsAbort(new StepFailed(cancelledAsAbort(error, error, cancel)), error, cancel)));
     if ('error' in recorded) throw original ? original.thrown : thrownAgain(recorded);
     // Refused by the runner as the value itself was.
     if ('invalid' in recorded) return standInOfKind(recorded.invalid) as ToolResultContent;
