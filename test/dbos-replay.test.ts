@@ -139,6 +139,10 @@ const traced = durableToolRunner({
     ],
   },
 });
+/** A run whose client traces (the SDK's own spans), with no listener of tool-runner/otel. */
+const sdkSpans = new InMemorySpanExporter();
+const tracingClient = () => new Anthropic({ baseURL: mockUrl, apiKey: 'test-key', maxRetries: 0, openTelemetry: { tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(sdkSpans)] }) } });
+const tracedByClient = durableToolRunner({ name: 'replay-traced-by-client', client: tracingClient, tools: [query] });
 /** What the traced run started last. */
 let busyWith: string | undefined;
 
@@ -221,6 +225,18 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     const ended = spans.getFinishedSpans().map((span) => [span.name, span.status.code, span.attributes['error.type']]);
     expect(ended).toContainEqual([busy, SpanStatusCode.UNSET, undefined]);
     expect(ended).toContainEqual(['invoke_agent tool-runner', SpanStatusCode.UNSET, undefined]);
+  });
+
+  it("a run whose client traces makes the SDK runner's own spans, as a run without durability: a span for the pass, and one for each call beside the client's request spans", async () => {
+    sdkSpans.reset();
+    const server = await mockServer([{ content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] }, { content: [text('There are 42 orders.')] }]);
+    mockUrl = server.url;
+    await tracedByClient.run(`traced-by-client-${Date.now()}`, params);
+    const spans = sdkSpans.getFinishedSpans();
+    const pass = spans.find((span) => span.name === 'anthropic.messages.tool_runner');
+    expect(spans.map((span) => span.name).sort()).toEqual(['anthropic.custom_tool_use query_database', 'anthropic.messages.create', 'anthropic.messages.create', 'anthropic.messages.tool_runner']);
+    // Under the pass's span (no context manager here: the runner gives its call spans their parent).
+    expect(spans.find((span) => span.name.startsWith('anthropic.custom_tool_use'))!.parentSpanContext?.spanId).toBe(pass!.spanContext().spanId);
   });
 
   it("a tool's step may not change its run (a recovery would lose the change): the model reads why, and a replay reads the same", async () => {

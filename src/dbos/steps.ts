@@ -82,8 +82,18 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
   // and a request it sends without streaming (a summary) waits as long as the client would (`timeout`).
   // Its middleware too, which the steps' requests go through (a request option of the caller's own reaches it).
   // And names its GenAI provider (a Vertex client's `gcp.vertex_ai`), which the run's events and spans report.
-  const { logger, logLevel, timeout, middleware, _genAIProviderName } = client as { logger?: unknown; logLevel?: unknown; timeout?: unknown; middleware?: unknown; _genAIProviderName?: unknown };
-  const made = Object.assign({ beta: { messages: steps } }, logger !== undefined && { logger }, logLevel !== undefined && { logLevel }, timeout !== undefined && { timeout }, middleware !== undefined && { middleware }, _genAIProviderName !== undefined && { _genAIProviderName });
+  // And traces as it does (its tracer, and its `openTelemetry` settings: what content the spans hold): the SDK runner's own
+  // spans of the run (sdk-spans.ts), for its passes and calls, beside the client's own request spans its steps make.
+  const { logger, logLevel, timeout, middleware, _genAIProviderName, _tracer, openTelemetry } = client as Record<string, unknown>;
+  const made = Object.assign(
+    { beta: { messages: steps } },
+    logger !== undefined && { logger },
+    logLevel !== undefined && { logLevel },
+    timeout !== undefined && { timeout },
+    middleware !== undefined && { middleware },
+    _genAIProviderName !== undefined && { _genAIProviderName },
+    _tracer != null && { _tracer, openTelemetry },
+  );
   // Its runner starts each reply's tools in the model's order: DBOS numbers steps as they start.
   return Object.defineProperties(made, { [OWN_CLIENT]: { value: client }, [ORDERED_STARTS]: { value: true } });
 }
