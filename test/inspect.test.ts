@@ -376,7 +376,7 @@ describe('what the page is fed and the recorded file', () => {
     store.flush();
     expect(page.map((record) => `${record.run} ${record.type}`)).toEqual(['A run.start', 'A run.end', 'B run.start', 'B run.end', 'A run.start']);
     expect(file.map((record) => `${record.run} ${record.type}`)).toEqual(['A run.start', 'A run.end', 'B run.start', 'B run.end', 'A tool.end', 'A run.start']);
-    expect(store.since(0).json).not.toContain('toolu_late');
+    expect(store.since(0).messages.map((message) => message.json).join()).not.toContain('toolu_late');
   });
 
   it('after more runs at once than maxRuns, the store shrinks back to maxRuns as they end', async () => {
@@ -1055,6 +1055,45 @@ describe('npx tool-runner inspect FILE', () => {
       await page.close();
     }
   });
+
+  it("a page opened on a large recorded file gets its records in messages of bounded size (one of hundreds of MB could not be made: the process ended)", async () => {
+    const file = join(dir, 'large.jsonl');
+    const text = 'y'.repeat(99_000);
+    const many = Array.from({ length: 400 }, (_, i) => JSON.stringify({ run: 'r-1', time: i + 1, type: 'request.text', requestId: i, text }));
+    writeFileSync(file, `${many.join('\n')}\n`);
+    const page = await inspectRecording(file);
+    try {
+      // The feed's messages as they come, read raw: their sizes and their records.
+      const response = await fetch(new URL(`api/events${new URL(page.url).search}`, page.url));
+      const sizes: number[] = [];
+      let records = 0;
+      const decoder = new TextDecoder();
+      // Joined once a message ends (searching a message of megabytes again at each chunk is quadratic).
+      const pieces: string[] = [];
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        const piece = decoder.decode(chunk, { stream: true });
+        const ends = piece.includes('\n\n') || (piece.startsWith('\n') && pieces.at(-1)?.endsWith('\n'));
+        pieces.push(piece);
+        if (!ends) continue;
+        let buffer = pieces.splice(0).join('');
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: ['));
+          buffer = buffer.slice(end + 2);
+          if (data === undefined) continue;
+          sizes.push(data.length);
+          records += (JSON.parse(data.slice(6)) as unknown[]).length;
+        }
+        pieces.push(buffer);
+        if (records >= many.length) break;
+      }
+      expect(records).toBe(many.length);
+      expect(sizes.length).toBeGreaterThan(1);
+      for (const size of sizes) expect(size).toBeLessThan(32 * 1024 * 1024);
+    } finally {
+      await page.close();
+    }
+  }, 30_000);
 
   it('a byte order mark at the file\'s start (an editor\'s) leaves its first record whole', async () => {
     const file = join(dir, 'bom.jsonl');

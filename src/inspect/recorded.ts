@@ -50,16 +50,21 @@ export async function inspectRecording(path: string, options: RecordingInspector
   const file = new RecordedFile(path);
   const store = new RecordStore(Number.MAX_SAFE_INTEGER);
   const settings: PageSettings = { mode: 'recorded', capture: true, title: basename(path) };
-  const add = ({ records, fromStart }: { records: Array<InspectorRecord | OtherRecord>; fromStart: boolean }) => {
+  const add = ({ batches, fromStart }: { batches: Array<Array<InspectorRecord | OtherRecord>>; fromStart: boolean }) => {
     // Recorded again, or cut shorter: the runs shown so far are not the file's; the open pages start over.
     if (fromStart) {
       store.clear();
       settings.capture = true;
     }
-    for (const record of records) {
-      // A run recorded without contents: the page says contents are hidden (a page opened from now on).
-      if (record.type === 'run.start' && record['captureContent'] === false) settings.capture = false;
-      store.add(record);
+    for (const records of batches) {
+      for (const record of records) {
+        // A run recorded without contents: the page says contents are hidden (a page opened from now on).
+        if (record.type === 'run.start' && record['captureContent'] === false) settings.capture = false;
+        store.add(record);
+      }
+      // A batch of the store's each (its JSON one string): the records of a file of hundreds of MB read at once were one,
+      // past the longest string there can be, and the page that asked for them ended the process.
+      store.flush();
     }
   };
   try {

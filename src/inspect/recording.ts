@@ -95,12 +95,13 @@ export class RecordedFile {
 
   /**
    * The records of the lines completed since the last read, read a chunk at a time (a file of any
-   * size: one string of it all could not be made past 512 MB). A last line without its newline that
+   * size: one string of it all could not be made past 512 MB), in `batches`, one per chunk: the store
+   * keeps each as one JSON string, which must stay well below that too. A last line without its newline that
    * is a whole record is taken (a file written as lines joined by newlines); no line is the start of another.
    * `fromStart`: the file was read again from its start (another file at the path, or this one cut
    * shorter), so the records read before are not the file's any more.
    */
-  async read(): Promise<{ records: Array<InspectorRecord | OtherRecord>; fromStart: boolean }> {
+  async read(): Promise<{ batches: Array<Array<InspectorRecord | OtherRecord>>; fromStart: boolean }> {
     // A pipe (`<(zcat runs.jsonl.gz)`) says size 0, and opening one waits for a writer: it would be served as an empty
     // file, the lines written to it lost unread. Looked at before opening it.
     if (!(await stat(this.#path)).isFile()) throw new Error('not a regular file (a directory, a pipe or a device): save the record to a file and name that file');
@@ -114,7 +115,7 @@ export class RecordedFile {
         this.#rest = Buffer.alloc(0);
         this.skipped = 0;
       }
-      const records: Array<InspectorRecord | OtherRecord> = [];
+      const batches: Array<Array<InspectorRecord | OtherRecord>> = [];
       while (this.#offset < size) {
         const chunk = Buffer.alloc(Math.min(READ_BYTES, size - this.#offset));
         const { bytesRead } = await file.read(chunk, 0, chunk.length, this.#offset);
@@ -127,16 +128,16 @@ export class RecordedFile {
         const bytes = this.#rest.length > 0 ? Buffer.concat([this.#rest, read]) : read;
         const end = bytes.lastIndexOf(0x0a);
         this.#rest = Buffer.from(bytes.subarray(end + 1));
-        if (end >= 0) this.#parse(bytes.subarray(0, end).toString('utf8'), records);
+        if (end >= 0) batches.push(this.#parse(bytes.subarray(0, end).toString('utf8')));
       }
       const rest = this.#rest.length > 0 ? this.#rest.toString('utf8') : '';
       const last = rest === '' ? undefined : recordIn(rest);
       if (last) {
-        records.push(last);
+        batches.push([last]);
         this.#rest = Buffer.alloc(0);
       }
       this.#unfinished = !last && rest.trim() !== '';
-      return { records, fromStart };
+      return { batches: batches.filter((batch) => batch.length > 0), fromStart };
     } finally {
       await file.close();
     }
@@ -150,14 +151,16 @@ export class RecordedFile {
     return bytesRead === start.length && start.equals(this.#start);
   }
 
-  /** Adds the records of `text`'s lines to `records`, counting the lines that are none. */
-  #parse(text: string, records: Array<InspectorRecord | OtherRecord>): void {
+  /** The records of `text`'s lines, counting the lines that are none. */
+  #parse(text: string): Array<InspectorRecord | OtherRecord> {
+    const records: Array<InspectorRecord | OtherRecord> = [];
     for (const line of text.split('\n')) {
       if (line.trim() === '') continue;
       const record = recordIn(line);
       if (record) records.push(record);
       else this.skipped++;
     }
+    return records;
   }
 }
 

@@ -71,15 +71,19 @@ export async function serveInspector(options: {
   function openFeed(request: IncomingMessage, response: ServerResponse): void {
     response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
     const after = Number(request.headers['last-event-id'] ?? 0);
-    const { json, lastSeq, stale } = store.since(Number.isFinite(after) ? after : 0);
+    const { messages, stale } = store.since(Number.isFinite(after) ? after : 0);
     response.write(`retry: 1000\nevent: settings\ndata: ${JSON.stringify({ ...settings, approvals: approvals !== undefined })}\n\n`);
     // The page shows records forgotten since (the recorded file was read again from its start): it starts over.
     if (stale) return void response.end(RESET_EVENT);
-    if (json !== undefined) response.write(batchEvent(json, lastSeq));
+    for (const { json, lastSeq } of messages) response.write(batchEvent(json, lastSeq));
     feeds.add(response);
     const stop = store.listen(
       (batch) => response.write(batchEvent(batch.json, batch.lastSeq)),
-      () => response.end(RESET_EVENT),
+      // Listening no more at once: the records read again go out before the feed's 'close' (a write after its end throws).
+      () => {
+        stop();
+        response.end(RESET_EVENT);
+      },
     );
     const ping = setInterval(() => response.write(': ping\n\n'), PING_MS);
     ping.unref();

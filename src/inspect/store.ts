@@ -35,6 +35,8 @@ export type BatchListener = (batch: Batch) => void;
 const BATCH_MS = 50;
 /** How many dropped runs a store remembers, so as not to keep their late records. */
 const DROPPED_REMEMBERED = 1_000;
+/** The most characters of JSON `since` joins into one message of the feed (a longer batch goes alone). */
+const MESSAGE_CHARS = 16 * 1024 * 1024;
 /** How many unsent text records a streamed piece of text looks back over for the one it joins. */
 const MERGE_LOOK_BACK = 4;
 
@@ -123,22 +125,37 @@ export class RecordStore {
   }
 
   /**
-   * Every record after `seq` (all of them for 0) as one JSON array (`undefined` for none), and the last one's number.
+   * Every record after `seq` (all of them for 0) as JSON arrays (none for no record), each with its last record's number, in
+   * order: as few as can be, each of at most `MESSAGE_CHARS` unless one batch is longer. The records of hundreds of MB (a
+   * large recorded file, or long runs kept) made one string past the longest V8 can make: the page that asked for them
+   * ended the process (RangeError: Invalid string length).
    * `stale`: a page that saw records up to `seq` shows records forgotten since (`clear`); it must start over.
    */
-  since(seq: number): { json: string | undefined; lastSeq: number; stale: boolean } {
-    if (seq > 0 && seq <= this.#clearedAt) return { json: undefined, lastSeq: this.#seq, stale: true };
+  since(seq: number): { messages: Array<{ json: string; lastSeq: number }>; stale: boolean } {
+    if (seq > 0 && seq <= this.#clearedAt) return { messages: [], stale: true };
     this.flush();
-    const arrays: string[] = [];
+    const messages: Array<{ json: string; lastSeq: number }> = [];
+    let arrays: string[] = [];
+    let length = 0;
+    // The arrays as one: each without its brackets, joined.
+    const join = (lastSeq: number) => messages.push({ json: arrays.length === 1 ? arrays[0]! : `[${arrays.map((array) => array.slice(1, -1)).join(',')}]`, lastSeq });
+    let last = 0;
     for (const chunk of this.#chunks) {
       if (chunk.lastSeq <= seq) continue;
       chunk.json ??= JSON.stringify(chunk.records);
       chunk.records = undefined;
+      if (arrays.length > 0 && length + chunk.json.length > MESSAGE_CHARS) {
+        join(last);
+        arrays = [];
+        length = 0;
+      }
       arrays.push(chunk.json);
+      length += chunk.json.length;
+      last = chunk.lastSeq;
     }
-    // The arrays as one: each without its brackets, joined.
-    const json = arrays.length === 0 ? undefined : arrays.length === 1 ? arrays[0] : `[${arrays.map((array) => array.slice(1, -1)).join(',')}]`;
-    return { json, lastSeq: this.#seq, stale: false };
+    // The last one's number is the store's: records after it that were not kept (a dropped run's) are not asked for again.
+    if (arrays.length > 0) join(this.#seq);
+    return { messages, stale: false };
   }
 
   /**
