@@ -434,4 +434,21 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
       await served.close();
     }
   }, 60_000);
+
+  it('a message pushed while the run was stopped shows as a prompt where it came: after the call it went past, before the request it went with', async () => {
+    const [first, second] = inspectedSteps();
+    const server = await mockServer([first!, second!, { content: [text('Not sent.')] }]);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    const runner = toolRunner(server.client(), params(inspectedTools(), false), { onEvent: inspect.onEvent });
+    await runner;
+    runner.pushMessages({ role: 'user', content: 'Do not send it.' });
+    await runner;
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
+    expect(await page.locator('article.prompt pre').allTextContents()).toEqual([prompt, 'Do not send it.']);
+    const titles = await page.locator('#run section > .items > article > h3, #run section > .items > article > header > h3').allTextContents();
+    expect(titles.slice(-3)).toEqual(['Tool call send_email', 'Prompt', 'Request 3']);
+  }, 60_000);
 });

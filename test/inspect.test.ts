@@ -198,6 +198,22 @@ describe('what the page is fed and the recorded file', () => {
     expect(ofType(fed, 'tool.end').find((record) => record.id === 'toolu_email' && record.pending)).toBeTruthy();
   });
 
+  it("a message pushed while the run is stopped (a chat's next message) is the prompt of the run's next start; a start on the same history has none", async () => {
+    const [first, second] = inspectedSteps();
+    const server = await mockServer([first!, second!, { error: { status: 500 } }, { content: [text('Not sent.')] }]);
+    const inspect = await start();
+    const runner = toolRunner(server.client({ maxRetries: 0 }), params(inspectedTools(), false), { onEvent: inspect.onEvent });
+    await runner;
+    expect(runner.stoppedBy).toBe('approval');
+    runner.pushMessages({ role: 'user', content: 'Do not send it.' });
+    // Its request fails; iterated again on the same history, the message is no new one.
+    await expect(runner.runUntilDone()).rejects.toThrow();
+    await runner;
+    const fed = await readFeed(inspect.url, (records) => ofType(records, 'run.end').length === 3);
+    expect(ofType(fed, 'run.start').map((record) => record.prompt)).toEqual([prompt, 'Do not send it.', undefined]);
+    expect(new Set(fed.map((record) => record.run)).size).toBe(1);
+  });
+
   it("a sub-agent's events (with path) join the run of the call that started them; fallback and unknown event fields show as they come", async () => {
     const server = await mockServer([
       { content: [toolUse('researcher', { task: 'find the capital' }, 'toolu_agent')] },

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { needsNodeServer } from '../needs-node.js';
 import { type Approver, EDITABLE_INPUT, askingRunner } from '../approval.js';
 import { type RunnerEvent, type RunnerListener, callersOf } from '../events.js';
+import { textOf } from '../text.js';
 import type { Runner } from '../surface.js';
 import type { AnyCall, BetaToolUseBlock } from '../types.js';
 import { PageApprovals } from './approvals.js';
@@ -124,6 +125,8 @@ class Runs {
    * sub-agent events belong to.
    */
   readonly #open = new Map<string, OpenCall[]>();
+  /** The last prompt recorded of each runner: how many user messages with text its history held, and the prompt's text. */
+  readonly #prompted = new WeakMap<Runner, string>();
   /** The run approvals asked without `onEvent` are shown in, and how many it holds. */
   #unattributed: { run: string; asked: number } | undefined;
 
@@ -143,13 +146,29 @@ class Runs {
     if (run === undefined) this.#ids.set(runner, (run = this.#runFor(event)));
     const record = recordOf(event, run, Date.now(), this.#capture);
     if (!record) return;
-    if (first && record.type === 'run.start' && !record.path) {
-      const prompt = this.#capture ? promptOf(runner) : undefined;
+    if (record.type === 'run.start' && !record.path) {
+      const prompt = this.#newPrompt(runner);
       if (prompt !== undefined) record.prompt = prompt;
-      if (!this.#capture) record.captureContent = false;
+      if (first && !this.#capture) record.captureContent = false;
     }
     this.#follow(event, record);
     this.#store.add(record);
+  }
+
+  /**
+   * The prompt of a run's start: at its first, and at a later one whose history ends with a user message it did not end
+   * with at the last (a chat's next message, pushed while the run was stopped for approval or at a limit): the page showed
+   * the answer to a message it never showed. Iterated again on the same history (after a failed request, say), none.
+   */
+  #newPrompt(runner: Runner): string | undefined {
+    const prompt = this.#capture ? promptOf(runner) : undefined;
+    if (prompt === undefined) return undefined;
+    // Told apart by how many user messages hold text: the calls a pushed message went past get their results before it.
+    const asked = runner.params.messages.filter((message) => message.role === 'user' && textOf(message) !== '').length;
+    const key = `${asked}\u0000${prompt}`;
+    if (this.#prompted.get(runner) === key) return undefined;
+    this.#prompted.set(runner, key);
+    return prompt;
   }
 
   /**

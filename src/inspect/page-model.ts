@@ -118,7 +118,8 @@ function apply(record) {
         if (record.model) run.model = record.model;
         // The tokens counted before this start (a run resumed from a snapshot): its usage so far, as runner.usage says.
         if (record.usage) { run.usage = zeroUsage(); addUsage(run.usage, record.usage); }
-        if (record.prompt !== undefined && !lane.byKey.has('prompt')) itemOf(run, lane, 'prompt', function () { return { kind: 'prompt', text: record.prompt }; });
+        // The run's prompt, and a later question (a chat's next message, pushed after the answer), where it came.
+        if (record.prompt !== undefined) itemOf(run, lane, 'prompt ' + run.requests, function () { return { kind: 'prompt', text: record.prompt }; });
       } else {
         lane.state = 'running';
       }
