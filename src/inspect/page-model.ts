@@ -217,7 +217,7 @@ function stateWords(run) {
   var words;
   if (!run.ended) words = run.waiting.size > 0 ? 'waiting for approval' : 'running';
   else if (run.state === 'failed') words = 'failed';
-  else if (run.state === 'waiting') words = 'waiting for approval (the run stopped: decide with runner.approve / runner.deny)';
+  else if (run.state === 'waiting') words = 'waiting for approval (the run stopped: decide with runner.approve / runner.deny, or durableApprovals in a durable run)';
   else words = 'finished';
   if (run.ended && run.stoppedBy) words += ' \u2014 stopped by ' + run.stoppedBy.replace(/_/g, ' ');
   return words;
