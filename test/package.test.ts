@@ -96,6 +96,24 @@ describe('the built package', () => {
     await expect(page.inspector()).rejects.toThrow(/^tool-runner\/inspect needs Node, Bun or Deno/);
   });
 
+  it("bundled as Vite does for a page, the testing kit's block builders work: only the server needs Node", async () => {
+    const { build } = await import('esbuild');
+    const dir = mkdtempSync(join(tmpdir(), 'tool-runner-page-'));
+    const entry = join(dir, 'page.mjs');
+    writeFileSync(entry, `export { apiId, serverToolUse, toolUse } from ${JSON.stringify(join(process.cwd(), 'dist', 'testing', 'index.js'))};\n`);
+    const stubbed = { name: 'stub-node', setup: (b: { onResolve: Function; onLoad: Function }) => {
+      b.onResolve({ filter: new RegExp(`^(node:)?(${builtinModules.join('|')})$`) }, (args: { path: string }) => ({ path: args.path, namespace: 'stub' }));
+      b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({ contents: 'module.exports = {};', loader: 'js' }));
+    } };
+    const outfile = join(dir, 'page.bundle.mjs');
+    await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'neutral', outfile, conditions: ['import'], plugins: [stubbed as never], logLevel: 'error', external: ['@anthropic-ai/sdk', 'zod'] });
+    const page = (await import(outfile)) as { apiId: (prefix: string) => string; toolUse: (name: string, input: unknown) => { id: string }; serverToolUse: (name: string, input: unknown) => { id: string } };
+    // They made their ids with node:crypto's randomBytes: "(0, import_crypto.randomBytes) is not a function" in a page.
+    expect(page.toolUse('add', { a: 1 }).id).toMatch(/^toolu_01[0-9A-Za-z]{22}$/);
+    expect(page.serverToolUse('web_search', { query: 'x' }).id).toMatch(/^srvtoolu_01[0-9A-Za-z]{22}$/);
+    expect(page.apiId('msg')).toMatch(/^msg_01[0-9A-Za-z]{22}$/);
+  });
+
   it('the core bundle imports neither zod nor the testing kit, nor any node: module', () => {
     expect(packagesImportedBy('dist/index.js')).toEqual([
       '@anthropic-ai/sdk',

@@ -1,12 +1,13 @@
 /** Small helpers that make the content blocks of a scripted reply, with ids like the API's. */
-import { randomBytes } from 'node:crypto';
 import type { BetaContentBlock } from '../types.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** An id like the API's: `prefix_01` and 22 base62 characters. */
 export function apiId(prefix: 'msg' | 'toolu' | 'srvtoolu' | 'req'): string {
-  const bytes = randomBytes(22);
+  // Web Crypto, global in Node, Bun, Deno and pages: a bundler that skips the package's `browser: null` for this
+  // subpath (Vite) stubs node:crypto empty, and toolUse() failed there with "randomBytes is not a function".
+  const bytes = crypto.getRandomValues(new Uint8Array(22));
   let id = `${prefix}_01`;
   for (const byte of bytes) id += ALPHABET[byte % ALPHABET.length];
   return id;
