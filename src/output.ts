@@ -9,7 +9,7 @@ import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema
 import { COMPACTED_INTRO_START } from './compaction.js';
 import { OutputError } from './errors.js';
 import { STOPPED, unlessAborted } from './guards.js';
-import { type AnySchema, type CompiledSchema, type SchemaValue, type ValidationIssue, compileSchema } from './schema.js';
+import { type AnySchema, type CompiledSchema, type SchemaValue, type ValidationIssue, compileSchema, listedIssues } from './schema.js';
 import { unfinishedReply } from './stop-reason.js';
 import { textOf } from './text.js';
 import type { BetaMessage, BetaMessageParam } from './types.js';
@@ -216,8 +216,8 @@ const REPAIR_START = 'Your reply is not valid output for the required JSON schem
 
 /** The repair turn's message: each failing field, and what to do. */
 function repairMessage(issues: ValidationIssue[]): BetaMessageParam {
-  const lines = issues.map((issue) => `- ${issue.path}: ${issue.message}`).join('\n');
-  return { role: 'user', content: `${REPAIR_START}\n${lines}\nReply again with only the corrected JSON.` };
+  // (At most 20 issues, each cut, as an invalid call's: an answer with hundreds of failing items would be repeated in full.)
+  return { role: 'user', content: `${REPAIR_START}\n${listedIssues(issues)}\nReply again with only the corrected JSON.` };
 }
 
 /**
@@ -232,9 +232,9 @@ function isCallersMessage(message: BetaMessageParam | undefined): boolean {
   return !content.some((block) => block.type === 'tool_result');
 }
 
-/** The issues as indented lines, a field's path and what is wrong with it. */
+/** The issues as indented lines, a field's path and what is wrong with it (the error's `issues` hold them all). */
 function issueLines(issues: readonly ValidationIssue[]): string {
-  return issues.map((issue) => `  - ${issue.path}: ${issue.message}`).join('\n');
+  return listedIssues(issues, '  ');
 }
 
 /** `limit`: the limit the run reached, which left no request for a repair turn. */

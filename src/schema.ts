@@ -226,11 +226,16 @@ export function withoutRetryHint(text: string): string {
 const MAX_ISSUES = 20;
 const MAX_ISSUE_CHARS = 200;
 
-/** Formats validation issues for the model, one per line (the first 20, each cut to 200 characters), so it can repair its call. */
+/** Formats validation issues for the model, one per line (`listedIssues`), so it can repair its call. */
 export function formatIssues(toolName: string, issues: ValidationIssue[]): string {
-  const lines = issues.slice(0, MAX_ISSUES).map((issue) => `- ${shortened(issue.path)}: ${shortened(issue.message)}`);
-  if (issues.length > MAX_ISSUES) lines.push(`- … and ${issues.length - MAX_ISSUES} more`);
-  return `Invalid input for tool '${toolName}':\n${lines.join('\n')}${RETRY_HINT}`;
+  return `Invalid input for tool '${toolName}':\n${listedIssues(issues)}${RETRY_HINT}`;
+}
+
+/** The issues one per line, `- path: message` after `indent` (the first 20, each cut to 200 characters; then how many more). */
+export function listedIssues(issues: readonly ValidationIssue[], indent = ''): string {
+  const lines = issues.slice(0, MAX_ISSUES).map((issue) => `${indent}- ${shortened(issue.path)}: ${shortened(issue.message)}`);
+  if (issues.length > MAX_ISSUES) lines.push(`${indent}- … and ${issues.length - MAX_ISSUES} more`);
+  return lines.join('\n');
 }
 
 function shortened(text: string): string {

@@ -64,6 +64,20 @@ describe('options.output', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('an answer with hundreds of failing items: the repair turn lists the first 20 and how many more, as an invalid call does (the OutputError keeps every issue)', async () => {
+    const list = { type: 'object', properties: { ids: { type: 'array', items: { type: 'integer' } } }, required: ['ids'] } as const;
+    const ids = Array.from({ length: 300 }, (_, at) => `id-${at}`);
+    const server = await mockServer([{ content: [json({ ids })] }, { content: [json({ ids })] }]);
+    const runner = toolRunner(server.client(), baseParams, { output: list });
+    const error = await runner.runUntilDone().then(() => undefined, (thrown: unknown) => thrown as OutputError);
+    const repair: string = wire(server.requests[1]!).messages.at(-1).content;
+    expect(repair.match(/^- ids\[\d+\]: /gm)).toHaveLength(20);
+    expect(repair).toMatch(/^- … and 280 more\nReply again with only the corrected JSON\.$/m);
+    expect(repair.length).toBeLessThan(2_000);
+    expect(error?.issues).toHaveLength(300);
+    expect(error?.message).toMatch(/^  - … and 280 more$/m);
+  });
+
   it('still invalid after the repair turns: OutputError from the iteration and from await, with the text, the issues and the stop reason', async () => {
     const server = await mockServer([{ content: [text('{"city": "Paris"}')] }, { content: [text('not json at all')] }]);
     const runner = toolRunner(server.client(), baseParams, { output: report });
