@@ -1,7 +1,7 @@
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { SpanStatusCode, context } from '@opentelemetry/api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { type RunnerEvent, agentTool, tool, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
@@ -675,6 +675,33 @@ describe('captured content in the GenAI conventions\' shape (captureContent)', (
     const refusedChat = exporter.getFinishedSpans().find((span) => span.name.startsWith('chat '))!;
     expect(keys.reduce((sum, key) => sum + bytes(refusedChat.attributes[key]), 0)).toBeLessThanOrEqual(limit);
     expect(refusedChat.attributes['tool_runner.content.truncated']).toBe(true);
+  });
+
+  it('a long run past maxContentBytes: the messages left out of a chat span are not made into its JSON on every turn (a cost that grew with the history)', async () => {
+    const { exporter, tracer } = tracing();
+    const echo = tool({ name: 'echo', inputSchema: z.object({ s: z.string() }), run: ({ s }) => s });
+    const turns = 8;
+    const server = await mockServer([...Array.from({ length: turns }, (_, i) => ({ content: [toolUse('echo', { s: 'x'.repeat(400) }, `toolu_${i}`)] })), { content: [text('done')] }]);
+    const task = 'the task, long ago';
+    let shapedTask = 0;
+    const stringify = JSON.stringify;
+    // The first message's part, as the span shapes it: counted each time it is made into JSON.
+    const spy = vi.spyOn(JSON, 'stringify').mockImplementation(function (this: unknown, ...args: Parameters<typeof JSON.stringify>) {
+      const value = args[0] as { type?: unknown; content?: unknown } | undefined;
+      if (value?.type === 'text' && value.content === task) shapedTask++;
+      return stringify.apply(JSON, args);
+    });
+    try {
+      await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: [{ type: 'text', text: task }] }], tools: [echo] }, { onEvent: openTelemetry({ tracer, captureContent: true, maxContentBytes: 1000 }) });
+    } finally {
+      spy.mockRestore();
+    }
+    const chats = exporter.getFinishedSpans().filter((span) => span.name.startsWith('chat '));
+    expect(chats).toHaveLength(turns + 1);
+    // Once the later messages alone fill the limit, the task is left out of every span, and not shaped for them.
+    expect(String(chats.at(-1)!.attributes['gen_ai.input.messages'])).not.toContain(task);
+    expect(chats.at(-1)!.attributes['tool_runner.content.truncated']).toBe(true);
+    expect(shapedTask).toBeLessThanOrEqual(3);
   });
 
   it("a tool result's image and document data are not on the execute_tool span (their type is)", async () => {

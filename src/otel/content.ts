@@ -32,20 +32,45 @@ export interface ContentList {
   bare: boolean;
 }
 
-/** The system instructions and input messages of a request's body, shaped (none for a body without them). */
-export function requestContent(body: Record<string, unknown>): ContentList[] {
+/**
+ * The system instructions and input messages of a request's body, shaped (none for a body without them), for content
+ * of at most `limit` bytes. Parts are left out oldest first, so once the messages after one hold more than `limit`
+ * characters of JSON (a character is at least a byte of UTF-8), that one and all before it, and the system
+ * instructions, are left out whole: they are not shaped (a long run's history was made into JSON whole on every turn,
+ * to keep its last `limit` bytes). Only those without parts are kept, as `fitContent` keeps them.
+ */
+export function requestContent(body: Record<string, unknown>, limit = Infinity): ContentList[] {
   const lists: ContentList[] = [];
   const system = body['system'];
-  if (system !== undefined && system !== null) lists.push({ name: SYSTEM_INSTRUCTIONS, messages: [{ open: '[', parts: partsOf(system), close: ']' }], bare: true });
   const messages = body['messages'];
+  let shaped: ShapedMessage[] | undefined;
+  let cut = false;
   if (Array.isArray(messages)) {
-    lists.push({
-      name: INPUT_MESSAGES,
-      messages: messages.map((message: { role?: unknown; content?: unknown }) => ({ open: `{"role":${JSON.stringify(message.role)},"parts":[`, parts: partsOf(message.content), close: ']}' })),
-      bare: false,
-    });
+    shaped = [];
+    let length = 0;
+    let index = messages.length - 1;
+    for (; index >= 0 && length <= limit; index--) {
+      const message = shapedMessage(messages[index]);
+      shaped.push(message);
+      length += message.open.length + message.close.length;
+      for (const part of message.parts) length += part.length + 1;
+    }
+    cut = index >= 0;
+    for (; index >= 0; index--) if (hasNoParts(messages[index]?.content)) shaped.push(shapedMessage(messages[index]));
+    shaped.reverse();
   }
+  if (system !== undefined && system !== null && (!cut || hasNoParts(system))) lists.push({ name: SYSTEM_INSTRUCTIONS, messages: [{ open: '[', parts: partsOf(system), close: ']' }], bare: true });
+  if (shaped) lists.push({ name: INPUT_MESSAGES, messages: shaped, bare: false });
   return lists;
+}
+
+function shapedMessage(message: { role?: unknown; content?: unknown }): ShapedMessage {
+  return { open: `{"role":${JSON.stringify(message.role)},"parts":[`, parts: partsOf(message.content), close: ']}' };
+}
+
+/** Whether `partsOf(content)` is empty (a message so shaped stays whatever is left out). */
+function hasNoParts(content: unknown): boolean {
+  return typeof content !== 'string' && (!Array.isArray(content) || content.length === 0);
 }
 
 /** The reply, shaped. */

@@ -167,7 +167,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
         );
         requests.set(key(event.runner, event.requestId), span);
         // Set on the span when the request ends, beside the reply, within the limit (an attribute set can't be taken back).
-        if (capture) contents.set(key(event.runner, event.requestId), requestContent(body));
+        if (capture) contents.set(key(event.runner, event.requestId), requestContent(body, limit));
         break;
       }
       case 'request.end': {
