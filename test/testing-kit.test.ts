@@ -107,6 +107,15 @@ describe('JSON replies', () => {
     expect(request!.time).toBeGreaterThanOrEqual(before);
   });
 
+  it('a long test may empty requests as it goes: index counts on, and a request past the script is named by it', async () => {
+    const server = await mockServer([{ content: [text('one')] }, { content: [text('two')] }]);
+    await server.client().beta.messages.create(body);
+    server.requests.length = 0;
+    await server.client().beta.messages.create(body);
+    expect(server.requests.map((request) => request.index)).toEqual([1]);
+    await expect(server.client({ maxRetries: 0 }).beta.messages.create(body)).rejects.toThrow(/request #2 came after the last step/);
+  });
+
   it('delayMs holds the first byte', async () => {
     const server = await mockServer([{ content: [text('late')], delayMs: 150 }]);
     const started = performance.now();

@@ -90,7 +90,10 @@ export interface MockServer {
   url: string;
   /** An `Anthropic` client pointed at the server (API key `test-key` unless given); a `baseURL` or `apiKey` given as `undefined` keeps the server's, never the SDK's (api.anthropic.com, `ANTHROPIC_API_KEY`). */
   client(options?: ClientOptions): Anthropic;
-  /** Every request received, in order. */
+  /**
+   * Every request received, in order. Each holds the whole conversation it sent, so over thousands of turns the list
+   * grows with their square: a long test may empty it as it goes (`server.requests.length = 0`); `index` counts on.
+   */
   requests: RecordedRequest[];
   /** Replaces the steps not yet used with these (to script the next part of a conversation, or reuse the server). */
   setSteps(steps: Step[]): void;
@@ -120,6 +123,8 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
   needsNodeServer('testing', createServer);
   const script = new Script<Step>(checkServerOptions(options).steps);
   const requests: RecordedRequest[] = [];
+  /** The requests received so far (`requests` may have been emptied by the test). */
+  let received = 0;
   const threads = new ThreadStore(options.threads ?? 'hold');
   /** Aborted by `close()`: the delays still running end with the server (no timer keeps the process alive). */
   const closing = new AbortController();
@@ -149,7 +154,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     // Only a request for a reply opens a thread: a count, or an unknown route, leaves it as it is.
     const opened = route?.kind === 'create' && body?.thread && !notJson ? threads.open(body, req.headers['anthropic-beta']) : undefined;
     const request: RecordedRequest = {
-      index: requests.length,
+      index: received++,
       method,
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
