@@ -75,6 +75,29 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(result.messages).toHaveLength(4);
   });
 
+  it('a machine gone for good: its executor\'s pending runs, listed and resumed on the queue (docs/scaling.md), finish on another executor', async () => {
+    const server = await mockServer([
+      { content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] },
+      { content: [text('Done.')] },
+    ]);
+    const id = `executor-gone-${randomUUID()}`;
+    const first = worker('start', id, server.url, { DBOS__VMID: 'machine-a', QUEUE: '1' });
+    await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
+    await kill(first);
+
+    // A worker of another executor recovers only its own runs when it launches: this one is resumed by hand, as the doc says.
+    const second = worker('recover', id, server.url, { DBOS__VMID: 'machine-b', QUEUE: '1' });
+    const pending = await dbos.listWorkflows({ status: 'PENDING', executorId: 'machine-a' });
+    expect(pending.map((run) => run.workflowID)).toContain(id);
+    await dbos.resumeWorkflows([id], { queueName: 'agents' });
+    const result = await resultOf(second);
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 2, finished: 1 } });
+    expect(server.requests).toHaveLength(2);
+    const status = await dbos.getWorkflow(id);
+    expect([status?.executorId, status?.queueName]).toEqual(['machine-b', 'agents']);
+  });
+
   it('a recovery on a worker whose tools changed fails the run with DBOS\'s error: the model never reads it as a tool result', async () => {
     const server = await mockServer([
       { content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] },
