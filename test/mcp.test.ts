@@ -381,6 +381,27 @@ describe('MCP tools of a server that is gone (its process ended, its connection 
     expect(result).toMatchObject({ tool_use_id: 'toolu_1', is_error: true });
     expect(result.content).toMatch(/the MCP server 'files' is no longer connected \(its process ended, or its connection closed\), so tool 'read' could not run; no call of its tools can run until the program connects it again \(Not connected\)/);
   });
+
+  it('over streamable HTTP a server that is down leaves the client connected: a call fails with the transport\'s error, not as a server no longer connected (README)', async () => {
+    const build = () => {
+      const server = new Server({ name: 'files', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'read', inputSchema: { type: 'object', properties: {} } }] }) as never);
+      server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text', text: 'contents' }] }) as never);
+      return server;
+    };
+    // The HTTP server's stop, then the client's close.
+    const own: Array<() => Promise<unknown>> = [];
+    const client = await statelessHttpClient(build, own);
+    cleanups.push(own[1]!);
+    const toolset = await mcpToolset(client);
+    await own[0]!();
+    const model = await mockServer([{ content: [toolUse('read', {}, 'toolu_1')] }, { content: [text('the file server is down')] }]);
+    await toolRunner(model.client(), { ...baseParams, tools: [toolset] });
+    const [result] = wire(model.requests[1]!).messages[2].content;
+    expect(client.transport).toBeDefined();
+    expect(result).toMatchObject({ tool_use_id: 'toolu_1', is_error: true, content: expect.stringMatching(/fetch failed/) });
+    expect(result.content).not.toMatch(/no longer connected/);
+  });
 });
 
 /**
