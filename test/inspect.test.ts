@@ -214,6 +214,18 @@ describe('what the page is fed and the recorded file', () => {
     expect(new Set(fed.map((record) => record.run)).size).toBe(1);
   });
 
+  it("a message the run added itself (its output's repair prompt) is no prompt of the start that goes on from it", async () => {
+    const server = await mockServer([{ content: [text('not json')] }, { error: { status: 500 } }, { content: [text('{"city":"Paris"}')] }]);
+    const inspect = await start();
+    const runner = toolRunner(server.client({ maxRetries: 0 }), baseParams, { output: z.object({ city: z.string() }), onEvent: inspect.onEvent });
+    // The repair turn's request fails; iterated again, the run goes on from the repair prompt it wrote.
+    await expect(runner.runUntilDone()).rejects.toThrow();
+    expect(textOf(runner.params.messages.at(-1))).toMatch(/^Your reply is not valid output/);
+    await runner;
+    const fed = await readFeed(inspect.url, (records) => ofType(records, 'run.end').length === 2);
+    expect(ofType(fed, 'run.start').map((record) => record.prompt)).toEqual([textOf(baseParams.messages[0]!), undefined]);
+  });
+
   it("a sub-agent's events (with path) join the run of the call that started them; fallback and unknown event fields show as they come", async () => {
     const server = await mockServer([
       { content: [toolUse('researcher', { task: 'find the capital' }, 'toolu_agent')] },

@@ -125,7 +125,7 @@ class Runs {
    * sub-agent events belong to.
    */
   readonly #open = new Map<string, OpenCall[]>();
-  /** The last prompt recorded of each runner: how many user messages with text its history held, and the prompt's text. */
+  /** What each runner's history ended with at its last prompt recorded, or when it last stopped (`#historyEnd`). */
   readonly #prompted = new WeakMap<Runner, string>();
   /** The run approvals asked without `onEvent` are shown in, and how many it holds. */
   #unattributed: { run: string; asked: number } | undefined;
@@ -151,24 +151,35 @@ class Runs {
       if (prompt !== undefined) record.prompt = prompt;
       if (first && !this.#capture) record.captureContent = false;
     }
+    // What the history ends with when the run stops: a message the run itself added last (its output's repair prompt, a
+    // compaction's summary) is no prompt of the next start, which goes on from it (iterated again after a failed request).
+    if (record.type === 'run.end' && this.#capture) this.#prompted.set(runner, this.#historyEnd(runner));
     this.#follow(event, record);
     this.#store.add(record);
   }
 
   /**
    * The prompt of a run's start: at its first, and at a later one whose history ends with a user message it did not end
-   * with at the last (a chat's next message, pushed while the run was stopped for approval or at a limit): the page showed
-   * the answer to a message it never showed. Iterated again on the same history (after a failed request, say), none.
+   * with when the run last stopped (a chat's next message, pushed while the run was stopped for approval or at a limit):
+   * the page showed the answer to a message it never showed. Iterated again on the same history (after a failed
+   * request, say), none.
    */
   #newPrompt(runner: Runner): string | undefined {
     const prompt = this.#capture ? promptOf(runner) : undefined;
     if (prompt === undefined) return undefined;
-    // Told apart by how many user messages hold text: the calls a pushed message went past get their results before it.
-    const asked = runner.params.messages.filter((message) => message.role === 'user' && textOf(message) !== '').length;
-    const key = `${asked}\u0000${prompt}`;
-    if (this.#prompted.get(runner) === key) return undefined;
-    this.#prompted.set(runner, key);
+    const end = this.#historyEnd(runner);
+    if (this.#prompted.get(runner) === end) return undefined;
+    this.#prompted.set(runner, end);
     return prompt;
+  }
+
+  /**
+   * What a runner's history ends with, as a new prompt is told from one seen: how many user messages hold text (the
+   * calls a pushed message went past get their results before it), and the last message's prompt, if it is one.
+   */
+  #historyEnd(runner: Runner): string {
+    const asked = runner.params.messages.filter((message) => message.role === 'user' && textOf(message) !== '').length;
+    return `${asked}\u0000${promptOf(runner) ?? ''}`;
   }
 
   /**
