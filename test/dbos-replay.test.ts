@@ -124,6 +124,9 @@ const addingInSubAgent = durableToolRunner({ name: 'replay-adding-in-sub-agent',
 /** A refund that waits for approval: the run is cancelled while it waits. */
 const refund = tool({ name: 'refund', description: 'Refunds an order', inputSchema: z.object({ order: z.string() }), needsApproval: true, run: async () => (ran.push('refund'), 'refunded') });
 const refunds = durableToolRunner({ name: 'replay-refunds', client, tools: [refund] });
+/** A run whose output's schema transforms (its `due` a `Date`): what `result.output` holds, as the README tells. */
+const Dated = z.object({ due: z.string().transform((due) => new Date(due)) });
+const dated = durableToolRunner({ name: 'replay-dated-output', client, tools: [query], options: { output: Dated } });
 
 /** A tool that runs until its signal aborts, in a run traced with tool-runner/otel. */
 const spans = new InMemorySpanExporter();
@@ -190,6 +193,19 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
 
   it('a client made by an async function: the run fails saying the function returned a promise (not that the client has no messages API)', async () => {
     await expect(asyncClient.run(`async-client-${Date.now()}`, params)).rejects.toThrow("durableToolRunner 'replay-async-client': `client` returned a promise; the function must return the client itself");
+  });
+
+  it("a run's output whose schema transforms: result.output, as DBOS gives it back (its run, and read back later), is the value the schema made (a Date), not JSON to parse again", async () => {
+    const server = await mockServer([{ content: [text('{"due":"2026-12-07T00:00:00.000Z"}')] }]);
+    mockUrl = server.url;
+    const id = `dated-${Date.now()}`;
+    const result = await dated.run(id, params);
+    const read = (await dbos.retrieveWorkflow<DurableRunResult>(id).getResult())!;
+    for (const { output } of [result, read]) {
+      expect((output as { due: unknown }).due).toEqual(new Date('2026-12-07T00:00:00.000Z'));
+      // The README told to parse it again with the schema: that fails on the Date.
+      expect(() => Dated.parse(output)).toThrow();
+    }
   });
 
   it('a run cancelled while a call waits for approval lists none waiting, and a decision for it says the run has ended', async () => {

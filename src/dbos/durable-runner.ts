@@ -61,7 +61,7 @@ export interface DurableRunResult {
   iterations: number;
   /** Why the run ended (`'model'`, `'max_iterations'`, `'budget'`, `'loop_guard'`, …: see `runner.stoppedBy`). */
   stoppedBy: StoppedBy;
-  /** With `options.output`: the validated final answer (as JSON: DBOS stores it). */
+  /** With `options.output`: the validated final answer, as DBOS stores it (its default serializer, SuperJSON, keeps a `Date` or a `BigInt`). */
   output?: unknown;
 }
 
