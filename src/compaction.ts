@@ -133,8 +133,10 @@ export function compactedHistory(
   summary: string,
   keepTurns: number,
   thinking = false,
+  keepUnanswered = false,
 ): BetaMessageParam[] {
-  const start = tailStart(messages, keepTurns, thinking);
+  const turns = tailStart(messages, keepTurns, thinking);
+  const start = keepUnanswered ? Math.min(turns, unansweredStart(messages)) : turns;
   const tail = messages.slice(start);
   const changes = messages.slice(0, start).flatMap(toolChangesOf);
   const intro: BetaMessageParam = {
@@ -143,7 +145,7 @@ export function compactedHistory(
       {
         type: 'text',
         text: `${COMPACTED_INTRO_START} Its summary:\n\n${summary}${
-          tail.length > 0 ? '\n\nThe most recent turns follow verbatim.' : '\n\nContinue the work from here.'
+          tail.some((message) => message.role === 'assistant') ? '\n\nThe most recent turns follow verbatim.' : '\n\nContinue the work from here.'
         }`,
       },
     ],
@@ -151,6 +153,23 @@ export function compactedHistory(
   // The tail starts at an assistant message whose calls are answered inside the tail.
   if (tail.length > 0 && toolUsesOf(tail.at(-1)).length > 0) return [intro, ...changes, ...tail.slice(0, -1)];
   return [intro, ...changes, ...tail];
+}
+
+/**
+ * Where the messages the model has not replied to begin: those after its last reply and the results that answer it (a
+ * follow-up the user typed while the reply streamed, a question pushed at a stop), else the end. They are the caller's
+ * words, not yet read: a summary would put the model's paraphrase in their place (or leave them out), so they stay verbatim.
+ */
+export function unansweredStart(messages: readonly BetaMessageParam[]): number {
+  const last = messages.findLastIndex((message) => message.role === 'assistant');
+  if (last < 1) return messages.length;
+  // The results that answer the reply's calls are its turn's (calls not answered yet, cut off by max_tokens say, the
+  // summary request answers as not run, before what follows).
+  return isResults(messages[last + 1]) ? last + 2 : last + 1;
+}
+
+function isResults(message: BetaMessageParam | undefined): boolean {
+  return message?.role === 'user' && Array.isArray(message.content) && message.content.some((block) => block.type === 'tool_result');
 }
 
 /** The summary text of a reply: inside <summary> tags if it used them, else all its text. */

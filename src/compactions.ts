@@ -159,7 +159,8 @@ export class Compactions {
     if (total === undefined || !canCompact(state.messages)) return;
     logger.info(`Compaction: ${total} tokens > ${thresholdOf(control)}; summarising ${state.messages.length} messages`);
     try {
-      await this.#compact(control, state.messages, control.keepTurns ?? 0);
+      // The messages after the turn (a follow-up typed while its reply streamed) stay verbatim after the summary.
+      await this.#compact(control, state.messages, control.keepTurns ?? 0, undefined, true);
     } catch (error) {
       // The summary request carries the tool results the reply's usage did not count: it may be too long itself.
       const overflow = contextOverflow(error);
@@ -233,7 +234,7 @@ export class Compactions {
   }
 
   /** Asks for a summary of `messages` (the history, or a copy cut to fit) and goes on from it; false when it has no text. */
-  async #compact(control: CompactionControl, messages: readonly BetaMessageParam[], keepTurns: number, signal?: AbortSignal | null): Promise<boolean> {
+  async #compact(control: CompactionControl, messages: readonly BetaMessageParam[], keepTurns: number, signal?: AbortSignal | null, keepUnanswered = false): Promise<boolean> {
     const { state, logger } = this.#run;
     // A history with calls never answered (the caller went on from a stop for approval): answered as not run, as a turn's request does.
     const body = summaryRequestBody(state.apiParams, answerDanglingCalls(messages as BetaMessageParam[], state.notRun), control, state.tools.definitions);
@@ -259,7 +260,7 @@ export class Compactions {
     }
     // With thinking `enabled` the turns kept begin with a thinking block, as the API requires (adaptive thinking may skip one).
     const thinking = (state.apiParams['thinking'] as { type?: unknown } | undefined)?.type === 'enabled';
-    state.replaceHistory([...compactedHistory(asked, summary, keepTurns, thinking), ...added]);
+    state.replaceHistory([...compactedHistory(asked, summary, keepTurns, thinking, keepUnanswered), ...added]);
     this.#trigger.compacted();
     return true;
   }

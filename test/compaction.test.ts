@@ -520,9 +520,57 @@ describe('client-side compaction after a message appended late (after the loop b
       // The summary request sees the call, its result, then the follow-up.
       expect(wire(server.requests[1]!).messages.slice(-3).map((message: { role: string }) => message.role)).toEqual(['user', 'user', 'user']);
       expect(JSON.stringify(wire(server.requests[1]!).messages.at(-2))).toContain('Also, cc Bob.');
-      if (keepTurns === 1) expect(wire(server.requests[2]!).messages.at(-1)).toEqual({ role: 'user', content: 'Also, cc Bob.' });
+      // Kept word for word after the summary with keepTurns 0 too (the default): the model had not read it yet, and the
+      // summary put its paraphrase in its place (or left it out).
+      expect(wire(server.requests[2]!).messages.at(-1)).toEqual({ role: 'user', content: 'Also, cc Bob.' });
+      if (keepTurns === 0) expect(wire(server.requests[2]!).messages).toHaveLength(2);
       expect(historyProblems(runner.params.messages)).toEqual([]);
     }
+  });
+});
+
+describe('client-side compaction: a question the model has not answered yet', () => {
+  it("a question pushed after an answer at a limit, whose summary was owed, goes word for word after the summary (keepTurns 0)", async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      { content: [text('The answer at the limit.')], usage: big },
+      (request: RecordedRequest) => {
+        expect(isSummaryRequest(request)).toBe(true);
+        return { content: [text('<summary>Looked up nothing yet.</summary>')] };
+      },
+      { content: [text('More.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, max_iterations: 1, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } }, { onLimit: 'answer' });
+    await runner;
+    expect(runner.stoppedBy).toBe('max_iterations');
+    runner.setMessagesParams((params) => ({ ...params, max_iterations: 10 }));
+    runner.pushMessages({ role: 'user', content: 'And in Celsius?' });
+    await runner;
+    const after = wire(server.requests[3]!).messages;
+    expect(after).toHaveLength(2);
+    expect(after[0].content[0].text).toMatch(/Looked up nothing yet\.\n\nContinue the work from here\.$/);
+    expect(after[1]).toEqual({ role: 'user', content: 'And in Celsius?' });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+  it('a message pushed to go on after a reply cut off by max_tokens (its calls answered as not run by the summary request) stays after the summary too', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], stop_reason: 'max_tokens', usage: big },
+      (request: RecordedRequest) => {
+        expect(isSummaryRequest(request)).toBe(true);
+        return { content: [text('<summary>The lookup was cut off.</summary>')] };
+      },
+      { content: [text('Going on.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    await runner;
+    // The ended run sends nothing more: it goes on resumed from its snapshot.
+    const resumed = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot, { tools: [lookup] });
+    resumed.pushMessages({ role: 'user', content: 'Go on, with a shorter reply.' });
+    await resumed;
+    const after = wire(server.requests[2]!).messages;
+    expect(after.map((message: { role: string }) => message.role)).toEqual(['user', 'user']);
+    expect(after[1]).toEqual({ role: 'user', content: 'Go on, with a shorter reply.' });
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 });
 
