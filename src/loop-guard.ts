@@ -39,7 +39,7 @@ export class LoopGuard {
    * a toolset member's family (a member and a tool of the run may share a name; they are different tools).
    */
   admit(name: string, input: unknown, toolset?: string): string | undefined {
-    const key = `${toolset === undefined ? '' : `${toolset}\u0001`}${name}\u0000${canonicalJson(input)}`;
+    const key = keyOf(name, input, toolset);
     const earlier = this.#seen.get(key) ?? 0;
     this.#seen.set(key, earlier + 1);
     if (earlier < this.#maxRepeats) return undefined;
@@ -47,9 +47,22 @@ export class LoopGuard {
     return `Error: the call to '${name}' was not run: it repeats an earlier call with the same input (made ${earlier} time${earlier === 1 ? '' : 's'} already; loopGuard.maxRepeats is ${this.#maxRepeats}). Use the result you have, or try something different.`;
   }
 
+  /** A call admitted (and run) whose result the model never got: it counts as no earlier call. */
+  forget(name: string, input: unknown, toolset?: string): void {
+    const key = keyOf(name, input, toolset);
+    const earlier = this.#seen.get(key) ?? 0;
+    if (earlier > 1) this.#seen.set(key, earlier - 1);
+    else this.#seen.delete(key);
+  }
+
   toJSON(): LoopGuardJSON {
     return { seen: Object.fromEntries(this.#seen), repeats: this.#repeats };
   }
+}
+
+/** A call's key: its toolset's family (a member and a tool of the run may share a name), its name and its input. */
+function keyOf(name: string, input: unknown, toolset: string | undefined): string {
+  return `${toolset === undefined ? '' : `${toolset}\u0001`}${name}\u0000${canonicalJson(input)}`;
 }
 
 /** JSON with every object's keys in order, so that deep-equal values (key order aside) give the same text. */

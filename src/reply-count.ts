@@ -28,6 +28,8 @@ export function receivedReply(run: RunContext, eager: StartedCalls, reply: BetaM
 
 function counted(run: RunContext, eager: StartedCalls, reply: BetaMessage, elsewhere: boolean): BetaMessage {
   // A complete call of a reply then cut off by max_tokens (or paused) may have started while it streamed: the model is told so.
-  run.state.count(reply, run.state.settings.runToolsEagerly ? (id) => eager.started(id) : undefined, elsewhere);
+  const dropped = run.state.count(reply, run.state.settings.runToolsEagerly ? (id) => eager.started(id) : undefined, elsewhere);
+  // The model reads no result of those: calling one again is no repeat for the loop guard (it would be told to use a result it never had).
+  for (const use of dropped) run.control.resultNotKept(use);
   return reply;
 }

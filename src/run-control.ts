@@ -160,6 +160,15 @@ export class RunControl {
   }
 
   /**
+   * A call that started while its reply streamed, which was then cut off (or paused): the model gets no result of it, so
+   * the loop guard forgets it (the budget keeps it counted: it ran).
+   */
+  resultNotKept(use: BetaToolUseBlock): void {
+    const toolset = (use as { toolset_name?: unknown }).toolset_name;
+    this.#guard?.forget(use.name, use.input, typeof toolset === 'string' ? toolset : undefined);
+  }
+
+  /**
    * A call admitted as its block completes while the reply streams (`runToolsEagerly`): counted now,
    * and taken back with `dropEager` if the reply is not kept (a retried turn makes the call anew).
    */

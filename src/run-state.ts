@@ -14,7 +14,7 @@ import type { ThreadSnapshot } from './thread.js';
 import { ToolSet, isToolSource } from './tool-set.js';
 import { withToolDefinitions } from './tool-changes.js';
 import { isRunnableToolset, toolsetFamily } from './toolsets.js';
-import type { BetaMessage, BetaMessageParam, BetaToolResultBlockParam, BetaToolUnion, ToolResultMessage } from './types.js';
+import type { BetaMessage, BetaMessageParam, BetaToolResultBlockParam, BetaToolUnion, BetaToolUseBlock, ToolResultMessage } from './types.js';
 import { NO_USAGE, type Usage, addUsage } from './usage.js';
 import { sameItems } from './lists.js';
 
@@ -218,9 +218,9 @@ export class RunState {
    */
   dropsRefusals = false;
 
-  /** A reply arrived: add its usage; calls cut off by max_tokens never run. `elsewhere`: a fallback's reply. */
-  count(reply: BetaMessage, started?: StartedEagerly, elsewhere = false): void {
-    countReply(this, this.apiParams, reply, this.dropsRefusals, started, elsewhere);
+  /** A reply arrived: add its usage; calls cut off by max_tokens never run. `elsewhere`: a fallback's reply. Returns the calls that started whose results are not kept. */
+  count(reply: BetaMessage, started?: StartedEagerly, elsewhere = false): BetaToolUseBlock[] {
+    return countReply(this, this.apiParams, reply, this.dropsRefusals, started, elsewhere);
   }
 
   notRunText(id: string): string | undefined {
@@ -312,7 +312,8 @@ export type StartedEagerly = (id: string) => boolean;
  * Counts a reply: its usage added, it is the last message, calls cut off (max_tokens, the context window) or in a paused turn never run
  * (one that `started` while the reply streamed is told so, unless the run control refused it), its container adopted.
  */
-function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage, dropsRefusals: boolean, started: StartedEagerly | undefined, elsewhere: boolean): void {
+function countReply(into: Counted, params: Record<string, unknown>, reply: BetaMessage, dropsRefusals: boolean, started: StartedEagerly | undefined, elsewhere: boolean): BetaToolUseBlock[] {
+  const dropped: BetaToolUseBlock[] = [];
   into.usage = addUsage(into.usage, reply.usage);
   into.lastMessage = reply;
   const stop = reply.stop_reason;
@@ -322,11 +323,15 @@ function countReply(into: Counted, params: Record<string, unknown>, reply: BetaM
   for (const use of notRun ? toolUsesOf(reply) : []) {
     if (!started?.(use.id)) into.markNotRun(use.id, notRun!(use.name, stop!));
     // (A call the run control refused keeps its own answer.)
-    else if (into.notRunText(use.id) === undefined) into.markNotRun(use.id, (cutOff ? startedBeforeCutOffText : startedBeforePauseText)(use.name, stop!));
+    else if (into.notRunText(use.id) === undefined) {
+      into.markNotRun(use.id, (cutOff ? startedBeforeCutOffText : startedBeforePauseText)(use.name, stop!));
+      dropped.push(use);
+    }
   }
   const containerId = reply.container?.id;
   // A fallback's container is of its client (another key, region or platform): the run's own requests never name it.
   if (containerId && !elsewhere && !(dropsRefusals && reply.stop_reason === 'refusal')) adoptContainer(params, containerId);
+  return dropped;
 }
 
 /** Later requests run in the container the server chose, unless the caller named one. */

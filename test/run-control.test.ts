@@ -167,6 +167,31 @@ describe('calls started while a reply streams (runToolsEagerly), of a reply that
   });
 });
 
+describe('a call started while a reply streams (runToolsEagerly), the reply then cut off by max_tokens', () => {
+  it('is no earlier call for the loop guard: the model never read its result, and calling it again runs it (as without runToolsEagerly)', async () => {
+    for (const runToolsEagerly of [true, false]) {
+      let runs = 0;
+      const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (runs++, `found ${q}`) });
+      const server = await mockServer([
+        { content: [toolUse('lookup', { q: 'x' }, 'toolu_1'), toolUse('lookup', { q: 'y' }, 'toolu_2')], stop_reason: 'max_tokens' },
+        { content: [toolUse('lookup', { q: 'x' }, 'toolu_3')] },
+        { content: [text('done')] },
+      ]);
+      const options = { loopGuard: { maxRepeats: 1 } };
+      const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], runToolsEagerly }, options);
+      await runner;
+      expect(runs).toBe(runToolsEagerly ? 1 : 0);
+      // Gone on from its snapshot, with a message: the model calls it again, having read no result of it.
+      const resumed = resumeToolRunner(server.client({ maxRetries: 0 }), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [lookup], options });
+      resumed.pushMessages({ role: 'user', content: 'Go on.' });
+      await resumed;
+      expect(resultsOf(server.requests[2]!)).toEqual([{ content: 'found x', is_error: false }]);
+      expect(resumed.stoppedBy).toBe('model');
+      expect(historyProblems(resumed.params.messages)).toEqual([]);
+    }
+  });
+});
+
 describe('a snapshot taken in the loop body while a reply streams, then a break (the reply not kept)', () => {
   it('does not count the calls that reply started: the resumed run runs the call the model makes again', async () => {
     for (const limits of [{ loopGuard: { maxRepeats: 1 } }, { budget: { maxCallsPerTool: { lookup: 1 } } }]) {
