@@ -81,7 +81,12 @@ export abstract class RunnerAfterBody extends RunnerControls {
       this.control.bodyWentOn();
     }
     if (answered === 'pending') return 'pending';
-    if (this.compactions.owed) await this.compactions.afterAnswers(compaction, this.control.maySummarise());
+    if (this.compactions.owed) {
+      // Over an SDK thread, what the program appended to it in the loop body joins the history now, after the results:
+      // taken in after a summary, it followed a history the compacted one no longer began with, and was lost.
+      this.takeThreadChanges(true);
+      await this.compactions.afterAnswers(compaction, this.control.maySummarise());
+    }
     return 'continue';
   }
 

@@ -574,6 +574,30 @@ describe('client-side compaction: a question the model has not answered yet', ()
   });
 });
 
+describe('client-side compaction over an SDK thread (toolRunner(thread, …))', () => {
+  it('a note the program appended to the thread in the loop body of a reply past the threshold goes after the summary: it was lost', async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      (request: RecordedRequest) => {
+        expect(isSummaryRequest(request)).toBe(true);
+        return { content: [text('<summary>Looked up row 1.</summary>')] };
+      },
+      { content: [text('All done.')] },
+    ]);
+    const note = { role: 'user' as const, content: 'A note from the app.' };
+    const thread = server.client().beta.messages.thread({ ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } } as never);
+    const runner = toolRunner(thread, {});
+    let appended = false;
+    for await (const _message of runner) if (!appended && (appended = true)) thread.append(note);
+    // The summary is asked of the history with the note after the results; the note stays, word for word, after it.
+    expect(wire(server.requests[1]!).messages.at(-2)).toEqual(note);
+    expect(wire(server.requests[2]!).messages.map((message: { role: string }) => message.role)).toEqual(['user', 'user']);
+    expect(wire(server.requests[2]!).messages[1]).toEqual(note);
+    expect(thread.messages.slice(1, 2)).toEqual([note]);
+    expect(historyProblems(thread.messages)).toEqual([]);
+  });
+});
+
 describe('compactBeforeNextTurn() on the final answer, a message appended late while it streamed', () => {
   const compaction = { content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null } as never] };
   async function ended(steps: object[]) {
