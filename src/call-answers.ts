@@ -78,7 +78,7 @@ export class CallAnswers {
   endReplacedWaits(): BetaToolUseBlock[] {
     const uses = toolUsesOf(this.#run.state.messages.at(-1));
     const replaced = this.#calls?.forgetHeldBesides(uses);
-    if (replaced?.length) wentOnPast(this.#run, replaced, uses);
+    if (replaced?.length) wentOnPast(this.#run, replaced, uses, (id) => this.#calls!.settledResult(id));
     return uses;
   }
 

@@ -237,7 +237,7 @@ export class Compactions {
   async #compact(control: CompactionControl, messages: readonly BetaMessageParam[], keepTurns: number, signal?: AbortSignal | null, keepUnanswered = false): Promise<boolean> {
     const { state, logger } = this.#run;
     // A history with calls never answered (the caller went on from a stop for approval): answered as not run, as a turn's request does.
-    const body = summaryRequestBody(state.apiParams, answerDanglingCalls(messages as BetaMessageParam[], state.notRun), control, state.tools.definitions);
+    const body = summaryRequestBody(state.apiParams, answerDanglingCalls(messages as BetaMessageParam[], state.notRun, state.ranResults), control, state.tools.definitions);
     const asked = state.messages;
     // Its usage counted (`summary`).
     const summaryReply = await this.#requests.summary(body, signal);

@@ -181,6 +181,11 @@ export class RunState {
     this.keepRanResults(results.content);
   }
 
+  /** The results of calls that ran, kept to answer them if the history leaves them unanswered. */
+  get ranResults(): ReadonlyMap<string, BetaToolResultBlockParam> | undefined {
+    return this.#ran;
+  }
+
   /** Results of calls that ran: they answer those calls if the history the caller set leaves them unanswered. */
   keepRanResults(results: ToolResultMessage['content']): void {
     for (const block of results) if (block.type === 'tool_result') (this.#ran ??= new Map()).set(block.tool_use_id, block);

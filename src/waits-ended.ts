@@ -4,7 +4,7 @@
  * gives them, if any), a sub-agent's calls inside them with their `path`.
  */
 import { abortedText, wentOnPastStartedText } from './call-texts.js';
-import { abortedWaitingText, answeringEvery } from './history.js';
+import { abortedWaitingText, answeringEvery, toolUsesOf } from './history.js';
 import { openApprovals } from './nested-approvals.js';
 import type { RunContext } from './run-context.js';
 import type { HeldCall } from './snapshot.js';
@@ -26,9 +26,13 @@ export function abortedWaits(run: RunContext, message: ToolResultMessage, uses: 
  * The history went on past calls that waited for approval (`held`; `uses`: the calls of its last message): their waits
  * end. An agent's call had started (its sub-agent's finished calls ran): told 'not run', the model would call it again.
  */
-export function wentOnPast(run: RunContext, held: readonly HeldCall[], uses: readonly BetaToolUseBlock[]): void {
+export function wentOnPast(run: RunContext, held: readonly HeldCall[], uses: readonly BetaToolUseBlock[], settled: (id: string) => BetaToolResultBlockParam | undefined): void {
   endWaits(run, held);
   for (const call of held) if (call.agent && !uses.some((use) => use.id === call.id)) run.state.markNotRun(call.id, wentOnPastStartedText(call.name));
+  // The calls of their reply that ran (needing no approval, or approved) answer with their results: told 'not run', the
+  // model would make them again (a payment twice).
+  const reply = run.state.messages.findLast((message) => toolUsesOf(message).some((use) => use.id === held[0]!.id));
+  run.state.keepRanResults(toolUsesOf(reply).flatMap((use) => settled(use.id) ?? []));
 }
 
 /** Each held call's wait ends for the run's listeners (`resultOf`: the result the history gives it, if any). */

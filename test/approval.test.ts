@@ -515,6 +515,27 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     ]);
   });
 
+  it.each([false, true])('a message pushed instead of a decision: a call of the reply that ran (needing none, or approved) is answered with its result, not as not run (resumed from a snapshot: %s)', async (resumed) => {
+    let charges = 0;
+    const charge = tool({ name: 'charge', inputSchema: z.object({}), run: () => `charged (${++charges})` });
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
+    const server = await mockServer([
+      { content: [toolUse('charge', {}, 'toolu_c'), toolUse('gated', {}, 'toolu_a'), toolUse('gated', {}, 'toolu_b')] },
+      { content: [text('Fine.')] },
+    ]);
+    const first = toolRunner(server.client(), { ...baseParams, tools: [charge, gated] });
+    await first;
+    first.approve('toolu_a');
+    await first;
+    const runner = resumed ? resumeToolRunner(server.client(), JSON.parse(JSON.stringify(first.toJSON())), { tools: [charge, gated] }) : first;
+    runner.pushMessages({ role: 'user', content: 'Never mind the rest.' });
+    await runner;
+    expect(charges).toBe(1);
+    const results = wire(server.requests[1]!).messages.at(-2).content.map((block: { content: string }) => block.content);
+    expect(results).toEqual(['charged (1)', 'ran', expect.stringMatching(/^Error: the call to 'gated' was not answered before the conversation went on/)]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('a history set in place of the waiting calls, ending with other calls: the old waits end for the listeners, and only the new calls wait', async () => {
     const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
     const server = await mockServer([{ content: [toolUse('gated', {}, 'toolu_old')] }, { content: [text('Done.')] }]);

@@ -574,6 +574,29 @@ describe('client-side compaction: a question the model has not answered yet', ()
   });
 });
 
+describe('client-side compaction after a stop for approval, a message pushed instead of a decision', () => {
+  it('the summary is asked of the history with the result of the call that ran beside the waiting one (not "not run"), and the message stays after it', async () => {
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'sent' });
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1'), toolUse('gated', {}, 'toolu_g')], usage: big },
+      (request: RecordedRequest) => {
+        expect(isSummaryRequest(request)).toBe(true);
+        return { content: [text('<summary>Row 1 looked up; nothing sent.</summary>')] };
+      },
+      { content: [text('Fine.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup, gated], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    await runner;
+    runner.pushMessages({ role: 'user', content: 'Do not send it.' });
+    await runner;
+    const results = wire(server.requests[1]!).messages[2].content;
+    expect(results[0]).toMatchObject({ tool_use_id: 'toolu_1', content: expect.stringMatching(/^row 1: /) });
+    expect(results[0]).not.toHaveProperty('is_error');
+    expect(results[1]).toMatchObject({ tool_use_id: 'toolu_g', is_error: true });
+    expect(wire(server.requests[2]!).messages[1]).toEqual({ role: 'user', content: 'Do not send it.' });
+  });
+});
+
 describe('client-side compaction over an SDK thread (toolRunner(thread, …))', () => {
   it('a note the program appended to the thread in the loop body of a reply past the threshold goes after the summary: it was lost', async () => {
     const server = await mockServer([
