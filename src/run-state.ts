@@ -18,6 +18,9 @@ import type { BetaMessage, BetaMessageParam, BetaToolResultBlockParam, BetaToolU
 import { NO_USAGE, type Usage, addUsage } from './usage.js';
 import { sameItems } from './lists.js';
 
+/** The tools of a run given none, as `runner.params` reads them. */
+const NO_TOOLS: readonly never[] = [];
+
 export class RunState {
   /** The params sent to the API, without messages and tools. */
   apiParams: Record<string, unknown>;
@@ -95,8 +98,9 @@ export class RunState {
     // `thread` chooses threading when the runner is made: a later value (or none) changes nothing, as in the SDK.
     const { thread: _later, ...others } = settings;
     this.settings = this.settings.thread === undefined ? others : { ...others, thread: this.settings.thread };
-    // The same entries (the params' copy handed back as it was) keep the run's tools.
-    if (!sameItems(tools, this.tools.entries)) this.tools = new ToolSet(tools);
+    // The same entries (the params' copy handed back as it was, `[]` for a run given none) keep the run's tools.
+    const kept = this.tools.entries ? sameItems(tools, this.tools.entries) : tools === undefined || tools.length === 0;
+    if (!kept) this.tools = new ToolSet(tools);
     this.replaceHistory([...messages]);
   }
 
@@ -238,8 +242,9 @@ export class RunState {
     return {
       ...this.apiParams,
       ...settings,
-      // A copy: a program that pushes a tool into it and hands it back (setMessagesParams) gets that tool registered.
-      ...(this.tools.entries && { tools: [...this.tools.entries] }),
+      // A copy: a program that pushes a tool into it and hands it back (setMessagesParams) gets that tool registered. A list
+      // for a run given none too, as `runner.params` is typed (as the SDK's): `[...params.tools, lookup]` threw there.
+      tools: [...(this.tools.entries ?? NO_TOOLS)],
       messages: [...this.messages],
     } as RunnerParams;
   }

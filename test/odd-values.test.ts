@@ -298,6 +298,24 @@ describe('what review found', () => {
     expect(runner.params.tools).toHaveLength(before);
   });
 
+  it("a run given no tools reads params.tools as an empty list, as it is typed (always there): a tool added through it runs, and the params handed back as they were send no tools", async () => {
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({}), run: () => 'found' });
+    const server = await mockServer([{ content: [text('Which one?')] }, { content: [text('Let me look.')] }, { content: [toolUse('lookup', {}, 'toolu_l')] }, { content: [text('done')] }]);
+    const plain = toolRunner(server.client(), baseParams);
+    expect(plain.params.tools).toEqual([]);
+    // Handed back as they were: still no tools (no `tools: []` in the body).
+    plain.setMessagesParams((params) => params);
+    await plain;
+    expect(wire(server.requests[0]!).body).not.toHaveProperty('tools');
+    const runner = toolRunner(server.client(), baseParams);
+    for await (const message of runner) {
+      if (message.content.some((block) => block.type === 'tool_use') || runner.params.tools.length > 0) continue;
+      // Typed `ToolEntry[]`: `params.tools` was undefined here, and the spread threw "params.tools is not iterable".
+      runner.setMessagesParams((params) => ({ ...params, tools: [...params.tools, lookup], messages: [...params.messages, message, { role: 'user', content: 'Look it up.' }] }));
+    }
+    expect(wire(server.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_l', content: 'found' });
+  });
+
   it('setRequestOptions refuses the request options the runner sets itself, as the third argument does', async () => {
     const server = await mockServer([{ content: [text('done')] }]);
     const runner = toolRunner(server.client(), { ...baseParams });
