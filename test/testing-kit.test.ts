@@ -166,6 +166,20 @@ describe('SSE replies', () => {
     expect(message.content[1]).toEqual(result);
   });
 
+  it("webSearchResult() needs no Node Buffer (a page's block builders, as the README says): its content encoded as Node encodes it, UTF-8 in base64", () => {
+    const results = [{ url: 'https://example.com', title: 'Café', content: 'Crème brûlée 🍮' }, { url: 'https://b.example', title: 'B' }];
+    const inNode = webSearchResult('srvtoolu_1', results);
+    const { Buffer: nodeBuffer } = globalThis;
+    // A page has no Buffer: it threw "Buffer is not defined" there.
+    Reflect.deleteProperty(globalThis, 'Buffer');
+    try {
+      expect(webSearchResult('srvtoolu_1', results)).toEqual(inNode);
+    } finally {
+      globalThis.Buffer = nodeBuffer;
+    }
+    expect((inNode as { content: Array<{ encrypted_content: string }> }).content.map((item) => nodeBuffer.from(item.encrypted_content, 'base64').toString())).toEqual(['Crème brûlée 🍮', 'B']);
+  });
+
   it('a cited text block streams its citations as citations_delta events, as the API does', async () => {
     const citation = { type: 'char_location' as const, cited_text: 'The sky is blue.', document_index: 0, document_title: 'Sky', start_char_index: 0, end_char_index: 16, file_id: null };
     const second = { ...citation, cited_text: 'It is blue.', start_char_index: 17, end_char_index: 28 };

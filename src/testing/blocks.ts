@@ -44,7 +44,7 @@ export function webSearchResult(
       type: 'web_search_result',
       url: result.url,
       title: result.title,
-      encrypted_content: Buffer.from(result.content ?? result.title).toString('base64'),
+      encrypted_content: base64(result.content ?? result.title),
       page_age: null,
     })),
   } as BetaContentBlock;
@@ -53,4 +53,11 @@ export function webSearchResult(
 /** A thinking block (extended thinking). */
 export function thinking(value: string, signature = 'c2lnbmF0dXJl'): BetaContentBlock {
   return { type: 'thinking', thinking: value, signature };
+}
+
+/** `text` as UTF-8, in base64 (as Node's `Buffer` writes it), with the globals every runtime has: a page has no `Buffer`. */
+function base64(text: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary);
 }
