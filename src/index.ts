@@ -96,7 +96,7 @@ export { tool, isRunnableTool } from './tool.js';
 export { agentTool } from './agent-tool.js';
 export type { AgentToolOptions } from './agent-tool.js';
 export type { CallOf, InferInput, ToolInput, ToolOptions } from './tool.js';
-export type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, Runner, RunnerParams, ToolContext, ToolEntry, ToolSource } from './surface.js';
+export type { AnyTool, ExtraToolFields, NeedsApproval, RunnableTool, Runner, RunnerParams, RunnerParamsCopy, RunnerParamsRead, ToolContext, ToolEntry, ToolSource } from './surface.js';
 export { ToolError } from './tool-error.js';
 export { historyProblems } from './history-problems.js';
 export { textOf } from './text.js';

@@ -30,6 +30,18 @@ describe('the built package', () => {
     expect(stdout).toBe('');
   }, 60_000);
 
+  it("a library's declarations name the runner's types through the package's entries (runner.params' too), never a chunk of dist", async () => {
+    const out = mkdtempSync(join(tmpdir(), 'tool-runner-declarations-'));
+    const tsc = 'node_modules/typescript/bin/tsc';
+    const flags = ['--declaration', '--emitDeclarationOnly', '--outDir', out, '--rootDir', 'test/fixtures/declarations', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck', '--types', 'node'];
+    // `paramsOf(run) { return run.params }` was TS2742: "cannot be named without a reference to './dist/surface-….js'".
+    const { stdout } = await run(process.execPath, [tsc, ...flags, 'test/fixtures/declarations/library.ts']).catch((error: { stdout: string }) => error);
+    expect(stdout).toBe('');
+    const emitted = readFileSync(join(out, 'library.d.ts'), 'utf8');
+    expect(emitted).toContain('export declare function paramsOf');
+    expect(emitted).not.toMatch(/dist\//);
+  }, 60_000);
+
   it('the mcp, otel and dbos subpaths load, and import their optional peers only there', async () => {
     const esm = await run(process.execPath, [
       '--input-type=module',
