@@ -4,6 +4,7 @@
  * `maxRepeats` earlier calls of the run is not run; a second such repeat stops the run.
  */
 import type { LoopGuardOptions } from './run-control-options.js';
+import type { BetaToolUseBlock } from './types.js';
 
 /** What a snapshot keeps of the guard: the calls seen, by key, and the repeats answered. */
 export interface LoopGuardJSON {
@@ -58,6 +59,18 @@ export class LoopGuard {
   toJSON(): LoopGuardJSON {
     return { seen: Object.fromEntries(this.#seen), repeats: this.#repeats };
   }
+}
+
+/**
+ * A call whose result the model never got, forgotten in a snapshot's guard: a reply cut off while its `onMessage` hook
+ * runs is counted into the snapshot (run-state.ts), as the run forgets the call once it counts the reply.
+ */
+export function forgetInJSON(json: LoopGuardJSON, use: BetaToolUseBlock): void {
+  const toolset = (use as { toolset_name?: unknown }).toolset_name;
+  const key = keyOf(use.name, use.input, typeof toolset === 'string' ? toolset : undefined);
+  const earlier = json.seen[key] ?? 0;
+  if (earlier > 1) json.seen[key] = earlier - 1;
+  else delete json.seen[key];
 }
 
 /** A call's key: its toolset's family (a member and a tool of the run may share a name), its name and its input. */

@@ -43,7 +43,8 @@ export function runSnapshot({ run, state, turn, answers, control, compactions, r
   const history = after ? after.messages : turn?.inBody && turn.tookControl ? state.bodyHistory(turn.historyBefore ?? [], turn.reply) : state.messages;
   const messages = asMessageParams(state.heldLate ? [...history, ...state.heldLate] : history);
   const started = state.settings.runToolsEagerly ? (id: string) => answers.started(id) : undefined;
-  const snapshot = state.toJSON(answers.toJSON(), undefined, after ? after.toolChanges : answers.changes.toJSON(), control.toJSON(replyAdded || final || !turn?.inBody || after !== undefined), uncounted, messages, started, inContainerOfItsOwn(run.options.fallback, turn?.fallback, lendableClient(run.client)));
+  const replyHeld = replyAdded || final || !turn?.inBody || after !== undefined;
+  const snapshot = state.toJSON(answers.toJSON(), undefined, after ? after.toolChanges : answers.changes.toJSON(), control.toJSON(replyHeld), uncounted, messages, started, inContainerOfItsOwn(run.options.fallback, turn?.fallback, lendableClient(run.client)), replyHeld);
   if (after) holdCompactionReply(snapshot, after, state.heldLate !== undefined);
   if (requestsSent > 0) snapshot.requests = requestsSent;
   const hold = replyAdded ? 'asks' : final ? 'final' : step === 'resume' ? 'paused' : undefined; // (after the run's own messages)

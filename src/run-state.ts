@@ -17,6 +17,7 @@ import { isRunnableToolset, toolsetFamily } from './toolsets.js';
 import type { BetaMessage, BetaMessageParam, BetaToolResultBlockParam, BetaToolUnion, BetaToolUseBlock, ToolResultMessage } from './types.js';
 import { NO_USAGE, type Usage, addUsage } from './usage.js';
 import { sameItems } from './lists.js';
+import { forgetInJSON } from './loop-guard.js';
 
 /** The tools of a run given none, as `runner.params` reads them. */
 const NO_TOOLS: readonly never[] = [];
@@ -251,15 +252,19 @@ export class RunState {
 
   /**
    * The JSON snapshot of the run, with the calls, the thread, the tool changes and the run control that live beside this state.
-   * `uncounted`: a reply that arrived but is not counted yet (its `onMessage` hook runs), counted into the snapshot as `count` does.
+   * `uncounted`: a reply that arrived but is not counted yet (its `onMessage` hook runs), counted into the snapshot as `count` does
+   * (`controlHoldsIt`: `control` counts the calls it started while it streamed, not the counts from before them).
    */
-  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, uncounted?: BetaMessage, messages = this.messages, started?: StartedEagerly, uncountedElsewhere = false): RunnerSnapshot {
+  toJSON(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, uncounted?: BetaMessage, messages = this.messages, started?: StartedEagerly, uncountedElsewhere = false, controlHoldsIt = true): RunnerSnapshot {
     const snapshot = this.#json(calls, thread, toolChanges, control, messages);
     if (uncounted) {
       // Counted as `count` counts it, into the snapshot.
       const reply = structuredClone(uncounted);
       const counted: Counted = { usage: snapshot.usage, lastMessage: snapshot.lastMessage, notRunText: (id) => snapshot.notRun[id], markNotRun: (id, text) => (snapshot.notRun[id] = text) };
-      countReply(counted, snapshot.params as unknown as Record<string, unknown>, reply, this.dropsRefusals, started, uncountedElsewhere);
+      const dropped = countReply(counted, snapshot.params as unknown as Record<string, unknown>, reply, this.dropsRefusals, started, uncountedElsewhere);
+      // Its calls whose results the model never gets (cut off by max_tokens): no earlier calls for the guard (reply-count.ts).
+      const guard = controlHoldsIt ? snapshot.control?.loopGuard : undefined;
+      if (guard) for (const use of dropped) forgetInJSON(guard, use);
       snapshot.usage = counted.usage;
       snapshot.lastMessage = reply;
     }

@@ -5,9 +5,9 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { OutputError, type StoppedBy, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { OutputError, type RunnerSnapshot, type StoppedBy, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, serverToolUse, text, toolResults, toolUse, webSearchResult } from 'tool-runner/testing';
-import { baseParams, captureLogger, mockServer, weatherTool, wire } from './helpers.js';
+import { baseParams, captureLogger, mockServer, sleep, weatherTool, wire } from './helpers.js';
 
 const usage = (tokens: number) => ({ input_tokens: tokens - 150, output_tokens: 50, cache_creation_input_tokens: 60, cache_read_input_tokens: 40 });
 const weather = (location: string, id?: string) => toolUse('get_weather', { location }, id);
@@ -189,6 +189,29 @@ describe('a call started while a reply streams (runToolsEagerly), the reply then
       expect(resumed.stoppedBy).toBe('model');
       expect(historyProblems(resumed.params.messages)).toEqual([]);
     }
+  });
+  it('a snapshot taken in the onMessage hook of the cut-off reply (counted into the snapshot) forgets it too: resumed, calling it again runs it', async () => {
+    let runs = 0;
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (runs++, `found ${q}`) });
+    const server = await mockServer([
+      { content: [toolUse('lookup', { q: 'x' }, 'toolu_1'), toolUse('lookup', { q: 'y' }, 'toolu_2')], stop_reason: 'max_tokens' },
+      { content: [toolUse('lookup', { q: 'x' }, 'toolu_3')] },
+      { content: [text('done')] },
+    ]);
+    const options = { loopGuard: { maxRepeats: 1 } };
+    let snapshot: RunnerSnapshot | undefined;
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true, tools: [lookup], runToolsEagerly: true }, {
+      ...options,
+      // (Once the eager call has ended: its result is not kept either way.)
+      hooks: { onMessage: async () => void (await sleep(50), (snapshot = JSON.parse(JSON.stringify(runner.toJSON())))) },
+    });
+    await runner;
+    expect(runs).toBe(1);
+    const resumed = resumeToolRunner(server.client({ maxRetries: 0 }), snapshot!, { tools: [lookup], options });
+    resumed.pushMessages({ role: 'user', content: 'Go on.' });
+    await resumed;
+    expect(resultsOf(server.requests[2]!)).toEqual([{ content: 'found x', is_error: false }]);
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
   });
 });
 
