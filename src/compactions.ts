@@ -168,7 +168,8 @@ export class Compactions {
       // Without the API's numbers nothing can be cut to fit: the same request would fail the same way.
       if (!fitted || fitted === state.messages) throw ContextOverflowError.from(error);
       logger.warn(`Compaction: the summary request was too long too; summarising ${state.messages.length} messages cut to fit, no turn kept verbatim`);
-      await this.#compact(control, fitted, 0).catch((again: unknown) => Promise.reject(ContextOverflowError.from(again)));
+      // The messages the model has not replied to yet still stay after the summary, whole (only the summary request's copy is cut).
+      await this.#compact(control, fitted, 0, undefined, true).catch((again: unknown) => Promise.reject(ContextOverflowError.from(again)));
     }
   }
 

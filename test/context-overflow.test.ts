@@ -348,6 +348,25 @@ describe('a compaction whose summary request fails or is cut off', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('the summary request too long itself: a question the model has not answered yet still goes word for word after the summary', async () => {
+    const server = await mockServer([
+      longTurn,
+      { content: [text('The answer at the limit.')], usage: { input_tokens: 5_000, output_tokens: 10 } },
+      { error: { status: 400, message: 'prompt is too long: 3100 tokens > 2000 maximum' } },
+      { content: [text('<summary>Read a.txt: Jack works all day.</summary>')] },
+      { content: [text('In Celsius, about 20.')] },
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, max_iterations: 1, tools: [readFile], compactionControl: { enabled: true, contextTokenThreshold: 1_000 } }, { onLimit: 'answer' });
+    await runner;
+    runner.setMessagesParams((params) => ({ ...params, max_iterations: 10 }));
+    runner.pushMessages({ role: 'user', content: 'And in Celsius?' });
+    await runner;
+    expect(isSummaryRequest(server.requests[2]!) && isSummaryRequest(server.requests[3]!)).toBe(true);
+    const after = wire(server.requests[4]!).messages;
+    expect(after.at(-1)).toEqual({ role: 'user', content: 'And in Celsius?' });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('a summary request too long itself without the API\'s numbers: nothing to cut, a ContextOverflowError at once (not the same request again)', async () => {
     const server = await mockServer([longTurn, { error: { status: 400, message: 'prompt is too long' } }]);
     const { runner } = compacting(server);
