@@ -3,13 +3,13 @@
  * last step)` replays a finished run from its record, as a recovery does (test/dbos.test.ts kills
  * workers; this is the fast way to check that a replay decides as the run did).
  */
-import Anthropic from '@anthropic-ai/sdk';
+import Anthropic, { APIConnectionError } from '@anthropic-ai/sdk';
 import { DBOS, DBOSClient } from '@dbos-inc/dbos-sdk';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerEvent, agentTool, tool } from 'tool-runner';
+import { type RunnerEvent, agentTool, tool, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
 import { type DurableRunResult, type DurableToolRunner, durableApprovals, durableToolRunner } from 'tool-runner/dbos';
 import { text, toolUse } from 'tool-runner/testing';
@@ -160,6 +160,12 @@ const failingAsyncClient = durableToolRunner({
   tools: [login],
 });
 
+/** A client whose request fails as SDK 1.17 fails a reply the connection cut while it was read (after its retries): an `APIConnectionError` whose cause is undici's `terminated`. */
+const cutClient = () =>
+  new Anthropic({ baseURL: mockUrl, apiKey: 'test-key', maxRetries: 0, middleware: [async () => Promise.reject(new APIConnectionError({ cause: new TypeError('terminated') }))] });
+const cutOff = durableToolRunner({ name: 'replay-cut-off', client: cutClient, tools: [query] });
+const streamCut = durableToolRunner({ name: 'replay-stream-cut', client, tools: [query] });
+
 describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
   let dbos: DBOSClient;
   beforeAll(async () => {
@@ -183,6 +189,18 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     const replayed = (await (await DBOS.forkWorkflow(id, steps.at(-1)!.functionID + 1)).getResult()) as DurableRunResult;
     return { result, replayed, steps: steps.map((step) => step.name), ranFirst, ranAgain: [...ran] };
   }
+
+  it("a reply the connection cut while it was read fails the run as a ReplyError, as without durability: SDK 1.17's APIConnectionError keeps its cause (undici's `terminated`) in the step's record", async () => {
+    const server = await mockServer([{ content: [text('The primary began to answer')], disconnectAfterEvents: 3 }]);
+    mockUrl = server.url;
+    const unread = /^The API's reply could not be read \(terminated\)\. Nothing of it was added to the history/;
+    await expect(toolRunner(cutClient(), { ...params, tools: [query] }).runUntilDone()).rejects.toThrow(unread);
+    // (It was replayed as an APIConnectionError without its cause, 'Connection error.': nothing said the reply had been cut.)
+    await expect(cutOff.run(`cut-off-${Date.now()}`, params)).rejects.toThrow(unread);
+    // A stream cut past its first event (on SDK 1.17 the same APIConnectionError).
+    await expect(streamCut.run(`stream-cut-${Date.now()}`, { ...params, stream: true })).rejects.toThrow(unread);
+    expect(server.requests).toHaveLength(1);
+  });
 
   it("an async client function whose promise rejects: the run fails saying it returned a promise, the rejection not left unhandled", async () => {
     const unhandled = await unhandledDuring(async () => {

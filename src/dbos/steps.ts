@@ -153,11 +153,18 @@ interface RecordedFailure {
   type?: string | null | undefined;
   /** The stream failed after its first event: the run does not fall back (a replay decides the same). */
   afterFirstEvent?: true;
+  /**
+   * A connection error's cause: from SDK 1.17 on, a reply the connection cut while it was read is an `APIConnectionError`
+   * wrapping undici's `terminated`, by which the run tells a broken reply (a `ReplyError`, as without durability) from a
+   * connection never made. Without it, the error made again said only 'Connection error.'.
+   */
+  cause?: { name: string; message: string };
 }
 
 function failureOf(error: unknown): RecordedFailure | undefined {
   if (!(error instanceof APIError) || error instanceof APIUserAbortError) return undefined;
   const event = error.status === undefined && !(error instanceof APIConnectionError);
+  const cause = error instanceof APIConnectionError && error.cause instanceof Error ? errorParts(error.cause) : undefined;
   return {
     status: error.status,
     body: error.error ?? null,
@@ -166,6 +173,7 @@ function failureOf(error: unknown): RecordedFailure | undefined {
     timeout: error instanceof APIConnectionTimeoutError,
     ...(event && { type: error.type ?? null }),
     ...(isFailedAfterFirstEvent(error) && { afterFirstEvent: true }),
+    ...(cause && { cause: { name: cause.name, message: cause.message } }),
   };
 }
 
@@ -176,8 +184,15 @@ function errorOf(failed: RecordedFailure): APIError {
 
 function typedErrorOf(failed: RecordedFailure): APIError {
   if (failed.type !== undefined) return new APIError(undefined, failed.body ?? undefined, failed.message, new Headers(failed.headers ?? {}), failed.type as never);
-  if (failed.status === undefined) return failed.timeout ? new APIConnectionTimeoutError({ message: failed.message }) : new APIConnectionError({ message: failed.message });
+  if (failed.status === undefined) return failed.timeout ? new APIConnectionTimeoutError({ message: failed.message }) : new APIConnectionError({ message: failed.message, ...(failed.cause && { cause: causeOf(failed.cause) }) });
   return APIError.generate(failed.status, failed.body ?? undefined, failed.message, new Headers(failed.headers ?? {}));
+}
+
+/** A recorded cause made again, of its class when it was a `TypeError` (undici's `terminated` is one). */
+function causeOf({ name, message }: { name: string; message: string }): Error {
+  const cause = name === 'TypeError' ? new TypeError(message) : new Error(message);
+  cause.name = name;
+  return cause;
 }
 
 /** What a tool step records: the tool's result, or the content of the error result (and what was thrown, unless a `ToolError`). */
