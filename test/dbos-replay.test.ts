@@ -3,7 +3,7 @@
  * last step)` replays a finished run from its record, as a recovery does (test/dbos.test.ts kills
  * workers; this is the fast way to check that a replay decides as the run did).
  */
-import Anthropic, { APIConnectionError } from '@anthropic-ai/sdk';
+import Anthropic, { APIConnectionError, APIError } from '@anthropic-ai/sdk';
 import { DBOS, DBOSClient } from '@dbos-inc/dbos-sdk';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { SpanStatusCode } from '@opentelemetry/api';
@@ -165,6 +165,7 @@ const cutClient = () =>
   new Anthropic({ baseURL: mockUrl, apiKey: 'test-key', maxRetries: 0, middleware: [async () => Promise.reject(new APIConnectionError({ cause: new TypeError('terminated') }))] });
 const cutOff = durableToolRunner({ name: 'replay-cut-off', client: cutClient, tools: [query] });
 const streamCut = durableToolRunner({ name: 'replay-stream-cut', client, tools: [query] });
+const cutOff2 = durableToolRunner({ name: 'replay-api-error', client, tools: [query] });
 
 describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
   let dbos: DBOSClient;
@@ -200,6 +201,16 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     // A stream cut past its first event (on SDK 1.17 the same APIConnectionError).
     await expect(streamCut.run(`stream-cut-${Date.now()}`, { ...params, stream: true })).rejects.toThrow(unread);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("an API error fails the run with the SDK's error as without durability: its message and (SDK 1.17) the request it answered, which the step's record kept", async () => {
+    const server = await mockServer([{ error: { status: 529 } }, { error: { status: 529 } }]);
+    mockUrl = server.url;
+    const without = await toolRunner(client(), { ...params, tools: [query] }).runUntilDone().catch((error: unknown) => error);
+    const durable = await cutOff2.run(`api-error-${Date.now()}`, params).catch((error: unknown) => error);
+    expect(durable).toBeInstanceOf(APIError);
+    const seen = (error: unknown) => ({ name: (error as Error).name, status: (error as APIError).status, message: (error as Error).message.replace(/req_\w+/, 'req_'), request: (error as { request?: unknown }).request });
+    expect(seen(durable)).toEqual(seen(without));
   });
 
   it("an async client function whose promise rejects: the run fails saying it returned a promise, the rejection not left unhandled", async () => {

@@ -159,12 +159,15 @@ interface RecordedFailure {
    * connection never made. Without it, the error made again said only 'Connection error.'.
    */
   cause?: { name: string; message: string };
+  /** The request the error answered (SDK 1.17's `APIError.request`, whose path its message names): given to the error made again. */
+  request?: { method: string; url: string };
 }
 
 function failureOf(error: unknown): RecordedFailure | undefined {
   if (!(error instanceof APIError) || error instanceof APIUserAbortError) return undefined;
   const event = error.status === undefined && !(error instanceof APIConnectionError);
   const cause = error instanceof APIConnectionError && error.cause instanceof Error ? errorParts(error.cause) : undefined;
+  const { request } = error as { request?: { method: string; url: string } };
   return {
     status: error.status,
     body: error.error ?? null,
@@ -174,6 +177,7 @@ function failureOf(error: unknown): RecordedFailure | undefined {
     ...(event && { type: error.type ?? null }),
     ...(isFailedAfterFirstEvent(error) && { afterFirstEvent: true }),
     ...(cause && { cause: { name: cause.name, message: cause.message } }),
+    ...(request && { request: { method: request.method, url: request.url } }),
   };
 }
 
@@ -183,9 +187,12 @@ function errorOf(failed: RecordedFailure): APIError {
 }
 
 function typedErrorOf(failed: RecordedFailure): APIError {
-  if (failed.type !== undefined) return new APIError(undefined, failed.body ?? undefined, failed.message, new Headers(failed.headers ?? {}), failed.type as never);
+  // The request, as SDK 1.17 takes it (an argument more; 1.14's constructor and `generate` take one fewer and leave it out).
+  const options = { request: failed.request };
+  const headers = new Headers(failed.headers ?? {});
+  if (failed.type !== undefined) return new (APIError as unknown as new (...args: unknown[]) => APIError)(undefined, failed.body ?? undefined, failed.message, headers, failed.type, options);
   if (failed.status === undefined) return failed.timeout ? new APIConnectionTimeoutError({ message: failed.message }) : new APIConnectionError({ message: failed.message, ...(failed.cause && { cause: causeOf(failed.cause) }) });
-  return APIError.generate(failed.status, failed.body ?? undefined, failed.message, new Headers(failed.headers ?? {}));
+  return (APIError.generate as (...args: unknown[]) => APIError)(failed.status, failed.body ?? undefined, failed.message, headers, options);
 }
 
 /** A recorded cause made again, of its class when it was a `TypeError` (undici's `terminated` is one). */
