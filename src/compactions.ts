@@ -262,8 +262,19 @@ export class Compactions {
     // With thinking `enabled` the turns kept begin with a thinking block, as the API requires (adaptive thinking may skip one).
     const thinking = (state.apiParams['thinking'] as { type?: unknown } | undefined)?.type === 'enabled';
     state.replaceHistory([...compactedHistory(asked, summary, keepTurns, thinking, keepUnanswered), ...added]);
+    this.#summarisedAway(asked, state.messages);
     this.#trigger.compacted();
     return true;
+  }
+
+  /**
+   * The calls a summary took the place of: the model has their results no more, so the loop guard counts them no more (a
+   * model that calls one again to read its result again is not told to use the result it has). The budget still does: they ran.
+   */
+  #summarisedAway(before: readonly BetaMessageParam[], after: readonly BetaMessageParam[]): void {
+    if (!this.#run.options.loopGuard) return;
+    const kept = new Set(after.flatMap((message) => toolUsesOf(message).map((use) => use.id)));
+    for (const message of before) for (const use of toolUsesOf(message)) if (!kept.has(use.id)) this.#run.control.resultNotKept(use);
   }
 
   /**
@@ -292,8 +303,10 @@ export class Compactions {
     if (hasSummary(reply)) {
       // The history's tool removals go on withdrawing their tools once it is replaced (as the SDK records them).
       this.#toolChanges.keepRemovals(state.messages);
-      const before = state.messages.at(-1);
+      const replaced = state.messages;
+      const before = replaced.at(-1);
       state.replaceHistory([{ role: 'assistant', content: reply.content }]);
+      this.#summarisedAway(replaced, state.messages);
       // A run that had ended on its answer (at a limit) ends on its compacted history in the same way.
       this.#run.control.historyReplaced(before);
       return;

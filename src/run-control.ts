@@ -160,8 +160,8 @@ export class RunControl {
   }
 
   /**
-   * A call that started while its reply streamed, which was then cut off (or paused): the model gets no result of it, so
-   * the loop guard forgets it (the budget keeps it counted: it ran).
+   * A call whose result the model does not get (it started while its reply streamed, which was then cut off or paused) or
+   * no longer has (a compaction's summary took its place): the loop guard forgets it (the budget keeps it counted: it ran).
    */
   resultNotKept(use: BetaToolUseBlock): void {
     const toolset = (use as { toolset_name?: unknown }).toolset_name;

@@ -36,6 +36,30 @@ describe('client-side compaction (compactionControl)', () => {
     expect(runner.usage).toMatchObject({ input_tokens: 30_000 + 500 + 300, output_tokens: 50 + 20 + 5 });
   });
 
+  it('a call whose result a summary took the place of counts no more for loopGuard: called again to read it again, it runs (the budget still counts it)', async () => {
+    let runs = 0;
+    const counted = tool({ name: 'lookup', inputSchema: z.object({ n: z.number() }), run: ({ n }) => (runs++, `row ${n}`) });
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      { content: [text('<summary>Looked up row 1 (its text is lost).</summary>')] },
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_2')] },
+      { content: [text('Row 1 again.')] },
+    ]);
+    const runner = toolRunner(
+      server.client(),
+      { ...baseParams, tools: [counted], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } },
+      { loopGuard: { maxRepeats: 1 }, budget: { maxToolCalls: 5 } },
+    );
+    await runner;
+    expect(runs).toBe(2);
+    expect(wire(server.requests[3]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'row 1' }]);
+    expect(runner.stoppedBy).toBe('model');
+    // A repeat made while its first result is still in the history is refused as before.
+    const guarded = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [toolUse('lookup', { n: 1 }, 'toolu_2')] }, { content: [text('done')] }]);
+    await toolRunner(guarded.client(), { ...baseParams, tools: [counted] }, { loopGuard: { maxRepeats: 1 } });
+    expect(wire(guarded.requests[2]!).messages.at(-1).content[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/repeats an earlier call/) });
+  });
+
   it('summarises after a reply over the threshold and goes on from the summary', async () => {
     const server = await mockServer([
       { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: { input_tokens: 1_000, output_tokens: 10 } },
