@@ -273,8 +273,9 @@ export class Compactions {
    */
   #summarisedAway(before: readonly BetaMessageParam[], after: readonly BetaMessageParam[]): void {
     if (!this.#run.options.loopGuard) return;
-    const kept = new Set(after.flatMap((message) => toolUsesOf(message).map((use) => use.id)));
-    for (const message of before) for (const use of toolUsesOf(message)) if (!kept.has(use.id)) this.#run.control.resultNotKept(use);
+    const left = after.flatMap((message) => toolUsesOf(message));
+    const kept = new Set(left.map((use) => use.id));
+    for (const message of before) for (const use of toolUsesOf(message)) if (!kept.has(use.id)) this.#run.control.summarisedAway(use, left);
   }
 
   /**

@@ -56,6 +56,19 @@ export class LoopGuard {
     else this.#seen.delete(key);
   }
 
+  /**
+   * A summary took the place of `use`: no more calls of its name and input count than the history still holds (`left`,
+   * kept verbatim). (Not one less per call summarised: a call the run never counted, the caller's own or one cut off by
+   * max_tokens, would take a kept call's count with it, and the model be let repeat a call whose result it has.)
+   */
+  keepAtMost(use: BetaToolUseBlock, calls: readonly BetaToolUseBlock[]): void {
+    const key = keyOfUse(use);
+    const left = calls.filter((call) => keyOfUse(call) === key).length;
+    if ((this.#seen.get(key) ?? 0) <= left) return;
+    if (left > 0) this.#seen.set(key, left);
+    else this.#seen.delete(key);
+  }
+
   toJSON(): LoopGuardJSON {
     return { seen: Object.fromEntries(this.#seen), repeats: this.#repeats };
   }
@@ -66,11 +79,16 @@ export class LoopGuard {
  * runs is counted into the snapshot (run-state.ts), as the run forgets the call once it counts the reply.
  */
 export function forgetInJSON(json: LoopGuardJSON, use: BetaToolUseBlock): void {
-  const toolset = (use as { toolset_name?: unknown }).toolset_name;
-  const key = keyOf(use.name, use.input, typeof toolset === 'string' ? toolset : undefined);
+  const key = keyOfUse(use);
   const earlier = json.seen[key] ?? 0;
   if (earlier > 1) json.seen[key] = earlier - 1;
   else delete json.seen[key];
+}
+
+/** The key of a call of the history. */
+function keyOfUse(use: BetaToolUseBlock): string {
+  const toolset = (use as { toolset_name?: unknown }).toolset_name;
+  return keyOf(use.name, use.input, typeof toolset === 'string' ? toolset : undefined);
 }
 
 /** A call's key: its toolset's family (a member and a tool of the run may share a name), its name and its input. */

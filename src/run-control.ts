@@ -160,12 +160,17 @@ export class RunControl {
   }
 
   /**
-   * A call whose result the model does not get (it started while its reply streamed, which was then cut off or paused) or
-   * no longer has (a compaction's summary took its place): the loop guard forgets it (the budget keeps it counted: it ran).
+   * A call whose result the model does not get (it started while its reply streamed, which was then cut off or paused):
+   * the loop guard forgets it (the budget keeps it counted: it ran).
    */
   resultNotKept(use: BetaToolUseBlock): void {
     const toolset = (use as { toolset_name?: unknown }).toolset_name;
     this.#guard?.forget(use.name, use.input, typeof toolset === 'string' ? toolset : undefined);
+  }
+
+  /** A compaction's summary took the place of `use`: the loop guard counts it no more (loop-guard.ts); the budget does, it ran. */
+  summarisedAway(use: BetaToolUseBlock, left: readonly BetaToolUseBlock[]): void {
+    this.#guard?.keepAtMost(use, left);
   }
 
   /**

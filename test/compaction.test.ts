@@ -60,6 +60,52 @@ describe('client-side compaction (compactionControl)', () => {
     expect(wire(guarded.requests[2]!).messages.at(-1).content[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/repeats an earlier call/) });
   });
 
+  it('a call kept verbatim (keepTurns) stays an earlier call for loopGuard when a call of the same input is summarised away (one the run never counted: the caller\'s, or cut off by max_tokens)', async () => {
+    let runs = 0;
+    const counted = tool({ name: 'lookup', inputSchema: z.object({ n: z.number() }), run: ({ n }) => (runs++, `row ${n}`) });
+    const control = { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT, keepTurns: 1 };
+    // The caller's history holds a call from before the run (no call of the run for the guard).
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_2')], usage: big },
+      { content: [text('<summary>Looked up row 1 before.</summary>')] },
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_3')] },
+      { content: [text('done')] },
+    ]);
+    const messages = [
+      { role: 'user' as const, content: 'Look up row 1.' },
+      { role: 'assistant' as const, content: [toolUse('lookup', { n: 1 }, 'toolu_1')] },
+      { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_1', content: 'row 1' }] },
+      { role: 'assistant' as const, content: [text('Row 1.')] },
+      { role: 'user' as const, content: 'Again, please.' },
+    ];
+    await toolRunner(server.client(), { ...baseParams, messages, tools: [counted], compactionControl: control }, { loopGuard: { maxRepeats: 1 } });
+    // toolu_2's result is still in the history (its turn kept verbatim): toolu_3 repeats it.
+    expect(wire(server.requests[1]!).messages.some((m: { content: unknown }) => JSON.stringify(m.content).includes('toolu_1'))).toBe(true);
+    expect(JSON.stringify(wire(server.requests[2]!).messages)).toContain('toolu_2');
+    expect(JSON.stringify(wire(server.requests[2]!).messages)).not.toContain('toolu_1');
+    expect(runs).toBe(1);
+    expect(wire(server.requests[3]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_3', is_error: true, content: expect.stringMatching(/repeats an earlier call/) });
+    // A call of the run cut off by max_tokens (never run, never counted), summarised away, the same.
+    const cut = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], stop_reason: 'max_tokens' },
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_2')], usage: big },
+      { content: [text('<summary>Looked up row 1.</summary>')] },
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_3')] },
+      { content: [text('done')] },
+    ]);
+    runs = 0;
+    const options = { loopGuard: { maxRepeats: 1 } };
+    const ended = toolRunner(cut.client(), { ...baseParams, tools: [counted], compactionControl: control }, options);
+    await ended;
+    // (An ended run goes on resumed.)
+    const goesOn = resumeToolRunner(cut.client(), JSON.parse(JSON.stringify(ended.toJSON())) as RunnerSnapshot, { tools: [counted], options });
+    goesOn.pushMessages({ role: 'user', content: 'Go on.' });
+    await goesOn;
+    expect(JSON.stringify(wire(cut.requests[3]!).messages)).not.toContain('toolu_1');
+    expect(runs).toBe(1);
+    expect(wire(cut.requests[4]!).messages.at(-1).content[0]).toMatchObject({ tool_use_id: 'toolu_3', is_error: true, content: expect.stringMatching(/repeats an earlier call/) });
+  });
+
   it('summarises after a reply over the threshold and goes on from the summary', async () => {
     const server = await mockServer([
       { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: { input_tokens: 1_000, output_tokens: 10 } },
