@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { HookError, type RunnerEvent, agentTool, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { type Inspector, type InspectorRecord, type OtherRecord, inspectRecording, inspector } from 'tool-runner/inspect';
 import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
-import { decide, inspectedSteps, inspectedTools, params, prompt, readFeed, withToken } from './fixtures/inspected.js';
+import { decide, inspectedSteps, inspectedTools, params, prompt, readFeed, sseMessages, withToken } from './fixtures/inspected.js';
 import { baseParams, mockServer, sleep, wire } from './helpers.js';
 import { RecordStore } from '../src/inspect/store.js';
 
@@ -1095,24 +1095,11 @@ describe('npx tool-runner inspect FILE', () => {
       const response = await fetch(new URL(`api/events${new URL(page.url).search}`, page.url));
       const sizes: number[] = [];
       let records = 0;
-      const decoder = new TextDecoder();
-      // Joined once a message ends (searching a message of megabytes again at each chunk is quadratic).
-      const pieces: string[] = [];
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        const piece = decoder.decode(chunk, { stream: true });
-        const ends = piece.includes('\n\n') || (piece.startsWith('\n') && pieces.at(-1)?.endsWith('\n'));
-        pieces.push(piece);
-        if (!ends) continue;
-        let buffer = pieces.splice(0).join('');
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: ['));
-          buffer = buffer.slice(end + 2);
-          if (data === undefined) continue;
-          sizes.push(data.length);
-          records += (JSON.parse(data.slice(6)) as unknown[]).length;
-        }
-        pieces.push(buffer);
+      for await (const message of sseMessages(response.body as unknown as AsyncIterable<Uint8Array>)) {
+        const data = message.split('\n').find((line) => line.startsWith('data: ['));
+        if (data === undefined) continue;
+        sizes.push(data.length);
+        records += (JSON.parse(data.slice(6)) as unknown[]).length;
         if (records >= many.length) break;
       }
       expect(records).toBe(many.length);

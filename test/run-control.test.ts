@@ -167,20 +167,25 @@ describe('calls started while a reply streams (runToolsEagerly), of a reply that
   });
 });
 
+/** A lookup that counts its runs, a reply of two lookups cut off by max_tokens, the model's call of the first again, an answer; the guard on. */
+async function cutReplyAfterCalls() {
+  let count = 0;
+  const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (count++, `found ${q}`) });
+  const server = await mockServer([
+    { content: [toolUse('lookup', { q: 'x' }, 'toolu_1'), toolUse('lookup', { q: 'y' }, 'toolu_2')], stop_reason: 'max_tokens' },
+    { content: [toolUse('lookup', { q: 'x' }, 'toolu_3')] },
+    { content: [text('done')] },
+  ]);
+  return { lookup, server, options: { loopGuard: { maxRepeats: 1 } }, runs: () => count };
+}
+
 describe('a call started while a reply streams (runToolsEagerly), the reply then cut off by max_tokens', () => {
   it('is no earlier call for the loop guard: the model never read its result, and calling it again runs it (as without runToolsEagerly)', async () => {
     for (const runToolsEagerly of [true, false]) {
-      let runs = 0;
-      const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (runs++, `found ${q}`) });
-      const server = await mockServer([
-        { content: [toolUse('lookup', { q: 'x' }, 'toolu_1'), toolUse('lookup', { q: 'y' }, 'toolu_2')], stop_reason: 'max_tokens' },
-        { content: [toolUse('lookup', { q: 'x' }, 'toolu_3')] },
-        { content: [text('done')] },
-      ]);
-      const options = { loopGuard: { maxRepeats: 1 } };
+      const { lookup, server, options, runs } = await cutReplyAfterCalls();
       const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], runToolsEagerly }, options);
       await runner;
-      expect(runs).toBe(runToolsEagerly ? 1 : 0);
+      expect(runs()).toBe(runToolsEagerly ? 1 : 0);
       // Gone on from its snapshot, with a message: the model calls it again, having read no result of it.
       const resumed = resumeToolRunner(server.client({ maxRetries: 0 }), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [lookup], options });
       resumed.pushMessages({ role: 'user', content: 'Go on.' });
@@ -191,14 +196,7 @@ describe('a call started while a reply streams (runToolsEagerly), the reply then
     }
   });
   it('a snapshot taken in the onMessage hook of the cut-off reply (counted into the snapshot) forgets it too: resumed, calling it again runs it', async () => {
-    let runs = 0;
-    const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => (runs++, `found ${q}`) });
-    const server = await mockServer([
-      { content: [toolUse('lookup', { q: 'x' }, 'toolu_1'), toolUse('lookup', { q: 'y' }, 'toolu_2')], stop_reason: 'max_tokens' },
-      { content: [toolUse('lookup', { q: 'x' }, 'toolu_3')] },
-      { content: [text('done')] },
-    ]);
-    const options = { loopGuard: { maxRepeats: 1 } };
+    const { lookup, server, options, runs } = await cutReplyAfterCalls();
     let snapshot: RunnerSnapshot | undefined;
     const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, stream: true, tools: [lookup], runToolsEagerly: true }, {
       ...options,
@@ -206,7 +204,7 @@ describe('a call started while a reply streams (runToolsEagerly), the reply then
       hooks: { onMessage: async () => void (await sleep(50), (snapshot = JSON.parse(JSON.stringify(runner.toJSON())))) },
     });
     await runner;
-    expect(runs).toBe(1);
+    expect(runs()).toBe(1);
     const resumed = resumeToolRunner(server.client({ maxRetries: 0 }), snapshot!, { tools: [lookup], options });
     resumed.pushMessages({ role: 'user', content: 'Go on.' });
     await resumed;
