@@ -275,7 +275,8 @@ export class Compactions {
     if (!this.#run.options.loopGuard) return;
     const left = after.flatMap((message) => toolUsesOf(message));
     const kept = new Set(left.map((use) => use.id));
-    for (const message of before) for (const use of toolUsesOf(message)) if (!kept.has(use.id)) this.#run.control.summarisedAway(use, left);
+    const gone = before.flatMap((message) => toolUsesOf(message)).filter((use) => !kept.has(use.id));
+    this.#run.control.summarisedAway(gone, left);
   }
 
   /**

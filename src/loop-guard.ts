@@ -49,24 +49,28 @@ export class LoopGuard {
   }
 
   /** A call admitted (and run) whose result the model never got: it counts as no earlier call. */
-  forget(name: string, input: unknown, toolset?: string): void {
-    const key = keyOf(name, input, toolset);
-    const earlier = this.#seen.get(key) ?? 0;
-    if (earlier > 1) this.#seen.set(key, earlier - 1);
-    else this.#seen.delete(key);
+  forget(use: BetaToolUseBlock): void {
+    oneLess(this.#seen, keyOfUse(use));
   }
 
   /**
-   * A summary took the place of `use`: no more calls of its name and input count than the history still holds (`left`,
-   * kept verbatim). (Not one less per call summarised: a call the run never counted, the caller's own or one cut off by
-   * max_tokens, would take a kept call's count with it, and the model be let repeat a call whose result it has.)
+   * A summary took the place of the calls `gone`: no more calls of a name and input count than the history still holds
+   * (`left`, kept verbatim). (Not one less per call summarised: a call the run never counted, the caller's own or one cut
+   * off by max_tokens, would take a kept call's count with it, and the model be let repeat a call whose result it has.)
    */
-  keepAtMost(use: BetaToolUseBlock, calls: readonly BetaToolUseBlock[]): void {
-    const key = keyOfUse(use);
-    const left = calls.filter((call) => keyOfUse(call) === key).length;
-    if ((this.#seen.get(key) ?? 0) <= left) return;
-    if (left > 0) this.#seen.set(key, left);
-    else this.#seen.delete(key);
+  summarised(gone: readonly BetaToolUseBlock[], left: readonly BetaToolUseBlock[]): void {
+    const kept = new Map<string, number>();
+    for (const call of left) {
+      const key = keyOfUse(call);
+      kept.set(key, (kept.get(key) ?? 0) + 1);
+    }
+    for (const use of gone) {
+      const key = keyOfUse(use);
+      const still = kept.get(key) ?? 0;
+      if ((this.#seen.get(key) ?? 0) <= still) continue;
+      if (still > 0) this.#seen.set(key, still);
+      else this.#seen.delete(key);
+    }
   }
 
   toJSON(): LoopGuardJSON {
@@ -79,10 +83,16 @@ export class LoopGuard {
  * runs is counted into the snapshot (run-state.ts), as the run forgets the call once it counts the reply.
  */
 export function forgetInJSON(json: LoopGuardJSON, use: BetaToolUseBlock): void {
-  const key = keyOfUse(use);
-  const earlier = json.seen[key] ?? 0;
-  if (earlier > 1) json.seen[key] = earlier - 1;
-  else delete json.seen[key];
+  const seen = new Map(Object.entries(json.seen));
+  oneLess(seen, keyOfUse(use));
+  json.seen = Object.fromEntries(seen);
+}
+
+/** One call fewer of `key` seen. */
+function oneLess(seen: Map<string, number>, key: string): void {
+  const earlier = seen.get(key) ?? 0;
+  if (earlier > 1) seen.set(key, earlier - 1);
+  else seen.delete(key);
 }
 
 /** The key of a call of the history. */

@@ -164,13 +164,12 @@ export class RunControl {
    * the loop guard forgets it (the budget keeps it counted: it ran).
    */
   resultNotKept(use: BetaToolUseBlock): void {
-    const toolset = (use as { toolset_name?: unknown }).toolset_name;
-    this.#guard?.forget(use.name, use.input, typeof toolset === 'string' ? toolset : undefined);
+    this.#guard?.forget(use);
   }
 
-  /** A compaction's summary took the place of `use`: the loop guard counts it no more (loop-guard.ts); the budget does, it ran. */
-  summarisedAway(use: BetaToolUseBlock, left: readonly BetaToolUseBlock[]): void {
-    this.#guard?.keepAtMost(use, left);
+  /** A compaction's summary took the place of the calls `gone`: the loop guard counts them no more (loop-guard.ts); the budget does, they ran. */
+  summarisedAway(gone: readonly BetaToolUseBlock[], left: readonly BetaToolUseBlock[]): void {
+    this.#guard?.summarised(gone, left);
   }
 
   /**
