@@ -70,7 +70,7 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
           }
         },
         { name },
-      ).catch((error: unknown) => Promise.reject(cancelledAsAbort(error, error, cancel)));
+      ).catch((error: unknown) => Promise.reject(cancelledStep(error, cancel) ? markCancellation(error) : error));
       if ('failed' in recorded) throw errorOf(recorded.failed);
       return recorded.reply;
     },
@@ -122,14 +122,13 @@ function orCancelled(signal: AbortSignal | undefined): AbortSignal | undefined {
 }
 
 /**
- * `error`, marked as a cancellation when the step failed because the run was cancelled (`DBOS.cancelWorkflow`, a durable
- * run's abort: DBOS's error for it, or the lost ownership a cancel leaves when the step's end is recorded after it, its
- * `cancel` signal fired), so that the spans of the request or call, and of the run, end with no error status, as on an
- * abort. The error is still DBOS's (or wraps it), which the workflow throws back to DBOS. `cause`: DBOS's, when `error` wraps it.
+ * Whether a step failed because the run was cancelled (`DBOS.cancelWorkflow`, a durable run's abort): DBOS's error for
+ * it, or the lost ownership a cancel leaves when the step's end is recorded after it (its `cancel` signal fired). Such
+ * an error is marked a cancellation, so that the spans of the request or call, and of the run, end with no error status,
+ * as on an abort; it is still DBOS's (or wraps it), which the workflow throws back to DBOS.
  */
-function cancelledAsAbort<E>(error: E, cause: unknown, cancel: AbortSignal | undefined): E {
-  const cancelled = cause instanceof DBOSErrors.DBOSWorkflowCancelledError || (cause instanceof DBOSErrors.DBOSWorkflowConflictError && cancel?.aborted === true);
-  return cancelled && typeof error === 'object' && error !== null ? markCancellation(error) : error;
+function cancelledStep(error: unknown, cancel: AbortSignal | undefined): error is object {
+  return error instanceof DBOSErrors.DBOSWorkflowCancelledError || (error instanceof DBOSErrors.DBOSWorkflowConflictError && cancel?.aborted === true);
 }
 
 /** The key of a step client's own client (a sub-agent's fallback entry without a client of its own sends through it). */
@@ -289,7 +288,7 @@ function stepsOf(entry: RunnableTool, toolTimeoutMs: number | undefined): AnyToo
     // DBOS numbered the step as it was called: the reply's next call may start its own (start-order.ts).
     stepStarted(context);
     // The step function never throws (the tool's failure is its outcome): a rejection is DBOS's, not the tool's.
-    const recorded = await step.catch((error: unknown) => Promise.reject(cancelledAsAbort(new StepFailed(cancelledAsAbort(error, error, cancel)), error, cancel)));
+    const recorded = await step.catch((error: unknown) => Promise.reject(cancelledStep(error, cancel) ? markCancellation(new StepFailed(markCancellation(error))) : new StepFailed(error)));
     if ('error' in recorded) throw original ? original.thrown : thrownAgain(recorded);
     // Refused by the runner as the value itself was.
     if ('invalid' in recorded) return standInOfKind(recorded.invalid) as ToolResultContent;
