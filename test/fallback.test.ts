@@ -311,6 +311,18 @@ describe('fallbacks across clients and models', () => {
     expect(body.output_config).toEqual({ effort: 'low' });
   });
 
+  it("a summary request that falls back: an entry's model takes the place of compactionControl.model, an entry without one keeps it", async () => {
+    const primary = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })], usage: { input_tokens: 50_000 } }, overloaded, { content: [text('Done.')] }]);
+    const fallback = await mockServer([overloaded, { content: [text('<summary>Asked for the weather in Paris.</summary>')] }]);
+    await toolRunner(
+      primary.client({ maxRetries: 0 }),
+      { ...baseParams, tools: [weatherTool()], compactionControl: { enabled: true, contextTokenThreshold: 10_000, model: 'claude-summaries' } },
+      { fallback: [{ client: fallback.client({ maxRetries: 0 }) }, { client: fallback.client(), model: 'claude-haiku-5-5' }] },
+    );
+    expect(wire(primary.requests[1]!).body.model).toBe('claude-summaries');
+    expect(fallback.requests.map((request) => wire(request).body.model)).toEqual(['claude-summaries', 'claude-haiku-5-5']);
+  });
+
   it("a summary cut off on a fallback entry: the warning names the entry's model and the tokens it wrote, not the run's max_tokens", async () => {
     const primary = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })], usage: { input_tokens: 50_000 } }, overloaded, { content: [text('Done.')] }]);
     const fallback = await mockServer([{ content: [text('<summary>Asked for')], stop_reason: 'max_tokens', usage: { output_tokens: 64 } }]);
