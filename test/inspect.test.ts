@@ -772,6 +772,28 @@ describe('approvals decided from the page', () => {
     for (let i = 0; i < 3; i++) expect((await fetch(inspect.url)).status).toBe(200);
   });
 
+  it('an edited input nested deeper than JSON can write back is refused (400), and the process that hosts the inspector goes on', async () => {
+    const server = await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_1')] }, { content: [text('done')] }]);
+    const inspect = await start();
+    const run = toolRunner(server.client(), { ...baseParams, tools: [sendTool()] }, { onEvent: inspect.onEvent, approve: inspect.approve }).runUntilDone();
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'approval.waiting'));
+    const waiting = { run: ofType(fed, 'approval.waiting')[0]!.run, id: 'toolu_1' };
+    // 200 kB of brackets: JSON.parse reads it, JSON.stringify overflows the stack. It was taken as the call's edited input, and
+    // the record of the decision threw in the batch timer: the process ended.
+    const depth = 100_000;
+    const endpoint = new URL('api/decide', inspect.url);
+    endpoint.search = new URL(inspect.url).search;
+    const body = `{"run":${JSON.stringify(waiting.run)},"id":"toolu_1","decision":"allow","input":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const deep = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(deep.status).toBe(400);
+    expect(await deep.text()).toMatch(/^The edited input cannot be recorded/);
+    // The call still waits: a decision of an input that can be written is taken.
+    expect((await decide(inspect.url, { ...waiting, decision: 'allow', input: { to: 'bob' } })).status).toBe(200);
+    expect(textOf(await run)).toBe('done');
+    const after = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'));
+    expect(ofType(after, 'approval.decided')).toEqual([expect.objectContaining({ decision: 'allow', edited: true, input: { to: 'bob' } })]);
+  });
+
   it('a decision posted once the wait ended without one is told how it ended (the run aborted), not that someone decided', async () => {
     const server = await mockServer([{ content: [toolUse('send', { to: 'ann' }, 'toolu_1')] }, { content: [text('done')] }]);
     const inspect = await start();

@@ -180,6 +180,13 @@ function checkDecision(value: unknown): PageDecision {
   if (!posted || typeof posted.run !== 'string' || typeof posted.id !== 'string') throw new Error('A decision names the run and the call: { run, id, decision }.');
   if (posted.decision !== 'allow' && posted.decision !== 'deny') throw new Error("decision is 'allow' or 'deny'.");
   if (posted.reason !== undefined && typeof posted.reason !== 'string') throw new Error('reason is a string.');
+  // JSON.parse reads nesting of any depth, JSON.stringify does not: an input of 100,000 brackets would be taken, and the
+  // record of its decision throw in the batch timer, ending the process that hosts the inspector.
+  try {
+    JSON.stringify(posted.input);
+  } catch (error) {
+    throw new Error(`The edited input cannot be recorded: ${(error as Error).message}.`);
+  }
   return posted as PageDecision;
 }
 
