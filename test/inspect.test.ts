@@ -1162,6 +1162,26 @@ describe('npx tool-runner inspect FILE', () => {
     }
   });
 
+  it('a line nested deeper than JSON.stringify can write is served with that field in words, read at the start or as the file grows; the command goes on', async () => {
+    const file = join(dir, 'deep.jsonl');
+    const deep = (run: string, time: number, id: string) => `{"run":"${run}","time":${time},"type":"tool.start","id":"${id}","name":"n","input":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    writeFileSync(file, `${JSON.stringify({ run: 'r-1', time: 1, type: 'run.start', model: 'm' })}\n${deep('r-1', 2, 'toolu_1')}\n`);
+    const page = await inspectRecording(file, { pollMs: 20 });
+    try {
+      // JSON.parse reads it; JSON.stringify of the records for the page overflowed the stack and ended the process.
+      const fed = await readFeed(page.url, (records) => records.length === 2);
+      expect(fed[1]).toEqual({ run: 'r-1', time: 2, type: 'tool.start', id: 'toolu_1', name: 'n', input: '[not JSON: Maximum call stack size exceeded]' });
+      // A page open as such a line comes (its batch written to the page from the timer that reads the file).
+      const more = readFeed(page.url, (records) => records.length === 4);
+      await sleep(100);
+      writeFileSync(file, `${deep('r-1', 3, 'toolu_2')}\n${JSON.stringify({ run: 'r-1', time: 4, type: 'run.end', state: 'finished' })}\n`, { flag: 'a' });
+      expect((await more).map((record) => record.type)).toEqual(['run.start', 'tool.start', 'tool.start', 'run.end']);
+      expect((await fetch(page.url)).status).toBe(200);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('a line whose fields the page reads as lists or objects have another shape is skipped, as a line that is no record; the records after it are served', async () => {
     const file = join(dir, 'odd-shapes.jsonl');
     const lines = [

@@ -19,12 +19,12 @@ export class Batch {
   ) {}
 
   get lines(): readonly string[] {
-    return (this.#lines ??= this.records.map((record) => JSON.stringify(record)));
+    return (this.#lines ??= this.records.map(recordJson));
   }
 
   /** The records as one JSON array: one `JSON.stringify` for the batch (the lines joined, when the file made them). */
   get json(): string {
-    return (this.#json ??= this.#lines ? `[${this.#lines.join(',')}]` : JSON.stringify(this.records));
+    return (this.#json ??= this.#lines ? `[${this.#lines.join(',')}]` : recordsJson(this.records));
   }
 }
 
@@ -142,7 +142,7 @@ export class RecordStore {
     let last = 0;
     for (const chunk of this.#chunks) {
       if (chunk.lastSeq <= seq) continue;
-      chunk.json ??= JSON.stringify(chunk.records);
+      chunk.json ??= recordsJson(chunk.records!);
       chunk.records = undefined;
       if (arrays.length > 0 && length + chunk.json.length > MESSAGE_CHARS) {
         join(last);
@@ -274,7 +274,7 @@ export class RecordStore {
       else if (!all) {
         const records = (chunk.records ?? (JSON.parse(chunk.json!) as AnyRecord[])).filter((record) => !runs.has(record.run));
         // Kept as it was: JSON once it went out, the records while none asked for it.
-        kept.push({ lastSeq: chunk.lastSeq, runs: runsOf(records), ...(chunk.json === undefined ? { records } : { json: JSON.stringify(records) }) });
+        kept.push({ lastSeq: chunk.lastSeq, runs: runsOf(records), ...(chunk.json === undefined ? { records } : { json: recordsJson(records) }) });
       }
     }
     this.#chunks = kept;
@@ -285,4 +285,35 @@ function runsOf(records: readonly AnyRecord[]): Set<string> {
   const runs = new Set<string>();
   for (const record of records) runs.add(record.run);
   return runs;
+}
+
+/**
+ * The records as one JSON array. A value nested deeper than `JSON.stringify` can write (a line of a recorded file of
+ * 100,000 brackets: `JSON.parse` reads any depth) threw where the page or the file wanted it (a page's request, the
+ * batch timer) and ended the process: its record goes with that field in words.
+ */
+function recordsJson(records: readonly AnyRecord[]): string {
+  try {
+    return JSON.stringify(records);
+  } catch {
+    return `[${records.map(recordJson).join(',')}]`;
+  }
+}
+
+/** One record as JSON; a field that cannot be written, in words (`recordsJson`). */
+function recordJson(record: AnyRecord): string {
+  try {
+    return JSON.stringify(record);
+  } catch {
+    const fields: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(record)) {
+      try {
+        JSON.stringify(value);
+        fields[key] = value;
+      } catch (error) {
+        fields[key] = `[not JSON: ${(error as Error).message}]`;
+      }
+    }
+    return JSON.stringify(fields);
+  }
 }
