@@ -435,6 +435,34 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     }
   }, 60_000);
 
+  it("a recorded call known only by its approval, decided in a way this version does not know (a newer one's), is drawn with the decision's own word; the rest of the run is drawn", async () => {
+    const file = join(dir, 'decisions.jsonl');
+    const record = (time: number, type: string, extra: object = {}) => JSON.stringify({ run: 'r-1', time, type, ...extra });
+    writeFileSync(
+      file,
+      `${[
+        record(1, 'run.start', { model: 'm' }),
+        record(2, 'approval.waiting', { id: 'toolu_1', name: 'refund' }),
+        record(3, 'approval.decided', { id: 'toolu_1', decision: 'expired' }),
+        record(4, 'approval.waiting', { id: 'toolu_2', name: 'pay' }),
+        record(5, 'approval.decided', { id: 'toolu_2', decision: 'constructor' }),
+        record(6, 'run.end', { state: 'finished', stoppedBy: 'model' }),
+      ].join('\n')}\n`,
+    );
+    const served = await inspectRecording(file);
+    try {
+      const page = await newPage();
+      await page.goto(served.url);
+      // The status was looked up in a table of the known decisions: none for this one, and the drawing threw (the run's head
+      // was never drawn, and every later update of the run threw again).
+      await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
+      expect(await card(page, 'refund').locator('.status').textContent()).toBe('expired');
+      expect(await card(page, 'pay').locator('.status').textContent()).toBe('constructor');
+    } finally {
+      await served.close();
+    }
+  }, 60_000);
+
   it('a message pushed while the run was stopped shows as a prompt where it came: after the call it went past, before the request it went with', async () => {
     const [first, second] = inspectedSteps();
     const server = await mockServer([first!, second!, { content: [text('Not sent.')] }]);

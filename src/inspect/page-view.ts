@@ -240,6 +240,8 @@ function fillRequest(run, item) {
 /** The status of a call seen only through its approval, by how its wait ended. */
 var UNSEEN_CALL = { allow: 'allowed', deny: 'denied', aborted: 'aborted', timedOut: 'timed out', closed: 'denied' };
 var DECIDED = { allow: 'allowed', deny: 'denied', aborted: 'approval ended by an abort', timedOut: 'approval ended: no decision in time', closed: 'approval ended: the inspector closed' };
+/** A table's words for a decision, or the decision's own (a recorded file of a newer version: none, or 'constructor'), never undefined. */
+function decisionWords(table, decision) { return Object.prototype.hasOwnProperty.call(table, decision) ? table[decision] : String(decision); }
 
 function toolStatus(item) {
   if (item.approval && item.approval.state === 'waiting') return 'waiting for approval';
@@ -247,7 +249,7 @@ function toolStatus(item) {
     if (item.pending) return 'waiting for approval (run stopped)';
     // A call known only by its approval (approve without onEvent): no tool.start or tool.end of it comes, its decision is
     // all there is to show (a call denied showed as running, for ever).
-    if (item.approval && !item.started) return UNSEEN_CALL[item.approval.state];
+    if (item.approval && !item.started) return decisionWords(UNSEEN_CALL, item.approval.state);
     return 'running';
   }
   if (item.flags.indexOf('timedOut') >= 0) return 'timed out';
@@ -266,7 +268,7 @@ function fillTool(run, item) {
   el.setAttribute('data-status', status.split(' ')[0]);
   var times = [];
   var ran = item.approval && item.approval.decided ? item.approval.decided : item.start;
-  if (item.approval && item.approval.decided) times.push(DECIDED[item.approval.state] + (item.approval.edited ? ' with edited input' : '') + ' after ' + ms(item.approval.decided - item.approval.since) + (item.approval.reason ? ' (' + item.approval.reason + ')' : ''));
+  if (item.approval && item.approval.decided) times.push(decisionWords(DECIDED, item.approval.state) + (item.approval.edited ? ' with edited input' : '') + ' after ' + ms(item.approval.decided - item.approval.since) + (item.approval.reason ? ' (' + item.approval.reason + ')' : ''));
   if (item.end !== undefined) times.push('took ' + ms(item.end - ran));
   if (item.flags.indexOf('truncated') >= 0) times.push('result truncated');
   item.parts.head.textContent = '';
