@@ -132,6 +132,21 @@ describe('what the page is fed and the recorded file', () => {
     for (const seen of [JSON.stringify(fed), page, recorded]) expect(seen).not.toContain(key);
   });
 
+  it('the API key appears nowhere when it cannot be sent (a line break in it): the fetch error that quotes the header is recorded without it', async () => {
+    // Two lines of a key file read whole, say: fetch refuses the header, and its error quotes the header's value, key and all.
+    const key = 'sk-ant-api03-never-show-me-0123456789\nsk-ant-api03-nor-me';
+    const file = join(dir, 'bad-key.jsonl');
+    const server = await mockServer([{ content: [text('never sent')] }]);
+    const inspect = await start({ record: file });
+    const client = server.client({ apiKey: key, maxRetries: 0 });
+    await expect(toolRunner(client, baseParams, { onEvent: inspect.onEvent })).rejects.toThrow(/invalid header value/);
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'));
+    await inspect.close();
+    const recorded = readFileSync(file, 'utf8');
+    expect(ofType(fed, 'run.end')[0]!.error).toEqual({ name: 'TypeError', message: 'Headers.append: (the value, not shown) is an invalid header value.' });
+    for (const seen of [JSON.stringify(fed), recorded]) expect(seen).not.toContain('never-show-me');
+  });
+
   it("a call's input past the inspector's limit is kept as its JSON, clipped, as a long result or text is", async () => {
     const server = await mockServer([{ content: [toolUse('echo', { s: 'z'.repeat(150_000) })] }, { content: [text('ok')] }]);
     const echo = tool({ name: 'echo', inputSchema: z.object({ s: z.string() }), run: ({ s }) => String(s.length) });

@@ -11,6 +11,7 @@ import { textOf } from '../text.js';
 import type { BetaMessage, BetaToolResultBlockParam } from '../types.js';
 import type { Usage } from '../usage.js';
 import { cutText } from '../cut.js';
+import { withoutHeaderValues } from './header-values.js';
 
 /** Fields every record has. */
 export interface RecordBase {
@@ -247,13 +248,15 @@ function usageOf(usage: Partial<Usage> | BetaMessage['usage'] | undefined): Reco
 
 /**
  * An error's name, message and HTTP status: nothing else of it (the SDK's errors hold the response
- * headers). Without captured contents, an `OutputError` names only the fields at fault: its message
- * quotes the model's answer.
+ * headers), and no header's value its message quotes (`withoutHeaderValues`: it may be the API key).
+ * Without captured contents, an `OutputError` names only the fields at fault: its message quotes the
+ * model's answer.
  */
 export function errorInfo(error: unknown, capture: boolean): ErrorInfo {
-  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  if (!(error instanceof Error)) return { name: 'Error', message: withoutHeaderValues(String(error)) };
   const status = (error as { status?: unknown }).status;
-  const message = hiddenMessage(error, capture) ?? error.message;
+  // (A message set to something else than a string is shown as its text.)
+  const message = withoutHeaderValues(hiddenMessage(error, capture) ?? String(error.message));
   return { name: error.name, message, ...(typeof status === 'number' && { status }) };
 }
 

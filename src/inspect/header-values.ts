@@ -1,0 +1,11 @@
+/**
+ * fetch's error for a header it cannot send quotes the header's value (`Headers.append: "Bearer sk-ant-…⏎…" is an invalid
+ * header value.`, thrown as the SDK builds its request): an API key with a line break in it (a key file of two lines read
+ * whole) showed whole in the run's error, on the page and in the recorded file. The value is left out.
+ */
+const QUOTED_VALUE = /"[^]*?" is an invalid header value/g;
+
+/** `message` without the value of a header fetch refused. */
+export function withoutHeaderValues(message: string): string {
+  return message.includes('invalid header value') ? message.replace(QUOTED_VALUE, '(the value, not shown) is an invalid header value') : message;
+}
