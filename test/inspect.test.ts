@@ -468,6 +468,39 @@ describe('what the page is fed and the recorded file', () => {
     expect(again[0]!.run).not.toBe(first[0]!.run);
   });
 
+  it('a page that stops reading (asleep, behind a stale tunnel) is let go past 64 MB unsent, not held in memory; reconnecting, it gets what it missed', async () => {
+    const inspect = await start();
+    const runner = { params: { messages: [] }, usage: {}, pendingApprovals: [] } as never;
+    const { port, search } = new URL(inspect.url);
+    const { createConnection } = await import('node:net');
+    const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => socket.write(`GET /api/events${search} HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\n\r\n`));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise((resolve) => socket.once('data', resolve));
+    socket.pause();
+    // 100 MB of results in batches of 5 MB: each held for the page, which reads none.
+    const calls = 1_000;
+    const result = 'r'.repeat(100_000);
+    for (let i = 0; i < calls; i++) {
+      inspect.onEvent({ type: 'tool.end', runner, call: { id: `toolu_${i}`, name: 'read', input: {}, toolUse: {} as never }, result: { type: 'tool_result', tool_use_id: `toolu_${i}`, content: result } });
+      if (i % 50 === 49) await sleep(60);
+    }
+    // The page reads again: what it was sent before the feed ended comes, then the end (the feed stayed open, holding all).
+    socket.resume();
+    expect(await Promise.race([ended.then(() => 'let go'), sleep(10_000).then(() => 'still held')])).toBe('let go');
+    // An HTTP/1.0 request: the body as it is, not in chunks. Its whole messages (the last may be cut off), after the headers.
+    const body = Buffer.concat(chunks).toString('utf8');
+    const messages = body.slice(body.indexOf('\r\n\r\n') + 4).split('\n\n').slice(0, -1).filter((message) => /^data: \[/m.test(message));
+    const received = messages.flatMap((message) => JSON.parse(message.slice(message.indexOf('data: ') + 6)) as AnyRecord[]);
+    // What the page had whole when the feed ended (none, when its machine took only the start of the first batch).
+    const lastId = messages.length === 0 ? 0 : Number(/^id: (\d+)/m.exec(messages.at(-1)!)![1]);
+    expect(received.length).toBe(lastId);
+    expect(body.length).toBeLessThan(calls * result.length);
+    const rest = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'tool.end' && record.id === `toolu_${calls - 1}`), 20_000, { 'last-event-id': String(lastId) });
+    expect(received.length + rest.length).toBe(calls);
+  }, 60_000);
+
   it("a streamed sub-agent's text is joined while unsent, its request.text and agent.text alike: a few records per reply, not two per piece", async () => {
     const file = join(dir, 'sub-text.jsonl');
     const long = 'word '.repeat(400);

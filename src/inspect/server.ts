@@ -31,6 +31,12 @@ export interface InspectorServer {
 const PING_MS = 15_000;
 /** Tells a page its records were forgotten (`RecordStore.clear`): it loads again, and gets the records from the start. */
 const RESET_EVENT = 'event: reset\ndata: {}\n\n';
+/**
+ * The most a feed holds unsent past what it was sent on opening: a page that stops reading (its machine asleep, a stale
+ * SSH tunnel that still takes bytes) held every batch since in the watched process, hundreds of MB an hour of a busy run,
+ * each page its own copy. Past it the feed ends; the page, when it reads again, reconnects and gets what it missed.
+ */
+const MAX_UNSENT = 64 * 1024 * 1024;
 /** The largest decision body read (an edited input included). */
 const MAX_BODY = 1_000_000;
 
@@ -76,9 +82,13 @@ export async function serveInspector(options: {
     // The page shows records forgotten since (the recorded file was read again from its start): it starts over.
     if (stale) return void response.end(RESET_EVENT);
     for (const { json, lastSeq } of messages) response.write(batchEvent(json, lastSeq));
+    const opening = response.writableLength;
     feeds.add(response);
     const stop = store.listen(
-      (batch) => response.write(batchEvent(batch.json, batch.lastSeq)),
+      (batch) => {
+        if (response.writableLength > opening + MAX_UNSENT) return void response.destroy();
+        response.write(batchEvent(batch.json, batch.lastSeq));
+      },
       // Listening no more at once: the records read again go out before the feed's 'close' (a write after its end throws).
       () => {
         stop();
