@@ -43,6 +43,26 @@ describe('OpenTelemetry spans (GenAI semantic conventions)', () => {
     expect(names.filter((name) => name === 'execute_tool get_weather')).toHaveLength(2);
   });
 
+  it('the API key appears on no span when fetch cannot send it (a line break in it): the error that quotes the header is recorded without it', async () => {
+    // Two lines of a key file read whole: fetch refuses the header, and its error (message and stack) quotes the value, key and all.
+    const key = 'sk-ant-api03-never-show-me-0123456789\nsk-ant-api03-nor-me';
+    const server = await mockServer([{ content: [text('never sent')] }]);
+    for (const captureContent of [false, true]) {
+      const { exporter, tracer } = tracing();
+      const runner = toolRunner(server.client({ apiKey: key, maxRetries: 0 }), baseParams, { onEvent: openTelemetry({ tracer, captureContent }) });
+      await expect(runner.runUntilDone()).rejects.toThrow(/never-show-me/);
+      const spans = exporter.getFinishedSpans();
+      expect(spans.map((span) => [span.name, span.status.code])).toEqual([
+        ['chat claude-sonnet-5-5', SpanStatusCode.ERROR],
+        ['invoke_agent tool-runner', SpanStatusCode.ERROR],
+      ]);
+      const shown = JSON.stringify(spans.map((span) => [span.status, span.attributes, span.events.map((each) => each.attributes)]));
+      expect(shown).toContain('(the value, not shown) is an invalid header value');
+      expect(shown).not.toContain('never-show-me');
+    }
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('a span for the run, each request and each tool call, linked as parent and children', async () => {
     const { exporter, tracer } = tracing();
     const server = await mockServer([

@@ -11,7 +11,7 @@ import { textOf } from '../text.js';
 import type { BetaMessage, BetaToolResultBlockParam } from '../types.js';
 import type { Usage } from '../usage.js';
 import { cutText } from '../cut.js';
-import { withoutHeaderValues } from './header-values.js';
+import { withoutHeaderValues } from '../header-values.js';
 
 /** Fields every record has. */
 export interface RecordBase {

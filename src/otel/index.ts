@@ -14,6 +14,7 @@ import type { Runner } from '../surface.js';
 import { utf8Length, withoutLeftOutFields } from '../sdk-span-content.js';
 import { type ContentList, fitContent, replyContent, requestContent } from './content.js';
 import { cutText } from '../cut.js';
+import { withoutHeaderValues } from '../header-values.js';
 
 export interface OpenTelemetryOptions {
   /** Default: `trace.getTracer('tool-runner')` from the global provider. */
@@ -283,6 +284,13 @@ function failed(span: Span, error: unknown, capture: boolean): void {
   // A typed output's parse error may quote the model's answer: contents go on spans only when captured.
   const hidden = error instanceof Error ? hiddenMessage(error, capture) : undefined;
   if (hidden !== undefined) span.recordException({ name, message: hidden });
-  else if (error instanceof Error) span.recordException(error);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: hidden ?? thrownMessage(error) });
+  else if (error instanceof Error) span.recordException(withoutHeaderValuesIn(error, name));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: hidden ?? withoutHeaderValues(thrownMessage(error)) });
+}
+
+/** The exception to record: `error`, or its name, message and stack without a header's value they quote (it may be the API key). */
+function withoutHeaderValuesIn(error: Error, name: string): Error | { name: string; message: string; stack?: string } {
+  const message = withoutHeaderValues(String(error.message));
+  if (message === error.message) return error;
+  return { name, message, ...(typeof error.stack === 'string' && { stack: withoutHeaderValues(error.stack) }) };
 }
