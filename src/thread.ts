@@ -209,7 +209,10 @@ export class MessageThread {
     // its own; failed, the thread held before goes on (its reply anchors the next, as on the SDK's thread).
     if (messages.length < anchor.held || body['compaction'] !== undefined || (anchor.notKept && messages.length > anchor.held)) return false;
     if (!same(body['system'], anchor.system) || !same(body['tools'], anchor.tools) || !same(body['model'], anchor.model)) return false;
-    return (appendsOnly && !this.#failedSinceReply) || holds(anchor, messages);
+    // Appends only to the very array the server's messages went in: an `onRequest` hook that gave a request messages of
+    // its own (`params.messages = [...]`) sent another array, which the run's history does not extend (the messages after
+    // its length were taken as held, and a tool's result never went); that, or the history after it, is checked.
+    return (appendsOnly && !this.#failedSinceReply && anchor.sent === messages) || holds(anchor, messages);
   }
 
   /**

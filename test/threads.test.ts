@@ -506,6 +506,20 @@ describe('a run over a message thread', () => {
     expect(wire(server.requests[1]!).body.messages).toHaveLength(3);
     expect(wire(server.requests[2]!).body.messages).toEqual([{ role: 'assistant', content: [expect.objectContaining({ type: 'compaction' })] }]);
   });
+
+  it("an onRequest hook that gives a request messages of its own (params.messages = [...]): the thread goes on from what that request sent, and the next request sends the run's history (a tool's result was never sent)", async () => {
+    const server = await mockServer([...threeTurns().slice(0, 2), { content: [text('Rows 1 and 2.')] }]);
+    const note = { role: 'user' as const, content: 'Rows are 1-based.' };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] }, { hooks: { onRequest: (params) => void (runner.iteration === 1 && (params.messages = [...params.messages, note])) } });
+    await runner;
+    // The second request goes on from the first reply with the hook's messages: the result and the note.
+    expect(kinds(server.requests)).toEqual(['create', 'continue', 'create']);
+    expect(wire(server.requests[1]!).body.messages).toEqual([expect.objectContaining({ role: 'user' }), note]);
+    // The server holds the note, the run's history does not: the third replays the run's history, the second call's result with it.
+    expect(wire(server.requests[2]!).messages).toEqual(runner.params.messages.slice(0, -1));
+    expect(wire(server.requests[2]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'row 2' }]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
 });
 
 describe('a thread with the caller’s own anthropic-beta header', () => {
