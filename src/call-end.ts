@@ -52,14 +52,17 @@ export function finished(
   if (result.is_error && result.content !== undefined) result.content = textOnlyError(result.content);
   const uncut = setContentToSend(result, context.maxToolResultChars);
   if (context.logger.enabled('debug')) context.logger.debug(`Tool '${call.name}' (${call.id}) result: ${safeJson(result)}`);
-  if (context.hooks?.onToolResult) context.results.keepRan(call.id, { ...result, content: uncut } as BetaToolResultBlockParam);
-  const observed = callHook(context.hooks, 'onToolResult', context.signal, result, call);
-  if (!observed) return ended(result, call, context, cancelled);
+  if (!context.hooks?.onToolResult) return ended(result, call, context, cancelled);
+  // The result as the tool gave it, for a retry or a snapshot taken meanwhile: its blocks copied, as the hook may change
+  // the ones it is given in place (a block it pushed, a text it marked) and then throw, and the retry would do it again.
+  const ran = { ...result, content: typeof uncut === 'object' ? structuredClone(uncut) : uncut } as BetaToolResultBlockParam;
+  context.results.keepRan(call.id, ran);
+  const observed = callHook(context.hooks, 'onToolResult', context.signal, result, call)!;
   return observed.then(
     () => ended(result, call, context, cancelled),
     // The run aborted while the hook ran: the call is answered with its result all the same (the run then
     // rejects). A hook that failed: a retry cuts it again, the result as the tool gave it.
-    (error: unknown) => (error instanceof APIUserAbortError ? ended(result, call, context, cancelled) : Promise.reject(thrownAfter({ ...result, content: uncut } as BetaToolResultBlockParam, error))),
+    (error: unknown) => (error instanceof APIUserAbortError ? ended(result, call, context, cancelled) : Promise.reject(thrownAfter(ran, error))),
   );
 }
 

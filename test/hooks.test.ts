@@ -1,7 +1,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { HookError, type Hooks, type RunnerEvent, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { HookError, type Hooks, type RunnerEvent, type RunnerSnapshot, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, sleep, unhandledDuring, wire } from './helpers.js';
 
@@ -280,6 +280,33 @@ describe('hooks', () => {
       expect(log).toEqual(['pay once']);
       expect(wire(server.requests[1]!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_pay', content: 'echo: pay once' }]);
       expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
+  it("a result hook that changed the result's blocks in place, then threw: iterating again, or resuming a snapshot taken in it, gives the hook the result as the tool gave it (its changes were made twice)", async () => {
+    for (const via of ['iterating again', 'a snapshot'] as const) {
+      const blocks = tool({ name: 'blocks', inputSchema: z.object({}), run: () => [{ type: 'text' as const, text: 'row 1' }] });
+      const given: string[] = [];
+      let failures = 1;
+      let snapshot: unknown;
+      const hooks: Hooks = {
+        onToolResult: (result) => {
+          const content = result.content as Array<{ type: 'text'; text: string }>;
+          given.push(JSON.stringify(content));
+          content[0]!.text += ' (checked)';
+          content.push({ type: 'text', text: 'Audited.' });
+          if (via === 'a snapshot') snapshot ??= JSON.parse(JSON.stringify(runner.toJSON()));
+          else if (failures-- > 0) throw new Error('audit log down');
+        },
+      };
+      const server = await mockServer([{ content: [toolUse('blocks', {}, 'toolu_1')] }, { content: [text('Done.')] }, { content: [text('Done.')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [blocks] }, { hooks });
+      if (via === 'iterating again') await expect(runner.runUntilDone()).rejects.toThrow(/audit log down/);
+      await runner;
+      if (via === 'a snapshot') await resumeToolRunner(server.client(), snapshot as RunnerSnapshot, { tools: [blocks], options: { hooks } });
+      expect(given, via).toEqual([JSON.stringify([{ type: 'text', text: 'row 1' }]), JSON.stringify([{ type: 'text', text: 'row 1' }])]);
+      const sent = [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'row 1 (checked)' }, { type: 'text', text: 'Audited.' }] }];
+      expect(wire(server.requests.at(-1)!).messages.at(-1).content, via).toEqual(sent);
     }
   });
 
