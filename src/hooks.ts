@@ -69,14 +69,16 @@ export function callHook<K extends keyof Hooks>(
   if (!hook) return undefined;
   const run = async (): Promise<Awaited<ReturnType<NonNullable<Hooks[K]>>> | undefined> => {
     let settled: unknown;
-    // A hook called after the abort (about a call it stopped) is waited for, as an observer of the stop; one that aborts
-    // the run itself (before its first await) is not: its wait ends there.
+    // A hook called after the abort (about a call it stopped) is waited for, as an observer of the stop (a while); one that
+    // aborts the run itself (before its first await) is not: its wait ends there.
     const calledAfterAbort = signal?.aborted === true;
     try {
       // Called on the hooks object: a class's methods (`hooks: new Audit(db)`) read their own fields through `this`.
       settled = hook.apply(hooks, args);
-      if (signal && !calledAfterAbort && settled instanceof Promise) {
-        const waited = await untilAborted(settled, signal);
+      if (signal && settled instanceof Promise) {
+        // Called after the abort: waited for a while (`OBSERVER_GRACE_MS`), not forever, or one that hangs (a log store
+        // offline) would keep the aborted run from ever settling: an abort is how a program bounds a run.
+        const waited = await (calledAfterAbort ? untilLate(settled, OBSERVER_GRACE_MS) : untilAborted(settled, signal));
         if (waited.aborted) throw ABORTED;
         settled = waited.value;
       } else settled = await settled;
@@ -87,6 +89,20 @@ export function callHook<K extends keyof Hooks>(
     return settled as Awaited<ReturnType<NonNullable<Hooks[K]>>>;
   };
   return run();
+}
+
+/** How long a hook called after the run's abort (about a call the abort stopped) is waited for. */
+const OBSERVER_GRACE_MS = 1000;
+
+/** `untilAborted` with a signal that aborts after `ms` (its timer cleared once the promise settles). */
+async function untilLate<T>(promise: Promise<T>, ms: number): ReturnType<typeof untilAborted<T>> {
+  const late = new AbortController();
+  const timer = setTimeout(() => late.abort(), ms);
+  try {
+    return await untilAborted(promise, late.signal);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The run aborted while a hook ran: not the hook's error. */

@@ -487,6 +487,46 @@ describe('hooks', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it('onToolResult called about a call the abort stopped, and never settling: waited for a second, then the aborted run rejects, its history valid (it never settled)', async () => {
+    for (const when of ['while the tool ran', 'before it started'] as const) {
+      const controller = new AbortController();
+      const stoppable = tool({ name: 'stoppable', inputSchema: z.object({}), run: (_input, { signal }) => new Promise((resolve) => signal.addEventListener('abort', () => resolve('stopped'))) });
+      const server = await mockServer([{ content: [toolUse('stoppable', {}, 'toolu_1')] }, { content: [text('after')] }]);
+      const results: unknown[] = [];
+      // Called once the run has aborted, about the call's aborted result: an audit store that never answers.
+      const hooks: Hooks = { onToolCall: () => void setTimeout(() => controller.abort(), 20), onToolResult: (result) => (results.push(result.content), new Promise(() => {})) };
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [stoppable] }, { signal: controller.signal, hooks });
+      const started = Date.now();
+      const run = when === 'before it started' ? (async () => { for await (const _message of runner) controller.abort(); })() : runner;
+      const outcome = await Promise.race([Promise.resolve(run).then(() => 'resolved', (error: unknown) => error), sleep(4_000).then(() => 'hung')]);
+      expect(outcome, when).toBeInstanceOf(APIUserAbortError);
+      expect(results, when).toEqual([expect.stringContaining('aborted')]);
+      // The observer had its second.
+      expect(Date.now() - started, when).toBeGreaterThanOrEqual(900);
+      expect(runner.stoppedBy, when).toBe('abort');
+      expect(historyProblems(runner.params.messages), when).toEqual([]);
+      expect(runner.params.messages.at(-1), when).toMatchObject({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', is_error: true }] });
+    }
+  });
+
+  it('onToolResult never settling about a call a break stopped (runToolsEagerly): the loop is left after a second, and the run resolves to the reply (the break hung)', async () => {
+    const slow = tool({ name: 'slow', inputSchema: z.object({}), run: () => sleep(3_000).then(() => 'late') });
+    const server = await mockServer({ eventDelayMs: 5, steps: [{ content: [toolUse('slow', {}, 'toolu_1'), text('Looking it up.')] }] });
+    const results: unknown[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [slow], stream: true, runToolsEagerly: true }, { hooks: { onToolResult: (result) => (results.push(result.content), new Promise(() => {})) } });
+    const left = (async () => {
+      for await (const stream of runner) {
+        await stream.finalMessage();
+        break;
+      }
+      return 'left';
+    })();
+    expect(await Promise.race([left, sleep(2_500).then(() => 'hung')])).toBe('left');
+    expect(results).toEqual([expect.stringContaining('aborted')]);
+    expect(await Promise.race([runner.then((message) => message.content), sleep(1_000).then(() => 'hung')])).toEqual([expect.objectContaining({ type: 'tool_use' }), expect.objectContaining({ text: 'Looking it up.' })]);
+    expect(runner.stoppedBy).toBe('break');
+  });
+
   it('a throwing onRequest stops the run before the request is sent', async () => {
     const server = await mockServer([{ content: [text('never')] }]);
     const runner = toolRunner(server.client(), baseParams, {
