@@ -1,6 +1,7 @@
 /** Lifecycle hooks: typed, awaited, and a hook that throws surfaces as a HookError (never swallowed). */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
+import { isThenable } from './completion.js';
 import { untilAborted } from './guards.js';
 import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, MessageCreateParamsBase, Promisable, ToolResultContent } from './types.js';
 import { readableThrown, thrownText } from './described.js';
@@ -75,10 +76,12 @@ export function callHook<K extends keyof Hooks>(
     try {
       // Called on the hooks object: a class's methods (`hooks: new Audit(db)`) read their own fields through `this`.
       settled = hook.apply(hooks, args);
-      if (signal && settled instanceof Promise) {
+      // Any thenable (a query builder's, a promise library's, another realm's Promise), as `await` takes it.
+      if (signal && isThenable(settled)) {
         // Called after the abort: waited for a while (`OBSERVER_GRACE_MS`), not forever, or one that hangs (a log store
         // offline) would keep the aborted run from ever settling: an abort is how a program bounds a run.
-        const waited = await (calledAfterAbort ? untilLate(settled, OBSERVER_GRACE_MS) : untilAborted(settled, signal));
+        const pending = Promise.resolve(settled);
+        const waited = await (calledAfterAbort ? untilLate(pending, OBSERVER_GRACE_MS) : untilAborted(pending, signal));
         if (waited.aborted) throw ABORTED;
         settled = waited.value;
       } else settled = await settled;

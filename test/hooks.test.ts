@@ -527,6 +527,17 @@ describe('hooks', () => {
     expect(runner.stoppedBy).toBe('break');
   });
 
+  it("a hook returning a thenable that is no Promise (a query builder's, a promise library's) that never settles: the run's abort ends the wait, as for a Promise (it hung)", async () => {
+    const controller = new AbortController();
+    const server = await mockServer([{ content: [text('never')] }]);
+    // A query object the driver runs when it is awaited: `then` and nothing else of a Promise.
+    const query = { then: (_resolve: () => void) => void setTimeout(() => controller.abort(), 20) };
+    const runner = toolRunner(server.client(), baseParams, { signal: controller.signal, hooks: { onRequest: () => query as unknown as Promise<void> } });
+    const outcome = await Promise.race([runner.then(() => 'resolved', (error: unknown) => error), sleep(2_000).then(() => 'hung')]);
+    expect(outcome).toBeInstanceOf(APIUserAbortError);
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('a throwing onRequest stops the run before the request is sent', async () => {
     const server = await mockServer([{ content: [text('never')] }]);
     const runner = toolRunner(server.client(), baseParams, {
