@@ -1,6 +1,6 @@
 /** Modifying tool results: mutate the message generateToolResponse() returns; it is what gets sent. */
 import { z } from 'zod';
-import { textOf, tool, toolRunner } from 'tool-runner';
+import { type ToolResultMessage, textOf, tool, toolRunner } from 'tool-runner';
 import { text, toolUse } from 'tool-runner/testing';
 import { exampleClient } from './support/client.js';
 
@@ -12,7 +12,7 @@ const searchDocs = tool({
 });
 
 const { client, model, close } = await exampleClient([
-  { content: [toolUse('search_docs', { query: 'prompt caching' })] },
+  ...['prompt caching', 'cache breakpoints', 'cache pricing', 'cache lifetime', 'cache hits'].map((query) => ({ content: [toolUse('search_docs', { query })] })),
   { content: [text('Prompt caching stores long prefixes.')] },
 ]);
 
@@ -23,11 +23,16 @@ const runner = toolRunner(client, {
   tools: [searchDocs],
 });
 
+// A mark stays on its block in the history, and the API takes at most four a request: move it to the newest result.
+let marked: ToolResultMessage['content'][number] | undefined;
 for await (const message of runner) {
   const response = await runner.generateToolResponse();
-  for (const result of response?.content ?? []) {
-    result.cache_control = { type: 'ephemeral' }; // cache the long result for later turns
-    console.log(`tool result ${result.tool_use_id} marked for prompt caching`);
+  const newest = response?.content.at(-1);
+  if (newest) {
+    if (marked) delete marked.cache_control;
+    newest.cache_control = { type: 'ephemeral' }; // cache the conversation up to the newest result
+    marked = newest;
+    console.log(`tool result ${newest.tool_use_id} marked for prompt caching`);
   }
   if (!response) console.log(`answer: ${textOf(message)}`);
 }

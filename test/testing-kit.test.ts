@@ -399,6 +399,30 @@ describe('faults', () => {
     server.assertComplete();
   });
 
+  it('more than four cache breakpoints (the body\'s own cache_control, tools, system blocks, message blocks, a result\'s own blocks): the API\'s 400, and no step used', async () => {
+    const server = await mockServer([{ content: [text('four are taken')] }]);
+    const client = server.client({ maxRetries: 0 });
+    const ephemeral = { type: 'ephemeral' as const };
+    const marked = (text: string) => ({ type: 'text' as const, text, cache_control: ephemeral });
+    const four = {
+      ...body,
+      cache_control: ephemeral,
+      tools: [{ name: 'lookup', input_schema: { type: 'object' as const }, cache_control: ephemeral }],
+      system: [marked('You are terse.')],
+      messages: [
+        { role: 'user' as const, content: 'Look it up.' },
+        { role: 'assistant' as const, content: [{ type: 'tool_use' as const, id: 'toolu_1', name: 'lookup', input: {} }] },
+        { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_1', content: [marked('row 1')] }] },
+      ],
+    };
+    const fifth = { ...four, messages: [...four.messages.slice(0, 2), { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_1', content: [marked('row 1')], cache_control: ephemeral }] }] };
+    const error = (await client.beta.messages.create(fifth as never).catch((e: unknown) => e)) as APIError;
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect(error.error).toMatchObject({ error: { type: 'invalid_request_error', message: 'A maximum of 4 blocks with cache_control may be provided. Found 5.' } });
+    expect((await client.beta.messages.create(four as never)).content[0]).toMatchObject({ text: 'four are taken' });
+    server.assertComplete();
+  });
+
   it('no messages, a message with empty content, calls and results that do not pair, a custom tool name the API does not take: the API’s 400, and no step used', async () => {
     const server = await mockServer([{ content: [text('answered')] }, { content: [text('complete')] }]);
     const client = server.client({ maxRetries: 0 });

@@ -2,7 +2,7 @@
  * What the API refuses in a request body before any model sees it, checked by the testing kit's
  * server so that an offline test fails where production would: a body that lacks a required field,
  * no messages, a message with empty content, calls and results that do not pair, a history the API's
- * other rules refuse (`historyProblems`), a custom tool whose name or input schema the API does not take. The
+ * other rules refuse (`historyProblems`), more than four cache breakpoints, a custom tool whose name or input schema the API does not take. The
  * answer is a 400 `invalid_request_error`, and no step is consumed.
  */
 import { API_PROPERTY_KEY, refusedPropertyNames, topLevelComposition } from '../api-input-schema.js';
@@ -27,9 +27,29 @@ export function refusal(body: unknown, route: MessagesRoute, conversation: reado
   const problem = apiHistoryProblems(conversation, conversation.length - sent)[0];
   if (problem !== undefined) return `messages: ${problem}`;
   const tools = Array.isArray(fields['tools']) ? (fields['tools'] as unknown[]) : [];
+  // (Counted in the body: a thread's earlier messages are the server's, and the SDK's thread sends them without their marks.)
+  const marks = cacheBreakpoints(fields, tools, Array.isArray(fields['messages']) ? (fields['messages'] as unknown[]) : []);
+  if (marks > MAX_CACHE_BREAKPOINTS) return `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${marks}.`;
   const named = tools.findIndex((tool) => isCustom(tool) && !API_TOOL_NAME.test(String((tool as { name?: unknown }).name)));
   if (named !== -1) return `tools.${named}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
   return schemaRefusal(tools);
+}
+
+/** The API's limit of cache breakpoints in one request (automatic caching, the body's own `cache_control`, takes one). */
+const MAX_CACHE_BREAKPOINTS = 4;
+
+/**
+ * The cache breakpoints of a request: its top-level `cache_control`, and the tools, system blocks and message blocks
+ * (a tool result's own blocks among them) that have one. Marks a program puts on the blocks of its history stay there,
+ * so marking the newest results each turn without taking the older marks off is refused from the fifth on.
+ */
+function cacheBreakpoints(fields: Record<string, unknown>, tools: readonly unknown[], messages: readonly unknown[]): number {
+  const marked = (value: unknown) => typeof value === 'object' && value !== null && (value as { cache_control?: unknown }).cache_control != null;
+  const markedIn = (blocks: unknown): number =>
+    Array.isArray(blocks) ? blocks.reduce((sum: number, block: unknown) => sum + (marked(block) ? 1 : 0) + markedIn((block as { content?: unknown } | null)?.content), 0) : 0;
+  let count = (marked(fields) ? 1 : 0) + tools.filter(marked).length + markedIn(fields['system']);
+  for (const message of messages) count += markedIn((message as { content?: unknown } | null)?.content);
+  return count;
 }
 
 /** The API's refusal of a custom tool's input schema: none, composition at its top level, a property name out of its pattern. */
