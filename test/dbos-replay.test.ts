@@ -173,6 +173,7 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     const { url } = await createDatabase(serverUrl, 'tool_runner_replay');
     DBOS.setConfig({ name: 'tool-runner-replay', systemDatabaseUrl: url, logLevel: 'error' });
     await DBOS.launch();
+    await DBOS.registerQueue('agents', { workerConcurrency: 4 });
     dbos = await DBOSClient.create({ systemDatabaseUrl: url });
   });
   afterAll(async () => {
@@ -211,6 +212,16 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     expect(durable).toBeInstanceOf(APIError);
     const seen = (error: unknown) => ({ name: (error as Error).name, status: (error as APIError).status, message: (error as Error).message.replace(/req_\w+/, 'req_'), request: (error as { request?: unknown }).request });
     expect(seen(durable)).toEqual(seen(without));
+  });
+
+  it("a run enqueued by a DBOSClient (docs/scaling.md) checks its params as start() does: params.tools fails the run saying why (they were dropped for the agent's in silence), params that are no object too", async () => {
+    const server = await mockServer([{ content: [text('Answered with the agent\'s tools.')] }]);
+    mockUrl = server.url;
+    const enqueued = async (id: string, given: unknown) => (await dbos.enqueue({ workflowName: cutOff2.name, queueName: 'agents', workflowID: id }, given)).getResult();
+    const mine = { name: 'mine', description: 'Mine', input_schema: { type: 'object' } };
+    await expect(enqueued(`enqueued-tools-${Date.now()}`, { ...params, tools: [mine] })).rejects.toThrow(/^durableToolRunner: params.tools is not taken: a durable run's tools are the agent's/);
+    await expect(enqueued(`enqueued-null-${Date.now()}`, null)).rejects.toThrow(/^durableToolRunner: params must be an object, got null$/);
+    expect(server.requests).toHaveLength(0);
   });
 
   it("an async client function whose promise rejects: the run fails saying it returned a promise, the rejection not left unhandled", async () => {

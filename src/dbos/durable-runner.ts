@@ -153,6 +153,8 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
     return made as ClientLike;
   };
   const runnerFor = (params: DurableRunParams, runClient: ClientLike) => {
+    // Here, not only in start(): a run a DBOSClient enqueues by name (docs/scaling.md) comes with params nothing checked.
+    checkParams(params);
     if ((params as { runToolsEagerly?: unknown }).runToolsEagerly) {
       throw new TypeError('durableToolRunner: runToolsEagerly is not available in a durable run (each model request is one step, read whole)');
     }
@@ -216,10 +218,10 @@ export function durableToolRunner(config: DurableToolRunnerConfig): DurableToolR
   // Bad input rejects the promise `start()` returns, as `run()`'s does (no throw in the caller's `.then` chain).
   const start = async (workflowId: string, params: DurableRunParams, startOptions: DurableStartOptions = {}) => {
     if (typeof workflowId !== 'string' || workflowId === '') throw new TypeError('durableToolRunner: the workflow id must be a non-empty string');
-    const { queueName } = checkStart(params, startOptions);
     // Bad params fail here, in the caller's process, not in a worker; that process may have no
     // model client (or key), and building a runner sends nothing.
     runnerFor(params, NO_CLIENT);
+    const { queueName } = checkStart(startOptions);
     return DBOS.startWorkflow(workflow, queueName === undefined ? { workflowID: workflowId } : { workflowID: workflowId, queueName })(params);
   };
   return {
@@ -233,15 +235,16 @@ const CONFIG_KEYS = ['name', 'client', 'tools', 'options', 'approvalTimeoutSecon
 
 const START_KEYS = ['queueName'];
 
-/**
- * What `start()` / `run()` are given beside the id: params of an object (their tools are the agent's: a run's own would
- * be dropped), and known options (a slip, `queue`, would start the run outside its queue and its limit).
- */
-function checkStart(params: DurableRunParams, options: DurableStartOptions): DurableStartOptions {
+/** A run's params: an object, without tools of its own (the agent's are the run's: a run's own would be dropped). */
+function checkParams(params: DurableRunParams): void {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) throw wrongValue(params, 'durableToolRunner: params must be an object');
   if ((params as { tools?: unknown }).tools !== undefined) {
     throw new TypeError("durableToolRunner: params.tools is not taken: a durable run's tools are the agent's (durableToolRunner({ tools })), the same in every worker");
   }
+}
+
+/** What `start()` / `run()` are given beside the id and the params: known options (a slip, `queue`, would start the run outside its queue and its limit). */
+function checkStart(options: DurableStartOptions): DurableStartOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw wrongValue(options, 'durableToolRunner: the start options must be an object ({ queueName })');
   for (const key of Object.keys(options)) if (!START_KEYS.includes(key)) throw unknownOption('durableToolRunner: start', key, START_KEYS);
   if (options.queueName !== undefined && (typeof options.queueName !== 'string' || options.queueName === '')) throw wrongValue(options.queueName, 'durableToolRunner: queueName must be a non-empty string');
