@@ -116,6 +116,32 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 1, finished: 0 } });
   });
 
+  it("a version set per release (DBOS__APPVERSION, as the README says): a worker of another release, its tools changed, leaves the run to the workers of the release that started it (DBOS's own version, computed from tool-runner's workflow code, is the same for both)", async () => {
+    const server = await mockServer([
+      { content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] },
+      { content: [text('Done.')] },
+    ]);
+    const id = `release-${randomUUID()}`;
+    const first = worker('start', id, server.url, { DBOS__APPVERSION: 'release-1' });
+    await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
+    await kill(first);
+
+    // The next release, whose code no longer has the record tool: it launches, and recovers nothing of release 1.
+    const next = worker('recover', id, server.url, { DBOS__APPVERSION: 'release-2', WITHOUT_RECORD: '1' });
+    let launched = '';
+    next.stdout!.on('data', (chunk) => (launched += chunk));
+    await until(async () => launched.includes('started'));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await dbos.getWorkflow(id))?.status).toBe('PENDING');
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 1, finished: 0 } });
+    await kill(next);
+
+    const result = await resultOf(worker('recover', id, server.url, { DBOS__APPVERSION: 'release-1' }));
+    expect(result.message.content).toEqual([{ type: 'text', text: 'Done.', citations: null }]);
+    expect(await counts(id)).toEqual({ record: { started: 1, finished: 1 }, charge: { started: 2, finished: 1 } });
+    expect(server.requests).toHaveLength(2);
+  });
+
   it("the calls of one reply start their steps in the model's order: a recovery whose hook takes its time on another call gives each call its own recorded result", async () => {
     const server = await mockServer([
       { content: [toolUse('look', { order: 'A' }, 'toolu_a'), toolUse('look', { order: 'B' }, 'toolu_b'), toolUse('charge', { cents: 5 }, 'toolu_chg')] },
