@@ -224,6 +224,26 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it("a run that failed (a 529 after the client's retries, no fallback left) has failed for good: a resume replays the recorded failure, sending nothing; a fork from the failed request's step sends it again, the finished call not run again (README)", async () => {
+    const server = await mockServer([
+      { content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] },
+      { error: { status: 529 } },
+      { content: [text('There are 42 orders.')] },
+    ]);
+    mockUrl = server.url;
+    ran.length = 0;
+    const id = `failed-${Date.now()}`;
+    await expect(cutOff2.run(id, params)).rejects.toThrow(/^529 /);
+    await expect((await DBOS.resumeWorkflow<DurableRunResult>(id)).getResult()).rejects.toThrow(/^529 /);
+    expect(server.requests).toHaveLength(2);
+    const steps = (await dbos.listWorkflowSteps(id)) ?? [];
+    const failed = steps.findLast((step) => step.name.startsWith('model request'))!;
+    const forked = (await (await DBOS.forkWorkflow<DurableRunResult>(id, failed.functionID)).getResult())!;
+    expect(forked.message.content).toEqual([{ type: 'text', text: 'There are 42 orders.', citations: null }]);
+    expect(ran).toEqual(['query']);
+    expect(server.requests).toHaveLength(3);
+  });
+
   it("an async client function whose promise rejects: the run fails saying it returned a promise, the rejection not left unhandled", async () => {
     const unhandled = await unhandledDuring(async () => {
       await expect(failingAsyncClient.run(`failing-async-client-${Date.now()}`, params)).rejects.toThrow('`client` returned a promise');
