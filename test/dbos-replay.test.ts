@@ -167,6 +167,10 @@ const cutOff = durableToolRunner({ name: 'replay-cut-off', client: cutClient, to
 const streamCut = durableToolRunner({ name: 'replay-stream-cut', client, tools: [query] });
 const cutOff2 = durableToolRunner({ name: 'replay-api-error', client, tools: [query] });
 
+/** A streamed run with a sub-agent: the event types its listener heard (a sub-agent's with its path). */
+const heard: string[] = [];
+const streamedWithClerk = durableToolRunner({ name: 'replay-streamed-with-clerk', client, tools: [clerk], options: { onEvent: (event: RunnerEvent) => void heard.push(`${event.type}${event.path ? `@${event.path.join('/')}` : ''}`) } });
+
 describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
   let dbos: DBOSClient;
   beforeAll(async () => {
@@ -242,6 +246,16 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     expect(forked.message.content).toEqual([{ type: 'text', text: 'There are 42 orders.', citations: null }]);
     expect(ran).toEqual(['query']);
     expect(server.requests).toHaveLength(3);
+  });
+
+  it("a streamed run's sub-agent sends no live text (README): its requests are steps read whole; the run's own reply streams as request.text", async () => {
+    const server = await mockServer([{ content: [toolUse('clerk', { task: 'Say hello' }, 'toolu_clerk')] }, { content: [text('Hello from the clerk.')] }, { content: [text('The clerk says hello.')] }]);
+    mockUrl = server.url;
+    heard.length = 0;
+    await streamedWithClerk.run(`streamed-with-clerk-${Date.now()}`, { ...params, stream: true });
+    expect(heard).toContain('request.text');
+    expect(heard).toContain('request.end@clerk');
+    expect(heard.filter((type) => type.startsWith('agent.text') || type === 'request.text@clerk')).toEqual([]);
   });
 
   it("an async client function whose promise rejects: the run fails saying it returned a promise, the rejection not left unhandled", async () => {
