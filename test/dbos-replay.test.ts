@@ -171,6 +171,9 @@ const cutOff2 = durableToolRunner({ name: 'replay-api-error', client, tools: [qu
 const heard: string[] = [];
 const streamedWithClerk = durableToolRunner({ name: 'replay-streamed-with-clerk', client, tools: [clerk], options: { onEvent: (event: RunnerEvent) => void heard.push(`${event.type}${event.path ? `@${event.path.join('/')}` : ''}`) } });
 
+/** A run whose toolTimeoutMs is shorter than its clerk's request takes. */
+const timedWithClerk = durableToolRunner({ name: 'replay-timed-with-clerk', client, tools: [clerk], options: { toolTimeoutMs: 300 } });
+
 describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
   let dbos: DBOSClient;
   beforeAll(async () => {
@@ -256,6 +259,13 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     expect(heard).toContain('request.text');
     expect(heard).toContain('request.end@clerk');
     expect(heard.filter((type) => type.startsWith('agent.text') || type === 'request.text@clerk')).toEqual([]);
+  });
+
+  it("options.toolTimeoutMs does not bound an agent tool's whole call in a durable run, as it does without durability (README): a sub-agent's request slower than it is waited for", async () => {
+    const server = await mockServer([{ content: [toolUse('clerk', { task: 'Say hello' }, 'toolu_clerk')] }, { content: [text('Hello from the clerk.')], delayMs: 800 }, { content: [text('The clerk says hello.')] }]);
+    mockUrl = server.url;
+    const result = await timedWithClerk.run(`timed-with-clerk-${Date.now()}`, params);
+    expect(result.messages[2]!.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_clerk', content: 'Hello from the clerk.' }]);
   });
 
   it("an async client function whose promise rejects: the run fails saying it returned a promise, the rejection not left unhandled", async () => {
