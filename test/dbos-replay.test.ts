@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { type RunnerEvent, agentTool, tool, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
 import { type DurableRunResult, type DurableToolRunner, durableApprovals, durableToolRunner } from 'tool-runner/dbos';
-import { text, toolUse } from 'tool-runner/testing';
+import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
 import { createDatabase } from '../scripts/postgres.js';
 import { mockServer, sleep, unhandledDuring } from './helpers.js';
 
@@ -174,6 +174,25 @@ const streamedWithClerk = durableToolRunner({ name: 'replay-streamed-with-clerk'
 /** A run whose toolTimeoutMs is shorter than its clerk's request takes. */
 const timedWithClerk = durableToolRunner({ name: 'replay-timed-with-clerk', client, tools: [clerk], options: { toolTimeoutMs: 300 } });
 
+/** Run control, a fallback and compaction at once: what a run decides from its recorded steps. */
+const Count = z.object({ count: z.number() });
+const controlOptions = { fallback: [{ model: 'claude-fallback-1' }], budget: { maxToolCalls: 3 }, loopGuard: { maxRepeats: 1 }, output: Count };
+const controlled = durableToolRunner({ name: 'replay-controlled', client, tools: [query], options: controlOptions });
+/** The model of that run, by what each request holds (the same request gets the same reply, whichever run sends it). */
+function controlledModel(request: RecordedRequest): ScriptedReply {
+  const model = (request.body as { model: string }).model;
+  const conversation = JSON.stringify(request.messages);
+  const last = JSON.stringify(request.messages.at(-1));
+  if (last.includes('Write a summary')) return { content: [text('Counted a, b and c so far.')] };
+  // The answer, then its repair (the history holds the invalid one).
+  if (conversation.includes('Counted a, b and c so far.')) return { content: [text(conversation.includes('three') ? '{"count":3}' : '{"count":"three"}')] };
+  const results = conversation.match(/tool_result/g)?.length ?? 0;
+  // The primary is down for the first turn: the fallback answers it.
+  if (results === 0) return model === 'claude-sonnet-5-5' ? { error: { status: 529 } } : { content: [toolUse('query_database', { sql: 'a' }, 'toolu_a1'), toolUse('query_database', { sql: 'a' }, 'toolu_a2')] };
+  if (results === 2) return { content: [toolUse('query_database', { sql: 'b' }, 'toolu_b'), toolUse('query_database', { sql: 'c' }, 'toolu_c'), toolUse('query_database', { sql: 'd' }, 'toolu_d')] };
+  return { content: [text(conversation.includes('three') ? '{"count":3}' : '{"count":"three"}')] };
+}
+
 describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
   let dbos: DBOSClient;
   beforeAll(async () => {
@@ -266,6 +285,36 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     mockUrl = server.url;
     const result = await timedWithClerk.run(`timed-with-clerk-${Date.now()}`, params);
     expect(result.messages[2]!.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_clerk', content: 'Hello from the clerk.' }]);
+  });
+
+  it('a run with a fallback, compaction, a budget, a loop guard and an output repair, forked after its fallback, between two calls, between its summary and the next turn, before its repair and at its end (a crash there), ends as it did and as the run without durability: only the requests and calls after the cut go again', async () => {
+    const server = await mockServer(Array.from({ length: 200 }, () => controlledModel));
+    mockUrl = server.url;
+    const runParams = { ...params, compactionControl: { enabled: true, contextTokenThreshold: 200 } };
+    const plain = toolRunner(client(), { ...runParams, tools: [query] }, controlOptions);
+    await plain.runUntilDone();
+    const id = `controlled-${Date.now()}`;
+    ran.length = 0;
+    const result = await controlled.run(id, runParams);
+    const seen = (run: { messages: unknown; usage: unknown; iterations: number; stoppedBy: unknown; output?: unknown }) => ({ messages: run.messages, usage: run.usage, iterations: run.iterations, stoppedBy: run.stoppedBy, output: run.output });
+    expect(seen(result)).toEqual(seen({ messages: plain.params.messages, usage: plain.usage, iterations: plain.iteration, stoppedBy: plain.stoppedBy, output: plain.output }));
+    expect(result.output).toEqual({ count: 3 });
+    const steps = (await dbos.listWorkflowSteps(id)) ?? [];
+    // The 529 and the fallback's reply, the calls the guards let run, the summary, the repair.
+    expect(steps.map((step) => step.name)).toEqual(['model request', 'model request (fallback 0)', 'tool query_database', 'model request', 'tool query_database', 'tool query_database', 'model request', 'model request', 'model request']);
+    // The repeat of 'a' answered by the loop guard, 'd' by the budget: neither ran.
+    expect(ran).toEqual(['query', 'query', 'query']);
+    // Cut after the fallback answered, between two calls, between the summary and the next turn, before the repair, and after the end.
+    for (const at of [2, 5, 7, 8, steps.length]) {
+      const step = steps[at];
+      ran.length = 0;
+      const sent = server.requests.length;
+      const forked = (await (await DBOS.forkWorkflow<DurableRunResult>(id, step?.functionID ?? steps.at(-1)!.functionID + 1)).getResult())!;
+      expect(seen(forked)).toEqual(seen(result));
+      const after = steps.slice(at);
+      expect(server.requests.length - sent).toBe(after.filter((later) => later.name.startsWith('model request')).length);
+      expect(ran).toHaveLength(after.filter((later) => later.name.startsWith('tool')).length);
+    }
   });
 
   it("an async client function whose promise rejects: the run fails saying it returned a promise, the rejection not left unhandled", async () => {
