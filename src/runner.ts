@@ -30,6 +30,8 @@ export type { ToolRunnerOptions } from './options.js';
 
 /** What one iteration yields: the message, or its `MessageStream` when `stream: true`. */
 export type RunnerItem<Stream extends boolean> = Stream extends true ? BetaMessageStream : BetaMessage;
+/** `Stream` itself (`boolean` stays `boolean`), written as a conditional: see `toJSON`. */
+type SameStream<Stream extends boolean> = Stream extends true ? true : false;
 
 /** The options of a run given none: one object for every such run, since a run only reads its options. */
 const NO_OPTIONS: ToolRunnerOptions = Object.freeze({});
@@ -245,9 +247,14 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
     return super.output as Output | undefined;
   }
 
-  /** A JSON snapshot of the run that `resumeToolRunner` continues, with the same yield type. */
-  override toJSON(): RunnerSnapshot<Stream> {
-    return super.toJSON() as RunnerSnapshot<Stream>;
+  /**
+   * A JSON snapshot of the run that `resumeToolRunner` continues, with the same yield type. Typed through a conditional
+   * (`SameStream`), as the SDK's runner types its items: a plain `RunnerSnapshot<Stream>` would make `ToolRunner<boolean>`
+   * (a runner made from params whose `stream` is not a literal, `{ ...runner.params }`) unassignable to a variable
+   * of `ToolRunner<true>`, which the SDK's `BetaToolRunner` takes.
+   */
+  override toJSON(): RunnerSnapshot<SameStream<Stream>> {
+    return super.toJSON() as RunnerSnapshot<SameStream<Stream>>;
   }
 
   /** Resolves to the last message when the loop ends; does not drive it. */

@@ -111,4 +111,22 @@ describe('an SDK 1.14 program compiles on toolRunner(client, …)', () => {
       runner.deferToolCall(held[0]?.id ?? 'toolu_1');
     }
   });
+
+  it('a turn retried on a new runner made from the old one\'s params, kept in the same variable (as the SDK types it)', async () => {
+    let runner = toolRunner(client, { model: 'claude-sonnet-5-5', max_tokens: 1024, messages: [{ role: 'user', content: 'Weather?' }], tools: [weather], stream: true });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        for await (const stream of runner) await stream.finalMessage();
+        break;
+      } catch (error) {
+        if (attempt >= 2) throw error;
+        // `{ ...runner.params }` leaves `stream` open (a ToolRunner<boolean>), which the SDK's BetaToolRunner<true> takes.
+        runner = toolRunner(client, { ...runner.params });
+      }
+    }
+    const typed: BetaToolRunnerParams = { model: 'claude-sonnet-5-5', max_tokens: 1024, messages: [], tools: [weather] };
+    let whole = toolRunner(client, { ...typed, stream: false });
+    whole = toolRunner(client, typed);
+    expectTypeOf(whole).toEqualTypeOf<typeof whole>();
+  });
 });
