@@ -1,0 +1,565 @@
+/**
+ * Programs written the way public code drives the SDK's runner (its own examples, docs snippets,
+ * apps), each run on the SDK's `client.beta.messages.toolRunner` and on `toolRunner(client, …)`:
+ * the same requests, yields, return values and errors (test/side-by-side.ts compares them).
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
+import { betaStandardSchemaTool } from '@anthropic-ai/sdk/helpers/beta/standard-schema';
+import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
+import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type Step, serverToolUse, text, toolUse, webSearchResult } from 'tool-runner/testing';
+import { ask, collect, model, type Program, runBoth, weather } from './side-by-side.js';
+
+const trip = (log: string[]) => [
+  betaZodTool({
+    name: 'getWeather',
+    description: 'Weather at a place',
+    inputSchema: z.object({ location: z.string() }),
+    run: ({ location }) => {
+      log.push(`getWeather ${location}`);
+      return `Sunny, 20°C in ${location}.`;
+    },
+  }),
+  betaZodTool({
+    name: 'getTime',
+    description: 'Time in a timezone',
+    inputSchema: z.object({ timezone: z.string() }),
+    run: ({ timezone }) => {
+      log.push(`getTime ${timezone}`);
+      return `3:00 PM in ${timezone}.`;
+    },
+  }),
+];
+
+const tripCalls = (): Step[] => [
+  { content: [text('Looking.'), toolUse('getWeather', { location: 'SF' }, 'toolu_w'), toolUse('getTime', { timezone: 'America/Los_Angeles' }, 'toolu_t')] },
+  { content: [text('Sunny, 3 PM.')] },
+];
+
+for (const thread of [undefined, false] as const) {
+  describe(thread === false ? 'with thread: false' : 'over a message thread', () => {
+    const both = (steps: () => Step[], program: Program, options?: { concurrentLog?: boolean }) => runBoth(steps, program, thread, options);
+
+    it('await the runner for its final message (a betaTool with a JSON schema, max_iterations)', async () => {
+      await both(tripCalls, async (start, log) => {
+        const lookup = betaTool({
+          name: 'getWeather',
+          description: 'Weather at a place',
+          inputSchema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+          run: ({ location }) => {
+            log.push(`getWeather ${location}`);
+            return `Foggy in ${location}.`;
+          },
+        });
+        const time = trip(log)[1]!;
+        const message = await start({ model, max_tokens: 1024, max_iterations: 10, messages: ask, tools: [lookup, time] });
+        return message.content;
+      });
+    });
+
+    it('the loop body reads the results it will send (generateToolResponse) and pairs them with their calls', async () => {
+      await both(tripCalls, async (start, log) => {
+        const runner = start({ model, max_tokens: 1024, max_iterations: 10, messages: ask, tools: trip(log) });
+        const lines = [];
+        for await (const message of runner) {
+          lines.push(`message ${message.stop_reason}`);
+          const response = await runner.generateToolResponse();
+          if (response && typeof response.content !== 'string') {
+            for (const block of response.content) {
+              if (block.type !== 'tool_result') continue;
+              const call = message.content.find((b: any) => b.type === 'tool_use' && b.id === block.tool_use_id);
+              lines.push(`${call.name}(): ${JSON.stringify(block.content)} ${block.is_error ?? ''}`);
+            }
+          }
+        }
+        return { lines, done: await runner.done(), history: runner.params.messages };
+      }, { concurrentLog: true });
+    });
+
+    it('a note and the reply pushed back when the reply asks for tools, then generateToolResponse', async () => {
+      await both(tripCalls, async (start, log) => {
+        const runner = start({ model, max_tokens: 1024, max_iterations: 10, messages: ask, tools: trip(log) });
+        const seen = [];
+        for await (const message of runner) {
+          if (message.content.some((b: any) => b.type === 'tool_use')) {
+            runner.pushMessages({ role: 'user', content: 'Use Fahrenheit, please.' }, { role: message.role, content: message.content });
+          }
+          seen.push(await runner.generateToolResponse());
+        }
+        return { seen, history: runner.params.messages };
+      }, { concurrentLog: true });
+    });
+
+    it('every iteration: generateToolResponse, setMessagesParams(fn) raising max_tokens, and a nudge pushed (the docs snippet), stopped by max_iterations', async () => {
+      await both(
+        () => [...tripCalls(), { content: [text('Short.')] }, { content: [text('Shorter.')] }],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 1024, max_iterations: 3, messages: ask, tools: trip(log) });
+          const seen = [];
+          for await (const message of runner) {
+            seen.push({ message, results: await runner.generateToolResponse() });
+            runner.setMessagesParams((params: any) => ({ ...params, max_tokens: 2048 }));
+            runner.pushMessages({ role: 'user', content: 'Please be concise.' });
+          }
+          return { seen, done: await runner.done(), history: runner.params.messages };
+        },
+        { concurrentLog: true },
+      );
+    });
+
+    it('stream: true, events read for a UI (tool starts and stops, text deltas), finalMessage, a paused turn pushed back', async () => {
+      await both(
+        () => [
+          {
+            content: [serverToolUse('web_search', { query: 'SF' }, 'srvtoolu_1'), webSearchResult('srvtoolu_1', [{ url: 'https://a.example', title: 'A' }])],
+            stop_reason: 'pause_turn',
+          },
+          ...tripCalls(),
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 1024, max_iterations: 8, messages: ask, tools: trip(log), stream: true });
+          const ui: string[] = [];
+          let last = null;
+          for await (const stream of runner) {
+            const open = new Map<number, string>();
+            for await (const event of stream) {
+              if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') open.set(event.index, event.content_block.name);
+              else if (event.type === 'content_block_stop' && open.has(event.index)) ui.push(`done ${open.get(event.index)}`);
+              else if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') ui.push(`text ${event.delta.text}`);
+            }
+            const message = await stream.finalMessage();
+            last = message.stop_reason;
+            if (message.stop_reason === 'pause_turn') runner.pushMessages({ role: 'assistant', content: message.content });
+          }
+          return { ui, last, history: runner.params.messages };
+        },
+        { concurrentLog: true },
+      );
+    });
+
+    it('a tool spread with a field of its own (eager_input_streaming) runs, the field sent', async () => {
+      const { ourServer } = await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] }, { content: [text('21°C')] }],
+        async (start, log) => {
+          const spread = { ...weather(log), eager_input_streaming: true };
+          return collect(start({ model, max_tokens: 1024, messages: ask, tools: [spread], stream: false }));
+        },
+      );
+      expect((ourServer.requests[0]!.body as any).tools[0].eager_input_streaming).toBe(true);
+    });
+
+    it("a betaStandardSchemaTool (zod's Standard JSON Schema): its definition and its run", async () => {
+      await both(
+        () => [{ content: [toolUse('getWeather', { location: 'SF', unit: 'c' }, 'toolu_1')] }, { content: [text('20°C')] }],
+        async (start, log) => {
+          const lookup = betaStandardSchemaTool({
+            name: 'getWeather',
+            description: 'Weather at a place',
+            inputSchema: z.object({ location: z.string(), unit: z.enum(['c', 'f']).optional() }),
+            run: ({ location, unit }) => {
+              log.push(`getWeather ${location} ${unit}`);
+              return `20°${unit} in ${location}`;
+            },
+          });
+          return collect(start({ model, max_tokens: 1024, messages: ask, tools: [lookup] }));
+        },
+      );
+    });
+
+    it('a submit tool that throws a ToolError until its input is right, with top-level cache_control and thinking', async () => {
+      await both(
+        () => [
+          { content: [toolUse('submit', { ids: [1] }, 'toolu_1')] },
+          { content: [toolUse('submit', { ids: [1, 2] }, 'toolu_2')] },
+          { content: [text('Saved.')] },
+        ],
+        async (start, log) => {
+          let submitted = false;
+          const submit = betaZodTool({
+            name: 'submit',
+            description: 'Submit the answer',
+            inputSchema: z.object({ ids: z.array(z.number()) }),
+            run: ({ ids }) => {
+              log.push(`submit ${ids.join(',')}`);
+              if (ids.length < 2) throw new ToolError('Every tab must be covered exactly once.');
+              submitted = true;
+              return 'Saved.';
+            },
+          });
+          const runner = start({
+            model,
+            max_tokens: 2048,
+            max_iterations: 15,
+            cache_control: { type: 'ephemeral' },
+            system: 'Sort the tabs.',
+            tools: [submit],
+            messages: ask,
+          });
+          const final = await runner.runUntilDone();
+          return { final, submitted, history: runner.params.messages };
+        },
+      );
+    });
+
+    it('a run driven to its end by a helper that reports each message, then done() and runUntilDone() after the loop', async () => {
+      await both(tripCalls, async (start, log) => {
+        const runner = start({ model, max_tokens: 1024, messages: ask, tools: trip(log) });
+        const reported: string[] = [];
+        for await (const message of runner) reported.push(`${message.role} ${message.stop_reason} ${message.content.length}`);
+        return { reported, done: await runner.done(), again: await runner.runUntilDone(), awaited: await runner };
+      }, { concurrentLog: true });
+    });
+
+    it('turns counted against a budget: the last stop reason tells that max_iterations cut the run off', async () => {
+      await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+          { content: [toolUse('get_weather', { location: 'Rome' }, 'toolu_2')] },
+          { content: [text('never')] },
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 1024, max_iterations: 2, messages: ask, tools: [weather(log)] });
+          let turns = 0;
+          let lastStop = null;
+          for await (const message of runner) {
+            turns++;
+            lastStop = message.stop_reason;
+          }
+          return { turns, lastStop, history: runner.params.messages, done: await runner.done() };
+        },
+      );
+    });
+
+    it('a loop body that leaves a labelled loop on a tool it watches, after generateToolResponse in a try/catch', async () => {
+      await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Atlantis' }, 'toolu_1')] },
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_2')] },
+          { content: [text('never')] },
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 1024, messages: ask, tools: [weather(log)] });
+          const sent = [];
+          outer: for await (const message of runner) {
+            const calls = message.content.filter((b: any) => b.type === 'tool_use');
+            try {
+              sent.push(await runner.generateToolResponse());
+            } catch {
+              sent.push('threw');
+            }
+            for (const call of calls) if (call.input.location === 'Paris') break outer;
+          }
+          return { sent, history: runner.params.messages };
+        },
+      );
+    });
+
+    it('runToolsEagerly with a destructive call held from contentBlock, then confirmed (the SDK example)', async () => {
+      await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1'), toolUse('delete_file', { path: '/tmp/a.log' }, 'toolu_2')] },
+          { content: [text('Deleted.')] },
+        ],
+        async (start, log) => {
+          const deleteFile = betaZodTool({
+            name: 'delete_file',
+            description: 'Delete a file',
+            inputSchema: z.object({ path: z.string() }),
+            run: ({ path }) => {
+              log.push(`delete ${path}`);
+              return `Deleted ${path}.`;
+            },
+          });
+          const runner = start({ model, max_tokens: 1024, max_iterations: 10, stream: true, runToolsEagerly: true, messages: ask, tools: [weather(log), deleteFile] });
+          const held = [];
+          for await (const stream of runner) {
+            stream.on('contentBlock', (block: any) => {
+              if (block.type === 'tool_use' && block.name === 'delete_file') runner.deferToolCall(block);
+            });
+            await stream.finalMessage();
+            held.push(runner.deferredToolCalls.map((call: any) => call.input));
+          }
+          return { held, history: runner.params.messages };
+        },
+      );
+    });
+
+    it('a turn retried on a new runner built from runner.params after a stream error that is no APIError', async () => {
+      await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+          { content: [text('It is 21°C in Paris, and more words to cut.')], disconnectAfterEvents: 4 },
+          { content: [text('21°C.')] },
+        ],
+        async (start, log) => {
+          let runner = start({ model, max_tokens: 1024, messages: ask, tools: [weather(log)], stream: true });
+          const tries = [];
+          for (let attempt = 0; ; attempt++) {
+            try {
+              for await (const stream of runner) await stream.finalMessage();
+              break;
+            } catch (error) {
+              tries.push(error instanceof Anthropic.APIError);
+              if (error instanceof Anthropic.APIError || attempt >= 2) throw error;
+              runner = start({ ...runner.params });
+            }
+          }
+          return { tries, history: runner.params.messages, done: await runner.done() };
+        },
+      );
+    });
+
+    it('the iterator driven by hand (next() until done, and after), then a second iterator', async () => {
+      await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] }, { content: [text('21°C')] }],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 1024, messages: ask, tools: [weather(log)] });
+          const iterator = runner[Symbol.asyncIterator]();
+          const steps = [];
+          for (let i = 0; i < 4; i++) {
+            const step = await iterator.next();
+            steps.push({ done: step.done, value: step.value?.stop_reason ?? step.value ?? null });
+          }
+          let again;
+          try {
+            again = await runner[Symbol.asyncIterator]().next();
+          } catch (error) {
+            again = `${(error as Error).constructor.name}: ${(error as Error).message}`;
+          }
+          return { steps, again, done: await runner.done() };
+        },
+      );
+    });
+
+    it('a second iterator taken while the first is still on its first reply', async () => {
+      await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] }, { content: [text('21°C')] }],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 1024, messages: ask, tools: [weather(log)] });
+          const first = runner[Symbol.asyncIterator]();
+          const one = await first.next();
+          let second;
+          try {
+            second = await runner[Symbol.asyncIterator]().next();
+          } catch (error) {
+            second = `${(error as Error).constructor.name}: ${(error as Error).message}`;
+          }
+          const rest = [];
+          for (let step = await first.next(); !step.done; step = await first.next()) rest.push(step.value.content);
+          return { one: one.value.content, second, rest };
+        },
+      );
+    });
+
+    for (const stream of [false, true]) {
+      it(`an API error by hand (stream: ${stream}): next() rejects, then the iterator is done; a new iterator goes on`, async () => {
+        await both(
+          () => [{ error: { status: 400, message: 'bad things' } }, { content: [text('Fine.')] }],
+          async (start, log) => {
+            const runner = start({ model, max_tokens: 1024, messages: ask, tools: [weather(log)], stream });
+            const saw: unknown[] = [];
+            const say = (error: unknown) => `${(error as Error).constructor.name}: ${(error as Error).message}`.replace(/req_\w+/, "req");
+            const first = runner[Symbol.asyncIterator]();
+            for (let i = 0; i < 3; i++) {
+              try {
+                const step = await first.next();
+                if (step.done) saw.push({ done: true, value: step.value ?? null });
+                else if (stream) saw.push(await step.value.finalMessage().then((m: any) => m.content, say));
+                else saw.push(step.value.content);
+              } catch (error) {
+                saw.push(say(error));
+              }
+            }
+            const second = runner[Symbol.asyncIterator]();
+            const next = await second.next();
+            saw.push(stream ? (await next.value.finalMessage()).content : next.value.content);
+            saw.push(await second.next());
+            return { saw, done: await runner.done() };
+          },
+        );
+      });
+    }
+
+    for (const withSignal of [false, true]) {
+      it(`a tool that reads its context: the call it serves and the signal (${withSignal ? 'a signal given' : 'none given'})`, async () => {
+        await both(
+          () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] }, { content: [text('21°C')] }],
+          async (start, log) => {
+            const lookup = betaZodTool({
+              name: 'get_weather',
+              description: 'Current weather',
+              inputSchema: z.object({ location: z.string() }),
+              run: ({ location }, context) => {
+                const call: any = context?.toolUse;
+                const block: any = context?.toolUseBlock;
+                // Only when a signal is given: this runner always gives one (README: `run(input, context)`).
+                log.push(`${location} ${call?.id} ${call?.name} ${JSON.stringify(call?.input)} ${block === call} ${withSignal ? context?.signal?.aborted : ''}`);
+                return 'ok';
+              },
+            });
+            const options = withSignal ? { signal: new AbortController().signal } : undefined;
+            return collect(start({ model, max_tokens: 1024, messages: ask, tools: [lookup] }, options));
+          },
+        );
+      });
+    }
+
+    it('a tool that returns blocks (text with cache_control, an image, a document)', async () => {
+      await both(
+        () => [{ content: [toolUse('shot', {}, 'toolu_1')] }, { content: [text('I see it.')] }],
+        async (start) => {
+          const shot = betaTool({
+            name: 'shot',
+            description: 'Screenshot',
+            inputSchema: { type: 'object', properties: {} },
+            run: () => [
+              { type: 'text' as const, text: 'Here:', cache_control: { type: 'ephemeral' as const } },
+              { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: 'iVBORw0KGgo=' } },
+              { type: 'document' as const, source: { type: 'text' as const, media_type: 'text/plain' as const, data: 'notes' }, title: 'Notes' },
+            ],
+          });
+          const runner = start({ model, max_tokens: 1024, messages: ask, tools: [shot] });
+          await runner.runUntilDone();
+          return runner.params.messages;
+        },
+      );
+    });
+
+    it('a text answer cut off by max_tokens, continued by pushing the reply and a "continue"', async () => {
+      await both(
+        () => [
+          { content: [text('The weather in Paris is')], stop_reason: 'max_tokens' },
+          { content: [text(' 21°C.')] },
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 5, messages: ask, tools: [weather(log)] });
+          const parts = [];
+          for await (const message of runner) {
+            parts.push(message.content);
+            if (message.stop_reason === 'max_tokens') runner.pushMessages({ role: 'assistant', content: message.content }, { role: 'user', content: 'continue' });
+          }
+          return { parts, history: runner.params.messages, done: await runner.done() };
+        },
+      );
+    });
+
+    it('a failed request retried on another model set with setMessagesParams after the error', async () => {
+      await both(
+        () => [{ error: { status: 529, message: 'overloaded' } }, { error: { status: 529, message: 'overloaded' } }, { error: { status: 529, message: 'overloaded' } }, { content: [text('Fine.')] }],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 1024, messages: ask, tools: [weather(log)] }, { maxRetries: 0 });
+          const tries = [];
+          for (let attempt = 0; attempt < 4; attempt++) {
+            try {
+              for await (const message of runner) tries.push(message.model);
+              break;
+            } catch (error) {
+              tries.push((error as any).status);
+              runner.setMessagesParams({ ...runner.params, model: `fallback-${attempt}`, thread: undefined });
+            }
+          }
+          return { tries, done: await runner.done() };
+        },
+      );
+    });
+
+    it('stream: true, a loop body that reads nothing; then done()', async () => {
+      await both(tripCalls, async (start, log) => {
+        const runner = start({ model, max_tokens: 1024, messages: ask, tools: trip(log), stream: true });
+        let turns = 0;
+        for await (const _stream of runner) turns++;
+        return { turns, done: await runner.done(), history: runner.params.messages };
+      }, { concurrentLog: true });
+    });
+
+    it('stream: true, generateToolResponse before the stream is read, then finalMessage', async () => {
+      await both(tripCalls, async (start, log) => {
+        const runner = start({ model, max_tokens: 1024, messages: ask, tools: trip(log), stream: true });
+        const seen = [];
+        for await (const stream of runner) {
+          const results = await runner.generateToolResponse();
+          const message = await stream.finalMessage();
+          seen.push({ results, stop: message.stop_reason });
+        }
+        return { seen, history: runner.params.messages };
+      }, { concurrentLog: true });
+    });
+
+    it('stream: true, text listeners and stream.done(); done() asked for before the loop', async () => {
+      await both(tripCalls, async (start, log) => {
+        const runner = start({ model, max_tokens: 1024, messages: ask, tools: trip(log), stream: true });
+        const early = runner.done();
+        const texts: string[] = [];
+        for await (const stream of runner) {
+          stream.on('text', (delta: string) => texts.push(delta));
+          await stream.done();
+        }
+        return { text: texts.join(''), early: await early };
+      }, { concurrentLog: true });
+    });
+
+    it('stream: true, awaited with no loop, then runUntilDone() again', async () => {
+      await both(tripCalls, async (start, log) => {
+        const runner = start({ model, max_tokens: 1024, messages: ask, tools: trip(log), stream: true });
+        const final = await runner;
+        return { final, again: await runner.runUntilDone(), history: runner.params.messages };
+      }, { concurrentLog: true });
+    });
+
+    for (const stopAt of ['content_block_stop', 'message_delta', 'message_stop']) {
+      it(`stream: true, the reader leaves the events loop at the first ${stopAt}`, async () => {
+        await both(tripCalls, async (start, log) => {
+          const runner = start({ model, max_tokens: 1024, messages: ask, tools: trip(log), stream: true });
+          const seen = [];
+          const say = (error: unknown) => `${(error as Error).constructor.name}: ${(error as Error).message}`;
+          for await (const stream of runner) {
+            const types = [];
+            for await (const event of stream) {
+              types.push(event.type);
+              if (event.type === stopAt) break;
+            }
+            seen.push({ types, final: await stream.finalMessage().then((m: any) => m.stop_reason, say) });
+          }
+          return { seen, history: runner.params.messages };
+        }, { concurrentLog: true });
+      });
+    }
+
+    it('a betaZodTool of a rich schema (defaults, unions, records, a shared sub-schema) with strict, cache_control, defer_loading and input_examples', async () => {
+      await both(
+        () => [
+          { content: [toolUse('book', { from: { city: 'Paris' }, to: { city: 'Rome', code: null }, tags: { a: 1 }, mode: 'rail' }, 'toolu_1')] },
+          { content: [text('Booked.')] },
+        ],
+        async (start, log) => {
+          const place = z.object({ city: z.string().min(1).describe('City name'), code: z.string().length(3).nullable().optional() });
+          const book = betaZodTool({
+            name: 'book',
+            description: 'Book a trip',
+            inputSchema: z.object({
+              from: place,
+              to: place,
+              seats: z.number().int().min(1).default(1),
+              mode: z.union([z.literal('rail'), z.literal('air')]),
+              tags: z.record(z.string(), z.number()).optional(),
+            }),
+            strict: true,
+            cache_control: { type: 'ephemeral' },
+            defer_loading: true,
+            input_examples: [{ from: { city: 'Oslo' }, to: { city: 'Bergen' }, mode: 'rail' }],
+            run: (input) => {
+              log.push(JSON.stringify(input));
+              return 'booked';
+            },
+          });
+          const runner = start({ model, max_tokens: 1024, messages: ask, tools: [book] });
+          await runner.runUntilDone();
+          return runner.params.messages;
+        },
+      );
+    });
+  });
+}
