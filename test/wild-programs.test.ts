@@ -6,7 +6,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { betaStandardSchemaTool } from '@anthropic-ai/sdk/helpers/beta/standard-schema';
-import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
+import { betaZodOutputFormat, betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -561,5 +561,179 @@ for (const thread of [undefined, false] as const) {
         },
       );
     });
+
+    for (const cut of ['a text answer', 'a tool call']) {
+      it(`a reply cut off by max_tokens (${cut}) retried with a doubled max_tokens (setMessagesParams drops the cut reply)`, async () => {
+        await both(
+          () => [
+            cut === 'a tool call'
+              ? { content: [text('Checking.'), toolUse('get_weather', { location: 'Par' }, 'toolu_cut')], stop_reason: 'max_tokens' }
+              : { content: [text('The weather in')], stop_reason: 'max_tokens' },
+            { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+            { content: [text('21°C.')] },
+          ],
+          async (start, log) => {
+            const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] });
+            const budgets = [];
+            for await (const message of runner) {
+              budgets.push(runner.params.max_tokens);
+              if (message.stop_reason === 'max_tokens') runner.setMessagesParams((params: any) => ({ ...params, max_tokens: params.max_tokens * 2 }));
+            }
+            return { budgets, history: runner.params.messages, done: await runner.done() };
+          },
+        );
+      });
+    }
+
+    it('stream: true, tool_choice none set once the model says it has enough (the reply asks for a tool), then done()', async () => {
+      await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+          { content: [text('Enough evidence.'), toolUse('get_weather', { location: 'Rome' }, 'toolu_2')] },
+          { content: [text('Paris 21°C.')] },
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)], stream: true });
+          let writing = false;
+          const rounds = [];
+          for await (const round of runner) {
+            const message = await round.finalMessage();
+            rounds.push(message.content.length);
+            if (!writing && message.content.some((b: any) => b.type === 'text' && b.text.startsWith('Enough'))) {
+              writing = true;
+              runner.setMessagesParams((params: any) => ({ ...params, tool_choice: { type: 'none' as const } }));
+            }
+          }
+          return { rounds, done: await runner.done(), history: runner.params.messages };
+        },
+      );
+    });
+
+    it('setMessagesParams with a mutator that changes the params it is given in place and returns them', async () => {
+      await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+          { content: [text('Paris 21°C.')] },
+          { content: [toolUse('get_weather', { location: 'Rome' }, 'toolu_2')] },
+          { content: [text('Rome 21°C.')] },
+        ],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] });
+          runner.setMessagesParams((params: any) => {
+            params.max_tokens = 300;
+            params.messages.push({ role: 'user', content: 'Be brief.' });
+            return params;
+          });
+          let asked = false;
+          for await (const message of runner) {
+            if (message.stop_reason === 'end_turn' && !asked) {
+              asked = true;
+              runner.setMessagesParams((params: any) => {
+                params.messages.push({ role: 'assistant', content: message.content }, { role: 'user', content: 'And Rome?' });
+                params.max_tokens = 400;
+                return params;
+              });
+            }
+          }
+          return { history: runner.params.messages, max: runner.params.max_tokens };
+        },
+      );
+    });
+
+    it('output_config.format from betaZodOutputFormat in the params of a run (its parse left out of the request)', async () => {
+      await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] }, { content: [text('{"answer":"21°C"}')] }],
+        async (start, log) => {
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)], output_config: { format: betaZodOutputFormat(z.object({ answer: z.string() })) } });
+          const final = await runner;
+          return { final, parsed: JSON.parse(final.content[0].text) };
+        },
+      );
+    });
+
+    it("a betaTool (JSON Schema, not validated by the SDK) called with input its schema does not allow: run as given", async () => {
+      await both(
+        () => [
+          { content: [toolUse('lookup', { location: 5, extra: true }, 'toolu_1'), toolUse('lookup', {}, 'toolu_2')] },
+          { content: [text('Done.')] },
+        ],
+        async (start, log) => {
+          const lookup = betaTool({
+            name: 'lookup',
+            description: 'Looks a place up',
+            inputSchema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'], additionalProperties: false },
+            run: (input) => {
+              log.push(`lookup ${JSON.stringify(input)}`);
+              return `found ${String(input.location)}`;
+            },
+          });
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [lookup] });
+          await runner.runUntilDone();
+          return runner.params.messages;
+        },
+        { concurrentLog: true },
+      );
+    });
+
+    it('params and request options built from optional settings: undefined where a setting is not given', async () => {
+      await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] }, { content: [text('21°C.')] }],
+        async (start, log) => {
+          const settings: Record<string, any> = {};
+          const runner = start(
+            {
+              model,
+              max_tokens: 256,
+              messages: ask,
+              tools: [weather(log)],
+              system: settings.system,
+              temperature: settings.temperature,
+              tool_choice: settings.toolChoice,
+              thinking: settings.thinking,
+              metadata: settings.metadata,
+              stop_sequences: settings.stop,
+              betas: settings.betas,
+              max_iterations: settings.maxIterations,
+              stream: settings.stream,
+            },
+            settings.signal ? { signal: settings.signal } : { signal: undefined, headers: undefined, timeout: undefined, maxRetries: undefined },
+          );
+          return collect(runner);
+        },
+      );
+    });
+
+    for (const stream of [false, true]) {
+      it(`the run's signal aborted while a request is in flight (stream: ${stream}): the error, a done() taken before, the history`, async () => {
+        // The server aborts the run once it has the second request, then holds its reply.
+        let abortRun = () => {};
+        await both(
+          () => [
+            { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+            () => {
+              abortRun();
+              return { content: [text('21°C.')], delayMs: 2_000 };
+            },
+          ],
+          async (start, log) => {
+            const controller = new AbortController();
+            abortRun = () => controller.abort();
+            const runner = start({ model, max_tokens: 256, messages: ask, tools: [weather(log)], stream }, { signal: controller.signal });
+            const early: Promise<unknown> = runner.done().then(
+              (message: any) => message.content,
+              (error: Error) => `${error.constructor.name}: ${error.message}`,
+            );
+            const seen = [];
+            try {
+              for await (const item of runner) seen.push((stream ? await item.finalMessage() : item).stop_reason);
+            } catch (error) {
+              seen.push(`${(error as Error).constructor.name}: ${(error as Error).message}`);
+            }
+            // Streamed, the SDK's done() never settles after a failure (README: a listed difference): not compared.
+            return { seen, early: stream ? 'not compared' : await early, history: runner.params.messages };
+          },
+        );
+      });
+    }
   });
 }
