@@ -4,6 +4,7 @@
  * the same requests, yields, return values and errors (test/side-by-side.ts compares them).
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { betaStandardSchemaTool } from '@anthropic-ai/sdk/helpers/beta/standard-schema';
 import { betaZodOutputFormat, betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
@@ -735,5 +736,107 @@ for (const thread of [undefined, false] as const) {
         );
       });
     }
+
+    it('a tool that runs a runner of its own (a sub-agent on the same client)', async () => {
+      await both(
+        () => [
+          { content: [toolUse('research', { topic: 'Paris' }, 'toolu_r')] },
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_s')] },
+          { content: [text('Sub: 21°C.')] },
+          { content: [text('Main: 21°C.')] },
+        ],
+        async (start, log) => {
+          const research = betaZodTool({
+            name: 'research',
+            description: 'Researches a topic',
+            inputSchema: z.object({ topic: z.string() }),
+            run: async ({ topic }) => {
+              const sub = await start({ model, max_tokens: 128, messages: [{ role: 'user', content: `Weather in ${topic}?` }], tools: [weather(log)] });
+              return sub.content.map((block: any) => block.text).join('');
+            },
+          });
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [research] });
+          return { final: await runner, history: runner.params.messages };
+        },
+      );
+    });
+
+    it('a model that stops without delivering is nudged (a user message pushed, the reply not), a paused turn pushed back, up to a limit', async () => {
+      await both(
+        () => [
+          { content: [text('I think it is warm.')] },
+          {
+            content: [serverToolUse('web_search', { query: 'Paris' }, 'srvtoolu_1'), webSearchResult('srvtoolu_1', [{ url: 'https://a.example', title: 'A' }])],
+            stop_reason: 'pause_turn',
+          },
+          { content: [toolUse('deliver', { answer: '21°C' }, 'toolu_d')] },
+          { content: [text('Delivered.')] },
+        ],
+        async (start) => {
+          let output: string | null = null;
+          const deliver = betaZodTool({
+            name: 'deliver',
+            description: 'Deliver the result',
+            inputSchema: z.object({ answer: z.string() }),
+            run: ({ answer }) => {
+              output = answer;
+              return 'Thanks.';
+            },
+          });
+          const runner = start({ model, max_tokens: 256, max_iterations: 6, messages: ask, tools: [deliver] });
+          let iterations = 0;
+          for await (const message of runner) {
+            iterations++;
+            if (output !== null) break;
+            if (message.stop_reason === 'pause_turn') {
+              runner.pushMessages({ role: 'assistant', content: message.content });
+              continue;
+            }
+            if (message.stop_reason !== 'tool_use') runner.pushMessages({ role: 'user', content: 'Please deliver the result now via deliver.' });
+          }
+          return { output, iterations, history: runner.params.messages };
+        },
+      );
+    });
+
+    it('betas in the params, thinking, metadata and a stop sequence, sent with every request as the SDK sends them', async () => {
+      const { ourServer } = await both(
+        () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] }, { content: [text('21°C.')] }],
+        async (start, log) =>
+          collect(
+            start({
+              model,
+              max_tokens: 4096,
+              messages: ask,
+              tools: [weather(log)],
+              betas: ['token-efficient-tools-2025-02-19', 'interleaved-thinking-2025-05-14'],
+              thinking: { type: 'enabled', budget_tokens: 2048 },
+              metadata: { user_id: 'u-1' },
+              stop_sequences: ['###'],
+            }),
+          ),
+      );
+      expect(ourServer.requests.every((request) => String(request.headers['anthropic-beta']).includes('token-efficient-tools-2025-02-19'))).toBe(true);
+    });
+
+    it('awaited from several places at once (Promise.all of the runner, runUntilDone() and done())', async () => {
+      await both(tripCalls, async (start, log) => {
+        const runner = start({ model, max_tokens: 256, messages: ask, tools: trip(log) });
+        const [a, b, c] = await Promise.all([runner, runner.runUntilDone(), runner.done()]);
+        return { same: a.id === b.id && b.id === c.id, a };
+      }, { concurrentLog: true });
+    });
+
+    it('stream: true, what each item is (instanceof BetaMessageStream, its constructor name), and a message told from a stream by its fields', async () => {
+      await both(tripCalls, async (start, log) => {
+        const runner = start({ model, max_tokens: 256, messages: ask, tools: trip(log), stream: true });
+        const kinds = [];
+        for await (const item of runner) {
+          kinds.push({ instance: item instanceof BetaMessageStream, name: item.constructor.name, hasFinal: 'finalMessage' in item, isMessage: 'content' in item });
+          await item.finalMessage();
+        }
+        return kinds;
+      }, { concurrentLog: true });
+    });
   });
 }
