@@ -838,5 +838,40 @@ for (const thread of [undefined, false] as const) {
         return kinds;
       }, { concurrentLog: true });
     });
+
+
+    it('tools that throw what code in the wild throws: an empty Error, a string, an object with a message, undefined, a subclass that keeps the name Error', async () => {
+      class HttpError extends Error {
+        constructor(readonly status: number) {
+          super(`HTTP ${status}`);
+        }
+      }
+      const throwing: Record<string, () => unknown> = {
+        empty: () => new Error(''),
+        text: () => 'plain failure',
+        object: () => ({ message: 'an object', code: 42 }),
+        nothing: () => undefined,
+        http: () => new HttpError(503),
+      };
+      const names = Object.keys(throwing);
+      await both(
+        () => [{ content: names.map((name, i) => toolUse(name, {}, `toolu_${i}`)) }, { content: [text('Hmm.')] }],
+        async (start) => {
+          const tools = names.map((name) =>
+            betaTool({
+              name,
+              description: name,
+              inputSchema: { type: 'object', properties: {} },
+              run: () => {
+                throw throwing[name]!();
+              },
+            }),
+          );
+          const runner = start({ model, max_tokens: 256, messages: ask, tools });
+          await runner.runUntilDone();
+          return runner.params.messages;
+        },
+      );
+    });
   });
 }
