@@ -873,5 +873,18 @@ for (const thread of [undefined, false] as const) {
         },
       );
     });
+
+    it("a reply's container (code execution) carried to the next requests, as the SDK fixed it (anthropic-sdk-typescript#1114)", async () => {
+      const { ourServer } = await both(
+        () => [
+          { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')], container: { id: 'container_abc' } },
+          { content: [toolUse('get_weather', { location: 'Rome' }, 'toolu_2')], container: { id: 'container_abc' } },
+          { content: [text('Done.')] },
+        ],
+        // The kit stamps each container's expires_at with the time: the ids are compared.
+        async (start, log) => (await collect(start({ model, max_tokens: 256, messages: ask, tools: [weather(log)] }))).map((message) => message.container?.id),
+      );
+      expect(ourServer.requests.map((request) => (request.body as any).container)).toEqual([undefined, 'container_abc', 'container_abc']);
+    });
   });
 }
