@@ -886,5 +886,79 @@ for (const thread of [undefined, false] as const) {
       );
       expect(ourServer.requests.map((request) => (request.body as any).container)).toEqual([undefined, 'container_abc', 'container_abc']);
     });
+
+    for (const when of ['after the loop body', 'from generateToolResponse in the body']) {
+      it(`a tool that reads the conversation through runner.params while it runs (${when})`, async () => {
+        await both(tripCalls, async (start, log) => {
+          let runner: any;
+          const peek = (name: string) => {
+            const messages = runner.params.messages;
+            log.push(`${name} sees ${messages.length} messages, the last ${messages.at(-1).role} ${JSON.stringify(messages.at(-1).content).slice(0, 40)}`);
+          };
+          const [lookup, time] = trip([]);
+          const tools = [
+            { ...lookup!, run: (input: any, context: any) => (peek('getWeather'), lookup!.run(input, context)) },
+            { ...time!, run: (input: any, context: any) => (peek('getTime'), time!.run(input, context)) },
+          ];
+          runner = start({ model, max_tokens: 256, messages: ask, tools });
+          for await (const _message of runner) if (when !== 'after the loop body') await runner.generateToolResponse();
+          return runner.params.messages.length;
+        }, { concurrentLog: true });
+      });
+    }
+
+    it('a tool that pushes a message of its own while it runs (a screenshot as a user message)', async () => {
+      await both(
+        () => [{ content: [toolUse('shot', {}, 'toolu_1')] }, { content: [text('I see it.')] }],
+        async (start) => {
+          let runner: any;
+          const shot = betaTool({
+            name: 'shot',
+            description: 'Screenshot',
+            inputSchema: { type: 'object', properties: {} },
+            run: () => {
+              runner.pushMessages({ role: 'user', content: [{ type: 'text', text: 'Here is the screen.' }] });
+              return 'Taken.';
+            },
+          });
+          runner = start({ model, max_tokens: 256, messages: ask, tools: [shot] });
+          const seen = [];
+          for await (const message of runner) seen.push(message.content);
+          return { seen, history: runner.params.messages };
+        },
+      );
+    });
+
+    for (const keep of ['role and content', 'the message as returned', 'runner.params.messages']) {
+      it(`a chat loop: one params object for every question, the history kept by the program (${keep})`, async () => {
+        await both(
+          () => [
+            { content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_1')] },
+            { content: [text('Paris: 21°C.')] },
+            { content: [toolUse('get_weather', { location: 'Rome' }, 'toolu_2')] },
+            { content: [text('Rome: 21°C.')] },
+            { content: [text('Bye.')] },
+          ],
+          async (start, log) => {
+            let history: any[] = [];
+            const params = { model, max_tokens: 256, tools: [weather(log)], messages: history };
+            const answers = [];
+            for (const question of ['Paris?', 'Rome?', 'Thanks!']) {
+              history.push({ role: 'user', content: question });
+              const runner = start(params);
+              const final = await runner;
+              answers.push(final.content);
+              if (keep === 'role and content') history.push({ role: final.role, content: final.content });
+              else if (keep === 'the message as returned') history.push(final);
+              else {
+                history = [...runner.params.messages];
+                params.messages = history;
+              }
+            }
+            return { answers, history };
+          },
+        );
+      });
+    }
   });
 }
