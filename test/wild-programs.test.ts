@@ -960,5 +960,30 @@ for (const thread of [undefined, false] as const) {
         );
       });
     }
+
+    it('calls of one tool in one reply: when each starts and ends (the slow first call ends last)', async () => {
+      await both(
+        () => [
+          { content: [toolUse('fetch_page', { url: 'a', ms: 60 }, 'toolu_a'), toolUse('fetch_page', { url: 'b', ms: 5 }, 'toolu_b'), toolUse('fetch_page', { url: 'c', ms: 30 }, 'toolu_c')] },
+          { content: [text('Read them.')] },
+        ],
+        async (start, log) => {
+          const fetchPage = betaZodTool({
+            name: 'fetch_page',
+            description: 'Fetches a page',
+            inputSchema: z.object({ url: z.string(), ms: z.number() }),
+            run: async ({ url, ms }) => {
+              log.push(`start ${url}`);
+              await new Promise((resolve) => setTimeout(resolve, ms));
+              log.push(`end ${url}`);
+              return `page ${url}`;
+            },
+          });
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [fetchPage] });
+          await runner.runUntilDone();
+          return runner.params.messages;
+        },
+      );
+    });
   });
 }
