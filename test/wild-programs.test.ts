@@ -985,5 +985,68 @@ for (const thread of [undefined, false] as const) {
         },
       );
     });
+
+    it('a reply with a server tool (web search) and a client tool call, then one that ends on a stop sequence; a forced tool_choice lifted after the first turn', async () => {
+      await both(
+        () => [
+          {
+            content: [
+              serverToolUse('web_search', { query: 'Paris weather' }, 'srvtoolu_1'),
+              webSearchResult('srvtoolu_1', [{ url: 'https://a.example', title: 'A' }]),
+              text('Checking the live value.'),
+              toolUse('get_weather', { location: 'Paris' }, 'toolu_1'),
+            ],
+          },
+          { content: [text('Paris 21°C. ###')], stop_reason: 'stop_sequence' },
+        ],
+        async (start, log) => {
+          const runner = start({
+            model,
+            max_tokens: 256,
+            messages: ask,
+            stop_sequences: ['###'],
+            tool_choice: { type: 'tool', name: 'get_weather' },
+            tools: [weather(log), { type: 'web_search_20250305', name: 'web_search', max_uses: 2 }],
+          });
+          const stops = [];
+          for await (const message of runner) {
+            stops.push(message.stop_reason);
+            if (runner.params.tool_choice?.type === 'tool') runner.setMessagesParams((params: any) => ({ ...params, tool_choice: { type: 'auto' } }));
+          }
+          return { stops, history: runner.params.messages };
+        },
+      );
+    });
+
+    it('a human in the loop: a destructive call denied by pushing the reply and an error result by hand', async () => {
+      await both(
+        () => [
+          { content: [text('Deleting.'), toolUse('delete_file', { path: '/etc/passwd' }, 'toolu_1')] },
+          { content: [text('Understood, I will not.')] },
+        ],
+        async (start, log) => {
+          const deleteFile = betaZodTool({
+            name: 'delete_file',
+            description: 'Delete a file',
+            inputSchema: z.object({ path: z.string() }),
+            run: ({ path }) => {
+              log.push(`delete ${path}`);
+              return 'deleted';
+            },
+          });
+          const runner = start({ model, max_tokens: 256, messages: ask, tools: [deleteFile] });
+          for await (const message of runner) {
+            const call = message.content.find((block: any) => block.type === 'tool_use' && block.name === 'delete_file');
+            if (call) {
+              runner.pushMessages(
+                { role: 'assistant', content: message.content },
+                { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'The user denied this.', is_error: true }] },
+              );
+            }
+          }
+          return runner.params.messages;
+        },
+      );
+    });
   });
 }
