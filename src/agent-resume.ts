@@ -1,18 +1,17 @@
 /**
  * What a sub-agent resumed from its state after a stop for approval is given again: the tools of its params, and
  * those its run had added with `addTools()`, kept with that state in this process (never another run's, and never
- * in a snapshot: a tool is code). Resumed from a snapshot, only its params' tools are known.
+ * in a snapshot: a tool is code), and with its copies (snapshot-copy.ts). Resumed from a snapshot read back from
+ * JSON, only its params' tools are known.
  */
 import { toolChangeNames } from './resume.js';
 import type { RunnerSnapshot } from './snapshot.js';
+import { addedBeside, keepAdded } from './snapshot-copy.js';
 import type { RunnableTool, ToolEntry } from './surface.js';
 
-/** The tools a sub-agent's run had added, by the state it stopped with (this process only). */
-const addedBy = new WeakMap<RunnerSnapshot, readonly RunnableTool[]>();
-
-/** The sub-agent's state, with the tools its run had added kept beside it. */
+/** The sub-agent's state, with the tools its run had added kept beside it (and beside its copies: snapshot-copy.ts). */
 export function withAddedTools(snapshot: RunnerSnapshot, added: readonly RunnableTool[]): RunnerSnapshot {
-  if (added.length > 0) addedBy.set(snapshot, added);
+  keepAdded(snapshot, added);
   return snapshot;
 }
 
@@ -20,7 +19,7 @@ export function withAddedTools(snapshot: RunnerSnapshot, added: readonly Runnabl
 export function resumedTools(snapshot: RunnerSnapshot, given: readonly ToolEntry[]): ToolEntry[] {
   const names = new Set(given.map((entry) => (entry as { name?: unknown }).name));
   const used = new Set(toolChangeNames(snapshot));
-  const again = (addedBy.get(snapshot) ?? []).filter((tool) => used.has(tool.name) && !names.has(tool.name));
+  const again = addedBeside(snapshot).filter((tool) => used.has(tool.name) && !names.has(tool.name));
   return [...given, ...again];
 }
 

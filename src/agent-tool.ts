@@ -48,6 +48,7 @@ import { isRunnableToolset } from './toolsets.js';
 import type { BetaMessage, Promisable } from './types.js';
 import { checkToolName } from './tool-name.js';
 import { addedToolsHint, resumedTools, withAddedTools } from './agent-resume.js';
+import { copySnapshot } from './snapshot-copy.js';
 import { lendTokens } from './agent-budget.js';
 import { NO_USAGE, addUsage as sumUsage, usageSince } from './usage.js';
 
@@ -217,7 +218,7 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   let counted = resumed?.counted ? sumUsage(NO_USAGE, resumed.counted) : sub.usage;
   // A snapshot the parent takes while the sub-agent runs holds its state: resumed, it goes on inside it.
   const running = (context as { [AGENT_RUNNING]?: AgentRunning })[AGENT_RUNNING];
-  running?.(() => ({ snapshot: sub.toJSON(), counted }));
+  running?.(() => ({ snapshot: withAddedTools(sub.toJSON(), sub[AGENT_LINK]().added()), counted }));
   const addUsage = () => {
     const now = sub.usage;
     link?.addUsage(usageSince(now, counted));
@@ -230,7 +231,7 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     final = streaming ? await streamed(sub, agent.name, { id: context.toolUse.id, runner: context.runner }, link!.emit!) : await sub.runUntilDone();
   } catch (error) {
     if (StepFailed.is(error)) throw error;
-    if ('error' in lentFailure) throw new LentFailed(lentFailure.error, structuredClone(sub.toJSON()));
+    if ('error' in lentFailure) throw new LentFailed(lentFailure.error, stateOf(sub));
     // The model reads why; the log has the failure with its stack (the ToolError's cause).
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${thrownLine(error)}`, { cause: error });
   } finally {
@@ -242,7 +243,7 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   if (sub.stoppedBy === 'approval') {
     // Run by another runner (the SDK's): nothing would ever ask about the call, the model is told why.
     if (!link) throw new ToolError(`Error: the agent '${agent.name}' stopped: a call of its own needs approval, and no tool-runner run is there to ask about it. Give the agent options.approve, or run it with toolRunner().`);
-    throw new AgentPending(withAddedTools(structuredClone(sub.toJSON()), sub[AGENT_LINK]().added()));
+    throw new AgentPending(stateOf(sub));
   }
   // An output JSON cannot carry (a transform's BigInt, a cycle) goes as the answer's own text, which the schema took.
   if (sub.output !== undefined) return jsonOr(sub.output, () => textOf(final));
@@ -252,6 +253,14 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   const unfinished = stoppedMidTask ? limitOf(sub.stoppedBy) : unfinishedWords(final.stop_reason);
   if (unfinished) throw new ToolError(unfinishedText(agent.name, unfinished, textOf(final)));
   return textOf(final);
+}
+
+/**
+ * The state a stopped sub-agent goes on from (its parent holds it): a copy, with the tools its run added kept beside
+ * it, and those the sub-agents inside it added beside theirs (a retry or a decision goes on with them at any depth).
+ */
+function stateOf(sub: ToolRunner<boolean>) {
+  return withAddedTools(copySnapshot(sub.toJSON()), sub[AGENT_LINK]().added());
 }
 
 /** Why a sub-agent's last reply is no finished answer, in words (`its reply was cut off at max_tokens`), if it is none. */

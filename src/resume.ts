@@ -5,6 +5,7 @@ import type { OutputOf, OutputSchema } from './output.js';
 import { ToolRunner } from './runner.js';
 import type { RunnerSnapshot } from './snapshot.js';
 import { checkSnapshot } from './snapshot-check.js';
+import { copySnapshot } from './snapshot-copy.js';
 import type { RunnableTool, RunnerParams, ToolEntry } from './surface.js';
 import { type CallOf, isRunnableTool } from './tool.js';
 import { isToolSource } from './tool-set.js';
@@ -53,7 +54,8 @@ export function resumeToolRunner<Stream extends boolean = boolean, const Output 
   checkResumeArgument(resume);
   checkSnapshot(snapshot);
   // The resumed run owns a copy: its decisions never change the caller's snapshot, which may be resumed again.
-  const owned = structuredClone(snapshot);
+  // (Its sub-agents' states in it keep the tools their runs added, as the original's did: a sub-agent of a sub-agent goes on with them.)
+  const owned = copySnapshot(snapshot);
   const supplied = new Map<string, RunnableTool>();
   for (const entry of resume.tools ?? []) {
     if (!isRunnableTool(entry)) continue;

@@ -6,6 +6,7 @@ import { answerDanglingCalls, copyHistory, cutOffText, pausedText, startedBefore
 import { splitParams } from './params.js';
 import { withoutRepeatedReplies } from './repeated-replies.js';
 import { type LateAdditions, lateAfterReply } from './late-change.js';
+import { keepBesideCalls } from './snapshot-copy.js';
 import { type RunControlJSON, SNAPSHOT_VERSION, type RunnerSnapshot, type ToolCallsJSON, type ToolChangesJSON } from './snapshot.js';
 import type { RunnerSettings } from './settings.js';
 import type { StoppedBy } from './stop-reason.js';
@@ -273,7 +274,7 @@ export class RunState {
 
   #json(calls: ToolCallsJSON, thread: ThreadSnapshot | undefined, toolChanges: ToolChangesJSON | undefined, control: RunControlJSON | undefined, messages: BetaMessageParam[]): RunnerSnapshot {
     const stoppedBy = this.#stoppedByToKeep(messages);
-    return structuredClone({
+    const snapshot: RunnerSnapshot = structuredClone<RunnerSnapshot>({
       version: SNAPSHOT_VERSION,
       // Calls the loop body was given results for, left unanswered by the history it set, go with those results.
       params: { ...this.apiParams, ...this.settings, messages: this.#ran ? answerDanglingCalls(messages, this.notRun, this.#ran) : messages } as RunnerSnapshot['params'],
@@ -296,6 +297,9 @@ export class RunState {
       ...(control && { control }),
       ...(this.#lateBeforeReply(messages) && { late: { at: this.late!.at, count: this.late!.count } }),
     });
+    // A sub-agent's state held in it keeps the tools its run added, as the state copied had them (snapshot-copy.ts).
+    keepBesideCalls(calls, snapshot.calls);
+    return snapshot;
   }
 
   /** The history as the server's thread holds it: messages appended late that wait before the reply go after it (late-change.ts). */

@@ -1278,6 +1278,43 @@ describe('a sub-agent that added a tool with addTools()', () => {
     expect(ran).toEqual(['danger', 'query as alice', 'danger', 'query as bob']);
   });
 
+  it("a sub-agent's sub-agent goes on with the tool its run added after a stop for approval inside it; so does a sub-agent retried after the parent's approver failed", async () => {
+    for (const how of ['a level deeper', 'after the approver failed'] as const) {
+      const ran: string[] = [];
+      const danger = tool({ name: 'danger', inputSchema: z.object({}), needsApproval: true, run: () => (ran.push('danger'), 'boom') });
+      const login = tool({ name: 'login', inputSchema: z.object({ user: z.string() }), run: ({ user }, context) => (context.runner.addTools(tool({ name: 'query', inputSchema: z.object({}), run: () => (ran.push(`query as ${user}`), '42') })), 'logged in') });
+      const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 100, system: 'worker', messages: [{ role: 'user', content: task }], tools: [login, danger] }) });
+      const lead = agentTool({ name: 'lead', description: 'Leads', params: ({ task }) => ({ model, max_tokens: 100, system: 'lead', messages: [{ role: 'user', content: task }], tools: [worker] }) });
+      const worked = [{ content: [toolUse('login', { user: 'alice' })] }, { content: [toolUse('danger', {})] }, { content: [toolUse('query', {})] }, { content: [text('sub done')] }];
+      const server = await mockServer(
+        how === 'a level deeper'
+          ? byAgent({ parent: [{ content: [toolUse('lead', { task: 'lead it' })] }, { content: [text('parent done')] }], lead: [{ content: [toolUse('worker', { task: 'alice' })] }, { content: [text('lead done')] }], worker: worked })
+          : byAgent({ parent: [{ content: [toolUse('worker', { task: 'alice' })] }, { content: [text('parent done')] }], worker: worked }),
+      );
+      let failing = true;
+      const approve = () => {
+        if (failing) throw new Error('approval service down');
+        return { decision: 'allow' as const };
+      };
+      const runner = toolRunner(server.client(), { model, max_tokens: 100, messages: [{ role: 'user', content: 'go' }], tools: [how === 'a level deeper' ? lead : worker] }, {
+        headers: { 'anthropic-beta': 'inline-tools-2026-09-15' },
+        ...(how === 'after the approver failed' && { approve }),
+      });
+      if (how === 'a level deeper') {
+        await runner;
+        expect(runner.pendingApprovals.map((call) => [call.name, call.path])).toEqual([['danger', ['lead', 'worker']]]);
+        runner.approve(runner.pendingApprovals[0]!.id);
+      } else {
+        await expect(runner.runUntilDone()).rejects.toBeInstanceOf(HookError);
+        failing = false;
+      }
+      expect((await runner.runUntilDone()).content[0], how).toMatchObject({ text: 'parent done' });
+      // The approved call ran, and the tool the sub-agent's own run added answered its next call (it failed: 'could not go on').
+      expect(ran, how).toEqual(['danger', 'query as alice']);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
   it('resumed from a snapshot without it, the call fails saying where the tool goes (not a bare TypeError)', async () => {
     const query = tool({ name: 'query', inputSchema: z.object({}), run: () => '42' });
     const danger = tool({ name: 'danger', inputSchema: z.object({}), needsApproval: true, run: () => 'boom' });
