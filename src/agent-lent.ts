@@ -21,9 +21,15 @@ export interface LendingTo {
   options: ToolRunnerOptions;
 }
 
-/** A parent's fallback entry as its sub-agent falls back on it: its client and model only. */
-function lentEntry({ client, model }: FallbackEntry): FallbackEntry {
-  return { ...(client !== undefined && { client }), ...(model !== undefined && { model }) };
+/**
+ * The parent's fallback entries as its sub-agent falls back on them: their clients and models only. An entry of
+ * neither (the parent's `{ max_tokens }`, `{ speed }`) lends nothing: it would send the sub-agent's failed request
+ * again, as it was, to the client that just failed it (its own retries again, in an outage).
+ */
+function lentEntries(entries: readonly FallbackEntry[]): FallbackEntry[] {
+  const lent: FallbackEntry[] = [];
+  for (const { client, model } of entries) if (client !== undefined || model !== undefined) lent.push({ ...(client !== undefined && { client }), ...(model !== undefined && { model }) });
+  return lent;
 }
 
 /**
@@ -42,7 +48,7 @@ export function subOptions(agent: LendingTo, link: AgentLink | undefined, { tool
   }
   // On the parent's client, it falls back to the parent's clients and models (an outage of the primary reaches it too), unless it
   // has a fallback of its own; the parent's other overrides (its system prompt, its tool_choice) are the parent's requests' own.
-  if (!agent.client && own.fallback === undefined && link?.fallback) options.fallback = link.fallback.map(lentEntry);
+  if (!agent.client && own.fallback === undefined && link?.fallback) options.fallback = lentEntries(link.fallback);
   // Its failures (a tool's, with the stack) go to the run's logger, not to the console (the client's) the parent's logger replaced.
   if (own.logger === undefined && link?.logger) options.logger = link.logger;
   const approve = link?.approve;

@@ -459,6 +459,27 @@ describe('agentTool: a sub-agent is one tool call', () => {
   });
 });
 
+describe('agentTool: the parent\'s fallback lent', () => {
+  it("an entry of the parent's with neither a client nor a model lends nothing: the sub-agent's failed request is not sent again as it was to the client that failed it", async () => {
+    const overloaded = () => ({ error: { status: 529 } });
+    const primary = await mockServer([{ content: [toolUse('helper', { task: 'Look it up' }, 'toolu_h')] }, overloaded, overloaded, { content: [text('done')] }]);
+    const backup = await mockServer([{ content: [text('Found on the backup.')] }]);
+    const helper = agentTool({ name: 'helper', description: 'Looks things up', params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user' as const, content: task }] }) });
+    // The parent's first entry: its own requests, smaller, on the primary; the sub-agent has its own max_tokens.
+    const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [helper] }, { fallback: [{ max_tokens: 512 }, { client: backup.client() }] });
+    expect(textOfLast(await runner)).toBe('done');
+    // The sub-agent's request: once to the primary (it was sent twice, the second time to the entry it was lent as {}), then to the backup.
+    expect(primary.requests.map((request) => [wire(request).body.max_tokens, wire(request).messages.at(-1).content])).toEqual([
+      [1024, 'Weather in Paris?'],
+      [1024, 'Look it up'],
+      // The parent's own request falls back to its first entry as it did.
+      [1024, [expect.objectContaining({ tool_use_id: 'toolu_h', content: 'Found on the backup.' })]],
+      [512, [expect.objectContaining({ tool_use_id: 'toolu_h', content: 'Found on the backup.' })]],
+    ]);
+    expect(wire(backup.requests[0]!).messages).toEqual([{ role: 'user', content: 'Look it up' }]);
+  });
+});
+
 describe('agentTool: the parent signal, abort and tool timeout stop the sub-agent', () => {
   function slowTools(started: () => void, signals: AbortSignal[]) {
     const slow = tool({
