@@ -30,7 +30,7 @@ import { described, jsonOr, misspeltField, nearNameOr, thrownLine } from './desc
 import { type ClientLike, canSend } from './client.js';
 import type { RunnerEvent } from './events.js';
 import { givenClientOf, namedAs } from './fallback.js';
-import { onAbort, tiedSignal } from './on-abort.js';
+import { onAbort, tie } from './on-abort.js';
 import type { ToolRunnerOptions } from './options.js';
 import { checkSubOptions } from './agent-options.js';
 import { forwarder, subOptions } from './agent-lent.js';
@@ -49,6 +49,7 @@ import type { BetaMessage, Promisable } from './types.js';
 import { checkToolName } from './tool-name.js';
 import { addedToolsHint, resumedTools, withAddedTools } from './agent-resume.js';
 import { copySnapshot } from './snapshot-copy.js';
+import { keepFailed, takeFailed } from './agent-retry.js';
 import { lendTokens } from './agent-budget.js';
 import { NO_USAGE, addUsage as sumUsage, usageSince } from './usage.js';
 
@@ -184,38 +185,44 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   if (context.signal?.aborted) throw new APIUserAbortError();
   const params = steps ? durableParams(agent, given, steps) : given;
   const streaming = link?.streaming === true && link.emit !== undefined;
-  const lentFailure: { error?: unknown } = {};
-  const options = steps ? durableOptions(subOptions(agent, link, context, lentFailure), client, steps) : subOptions(agent, link, context, lentFailure);
   const resumed = (context as { [AGENT_RESUME]?: HeldCall['agent'] })[AGENT_RESUME];
   const resume = resumed?.snapshot;
-  // Before its signal is tied: a sub-agent the parent's budget has no tokens left for is not run.
-  lendTokens(options, link, agent.name, resume && (resumed.counted ?? resume.usage));
+  // The run in which the parent's approver failed, in this process: iterated again, it uses what its calls did since.
+  const failed = steps ? undefined : takeFailed(resume);
+  const lentFailure: { error?: unknown } = failed?.lentFailure ?? {};
+  delete lentFailure.error;
   // A signal of the sub-agent's own, tied to the call's and to the agent's `options.signal`: the listener the SDK adds
   // for each request is on it, not on the run's signal, which a dozen sub-agents at once would make Node warn about.
   // Untied when the call ends (never `AbortSignal.any`, which both signals would keep for as long as they live).
   const signals = [context.signal, agent.options.signal].filter((signal): signal is AbortSignal => signal != null);
-  const tied = signals.length > 0 ? tiedSignal(...signals) : undefined;
-  if (tied) options.signal = tied.signal;
+  const own = failed?.own ?? new AbortController();
   // Streamed for the parent's listeners, a sub-agent resumed from a state that was not streamed too.
   let sub: ToolRunner<boolean>;
-  try {
-    sub = resume
-      ? resumeToolRunner(client, streaming && !resume.params.stream ? { ...resume, params: { ...resume.params, stream: true } } : resume, { tools: resumedTools(resume, params.tools ?? []), options })
-      : new ToolRunner(client, streaming && !params.stream ? { ...params, stream: true } : params, options);
-  } catch (error) {
-    // Params the runner refuses: the call fails, and its signal is untied from the run's.
-    tied?.stop();
-    if (!resume) throw error;
-    throw new ToolError(`Error: the agent '${agent.name}' could not go on from where it stopped: ${thrownLine(error)}${addedToolsHint(resume, error)}`, { cause: error });
+  if (failed) sub = failed.sub as ToolRunner<boolean>;
+  else {
+    const options = steps ? durableOptions(subOptions(agent, link, context, lentFailure), client, steps) : subOptions(agent, link, context, lentFailure);
+    // A sub-agent the parent's budget has no tokens left for is not run.
+    lendTokens(options, link, agent.name, resume && (resumed.counted ?? resume.usage));
+    if (signals.length > 0) options.signal = own.signal;
+    try {
+      sub = resume
+        ? resumeToolRunner(client, streaming && !resume.params.stream ? { ...resume, params: { ...resume.params, stream: true } } : resume, { tools: resumedTools(resume, params.tools ?? []), options })
+        : new ToolRunner(client, streaming && !params.stream ? { ...params, stream: true } : params, options);
+    } catch (error) {
+      // Params the runner refuses: the call fails.
+      if (!resume) throw error;
+      throw new ToolError(`Error: the agent '${agent.name}' could not go on from where it stopped: ${thrownLine(error)}${addedToolsHint(resume, error)}`, { cause: error });
+    }
+    depths.set(sub, depth);
+    // In a durable run: a tool added to it (by an onEvent listener: its tools' steps may not) is a step, as its own tools are.
+    steps?.runner(sub, agent.options.toolTimeoutMs);
   }
-  depths.set(sub, depth);
-  // In a durable run: a tool added to it (by an onEvent listener: its tools' steps may not) is a step, as its own tools are.
-  steps?.runner(sub, agent.options.toolTimeoutMs);
+  const unties = signals.map((signal) => tie(own, signal));
   // The sub-agent's usage goes to the parent when it ends, or at once when the parent stops waiting
   // for it (an abort, the call's timeout): the parent's usage then already holds what it spent. A
   // sub-agent that ran when the parent's snapshot was taken had told the parent only of `counted`.
   // (A snapshot's, as JSON: its optional fields filled in.)
-  let counted = resumed?.counted ? sumUsage(NO_USAGE, resumed.counted) : sub.usage;
+  let counted = failed ? failed.counted() : resumed?.counted ? sumUsage(NO_USAGE, resumed.counted) : sub.usage;
   // A snapshot the parent takes while the sub-agent runs holds its state: resumed, it goes on inside it.
   const running = (context as { [AGENT_RUNNING]?: AgentRunning })[AGENT_RUNNING];
   running?.(() => ({ snapshot: withAddedTools(sub.toJSON(), sub[AGENT_LINK]().added()), counted }));
@@ -231,13 +238,13 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     final = streaming ? await streamed(sub, agent.name, { id: context.toolUse.id, runner: context.runner }, link!.emit!) : await sub.runUntilDone();
   } catch (error) {
     if (StepFailed.is(error)) throw error;
-    if ('error' in lentFailure) throw new LentFailed(lentFailure.error, stateOf(sub));
+    if ('error' in lentFailure) throw new LentFailed(lentFailure.error, steps ? stateOf(sub) : keepFailed(stateOf(sub), { sub, own, lentFailure, counted: () => counted }));
     // The model reads why; the log has the failure with its stack (the ToolError's cause).
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${thrownLine(error)}`, { cause: error });
   } finally {
     running?.(undefined);
     stopWaiting?.();
-    tied?.stop();
+    for (const untie of unties) untie();
     addUsage();
   }
   if (sub.stoppedBy === 'approval') {

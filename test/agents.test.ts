@@ -737,6 +737,40 @@ describe('agentTool: approvals inside a sub-agent', () => {
     expect(historyProblems(next.params.messages)).toEqual([]);
   });
 
+  it("after the parent's approver failed about a sub-agent's call, iterating again uses what the sub-agent's other calls did since (finished, or still running): none runs again, its usage counts once", async () => {
+    for (const waited of [0, 400]) {
+      const log: string[] = [];
+      const publish = tool({ name: 'publish', inputSchema: z.object({}), needsApproval: true, run: () => (log.push('publish'), 'published') });
+      const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (log.push('slow'), await sleep(200), 'slow done') });
+      const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [publish, slow] }) });
+      const server = await mockServer(
+        byAgent({
+          parent: [{ content: [toolUse('worker', { task: 'go' })], usage: u(1, 1) }, { content: [text('end')], usage: u(1, 1) }],
+          worker: [{ content: [toolUse('slow', {}, 'toolu_slow'), toolUse('publish', {}, 'toolu_pub')], usage: u(10, 10) }, { content: [text('worked')], usage: u(10, 10) }],
+        }),
+      );
+      let failing = true;
+      const approve = () => {
+        if (failing) throw new Error('approval service down');
+        return { decision: 'allow' as const };
+      };
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [worker] }, { approve });
+      await expect(runner.runUntilDone()).rejects.toBeInstanceOf(HookError);
+      // The slow call runs on (the run's signal stops it); retried before it ends, or after.
+      await sleep(waited);
+      failing = false;
+      expect(await runner.runUntilDone()).toMatchObject({ content: [{ text: 'end' }] });
+      // It ran once: a sub-agent resumed from the state it failed with ran it again, its result lost.
+      expect(log, `retried after ${waited} ms`).toEqual(['slow', 'publish']);
+      expect(wire(server.requests[2]!).messages.at(-1).content).toEqual([
+        { type: 'tool_result', tool_use_id: 'toolu_slow', content: 'slow done' },
+        { type: 'tool_result', tool_use_id: 'toolu_pub', content: 'published' },
+      ]);
+      expect(runner.usage).toMatchObject({ input_tokens: 22, output_tokens: 22 });
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+  });
+
   it("after the parent's approver failed about a sub-agent's call, a snapshot resumed without an approver stops with that call in pendingApprovals, and goes on once it is approved", async () => {
     const log: string[] = [];
     const { researcher } = researchTools(log);
