@@ -170,10 +170,15 @@ const LENT_FAILED_BRAND = Symbol.for('tool-runner.agentLentFailed.v1');
 export class LentFailed extends Error {
   readonly [LENT_FAILED_BRAND] = true;
 
-  /** `snapshot`: the sub-agent as it stopped, which a retry of the parent's call goes on from (its finished calls not run again). */
+  /**
+   * `snapshot`: the sub-agent as it stopped, which a retry of the parent's call goes on from (its finished calls not run again).
+   * `now`: its state as it is when the parent's snapshot is taken (the calls of its reply run on after the failure), with
+   * the usage of it the parent's holds.
+   */
   constructor(
     readonly error: unknown,
     readonly snapshot: RunnerSnapshot,
+    readonly now?: () => { snapshot: RunnerSnapshot; counted: Usage },
   ) {
     super("The parent's approver failed");
     this.name = 'LentFailed';

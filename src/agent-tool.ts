@@ -238,7 +238,10 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     final = streaming ? await streamed(sub, agent.name, { id: context.toolUse.id, runner: context.runner }, link!.emit!) : await sub.runUntilDone();
   } catch (error) {
     if (StepFailed.is(error)) throw error;
-    if ('error' in lentFailure) throw new LentFailed(lentFailure.error, steps ? stateOf(sub) : keepFailed(stateOf(sub), { sub, own, lentFailure, counted: () => counted }));
+    if ('error' in lentFailure) {
+      if (steps) throw new LentFailed(lentFailure.error, stateOf(sub));
+      throw new LentFailed(lentFailure.error, keepFailed(stateOf(sub), { sub, own, lentFailure, counted: () => counted }), () => ({ snapshot: stateOf(sub), counted }));
+    }
     // The model reads why; the log has the failure with its stack (the ToolError's cause).
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${thrownLine(error)}`, { cause: error });
   } finally {

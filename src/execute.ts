@@ -174,6 +174,9 @@ async function answerCall(tool: RunnableTool, call: ToolCall, context: Execution
     if (StepFailed.is(thrown)) throw thrown;
     if (LentFailed.is(thrown)) {
       context.results.keepHeld(heldCall(tool, call, given, { snapshot: thrown.snapshot }));
+      // A snapshot taken before the retry holds the sub-agent as it is then: its calls that ran on since are not run again.
+      const { now } = thrown;
+      if (now) context.results.keepRunning(call.id, () => heldCall(tool, call, given, now()));
       throw thrown.error;
     }
     const cause = isToolError(thrown) ? (thrown as { cause?: unknown }).cause : undefined;

@@ -771,6 +771,34 @@ describe('agentTool: approvals inside a sub-agent', () => {
     }
   });
 
+  it("a snapshot the parent takes after its approver failed about a sub-agent's call holds the sub-agent as it is then: a call of its that finished since is not run again, its usage counts once", async () => {
+    const log: string[] = [];
+    const publish = tool({ name: 'publish', inputSchema: z.object({}), needsApproval: true, run: () => (log.push('publish'), 'published') });
+    const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (log.push('slow'), await sleep(200), 'slow done') });
+    const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [publish, slow] }) });
+    const server = await mockServer(
+      byAgent({
+        parent: [{ content: [toolUse('worker', { task: 'go' })], usage: u(1, 1) }, { content: [text('end')], usage: u(1, 1) }],
+        worker: [{ content: [toolUse('slow', {}, 'toolu_slow'), toolUse('publish', {}, 'toolu_pub')], usage: u(10, 10) }, { content: [text('worked')], usage: u(10, 10) }],
+      }),
+    );
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [worker] }, {
+      approve: () => {
+        throw new Error('approval service down');
+      },
+    });
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(HookError);
+    // The slow call runs on and finishes; then the process saves the run.
+    await sleep(400);
+    const snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+    const resumed = resumeToolRunner(server.client(), snapshot, { tools: [worker], options: { approve: () => ({ decision: 'allow' }) } });
+    expect(await resumed.runUntilDone()).toMatchObject({ content: [{ text: 'end' }] });
+    // It ran once (the snapshot held the sub-agent as it failed, before the slow call ended, and ran it again).
+    expect(log).toEqual(['slow', 'publish']);
+    expect(resumed.usage).toMatchObject({ input_tokens: 22, output_tokens: 22 });
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
   it("after the parent's approver failed about a sub-agent's call, a snapshot resumed without an approver stops with that call in pendingApprovals, and goes on once it is approved", async () => {
     const log: string[] = [];
     const { researcher } = researchTools(log);
