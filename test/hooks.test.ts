@@ -16,6 +16,22 @@ const boom = tool({
 });
 
 describe('hooks', () => {
+  it("onRequest's params are the run's own: a mark added in place stays in the history, a new list goes with its request only", async () => {
+    const steps = () => [{ content: [toolUse('echo', { text: 'a' })] }, { content: [toolUse('echo', { text: 'b' })] }, { content: [text('done')] }];
+    const marks = (body: unknown) => (JSON.stringify(body).match(/cache_control/g) ?? []).length;
+    const inPlace = await mockServer(steps());
+    await toolRunner(inPlace.client(), { ...baseParams, thread: false, tools: [echo([])] }, {
+      hooks: { onRequest: (params) => void ((params.messages.at(-1)!.content as Array<{ cache_control?: object }>).at?.(-1) && Object.assign((params.messages.at(-1)!.content as object[]).at(-1)!, { cache_control: { type: 'ephemeral' } })) },
+    });
+    expect(inPlace.requests.map((request) => marks(wire(request).messages))).toEqual([0, 1, 2]);
+    const note = { role: 'user' as const, content: 'Rows are 1-based.' };
+    const oneRequest = await mockServer(steps());
+    const runner = toolRunner(oneRequest.client(), { ...baseParams, thread: false, tools: [echo([])] }, { hooks: { onRequest: (params) => void (runner.iteration === 1 && (params.messages = [...params.messages, note])) } });
+    await runner;
+    expect(oneRequest.requests.map((request) => wire(request).messages.some((message: { content: unknown }) => message.content === note.content))).toEqual([false, true, false]);
+    expect(runner.params.messages).not.toContainEqual(note);
+  });
+
   for (const why of ['an unknown tool', 'a call past budget.maxToolCalls'] as const) {
     it(`an onToolResult hook that throws for ${why} (answered without running): its tool.start has a tool.end with the error`, async () => {
       const add = tool({ name: 'add', inputSchema: z.object({ a: z.number() }), run: ({ a }) => `sum ${a}` });

@@ -57,7 +57,7 @@ export interface DurableRunResult {
   /** The whole history, the last message included. */
   messages: BetaMessageParam[];
   usage: Usage;
-  /** The number of model requests. */
+  /** `runner.iteration` at the end: the turns sent (a turn that fell back counts once; a compaction's summary request does not count). */
   iterations: number;
   /** Why the run ended (`'model'`, `'max_iterations'`, `'budget'`, `'loop_guard'`, …: see `runner.stoppedBy`). */
   stoppedBy: StoppedBy;
