@@ -4,7 +4,7 @@
  * listener). As in the SDK's runner: messages appended to the history the request went with come after
  * the reply and the results of its calls (once they are answered); a history that no longer begins with it drops the reply.
  */
-import { extendsHistory, insertToolResults } from './history.js';
+import { answeredIds, extendsHistory, insertToolResults, toolUsesOf } from './history.js';
 import type { BetaMessageParam, ToolResultMessage } from './types.js';
 
 /** What the caller appended to `sent` (the history the request went with), or `undefined` when `now` no longer begins with it. */
@@ -22,12 +22,12 @@ export interface LateAdditions {
 /**
  * Puts `results` (the answers to the reply's calls) right after the reply, and the messages appended late after them,
  * as the SDK's runner does: the history held them before the reply while its calls were unanswered. When the history
- * no longer has the reply where it was (the caller changed it since), the results go after the last reply as usual.
+ * no longer has the reply where it was (the caller changed it since), the results go after the message that holds the calls.
  */
 export function insertResultsAfterLate(messages: BetaMessageParam[], results: BetaMessageParam, late: LateAdditions | undefined): void {
   const reply = late ? messages[late.at + late.count] : undefined;
   if (!late || reply === undefined || reply !== late.reply || messages.slice(late.at + late.count + 1).some(isToolResults)) {
-    insertToolResults(messages, results as ToolResultMessage);
+    insertAfterCalls(messages, results as ToolResultMessage);
     return;
   }
   const added = messages.slice(late.at, late.at + late.count);
@@ -39,6 +39,24 @@ export function placeAfterReply(messages: BetaMessageParam[], late: LateAddition
   if (late.reply === undefined || messages[late.at + late.count] !== late.reply) return;
   const added = messages.splice(late.at, late.count);
   messages.splice(late.at + 1, 0, ...added);
+}
+
+/**
+ * The results go right after the message that holds their calls (the last one, which the runner answers), wherever the
+ * caller's history has it now. A history set while the calls ran (`setMessagesParams` from a timer, a chat's new
+ * question) may hold that message no longer, or answer its calls itself: the results then go nowhere (the reply went
+ * with them, as a history that no longer begins with the one sent drops a reply still coming). Put after the last
+ * assistant message as before, they answered calls it does not make, and the API refused every later request.
+ */
+function insertAfterCalls(messages: BetaMessageParam[], results: ToolResultMessage): void {
+  const first = results.content.find((block) => block.type === 'tool_result')?.tool_use_id;
+  if (first === undefined) return insertToolResults(messages, results);
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'assistant' || !toolUsesOf(message).some((use) => use.id === first)) continue;
+    if (!answeredIds(messages[i + 1]).has(first)) messages.splice(i + 1, 0, results);
+    return;
+  }
 }
 
 function isToolResults(message: BetaMessageParam): boolean {

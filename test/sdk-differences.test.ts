@@ -144,6 +144,37 @@ describe('differences from the SDK runner, each as its README row says', () => {
     expect(ours.saw).toEqual({ read: ['message_start', 'APIUserAbortError'], messages: 1 });
   });
 
+  it("the history replaced from outside the loop body while the reply's calls run (a chat's new question): the SDK puts their results first and the API refuses the request; this runner drops the reply with them, and goes on from the history set", async () => {
+    const steps = () => [{ content: [toolUse('get_weather', { location: 'Paris' }, 'toolu_w')] }, { content: [text('Rome: 25°C.')] }];
+    for (const stream of [false, true]) {
+      const { sdk, ours } = await eachRunner(steps, async (start, log) => {
+        const runner = start({ model, max_tokens: 256, stream, messages: ask, tools: [slowWeather(log, 80)] });
+        for await (const item of runner) {
+          const reply = stream ? await item.finalMessage() : item;
+          // Once the body is done and the call runs.
+          if (reply.stop_reason === 'tool_use') setTimeout(() => runner.setMessagesParams((params: object) => ({ ...params, messages: [{ role: 'user', content: 'Weather in Rome?' }] })), 20);
+        }
+        return runner.params.messages;
+      });
+      expect(sdk.log).toEqual(['get_weather Paris']);
+      expect(sdk.error).toMatch(/^BadRequestError: 400 .*messages\.0\.content\.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_w/);
+      expect(ours.log).toEqual(['get_weather Paris']);
+      expect(ours.error).toBeUndefined();
+      expect(ours.saw).toEqual([{ role: 'user', content: 'Weather in Rome?' }, expect.objectContaining({ role: 'assistant', content: [expect.objectContaining({ text: 'Rome: 25°C.' })] })]);
+    }
+    // A history that still holds the reply, an exchange after it: the results go right after the reply, not after the last assistant message.
+    const { ours } = await eachRunner(steps, async (start, log) => {
+      const runner = start({ model, max_tokens: 256, messages: ask, tools: [slowWeather(log, 80)] });
+      const exchange = [{ role: 'user', content: 'Also: hi.' }, { role: 'assistant', content: 'Hi.' }, { role: 'user', content: 'And Rome?' }];
+      for await (const reply of runner) {
+        if (reply.stop_reason === 'tool_use') setTimeout(() => runner.setMessagesParams((params: { messages: unknown[] }) => ({ ...params, messages: [...params.messages, ...exchange] })), 20);
+      }
+      return runner.params.messages.map((message: { role: string; content: unknown }) => (typeof message.content === 'string' ? message.content : message.role));
+    });
+    expect(ours.error).toBeUndefined();
+    expect(ours.saw).toEqual(['Weather in Paris?', 'assistant', 'user', 'Also: hi.', 'Hi.', 'And Rome?', 'assistant']);
+  });
+
   it("a tool result holding a lone surrogate ('😀'.slice(0, 1)): the SDK sends it and the API refuses the request; this runner sends U+FFFD, and the run goes on", async () => {
     const { sdk, ours } = await eachRunner(callThenDone, async (start, log) => {
       const cut = { ...weather(log), run: async () => `21°C ${'😀'.slice(0, 1)}` };
