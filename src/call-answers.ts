@@ -66,9 +66,11 @@ export class CallAnswers {
    */
   answerLastMessage(turn: Turn | undefined): 'none' | Promise<'answered' | 'pending'> {
     const uses = this.endReplacedWaits();
-    if (uses.length > 0) return this.#answerCalls(turn, uses);
-    this.#calls?.clear();
-    return 'none';
+    if (uses.length === 0) return (this.#calls?.clear(), 'none');
+    const { state } = this.#run;
+    // While they run, a message the caller appends waits before them, then goes after their results (late-change.ts).
+    state.answering = state.messages.at(-1);
+    return this.#answerCalls(turn, uses).finally(() => (state.answering = undefined));
   }
 
   /**

@@ -34,6 +34,22 @@ export function insertResultsAfterLate(messages: BetaMessageParam[], results: Be
   messages.splice(late.at, messages.length - late.at, reply, results, ...added, ...messages.slice(late.at + late.count + 1));
 }
 
+/**
+ * Messages appended while the calls of the history's last message run (`calls`: after the loop body, or answered before a
+ * request, as after a stop for approval) wait before it, as those appended while a reply streamed, and go after its results
+ * once they are in. Left after it, they put its calls in the middle of the history: a snapshot taken meanwhile had the
+ * resumed run answer them as never run, though they ran (or still ran, and run again there, as any call running does).
+ * Returns where they are now (`late` as it was when nothing was appended).
+ */
+export function holdBeforeCalls(messages: BetaMessageParam[], before: readonly BetaMessageParam[], calls: BetaMessageParam, late: LateAdditions | undefined): LateAdditions | undefined {
+  const added = before.at(-1) === calls ? appendedTo(before, messages) : undefined;
+  // (Results the caller appended answer the calls themselves: they stay right after them, and theirs go nowhere.)
+  if (!added || added.length === 0 || toolUsesOf(calls).some(({ id }) => answeredIds(added[0]).has(id))) return late;
+  messages.splice(before.length - 1, messages.length, ...added, calls);
+  const at = late?.reply === calls ? late.at : before.length - 1;
+  return { at, count: messages.length - 1 - at, reply: calls };
+}
+
 /** Moves the messages appended late to after the reply, which asks for no tools (a final answer, a paused turn). */
 export function placeAfterReply(messages: BetaMessageParam[], late: LateAdditions): void {
   if (late.reply === undefined || messages[late.at + late.count] !== late.reply) return;

@@ -50,6 +50,8 @@ export class RunState {
   late: LateAdditions | undefined;
   /** Messages appended late after the final answer, out of the history while its compaction is asked for (a snapshot holds them). */
   heldLate: BetaMessageParam[] | undefined;
+  /** The message whose calls run now (until their results are in): a message appended meanwhile is late too (late-change.ts). */
+  answering: BetaMessageParam | undefined;
 
   constructor(params: RunnerParams, snapshot?: RunnerSnapshot) {
     const { api, settings, messages, tools } = splitParams(params);

@@ -12,6 +12,7 @@ import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
 import { toolUsesOf } from './history.js';
+import { holdBeforeCalls } from './late-change.js';
 import { runnerLogger } from './log.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions, checkRequestOptionNames } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -246,6 +247,8 @@ export abstract class RunnerControls implements Runner {
       turn.tookControl = true;
       turn.response = undefined;
     }
+    const { answering } = this.state;
+    if (answering && !this.overSdkThread) this.state.late = holdBeforeCalls(this.state.messages, history, answering, this.state.late);
   }
 
   /**

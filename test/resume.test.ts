@@ -106,6 +106,37 @@ describe('pause and resume', () => {
     expect(resumed.iteration).toBe(1);
   });
 
+  it("a message pushed while the reply's calls run (after the loop body), then a snapshot: the resumed run answers the calls (the one still running runs again, the finished one keeps its result), the message after their results, as the run itself sends it", async () => {
+    for (const stream of [false, true]) {
+      const log: string[] = [];
+      const charge = tool({ name: 'charge', inputSchema: z.object({}), run: () => (log.push('charge'), 'charged') });
+      const receipt = tool({ name: 'receipt', inputSchema: z.object({}), run: async () => (log.push('receipt'), await sleep(80), 'receipt sent') });
+      const reply = { content: [toolUse('charge', {}, 'toolu_c'), toolUse('receipt', {}, 'toolu_r')] };
+      const server = await mockServer([reply, { content: [text('Done.')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [charge, receipt], stream });
+      let snapshot: RunnerSnapshot | undefined;
+      for await (const item of runner) {
+        const message = stream ? await (item as never as { finalMessage(): Promise<{ stop_reason: string }> }).finalMessage() : (item as { stop_reason: string });
+        // A chat's next message, once the body is done and the receipt is still being sent; then a checkpoint.
+        if (message.stop_reason === 'tool_use') {
+          setTimeout(() => {
+            runner.pushMessages({ role: 'user', content: 'Thanks!' });
+            snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+          }, 30);
+        }
+      }
+      const sent = (request: { messages: unknown }) => (wire(request as never).messages as Array<{ content: unknown }>).slice(1).map((message) => (typeof message.content === 'string' ? message.content : (message.content as Array<{ content?: unknown; id?: string }>).map((block) => block.content ?? block.id)));
+      const history = [['toolu_c', 'toolu_r'], ['charged', 'receipt sent'], 'Thanks!'];
+      expect(sent(server.requests[1]!)).toEqual(history);
+      const again = await mockServer([{ content: [text('Done.')] }]);
+      await resumeToolRunner(again.client(), snapshot!, { tools: [charge, receipt] });
+      // The receipt still ran when the snapshot was taken: it runs again (at least once); the charge that had ended is not run again.
+      expect(log).toEqual(['charge', 'receipt', 'receipt']);
+      // (Its first request continues the snapshot's thread, which this server does not hold: the request sent again has it whole.)
+      expect(sent(again.requests.at(-1)!)).toEqual(history);
+    }
+  });
+
   it('a message pushed once the run ended on its answer is not sent by that runner, which says so; resumed, the run sends it', async () => {
     const server = await mockServer([{ content: [text('first answer')] }, { content: [text('second answer')] }]);
     const { lines, logger } = captureLogger();
