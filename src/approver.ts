@@ -6,7 +6,7 @@
  */
 import { type ApprovalContext, type ApprovalDecision, type Approver, EDITABLE_INPUT, askedBy, checkDecision } from './approval.js';
 import { ownSignal, runWithGuards } from './guards.js';
-import { onAbort } from './on-abort.js';
+import { onAbort, tiedSignal } from './on-abort.js';
 import { HookError, type ToolCall } from './hooks.js';
 
 // Registered symbols: a sub-agent's runner may be the other build's copy of this module (see agent-link.ts).
@@ -79,7 +79,17 @@ function answeredOrAbandoned(asked: Promise<unknown>, signal: AbortSignal): Prom
 function timed(approve: Approver): Approver {
   return async (call, context) => {
     const limit = (context as AskedContext)[TIME_LIMIT];
-    if (limit === undefined) return approve(call, { signal: context.signal });
+    if (limit === undefined) {
+      // A signal of the question's own, tied to the run's: the listener an approver adds to stop waiting for a person
+      // (and never removes) goes with the question. On the run's signal, a server's shared one, they stayed for the
+      // process's life, and Node warned of a leak at the eleventh question.
+      const own = tiedSignal(context.signal);
+      try {
+        return await approve(call, { signal: own.signal });
+      } finally {
+        own.stop();
+      }
+    }
     const outcome = await runWithGuards((signal) => approve(call, { signal: ownSignal(signal) }), context.signal, limit);
     if (outcome.ok) return outcome.value as ApprovalDecision;
     if ('thrown' in outcome) throw outcome.thrown;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ApprovalRequest, HookError, type RunnerEvent, type RunnerSnapshot, type ToolRunner, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolResults, toolUse } from 'tool-runner/testing';
-import { baseParams, mockServer, unhandledDuring, wire } from './helpers.js';
+import { baseParams, mockServer, unhandledDuring, warningsDuring, wire } from './helpers.js';
 
 function tools(log: string[]) {
   const transfer = tool({
@@ -53,6 +53,32 @@ describe('approval with options.approve', () => {
     for (const decide of decisions) decide();
     await Promise.all(runs);
     expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+  });
+
+  it("an approver that stops waiting for a person when its signal aborts, and never removes that listener, leaves none on the runs' shared signal (a server's: Node warned at the eleventh question)", async () => {
+    const server = await mockServer(Array.from({ length: 24 }, () => (request: { body: unknown }) => (wire(request as never).messages.length > 1 ? { content: [text('done')] } : { content: [toolUse('pay', {})] })) as never);
+    const shared = new AbortController();
+    const pay = tool({ name: 'pay', inputSchema: z.object({}), needsApproval: true, run: () => 'paid' });
+    const approve = (_call: unknown, { signal }: { signal: AbortSignal }) =>
+      new Promise<{ decision: 'allow' }>((resolve, reject) => {
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        setTimeout(() => resolve({ decision: 'allow' }), 5);
+      });
+    const warnings = await warningsDuring(async () => {
+      await Promise.all(Array.from({ length: 12 }, () => toolRunner(server.client(), { ...baseParams, tools: [pay] }, { signal: shared.signal, approve }).runUntilDone()));
+    });
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+    // Still told of the run's abort while a question waits.
+    const waiting = await mockServer([{ content: [toolUse('pay', {})] }]);
+    let asked: () => void = () => {};
+    const questionAsked = new Promise<void>((resolve) => (asked = resolve));
+    // A person who never decides: only the abort ends the wait.
+    const never = (_call: unknown, { signal }: { signal: AbortSignal }) => (asked(), new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })));
+    const run = toolRunner(waiting.client(), { ...baseParams, tools: [pay] }, { signal: shared.signal, approve: never }).runUntilDone().catch((error: unknown) => error);
+    await questionAsked;
+    shared.abort();
+    expect(await run).toBeInstanceOf(APIUserAbortError);
   });
 
   it('asks for each call that needs it: allow, deny with a reason, allow with edited input (validated again)', async () => {
