@@ -5,7 +5,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { RunnerEvent } from './events.js';
 import { type ToolCall, callHook } from './hooks.js';
-import { errorResult, textOnlyError } from './history.js';
+import { copied, errorResult, textOnlyError } from './history.js';
 import { setContentToSend } from './result-sent.js';
 import { safeJson } from './described.js';
 import { withoutRetryHint } from './schema.js';
@@ -55,7 +55,8 @@ export function finished(
   if (!context.hooks?.onToolResult) return ended(result, call, context, cancelled);
   // The result as the tool gave it, for a retry or a snapshot taken meanwhile: its blocks copied, as the hook may change
   // the ones it is given in place (a block it pushed, a text it marked) and then throw, and the retry would do it again.
-  const ran = { ...result, content: typeof uncut === 'object' ? structuredClone(uncut) : uncut } as BetaToolResultBlockParam;
+  // Block by block: the list may be one `structuredClone` refuses (a store's reactive Proxy), which the run sends all the same.
+  const ran = { ...result, content: Array.isArray(uncut) ? uncut.map(copied) : uncut } as BetaToolResultBlockParam;
   context.results.keepRan(call.id, ran);
   const observed = callHook(context.hooks, 'onToolResult', context.signal, result, call)!;
   return observed.then(

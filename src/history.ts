@@ -61,7 +61,7 @@ export function copyHistory(messages: readonly BetaMessageParam[]): BetaMessageP
  * function in a block, a `Proxy`: a UI framework's reactive list), as the SDK's runner copies a history: the runner
  * threw `DataCloneError` when it was made.
  */
-function copied(value: unknown): unknown {
+export function copied(value: unknown): unknown {
   try {
     return structuredClone(value);
   } catch (error) {

@@ -326,6 +326,17 @@ describe('hooks', () => {
     }
   });
 
+  it("a result hook with a tool whose blocks come in a list structuredClone cannot copy (a store's reactive Proxy): the result is sent, the run does not fail with DataCloneError", async () => {
+    // The blocks themselves are plain (the run checks each can be copied); the list holding them is a Proxy, as a store's state is.
+    const blocks = tool({ name: 'blocks', inputSchema: z.object({}), run: () => new Proxy([{ type: 'text' as const, text: 'row 1' }], {}) });
+    const server = await mockServer([{ content: [toolUse('blocks', {}, 'toolu_1')] }, { content: [text('Done.')] }]);
+    const given: unknown[] = [];
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [blocks] }, { hooks: { onToolResult: (result) => void given.push(result.content) } });
+    await runner;
+    expect(given).toEqual([[{ type: 'text', text: 'row 1' }]]);
+    expect(wire(server.requests.at(-1)!).messages.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'row 1' }] }]);
+  });
+
   it('a result hook that threw, then a snapshot resumed: the hook gets the uncut result again, the tool does not run again', async () => {
     const log: string[] = [];
     const seen: string[] = [];
