@@ -109,6 +109,8 @@ export interface AgentLink {
   readonly scope: RunScope | undefined;
   /** The parent's `options.approve`, as the parent asks it: one question at a time, timed (approver.ts). */
   readonly approve: Approver | undefined;
+  /** The parent's run's signal now (a call's may be its timeout's): it stops a sub-agent's calls that run on after the approver failed. */
+  readonly signal?: AbortSignal | undefined;
   /** The parent yields streams (`stream: true`). */
   readonly streaming: boolean;
   /** The parent's `options.fallback`: a sub-agent on the parent's client, with none of its own, falls back as the parent does. */

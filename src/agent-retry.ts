@@ -17,6 +17,8 @@ export interface FailedRun {
   lentFailure: { error?: unknown };
   /** What the parent's usage holds of the sub-agent's. */
   counted: () => Usage;
+  /** Unties its signal from the failed call's (kept tied so that the parent's abort stops the calls that run on). */
+  untie: () => void;
 }
 
 const failedRuns = new WeakMap<RunnerSnapshot, FailedRun>();
@@ -27,10 +29,14 @@ export function keepFailed(state: RunnerSnapshot, run: FailedRun): RunnerSnapsho
   return state;
 }
 
-/** The run kept beside `state`, taken (the retried call's from now on); none once its signal has aborted. */
+/**
+ * The run kept beside `state`, taken (the retried call's from now on, its signal untied from the failed call's); none once
+ * its signal has aborted (the parent's abort stopped the calls that ran on: the retry goes on from `state`).
+ */
 export function takeFailed(state: RunnerSnapshot | undefined): FailedRun | undefined {
   const run = state && failedRuns.get(state);
   if (!run) return undefined;
   failedRuns.delete(state);
+  run.untie();
   return run.own.signal.aborted ? undefined : run;
 }

@@ -240,7 +240,11 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
     if (StepFailed.is(error)) throw error;
     if ('error' in lentFailure) {
       if (steps) throw new LentFailed(lentFailure.error, stateOf(sub));
-      throw new LentFailed(lentFailure.error, keepFailed(stateOf(sub), { sub, own, lentFailure, counted: () => counted }), () => ({ snapshot: stateOf(sub), counted }));
+      // The calls of its reply that run on are stopped by the parent's run's signal (the call's may be its timeout's, untied
+      // once the call ends) and the agent's own, as the parent's own calls that run on are: tied until a retry takes the run.
+      const kept = [link?.signal, agent.options.signal].flatMap((signal) => (signal ? [tie(own, signal)] : []));
+      const untie = () => kept.forEach((untieOne) => untieOne());
+      throw new LentFailed(lentFailure.error, keepFailed(stateOf(sub), { sub, own, lentFailure, counted: () => counted, untie }), () => ({ snapshot: stateOf(sub), counted }));
     }
     // The model reads why; the log has the failure with its stack (the ToolError's cause).
     throw new ToolError(`Error: the agent '${agent.name}' failed: ${thrownLine(error)}`, { cause: error });

@@ -354,6 +354,7 @@ export abstract class RunnerControls implements Runner {
       onEvent: run.options.onEvent,
       scope: listenerScope(run.options.onEvent),
       approve: this.answers.approver,
+      signal: runSignal(run),
       streaming: state.settings.stream === true,
       fallback: run.options.fallback,
       logger: run.options.logger,

@@ -771,6 +771,35 @@ describe('agentTool: approvals inside a sub-agent', () => {
     }
   });
 
+  it("after the parent's approver failed about a sub-agent's call, the parent's signal still stops the sub-agent's calls that run on, as it stops the parent's own (at two levels and three, with a tool timeout or not)", async () => {
+    for (const [levels, toolTimeoutMs] of [[2, undefined], [3, undefined], [2, 60_000], [3, 60_000]] as const) {
+      const log: string[] = [];
+      const publish = tool({ name: 'publish', inputSchema: z.object({}), needsApproval: true, run: () => (log.push('publish'), 'published') });
+      const slow = tool({
+        name: 'slow',
+        inputSchema: z.object({}),
+        run: (_input, { signal }) => (log.push('slow'), new Promise<string>((resolve) => signal.addEventListener('abort', () => (log.push('slow stopped'), resolve('stopped'))))),
+      });
+      const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [publish, slow] }) });
+      const manager = agentTool({ name: 'manager', description: 'Manages', params: ({ task }) => ({ model, max_tokens: 64, system: 'manager', messages: [{ role: 'user', content: task }], tools: [worker] }) });
+      const top = levels === 2 ? worker : manager;
+      const server = await mockServer(
+        byAgent({
+          parent: [{ content: [toolUse(top.name, { task: 'go' })] }],
+          manager: [{ content: [toolUse('worker', { task: 'work' })] }],
+          worker: [{ content: [toolUse('slow', {}, 'toolu_slow'), toolUse('publish', {}, 'toolu_pub')] }],
+        }).slice(0, levels),
+      );
+      const controller = new AbortController();
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [top] }, { signal: controller.signal, toolTimeoutMs, approve: () => { throw new Error('approval service down'); } });
+      await expect(runner.runUntilDone()).rejects.toBeInstanceOf(HookError);
+      // The program gives up on the run: the sub-agent's slow call, which runs on, stops with it (it ran on for good).
+      controller.abort();
+      await sleep(50);
+      expect(log, `${levels} levels, toolTimeoutMs ${toolTimeoutMs}`).toEqual(['slow', 'slow stopped']);
+    }
+  });
+
   it("a snapshot the parent takes after its approver failed about a sub-agent's call holds the sub-agent as it is then: a call of its that finished since is not run again, its usage counts once", async () => {
     const log: string[] = [];
     const publish = tool({ name: 'publish', inputSchema: z.object({}), needsApproval: true, run: () => (log.push('publish'), 'published') });
