@@ -50,6 +50,23 @@ export function holdBeforeCalls(messages: BetaMessageParam[], before: readonly B
   return { at, count: messages.length - 1 - at, reply: calls };
 }
 
+/**
+ * A history appended to outside the run while messages appended late wait before a reply whose calls are unanswered (a
+ * stop for approval, a failure): it goes on past the reply (calls still waiting are answered as not run), so they go right
+ * after it (its calls' answers before them), in the order they were appended. Left before it, they went to the model
+ * ahead of the reply they followed, joined to the message before. Returns where they are now (`undefined`: not late).
+ */
+export function lateWentOnPast(messages: BetaMessageParam[], before: readonly BetaMessageParam[], late: LateAdditions | undefined): LateAdditions | undefined {
+  if (!late?.reply || late.count === 0 || before[late.at + late.count] !== late.reply || toolUsesOf(late.reply).length === 0) return late;
+  const added = appendedTo(before, messages);
+  if (!added || added.length === 0) return late;
+  const moved = messages.splice(late.at, late.count);
+  // (Results the caller appended for the reply's calls stay right after it: the messages go after them.)
+  const answers = toolUsesOf(late.reply).some(({ id }) => answeredIds(added[0]).has(id));
+  messages.splice(late.at + (answers ? 2 : 1), 0, ...moved);
+  return undefined;
+}
+
 /** Moves the messages appended late to after the reply, which asks for no tools (a final answer, a paused turn). */
 export function placeAfterReply(messages: BetaMessageParam[], late: LateAdditions): void {
   if (late.reply === undefined || messages[late.at + late.count] !== late.reply) return;

@@ -12,7 +12,7 @@ import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
 import { helperTags } from './helper-header.js';
 import { toolUsesOf } from './history.js';
-import { holdBeforeCalls } from './late-change.js';
+import { holdBeforeCalls, lateWentOnPast } from './late-change.js';
 import { runnerLogger } from './log.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions, checkRequestOptionNames } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
@@ -249,6 +249,8 @@ export abstract class RunnerControls implements Runner {
     }
     const { answering } = this.state;
     if (answering && !this.overSdkThread) this.state.late = holdBeforeCalls(this.state.messages, history, answering, this.state.late);
+    // Appended to while the run stopped (for approval, on a failure) with messages still waiting before the reply: past it.
+    else if (!turn) this.state.late = lateWentOnPast(this.state.messages, history, this.state.late);
   }
 
   /**

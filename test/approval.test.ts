@@ -562,6 +562,33 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it("a message appended while the reply's other calls ran (it waits before the reply through the stop), then one pushed instead of a decision: both go after the calls' results, in the order they were appended, not the first before the reply", async () => {
+    const charge = tool({ name: 'charge', inputSchema: z.object({}), run: async () => (await new Promise((resolve) => setTimeout(resolve, 80)), 'charged') });
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
+    const reply = { content: [toolUse('charge', {}, 'toolu_c'), toolUse('gated', {}, 'toolu_g')] };
+    const contents = (messages: Array<{ content: unknown }>) => messages.map((message) => (typeof message.content === 'string' ? message.content : (message.content as Array<{ id?: string; tool_use_id?: string }>).map((block) => block.id ?? block.tool_use_id)));
+    for (const resumed of [false, true]) {
+      for (const answered of [false, true]) {
+        const server = await mockServer([reply, { content: [text('Fine.')] }]);
+        let runner: ToolRunner = toolRunner(server.client(), { ...baseParams, tools: [charge, gated] });
+        for await (const message of runner) {
+          // A chat's next message, while the charge runs.
+          if (message.stop_reason === 'tool_use') setTimeout(() => runner.pushMessages({ role: 'user', content: 'Thanks!' }), 20);
+        }
+        expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_g']);
+        if (resumed) runner = resumeToolRunner(server.client(), JSON.parse(JSON.stringify(runner.toJSON())), { tools: [charge, gated] });
+        // Instead of a decision: another message (or the calls answered by hand, then it).
+        const byHand = { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_c', content: 'by hand' }, { type: 'tool_result' as const, tool_use_id: 'toolu_g', content: 'by hand' }] };
+        runner.pushMessages(...(answered ? [byHand] : []), { role: 'user', content: 'Actually, stop.' });
+        await runner;
+        const sent = wire(server.requests[1]!).messages;
+        expect(contents(sent)).toEqual(['Weather in Paris?', ['toolu_c', 'toolu_g'], ['toolu_c', 'toolu_g'], 'Thanks!', 'Actually, stop.']);
+        expect(sent[2].content[0].content).toBe(answered ? 'by hand' : 'charged');
+        expect(historyProblems(sent)).toEqual([]);
+      }
+    }
+  });
+
   it('a history set in place of the waiting calls, ending with other calls: the old waits end for the listeners, and only the new calls wait', async () => {
     const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => 'ran' });
     const server = await mockServer([{ content: [toolUse('gated', {}, 'toolu_old')] }, { content: [text('Done.')] }]);
