@@ -67,6 +67,21 @@ export function lateWentOnPast(messages: BetaMessageParam[], before: readonly Be
   return undefined;
 }
 
+/**
+ * A snapshot taken while the calls of `calls` run, of a history the run does not reorder (over an SDK thread, whose
+ * messages are the program's): messages appended after it wait before it in the snapshot, as `holdBeforeCalls` keeps
+ * them off one, so the resumed run answers its calls (running again one still running) and places them after the
+ * results. Left after it, the resumed run answered the calls as never run, though they ran. `messages`: the snapshot's,
+ * in the order of `history`. Returns where they are, or `undefined` when nothing was appended (or it answers the calls).
+ */
+export function holdInSnapshot(messages: BetaMessageParam[], history: readonly BetaMessageParam[], calls: BetaMessageParam): LateAdditions | undefined {
+  const at = history.indexOf(calls);
+  if (at < 0 || at === history.length - 1 || messages.length !== history.length) return undefined;
+  if (toolUsesOf(calls).some(({ id }) => answeredIds(history[at + 1]).has(id))) return undefined;
+  messages.push(...messages.splice(at, 1));
+  return { at, count: messages.length - 1 - at };
+}
+
 /** Moves the messages appended late to after the reply, which asks for no tools (a final answer, a paused turn). */
 export function placeAfterReply(messages: BetaMessageParam[], late: LateAdditions): void {
   if (late.reply === undefined || messages[late.at + late.count] !== late.reply) return;

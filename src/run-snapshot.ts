@@ -4,6 +4,7 @@ import type { CallAnswers } from './call-answers.js';
 import type { Compactions } from './compactions.js';
 import { inContainerOfItsOwn } from './fallback.js';
 import { asMessageParams, toolUsesOf } from './history.js';
+import { holdInSnapshot } from './late-change.js';
 import type { RunContext } from './run-context.js';
 import type { RunControl } from './run-control.js';
 import type { RunState } from './run-state.js';
@@ -51,6 +52,10 @@ export function runSnapshot({ run, state, turn, answers, control, compactions, r
   const added = reply && hold && holdBodyReply(snapshot, reply, hold, turn!.response, state.dropsRefusals);
   const thread = run.thread.toJSON(state.threadView(messages), added); // (it goes on from the reply the snapshot's history holds: the body's)
   if (thread) snapshot.thread = structuredClone(thread);
+  // Taken while the calls of a message run, messages appended after it (over an SDK thread, whose history the run does not
+  // reorder): they wait before it in the snapshot, as off one the run's history holds them (late-change.ts).
+  const held = state.answering && !snapshot.late ? holdInSnapshot(snapshot.params.messages, history, state.answering) : undefined;
+  if (held) snapshot.late = { at: held.at, count: held.count };
   // Taken before a reply's calls are answered (or with the body's answer): the resumed run checks the reply for compaction once they are.
   const compaction = compactions.toJSON(replyAdded || toolUsesOf(snapshot.params.messages.at(-1)).length > 0, after !== undefined);
   if (compaction) snapshot.compaction = structuredClone(compaction);

@@ -137,6 +137,31 @@ describe('pause and resume', () => {
     }
   });
 
+  it("over an SDK thread too: a message pushed while the reply's calls run, then a snapshot: the resumed run answers the calls (the one still running runs again, the finished one keeps its result), the message after their results", async () => {
+    const log: string[] = [];
+    const charge = tool({ name: 'charge', inputSchema: z.object({}), run: () => (log.push('charge'), 'charged') });
+    const receipt = tool({ name: 'receipt', inputSchema: z.object({}), run: async () => (log.push('receipt'), await sleep(80), 'receipt sent') });
+    const server = await mockServer([{ content: [toolUse('charge', {}, 'toolu_c'), toolUse('receipt', {}, 'toolu_r')] }, { content: [text('Done.')] }]);
+    const thread = server.client().beta.messages.thread({ ...baseParams, tools: [charge, receipt] } as never);
+    const runner = toolRunner(thread, {});
+    let snapshot: RunnerSnapshot | undefined;
+    for await (const message of runner) {
+      if ((message as { stop_reason: string }).stop_reason !== 'tool_use') continue;
+      setTimeout(() => {
+        runner.pushMessages({ role: 'user', content: 'Thanks!' });
+        snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+      }, 30);
+    }
+    const sent = (request: { messages: unknown }) => (wire(request as never).messages as Array<{ content: unknown }>).slice(1).map((message) => (typeof message.content === 'string' ? message.content : (message.content as Array<{ content?: unknown; id?: string }>).map((block) => block.content ?? block.id)));
+    const history = [['toolu_c', 'toolu_r'], ['charged', 'receipt sent'], 'Thanks!'];
+    expect(sent(server.requests[1]!)).toEqual(history);
+    const again = await mockServer([{ content: [text('Done.')] }]);
+    await resumeToolRunner(again.client(), snapshot!, { tools: [charge, receipt] });
+    // Answered as never run before, though the charge had run and the receipt still ran.
+    expect(log).toEqual(['charge', 'receipt', 'receipt']);
+    expect(sent(again.requests.at(-1)!)).toEqual(history);
+  });
+
   it('a message pushed once the run ended on its answer is not sent by that runner, which says so; resumed, the run sends it', async () => {
     const server = await mockServer([{ content: [text('first answer')] }, { content: [text('second answer')] }]);
     const { lines, logger } = captureLogger();
