@@ -147,6 +147,25 @@ describe('what the page is fed and the recorded file', () => {
     for (const seen of [JSON.stringify(fed), recorded]) expect(seen).not.toContain('never-show-me');
   });
 
+  it("an error that quotes a refused header and then a long JSON body (many quotes) is recorded at once, the value left out", async () => {
+    // A hook posting to an audit service of its own, with a header built from the call: fetch refuses it, and the hook's
+    // error adds the call's result, 40,000 quoted fields. The quoted value was looked for from every quote to the end.
+    const result = JSON.stringify(Object.fromEntries(Array.from({ length: 40_000 }, (_, i) => [`k${i}`, 'v'])));
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({}), run: () => result });
+    const onToolResult = () => {
+      throw new Error(`Headers.append: "tok\nen" is an invalid header value. Not audited: ${result}`);
+    };
+    const server = await mockServer([{ content: [toolUse('lookup', {}, 'toolu_1')] }]);
+    const inspect = await start();
+    const started = performance.now();
+    await expect(toolRunner(server.client(), { ...baseParams, tools: [lookup] }, { onEvent: inspect.onEvent, hooks: { onToolResult } })).rejects.toThrow(/Not audited/);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    const fed = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'run.end'));
+    const { message } = ofType(fed, 'run.end')[0]!.error!;
+    expect(message).toContain('Headers.append: (the value, not shown) is an invalid header value. Not audited: {"k0":"v","k1":"v"');
+    expect(message).not.toContain('tok');
+  }, 60_000);
+
   it("a call's input past the inspector's limit is kept as its JSON, clipped, as a long result or text is", async () => {
     const server = await mockServer([{ content: [toolUse('echo', { s: 'z'.repeat(150_000) })] }, { content: [text('ok')] }]);
     const echo = tool({ name: 'echo', inputSchema: z.object({ s: z.string() }), run: ({ s }) => String(s.length) });
