@@ -441,6 +441,21 @@ describe('what the page is fed and the recorded file', () => {
     expect(store.since(0).messages.map((message) => message.json).join()).not.toContain('toolu_late');
   });
 
+  it('a page reconnecting starts over (stale) only when a run it saw start and not end was dropped since', () => {
+    const store = new RecordStore(1);
+    const add = (run: string, type: string) => {
+      store.add({ run, time: 0, type } as AnyRecord);
+      store.flush();
+    };
+    add('A', 'run.start'); // 1
+    add('A', 'run.end'); // 2
+    add('B', 'run.start'); // 3: A is dropped
+    expect([0, 1, 2, 3].map((seq) => store.since(seq).stale)).toEqual([false, true, false, false]);
+    add('B', 'run.end'); // 4
+    add('C', 'run.start'); // 5: B is dropped
+    expect([2, 3, 4, 5].map((seq) => store.since(seq).stale)).toEqual([false, true, false, false]);
+  });
+
   it('after more runs at once than maxRuns, the store shrinks back to maxRuns as they end', async () => {
     const server = await mockServer({ steps: Array.from({ length: 4 }, (_, i) => ({ content: [text(`answer ${i}`)], delayMs: 30 })) });
     const inspect = await start({ maxRuns: 2 });
@@ -518,6 +533,62 @@ describe('what the page is fed and the recorded file', () => {
     expect(body.length).toBeLessThan(calls * result.length);
     const rest = await readFeed(inspect.url, (records) => records.some((record) => record.type === 'tool.end' && record.id === `toolu_${calls - 1}`), 20_000, { 'last-event-id': String(lastId) });
     expect(received.length + rest.length).toBe(calls);
+  }, 60_000);
+
+  it('a page let go past 64 MB unsent, reconnecting, learns how a run it showed running ended, even once that run was dropped past maxRuns', async () => {
+    const inspect = await start({ maxRuns: 2 });
+    const runner = () => ({ params: { model: 'm', messages: [] }, usage: {}, pendingApprovals: [] }) as never;
+    const { port, search } = new URL(inspect.url);
+    const { createConnection } = await import('node:net');
+    const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => socket.write(`GET /api/events${search} HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\n\r\n`));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise((resolve) => socket.once('data', resolve));
+    // The page sees the run start, then stops reading.
+    const first = runner();
+    inspect.onEvent({ type: 'run.start', runner: first } as never);
+    await sleep(200);
+    socket.pause();
+    const result = 'r'.repeat(100_000);
+    for (let i = 0; i < 1_000; i++) {
+      inspect.onEvent({ type: 'tool.end', runner: first, call: { id: `toolu_${i}`, name: 'read', input: {}, toolUse: {} as never }, result: { type: 'tool_result', tool_use_id: `toolu_${i}`, content: result } });
+      if (i % 50 === 49) await sleep(60);
+    }
+    inspect.onEvent({ type: 'run.end', runner: first, message: undefined } as never);
+    // Two more runs: the first, ended, is dropped (maxRuns 2).
+    for (let i = 0; i < 2; i++) {
+      const other = runner();
+      inspect.onEvent({ type: 'run.start', runner: other } as never);
+      inspect.onEvent({ type: 'run.end', runner: other, message: undefined } as never);
+      await sleep(60);
+    }
+    socket.resume();
+    await ended;
+    const body = Buffer.concat(chunks).toString('utf8');
+    const messages = body.slice(body.indexOf('\r\n\r\n') + 4).split('\n\n').slice(0, -1).filter((message) => /^data: \[/m.test(message));
+    const received = messages.flatMap((message) => JSON.parse(message.slice(message.indexOf('data: ') + 6)) as AnyRecord[]);
+    const lastId = Number(/^id: (\d+)/m.exec(messages.at(-1)!)![1]);
+    const run = received.find((record) => record.type === 'run.start')!.run;
+    expect(received.some((record) => record.run === run && record.type === 'run.end')).toBe(false);
+    // Reconnecting: the run's end, or a reset (the page starts over); not the page left showing the run running for ever.
+    const feed = new URL('api/events', inspect.url);
+    feed.search = search;
+    const again = await fetch(feed, { headers: { 'last-event-id': String(lastId) } });
+    const text = await new Promise<string>((resolve) => {
+      let seen = '';
+      const reader = again.body!.getReader();
+      const decoder = new TextDecoder();
+      const read = (): void => void reader.read().then(({ done, value }) => {
+        if (value) seen += decoder.decode(value);
+        if (done || seen.includes('event: reset') || seen.split('\n\n').length > 3) return resolve(seen);
+        read();
+      });
+      read();
+      setTimeout(() => { void reader.cancel(); resolve(seen); }, 2_000);
+    });
+    const rest = text.split('\n\n').filter((message) => /^data: \[/m.test(message)).flatMap((message) => JSON.parse(message.slice(message.indexOf('data: ') + 6)) as AnyRecord[]);
+    expect(text.includes('event: reset') || rest.some((record) => record.run === run && record.type === 'run.end')).toBe(true);
   }, 60_000);
 
   it("a streamed sub-agent's text is joined while unsent, its request.text and agent.text alike: a few records per reply, not two per piece", async () => {

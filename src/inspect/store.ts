@@ -71,13 +71,20 @@ export class RecordStore {
   #clearedAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Each run's state for eviction: whether it ended, in the order the runs started. */
-  readonly #runs = new Map<string, { ended: boolean; waiting?: boolean }>();
+  readonly #runs = new Map<string, { ended: boolean; waiting?: boolean; first: number; end?: number }>();
   readonly #maxRuns: number;
   /**
    * The runs dropped past `maxRuns`, the latest `DROPPED_REMEMBERED` of them: a record of theirs that comes later (a call
    * that ended after its run failed) goes to the file only, and is not kept, where nothing would drop it.
    */
   readonly #dropped = new Set<string>();
+  /**
+   * The sequence numbers of the first record and the end of each run dropped (the latest `DROPPED_REMEMBERED`), and the
+   * latest end of those forgotten: a page that reconnects having seen such a run start but not end (a feed let go past
+   * `MAX_UNSENT`, a connection lost) would be sent none of its records, and show it running for ever; it starts over.
+   */
+  #droppedSpans: Array<{ first: number; end: number }> = [];
+  #droppedSpansForgotten = 0;
   /** The unsent records of dropped runs: they go to the file only. */
   readonly #late = new Set<AnyRecord>();
 
@@ -129,10 +136,11 @@ export class RecordStore {
    * order: as few as can be, each of at most `MESSAGE_CHARS` unless one batch is longer. The records of hundreds of MB (a
    * large recorded file, or long runs kept) made one string past the longest V8 can make: the page that asked for them
    * ended the process (RangeError: Invalid string length).
-   * `stale`: a page that saw records up to `seq` shows records forgotten since (`clear`); it must start over.
+   * `stale`: a page that saw records up to `seq` shows records forgotten since (`clear`), or a run dropped since that it saw
+   * start and not end (`#droppedSpans`); it must start over.
    */
   since(seq: number): { messages: Array<{ json: string; lastSeq: number }>; stale: boolean } {
-    if (seq > 0 && seq <= this.#clearedAt) return { messages: [], stale: true };
+    if (seq > 0 && (seq <= this.#clearedAt || this.#missedDropped(seq))) return { messages: [], stale: true };
     this.flush();
     const messages: Array<{ json: string; lastSeq: number }> = [];
     let arrays: string[] = [];
@@ -184,6 +192,8 @@ export class RecordStore {
     this.#late.clear();
     this.#runs.clear();
     this.#dropped.clear();
+    this.#droppedSpans = [];
+    this.#droppedSpansForgotten = 0;
     this.#clearedAt = this.#seq;
     for (const onClear of this.#clearListeners) onClear();
   }
@@ -223,9 +233,10 @@ export class RecordStore {
       // A dropped run iterated again: kept again from its new start.
       this.#dropped.delete(record.run);
       if (known) known.ended = known.waiting = false;
-      else this.#runs.set(record.run, { ended: false });
+      else this.#runs.set(record.run, { ended: false, first: this.#seq });
     } else if (record.type === 'run.end' && known) {
       known.ended = true;
+      known.end = this.#seq;
       known.waiting = record.state === 'waiting';
     } else {
       return;
@@ -246,7 +257,14 @@ export class RecordStore {
       count[kind]--;
     }
     if (dropped.size === 0) return;
-    for (const run of dropped) this.#runs.delete(run);
+    for (const run of dropped) {
+      const { first, end = this.#seq } = this.#runs.get(run)!;
+      this.#droppedSpans.push({ first, end });
+      this.#runs.delete(run);
+    }
+    if (this.#droppedSpans.length > DROPPED_REMEMBERED) {
+      for (const { end } of this.#droppedSpans.splice(0, this.#droppedSpans.length - DROPPED_REMEMBERED)) this.#droppedSpansForgotten = Math.max(this.#droppedSpansForgotten, end);
+    }
     // Their last records may not have gone out yet (a batch waits up to 50 ms): they go now, to the pages and the file.
     this.flush();
     for (const run of dropped) this.#dropped.add(run);
@@ -255,6 +273,11 @@ export class RecordStore {
       this.#dropped.delete(run);
     }
     this.#drop(dropped);
+  }
+
+  /** A page that saw records up to `seq` saw a dropped run start and not end (`#droppedSpans`). */
+  #missedDropped(seq: number): boolean {
+    return seq < this.#droppedSpansForgotten || this.#droppedSpans.some(({ first, end }) => first <= seq && seq < end);
   }
 
   /**
