@@ -535,6 +535,32 @@ describe('what the page is fed and the recorded file', () => {
     expect(received.length + rest.length).toBe(calls);
   }, 60_000);
 
+  it('a page that opened on a long history and read it all, then stops reading, is let go past 64 MB of new records (not 64 MB past the history)', async () => {
+    const inspect = await start();
+    const runner = { params: { messages: [] }, usage: {}, pendingApprovals: [] } as never;
+    const result = 'r'.repeat(100_000);
+    const end = (i: number) => inspect.onEvent({ type: 'tool.end', runner, call: { id: `toolu_${i}`, name: 'read', input: {}, toolUse: {} as never }, result: { type: 'tool_result', tool_use_id: `toolu_${i}`, content: result } });
+    // 70 MB kept before the page opens (a busy process watched late).
+    for (let i = 0; i < 700; i++) end(i);
+    await sleep(100);
+    const { port, search } = new URL(inspect.url);
+    const { createConnection } = await import('node:net');
+    const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => socket.write(`GET /api/events${search} HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\n\r\n`));
+    let read = 0;
+    socket.on('data', (chunk: Buffer) => void (read += chunk.length));
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    // The page reads the history whole, then stops reading.
+    while (read < 700 * result.length) await sleep(20);
+    socket.pause();
+    for (let i = 700; i < 1_500; i++) {
+      end(i);
+      if (i % 50 === 49) await sleep(60);
+    }
+    socket.resume();
+    expect(await Promise.race([ended.then(() => 'let go'), sleep(10_000).then(() => 'still held')])).toBe('let go');
+    socket.destroy();
+  }, 60_000);
+
   it('a page let go past 64 MB unsent, reconnecting, learns how a run it showed running ended, even once that run was dropped past maxRuns', async () => {
     const inspect = await start({ maxRuns: 2 });
     const runner = () => ({ params: { model: 'm', messages: [] }, usage: {}, pendingApprovals: [] }) as never;

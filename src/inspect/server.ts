@@ -32,7 +32,7 @@ const PING_MS = 15_000;
 /** Tells a page its records were forgotten (`RecordStore.clear`): it loads again, and gets the records from the start. */
 const RESET_EVENT = 'event: reset\ndata: {}\n\n';
 /**
- * The most a feed holds unsent past what it was sent on opening: a page that stops reading (its machine asleep, a stale
+ * The most a feed holds unsent past what it was sent on opening (until that is flushed): a page that stops reading (its machine asleep, a stale
  * SSH tunnel that still takes bytes) held every batch since in the watched process, hundreds of MB an hour of a busy run,
  * each page its own copy. Past it the feed ends; the page, when it reads again, reconnects and gets what it missed.
  */
@@ -81,8 +81,11 @@ export async function serveInspector(options: {
     response.write(`retry: 1000\nevent: settings\ndata: ${JSON.stringify({ ...settings, approvals: approvals !== undefined })}\n\n`);
     // The page shows records forgotten since (the recorded file was read again from its start): it starts over.
     if (stale) return void response.end(RESET_EVENT);
-    for (const { json, lastSeq } of messages) response.write(batchEvent(json, lastSeq));
-    const opening = response.writableLength;
+    // What the page was sent on opening counts until it is flushed: a page that opened on 300 MB kept and read them held
+    // 364 MB of later batches (64 MB past its opening) once it stopped reading.
+    let opening = 0;
+    messages.forEach(({ json, lastSeq }, i) => response.write(batchEvent(json, lastSeq), i === messages.length - 1 ? () => void (opening = 0) : undefined));
+    opening = messages.length > 0 ? response.writableLength : 0;
     feeds.add(response);
     const stop = store.listen(
       (batch) => {
