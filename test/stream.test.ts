@@ -307,7 +307,17 @@ describe('runToolsEagerly', () => {
   it('an eager call that finished is not run again when the body keeps only part of the reply, or keeps it and breaks (a checkpoint, then a resume)', async () => {
     let runs = 0;
     const quick = tool({ name: 'quick', inputSchema: z.object({}), run: async () => (runs++, 'quick done') });
-    const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (await sleep(50), 'slow done') });
+    // The slow call ends only once the test lets it (or is stopped): a loaded machine cannot let it finish early.
+    let slowMayEnd = false;
+    const slow = tool({
+      name: 'slow',
+      inputSchema: z.object({}),
+      run: async (_input, { signal }) => {
+        while (!slowMayEnd && !signal?.aborted) await sleep(5);
+        signal?.throwIfAborted();
+        return 'slow done';
+      },
+    });
     const reply = { content: [toolUse('quick', {}, 'toolu_q'), toolUse('slow', {}, 'toolu_s'), text('Both.')], chunkSize: 8, eventDelayMs: 2 };
     const server = await mockServer([reply, { content: [text('Done.')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, stream: true, tools: [quick, slow], runToolsEagerly: true });
@@ -332,6 +342,7 @@ describe('runToolsEagerly', () => {
     await sleep(60);
     const snapshot = JSON.parse(JSON.stringify(breaking.toJSON()));
     expect(Object.keys(snapshot.calls.settled)).toEqual(['toolu_q']);
+    slowMayEnd = true;
     await resumeToolRunner(again.client(), snapshot, { tools: [quick, slow] });
     expect(runs).toBe(2);
     expect(wire(again.requests[1]!).messages.at(-1).content.map((result: { content: string }) => result.content)).toEqual(['quick done', 'slow done']);
