@@ -317,6 +317,28 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     }
   });
 
+  it("a run that failed, rewound with DBOS.rewindWorkflow from the failed request's step, goes on under the same id: the request sent again, the finished call not run again, run() of that id giving the new result (README)", async () => {
+    const server = await mockServer([
+      { content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] },
+      { error: { status: 529 } },
+      { content: [text('There are 42 orders.')] },
+    ]);
+    mockUrl = server.url;
+    ran.length = 0;
+    const id = `rewound-${Date.now()}`;
+    await expect(cutOff2.run(id, params)).rejects.toThrow(/^529 /);
+    const steps = (await dbos.listWorkflowSteps(id)) ?? [];
+    const failed = steps.findLast((step) => step.name.startsWith('model request'))!;
+    const rewound = await DBOS.rewindWorkflow<DurableRunResult>(id, { startStep: failed.functionID });
+    expect(rewound.workflowID).toBe(id);
+    const result = (await rewound.getResult())!;
+    expect(result.message.content).toEqual([{ type: 'text', text: 'There are 42 orders.', citations: null }]);
+    expect(ran).toEqual(['query']);
+    expect(server.requests).toHaveLength(3);
+    expect((await cutOff2.run(id, params)).message).toEqual(result.message);
+    expect(server.requests).toHaveLength(3);
+  });
+
   it("an async client function whose promise rejects: the run fails saying it returned a promise, the rejection not left unhandled", async () => {
     const unhandled = await unhandledDuring(async () => {
       await expect(failingAsyncClient.run(`failing-async-client-${Date.now()}`, params)).rejects.toThrow('`client` returned a promise');
