@@ -28,6 +28,22 @@ const researchScript = () =>
   });
 
 describe('pause and resume', () => {
+  it("a snapshot taken in one call's onToolResult while another call of the reply still runs (README): the resumed run runs that call again, not the finished one", async () => {
+    const log: string[] = [];
+    const charge = tool({ name: 'charge', inputSchema: z.object({}), run: () => (log.push('charge'), 'charged') });
+    const receipt = tool({ name: 'receipt', inputSchema: z.object({}), run: async () => (log.push('receipt'), await sleep(80), 'receipt sent') });
+    const server = await mockServer([{ content: [toolUse('charge', {}, 'toolu_c'), toolUse('receipt', {}, 'toolu_r')] }, { content: [text('Done.')] }]);
+    let snapshot: RunnerSnapshot | undefined;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [charge, receipt] }, {
+      hooks: { onToolResult: (result) => void (result.tool_use_id === 'toolu_c' && (snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot)) },
+    });
+    await runner;
+    expect(log).toEqual(['charge', 'receipt']);
+    const again = await mockServer([{ content: [text('Done.')] }]);
+    await resumeToolRunner(again.client(), snapshot!, { tools: [charge, receipt] });
+    expect(log).toEqual(['charge', 'receipt', 'receipt']);
+  });
+
   it('a message pushed after the loop body while the final answer still streams: the run ends (it says so), and its snapshot, resumed, sends the message', async () => {
     const server = await mockServer([{ content: [text('first answer '.repeat(20))], chunkSize: 4, eventDelayMs: 5 }, { content: [text('second answer')] }]);
     const { lines, logger } = captureLogger();
