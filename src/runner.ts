@@ -30,8 +30,6 @@ export type { ToolRunnerOptions } from './options.js';
 
 /** What one iteration yields: the message, or its `MessageStream` when `stream: true`. */
 export type RunnerItem<Stream extends boolean> = Stream extends true ? BetaMessageStream : BetaMessage;
-/** `Stream` itself (`boolean` stays `boolean`), written as a conditional: see `toJSON`. */
-type SameStream<Stream extends boolean> = Stream extends true ? true : false;
 
 /** The options of a run given none: one object for every such run, since a run only reads its options. */
 const NO_OPTIONS: ToolRunnerOptions = Object.freeze({});
@@ -248,13 +246,17 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
   }
 
   /**
-   * A JSON snapshot of the run that `resumeToolRunner` continues, with the same yield type. Typed through a conditional
-   * (`SameStream`), as the SDK's runner types its items: a plain `RunnerSnapshot<Stream>` would make `ToolRunner<boolean>`
-   * (a runner made from params whose `stream` is not a literal, `{ ...runner.params }`) unassignable to a variable
-   * of `ToolRunner<true>`, which the SDK's `BetaToolRunner` takes.
+   * A JSON snapshot of the run that `resumeToolRunner` continues, with the same yield type: `RunnerSnapshot<Stream>`,
+   * read off `this` (`Same` is this runner's `Stream`). Typed so, not `(): RunnerSnapshot<Stream>`: a plain return
+   * would make `ToolRunner<boolean>` (made from params whose `stream` is not a literal, `{ ...runner.params }`)
+   * unassignable to a variable of `ToolRunner<true>`, which the SDK's `BetaToolRunner` takes; a conditional return
+   * (`Stream extends true ? true : false`) kept that but not generic code (`<S extends boolean>(r: ToolRunner<S>) =>
+   * r.toJSON()` is a `RunnerSnapshot<S>`). `Same` is bounded by `boolean`, not `Stream`, so that a
+   * `ToolRunner<true> | ToolRunner<false>` has one signature to call; the cost: `ReturnType<ToolRunner<true>['toJSON']>`
+   * is `RunnerSnapshot<boolean>` (name `RunnerSnapshot<true>` instead).
    */
-  override toJSON(): RunnerSnapshot<SameStream<Stream>> {
-    return super.toJSON() as RunnerSnapshot<SameStream<Stream>>;
+  override toJSON<Same extends boolean = Stream>(this: ToolRunner<Same, unknown>): RunnerSnapshot<Same> {
+    return super.toJSON() as RunnerSnapshot<Same>;
   }
 
   /** Resolves to the last message when the loop ends; does not drive it. */
