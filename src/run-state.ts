@@ -65,6 +65,13 @@ export class RunState {
       this.usage = addUsage(NO_USAGE, snapshot.usage);
       const notRun = Object.entries(snapshot.notRun);
       if (notRun.length > 0) this.notRun = new Map(notRun);
+      // Calls that ran (finished, or their tool done before a hook threw) in a message the history no longer ends with: answered
+      // with their results, not as never run (the model would call them again). A snapshot taken in a loop body that set the
+      // history and ran them with generateToolResponse(), or one an earlier release wrote with a message appended while they ran placed
+      // after their reply. (The last message's calls are answered as ever: a hook that threw runs again. A call of a reply cut off,
+      // in notRun, is answered so: its input may be cut too, and its result is not kept.)
+      const ran = [...Object.values(snapshot.calls.ran ?? {}), ...Object.values(snapshot.calls.settled)];
+      this.keepRanResults(ran.filter((result) => !this.notRun?.has(result.tool_use_id)));
       // Appended late before a reply whose calls were unanswered: they go after its results once they are (late-change.ts).
       const late = snapshot.late && this.messages[snapshot.late.at + snapshot.late.count];
       if (late?.role === 'assistant') this.late = { ...snapshot.late!, reply: late };
