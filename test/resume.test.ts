@@ -27,6 +27,10 @@ const researchScript = () =>
     researcher: [{ content: [toolUse('publish', { title: 'Otters' }, 'toolu_p')] }, { content: [text('Report published.')] }],
   });
 
+/** What a request sent after the first message: each message's text, or its blocks' ids (calls) and contents (results). */
+const sentAfterFirst = (request: { messages: unknown }) =>
+  (wire(request as never).messages as Array<{ content: unknown }>).slice(1).map((message) => (typeof message.content === 'string' ? message.content : (message.content as Array<{ content?: unknown; id?: string }>).map((block) => block.content ?? block.id)));
+
 describe('pause and resume', () => {
   it("a snapshot taken in one call's onToolResult while another call of the reply still runs (README): the resumed run runs that call again, not the finished one", async () => {
     const log: string[] = [];
@@ -141,15 +145,14 @@ describe('pause and resume', () => {
           }, 30);
         }
       }
-      const sent = (request: { messages: unknown }) => (wire(request as never).messages as Array<{ content: unknown }>).slice(1).map((message) => (typeof message.content === 'string' ? message.content : (message.content as Array<{ content?: unknown; id?: string }>).map((block) => block.content ?? block.id)));
       const history = [['toolu_c', 'toolu_r'], ['charged', 'receipt sent'], 'Thanks!'];
-      expect(sent(server.requests[1]!)).toEqual(history);
+      expect(sentAfterFirst(server.requests[1]!)).toEqual(history);
       const again = await mockServer([{ content: [text('Done.')] }]);
       await resumeToolRunner(again.client(), snapshot!, { tools: [charge, receipt] });
       // The receipt still ran when the snapshot was taken: it runs again (at least once); the charge that had ended is not run again.
       expect(log).toEqual(['charge', 'receipt', 'receipt']);
       // (Its first request continues the snapshot's thread, which this server does not hold: the request sent again has it whole.)
-      expect(sent(again.requests.at(-1)!)).toEqual(history);
+      expect(sentAfterFirst(again.requests.at(-1)!)).toEqual(history);
     }
   });
 
@@ -168,14 +171,13 @@ describe('pause and resume', () => {
         snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
       }, 30);
     }
-    const sent = (request: { messages: unknown }) => (wire(request as never).messages as Array<{ content: unknown }>).slice(1).map((message) => (typeof message.content === 'string' ? message.content : (message.content as Array<{ content?: unknown; id?: string }>).map((block) => block.content ?? block.id)));
     const history = [['toolu_c', 'toolu_r'], ['charged', 'receipt sent'], 'Thanks!'];
-    expect(sent(server.requests[1]!)).toEqual(history);
+    expect(sentAfterFirst(server.requests[1]!)).toEqual(history);
     const again = await mockServer([{ content: [text('Done.')] }]);
     await resumeToolRunner(again.client(), snapshot!, { tools: [charge, receipt] });
-    // Answered as never run before, though the charge had run and the receipt still ran.
+    // The receipt still ran when the snapshot was taken: it runs again (at least once); the charge that had ended is not run again.
     expect(log).toEqual(['charge', 'receipt', 'receipt']);
-    expect(sent(again.requests.at(-1)!)).toEqual(history);
+    expect(sentAfterFirst(again.requests.at(-1)!)).toEqual(history);
   });
 
   it('a message pushed once the run ended on its answer is not sent by that runner, which says so; resumed, the run sends it', async () => {
