@@ -5,6 +5,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { type Socket, createConnection } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -505,12 +506,7 @@ describe('what the page is fed and the recorded file', () => {
   it('a page that stops reading (asleep, behind a stale tunnel) is let go past 64 MB unsent, not held in memory; reconnecting, it gets what it missed', async () => {
     const inspect = await start();
     const runner = { params: { messages: [] }, usage: {}, pendingApprovals: [] } as never;
-    const { port, search } = new URL(inspect.url);
-    const { createConnection } = await import('node:net');
-    const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => socket.write(`GET /api/events${search} HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\n\r\n`));
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const { socket, chunks, ended } = rawFeed(inspect.url);
     await new Promise((resolve) => socket.once('data', resolve));
     socket.pause();
     // 100 MB of results in batches of 5 MB: each held for the page, which reads none.
@@ -543,14 +539,9 @@ describe('what the page is fed and the recorded file', () => {
     // 70 MB kept before the page opens (a busy process watched late).
     for (let i = 0; i < 700; i++) end(i);
     await sleep(100);
-    const { port, search } = new URL(inspect.url);
-    const { createConnection } = await import('node:net');
-    const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => socket.write(`GET /api/events${search} HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\n\r\n`));
-    let read = 0;
-    socket.on('data', (chunk: Buffer) => void (read += chunk.length));
-    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const { socket, chunks, ended } = rawFeed(inspect.url);
     // The page reads the history whole, then stops reading.
-    while (read < 700 * result.length) await sleep(20);
+    while (chunks.reduce((sum, chunk) => sum + chunk.length, 0) < 700 * result.length) await sleep(20);
     socket.pause();
     for (let i = 700; i < 1_500; i++) {
       end(i);
@@ -564,12 +555,7 @@ describe('what the page is fed and the recorded file', () => {
   it('a page let go past 64 MB unsent, reconnecting, learns how a run it showed running ended, even once that run was dropped past maxRuns', async () => {
     const inspect = await start({ maxRuns: 2 });
     const runner = () => ({ params: { model: 'm', messages: [] }, usage: {}, pendingApprovals: [] }) as never;
-    const { port, search } = new URL(inspect.url);
-    const { createConnection } = await import('node:net');
-    const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => socket.write(`GET /api/events${search} HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\n\r\n`));
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const { socket, chunks, ended } = rawFeed(inspect.url);
     await new Promise((resolve) => socket.once('data', resolve));
     // The page sees the run start, then stops reading.
     const first = runner();
@@ -599,7 +585,7 @@ describe('what the page is fed and the recorded file', () => {
     expect(received.some((record) => record.run === run && record.type === 'run.end')).toBe(false);
     // Reconnecting: the run's end, or a reset (the page starts over); not the page left showing the run running for ever.
     const feed = new URL('api/events', inspect.url);
-    feed.search = search;
+    feed.search = new URL(inspect.url).search;
     const again = await fetch(feed, { headers: { 'last-event-id': String(lastId) } });
     const text = await new Promise<string>((resolve) => {
       let seen = '';
@@ -714,7 +700,6 @@ describe('the token', () => {
   it('a request line no URL can be read from gets 403, and the process that hosts the inspector goes on', async () => {
     const inspect = await start();
     const { port } = new URL(inspect.url);
-    const { createConnection } = await import('node:net');
     const answer = await new Promise<string>((resolve, reject) => {
       const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => socket.end('GET http://[::1/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
       let got = '';
@@ -1027,6 +1012,16 @@ describe('approvals decided from the page', () => {
 });
 
 /** The page's feed as one text, to its end (the server ends it on a reset); `connected` once the server answered. */
+/** A page's feed over a socket of its own, read only while the test lets it (`socket.pause()`): what came, and when the server let it go. */
+function rawFeed(url: string): { socket: Socket; chunks: Buffer[]; ended: Promise<void> } {
+  const { port, search } = new URL(url);
+  const socket = createConnection({ host: '127.0.0.1', port: Number(port) }, () => socket.write(`GET /api/events${search} HTTP/1.0\r\nHost: 127.0.0.1:${port}\r\n\r\n`));
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  return { socket, chunks, ended };
+}
+
 function feed(url: string, headers: Record<string, string> = {}): { connected: Promise<void>; text: Promise<string> } {
   const address = new URL('api/events', url);
   address.search = new URL(url).search;
