@@ -198,6 +198,9 @@ export class ToolCalls implements CallResults {
     const index = this.#pending.findIndex((call) => call.id === id && !isAgentCall(call));
     if (index === -1) {
       if (this.#decideInside(id, decision)) return;
+      // Waiting, but not listed yet (decided from its `tool.end` pending, or a hook, while the reply's other calls run).
+      const held = this.#held.get(id);
+      if (held && !isAgentCall(held) && !this.#settled.has(id) && !this.#decisions.has(id)) throw new Error(heldNotListedText(id));
       const state = this.#decisions.has(id) || this.#decidedInside.has(id) ? 'was already decided' : 'is not waiting for approval';
       const waiting = openApprovals(this.#pending).map((call) => `${call.id} (${call.name})`).join(', ') || 'none';
       throw new Error(`Tool call '${id}' ${state}. Calls waiting for approval: ${waiting}`);
@@ -300,3 +303,6 @@ export class ToolCalls implements CallResults {
     this.#pending = json.pending.flatMap((id) => held.get(id) ?? []);
   }
 }
+
+const heldNotListedText = (id: string) =>
+  `Tool call '${id}' waits for approval, but is listed and decided only once its reply's other calls have ended: in runner.pendingApprovals after generateToolResponse() returns, or when the run stops for approval (options.approve decides as the call starts waiting)`;

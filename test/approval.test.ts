@@ -40,6 +40,31 @@ const script = () => [
   { content: [text('Done.')] },
 ];
 
+describe('approval decided too early', () => {
+  it("a call decided as it starts waiting (its tool.end pending), before the reply's other calls end: the error says when it can be decided, and it can then", async () => {
+    const server = await mockServer(script());
+    const said: string[] = [];
+    const runner: ReturnType<typeof toolRunner> = toolRunner(server.client(), { ...baseParams, tools: tools([]) }, {
+      onEvent: (event) => {
+        if (event.type !== 'tool.end' || !event.pending || event.call.id !== 'toolu_big') return;
+        try {
+          runner.approve('toolu_big');
+        } catch (error) {
+          said.push((error as Error).message);
+        }
+      },
+    });
+    await runner;
+    expect(said).toEqual([
+      "Tool call 'toolu_big' waits for approval, but is listed and decided only once its reply's other calls have ended: in runner.pendingApprovals after generateToolResponse() returns, or when the run stops for approval (options.approve decides as the call starts waiting)",
+    ]);
+    expect(runner.pendingApprovals.map((call) => call.id)).toEqual(['toolu_big', 'toolu_delete']);
+    runner.approve('toolu_big');
+    runner.deny('toolu_delete');
+    expect(textOf(await runner)).toBe('Done.');
+  });
+});
+
 describe('approval with options.approve', () => {
   it("runs waiting for the approver under one shared signal hold one listener on it, not one a run (a server's signal)", async () => {
     const server = await mockServer(Array.from({ length: 30 }, (_, n) => (request: { body: unknown }) => (wire(request as never).messages.length > 1 ? { content: [text('done')] } : { content: [toolUse('pay', {}, `toolu_${n}`)] })) as never);
