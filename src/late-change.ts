@@ -44,7 +44,7 @@ export function insertResultsAfterLate(messages: BetaMessageParam[], results: Be
 export function holdBeforeCalls(messages: BetaMessageParam[], before: readonly BetaMessageParam[], calls: BetaMessageParam, late: LateAdditions | undefined): LateAdditions | undefined {
   const added = before.at(-1) === calls ? appendedTo(before, messages) : undefined;
   // (Results the caller appended answer the calls themselves: they stay right after them, and theirs go nowhere.)
-  if (!added || added.length === 0 || toolUsesOf(calls).some(({ id }) => answeredIds(added[0]).has(id))) return late;
+  if (!added || added.length === 0 || answersACallOf(added[0], calls)) return late;
   messages.splice(before.length - 1, messages.length, ...added, calls);
   const at = late?.reply === calls ? late.at : before.length - 1;
   return { at, count: messages.length - 1 - at, reply: calls };
@@ -62,7 +62,7 @@ export function lateWentOnPast(messages: BetaMessageParam[], before: readonly Be
   if (!added || added.length === 0) return late;
   const moved = messages.splice(late.at, late.count);
   // (Results the caller appended for the reply's calls stay right after it: the messages go after them.)
-  const answers = toolUsesOf(late.reply).some(({ id }) => answeredIds(added[0]).has(id));
+  const answers = answersACallOf(added[0], late.reply);
   messages.splice(late.at + (answers ? 2 : 1), 0, ...moved);
   return undefined;
 }
@@ -77,7 +77,7 @@ export function lateWentOnPast(messages: BetaMessageParam[], before: readonly Be
 export function holdInSnapshot(messages: BetaMessageParam[], history: readonly BetaMessageParam[], calls: BetaMessageParam): LateAdditions | undefined {
   const at = history.indexOf(calls);
   if (at < 0 || at === history.length - 1 || messages.length !== history.length) return undefined;
-  if (toolUsesOf(calls).some(({ id }) => answeredIds(history[at + 1]).has(id))) return undefined;
+  if (answersACallOf(history[at + 1], calls)) return undefined;
   messages.push(...messages.splice(at, 1));
   return { at, count: messages.length - 1 - at };
 }
@@ -105,6 +105,12 @@ function insertAfterCalls(messages: BetaMessageParam[], results: ToolResultMessa
     if (!answeredIds(messages[i + 1]).has(first)) messages.splice(i + 1, 0, results);
     return;
   }
+}
+
+/** Whether `message` answers a call of `calls` (results the caller appended for them). */
+function answersACallOf(message: BetaMessageParam | undefined, calls: BetaMessageParam): boolean {
+  const answered = answeredIds(message);
+  return answered.size > 0 && toolUsesOf(calls).some(({ id }) => answered.has(id));
 }
 
 function isToolResults(message: BetaMessageParam): boolean {
