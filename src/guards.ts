@@ -69,16 +69,17 @@ export function withOwnSignal<C extends { signal: AbortSignal }>(context: C): C 
 }
 
 /**
- * How long a stopped run that ends when its signal aborts (a sub-agent) is given to end before its call is
- * answered: its own events (its calls' ends, its `run.end`) then come before its call's `tool.end`.
+ * How long what the run's abort stopped is waited for, not forever: a stopped run that ends when its signal aborts (a
+ * sub-agent), so that its own events (its calls' ends, its `run.end`) come before its call's `tool.end`; a hook called
+ * once the run has aborted (about a call the abort stopped), which may hang (a log store offline).
  */
-const STOPPED_RUN_GRACE_MS = 1000;
+export const STOPPED_GRACE_MS = 1000;
 
 /**
  * Starts `run` with a signal that aborts with `signal` or after `timeoutMs` (from now), and
  * settles as soon as either fires: a run that ignores its signal is left behind, not awaited.
  * With `endsWhenStopped` true when it is stopped (a sub-agent that runs: it ends at once when its signal aborts), the run
- * is awaited a little (`STOPPED_RUN_GRACE_MS` at most) before the outcome is given.
+ * is awaited a little (`STOPPED_GRACE_MS` at most) before the outcome is given.
  */
 export async function runWithGuards(
   run: (signal: AbortSignal) => unknown,
@@ -117,7 +118,7 @@ export async function runWithGuards(
     const settled = await untilAborted(running, signal);
     if (!settled.aborted) return { ok: true, value: settled.value };
     running.catch(() => {});
-    if (started && endsWhenStopped?.()) await endedWithin(running, STOPPED_RUN_GRACE_MS);
+    if (started && endsWhenStopped?.()) await untilLate(running.then(noop, noop), STOPPED_GRACE_MS);
     return { ok: false, timedOut: timedOut && !outer?.aborted ? timeoutMs : undefined, started };
   } catch (thrown) {
     // A value that cannot be read (a revoked Proxy) would fail the run wherever it is read, and the call would run again.
@@ -146,11 +147,15 @@ export function isCallTimeout(reason: unknown): boolean {
 }
 
 /** Resolves once `promise` settles, or after `ms`, whichever comes first. */
-async function endedWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  await Promise.race([promise.then(noop, noop), late]);
-  clearTimeout(timer);
+/** `untilAborted` with a signal that aborts after `ms` (its timer cleared once the promise settles). */
+export async function untilLate<T>(promise: Promise<T>, ms: number): Promise<Settled<T>> {
+  const late = new AbortController();
+  const timer = setTimeout(() => late.abort(), ms);
+  try {
+    return await untilAborted(promise, late.signal);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const noop = () => {};

@@ -2,7 +2,7 @@
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
 import { isThenable } from './completion.js';
-import { untilAborted } from './guards.js';
+import { STOPPED_GRACE_MS, untilAborted, untilLate } from './guards.js';
 import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, MessageCreateParamsBase, Promisable, ToolResultContent } from './types.js';
 import { readableThrown, thrownText } from './described.js';
 import { invalidResultKind } from './result-kind.js';
@@ -78,10 +78,10 @@ export function callHook<K extends keyof Hooks>(
       settled = hook.apply(hooks, args);
       // Any thenable (a query builder's, a promise library's, another realm's Promise), as `await` takes it.
       if (signal && isThenable(settled)) {
-        // Called after the abort: waited for a while (`OBSERVER_GRACE_MS`), not forever, or one that hangs (a log store
+        // Called after the abort: waited for a while (`STOPPED_GRACE_MS`), not forever, or one that hangs (a log store
         // offline) would keep the aborted run from ever settling: an abort is how a program bounds a run.
         const pending = Promise.resolve(settled);
-        const waited = await (calledAfterAbort ? untilLate(pending, OBSERVER_GRACE_MS) : untilAborted(pending, signal));
+        const waited = await (calledAfterAbort ? untilLate(pending, STOPPED_GRACE_MS) : untilAborted(pending, signal));
         if (waited.aborted) throw ABORTED;
         settled = waited.value;
       } else settled = await settled;
@@ -92,20 +92,6 @@ export function callHook<K extends keyof Hooks>(
     return settled as Awaited<ReturnType<NonNullable<Hooks[K]>>>;
   };
   return run();
-}
-
-/** How long a hook called after the run's abort (about a call the abort stopped) is waited for. */
-const OBSERVER_GRACE_MS = 1000;
-
-/** `untilAborted` with a signal that aborts after `ms` (its timer cleared once the promise settles). */
-async function untilLate<T>(promise: Promise<T>, ms: number): ReturnType<typeof untilAborted<T>> {
-  const late = new AbortController();
-  const timer = setTimeout(() => late.abort(), ms);
-  try {
-    return await untilAborted(promise, late.signal);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The run aborted while a hook ran: not the hook's error. */
