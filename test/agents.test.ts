@@ -637,6 +637,21 @@ const script = () =>
     ],
   });
 
+/** A sub-agent whose reply makes a slow call (200 ms) and one that needs approval: the parent's approver fails about the second while the first runs on. */
+async function slowAndPublishWorker() {
+  const log: string[] = [];
+  const publish = tool({ name: 'publish', inputSchema: z.object({}), needsApproval: true, run: () => (log.push('publish'), 'published') });
+  const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (log.push('slow'), await sleep(200), 'slow done') });
+  const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [publish, slow] }) });
+  const server = await mockServer(
+    byAgent({
+      parent: [{ content: [toolUse('worker', { task: 'go' })], usage: u(1, 1) }, { content: [text('end')], usage: u(1, 1) }],
+      worker: [{ content: [toolUse('slow', {}, 'toolu_slow'), toolUse('publish', {}, 'toolu_pub')], usage: u(10, 10) }, { content: [text('worked')], usage: u(10, 10) }],
+    }),
+  );
+  return { log, worker, server };
+}
+
 describe('agentTool: approvals inside a sub-agent', () => {
   it('wait in the parent pendingApprovals with their path; approve on the parent reaches the sub-agent; no call runs twice', async () => {
     const log: string[] = [];
@@ -739,16 +754,7 @@ describe('agentTool: approvals inside a sub-agent', () => {
 
   it("after the parent's approver failed about a sub-agent's call, iterating again uses what the sub-agent's other calls did since (finished, or still running): none runs again, its usage counts once", async () => {
     for (const waited of [0, 400]) {
-      const log: string[] = [];
-      const publish = tool({ name: 'publish', inputSchema: z.object({}), needsApproval: true, run: () => (log.push('publish'), 'published') });
-      const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (log.push('slow'), await sleep(200), 'slow done') });
-      const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [publish, slow] }) });
-      const server = await mockServer(
-        byAgent({
-          parent: [{ content: [toolUse('worker', { task: 'go' })], usage: u(1, 1) }, { content: [text('end')], usage: u(1, 1) }],
-          worker: [{ content: [toolUse('slow', {}, 'toolu_slow'), toolUse('publish', {}, 'toolu_pub')], usage: u(10, 10) }, { content: [text('worked')], usage: u(10, 10) }],
-        }),
-      );
+      const { log, worker, server } = await slowAndPublishWorker();
       let failing = true;
       const approve = () => {
         if (failing) throw new Error('approval service down');
@@ -801,16 +807,7 @@ describe('agentTool: approvals inside a sub-agent', () => {
   });
 
   it("a snapshot the parent takes after its approver failed about a sub-agent's call holds the sub-agent as it is then: a call of its that finished since is not run again, its usage counts once", async () => {
-    const log: string[] = [];
-    const publish = tool({ name: 'publish', inputSchema: z.object({}), needsApproval: true, run: () => (log.push('publish'), 'published') });
-    const slow = tool({ name: 'slow', inputSchema: z.object({}), run: async () => (log.push('slow'), await sleep(200), 'slow done') });
-    const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [publish, slow] }) });
-    const server = await mockServer(
-      byAgent({
-        parent: [{ content: [toolUse('worker', { task: 'go' })], usage: u(1, 1) }, { content: [text('end')], usage: u(1, 1) }],
-        worker: [{ content: [toolUse('slow', {}, 'toolu_slow'), toolUse('publish', {}, 'toolu_pub')], usage: u(10, 10) }, { content: [text('worked')], usage: u(10, 10) }],
-      }),
-    );
+    const { log, worker, server } = await slowAndPublishWorker();
     const runner = toolRunner(server.client(), { ...baseParams, tools: [worker] }, {
       approve: () => {
         throw new Error('approval service down');

@@ -250,7 +250,8 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     expect(server.requests).toHaveLength(0);
   });
 
-  it("a run that failed (a 529 after the client's retries, no fallback left) has failed for good: a resume replays the recorded failure, sending nothing; a fork from the failed request's step sends it again, the finished call not run again (README)", async () => {
+  /** A run whose second request fails for good (a 529, no fallback) after its call ran; `step`: the failed request's step. */
+  async function failedAtSecondRequest(prefix: string) {
     const server = await mockServer([
       { content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] },
       { error: { status: 529 } },
@@ -258,13 +259,17 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     ]);
     mockUrl = server.url;
     ran.length = 0;
-    const id = `failed-${Date.now()}`;
+    const id = `${prefix}-${Date.now()}`;
     await expect(cutOff2.run(id, params)).rejects.toThrow(/^529 /);
+    const step = async () => ((await dbos.listWorkflowSteps(id)) ?? []).findLast((each) => each.name.startsWith('model request'))!.functionID;
+    return { server, id, step };
+  }
+
+  it("a run that failed (a 529 after the client's retries, no fallback left) has failed for good: a resume replays the recorded failure, sending nothing; a fork from the failed request's step sends it again, the finished call not run again (README)", async () => {
+    const { server, id, step } = await failedAtSecondRequest('failed');
     await expect((await DBOS.resumeWorkflow<DurableRunResult>(id)).getResult()).rejects.toThrow(/^529 /);
     expect(server.requests).toHaveLength(2);
-    const steps = (await dbos.listWorkflowSteps(id)) ?? [];
-    const failed = steps.findLast((step) => step.name.startsWith('model request'))!;
-    const forked = (await (await DBOS.forkWorkflow<DurableRunResult>(id, failed.functionID)).getResult())!;
+    const forked = (await (await DBOS.forkWorkflow<DurableRunResult>(id, await step())).getResult())!;
     expect(forked.message.content).toEqual([{ type: 'text', text: 'There are 42 orders.', citations: null }]);
     expect(ran).toEqual(['query']);
     expect(server.requests).toHaveLength(3);
@@ -318,18 +323,8 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
   });
 
   it("a run that failed, rewound with DBOS.rewindWorkflow from the failed request's step, goes on under the same id: the request sent again, the finished call not run again, run() of that id giving the new result (README)", async () => {
-    const server = await mockServer([
-      { content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] },
-      { error: { status: 529 } },
-      { content: [text('There are 42 orders.')] },
-    ]);
-    mockUrl = server.url;
-    ran.length = 0;
-    const id = `rewound-${Date.now()}`;
-    await expect(cutOff2.run(id, params)).rejects.toThrow(/^529 /);
-    const steps = (await dbos.listWorkflowSteps(id)) ?? [];
-    const failed = steps.findLast((step) => step.name.startsWith('model request'))!;
-    const rewound = await DBOS.rewindWorkflow<DurableRunResult>(id, { startStep: failed.functionID });
+    const { server, id, step } = await failedAtSecondRequest('rewound');
+    const rewound = await DBOS.rewindWorkflow<DurableRunResult>(id, { startStep: await step() });
     expect(rewound.workflowID).toBe(id);
     const result = (await rewound.getResult())!;
     expect(result.message.content).toEqual([{ type: 'text', text: 'There are 42 orders.', citations: null }]);
