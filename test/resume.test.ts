@@ -31,11 +31,24 @@ const researchScript = () =>
 const sentAfterFirst = (request: { messages: unknown }) =>
   (wire(request as never).messages as Array<{ content: unknown }>).slice(1).map((message) => (typeof message.content === 'string' ? message.content : (message.content as Array<{ content?: unknown; id?: string }>).map((block) => block.content ?? block.id)));
 
+/** A charge that ends at once and a receipt that takes 80 ms, each logging its runs. */
+const chargeAndReceipt = () => {
+  const log: string[] = [];
+  const charge = tool({ name: 'charge', inputSchema: z.object({}), run: () => (log.push('charge'), 'charged') });
+  const receipt = tool({ name: 'receipt', inputSchema: z.object({}), run: async () => (log.push('receipt'), await sleep(80), 'receipt sent') });
+  return { log, charge, receipt };
+};
+
+/** A chat's next message, 30 ms on (the body done, the receipt still being sent); then a checkpoint, handed to `keep`. */
+const thanksThenSnapshot = (runner: { pushMessages(message: { role: 'user'; content: string }): void; toJSON(): unknown }, keep: (snapshot: RunnerSnapshot) => void) =>
+  setTimeout(() => {
+    runner.pushMessages({ role: 'user', content: 'Thanks!' });
+    keep(JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot);
+  }, 30);
+
 describe('pause and resume', () => {
   it("a snapshot taken in one call's onToolResult while another call of the reply still runs (README): the resumed run runs that call again, not the finished one", async () => {
-    const log: string[] = [];
-    const charge = tool({ name: 'charge', inputSchema: z.object({}), run: () => (log.push('charge'), 'charged') });
-    const receipt = tool({ name: 'receipt', inputSchema: z.object({}), run: async () => (log.push('receipt'), await sleep(80), 'receipt sent') });
+    const { log, charge, receipt } = chargeAndReceipt();
     const server = await mockServer([{ content: [toolUse('charge', {}, 'toolu_c'), toolUse('receipt', {}, 'toolu_r')] }, { content: [text('Done.')] }]);
     let snapshot: RunnerSnapshot | undefined;
     const runner = toolRunner(server.client(), { ...baseParams, tools: [charge, receipt] }, {
@@ -128,22 +141,14 @@ describe('pause and resume', () => {
 
   it("a message pushed while the reply's calls run (after the loop body), then a snapshot: the resumed run answers the calls (the one still running runs again, the finished one keeps its result), the message after their results, as the run itself sends it", async () => {
     for (const stream of [false, true]) {
-      const log: string[] = [];
-      const charge = tool({ name: 'charge', inputSchema: z.object({}), run: () => (log.push('charge'), 'charged') });
-      const receipt = tool({ name: 'receipt', inputSchema: z.object({}), run: async () => (log.push('receipt'), await sleep(80), 'receipt sent') });
+      const { log, charge, receipt } = chargeAndReceipt();
       const reply = { content: [toolUse('charge', {}, 'toolu_c'), toolUse('receipt', {}, 'toolu_r')] };
       const server = await mockServer([reply, { content: [text('Done.')] }]);
       const runner = toolRunner(server.client(), { ...baseParams, tools: [charge, receipt], stream });
       let snapshot: RunnerSnapshot | undefined;
       for await (const item of runner) {
         const message = stream ? await (item as never as { finalMessage(): Promise<{ stop_reason: string }> }).finalMessage() : (item as { stop_reason: string });
-        // A chat's next message, once the body is done and the receipt is still being sent; then a checkpoint.
-        if (message.stop_reason === 'tool_use') {
-          setTimeout(() => {
-            runner.pushMessages({ role: 'user', content: 'Thanks!' });
-            snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
-          }, 30);
-        }
+        if (message.stop_reason === 'tool_use') thanksThenSnapshot(runner, (taken) => (snapshot = taken));
       }
       const history = [['toolu_c', 'toolu_r'], ['charged', 'receipt sent'], 'Thanks!'];
       expect(sentAfterFirst(server.requests[1]!)).toEqual(history);
@@ -157,19 +162,13 @@ describe('pause and resume', () => {
   });
 
   it("over an SDK thread too: a message pushed while the reply's calls run, then a snapshot: the resumed run answers the calls (the one still running runs again, the finished one keeps its result), the message after their results", async () => {
-    const log: string[] = [];
-    const charge = tool({ name: 'charge', inputSchema: z.object({}), run: () => (log.push('charge'), 'charged') });
-    const receipt = tool({ name: 'receipt', inputSchema: z.object({}), run: async () => (log.push('receipt'), await sleep(80), 'receipt sent') });
+    const { log, charge, receipt } = chargeAndReceipt();
     const server = await mockServer([{ content: [toolUse('charge', {}, 'toolu_c'), toolUse('receipt', {}, 'toolu_r')] }, { content: [text('Done.')] }]);
     const thread = server.client().beta.messages.thread({ ...baseParams, tools: [charge, receipt] } as never);
     const runner = toolRunner(thread, {});
     let snapshot: RunnerSnapshot | undefined;
     for await (const message of runner) {
-      if ((message as { stop_reason: string }).stop_reason !== 'tool_use') continue;
-      setTimeout(() => {
-        runner.pushMessages({ role: 'user', content: 'Thanks!' });
-        snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
-      }, 30);
+      if ((message as { stop_reason: string }).stop_reason === 'tool_use') thanksThenSnapshot(runner, (taken) => (snapshot = taken));
     }
     const history = [['toolu_c', 'toolu_r'], ['charged', 'receipt sent'], 'Thanks!'];
     expect(sentAfterFirst(server.requests[1]!)).toEqual(history);
