@@ -16,6 +16,7 @@ import { described, unknownOption, thrownMessage } from '../described.js';
 import { tiedSignal } from '../on-abort.js';
 import { checkNeedsApproval } from '../tool-set.js';
 import { taskResult } from './task-result.js';
+import { goneError } from './gone.js';
 import { checkInputSchemas, checkPrefix, checkToolNames } from './tool-names.js';
 import { type McpTool, type McpToolFilter, checkToolFilter, keptTools } from './tool-filter.js';
 import type { Promisable } from '../types.js';
@@ -280,10 +281,8 @@ export class McpToolset implements ToolSource {
           // A tool that runs only as a task (MCP's experimental tasks): the MCP client refuses `callTool` for it.
           result = entry.execution?.taskSupport === 'required' ? await taskResult(client, params, options) : await client.callTool(params, undefined, options);
         } catch (error) {
-          // The server's process ended or its connection closed: the MCP client says only "Not connected" (or "Connection
-          // closed"), and the model, not told which server nor that it is gone, calls the tool again and again.
-          if (client.transport === undefined) throw new Error(notConnectedText(client, entry.name, error), { cause: error });
-          throw error;
+          // A server gone (its connection closed, or its session with it): the model is told which, and not to call again.
+          throw goneError(client, entry.name, error) ?? error;
         } finally {
           call.stop();
         }
@@ -360,9 +359,3 @@ function checkConnected(client: Client): void {
 
 /** The toolsets of one client past which the refs of those no longer in use are swept (then at twice those left). */
 const SWEEP_FROM = 64;
-
-/** A call of a server whose connection is gone: which server, and that calling again will not help until it is connected again. */
-function notConnectedText(client: Client, tool: string, error: unknown): string {
-  const name = client.getServerVersion()?.name;
-  return `the MCP server${name ? ` '${name}'` : ''} is no longer connected (its process ended, or its connection closed), so tool '${tool}' could not run; no call of its tools can run until the program connects it again (${thrownMessage(error)})`;
-}
