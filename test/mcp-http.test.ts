@@ -12,9 +12,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A real MCP server over streamable HTTP with sessions in a child process (test/fixtures/mcp-http-server.ts), on `port` (0: any). */
-async function httpServer(port = 0): Promise<{ port: number; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/mcp-http-server.ts', String(port), 'secret'], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** A real MCP server over streamable HTTP with sessions in a child process (test/fixtures/mcp-http-server.ts), on `port` (0: any), taking `token`. */
+async function httpServer(port = 0, token = 'secret'): Promise<{ port: number; stop(): Promise<void> }> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/mcp-http-server.ts', String(port), token], { stdio: ['ignore', 'pipe', 'inherit'] });
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -40,7 +40,8 @@ async function httpClient(port: number): Promise<Client> {
   return client;
 }
 
-describe('MCP over streamable HTTP with sessions (a real MCP server in a child process)', () => {
+// Each test starts a server process twice (tsx: a few seconds each on a busy machine).
+describe('MCP over streamable HTTP with sessions (a real MCP server in a child process)', { timeout: 40_000 }, () => {
   it("a server started again no longer knows the client's session (404): a call says so, and that calling again will not help until the program connects again (then the toolset goes on)", async () => {
     let server = await httpServer();
     const client = await httpClient(server.port);
@@ -70,6 +71,26 @@ describe('MCP over streamable HTTP with sessions (a real MCP server in a child p
     expect(result.content).toMatch(/the MCP server 'test-server' no longer knows this client's session \(HTTP 404: it was started again, or ended the session\), so tool 'add' could not run; no call of its tools can run until the program connects it again/);
     expect(result.content).toMatch(/Session not found/);
     expect(messages[6].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_3', content: [{ type: 'text', text: '7' }] });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it("an HTTP error answer of no body (a 401 once the server takes another token) is said by its status: the MCP client's words were 'Error POSTing to endpoint: ' and nothing more", async () => {
+    let server = await httpServer();
+    const client = await httpClient(server.port);
+    const toolset = await mcpToolset(client);
+    const model = await mockServer([
+      async () => {
+        // The server's token rotated: the client's is refused.
+        await server.stop();
+        server = await httpServer(server.port, 'rotated');
+        return { content: [toolUse('add', { a: 1, b: 2 }, 'toolu_1')] };
+      },
+      { content: [text('the server refuses our token')] },
+    ]);
+    const runner = toolRunner(model.client(), { ...baseParams, tools: [toolset] });
+    await runner;
+    const [result] = wire(model.requests[1]!).messages[2].content;
+    expect(result).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', is_error: true, content: 'Error: Streamable HTTP error: Error POSTing to endpoint: HTTP 401, with no body' });
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 });

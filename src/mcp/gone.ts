@@ -1,6 +1,6 @@
 /** A call of a server the MCP client can no longer reach as it is: which server, and that calling again will not help. */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { thrownMessage } from '../described.js';
+import { mcpErrorText } from './http-error.js';
 
 /**
  * Why `error`, a call's failure, means no call of the server's tools can run until the program connects it again, or
@@ -9,7 +9,7 @@ import { thrownMessage } from '../described.js';
 export function goneError(client: Client, tool: string, error: unknown): Error | undefined {
   const name = client.getServerVersion()?.name;
   const server = `the MCP server${name ? ` '${name}'` : ''}`;
-  const until = `so tool '${tool}' could not run; no call of its tools can run until the program connects it again (${thrownMessage(error)})`;
+  const until = `so tool '${tool}' could not run; no call of its tools can run until the program connects it again (${mcpErrorText(error)})`;
   // The server's process ended or its connection closed: the MCP client says only "Not connected" (or "Connection closed").
   if (client.transport === undefined) return new Error(`${server} is no longer connected (its process ended, or its connection closed), ${until}`, { cause: error });
   // Streamable HTTP: a server started again (or that ended the session) answers the session's id with 404. The MCP client

@@ -12,11 +12,12 @@ import { type McpContent, errorBlock, toBlock } from './content.js';
 import type { RunnableTool, ToolContext, ToolSource } from '../surface.js';
 import { compileJsonSchema, isInvalidSchemaError } from '../json-schema.js';
 import { checkTimeoutMs } from '../guards.js';
-import { described, unknownOption, thrownMessage } from '../described.js';
+import { described, unknownOption } from '../described.js';
 import { tiedSignal } from '../on-abort.js';
 import { checkNeedsApproval } from '../tool-set.js';
 import { taskResult } from './task-result.js';
 import { goneError } from './gone.js';
+import { mcpErrorText, withHttpStatus } from './http-error.js';
 import { checkInputSchemas, checkPrefix, checkToolNames } from './tool-names.js';
 import { type McpTool, type McpToolFilter, checkToolFilter, keptTools } from './tool-filter.js';
 import type { Promisable } from '../types.js';
@@ -83,7 +84,7 @@ async function firstListing(listing: Promise<void>): Promise<void> {
     await listing;
   } catch (error) {
     if (error instanceof Error && /^(mcpToolset|tool-runner\/mcp):/.test(error.message)) throw error;
-    throw new Error(`mcpToolset: listing the server's tools failed: ${thrownMessage(error)}`, { cause: error });
+    throw new Error(`mcpToolset: listing the server's tools failed: ${mcpErrorText(error)}`, { cause: error });
   }
 }
 
@@ -202,7 +203,7 @@ export class McpToolset implements ToolSource {
         // A later listing began meanwhile: its outcome is the one to report.
         if (this.#refreshing !== undefined && this.#refreshing !== refreshing) continue;
         this.#refreshing = undefined;
-        throw new Error(`mcpToolset: listing the server's tools again after it announced a change failed: ${thrownMessage(error)}`, { cause: error });
+        throw new Error(`mcpToolset: listing the server's tools again after it announced a change failed: ${mcpErrorText(error)}`, { cause: error });
       }
       if (this.#refreshing === refreshing) this.#refreshing = undefined;
     }
@@ -282,7 +283,7 @@ export class McpToolset implements ToolSource {
           result = entry.execution?.taskSupport === 'required' ? await taskResult(client, params, options) : await client.callTool(params, undefined, options);
         } catch (error) {
           // A server gone (its connection closed, or its session with it): the model is told which, and not to call again.
-          throw goneError(client, entry.name, error) ?? error;
+          throw goneError(client, entry.name, error) ?? withHttpStatus(error);
         } finally {
           call.stop();
         }
