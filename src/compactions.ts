@@ -173,11 +173,11 @@ export class Compactions {
     }
   }
 
-  /** The last reply asks for tools: its compaction check comes once its calls are answered. */
-  owe(): void {
+  /** The last reply (`reply`, the history's last message by default) asks for tools: its compaction check comes once its calls are answered. */
+  owe(reply: BetaMessageParam | undefined = this.#run.state.messages.at(-1)): void {
     if (this.#trigger.state === 'off') return;
     this.#owed = true;
-    this.#owedFor = firstCallId(this.#run.state.messages.at(-1));
+    this.#owedFor = firstCallId(reply);
   }
 
   /** The last reply asks for no tool: no summary follows, but its tokens say whether the last one helped. */

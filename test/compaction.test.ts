@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { BetaMessage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { type RunnerSnapshot, type ToolRunner, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, type ScriptedReply, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
@@ -570,6 +571,36 @@ describe('client-side compaction (compactionControl)', () => {
     await runner;
     expect(isSummaryRequest(server.requests[2]!)).toBe(true);
     expect(runner.stoppedBy).toBe('model');
+  });
+});
+
+describe('client-side compaction of a turn whose history the loop body set', () => {
+  for (const stream of [false, true]) it(`a reply past the threshold that the body answered itself, or followed with a question (a chat), is summarised, the question kept word for word (stream: ${stream})`, async () => {
+    const summary = (request: RecordedRequest) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>Looked up row 1.</summary>')] });
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      summary,
+      { content: [text('Row 1 is looked up.')] },
+      { content: [text('Row 2 is row 1 plus one.')], usage: big },
+      summary,
+      { content: [text('Row 3 is row 2 plus one.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, stream, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    const questions = [{ role: 'user' as const, content: 'And row 2?' }, { role: 'user' as const, content: 'And row 3?' }];
+    let asked = 0;
+    for await (const item of runner) {
+      const message = stream ? await (item as { finalMessage(): Promise<BetaMessage> }).finalMessage() : (item as BetaMessage);
+      const call = message.content.find((block) => block.type === 'tool_use');
+      // The body builds the result itself, then asks the next questions of a chat after the answers.
+      if (call) runner.pushMessages(message, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'row 1 (cached)' }] });
+      else if (asked < questions.length) runner.pushMessages(message, questions[asked++]!);
+    }
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, true, false, false, true, false]);
+    // The history had grown past the threshold: the next turn goes from the summary, with the question after it word for word.
+    expect(wire(server.requests[2]!).messages).toHaveLength(1);
+    expect(wire(server.requests[5]!).messages).toEqual([expect.objectContaining({ role: 'user' }), questions[1]]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    server.assertComplete();
   });
 });
 
