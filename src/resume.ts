@@ -4,6 +4,7 @@ import type { ToolRunnerOptions } from './options.js';
 import type { OutputOf, OutputSchema } from './output.js';
 import { ToolRunner } from './runner.js';
 import type { RunnerSnapshot } from './snapshot.js';
+import { isMessageThread } from './sdk-thread.js';
 import { checkSnapshot } from './snapshot-check.js';
 import { copySnapshot } from './snapshot-copy.js';
 import type { RunnableTool, RunnerParams, ToolEntry } from './surface.js';
@@ -51,6 +52,8 @@ export function resumeToolRunner<Stream extends boolean = boolean, const Output 
   if (typeof snapshot === 'string') throw new TypeError('resumeToolRunner: the snapshot is a string: JSON.parse it first');
   if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) throw new TypeError('resumeToolRunner: the snapshot must be an object');
   if (typeof (snapshot as { toJSON?: unknown }).toJSON === 'function') throw new TypeError('resumeToolRunner: pass the runner\'s snapshot, runner.toJSON(), not the runner');
+  // A thread passes for a client until the first request (its `messages` is the history, no API): "create is not a function".
+  if (isMessageThread(client)) throw new TypeError('resumeToolRunner: the first argument is an SDK message thread; resume on a client, resumeToolRunner(client, snapshot, { tools }): a snapshot of a run over a thread records no thread, and the resumed run sends the whole history once');
   checkResumeArgument(resume);
   checkSnapshot(snapshot);
   // The resumed run owns a copy: its decisions never change the caller's snapshot, which may be resumed again.

@@ -247,6 +247,8 @@ describe("a new user's first mistakes are clear errors", () => {
     const snapshot = runner.toJSON();
     expect(() => resumeToolRunner(client, JSON.stringify(snapshot) as never)).toThrow('resumeToolRunner: the snapshot is a string: JSON.parse it first');
     expect(() => resumeToolRunner(client, runner as never)).toThrow(/pass the runner's snapshot, runner.toJSON\(\), not the runner/);
+    // A run over an SDK thread resumed on the thread: it failed at the first request ("create is not a function").
+    expect(() => resumeToolRunner(client.beta.messages.thread(baseParams) as never, snapshot)).toThrow(/the first argument is an SDK message thread; resume on a client, resumeToolRunner\(client, snapshot, \{ tools \}\)/);
     expect(() => resumeToolRunner(client, snapshot, { tools: [], budget: { maxToolCalls: 1 } } as never)).toThrow(/unknown key 'budget' in the third argument.*\{ options: \{ budget, \.\.\. \} \}/);
     // A tool given by its own name goes in the tools.
     const deploy = tool({ name: 'deploy', inputSchema: z.object({}), run: () => 'deployed' });
