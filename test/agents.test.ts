@@ -1261,12 +1261,16 @@ describe('agentTool: a snapshot of the parent carries the sub-agent', () => {
       const slow = tool({
         name: 'slow',
         inputSchema: z.object({}),
-        run: (_input, { signal }) => new Promise<string>((resolve) => (signal.addEventListener('abort', () => resolve('stopped')), setTimeout(() => controller.abort(), 30))),
+        run: (_input, { signal }) => new Promise<string>((resolve) => signal.addEventListener('abort', () => resolve('stopped'))),
       });
+      // While the slow call runs, the run is aborted once the sub-agent's call waits for approval (a timer raced the sub-agent's two requests under load).
+      const abortAtWait = (event: RunnerEvent) => {
+        if (when === 'while another call runs' && event.type === 'tool.end' && event.pending && event.call.id === 'toolu_x') setTimeout(() => controller.abort(), 0);
+      };
       const worker = agentTool({ name: 'worker', description: 'Works', params: ({ task }) => ({ model, max_tokens: 64, system: 'worker', messages: [{ role: 'user', content: task }], tools: [charge, send] }) });
       const parentCalls = [toolUse('worker', { task: 'charge, then send' }, 'toolu_w'), ...(when === 'while another call runs' ? [toolUse('slow', {}, 'toolu_s')] : [])];
       const server = await mockServer(byAgent({ parent: [{ content: parentCalls }], worker: [{ content: [toolUse('charge', {}, 'toolu_c')] }, { content: [toolUse('send', {}, 'toolu_x')] }] }));
-      const runner = toolRunner(server.client(), { ...baseParams, tools: [worker, slow] }, { signal: controller.signal });
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [worker, slow] }, { signal: controller.signal, onEvent: abortAtWait });
       if (when === 'before the run goes on') {
         await runner;
         expect(runner.stoppedBy).toBe('approval');
