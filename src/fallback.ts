@@ -76,6 +76,8 @@ export interface FallbackTarget {
   readonly overrides: Readonly<Record<string, unknown>>;
   /** How the logs name it: `fallback 0 (AnthropicVertex, model 'claude-…')`. */
   readonly label: string;
+  /** It sends with a client of its own (another key, region or platform), which cannot reach the run's container. */
+  readonly elsewhere: boolean;
 }
 
 /**
@@ -91,12 +93,29 @@ export const TOOL_CHOICE_NONE = Object.freeze({ type: 'none' as const });
  */
 export function bodyFor(target: FallbackTarget, body: Record<string, unknown>): Record<string, unknown> {
   const sent = { ...body, ...target.overrides };
+  // The run's container (the one its replies chose, or one named in the params) is of the run's client: named to another
+  // key or platform it is refused (a 4xx, which does not fall back), and the entry could not answer a run that ran code.
+  // The entry's own requests start a container of theirs; a config without an id (`{ skills }`) goes as it is.
+  if (target.elsewhere && !Object.hasOwn(target.overrides, 'container')) withoutContainerId(sent);
   if (body['tool_choice'] === TOOL_CHOICE_NONE) sent['tool_choice'] = TOOL_CHOICE_NONE;
   const format = (body['output_config'] as { format?: unknown } | undefined)?.format;
   const own = target.overrides['output_config'];
   // (`null`, in plain JavaScript, is no config of the entry's own: the format goes all the same.)
   if (format !== undefined && typeof own === 'object') sent['output_config'] = { ...own, format };
   return sent;
+}
+
+/** `body` without the id of the container it names: the container left out, or its config kept without the id. */
+function withoutContainerId(body: Record<string, unknown>): void {
+  const container = body['container'];
+  if (container == null) return;
+  if (typeof container !== 'object') {
+    delete body['container'];
+    return;
+  }
+  const { id: _id, ...config } = container as Record<string, unknown>;
+  if (Object.keys(config).length > 0) body['container'] = config;
+  else delete body['container'];
 }
 
 /**
@@ -119,7 +138,8 @@ export class FallbackChain {
       const { client, ...given } = entry;
       // A param given as undefined (`model: process.env.FALLBACK_MODEL`, unset) keeps the run's: laid over the body, it would remove it.
       const overrides = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
-      return { index, client: client ?? primary, overrides, label: labelOf(index, client, overrides['model']) };
+      const elsewhere = inContainerOfItsOwn([{ client }], 0, primary);
+      return { index, client: client ?? primary, overrides, label: labelOf(index, client, overrides['model']), elsewhere };
     });
   }
 

@@ -355,6 +355,24 @@ describe("a fallback's container", () => {
     expect((snapshots[0]!.params as { container?: unknown }).container).toBeUndefined();
   });
 
+  // The run's container is of its client's account: named to another client it is refused (a 4xx, which does not fall
+  // back), so a run that had run code could not fall back at all, the outage ending it.
+  it("is not the run's either: an entry with a client of its own is sent no container id of the run's (one the primary's reply chose, one the params name), a config without an id as it is", async () => {
+    const steps = (container: string) => [{ content: [toolUse('get_weather', { location: 'Paris' })], container: { id: container } as never }, { error: { status: 529 } }, { content: [text('done')] }];
+    for (const container of [undefined, 'container_named', { skills: [{ type: 'anthropic', skill_id: 'xlsx' }] }]) {
+      const primary = await mockServer(steps('container_on_primary_account'));
+      const fallback = await mockServer([{ content: [text('answered by the fallback')] }]);
+      const runner = toolRunner(primary.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()], ...(container && { container }) } as typeof baseParams, {
+        fallback: [{ client: fallback.client() }],
+      });
+      await runner;
+      expect(wire(primary.requests[1]!).body.container).toEqual(typeof container === 'object' ? { ...container, id: 'container_on_primary_account' } : (container ?? 'container_on_primary_account'));
+      expect(wire(fallback.requests[0]!).body.container).toEqual(typeof container === 'object' ? container : undefined);
+      // The run's next request names its container again.
+      expect((runner.params as { container?: unknown }).container).toEqual(wire(primary.requests[1]!).body.container);
+    }
+  });
+
   it("an entry sending with the run's client, naming no container: the container the server chose is the run's", async () => {
     const server = await mockServer([{ error: { status: 529 } }, { content: [toolUse('get_weather', { location: 'Paris' })], container: { id: 'container_shared' } as never }, { content: [text('done')] }]);
     const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, { fallback: [{ model: 'claude-other' }] });
