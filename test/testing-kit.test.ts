@@ -166,6 +166,37 @@ describe('SSE replies', () => {
     expect(message.content[1]).toEqual(result);
   });
 
+  it('a reply that searched or fetched is billed for it in its usage, as the API bills it (an error result is not); a container has its skills, null', async () => {
+    const fetchError = { type: 'web_fetch_tool_result', tool_use_id: 'srvtoolu_3', content: { type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible' } };
+    const steps = [
+      {
+        content: [
+          serverToolUse('web_search', { query: 'a' }, 'srvtoolu_1'),
+          webSearchResult('srvtoolu_1', [{ url: 'https://a.example', title: 'A' }]),
+          serverToolUse('web_search', { query: 'b' }, 'srvtoolu_2'),
+          webSearchResult('srvtoolu_2', [{ url: 'https://b.example', title: 'B' }]),
+          serverToolUse('web_fetch', { url: 'https://c.example' }, 'srvtoolu_3'),
+          fetchError as never,
+          text('Found.'),
+        ],
+        container: { id: 'container_1' },
+      },
+      { content: [text('No search.')], usage: { server_tool_use: { web_search_requests: 0, web_fetch_requests: 4 } } },
+      { content: [text('No search.')] },
+    ];
+    const server = await mockServer(steps);
+    const whole = await server.client().beta.messages.create(body);
+    expect(whole.usage.server_tool_use).toEqual({ web_search_requests: 2, web_fetch_requests: 0 });
+    expect(whole.container).toEqual({ id: 'container_1', expires_at: expect.any(String), skills: null });
+    // Scripted usage is kept as scripted; a reply without server tools has none.
+    expect((await server.client().beta.messages.create(body)).usage.server_tool_use).toEqual({ web_search_requests: 0, web_fetch_requests: 4 });
+    expect((await server.client().beta.messages.create(body)).usage.server_tool_use).toBeNull();
+    server.setSteps(steps.slice(0, 1));
+    const streamed = await server.client().beta.messages.stream(body).finalMessage();
+    expect(streamed.usage.server_tool_use).toEqual({ web_search_requests: 2, web_fetch_requests: 0 });
+    expect(streamed.container).toEqual(whole.container === null ? null : { ...whole.container, expires_at: expect.any(String) });
+  });
+
   it("webSearchResult() needs no Node Buffer (a page's block builders, as the README says): its content encoded as Node encodes it, UTF-8 in base64", () => {
     const results = [{ url: 'https://example.com', title: 'Café', content: 'Crème brûlée 🍮' }, { url: 'https://b.example', title: 'B' }];
     const inNode = webSearchResult('srvtoolu_1', results);

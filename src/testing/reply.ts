@@ -1,5 +1,5 @@
 /** The message a step of the testing kit's server becomes: a scripted reply, with what the API fills in (ids, usage). */
-import type { BetaTextBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { BetaContainer, BetaTextBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { BetaContentBlock, BetaMessage, BetaUsage } from '../types.js';
 import type { ScriptedError } from './api-errors.js';
 import { apiId } from './blocks.js';
@@ -22,7 +22,7 @@ export interface ScriptedReply {
   /** Merged over usage derived from the request (about 4 characters a token). */
   usage?: Partial<BetaUsage> | undefined;
   /** The container the server tool ran in: `{ id }` is sent back as the message's container. */
-  container?: { id: string; expires_at?: string } | undefined;
+  container?: { id: string; expires_at?: string; skills?: BetaContainer['skills'] } | undefined;
   /** Milliseconds before the first byte. */
   delayMs?: number | undefined;
   /** Milliseconds between two SSE events. */
@@ -55,7 +55,8 @@ export function buildMessage(reply: ScriptedReply, body: any, conversation: unkn
     stop_reason,
     stop_sequence: reply.stop_sequence ?? null,
     stop_details: reply.stop_details ? { ...NO_STOP_DETAILS, ...reply.stop_details } : null,
-    container: reply.container ? { expires_at: new Date(Date.now() + 3_600_000).toISOString(), ...reply.container } : null,
+    // (`skills` as the API sends it for a container that loaded none.)
+    container: reply.container ? { expires_at: new Date(Date.now() + 3_600_000).toISOString(), skills: null, ...reply.container } : null,
     usage: { ...derivedUsage(body, conversation, content), ...reply.usage },
     context_management: null,
     diagnostics: null,
@@ -90,8 +91,22 @@ function derivedUsage(body: any, conversation: unknown[], content: unknown[]): B
     inference_geo: null,
     iterations: null,
     output_tokens_details: null,
-    server_tool_use: null,
+    server_tool_use: serverToolUsage(content),
     service_tier: 'standard',
     speed: null,
   };
+}
+
+/** The server tools the API bills a reply for: `web_search` and `web_fetch` calls it answered (an error result is not billed); `null` for none, as the API sends it. */
+function serverToolUsage(content: unknown[]): BetaUsage['server_tool_use'] {
+  const blocks = content as Array<{ type?: unknown; id?: unknown; name?: unknown; tool_use_id?: unknown; content?: unknown }>;
+  const usage = { web_search_requests: 0, web_fetch_requests: 0 };
+  for (const call of blocks) {
+    if (call.type !== 'server_tool_use' || (call.name !== 'web_search' && call.name !== 'web_fetch')) continue;
+    const result = blocks.find((block) => block.type === `${call.name}_tool_result` && block.tool_use_id === call.id);
+    if (!result || (result.content as { type?: unknown } | null)?.type === `${call.name}_tool_result_error`) continue;
+    if (call.name === 'web_search') usage.web_search_requests++;
+    else usage.web_fetch_requests++;
+  }
+  return usage.web_search_requests + usage.web_fetch_requests > 0 ? usage : null;
 }
