@@ -105,3 +105,33 @@ export class RunBudget {
     return json;
   }
 }
+
+/** The type of a server tool's definition (`web_search_20250305`, ...): the API runs its calls within the turn, never the runner. */
+const SERVER_TOOL_TYPE = /^(?:web_search|web_fetch|code_execution|advisor|tool_search_tool_(?:regex|bm25))_\d{8}$/;
+
+/**
+ * What a `budget.maxCallsPerTool` object limits nothing with: a key that names none of the run's tools (likely misspelt;
+ * a warning, not an error: `addTools()` may bring the tool later), and one that names a server tool, whose calls the API
+ * runs within the turn (`server_tool_use`): the budget never sees them, so it cannot refuse them.
+ */
+export function perToolWarnings(perTool: unknown, definitions: readonly unknown[] | undefined): string[] {
+  if (typeof perTool !== 'object' || perTool === null) return [];
+  const names = new Set<string>();
+  const server = new Set<string>();
+  for (const definition of definitions ?? []) {
+    const { name, type } = definition as { name?: unknown; type?: unknown };
+    if (typeof name !== 'string') return [];
+    names.add(name);
+    if (typeof type === 'string' && SERVER_TOOL_TYPE.test(type)) server.add(name);
+  }
+  const keys = Object.keys(perTool);
+  const unknown = keys.filter((key) => !names.has(key));
+  const served = keys.filter((key) => server.has(key));
+  const quoted = (list: Iterable<string>) => [...list].map((name) => `'${name}'`).join(', ');
+  const warnings: string[] = [];
+  if (unknown.length > 0) warnings.push(`budget.maxCallsPerTool names no tool of this run: ${quoted(unknown)} (its tools: ${quoted(names) || 'none'}); a misspelt name limits nothing`);
+  if (served.length > 0) {
+    warnings.push(`budget.maxCallsPerTool names a server tool: ${quoted(served)}; the API runs its calls within the turn, so the budget never sees them and limits nothing (a web search's or fetch's definition takes max_uses)`);
+  }
+  return warnings;
+}

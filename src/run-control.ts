@@ -5,7 +5,7 @@
  * the requests (the output format; `tool_choice: none` for the answer at a limit).
  * A run without any of these options makes one of these and asks it only what costs nothing.
  */
-import { type BudgetJSON, RunBudget } from './budget.js';
+import { type BudgetJSON, RunBudget, perToolWarnings } from './budget.js';
 import { TOOL_CHOICE_NONE } from './fallback.js';
 import type { LeveledLogger } from './log.js';
 import { LoopGuard, type LoopGuardJSON } from './loop-guard.js';
@@ -67,7 +67,8 @@ export class RunControl {
     this.#answers = options.onLimit === 'answer';
     if (options.budget) {
       this.#budget = new RunBudget(options.budget, snapshot?.budget, this.#answers);
-      warnUnknownNames(options.budget.maxCallsPerTool, state, logger);
+      // (Not checked when tool sources or toolsets name their tools only at run time.)
+      if (!state.tools.hasSources) for (const warning of perToolWarnings(options.budget.maxCallsPerTool, state.tools.definitions)) logger.warn(warning);
     }
     if (options.loopGuard) this.#guard = new LoopGuard(options.loopGuard, snapshot?.loopGuard);
     this.admits = this.#budget !== undefined || this.#guard !== undefined || this.#answers;
@@ -373,24 +374,4 @@ function rejectTwoFormats(apiParams: Record<string, unknown>, where = 'toolRunne
       `${where}: options.output and a format in the params (output_config.format or output_format) were both given; keep one: options.output is sent as output_config.format and parsed into runner.output`,
     );
   }
-}
-
-/**
- * A `budget.maxCallsPerTool` key that names none of the run's tools is likely misspelt: it would
- * never limit anything. A warning, not an error: `addTools()` may bring the tool later. (Not checked
- * when tool sources or toolsets name their tools only at run time.)
- */
-function warnUnknownNames(perTool: unknown, state: RunState, logger: LeveledLogger): void {
-  if (typeof perTool !== 'object' || perTool === null || state.tools.hasSources) return;
-  const names = new Set<string>();
-  for (const definition of state.tools.definitions ?? []) {
-    const { name } = definition as { name?: unknown };
-    if (typeof name !== 'string') return;
-    names.add(name);
-  }
-  const unknown = Object.keys(perTool).filter((key) => !names.has(key));
-  if (unknown.length === 0) return;
-  logger.warn(
-    `budget.maxCallsPerTool names no tool of this run: ${unknown.map((key) => `'${key}'`).join(', ')} (its tools: ${[...names].map((name) => `'${name}'`).join(', ') || 'none'}); a misspelt name limits nothing`,
-  );
 }

@@ -133,6 +133,27 @@ describe('budget.maxToolCalls and maxCallsPerTool', () => {
     expect(lines).toHaveLength(1);
   });
 
+  // `{ web_search: 3 }` looked like a cap on the run's searches (each one billed), and was taken in silence: the calls
+  // are the API's own (server_tool_use), which the budget never sees, so every search of the run went on.
+  it('a maxCallsPerTool name of a server tool (web search, code execution): a warning that the budget cannot limit its calls, which the API runs; the searches are not counted', async () => {
+    const { lines, logger } = captureLogger();
+    const server = await mockServer([
+      { content: [serverToolUse('web_search', { query: 'a' }, 'srvtoolu_1'), webSearchResult('srvtoolu_1', [{ url: 'https://a.example', title: 'A' }]), toolUse('get_weather', { location: 'Paris' })] },
+      { content: [serverToolUse('web_search', { query: 'b' }, 'srvtoolu_2'), webSearchResult('srvtoolu_2', [{ url: 'https://b.example', title: 'B' }]), text('Sunny.')] },
+    ]);
+    const tools = [weatherTool(), { type: 'web_search_20250305' as const, name: 'web_search' as const }, { type: 'code_execution_20250825' as const, name: 'code_execution' as const }];
+    const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), { ...baseParams, tools }, { logger, budget: { maxCallsPerTool: { web_search: 1, code_execution: 1, get_weather: 1 } } });
+    await runner;
+    expect(lines).toEqual([
+      {
+        level: 'warn',
+        message: "budget.maxCallsPerTool names a server tool: 'web_search', 'code_execution'; the API runs its calls within the turn, so the budget never sees them and limits nothing (a web search's or fetch's definition takes max_uses)",
+      },
+    ]);
+    expect(runner.stoppedBy).toBe('model');
+    expect(runner.usage.server_tool_use.web_search_requests).toBe(2);
+  });
+
   it('a streamed run starting tools eagerly: a call past the limit never starts', async () => {
     const server = await mockServer([{ content: [weather('Paris'), weather('Rome')] }, { content: [text('done')] }]);
     const calls: string[] = [];
