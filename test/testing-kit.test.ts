@@ -1009,16 +1009,23 @@ describe('a mistake in the script is a clear 400 and a reported problem, never a
   });
 
   it('a tool_use block without an id or a name, or an error step whose status is no error, is a 400 naming it, not a reply the API never gives', async () => {
-    const { ask, errors } = await askEach(3, [
+    const { ask, errors } = await askEach(6, [
       { content: [{ type: 'tool_use', name: 'lookup', input: {} }] },
       { content: [{ type: 'tool_use', id: 'toolu_1', input: {} }] },
       { error: { status: 200 } },
+      { content: [{ type: 'server_tool_use', name: 'web_search', input: {} }] },
+      // An MCP connector's call without its input (the JSON reply had none, the stream `{}`), or without its server.
+      { content: [{ type: 'mcp_tool_use', id: 'mcptoolu_1', name: 'lookup', server_name: 'docs' }] },
+      { content: [{ type: 'mcp_tool_use', id: 'mcptoolu_1', name: 'lookup', input: {} }] },
       { content: [toolUse('lookup', {})] },
     ] as never[]);
     expect(errors).toEqual([
       expect.stringMatching(/step #0 .*the step's content\[0\] is a tool_use block without an id: make it with toolUse\(name, input\)/),
       expect.stringMatching(/step #1 .*the step's content\[0\] is a tool_use block without a name/),
       expect.stringMatching(/step #2 .*the step's error\.status must be an HTTP error status \(400 to 599\), got 200/),
+      expect.stringMatching(/step #3 .*the step's content\[0\] is a server_tool_use block without an id: make it with serverToolUse\(name, input\)/),
+      expect.stringMatching(/step #4 .*the step's content\[0\] is a mcp_tool_use block without an input: give it \{ type, id, name, server_name, input \}/),
+      expect.stringMatching(/step #5 .*the step's content\[0\] is a mcp_tool_use block without a server_name/),
     ]);
     expect((await ask()).content[0]).toMatchObject({ type: 'tool_use', name: 'lookup', id: expect.stringMatching(/^toolu_/) });
   });

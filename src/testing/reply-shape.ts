@@ -49,15 +49,24 @@ export function replyShapeProblem(reply: object): string | undefined {
     if (typeof block?.type !== 'string') return `the step's content[${at}] is no content block (it has no type)`;
     if (block.type === 'text' && typeof block.text !== 'string') return `the step's content[${at}] is a text block without text`;
     // The runner answers a call by its id; the API gives every call one (toolUse() makes one like it).
-    if (block.type === 'tool_use' || block.type === 'server_tool_use') {
-      const { id, name, input } = block as { id?: unknown; name?: unknown; input?: unknown };
+    if (block.type === 'tool_use' || block.type === 'server_tool_use' || block.type === 'mcp_tool_use') {
+      const { id, name, input, server_name: server } = block as { id?: unknown; name?: unknown; input?: unknown; server_name?: unknown };
       // The API sends every call an input (`{}` for none): without one, the JSON reply and the stream would differ.
-      const missing = typeof id !== 'string' ? 'an id' : typeof name !== 'string' ? 'a name' : input === undefined ? 'an input' : undefined;
-      if (missing) return `the step's content[${at}] is a ${block.type} block without ${missing}: make it with toolUse(name, input)`;
+      let missing = typeof id !== 'string' ? 'an id' : typeof name !== 'string' ? 'a name' : input === undefined ? 'an input' : undefined;
+      // (An MCP connector's call names its server, as the API's always do.)
+      if (!missing && block.type === 'mcp_tool_use' && typeof server !== 'string') missing = 'a server_name';
+      if (missing) return `the step's content[${at}] is a ${block.type} block without ${missing}: ${MADE_WITH[block.type]}`;
     }
   }
   return undefined;
 }
+
+/** How a call block of each type is written whole. */
+const MADE_WITH: Record<string, string> = {
+  tool_use: 'make it with toolUse(name, input)',
+  server_tool_use: 'make it with serverToolUse(name, input)',
+  mcp_tool_use: 'give it { type, id, name, server_name, input }',
+};
 
 /** What is wrong with a step's `error`, in words; none when the server can send it. */
 function errorProblem(error: unknown): string | undefined {
