@@ -197,6 +197,20 @@ describe('SSE replies', () => {
     expect(streamed.container).toEqual(whole.container === null ? null : { ...whole.container, expires_at: expect.any(String) });
   });
 
+  it("a reply handed to a fallback model (a fallback block) is labelled with that model, whole as streamed: the stream starts as the model asked's", async () => {
+    const handed = { type: 'fallback', from: { model: 'claude-sonnet-5-5' }, to: { model: 'claude-haiku-5-5' }, trigger: { type: 'refusal' } };
+    const step = { content: [text('I cannot help with that.'), handed as never, text('Here is the answer.')], stop_reason: 'end_turn' as const };
+    const server = await mockServer([step, step]);
+    const whole = await server.client().beta.messages.create(body);
+    const stream = server.client().beta.messages.stream(body);
+    const started: string[] = [];
+    stream.on('streamEvent', (event) => event.type === 'message_start' && started.push(event.message.model));
+    const streamed = await stream.finalMessage();
+    expect(whole.model).toBe('claude-haiku-5-5');
+    expect(streamed.model).toBe('claude-haiku-5-5');
+    expect(started).toEqual(['claude-sonnet-5-5']);
+  });
+
   it("webSearchResult() needs no Node Buffer (a page's block builders, as the README says): its content encoded as Node encodes it, UTF-8 in base64", () => {
     const results = [{ url: 'https://example.com', title: 'Café', content: 'Crème brûlée 🍮' }, { url: 'https://b.example', title: 'B' }];
     const inNode = webSearchResult('srvtoolu_1', results);

@@ -50,7 +50,7 @@ export function buildMessage(reply: ScriptedReply, body: any, conversation: unkn
     id: apiId('msg'),
     type: 'message',
     role: 'assistant',
-    model: typeof body?.model === 'string' ? body.model : (routeModel ?? 'mock-model'),
+    model: answeringModel(content) ?? (typeof body?.model === 'string' ? body.model : (routeModel ?? 'mock-model')),
     content,
     stop_reason,
     stop_sequence: reply.stop_sequence ?? null,
@@ -109,4 +109,16 @@ function serverToolUsage(content: unknown[]): BetaUsage['server_tool_use'] {
     else usage.web_fetch_requests++;
   }
   return usage.web_search_requests + usage.web_fetch_requests > 0 ? usage : null;
+}
+
+/**
+ * The model a reply handed to a fallback model (a `fallback` block, after a refusal) is labelled with: the last hop's, as
+ * the API labels it, and as the SDK's stream makes it of the block (the stream and the whole reply of a step must agree).
+ */
+function answeringModel(content: unknown[]): string | undefined {
+  let model: string | undefined;
+  for (const block of content as Array<{ type?: unknown; to?: { model?: unknown } }>) {
+    if (block.type === 'fallback' && typeof block.to?.model === 'string') model = block.to.model;
+  }
+  return model;
 }

@@ -30,6 +30,8 @@ export function messageEvents(message: BetaMessage, chunkSize: number): SseEvent
       type: 'message_start',
       message: {
         ...head,
+        // A reply handed to a fallback model starts as the model asked's: its `fallback` block names the one that answers.
+        model: firstAsked(content) ?? head.model,
         content: [],
         stop_reason: null,
         stop_sequence: null,
@@ -54,6 +56,12 @@ export function messageEvents(message: BetaMessage, chunkSize: number): SseEvent
   });
   events.push({ event: 'message_stop', data: { type: 'message_stop' } });
   return events;
+}
+
+/** The model a reply handed over by `fallback` blocks was first asked of, if it was handed over. */
+function firstAsked(content: readonly BetaContentBlock[]): string | undefined {
+  const handed = content.find((block) => block.type === 'fallback') as { from?: { model?: unknown } } | undefined;
+  return typeof handed?.from?.model === 'string' ? handed.from.model : undefined;
 }
 
 function blockEvents(block: BetaContentBlock, index: number, chunkSize: number): SseEvent[] {
