@@ -102,10 +102,16 @@ describe('the built package', () => {
       b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({ contents: 'module.exports = {};', loader: 'js' }));
     } };
     const outfile = join(dir, 'page.bundle.mjs');
-    await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'neutral', outfile, conditions: ['import'], plugins: [stubbed as never], logLevel: 'error', external: ['@anthropic-ai/sdk', 'zod'] });
-    const page = (await import(outfile)) as { createMockServer: (o: object) => Promise<unknown>; inspector: () => Promise<unknown> };
-    await expect(page.createMockServer({ steps: [] })).rejects.toThrow(/^tool-runner\/testing needs Node, Bun or Deno: it starts an HTTP server/);
-    await expect(page.inspector()).rejects.toThrow(/^tool-runner\/inspect needs Node, Bun or Deno/);
+    await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'neutral', outfile, conditions: ['import'], plugins: [stubbed as never], logLevel: 'error', mainFields: ['module', 'main'] });
+    // Loaded where a page's globals are, without Node's (`Buffer`, `process`, …): in this process the bundle would find them.
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', onPage(`
+      const page = await import(${JSON.stringify(outfile)});
+      const failed = async (start) => { try { await start(); return 'started'; } catch (error) { return error.message; } };
+      log(JSON.stringify([await failed(() => page.createMockServer({ steps: [] })), await failed(() => page.inspector())]));`)]);
+    const [testing, inspect] = JSON.parse(stdout) as [string, string];
+    // The inspector's module made a Buffer as it loaded: "Buffer is not defined" ended the page's script before any call.
+    expect(testing).toMatch(/^tool-runner\/testing needs Node, Bun or Deno: it starts an HTTP server/);
+    expect(inspect).toMatch(/^tool-runner\/inspect needs Node, Bun or Deno/);
   });
 
   it("bundled as Vite does for a page, the testing kit's block builders work: only the server needs Node", async () => {
@@ -138,6 +144,11 @@ describe('the built package', () => {
     ]);
   });
 });
+
+/** A script for `node -e` that runs `body` as on a page: Node's own globals gone (console.log kept as `log`). */
+function onPage(body: string): string {
+  return `const log = console.log.bind(console); for (const name of ['Buffer', 'process', 'global', 'setImmediate', 'clearImmediate', 'require']) delete globalThis[name];\n${body}`;
+}
 
 /** The packages (and node: modules) a built entry loads, through the chunks it shares with the other entries; sorted. */
 function packagesImportedBy(entry: string): string[] {

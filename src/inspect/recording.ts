@@ -164,11 +164,15 @@ export class RecordedFile {
   }
 }
 
-/** UTF-8's byte order mark, which some editors write at a file's start. */
-const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf]);
+/**
+ * UTF-8's byte order mark, which some editors write at a file's start. Plain numbers, not a `Buffer` made as the module
+ * loads: a page bundled by Vite loads this module (its `node:` imports stubbed) and has no `Buffer`, and "Buffer is not
+ * defined" ended its script before `inspector()` could say it needs Node.
+ */
+const BYTE_ORDER_MARK = [0xef, 0xbb, 0xbf];
 
 function hasByteOrderMark(bytes: Buffer): boolean {
-  return bytes.length >= BYTE_ORDER_MARK.length && bytes.subarray(0, BYTE_ORDER_MARK.length).equals(BYTE_ORDER_MARK);
+  return bytes.length >= BYTE_ORDER_MARK.length && BYTE_ORDER_MARK.every((byte, i) => bytes[i] === byte);
 }
 
 /** The record a line holds, if it is one (JSON with `type`, `run` and `time`, and the fields the page reads in their shapes). */
