@@ -90,13 +90,13 @@ describe('the built package', () => {
     }
   });
 
-  it("bundled as Vite does for a page (node: modules stubbed empty, null exports skipped), the testing kit and the inspector say they need Node", async () => {
+  it("bundled as Vite does for a page (node: modules stubbed empty, null exports skipped), the testing kit and the inspector (live or over a recorded file) say they need Node", async () => {
     const { build } = await import('esbuild');
     const dir = mkdtempSync(join(tmpdir(), 'tool-runner-page-'));
     const entry = join(dir, 'page.mjs');
     // The files the `import` condition names, where such a bundler lands after skipping the `null` ones.
     const dist = (subpath: string) => JSON.stringify(join(process.cwd(), 'dist', subpath, 'index.js'));
-    writeFileSync(entry, `import { createMockServer } from ${dist('testing')};\nimport { inspector } from ${dist('inspect')};\nexport { createMockServer, inspector };\n`);
+    writeFileSync(entry, `import { createMockServer } from ${dist('testing')};\nimport { inspector, inspectRecording } from ${dist('inspect')};\nexport { createMockServer, inspector, inspectRecording };\n`);
     const stubbed = { name: 'stub-node', setup: (b: { onResolve: Function; onLoad: Function }) => {
       b.onResolve({ filter: new RegExp(`^(node:)?(${builtinModules.join('|')})$`) }, (args: { path: string }) => ({ path: args.path, namespace: 'stub' }));
       b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({ contents: 'module.exports = {};', loader: 'js' }));
@@ -107,11 +107,13 @@ describe('the built package', () => {
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', onPage(`
       const page = await import(${JSON.stringify(outfile)});
       const failed = async (start) => { try { await start(); return 'started'; } catch (error) { return error.message; } };
-      log(JSON.stringify([await failed(() => page.createMockServer({ steps: [] })), await failed(() => page.inspector())]));`)]);
-    const [testing, inspect] = JSON.parse(stdout) as [string, string];
+      log(JSON.stringify([await failed(() => page.createMockServer({ steps: [] })), await failed(() => page.inspector()), await failed(() => page.inspectRecording('runs.jsonl'))]));`)]);
+    const [testing, inspect, recorded] = JSON.parse(stdout) as [string, string, string];
     // The inspector's module made a Buffer as it loaded: "Buffer is not defined" ended the page's script before any call.
     expect(testing).toMatch(/^tool-runner\/testing needs Node, Bun or Deno: it starts an HTTP server/);
     expect(inspect).toMatch(/^tool-runner\/inspect needs Node, Bun or Deno/);
+    // It was "Buffer is not defined", from the reader of the file it made first.
+    expect(recorded).toMatch(/^tool-runner\/inspect needs Node, Bun or Deno/);
   });
 
   it("bundled as Vite does for a page, the testing kit's block builders work: only the server needs Node", async () => {

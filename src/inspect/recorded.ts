@@ -6,6 +6,7 @@ import { basename } from 'node:path';
 import { RecordedFile } from './recording.js';
 import type { InspectorRecord, OtherRecord } from './records.js';
 import { wrongValue } from '../described.js';
+import { needsNodeServer } from '../needs-node.js';
 import { checkPageOptions } from './options.js';
 import { type PageSettings, serveInspector } from './server.js';
 import { RecordStore } from './store.js';
@@ -42,6 +43,8 @@ export interface RecordingInspector {
  * ```
  */
 export async function inspectRecording(path: string, options: RecordingInspectorOptions = {}): Promise<RecordingInspector> {
+  // Any function of a `node:` module tells: a page's bundle has them stubbed (the file's reader would fail on `Buffer`).
+  needsNodeServer('inspect', basename);
   if (typeof path !== 'string' || path === '') throw new TypeError('inspectRecording: the first argument must be the path of a recorded file');
   checkPageOptions('inspectRecording', options, ['port', 'host', 'pollMs']);
   const { pollMs } = options;
