@@ -69,7 +69,7 @@ function failuresKept(approve: Approver, kept: { error?: unknown }): Approver {
     try {
       return checkDecision(decision, call.name);
     } catch (error) {
-      kept.error ??= error;
+      kept.error ??= new HookError('approve', error);
       throw error;
     }
   };

@@ -1,5 +1,5 @@
 /** Human in the loop: which calls need approval, and the decisions about them. */
-import { wrongValue } from './described.js';
+import { shownValue, wrongValue } from './described.js';
 import type { AnyCall, BetaToolUseBlock, Promisable } from './types.js';
 
 /**
@@ -103,14 +103,16 @@ const DECISION_FIELDS = new Set(['decision', 'input', 'reason']);
 
 /**
  * Checks a decision returned by `options.approve`, so a typo fails clearly instead of running the tool (a misspelt
- * `inputs` would run the model's input, not the edit).
+ * `inputs` would run the model's input, not the edit). Its callers stop the run with a `HookError` (`hook: 'approve'`)
+ * made of it, as for an approver that throws and an `onToolCall` or `needsApproval` that answers what it may not. (Not
+ * made here: `tool-runner/inspect` loads this module without the SDK, which `hooks.ts` imports.)
  */
 export function checkDecision(value: unknown, name: string): ApprovalDecision {
   const decision = (value as { decision?: unknown } | null | undefined)?.decision;
   const unknown = decision === 'allow' || decision === 'deny' ? Object.keys(value as object).find((key) => !DECISION_FIELDS.has(key)) : undefined;
   if ((decision === 'allow' || decision === 'deny') && unknown === undefined) return value as ApprovalDecision;
   throw new TypeError(
-    `options.approve returned ${JSON.stringify(value)} for '${name}'${unknown === undefined ? '' : ` (a decision has no field '${unknown}')`}; return { decision: 'allow' }, { decision: 'allow', input } or { decision: 'deny', reason }`,
+    `options.approve returned ${shownValue(value)} for '${name}'${unknown === undefined ? '' : ` (a decision has no field '${unknown}')`}; return { decision: 'allow' }, { decision: 'allow', input } or { decision: 'deny', reason }`,
   );
 }
 

@@ -116,6 +116,10 @@ export function approvalAsker(approve: Approver, runner: object): (call: ToolCal
       if (signal.aborted) return { decision: 'deny' };
       throw new HookError('approve', error);
     }
-    return checkDecision(decision, call.name);
+    try {
+      return checkDecision(decision, call.name);
+    } catch (error) {
+      throw new HookError('approve', error);
+    }
   };
 }

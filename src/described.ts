@@ -1,3 +1,5 @@
+import { cutText } from './cut.js';
+
 /** `message`, then what was given: a RangeError for a number out of range, a TypeError for anything else. */
 export function wrongValue(value: unknown, message: string): RangeError | TypeError {
   const Kind = typeof value === 'number' ? RangeError : TypeError;
@@ -176,6 +178,35 @@ function readSafely<T>(get: () => T): T | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What JSON cannot carry, as `shownValue` shows it: marked in the JSON, then written bare (`undefined`, `1n`, `[Circular]`). */
+const SHOWN_BARE = /"@@tool-runner\/(undefined|-?\d+n|\[Circular\])@@"/g;
+
+/**
+ * A value your callback returned, as an error message quotes it: JSON, with what JSON leaves out or refuses shown (a field
+ * left undefined, a BigInt, an object met again: a cycle), cut to 200 characters. An approver's decision holding a
+ * document of 5 MB was quoted whole, and one holding a cycle or a BigInt failed with JSON's own words instead.
+ */
+export function shownValue(value: unknown): string {
+  const seen = new WeakSet<object>();
+  let shown: string;
+  try {
+    shown =
+      JSON.stringify(value, (_key, inner: unknown) => {
+        if (inner === undefined) return '@@tool-runner/undefined@@';
+        if (typeof inner === 'bigint') return `@@tool-runner/${inner}n@@`;
+        if (typeof inner === 'object' && inner !== null) {
+          if (seen.has(inner)) return '@@tool-runner/[Circular]@@';
+          seen.add(inner);
+        }
+        return inner;
+      })?.replace(SHOWN_BARE, '$1') ?? safeString(value);
+  } catch {
+    // (A `toJSON` or a getter that throws.)
+    shown = safeString(value);
+  }
+  return shown.length > 200 ? `${cutText(shown, 200)}…` : shown;
 }
 
 /** `value` as JSON for a log line, or as a string when it is none (a BigInt, a cycle). */

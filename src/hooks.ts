@@ -4,7 +4,7 @@ import { brandClass } from './brand.js';
 import { isThenable } from './completion.js';
 import { STOPPED_GRACE_MS, untilAborted, untilLate } from './guards.js';
 import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, MessageCreateParamsBase, Promisable, ToolResultContent } from './types.js';
-import { readableThrown, thrownText } from './described.js';
+import { readableThrown, shownValue, thrownText } from './described.js';
 import { invalidResultKind } from './result-kind.js';
 
 /** A tool call as hooks see it (its input typed by tool, a union by name, when `toolRunner` sees the tools). */
@@ -97,9 +97,6 @@ export function callHook<K extends keyof Hooks>(
 /** The run aborted while a hook ran: not the hook's error. */
 const ABORTED = Symbol('aborted');
 
-/** Stands for `undefined` in the JSON of what `onToolCall` returned. */
-const UNDEFINED = '@@tool-runner/undefined@@';
-
 /** The fields of what `onToolCall` may return. */
 const OVERRIDE_FIELDS: ReadonlySet<string> = new Set(['result', 'isError', 'input']);
 
@@ -132,16 +129,9 @@ export function checkOverride(value: unknown): ToolCallOverride | undefined {
       }
     } else if ('input' in value) return value as ToolCallOverride;
   }
-  let shown: string;
-  try {
-    // A field left undefined is shown (`{ result: undefined }`, a cache's miss): JSON leaves it out, and said `returned {}`.
-    shown = JSON.stringify(value, (_key, inner: unknown) => (inner === undefined ? UNDEFINED : inner))?.replaceAll(`"${UNDEFINED}"`, 'undefined') ?? String(value);
-  } catch {
-    shown = String(value);
-  }
   throw new HookError(
     'onToolCall',
-    new TypeError(`onToolCall returned ${shown}; return nothing, { result } (a string or content blocks, with isError if it is one) or { input }`),
+    new TypeError(`onToolCall returned ${shownValue(value)}; return nothing, { result } (a string or content blocks, with isError if it is one) or { input }`),
   );
 }
 

@@ -234,6 +234,31 @@ describe('approval with options.approve', () => {
     expect(log).toEqual([]);
   });
 
+  it('an approver that answers nonsense stops the run with a HookError, as one that throws; the answer quoted short, a cycle or a BigInt in it too', async () => {
+    const cyclic: Record<string, unknown> = { decision: 'maybe' };
+    cyclic['self'] = cyclic;
+    const answers: Array<[unknown, RegExp]> = [
+      [{ decision: 'yes' }, /^approve threw: TypeError: options\.approve returned \{"decision":"yes"\} for 'delete_account'; return \{ decision: 'allow' \}/],
+      // JSON's own words ("Converting circular structure to JSON", "Do not know how to serialize a BigInt") were the error.
+      [cyclic, /options\.approve returned \{"decision":"maybe","self":\[Circular\]\} for 'delete_account'; return \{ decision: 'allow' \}/],
+      [{ decision: 1n }, /options\.approve returned \{"decision":1n\} for 'delete_account'; return/],
+      // An edited document under a misspelt field: 5 MB in the message.
+      [{ decision: 'allow', inputs: { doc: 'x'.repeat(5_000_000) } }, /options\.approve returned \{"decision":"allow","inputs":\{"doc":"x+… for 'delete_account' \(a decision has no field 'inputs'\)/],
+    ];
+    for (const [answer, message] of answers) {
+      const server = await mockServer([{ content: [toolUse('delete_account', {})] }]);
+      const log: string[] = [];
+      const runner = toolRunner(server.client(), { ...baseParams, tools: tools(log) }, { approve: () => answer as never });
+      const error = await runner.runUntilDone().then(() => undefined, (thrown: unknown) => thrown);
+      expect(error).toBeInstanceOf(HookError);
+      expect((error as HookError).hook).toBe('approve');
+      expect((error as HookError).cause).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(message);
+      expect((error as Error).message.length).toBeLessThan(500);
+      expect(log).toEqual([]);
+    }
+  });
+
   it('an approver that stops waiting by throwing when the run is aborted: the calls are answered as aborted (the asked one never ran), the run rejects with the abort error', async () => {
     const log: string[] = [];
     const server = await mockServer([{ content: [toolUse('balance', {}, 'toolu_balance'), toolUse('delete_account', {}, 'toolu_delete')] }]);
