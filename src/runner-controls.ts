@@ -17,7 +17,7 @@ import { runnerLogger } from './log.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions, checkRequestOptionNames } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
-import { wrongValue } from './described.js';
+import { described, wrongValue } from './described.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { runSnapshot } from './run-snapshot.js';
@@ -222,6 +222,12 @@ export abstract class RunnerControls implements Runner {
     // (What the program changed on an SDK thread first, so that what these params change is told from it.)
     if (typeof params !== 'function') this.takeThreadChanges();
     const next = (typeof params === 'function' ? params(this.params as never) : params) as RunnerParams;
+    // A function that changes the copy it is given and forgets to return it: the run failed with "Cannot read properties
+    // of undefined (reading 'messages')", from deep inside.
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) {
+      const what = typeof params === 'function' ? 'the function must return the new params, (params) => ({ ...params, messages })' : 'the params must be an object, or a function that returns them';
+      throw new TypeError(`setMessagesParams: ${what}, got ${described(next)}`);
+    }
     this.compactions.checkNewParams(next as unknown as Record<string, unknown>, next.messages ?? []);
     checkAgentOptions(next.tools, this.run.client); // An agent tool's options, against the run's client: as at construction, in addTools().
     const before = this.state.apiParams;

@@ -223,6 +223,17 @@ describe('bad input from the user is a clear error at construction, before any r
     await runner;
     expect(wire(server.requests[0]!).messages.filter((message: { role: string }) => message.role === 'system')).toEqual([]);
   });
+
+  it('setMessagesParams given a function that changes the copy and forgets to return it, or no params: a clear error, nothing changed', async () => {
+    const server = await mockServer([{ content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [order()] });
+    // "Cannot read properties of undefined (reading 'messages')", from inside the runner.
+    const forgot = (params: { messages: unknown[] }) => void params.messages.push({ role: 'user', content: 'more' });
+    expect(() => runner.setMessagesParams(forgot as never)).toThrow(new TypeError('setMessagesParams: the function must return the new params, (params) => ({ ...params, messages }), got undefined'));
+    expect(() => runner.setMessagesParams(null as never)).toThrow(new TypeError('setMessagesParams: the params must be an object, or a function that returns them, got null'));
+    await runner;
+    expect(wire(server.requests[0]!).messages).toEqual(baseParams.messages);
+  });
 });
 
 describe("a new user's first mistakes are clear errors", () => {
