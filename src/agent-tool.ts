@@ -26,7 +26,7 @@ import {
   isAgentTool,
   notDurableOptionIn,
 } from './agent-link.js';
-import { described, jsonOr, misspeltField, nearNameOr, thrownLine } from './described.js';
+import { described, jsonOr, misspeltField, nearNameOr, thrownLine, wrongValue } from './described.js';
 import { type ClientLike, canSend } from './client.js';
 import type { RunnerEvent } from './events.js';
 import { givenClientOf, namedAs } from './fallback.js';
@@ -108,7 +108,7 @@ export function agentTool<const S extends AnySchema = typeof AGENT_TASK_SCHEMA, 
   checkToolName('agentTool()', name);
   if (typeof options.description !== 'string') throw new TypeError(`agentTool '${name}': \`description\` must be a string`);
   if (typeof params !== 'function') throw new TypeError(`agentTool '${name}': \`params\` must be a function (input, context) => params`);
-  if (!Number.isInteger(maxDepth) || maxDepth < 1) throw new RangeError(`agentTool '${name}': \`maxDepth\` must be a positive integer, got ${described(maxDepth)}`);
+  if (!Number.isInteger(maxDepth) || maxDepth < 1) throw wrongValue(maxDepth, `agentTool '${name}': \`maxDepth\` must be a positive integer`);
   // Checked now rather than at the first call, where the model would read the mistake as the tool's result.
   if (client !== undefined && !canSend(client)) throw new TypeError(`agentTool '${name}': \`client\` must be an Anthropic client (or Bedrock, Vertex, ...), got ${described(client)}`);
   if ('input_schema' in options) throw new TypeError(`agentTool '${name}': the input's schema is \`inputSchema\` (a zod, Standard Schema or JSON Schema object schema), not \`input_schema\``);

@@ -1,5 +1,5 @@
 /** Human in the loop: which calls need approval, and the decisions about them. */
-import { shownValue, wrongValue } from './described.js';
+import { shownValue, wrongType } from './described.js';
 import type { AnyCall, BetaToolUseBlock, Promisable } from './types.js';
 
 /**
@@ -120,12 +120,12 @@ export function checkDecision(value: unknown, name: string): ApprovalDecision {
 export function callIdArgument(id: unknown, method: 'approve' | 'deny'): string {
   if (typeof id === 'string') return id;
   const hint = typeof (id as { id?: unknown } | null)?.id === 'string' ? `: pass call.id, ${method}(call.id${method === 'deny' ? ', reason' : ''})` : '';
-  throw wrongValue(id, `${method}: the first argument is the id of a waiting call (runner.pendingApprovals[i].id)${hint}`);
+  throw wrongType(id, `${method}: the first argument is the id of a waiting call (runner.pendingApprovals[i].id)${hint}`);
 }
 
 /** `runner.deny(id, reason)`'s decision: the reason is what the model reads, a string (or nothing). */
 export function denyDecision(reason: unknown): ApprovalDecision {
-  if (reason != null && typeof reason !== 'string') throw wrongValue(reason, "deny: the reason is a string, which the model reads (deny(id, 'why')), or nothing");
+  if (reason != null && typeof reason !== 'string') throw wrongType(reason, "deny: the reason is a string, which the model reads (deny(id, 'why')), or nothing");
   return { decision: 'deny', reason: reason ?? undefined };
 }
 
@@ -135,7 +135,7 @@ export function denyDecision(reason: unknown): ApprovalDecision {
  */
 export function approveDecision(options: unknown): ApprovalDecision {
   const what = "approve: the second argument is { input? } (the edited input, validated as the model's), or nothing";
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw wrongValue(options, what);
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw wrongType(options, what);
   const other = Object.keys(options).find((key) => key !== 'input');
   if (other !== undefined) throw new TypeError(`${what}; got an object with '${other}': an edited input goes in { input: ... }`);
   const { input } = options as { input?: unknown };

@@ -2,7 +2,7 @@
  * Client-side compaction: when a reply's token total passes the threshold, the runner asks the
  * model for a summary and goes on from it, keeping the last turns verbatim if asked.
  */
-import { described, unknownOption } from './described.js';
+import { unknownOption, wrongValue } from './described.js';
 import { toolUsesOf } from './history.js';
 import { type FallbackTarget, TOOL_CHOICE_NONE, bodyFor } from './fallback.js';
 import type { LeveledLogger } from './log.js';
@@ -57,10 +57,10 @@ export function checkCompactionControl(control: CompactionControl | undefined): 
   for (const key of Object.keys(control)) if (!COMPACTION_CONTROL_KEYS.includes(key)) throw unknownOption('toolRunner: compactionControl', key, COMPACTION_CONTROL_KEYS);
   const { contextTokenThreshold: threshold, keepTurns } = control;
   if (threshold !== undefined && !(Number.isFinite(threshold) && threshold > 0)) {
-    throw new RangeError(`toolRunner: compactionControl.contextTokenThreshold must be a positive number, got ${described(threshold)}`);
+    throw wrongValue(threshold, 'toolRunner: compactionControl.contextTokenThreshold must be a positive number');
   }
   if (keepTurns !== undefined && !(Number.isInteger(keepTurns) && keepTurns >= 0)) {
-    throw new RangeError(`toolRunner: compactionControl.keepTurns must be a whole number, got ${described(keepTurns)}`);
+    throw wrongValue(keepTurns, 'toolRunner: compactionControl.keepTurns must be a whole number');
   }
 }
 

@@ -1,9 +1,14 @@
 import { cutText } from './cut.js';
 
-/** `message`, then what was given: a RangeError for a number out of range, a TypeError for anything else. */
+/** `message` (a number is wanted), then what was given: a RangeError for a number out of range, a TypeError for anything else. */
 export function wrongValue(value: unknown, message: string): RangeError | TypeError {
   const Kind = typeof value === 'number' ? RangeError : TypeError;
   return new Kind(`${message}, got ${described(value)}`);
+}
+
+/** `message` (something other than a number is wanted: an object, a function, a string), then what was given: a TypeError, a number given too. */
+export function wrongType(value: unknown, message: string): TypeError {
+  return new TypeError(`${message}, got ${described(value)}`);
 }
 
 /** A value as an error message shows it: strings quoted, so that '5' does not read as 5. */

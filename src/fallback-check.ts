@@ -4,7 +4,7 @@
  */
 import { canSend } from './client.js';
 import { namesOutputFormat } from './output.js';
-import { described, misspeltName, oneEditApart, oneSwapApart, wrongValue } from './described.js';
+import { described, misspeltName, oneEditApart, oneSwapApart, wrongType, wrongValue } from './described.js';
 
 /** What an entry may not hold, and why. */
 const NOT_OVERRIDDEN: ReadonlyMap<string, string> = new Map([
@@ -47,11 +47,11 @@ function checkEntry(entry: unknown, where: string, optionKeys: ReadonlySet<strin
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new TypeError(`${where} must be an object: { client?, model?, ...params }, got ${described(entry)}`);
   const { client, model, max_tokens: maxTokens, system } = entry as Record<string, unknown>;
   if (client !== undefined) checkClient(client, where);
-  if (model !== undefined && (typeof model !== 'string' || model === '')) throw wrongValue(model, `${where}.model must be a non-empty string`);
+  if (model !== undefined && (typeof model !== 'string' || model === '')) throw wrongType(model, `${where}.model must be a non-empty string`);
   if (maxTokens !== undefined && !(typeof maxTokens === 'number' && Number.isInteger(maxTokens) && maxTokens >= 1)) {
     throw wrongValue(maxTokens, `${where}.max_tokens must be a whole number of at least 1`);
   }
-  if (system !== undefined && typeof system !== 'string' && !Array.isArray(system)) throw wrongValue(system, `${where}.system must be a string or an array of text blocks`);
+  if (system !== undefined && typeof system !== 'string' && !Array.isArray(system)) throw wrongType(system, `${where}.system must be a string or an array of text blocks`);
   // Beside options.output's format, an entry's own would be replaced in silence (output_config.format), or sent with it: the SDK refuses the pair.
   if (output && namesOutputFormat(entry as Record<string, unknown>)) {
     throw new TypeError(`${where}: options.output and a format of the entry's own (output_config.format or output_format) were both given; keep options.output, which every entry's requests carry as output_config.format`);

@@ -2,7 +2,7 @@
 import { checkAgentOptions } from './agent-link.js';
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
-import { described, misspeltName, nearLongName, oneEditApart, oneSwapApart, sameStem, wrongValue } from './described.js';
+import { described, misspeltName, nearLongName, oneEditApart, oneSwapApart, sameStem, wrongType, wrongValue } from './described.js';
 import { checkTimeoutMs } from './guards.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './truncate.js';
 import type { Hooks } from './hooks.js';
@@ -98,12 +98,12 @@ export function checkOptions(options: ToolRunnerOptions, client?: unknown, tools
   checkRequestOptionValues(options as Record<string, unknown>, 'toolRunner: options');
   const { requestOptions, onEvent } = options;
   if (requestOptions !== undefined) {
-    if (typeof requestOptions !== 'object' || requestOptions === null || Array.isArray(requestOptions)) throw wrongValue(requestOptions, 'toolRunner: options.requestOptions must be an object of the SDK\'s request options');
+    if (typeof requestOptions !== 'object' || requestOptions === null || Array.isArray(requestOptions)) throw wrongType(requestOptions, 'toolRunner: options.requestOptions must be an object of the SDK\'s request options');
     checkRequestOptionNames(requestOptions as Record<string, unknown>, options.middleware ? { middleware: options.middleware } : client, 'toolRunner: options.requestOptions');
   }
   // A listener that is no function would throw at each event (each a warning), and the run would go on unwatched.
   if (onEvent !== undefined && !(typeof onEvent === 'function' || (Array.isArray(onEvent) && onEvent.every((listener) => typeof listener === 'function')))) {
-    throw wrongValue(onEvent, 'toolRunner: options.onEvent must be a function, or an array of functions');
+    throw wrongType(onEvent, 'toolRunner: options.onEvent must be a function, or an array of functions');
   }
   positiveInteger('concurrency', options.concurrency);
   if (options.toolTimeoutMs !== undefined) checkTimeoutMs(options.toolTimeoutMs, 'toolRunner: options.toolTimeoutMs');
@@ -129,14 +129,14 @@ const HOOK_NAMES = new Set(['onRequest', 'onMessage', 'onToolCall', 'onToolResul
 /** `hooks` is an object of known hooks, each a function (a misspelt one would never be called). */
 function checkHooks(hooks: unknown): void {
   if (hooks === undefined) return;
-  if (typeof hooks !== 'object' || hooks === null) throw wrongValue(hooks, `toolRunner: options.hooks must be an object of hooks (${[...HOOK_NAMES].join(', ')})`);
+  if (typeof hooks !== 'object' || hooks === null) throw wrongType(hooks, `toolRunner: options.hooks must be an object of hooks (${[...HOOK_NAMES].join(', ')})`);
   // A class's instance (`new Audit(db)`) has fields of its own beside its methods (a TypeScript `private db`): only its
   // hooks are checked. A plain object's other keys are misspelt hooks, which would never be called.
   const plain = [Object.prototype, null].includes(Object.getPrototypeOf(hooks));
   for (const name of plain ? Object.keys(hooks) : HOOK_NAMES) {
     if (!HOOK_NAMES.has(name)) throw new TypeError(`toolRunner: unknown hook '${name}'; the hooks are ${[...HOOK_NAMES].join(', ')}`);
     const hook = (hooks as Record<string, unknown>)[name];
-    if (hook !== undefined && typeof hook !== 'function') throw wrongValue(hook, `toolRunner: hooks.${name} must be a function`);
+    if (hook !== undefined && typeof hook !== 'function') throw wrongType(hook, `toolRunner: hooks.${name} must be a function`);
   }
 }
 

@@ -1,6 +1,6 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
 import { AnthropicError } from '@anthropic-ai/sdk';
-import { described } from './described.js';
+import { wrongValue } from './described.js';
 import { OPTION_KEYS, misspeltSetting } from './options.js';
 import { type CompactionControl, checkCompactionControl } from './compaction.js';
 import { rejectCompactionParam } from './server-compaction.js';
@@ -61,7 +61,7 @@ export function splitParams(params: RunnerParams): SplitParams {
   checkCompactionControl(settings['compactionControl'] as CompactionControl | undefined);
   const max = settings['max_iterations'] as number | undefined;
   if (max !== undefined && !(Number.isInteger(max) && max >= 0)) {
-    throw new RangeError(`toolRunner: max_iterations must be a positive integer (or 0 for no limit, as in the SDK), got ${described(max)}`);
+    throw wrongValue(max, 'toolRunner: max_iterations must be a positive integer (or 0 for no limit, as in the SDK)');
   }
   return { api, settings: settings as RunnerSettings, messages, tools };
 }

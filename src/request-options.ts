@@ -4,7 +4,7 @@
  * request, as `client.beta.messages.toolRunner(params, options)` does.
  */
 import type { RequestOptions } from './client.js';
-import { wrongValue } from './described.js';
+import { wrongType, wrongValue } from './described.js';
 
 /** Keys of the SDK's request options that the runner sets itself for each request: never the caller's. */
 const SET_BY_THE_RUNNER = ['method', 'path', 'body', 'stream', '__binaryResponse', '__streamClass'] as const;
@@ -43,12 +43,12 @@ export function checkRequestOptionKey(key: string, where: string): void {
  */
 export function checkRequestOptionValues(options: Record<string, unknown>, where: string): void {
   const { signal, timeout, maxRetries, headers, query } = options;
-  if (signal !== undefined && signal !== null && !isAbortSignal(signal)) throw wrongValue(signal, `${where}.signal must be an AbortSignal (from an AbortController)`);
+  if (signal !== undefined && signal !== null && !isAbortSignal(signal)) throw wrongType(signal, `${where}.signal must be an AbortSignal (from an AbortController)`);
   // A timeout of 0 ends every request at once (the SDK takes it): no one means that.
   if (timeout !== undefined && !(typeof timeout === 'number' && Number.isInteger(timeout) && timeout >= 1)) throw wrongValue(timeout, `${where}.timeout must be a whole number of ms, 1 or more`);
   if (maxRetries !== undefined && !(typeof maxRetries === 'number' && Number.isInteger(maxRetries) && maxRetries >= 0)) throw wrongValue(maxRetries, `${where}.maxRetries must be a whole number of 0 or more`);
   for (const [name, value] of [['headers', headers], ['query', query]] as const) {
-    if (value !== undefined && value !== null && typeof value !== 'object') throw wrongValue(value, `${where}.${name} must be an object`);
+    if (value !== undefined && value !== null && typeof value !== 'object') throw wrongType(value, `${where}.${name} must be an object`);
   }
 }
 

@@ -2,6 +2,7 @@
  * The options of run control (SPEC §9.2): a typed final output, a budget, a loop guard, and what a
  * limit does. Their types, and the checks that turn bad values into clear errors at construction.
  */
+import { wrongValue } from './described.js';
 import type { OutputSchema } from './output.js';
 
 /** `options.budget`. */
@@ -95,7 +96,6 @@ function checkLoopGuard(guard: unknown): void {
 function wholeNumber(name: string, value: unknown, least: 0 | 1): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < least) {
-    const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
-    throw new RangeError(`toolRunner: options.${name} must be a whole number of at least ${least}, got ${shown}`);
+    throw wrongValue(value, `toolRunner: options.${name} must be a whole number of at least ${least}`);
   }
 }

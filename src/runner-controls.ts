@@ -17,7 +17,7 @@ import { runnerLogger } from './log.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions, checkRequestOptionNames } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
-import { described, wrongValue } from './described.js';
+import { described, wrongType } from './described.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { runSnapshot } from './run-snapshot.js';
@@ -274,7 +274,7 @@ export abstract class RunnerControls implements Runner {
   setRequestOptions(options: RequestOptions | ((previous: RequestOptions) => RequestOptions)): void {
     const run = this.run;
     const next = typeof options === 'function' ? options(run.requestOptions) : { ...run.requestOptions, ...options };
-    if (typeof next !== 'object' || next === null || Array.isArray(next)) throw wrongValue(next, 'setRequestOptions: the request options must be an object');
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) throw wrongType(next, 'setRequestOptions: the request options must be an object');
     checkRequestOptionNames(next as Record<string, unknown>, run.client, 'setRequestOptions', 'setRequestOptions: options');
     run.requestOptions = next;
     // The calls the reply started while it streamed follow the new signal too, as the calls still to start do.

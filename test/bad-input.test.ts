@@ -204,6 +204,32 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(server.requests).toHaveLength(0);
   });
 
+  it('a value of the wrong kind is a TypeError, a number too; a RangeError only for a number out of range', async () => {
+    const server = await mockServer([{ content: [text('ok')] }]);
+    const client = server.client();
+    const make = (params: object, options?: object) => () => toolRunner(client, { ...baseParams, ...params } as never, options as never);
+    // A number where an object, a function, a string or a signal goes was a RangeError ("out of range"), as a limit's is.
+    expect(make({}, { hooks: 3 })).toThrow(new TypeError('toolRunner: options.hooks must be an object of hooks (onRequest, onMessage, onToolCall, onToolResult, onToolError), got 3'));
+    expect(make({}, { hooks: { onToolCall: 1 } })).toThrow(new TypeError('toolRunner: hooks.onToolCall must be a function, got 1'));
+    expect(make({}, { onEvent: 1 })).toThrow(TypeError);
+    expect(make({}, { requestOptions: 1 })).toThrow(TypeError);
+    expect(make({}, { signal: 1 })).toThrow(new TypeError('toolRunner: options.signal must be an AbortSignal (from an AbortController), got 1'));
+    expect(make({}, { fallback: [{ model: 5 }] })).toThrow(new TypeError('toolRunner: options.fallback[0].model must be a non-empty string, got 5'));
+    // A string where a number goes was a RangeError: a TypeError, as for concurrency.
+    expect(make({}, { budget: { maxTokens: '100' } })).toThrow(new TypeError('toolRunner: options.budget.maxTokens must be a whole number of at least 1, got "100"'));
+    expect(make({ max_iterations: '3' })).toThrow(TypeError);
+    expect(make({ compactionControl: { enabled: true, keepTurns: '2' } })).toThrow(new TypeError('toolRunner: compactionControl.keepTurns must be a whole number, got "2"'));
+    expect(() => agentTool({ name: 'helper', description: 'Helps', params: () => baseParams, maxDepth: '2' } as never)).toThrow(TypeError);
+    // A number out of range stays a RangeError.
+    expect(make({}, { budget: { maxTokens: 0 } })).toThrow(RangeError);
+    expect(make({ max_iterations: -1 })).toThrow(RangeError);
+    const runner = toolRunner(client, { ...baseParams, tools: [order()] });
+    await runner;
+    expect(() => runner.approve(5 as never)).toThrow(new TypeError('approve: the first argument is the id of a waiting call (runner.pendingApprovals[i].id), got 5'));
+    expect(() => runner.deny('toolu_x', 5 as never)).toThrow(TypeError);
+    expect(() => runner.setRequestOptions(() => 5 as never)).toThrow(new TypeError('setRequestOptions: the request options must be an object, got 5'));
+  });
+
   it("max_iterations 0 means no limit, as the README's list of construction errors says: only a negative or not whole one throws", async () => {
     const server = await mockServer([{ content: [toolUse('get_order', { id: 'A' })] }, { content: [toolUse('get_order', { id: 'B' })] }, { content: [text('done')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, max_iterations: 0, tools: [order()] });

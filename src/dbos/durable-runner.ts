@@ -7,7 +7,7 @@ import { DBOS, type WorkflowHandle } from '@dbos-inc/dbos-sdk';
 import { CONCURRENCY_NOT_DURABLE, StepFailed, TOOL_SOURCES_NOT_DURABLE, TOOLSETS_NOT_DURABLE, isAgentTool, notDurableOptionIn } from '../agent-link.js';
 import { type ApprovalDecision, type TimedOutDecision, asReason } from '../approval.js';
 import type { ClientLike } from '../client.js';
-import { unknownOption, wrongValue } from '../described.js';
+import { unknownOption, wrongType, wrongValue } from '../described.js';
 import { namedAs } from '../fallback.js';
 import { checkTimeoutMs } from '../guards.js';
 import { type ToolRunnerOptions, checkOptions, checkedFor } from '../options.js';
@@ -237,7 +237,7 @@ const START_KEYS = ['queueName'];
 
 /** A run's params: an object, without tools of its own (the agent's are the run's: a run's own would be dropped). */
 function checkParams(params: DurableRunParams): void {
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) throw wrongValue(params, 'durableToolRunner: params must be an object');
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) throw wrongType(params, 'durableToolRunner: params must be an object');
   if ((params as { tools?: unknown }).tools !== undefined) {
     throw new TypeError("durableToolRunner: params.tools is not taken: a durable run's tools are the agent's (durableToolRunner({ tools })), the same in every worker");
   }
@@ -245,9 +245,9 @@ function checkParams(params: DurableRunParams): void {
 
 /** What `start()` / `run()` are given beside the id and the params: known options (a slip, `queue`, would start the run outside its queue and its limit). */
 function checkStart(options: DurableStartOptions): DurableStartOptions {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw wrongValue(options, 'durableToolRunner: the start options must be an object ({ queueName })');
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw wrongType(options, 'durableToolRunner: the start options must be an object ({ queueName })');
   for (const key of Object.keys(options)) if (!START_KEYS.includes(key)) throw unknownOption('durableToolRunner: start', key, START_KEYS);
-  if (options.queueName !== undefined && (typeof options.queueName !== 'string' || options.queueName === '')) throw wrongValue(options.queueName, 'durableToolRunner: queueName must be a non-empty string');
+  if (options.queueName !== undefined && (typeof options.queueName !== 'string' || options.queueName === '')) throw wrongType(options.queueName, 'durableToolRunner: queueName must be a non-empty string');
   return options;
 }
 
@@ -274,7 +274,7 @@ function checkConfig(config: DurableToolRunnerConfig, approvalTimeoutSeconds: nu
 
 /** The run's options, checked when the agent is registered (as `toolRunner` checks them when a run starts), not at its first run. */
 function checkRunOptions(options: DurableToolRunnerConfig['options'], client: DurableToolRunnerConfig['client']): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw wrongValue(options, 'durableToolRunner: options must be an object');
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw wrongType(options, 'durableToolRunner: options must be an object');
   const refused = notDurableOptionIn(options);
   if (refused) throw new TypeError(`durableToolRunner: ${refused}`);
   // Taken out of the options before the runner sees them (each call's step holds its own timeout): checked here.

@@ -5,6 +5,7 @@
  * events (`options.onEvent`) and answers `options.approve`; the core knows nothing of it.
  */
 import { randomBytes } from 'node:crypto';
+import { wrongValue } from '../described.js';
 import { needsNodeServer } from '../needs-node.js';
 import { type Approver, EDITABLE_INPUT, askingRunner } from '../approval.js';
 import { type RunnerEvent, type RunnerListener, callersOf } from '../events.js';
@@ -284,7 +285,7 @@ function checkOptions(options: InspectorOptions): InspectorOptions {
   const { record, maxRuns, captureContent } = options;
   if (record !== undefined && (typeof record !== 'string' || record === '')) throw new TypeError('inspector: record must be a file path');
   if (captureContent !== undefined && typeof captureContent !== 'boolean') throw new TypeError(`inspector: captureContent must be true or false, got ${JSON.stringify(captureContent)}`);
-  if (maxRuns !== undefined && (!Number.isInteger(maxRuns) || maxRuns < 1)) throw new RangeError(`inspector: maxRuns must be a positive integer, got ${String(maxRuns)}`);
+  if (maxRuns !== undefined && (!Number.isInteger(maxRuns) || maxRuns < 1)) throw wrongValue(maxRuns, 'inspector: maxRuns must be a positive integer');
   return options;
 }
 

@@ -5,7 +5,7 @@
  * imports `@opentelemetry/api`.
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
-import { described, errorName, thrownMessage, unknownOption, wrongValue } from '../described.js';
+import { described, errorName, thrownMessage, unknownOption, wrongType, wrongValue } from '../described.js';
 import { hiddenMessage } from '../output-error-text.js';
 import { type RunnerEvent, type RunnerListener, callersOf } from '../events.js';
 import type { RunScope } from '../scope.js';
@@ -56,8 +56,8 @@ function checkOptions(options: OpenTelemetryOptions): void {
     const provider = typeof (tracer as { getTracer?: unknown } | null)?.getTracer === 'function';
     throw new TypeError(`openTelemetry: tracer must be a Tracer (with startSpan), got ${provider ? "a TracerProvider: pass provider.getTracer('my-agent')" : described(tracer)}`);
   }
-  if (captureContent !== undefined && typeof captureContent !== 'boolean') throw wrongValue(captureContent, 'openTelemetry: captureContent must be true or false');
-  if (agentName !== undefined && (typeof agentName !== 'string' || agentName === '')) throw wrongValue(agentName, 'openTelemetry: agentName must be a non-empty string');
+  if (captureContent !== undefined && typeof captureContent !== 'boolean') throw wrongType(captureContent, 'openTelemetry: captureContent must be true or false');
+  if (agentName !== undefined && (typeof agentName !== 'string' || agentName === '')) throw wrongType(agentName, 'openTelemetry: agentName must be a non-empty string');
   if (maxContentBytes !== undefined && !(typeof maxContentBytes === 'number' && maxContentBytes >= 0)) {
     throw wrongValue(maxContentBytes, 'openTelemetry: maxContentBytes must be a number of bytes (0 or more)');
   }
