@@ -9,8 +9,7 @@ import { ToolsetContractError } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTo
 import type { AnyTool, RunnableTool } from './surface.js';
 import { isRunnableTool, toolDefinition } from './tool.js';
 import { definitionFamily, isRunnableToolset, toolsetFamily } from './toolsets.js';
-import { checkNeedsApproval, isToolSource } from './tool-set.js';
-import { checkTimeoutMs } from './guards.js';
+import { checkToolEntry, isToolSource } from './tool-set.js';
 import { checkAgentOptions } from './agent-link.js';
 import type { ToolChangesJSON } from './snapshot.js';
 import type { BetaMessageParam, BetaToolUnion } from './types.js';
@@ -61,13 +60,10 @@ export class ToolChanges {
       const family = definitionFamily(tool);
       if (families.has(family)) throw new ToolsetContractError(`addTools() can't replace the '${family}' toolset: ${USE_A_NEW_RUNNER}`);
     }
-    for (const tool of tools) {
-      if (!isRunnableTool(tool)) continue;
-      // As the runner's own tools are checked: a rule read as "no approval" would let the call run unasked.
-      checkNeedsApproval(tool.needsApproval, `addTools(): tool '${tool.name}': needsApproval`);
-      const { timeoutMs } = tool as { timeoutMs?: unknown };
-      if (timeoutMs !== undefined) checkTimeoutMs(timeoutMs, `addTools(): tool '${tool.name}': timeoutMs`);
-    }
+    // As the runner's own tools are checked: a rule read as "no approval" would let the call run unasked; a zod schema as
+    // the `input_schema`, a `run` that is no function, or no schema (tool() forgotten) were taken, and the model's next
+    // request refused (or the tool never ran, its calls "not found").
+    for (const tool of tools) checkToolEntry(tool, (tool as { name?: string }).name, 'addTools()');
     // A mistake in an agent tool's options is an error here, not the model's answer at the agent's first call.
     checkAgentOptions(tools, client);
     for (const tool of tools) {

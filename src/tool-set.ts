@@ -135,29 +135,37 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
       }
       names.add(name);
     }
-    const schema = (entry as { input_schema?: unknown }).input_schema;
-    if (isSchemaObject(schema)) {
-      const vendor = String((schema as { '~standard': { vendor?: unknown } })['~standard']?.vendor ?? 'Standard Schema');
-      throw new TypeError(`toolRunner: tool '${name}': input_schema takes JSON Schema, not a schema object (${vendor}): make the tool with tool({ name, inputSchema, run }), which converts it`);
-    }
-    if ('run' in entry && typeof (entry as { run?: unknown }).run !== 'function') {
-      throw new TypeError(`toolRunner: tool '${name}' has a \`run\` that is not a function`);
-    }
-    if (isRunnableTool(entry)) {
-      // A plain object with `run` (tool() forgotten): the API would refuse it for want of a schema. A
-      // built-in client tool (`type: 'memory_20250818'`, `'bash_20250124'`, ...: the SDK's betaMemoryTool) has none.
-      const { type } = entry as { type?: unknown };
-      const builtIn = typeof type === 'string' && CLIENT_TOOL_TYPE.test(type);
-      if (!builtIn && (typeof schema !== 'object' || schema === null)) {
-        throw new TypeError(`toolRunner: tool '${name}' has no input_schema: make it with tool({ name, inputSchema, run })${'inputSchema' in entry ? ', which turns inputSchema into it' : ''}`);
-      }
-      const { timeoutMs } = entry as { timeoutMs?: unknown };
-      if (timeoutMs !== undefined) checkTimeoutMs(timeoutMs, `toolRunner: tool '${name}': timeoutMs`);
-      checkNeedsApproval(entry.needsApproval, `toolRunner: tool '${name}': needsApproval`);
-      runnable.set(entry.name, entry);
-    }
+    checkToolEntry(entry, name, 'toolRunner');
+    if (isRunnableTool(entry)) runnable.set(entry.name, entry);
   }
   return { runnable, definitions: tools.map(toolDefinition) };
+}
+
+/**
+ * What of a tool (an entry of `tools`, or one `addTools()` is given: `where`) the API would refuse, or the runner would
+ * misread, as a clear error: a schema object as its `input_schema`, a `run` that is no function, a runnable tool without a
+ * schema (tool() forgotten), a timeout or an approval rule of the wrong kind.
+ */
+export function checkToolEntry(entry: object, name: string | undefined, where: string): void {
+  const schema = (entry as { input_schema?: unknown }).input_schema;
+  if (isSchemaObject(schema)) {
+    const vendor = String((schema as { '~standard': { vendor?: unknown } })['~standard']?.vendor ?? 'Standard Schema');
+    throw new TypeError(`${where}: tool '${name}': input_schema takes JSON Schema, not a schema object (${vendor}): make the tool with tool({ name, inputSchema, run }), which converts it`);
+  }
+  if ('run' in entry && typeof (entry as { run?: unknown }).run !== 'function') {
+    throw new TypeError(`${where}: tool '${name}' has a \`run\` that is not a function`);
+  }
+  if (!isRunnableTool(entry)) return;
+  // A plain object with `run` (tool() forgotten): the API would refuse it for want of a schema. A
+  // built-in client tool (`type: 'memory_20250818'`, `'bash_20250124'`, ...: the SDK's betaMemoryTool) has none.
+  const { type } = entry as { type?: unknown };
+  const builtIn = typeof type === 'string' && CLIENT_TOOL_TYPE.test(type);
+  if (!builtIn && (typeof schema !== 'object' || schema === null)) {
+    throw new TypeError(`${where}: tool '${name}' has no input_schema: make it with tool({ name, inputSchema, run })${'inputSchema' in entry ? ', which turns inputSchema into it' : ''}`);
+  }
+  const { timeoutMs } = entry as { timeoutMs?: unknown };
+  if (timeoutMs !== undefined) checkTimeoutMs(timeoutMs, `${where}: tool '${name}': timeoutMs`);
+  checkNeedsApproval(entry.needsApproval, `${where}: tool '${name}': needsApproval`);
 }
 
 function toolName(entry: AnyTool): string | undefined {

@@ -246,6 +246,13 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(() => runner.addTools([order()] as never)).toThrow(new TypeError('addTools() takes each tool as an argument of its own: addTools(a, b), not addTools([a, b])'));
     expect(() => runner.removeTools(['get_order'] as never)).toThrow(/removeTools\(\) takes each tool as an argument of its own/);
     expect(() => runner.removeTools(undefined as never)).toThrow(new TypeError('removeTools() takes tools or tool names, got undefined'));
+    // What the runner's tools param refuses, addTools() refuses too (it took them: the next request was refused, or the
+    // added tool never ran, its calls "not found").
+    expect(() => runner.addTools({ name: 'raw', input_schema: z.object({ id: z.string() }), run: () => '' } as never)).toThrow(
+      new TypeError("addTools(): tool 'raw': input_schema takes JSON Schema, not a schema object (zod): make the tool with tool({ name, inputSchema, run }), which converts it"),
+    );
+    expect(() => runner.addTools({ name: 'plain', run: () => '' } as never)).toThrow(new TypeError("addTools(): tool 'plain' has no input_schema: make it with tool({ name, inputSchema, run })"));
+    expect(() => runner.addTools({ name: 'x', input_schema: { type: 'object' }, run: 'not a function' } as never)).toThrow(new TypeError("addTools(): tool 'x' has a `run` that is not a function"));
     await runner;
     expect(wire(server.requests[0]!).messages.filter((message: { role: string }) => message.role === 'system')).toEqual([]);
   });
