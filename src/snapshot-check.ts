@@ -15,6 +15,10 @@ const STOPS: Record<StoppedBy, true> = { model: true, max_iterations: true, appr
 /** Throws a TypeError naming the first field of `snapshot` that `runner.toJSON()` would not have written. */
 export function checkSnapshot(snapshot: object, path = 'snapshot'): asserts snapshot is RunnerSnapshot {
   const json = snapshot as Json;
+  // No version at all: no snapshot (the run's params given in its place, say), not one of another version.
+  if (json['version'] === undefined) {
+    throw new TypeError(`resumeToolRunner: ${path} has no version, so it is not a runner's snapshot: pass what runner.toJSON() gave (or its JSON read back)${'messages' in json ? ', not the params' : ''}`);
+  }
   if (json['version'] !== SNAPSHOT_VERSION) {
     throw new TypeError(`resumeToolRunner: ${path} version ${JSON.stringify(json['version'])} is not supported (this version of tool-runner reads version ${SNAPSHOT_VERSION})`);
   }

@@ -291,6 +291,11 @@ describe("a new user's first mistakes are clear errors", () => {
     const snapshot = runner.toJSON();
     expect(() => resumeToolRunner(client, JSON.stringify(snapshot) as never)).toThrow('resumeToolRunner: the snapshot is a string: JSON.parse it first');
     expect(() => resumeToolRunner(client, runner as never)).toThrow(/pass the runner's snapshot, runner.toJSON\(\), not the runner/);
+    // The params (or any object but a snapshot): it said "snapshot version undefined is not supported", as if of another release.
+    expect(() => resumeToolRunner(client, runner.params as never)).toThrow(
+      new TypeError("resumeToolRunner: snapshot has no version, so it is not a runner's snapshot: pass what runner.toJSON() gave (or its JSON read back), not the params"),
+    );
+    expect(() => resumeToolRunner(client, {} as never)).toThrow(/^resumeToolRunner: snapshot has no version, so it is not a runner's snapshot: pass what runner\.toJSON\(\) gave \(or its JSON read back\)$/);
     // A run over an SDK thread resumed on the thread: it failed at the first request ("create is not a function").
     expect(() => resumeToolRunner(client.beta.messages.thread(baseParams) as never, snapshot)).toThrow(/the first argument is an SDK message thread; resume on a client, resumeToolRunner\(client, snapshot, \{ tools \}\)/);
     expect(() => resumeToolRunner(client, snapshot, { tools: [], budget: { maxToolCalls: 1 } } as never)).toThrow(/unknown key 'budget' in the third argument.*\{ options: \{ budget, \.\.\. \} \}/);
