@@ -3,6 +3,7 @@ import { APIConnectionError, AnthropicError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
 import type { ValidationIssue } from './schema.js';
 import { thrownText, thrownMessage } from './described.js';
+import { cutText } from './cut.js';
 
 /** Errors thrown before anything was sent (an SDK thread that refuses a turn), marked where they are thrown. */
 const NOT_SENT_ERRORS = new WeakSet<object>();
@@ -45,6 +46,9 @@ function isConnectionLost(error: unknown): error is APIConnectionError {
 
 const READ_ERRORS = new WeakSet<object>();
 
+/** How much of the failure a `ReplyError`'s message quotes. */
+const MAX_DETAIL = 500;
+
 /** Marks `error` as a reply that could not be read (a body of another shape than a message). */
 export function unreadable(error: Error): Error {
   READ_ERRORS.add(error);
@@ -76,7 +80,10 @@ export class ReplyError extends AnthropicError {
     if (!read || NOT_SENT_ERRORS.has(error as object)) return error;
     // (The connection lost: undici's words, as before the SDK's `APIConnectionError` wrapped them.)
     const cause = lost ? (error.cause as { message?: unknown } | undefined)?.message : undefined;
-    const detail = typeof cause === 'string' ? cause : thrownMessage(error);
+    const said = typeof cause === 'string' ? cause : thrownMessage(error);
+    // Cut short: the SDK's error for a tool input that is no JSON quotes the input whole (300 kB of it put what to do,
+    // below, out of every log line's reach). The `cause` keeps it whole.
+    const detail = said.length > MAX_DETAIL ? `${cutText(said, MAX_DETAIL)}… (${said.length - MAX_DETAIL} more characters: see the cause)` : said;
     const what = !streamed
       ? "The API's reply could not be read"
       : `The reply stream broke ${complete ? 'after the message was complete, before the stream ended' : 'before the message was complete'}`;

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ReplyError, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, mockServer, sleep, weatherTool, wire } from './helpers.js';
+import { sseServer } from './fixtures/sse-server.js';
 
 describe('API errors', () => {
   it('an error that escapes leaves the state as it was: iterating again retries the same request', async () => {
@@ -187,6 +188,34 @@ describe('API errors', () => {
     expect(ReplyError.from(lost, true, false)).toBe(lost);
     const timedOut = new APIConnectionTimeoutError();
     expect(ReplyError.from(timedOut, true, true)).toBe(timedOut);
+  });
+});
+
+describe('a streamed tool input that is no JSON', () => {
+  it("is a ReplyError whose message quotes the SDK's error cut short (it quotes the whole input) and still says what to do; the cause keeps it whole", async () => {
+    const input = `{"query": "${'x'.repeat(300_000)}"}}`;
+    const { client, close } = await sseServer([
+      [
+        { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 0 } } },
+        { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: input } },
+        { type: 'content_block_stop', index: 0 },
+        { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 20 } },
+        { type: 'message_stop' },
+      ],
+    ]);
+    try {
+      const lookup = tool({ name: 'lookup', inputSchema: { type: 'object', properties: { query: { type: 'string' } } }, run: () => 'found' });
+      const error = await toolRunner(client, { ...baseParams, stream: true, tools: [lookup] }).runUntilDone().then(() => undefined, (thrown: unknown) => thrown);
+      expect(error).toBeInstanceOf(ReplyError);
+      const { message, cause } = error as ReplyError & { cause: Error };
+      // 300 kB of the model's input in the message put its last words, what to do, out of any log line's reach.
+      expect(message.length).toBeLessThan(1_000);
+      expect(message).toMatch(/^The reply stream broke before the message was complete \(Unable to parse tool parameter JSON from model\. .*x… \(\d+ more characters: see the cause\)\)\. Nothing of it was added to the history; iterate again to send the request again\.$/);
+      expect(cause.message).toContain(input);
+    } finally {
+      await close();
+    }
   });
 });
 
