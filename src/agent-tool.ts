@@ -209,8 +209,9 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
         ? resumeToolRunner(client, streaming && !resume.params.stream ? { ...resume, params: { ...resume.params, stream: true } } : resume, { tools: resumedTools(resume, params.tools ?? []), options })
         : new ToolRunner(client, streaming && !params.stream ? { ...params, stream: true } : params, options);
     } catch (error) {
-      // Params the runner refuses: the call fails.
-      if (!resume) throw error;
+      // Params the runner refuses: the call fails, naming the agent (the runner's error alone, "toolRunner: params.messages
+      // must be an array", read as the parent's params, and the model was not told that the agent never ran).
+      if (!resume) throw new ToolError(`Error: the agent '${agent.name}' was not run: the params its params function gave are refused: ${thrownLine(error)}`, { cause: error });
       throw new ToolError(`Error: the agent '${agent.name}' could not go on from where it stopped: ${thrownLine(error)}${addedToolsHint(resume, error)}`, { cause: error });
     }
     depths.set(sub, depth);

@@ -172,6 +172,20 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  it("params the runner refuses (its params function's mistake): an is_error result naming the agent, which was not run; logged at warn with the runner's error", async () => {
+    const helper = agentTool({ name: 'helper', description: 'Helps', params: ({ task }) => ({ model, max_tokens: 100, messages: task }) as never });
+    const server = await mockServer([{ content: [toolUse('helper', { task: 'x' }, 'toolu_h')] }, { content: [text('sorry')] }]);
+    const { lines, logger } = captureLogger();
+    const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), { ...baseParams, tools: [helper] });
+    await runner;
+    // It read "TypeError: toolRunner: params.messages must be an array of messages", as if of the parent's params.
+    expect(wire(server.requests.at(-1)!).messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_h', is_error: true, content: "Error: the agent 'helper' was not run: the params its params function gave are refused: TypeError: toolRunner: params.messages must be an array of messages" },
+    ]);
+    expect(lines).toContainEqual({ level: 'warn', message: expect.stringMatching(/^Tool 'helper' \(toolu_h\) failed: TypeError: toolRunner: params\.messages must be an array of messages\n\s+at /) });
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('a sub-agent a limit of its own stops while it still asks for tools: an is_error result naming the limit, with its last text', async () => {
     const search = tool({ name: 'search', inputSchema: z.object({ query: z.string() }), run: ({ query }) => `results for ${query}` });
     const limited = (name: string, options: Parameters<typeof agentTool>[0]['options'], max_iterations?: number) =>
