@@ -233,6 +233,8 @@ export function formatIssues(toolName: string, issues: ValidationIssue[]): strin
 
 /** The issues one per line, `- path: message` after `indent` (the first 20, each cut to 200 characters; then how many more). */
 export function listedIssues(issues: readonly ValidationIssue[], indent = ''): string {
+  // A Standard Schema validator may fail with no issue (`{ issues: [] }`): the model read an empty list, nothing to fix.
+  if (issues.length === 0) return `${indent}- (root): not valid (the schema's validator named no problem)`;
   const lines = issues.slice(0, MAX_ISSUES).map((issue) => `${indent}- ${shortened(issue.path)}: ${shortened(issue.message)}`);
   if (issues.length > MAX_ISSUES) lines.push(`${indent}- … and ${issues.length - MAX_ISSUES} more`);
   return lines.join('\n');

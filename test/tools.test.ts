@@ -109,6 +109,17 @@ describe('tool() schemas are all validated at run time', () => {
   });
 });
 
+describe('a Standard Schema validator that fails without naming a problem ({ issues: [] })', () => {
+  it('is answered with a line saying so, not an empty list', async () => {
+    const silent = { '~standard': { ...standardPositive['~standard'], validate: () => ({ issues: [] }) } };
+    const ran: unknown[] = [];
+    const result = await resultFor([tool({ name: 'count', inputSchema: silent, run: (input) => (ran.push(input), 'ran') })], 'count', { n: 3 });
+    // The model read "Invalid input for tool 'count':", an empty line, and the hint: nothing to fix.
+    expect(result).toMatchObject({ is_error: true, content: "Invalid input for tool 'count':\n- (root): not valid (the schema's validator named no problem)\nFix the input and call the tool again." });
+    expect(ran).toEqual([]);
+  });
+});
+
 describe('a zod union no option of which matches', () => {
   it("is answered with the issues of each option under the union's path (zod says only \"Invalid input\"), from tool() and from betaZodTool", async () => {
     const inputSchema = z.object({ target: z.union([z.object({ path: z.string() }), z.object({ url: z.url() })]), v: z.union([z.string(), z.number()]) });
