@@ -13,8 +13,9 @@ afterEach(async () => {
 });
 
 /** A real MCP server over streamable HTTP with sessions in a child process (test/fixtures/mcp-http-server.ts), on `port` (0: any), taking `token`. */
-async function httpServer(port = 0, token = 'secret'): Promise<{ port: number; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/mcp-http-server.ts', String(port), token], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function httpServer(port = 0, token = 'secret', kind?: 'records'): Promise<{ port: number; stop(): Promise<void> }> {
+  const args = ['--import', 'tsx', 'test/fixtures/mcp-http-server.ts', String(port), token, ...(kind ? [kind] : [])];
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -91,6 +92,25 @@ describe('MCP over streamable HTTP with sessions (a real MCP server in a child p
     await runner;
     const [result] = wire(model.requests[1]!).messages[2].content;
     expect(result).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', is_error: true, content: 'Error: Streamable HTTP error: Error POSTing to endpoint: HTTP 401, with no body' });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
+  it("a JSON-RPC error whose code looks like an HTTP status (a server's 404 for a record it lacks, a 503 of no message) is the server's answer: neither a session lost nor an HTTP answer of no body", async () => {
+    const server = await httpServer(0, 'secret', 'records');
+    const client = await httpClient(server.port);
+    const toolset = await mcpToolset(client);
+    const model = await mockServer([
+      { content: [toolUse('record', {}, 'toolu_1'), toolUse('flaky', {}, 'toolu_2')] },
+      { content: [toolUse('add', {}, 'toolu_3')] },
+      { content: [text('done')] },
+    ]);
+    const runner = toolRunner(model.client(), { ...baseParams, tools: [toolset] });
+    await runner;
+    const [record, flaky] = wire(model.requests[1]!).messages[2].content;
+    // The session is whole: the model is not told that no call of the server's tools can run, nor of an HTTP status.
+    expect(record).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', is_error: true, content: 'McpError: MCP error 404: No record 7' });
+    expect(flaky).toEqual({ type: 'tool_result', tool_use_id: 'toolu_2', is_error: true, content: 'McpError: MCP error 503: ' });
+    expect(wire(model.requests[2]!).messages[4].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_3', content: [{ type: 'text', text: 'added' }] });
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 /** A call of a server the MCP client can no longer reach as it is: which server, and that calling again will not help. */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { mcpErrorText } from './http-error.js';
+import { httpStatusOf, mcpErrorText } from './http-error.js';
 
 /**
  * Why `error`, a call's failure, means no call of the server's tools can run until the program connects it again, or
@@ -18,8 +18,8 @@ export function goneError(client: Client, tool: string, error: unknown): Error |
   return undefined;
 }
 
-/** A 404 answer to a request of a session (the transport's `StreamableHTTPError`, read by its fields: importing it would load the HTTP client). */
+/** A 404 answer to a request of a session (the transport's, not a JSON-RPC error of code 404: `httpStatusOf`). */
 function sessionGone(client: Client, error: unknown): boolean {
   const sessionId = (client.transport as { sessionId?: unknown } | undefined)?.sessionId;
-  return typeof sessionId === 'string' && error instanceof Error && (error as { code?: unknown }).code === 404;
+  return typeof sessionId === 'string' && httpStatusOf(error) === 404;
 }

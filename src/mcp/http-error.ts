@@ -9,8 +9,8 @@ import { thrownMessage } from '../described.js';
  */
 export function mcpErrorText(error: unknown): string {
   const text = thrownMessage(error);
-  const status = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  if (typeof status !== 'number' || status < 400 || status > 599 || !/:\s*$/.test(text)) return text;
+  const status = httpStatusOf(error);
+  if (status === undefined || !/:\s*$/.test(text)) return text;
   return `${text.replace(/:\s*$/, '')}: HTTP ${status}, with no body`;
 }
 
@@ -18,4 +18,16 @@ export function mcpErrorText(error: unknown): string {
 export function withHttpStatus(error: unknown): unknown {
   const text = mcpErrorText(error);
   return text === thrownMessage(error) ? error : new Error(text, { cause: error });
+}
+
+/**
+ * The status of an HTTP error answer, when `error` is the streamable HTTP transport's (its `StreamableHTTPError`, read
+ * by its fields and words: importing it would load the HTTP client). An `McpError` has a `code` too, the JSON-RPC
+ * error's, which a server sets as it likes (404 for a record it lacks, 503 with no message): read as a status, a whole
+ * session was said lost, or an answer of no body.
+ */
+export function httpStatusOf(error: unknown): number | undefined {
+  if (!(error instanceof Error) || !error.message.startsWith('Streamable HTTP error: ')) return undefined;
+  const status = (error as { code?: unknown }).code;
+  return typeof status === 'number' && status >= 400 && status <= 599 ? status : undefined;
 }
