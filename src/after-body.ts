@@ -3,7 +3,7 @@
  * takes in what was changed late (while the reply came) or appended to an SDK thread, and answers the reply's calls;
  * a reply that ends the run goes through its output check. The loop itself, which calls `finishTurn`, is runner.ts.
  */
-import { keptReply, sameKeptMessage, toolUsesOf } from './history.js';
+import { extendsHistory, keptReply, sameKeptMessage, toolUsesOf } from './history.js';
 import { appendedTo } from './late-change.js';
 import { RunnerControls } from './runner-controls.js';
 import { runSignal } from './run-context.js';
@@ -74,8 +74,11 @@ export abstract class RunnerAfterBody extends RunnerControls {
     const compaction = this.state.settings.compactionControl;
     // A history the loop body set that still holds the reply goes on from it (results the body built, a question pushed
     // after an answer: a chat), so the reply's tokens tell the context's, as for a turn the runner appended. (It was
-    // never checked: the history grew past the threshold turn after turn until the API refused it as too long.)
-    const held = compaction?.enabled && turn.tookControl ? heldReply(this.state.messages, turn.reply ?? this.state.lastMessage) : undefined;
+    // never checked: the history grew past the threshold turn after turn until the API refused it as too long.) Not one
+    // that no longer begins with the history the reply answered (the body cut it to a window of its own): the reply's
+    // tokens counted what the body took out, and a summary of the few messages left replaced them.
+    const goesOn = compaction?.enabled && turn.tookControl && extendsHistory(this.state.messages, turn.historyBefore ?? []);
+    const held = goesOn ? heldReply(this.state.messages, turn.reply ?? this.state.lastMessage) : undefined;
     // The reply is owed its compaction check once its calls are answered (now, or when a stop for approval or a failure is over).
     if (!turn.tookControl && compaction?.enabled && toolUsesOf(this.state.messages.at(-1)).length > 0) this.compactions.owe();
     else if (held) this.compactions.owe(held);

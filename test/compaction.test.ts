@@ -602,6 +602,24 @@ describe('client-side compaction of a turn whose history the loop body set', () 
     expect(historyProblems(runner.params.messages)).toEqual([]);
     server.assertComplete();
   });
+  it('a history the body cut itself (a window of the last messages, the reply and a question) is not summarised: the reply\'s tokens counted the history it replaced', async () => {
+    const server = await mockServer([
+      { content: [text('Row 1 is looked up.')], usage: big },
+      { content: [text('Row 2 is row 1 plus one.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    const window = [{ role: 'user' as const, content: 'We looked up row 1 before.' }];
+    const question = { role: 'user' as const, content: 'And row 2?' };
+    let asked = false;
+    for await (const message of runner) {
+      // The program keeps its own window: the 30,000 tokens the reply counted are no longer in the history.
+      if (!asked) runner.setMessagesParams((params) => ({ ...params, messages: [...window, message, question] }));
+      asked = true;
+    }
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, false]);
+    expect(wire(server.requests[1]!).messages).toEqual([window[0], expect.objectContaining({ role: 'assistant' }), question]);
+    server.assertComplete();
+  });
 });
 
 describe('client-side compaction after a message appended late (after the loop body, the reply still streaming)', () => {
