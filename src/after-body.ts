@@ -3,7 +3,8 @@
  * takes in what was changed late (while the reply came) or appended to an SDK thread, and answers the reply's calls;
  * a reply that ends the run goes through its output check. The loop itself, which calls `finishTurn`, is runner.ts.
  */
-import { extendsHistory, keptReply, sameKeptMessage, toolUsesOf } from './history.js';
+import { bodyHeldReply } from './compaction.js';
+import { keptReply, toolUsesOf } from './history.js';
 import { appendedTo } from './late-change.js';
 import { RunnerControls } from './runner-controls.js';
 import { runSignal } from './run-context.js';
@@ -72,13 +73,8 @@ export abstract class RunnerAfterBody extends RunnerControls {
       if (turn.inFlight) this.state.keepRanResults(await resultsGivenInBody(turn, this.state.messages));
     }
     const compaction = this.state.settings.compactionControl;
-    // A history the loop body set that still holds the reply goes on from it (results the body built, a question pushed
-    // after an answer: a chat), so the reply's tokens tell the context's, as for a turn the runner appended. (It was
-    // never checked: the history grew past the threshold turn after turn until the API refused it as too long.) Not one
-    // that no longer begins with the history the reply answered (the body cut it to a window of its own): the reply's
-    // tokens counted what the body took out, and a summary of the few messages left replaced them.
-    const goesOn = compaction?.enabled && turn.tookControl && extendsHistory(this.state.messages, turn.historyBefore ?? []);
-    const held = goesOn ? heldReply(this.state.messages, turn.reply ?? this.state.lastMessage) : undefined;
+    // A history the loop body set that goes on from the one the reply answered, and holds the reply (compaction.ts).
+    const held = compaction?.enabled && turn.tookControl ? bodyHeldReply(this.state.messages, turn.historyBefore ?? [], turn.reply ?? this.state.lastMessage) : undefined;
     // The reply is owed its compaction check once its calls are answered (now, or when a stop for approval or a failure is over).
     if (!turn.tookControl && compaction?.enabled && toolUsesOf(this.state.messages.at(-1)).length > 0) this.compactions.owe();
     else if (held) this.compactions.owe(held);
@@ -152,9 +148,3 @@ export abstract class RunnerAfterBody extends RunnerControls {
   }
 }
 
-/** The message of `messages` that is `reply` as the history keeps it (the loop body placed it there), if any. */
-function heldReply(messages: readonly BetaMessageParam[], reply: BetaMessage | undefined): BetaMessageParam | undefined {
-  if (!reply) return undefined;
-  const held = { role: reply.role, content: reply.content } as BetaMessageParam;
-  return messages.findLast((message) => message.role === 'assistant' && (message.content === reply.content || sameKeptMessage(message, held)));
-}

@@ -3,10 +3,10 @@
  * model for a summary and goes on from it, keeping the last turns verbatim if asked.
  */
 import { unknownOption, wrongValue } from './described.js';
-import { toolUsesOf } from './history.js';
+import { extendsHistory, sameKeptMessage, toolUsesOf } from './history.js';
 import { type FallbackTarget, TOOL_CHOICE_NONE, bodyFor } from './fallback.js';
 import type { LeveledLogger } from './log.js';
-import type { BetaMessageParam, BetaUsage } from './types.js';
+import type { BetaMessage, BetaMessageParam, BetaUsage } from './types.js';
 
 /** `compactionControl` in the params (the SDK's name and defaults, plus `keepTurns`). */
 export interface CompactionControl {
@@ -282,4 +282,18 @@ export function summaryBodyFor(target: FallbackTarget, body: Record<string, unkn
   const sent = withoutAnswerShaping(bodyFor(target, body));
   if (body['tool_choice'] !== undefined) sent['tool_choice'] = body['tool_choice'];
   return sent;
+}
+
+/**
+ * The reply as a history the loop body set holds it, when that history is owed the reply's compaction check (after the
+ * body, and in a snapshot taken in it): it goes on from `before`, the history the reply answered, and holds the reply
+ * (results the body built, a question pushed after an answer: a chat), so the reply's tokens tell the context's, as for
+ * a turn the runner appended. (Never checked, the history grew past the threshold turn after turn until the API refused
+ * it as too long.) Not one the body cut to a window of its own: the reply's tokens counted what the body took out, and a
+ * summary of the few messages left replaced them.
+ */
+export function bodyHeldReply(messages: readonly BetaMessageParam[], before: readonly BetaMessageParam[], reply: BetaMessage | undefined): BetaMessageParam | undefined {
+  if (!reply || !extendsHistory(messages, before)) return undefined;
+  const held = { role: reply.role, content: reply.content } as BetaMessageParam;
+  return messages.findLast((message) => message.role === 'assistant' && (message.content === reply.content || sameKeptMessage(message, held)));
 }

@@ -1,6 +1,7 @@
 /** A run's snapshot (`runner.toJSON()`): what `resumeToolRunner` needs to go on from where the run is, wherever it is taken. */
 import { holdBodyReply, holdCompactionReply } from './body-snapshot.js';
 import type { CallAnswers } from './call-answers.js';
+import { bodyHeldReply } from './compaction.js';
 import type { Compactions } from './compactions.js';
 import { inContainerOfItsOwn } from './fallback.js';
 import { asMessageParams, toolUsesOf } from './history.js';
@@ -57,7 +58,9 @@ export function runSnapshot({ run, state, turn, answers, control, compactions, r
   const held = state.answering && !snapshot.late ? holdInSnapshot(snapshot.params.messages, history, state.answering) : undefined;
   if (held) snapshot.late = { at: held.at, count: held.count };
   // Taken before a reply's calls are answered (or with the body's answer): the resumed run checks the reply for compaction once they are.
-  const compaction = compactions.toJSON(replyAdded || toolUsesOf(snapshot.params.messages.at(-1)).length > 0, after !== undefined);
+  // So too one taken after the body set a history that goes on with the reply (a question pushed after it), as the run checks it.
+  const bodyHeld = turn?.inBody === true && turn.tookControl && !turn.compaction && bodyHeldReply(history, turn.historyBefore ?? [], turn.reply ?? uncounted) !== undefined;
+  const compaction = compactions.toJSON(replyAdded || bodyHeld || toolUsesOf(snapshot.params.messages.at(-1)).length > 0, after !== undefined);
   if (compaction) snapshot.compaction = structuredClone(compaction);
   return snapshot;
 }

@@ -602,6 +602,28 @@ describe('client-side compaction of a turn whose history the loop body set', () 
     expect(historyProblems(runner.params.messages)).toEqual([]);
     server.assertComplete();
   });
+  it('a snapshot taken in the body after it pushed the reply and a question (a chat) is owed the check: the resumed run asks for the summary the run would have', async () => {
+    const server = await mockServer([
+      { content: [text('Row 1 is looked up.')], usage: big },
+      (request) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>Looked up row 1.</summary>')] }),
+      { content: [text('Row 2 is row 1 plus one.')] },
+    ]);
+    const params = { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
+    const runner = toolRunner(server.client(), params);
+    const question = { role: 'user' as const, content: 'And row 2?' };
+    let snapshot: RunnerSnapshot | undefined;
+    for await (const message of runner) {
+      runner.pushMessages(message, question);
+      // Saved before the next request (a chat that goes on in another process).
+      snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+      break;
+    }
+    await resumeToolRunner(server.client(), snapshot!, { tools: [lookup] });
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, true, false]);
+    expect(wire(server.requests[2]!).messages).toEqual([expect.objectContaining({ role: 'user' }), question]);
+    server.assertComplete();
+  });
+
   it('a history the body cut itself (a window of the last messages, the reply and a question) is not summarised: the reply\'s tokens counted the history it replaced', async () => {
     const server = await mockServer([
       { content: [text('Row 1 is looked up.')], usage: big },
