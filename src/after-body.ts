@@ -73,8 +73,11 @@ export abstract class RunnerAfterBody extends RunnerControls {
       if (turn.inFlight) this.state.keepRanResults(await resultsGivenInBody(turn, this.state.messages));
     }
     const compaction = this.state.settings.compactionControl;
-    // A history the loop body set that goes on from the one the reply answered, and holds the reply (compaction.ts).
-    const held = compaction?.enabled && turn.tookControl ? bodyHeldReply(this.state.messages, turn.historyBefore ?? [], turn.reply ?? this.state.lastMessage) : undefined;
+    // A history the loop body set that goes on from the one the reply answered, and holds the reply (compaction.ts). The
+    // reply once counted: a stream's `finalMessage()` has it while an `onMessage` hook still runs (the body pushed it then,
+    // and the check was skipped); and never the run's reply before it, which a reply that failed leaves as the last.
+    const counted = compaction?.enabled && turn.tookControl ? (turn.reply ?? (await turn.message.catch(() => undefined))) : undefined;
+    const held = counted && bodyHeldReply(this.state.messages, turn.historyBefore ?? [], counted);
     // The reply is owed its compaction check once its calls are answered (now, or when a stop for approval or a failure is over).
     if (!turn.tookControl && compaction?.enabled && toolUsesOf(this.state.messages.at(-1)).length > 0) this.compactions.owe();
     else if (held) this.compactions.owe(held);

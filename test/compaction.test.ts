@@ -602,6 +602,28 @@ describe('client-side compaction of a turn whose history the loop body set', () 
     expect(historyProblems(runner.params.messages)).toEqual([]);
     server.assertComplete();
   });
+  it("a streamed reply the body pushed with a question while an onMessage hook still ran (finalMessage() has it first) is checked too", async () => {
+    const server = await mockServer([
+      { content: [text('Row 1 is looked up.')], usage: big },
+      (request) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>Looked up row 1.</summary>')] }),
+      { content: [text('Row 2 is row 1 plus one.')] },
+    ]);
+    // A hook that logs the reply somewhere slow: the run counts the reply once it is done.
+    const onMessage = () => new Promise<void>((resolve) => setTimeout(resolve, 50));
+    const params = { ...baseParams, stream: true as const, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
+    const runner = toolRunner(server.client(), params, { hooks: { onMessage } });
+    const question = { role: 'user' as const, content: 'And row 2?' };
+    let asked = false;
+    for await (const stream of runner) {
+      const message = await stream.finalMessage();
+      if (!asked) runner.pushMessages(message, question);
+      asked = true;
+    }
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, true, false]);
+    expect(wire(server.requests[2]!).messages).toEqual([expect.objectContaining({ role: 'user' }), question]);
+    server.assertComplete();
+  });
+
   it('a snapshot taken in the body after it pushed the reply and a question (a chat) is owed the check: the resumed run asks for the summary the run would have', async () => {
     const server = await mockServer([
       { content: [text('Row 1 is looked up.')], usage: big },
