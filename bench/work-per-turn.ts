@@ -57,6 +57,10 @@ try {
   await new Promise((resolve) => timeout(resolve, 150));
   counting = false;
   hook.disable();
+  // Put back: what they make is allocated by their callers.
+  JSON.stringify = stringify;
+  globalThis.setTimeout = timeout;
+  ServerResponse.prototype.write = write;
   console.log(`${name}, per turn of ${turns}: ${Object.entries(counts).map(([key, value]) => `${key} ${(value / turns).toFixed(2)}`).join(', ')}`);
 
   // Allocated: three runs.
