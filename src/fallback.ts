@@ -48,15 +48,29 @@ export function isFailedAfterFirstEvent(error: unknown): boolean {
 /**
  * Whether the reply of fallback entry `index` (none: the primary's) is in a container of the entry's own: of its client
  * (another key, region or platform), or the one it names. The run's own requests never name it; one of an entry that
- * sends with the run's client (`runClient`: given none, or given that very client), in the container the server chose,
- * is the run's. A durable run's entries all hold step clients: the client the entry was given is the one they name.
+ * sends with the run's client (`runClient`: given none, given that very client, or a copy of it), in the container the
+ * server chose, is the run's. A durable run's entries all hold step clients: the client the entry was given is the one they name.
  */
 export function inContainerOfItsOwn(entries: readonly FallbackEntry[] | undefined, index: number | undefined, runClient: ClientLike): boolean {
   const entry = index === undefined ? undefined : entries?.[index];
   if (entry === undefined) return false;
   if (entry.container !== undefined) return true;
   const given = givenClientOf(entry.client);
-  return given !== undefined && given !== runClient && given !== givenClientOf(runClient);
+  return given !== undefined && given !== runClient && !sameAccount(given, givenClientOf(runClient) ?? runClient);
+}
+
+/**
+ * Whether two clients send as one account: the same object, or one of a class sending with the same key (or token) to the
+ * same base URL, as `client.withOptions({ maxRetries })` does (an entry's retries or timeout are its client's, which it
+ * may not set). Such an entry reaches the run's container, and its files: sent none, the fallback's code ran without them.
+ * Another key may be of the same account too, but nothing tells: its entry starts a container of its own.
+ */
+function sameAccount(a: ClientLike, b: ClientLike): boolean {
+  if (a === b) return true;
+  type Account = { constructor?: unknown; baseURL?: unknown; apiKey?: unknown; authToken?: unknown };
+  const [one, other] = [a as Account, b as Account];
+  const keyed = (typeof one.apiKey === 'string' && one.apiKey !== '') || (typeof one.authToken === 'string' && one.authToken !== '');
+  return keyed && one.constructor === other.constructor && typeof one.baseURL === 'string' && one.baseURL === other.baseURL && one.apiKey === other.apiKey && one.authToken === other.authToken;
 }
 
 /** Whether a failed request goes on to the next entry: an overload, a server or a connection error; never an abort, nor a stream past its first event. */

@@ -373,6 +373,28 @@ describe("a fallback's container", () => {
     }
   });
 
+  // A copy of the run's client (`client.withOptions({ … })`, for retries or a timeout of the entry's own, which an entry
+  // may not set) sends with the same key to the same place: the same account, whose container it can use. It was sent
+  // none, so the fallback's code ran without the files of the run's, and its reply's container was not the run's.
+  it("an entry whose client is a copy of the run's (the same key and base URL): its reply's container is the run's, and it is sent the run's", async () => {
+    const server = await mockServer([
+      { error: { status: 529 } },
+      { content: [toolUse('get_weather', { location: 'Paris' })], container: { id: 'container_shared' } as never },
+      { error: { status: 529 } },
+      { content: [text('done')] },
+    ]);
+    const client = server.client({ maxRetries: 0 });
+    const runner = toolRunner(client, { ...baseParams, tools: [weatherTool()] }, { fallback: [{ client: client.withOptions({ maxRetries: 1 }), model: 'claude-other' }] });
+    await runner;
+    expect(server.requests.map((request) => wire(request).body.model)).toEqual([baseParams.model, 'claude-other', baseParams.model, 'claude-other']);
+    expect(server.requests.map((request) => wire(request).body.container)).toEqual([undefined, undefined, 'container_shared', 'container_shared']);
+    // Another key to the same place is another account, for all the runner can tell.
+    const other = await mockServer([{ content: [toolUse('get_weather', { location: 'Paris' })], container: { id: 'container_run' } as never }, { error: { status: 529 } }, { content: [text('done')] }]);
+    const run = other.client({ maxRetries: 0 });
+    await toolRunner(run, { ...baseParams, tools: [weatherTool()] }, { fallback: [{ client: run.withOptions({ apiKey: 'another-key' }) }] });
+    expect(other.requests.map((request) => wire(request).body.container)).toEqual([undefined, 'container_run', undefined]);
+  });
+
   it("an entry sending with the run's client, naming no container: the container the server chose is the run's", async () => {
     const server = await mockServer([{ error: { status: 529 } }, { content: [toolUse('get_weather', { location: 'Paris' })], container: { id: 'container_shared' } as never }, { content: [text('done')] }]);
     const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [weatherTool()] }, { fallback: [{ model: 'claude-other' }] });
