@@ -106,8 +106,11 @@ export class RunBudget {
   }
 }
 
-/** The type of a server tool's definition (`web_search_20250305`, ...): the API runs its calls within the turn, never the runner. */
-const SERVER_TOOL_TYPE = /^(?:web_search|web_fetch|code_execution|advisor|tool_search_tool_(?:regex|bm25))_\d{8}$/;
+/**
+ * The type of a server tool's definition (`web_search_20250305`, ...): the API runs its calls within the turn, never the
+ * runner. A tool search's goes without its date too (`tool_search_tool_regex`), as the SDK types it.
+ */
+const SERVER_TOOL_TYPE = /^(?:(?:web_search|web_fetch|code_execution|advisor)_\d{8}|tool_search_tool_(?:regex|bm25)(?:_\d{8})?)$/;
 
 /**
  * What a `budget.maxCallsPerTool` object limits nothing with: a key that names none of the run's tools (likely misspelt;

@@ -154,6 +154,16 @@ describe('budget.maxToolCalls and maxCallsPerTool', () => {
     expect(runner.usage.server_tool_use.web_search_requests).toBe(2);
   });
 
+  // The tool search tools' types go without a date too (`tool_search_tool_regex`, as the SDK types them): not taken for a
+  // server tool's, its cap was taken in silence.
+  it('a maxCallsPerTool name of a tool search of an undated type (tool_search_tool_regex) is warned about as a server tool', () => {
+    const { lines, logger } = captureLogger();
+    const client = { logLevel: 'warn', beta: { messages: { create: () => Promise.reject(new Error('not sent')), stream: () => Promise.reject(new Error('not sent')) } } };
+    const search = { type: 'tool_search_tool_regex' as const, name: 'tool_search_tool_regex' as const };
+    toolRunner(client as never, { ...baseParams, tools: [weatherTool(), search] }, { logger, budget: { maxCallsPerTool: { tool_search_tool_regex: 2 } } });
+    expect(lines.map((line) => line.message)).toEqual([expect.stringMatching(/^budget\.maxCallsPerTool names a server tool: 'tool_search_tool_regex'; /)]);
+  });
+
   it('a streamed run starting tools eagerly: a call past the limit never starts', async () => {
     const server = await mockServer([{ content: [weather('Paris'), weather('Rome')] }, { content: [text('done')] }]);
     const calls: string[] = [];
