@@ -121,14 +121,19 @@ export function perToolWarnings(perTool: unknown, definitions: readonly unknown[
   if (typeof perTool !== 'object' || perTool === null) return [];
   const names = new Set<string>();
   const server = new Set<string>();
+  // A definition without a name (an MCP connector's toolset) has tools no name here tells: any key may be one of them.
+  let unnamed = false;
   for (const definition of definitions ?? []) {
     const { name, type } = definition as { name?: unknown; type?: unknown };
-    if (typeof name !== 'string') return [];
+    if (typeof name !== 'string') {
+      unnamed = true;
+      continue;
+    }
     names.add(name);
     if (typeof type === 'string' && SERVER_TOOL_TYPE.test(type)) server.add(name);
   }
   const keys = Object.keys(perTool);
-  const unknown = keys.filter((key) => !names.has(key));
+  const unknown = unnamed ? [] : keys.filter((key) => !names.has(key));
   const served = keys.filter((key) => server.has(key));
   const quoted = (list: Iterable<string>) => [...list].map((name) => `'${name}'`).join(', ');
   const warnings: string[] = [];

@@ -164,6 +164,18 @@ describe('budget.maxToolCalls and maxCallsPerTool', () => {
     expect(lines.map((line) => line.message)).toEqual([expect.stringMatching(/^budget\.maxCallsPerTool names a server tool: 'tool_search_tool_regex'; /)]);
   });
 
+  // An MCP connector's toolset has no name: the check gave up on every key, and `{ web_search: 3 }` was taken in silence.
+  it('a maxCallsPerTool name of a server tool is warned about beside an MCP connector toolset (whose tools no name tells)', () => {
+    const { lines, logger } = captureLogger();
+    const client = { logLevel: 'warn', beta: { messages: { create: () => Promise.reject(new Error('not sent')), stream: () => Promise.reject(new Error('not sent')) } } };
+    const connector = { type: 'mcp_toolset' as const, mcp_server_name: 'docs' };
+    const web = { type: 'web_search_20250305' as const, name: 'web_search' as const };
+    const params = { ...baseParams, tools: [weatherTool(), web, connector], mcp_servers: [{ type: 'url', name: 'docs', url: 'https://mcp.example/sse' }] };
+    toolRunner(client as never, params as never, { logger, budget: { maxCallsPerTool: { web_search: 3, search_docs: 2 } } });
+    // (`search_docs` may be a tool of the MCP server's: no name of the run's tells it is not.)
+    expect(lines.map((line) => line.message)).toEqual([expect.stringMatching(/^budget\.maxCallsPerTool names a server tool: 'web_search'; /)]);
+  });
+
   it('a streamed run starting tools eagerly: a call past the limit never starts', async () => {
     const server = await mockServer([{ content: [weather('Paris'), weather('Rome')] }, { content: [text('done')] }]);
     const calls: string[] = [];
