@@ -8,7 +8,7 @@ import { SchemaThrew, type ValidationResult, formatIssues, thrownIssues } from '
 import type { RunnableTool } from './surface.js';
 import { isToolError } from './tool-error.js';
 import type { ToolResultContent } from './types.js';
-import { thrownMessage } from './described.js';
+import { shownValue, thrownMessage } from './described.js';
 
 /** `message`: what the model reads (a `ToolError` the parser threw says it itself). */
 export type Validated = { ok: true; value: unknown } | { ok: false; message: ToolResultContent };
@@ -43,7 +43,9 @@ export function validateInput(tool: RunnableTool, input: unknown): Validated | P
 
 function validated(tool: RunnableTool, result: ValidationResult<unknown>): Validated {
   if (typeof result !== 'object' || result === null || typeof result.ok !== 'boolean') {
-    throw new ValidatorError(tool.name, new TypeError(`validateInput returned ${JSON.stringify(result) ?? String(result)} instead of { ok, value } or { ok, issues }`));
+    // Quoted short, a BigInt or a cycle shown (a zod `safeParse` result, `{ success, data }`, held the whole input, or failed
+    // with JSON's own "Do not know how to serialize a BigInt", a bare TypeError instead of this ValidatorError).
+    throw new ValidatorError(tool.name, new TypeError(`validateInput returned ${shownValue(result)} instead of { ok, value } or { ok, issues }`));
   }
   return result.ok ? result : { ok: false, message: formatIssues(tool.name, result.issues) };
 }

@@ -532,6 +532,19 @@ describe('a validator that fails on its own account is a runner error, never bla
     expect((await run([confused])).error).toMatchObject({ name: 'ValidatorError', message: expect.stringMatching(/validateInput returned undefined instead of/) });
   });
 
+  it("a validator that answers with zod's safeParse result ({ success, data }): a ValidatorError quoting it short, a BigInt in it too", async () => {
+    const base = tool({ name: 'add', inputSchema: z.object({ a: z.number() }), run: () => 'never' });
+    // JSON's own "Do not know how to serialize a BigInt" was the run's error, a bare TypeError naming no tool.
+    const bigint = { ...base, validateInput: () => ({ success: true, data: { a: 1n } }) as never };
+    expect((await run([bigint])).error).toMatchObject({ name: 'ValidatorError', tool: 'add', message: `The input validator of tool 'add' failed: TypeError: validateInput returned {"success":true,"data":{"a":1n}} instead of { ok, value } or { ok, issues }` });
+    // The whole input in the message (a document of 100 kB to write, say).
+    const whole = { ...base, validateInput: () => ({ success: true, data: { a: 1, text: 'x'.repeat(100_000) } }) as never };
+    const { error } = await run([whole]);
+    expect(error).toBeInstanceOf(ValidatorError);
+    expect(error.message).toMatch(/^The input validator of tool 'add' failed: TypeError: validateInput returned \{"success":true,"data":\{"a":1,"text":"x+… instead of \{ ok, value \} or \{ ok, issues \}$/);
+    expect(error.message.length).toBeLessThan(400);
+  });
+
   it("a parse (the SDK's helpers) that throws EvalError is the parser's failure; one that throws for the input is the model's", async () => {
     const parsing = (parse: (input: unknown) => unknown) => ({ name: 'add', input_schema: { type: 'object' as const }, parse, run: () => 'ran' });
     const { error } = await run([
