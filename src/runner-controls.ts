@@ -7,6 +7,7 @@ import type { BetaToolRunnerParams } from '@anthropic-ai/sdk/lib/tools/BetaToolR
 import { AGENT_LINK, type AgentLink, checkAgentOptions } from './agent-link.js';
 import { type PendingApproval, approveDecision, callIdArgument, denyDecision } from './approval.js';
 import { CallAnswers } from './call-answers.js';
+import { isThenable } from './completion.js';
 import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
@@ -223,10 +224,12 @@ export abstract class RunnerControls implements Runner {
     if (typeof params !== 'function') this.takeThreadChanges();
     const next = (typeof params === 'function' ? params(this.params as never) : params) as RunnerParams;
     // A function that changes the copy it is given and forgets to return it: the run failed with "Cannot read properties
-    // of undefined (reading 'messages')", from deep inside.
-    if (typeof next !== 'object' || next === null || Array.isArray(next)) {
+    // of undefined (reading 'messages')", from deep inside. An async one's promise read as params without messages.
+    const promised = isThenable(next);
+    if (typeof next !== 'object' || next === null || Array.isArray(next) || promised) {
+      if (promised) void Promise.resolve(next).catch(() => {}); // (Dropped: its rejection would be unhandled.)
       const what = typeof params === 'function' ? 'the function must return the new params, (params) => ({ ...params, messages })' : 'the params must be an object, or a function that returns them';
-      throw new TypeError(`setMessagesParams: ${what}, got ${described(next)}`);
+      throw new TypeError(`setMessagesParams: ${what}, got ${promised ? 'a promise: await what they need first, then set them' : described(next)}`);
     }
     this.compactions.checkNewParams(next as unknown as Record<string, unknown>, next.messages ?? []);
     checkAgentOptions(next.tools, this.run.client); // An agent tool's options, against the run's client: as at construction, in addTools().

@@ -264,6 +264,11 @@ describe('bad input from the user is a clear error at construction, before any r
     const forgot = (params: { messages: unknown[] }) => void params.messages.push({ role: 'user', content: 'more' });
     expect(() => runner.setMessagesParams(forgot as never)).toThrow(new TypeError('setMessagesParams: the function must return the new params, (params) => ({ ...params, messages }), got undefined'));
     expect(() => runner.setMessagesParams(null as never)).toThrow(new TypeError('setMessagesParams: the params must be an object, or a function that returns them, got null'));
+    // An async function: its promise was taken as params, and refused as "toolRunner: params.messages must be an array of messages".
+    const later = async (params: { messages: unknown[] }) => ({ ...params, messages: [...params.messages, { role: 'user', content: 'more' }] });
+    expect(() => runner.setMessagesParams(later as never)).toThrow(
+      new TypeError('setMessagesParams: the function must return the new params, (params) => ({ ...params, messages }), got a promise: await what they need first, then set them'),
+    );
     await runner;
     expect(wire(server.requests[0]!).messages).toEqual(baseParams.messages);
   });
