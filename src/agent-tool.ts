@@ -181,6 +181,10 @@ async function runAgent(agent: Agent, input: unknown, called: ToolContext | unde
   const client = agent.client ? (steps ? namedAs(steps.client(agent.client), agent.client) : agent.client) : link?.client;
   if (!client) throw new Error(`agentTool '${agent.name}': no client (give one, or run the tool in a tool runner)`);
   const given = await agent.params(input, context);
+  // Nothing (a block body that forgot its `return`): the model read "Cannot read properties of undefined (reading 'tools')".
+  if (typeof given !== 'object' || given === null) {
+    throw new ToolError(`Error: the agent '${agent.name}' was not run: its params function returned ${described(given)}; it returns the sub-agent's params, ({ task }) => ({ model, max_tokens, messages })`);
+  }
   // The call was aborted (or timed out) while its params were made: the sub-agent does not start.
   if (context.signal?.aborted) throw new APIUserAbortError();
   const params = steps ? durableParams(agent, given, steps) : given;

@@ -186,6 +186,21 @@ describe('agentTool: a sub-agent is one tool call', () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it('a params function that returns nothing (a block body without its return): an is_error result naming the agent and the slip, streamed or not', async () => {
+    for (const stream of [false, true]) {
+      const helper = agentTool({ name: 'helper', description: 'Helps', params: (({ task }: { task: string }) => void [task]) as never });
+      const server = await mockServer([{ content: [toolUse('helper', { task: 'x' }, 'toolu_h')] }, { content: [text('sorry')] }]);
+      // Streamed to a listener, the sub-agent's params are read for their `stream` first.
+      const runner = toolRunner(server.client(), { ...baseParams, stream, tools: [helper] }, { onEvent: () => {} });
+      await runner.runUntilDone();
+      // It read "TypeError: Cannot read properties of undefined (reading 'tools')" (or 'stream').
+      expect(wire(server.requests.at(-1)!).messages.at(-1).content).toEqual([
+        { type: 'tool_result', tool_use_id: 'toolu_h', is_error: true, content: "Error: the agent 'helper' was not run: its params function returned undefined; it returns the sub-agent's params, ({ task }) => ({ model, max_tokens, messages })" },
+      ]);
+      expect(server.requests).toHaveLength(2);
+    }
+  });
+
   it('a sub-agent a limit of its own stops while it still asks for tools: an is_error result naming the limit, with its last text', async () => {
     const search = tool({ name: 'search', inputSchema: z.object({ query: z.string() }), run: ({ query }) => `results for ${query}` });
     const limited = (name: string, options: Parameters<typeof agentTool>[0]['options'], max_iterations?: number) =>
