@@ -1,6 +1,6 @@
 /** The runner's params: the Messages create params plus runner-only keys, checked and split apart. */
 import { AnthropicError } from '@anthropic-ai/sdk';
-import { wrongValue } from './described.js';
+import { wrongType, wrongValue } from './described.js';
 import { OPTION_KEYS, misspeltSetting } from './options.js';
 import { type CompactionControl, checkCompactionControl } from './compaction.js';
 import { rejectCompactionParam } from './server-compaction.js';
@@ -16,9 +16,14 @@ export interface SplitParams {
   tools: ToolEntry[] | undefined;
 }
 
+/** `params` is an object: checked first (null failed with "Cannot read properties of null (reading 'tools')", from the options' check). */
+export function checkParamsObject(params: unknown): void {
+  if (typeof params !== 'object' || params === null) throw wrongType(params, 'toolRunner: params must be an object');
+}
+
 /** Checks the params and splits them into what is sent and what configures the runner. */
 export function splitParams(params: RunnerParams): SplitParams {
-  if (typeof params !== 'object' || params === null) throw new TypeError('toolRunner: params must be an object');
+  checkParamsObject(params);
   const { messages, tools, ...rest } = params;
   rejectCompactionParam(rest);
   if (!Array.isArray(messages)) throw new TypeError('toolRunner: params.messages must be an array of messages');

@@ -15,6 +15,7 @@ import { helperTags } from './helper-header.js';
 import { toolUsesOf } from './history.js';
 import { holdBeforeCalls, lateWentOnPast } from './late-change.js';
 import { runnerLogger } from './log.js';
+import { checkParamsObject } from './params.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions, checkRequestOptionNames } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
@@ -53,6 +54,7 @@ export abstract class RunnerControls implements Runner {
   /** `supplied`: on resume, the runnable tools by name, for the tools `addTools` added. */
   constructor(client: ClientLike, params: RunnerParams, options: ToolRunnerOptions, snapshot: RunnerSnapshot | undefined, supplied?: (name: string) => RunnableTool) {
     checkClient(client);
+    checkParamsObject(params);
     const { maxToolResultChars } = checkOptions(options, client, params.tools);
     const state = new RunState(params, snapshot);
     // Calls an earlier run over the same SDK thread decided not to run are answered so here too.

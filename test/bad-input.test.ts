@@ -286,6 +286,9 @@ describe("a new user's first mistakes are clear errors", () => {
     expect(make({ tools: [shapedForAnotherApi] })).toThrow(/tool 'lookup' has no input_schema/);
     expect(make({ tools: [Promise.resolve(order())] })).toThrow(/an entry of tools is a promise: await it first/);
     expect(() => toolRunner(baseParams as never, client as never)).toThrow(/the first argument is the request params; pass your client first/);
+    // null failed with "Cannot read properties of null (reading 'tools')".
+    expect(() => toolRunner(client, null as never)).toThrow(new TypeError('toolRunner: params must be an object, got null'));
+    expect(() => toolRunner(client, 'hi' as never)).toThrow(new TypeError('toolRunner: params must be an object, got "hi"'));
     // The messages API given for the client: it had failed only at the first await, saying the client had no messages API.
     for (const api of [client.beta.messages, client.messages]) {
       expect(() => toolRunner(api as never, baseParams)).toThrow('toolRunner: the first argument is a messages API (client.beta.messages or client.messages), not the client: pass the client itself, toolRunner(client, params)');
