@@ -190,21 +190,24 @@ const SHOWN_BARE = /"@@tool-runner\/(undefined|-?\d+n|\[Circular\])@@"/g;
 
 /**
  * A value your callback returned, as an error message quotes it: JSON, with what JSON leaves out or refuses shown (a field
- * left undefined, a BigInt, an object met again: a cycle), cut to 200 characters. An approver's decision holding a
+ * left undefined, a BigInt, an object inside itself: a cycle), cut to 200 characters. An approver's decision holding a
  * document of 5 MB was quoted whole, and one holding a cycle or a BigInt failed with JSON's own words instead.
  */
 export function shownValue(value: unknown): string {
-  const seen = new WeakSet<object>();
+  // The objects from the top down to the one whose field is being written (JSON's `this`): a cycle is an object among
+  // them. An object merely met twice (`{ input: edit, original: edit }`) is written twice, as JSON carries it: it read as
+  // `[Circular]`, a cycle there was not.
+  const ancestors: unknown[] = [];
   let shown: string;
   try {
     shown =
-      JSON.stringify(value, (_key, inner: unknown) => {
+      JSON.stringify(value, function (this: unknown, _key, inner: unknown) {
+        const at = ancestors.lastIndexOf(this);
+        if (at === -1) ancestors.push(this);
+        else ancestors.length = at + 1;
         if (inner === undefined) return '@@tool-runner/undefined@@';
         if (typeof inner === 'bigint') return `@@tool-runner/${inner}n@@`;
-        if (typeof inner === 'object' && inner !== null) {
-          if (seen.has(inner)) return '@@tool-runner/[Circular]@@';
-          seen.add(inner);
-        }
+        if (typeof inner === 'object' && inner !== null && ancestors.includes(inner)) return '@@tool-runner/[Circular]@@';
         return inner;
       })?.replace(SHOWN_BARE, '$1') ?? safeString(value);
   } catch {

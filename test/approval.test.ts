@@ -237,11 +237,15 @@ describe('approval with options.approve', () => {
   it('an approver that answers nonsense stops the run with a HookError, as one that throws; the answer quoted short, a cycle or a BigInt in it too', async () => {
     const cyclic: Record<string, unknown> = { decision: 'maybe' };
     cyclic['self'] = cyclic;
+    const shared = { path: '/tmp/a' };
     const answers: Array<[unknown, RegExp]> = [
       [{ decision: 'yes' }, /^approve threw: TypeError: options\.approve returned \{"decision":"yes"\} for 'delete_account'; return \{ decision: 'allow' \}/],
       // JSON's own words ("Converting circular structure to JSON", "Do not know how to serialize a BigInt") were the error.
       [cyclic, /options\.approve returned \{"decision":"maybe","self":\[Circular\]\} for 'delete_account'; return \{ decision: 'allow' \}/],
       [{ decision: 1n }, /options\.approve returned \{"decision":1n\} for 'delete_account'; return/],
+      // An object met twice, no cycle: it read `"original":[Circular]`.
+      [{ decision: 'yes', input: shared, original: shared }, /options\.approve returned \{"decision":"yes","input":\{"path":"\/tmp\/a"\},"original":\{"path":"\/tmp\/a"\}\} for 'delete_account'; return/],
+      [{ decision: 'maybe', list: [shared, [shared, cyclic]] }, /options\.approve returned \{"decision":"maybe","list":\[\{"path":"\/tmp\/a"\},\[\{"path":"\/tmp\/a"\},\{"decision":"maybe","self":\[Circular\]\}\]\]\} for 'delete_account'; return/],
       // An edited document under a misspelt field: 5 MB in the message.
       [{ decision: 'allow', inputs: { doc: 'x'.repeat(5_000_000) } }, /options\.approve returned \{"decision":"allow","inputs":\{"doc":"x+… for 'delete_account' \(a decision has no field 'inputs'\)/],
     ];
