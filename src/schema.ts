@@ -8,7 +8,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { compileJsonSchema } from './json-schema.js';
 import { brandClass } from './brand.js';
 import { cutText } from './cut.js';
-import { thrownText, thrownMessage } from './described.js';
+import { shownValue, thrownText, thrownMessage } from './described.js';
 import {
   type CompiledSchema,
   type JsonObjectSchema,
@@ -150,6 +150,11 @@ function fromZodResult<T>(result: Awaited<ReturnType<ZodSafeParse>>): Validation
 
 function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): ValidationResult<T> {
   if (!result.issues) return { ok: true, value: result.value as T };
+  // Issues that are no list of { message, path? }: the validator's own failure (a ValidatorError), not the input's. Their
+  // list for the model failed with "Cannot read properties of undefined (reading 'length')", a bare TypeError.
+  if (!Array.isArray(result.issues) || !result.issues.every(isIssue)) {
+    throw new TypeError(`the schema's validate answered issues that are no list of { message, path? }: ${shownValue(result.issues)}`);
+  }
   return { ok: false, issues: issuesOf(result.issues) };
 }
 

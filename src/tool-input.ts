@@ -42,7 +42,8 @@ export function validateInput(tool: RunnableTool, input: unknown): Validated | P
 }
 
 function validated(tool: RunnableTool, result: ValidationResult<unknown>): Validated {
-  if (typeof result !== 'object' || result === null || typeof result.ok !== 'boolean') {
+  // (`{ ok: false }` without its issues failed with "Cannot read properties of undefined (reading 'length')", a bare TypeError.)
+  if (typeof result !== 'object' || result === null || typeof result.ok !== 'boolean' || (!result.ok && !Array.isArray(result.issues))) {
     // Quoted short, a BigInt or a cycle shown (a zod `safeParse` result, `{ success, data }`, held the whole input, or failed
     // with JSON's own "Do not know how to serialize a BigInt", a bare TypeError instead of this ValidatorError).
     throw new ValidatorError(tool.name, new TypeError(`validateInput returned ${shownValue(result)} instead of { ok, value } or { ok, issues }`));

@@ -532,6 +532,23 @@ describe('a validator that fails on its own account is a runner error, never bla
     expect((await run([confused])).error).toMatchObject({ name: 'ValidatorError', message: expect.stringMatching(/validateInput returned undefined instead of/) });
   });
 
+  it('a validator that fails with issues of no shape (none at all, no message, not a list): a ValidatorError saying so, not a bare TypeError', async () => {
+    const base = tool({ name: 'add', inputSchema: z.object({ a: z.number() }), run: () => 'never' });
+    const standard = (issues: unknown) => ({ '~standard': { version: 1, vendor: 'mine', validate: () => ({ issues }), jsonSchema: { input: () => ({ type: 'object' }), output: () => ({ type: 'object' }) } } });
+    // Each failed with "Cannot read properties of undefined (reading 'length')", naming no tool, when the model was told of the issues.
+    const answers: Array<[object, string]> = [
+      [{ ...base, validateInput: () => ({ ok: false }) as never }, 'validateInput returned {"ok":false} instead of { ok, value } or { ok, issues }'],
+      [tool({ name: 'add', inputSchema: standard([{}]) as never, run: () => 'never' }), "the schema's validate answered issues that are no list of { message, path? }: [{}]"],
+      [tool({ name: 'add', inputSchema: standard('bad') as never, run: () => 'never' }), `the schema's validate answered issues that are no list of { message, path? }: "bad"`],
+    ];
+    for (const [add, said] of answers) {
+      const { error, server } = await run([add as never]);
+      expect(error).toBeInstanceOf(ValidatorError);
+      expect(error.message).toBe(`The input validator of tool 'add' failed: TypeError: ${said}`);
+      expect(server.requests).toHaveLength(1);
+    }
+  });
+
   it("a validator that answers with zod's safeParse result ({ success, data }): a ValidatorError quoting it short, a BigInt in it too", async () => {
     const base = tool({ name: 'add', inputSchema: z.object({ a: z.number() }), run: () => 'never' });
     // JSON's own "Do not know how to serialize a BigInt" was the run's error, a bare TypeError naming no tool.
