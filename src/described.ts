@@ -11,6 +11,17 @@ export function wrongType(value: unknown, message: string): TypeError {
   return new TypeError(`${message}, got ${described(value)}`);
 }
 
+/**
+ * Whether `value` is a promise (an async callback's answer where the value itself is taken at once), its rejection then
+ * caught: dropped, it would be unhandled.
+ */
+export function droppedPromise(value: unknown): boolean {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
+  if (typeof readSafely(() => (value as { then?: unknown }).then) !== 'function') return false;
+  Promise.resolve(value).catch(() => {});
+  return true;
+}
+
 /** A value as an error message shows it: strings quoted, so that '5' does not read as 5. */
 export function described(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);

@@ -7,7 +7,6 @@ import type { BetaToolRunnerParams } from '@anthropic-ai/sdk/lib/tools/BetaToolR
 import { AGENT_LINK, type AgentLink, checkAgentOptions } from './agent-link.js';
 import { type PendingApproval, approveDecision, callIdArgument, denyDecision } from './approval.js';
 import { CallAnswers } from './call-answers.js';
-import { isThenable } from './completion.js';
 import { type ClientLike, type RequestOptions, checkClient } from './client.js';
 import { Compactions } from './compactions.js';
 import { emitter } from './events.js';
@@ -19,7 +18,7 @@ import { checkParamsObject } from './params.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions, checkRequestOptionNames } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
-import { described, wrongType } from './described.js';
+import { described, droppedPromise, wrongType } from './described.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
 import { runSnapshot } from './run-snapshot.js';
@@ -227,9 +226,8 @@ export abstract class RunnerControls implements Runner {
     const next = (typeof params === 'function' ? params(this.params as never) : params) as RunnerParams;
     // A function that changes the copy it is given and forgets to return it: the run failed with "Cannot read properties
     // of undefined (reading 'messages')", from deep inside. An async one's promise read as params without messages.
-    const promised = isThenable(next);
+    const promised = droppedPromise(next);
     if (typeof next !== 'object' || next === null || Array.isArray(next) || promised) {
-      if (promised) void Promise.resolve(next).catch(() => {}); // (Dropped: its rejection would be unhandled.)
       const what = typeof params === 'function' ? 'the function must return the new params, (params) => ({ ...params, messages })' : 'the params must be an object, or a function that returns them';
       throw new TypeError(`setMessagesParams: ${what}, got ${promised ? 'a promise: await what they need first, then set them' : described(next)}`);
     }
@@ -279,6 +277,8 @@ export abstract class RunnerControls implements Runner {
   setRequestOptions(options: RequestOptions | ((previous: RequestOptions) => RequestOptions)): void {
     const run = this.run;
     const next = typeof options === 'function' ? options(run.requestOptions) : { ...run.requestOptions, ...options };
+    // A promise (an async function's) was taken, and its options dropped in silence: the requests went without them.
+    if (droppedPromise(typeof options === 'function' ? next : options)) throw new TypeError('setRequestOptions: got a promise; pass the request options, or a function that returns them at once: await what they need first');
     if (typeof next !== 'object' || next === null || Array.isArray(next)) throw wrongType(next, 'setRequestOptions: the request options must be an object');
     checkRequestOptionNames(next as Record<string, unknown>, run.client, 'setRequestOptions', 'setRequestOptions: options');
     run.requestOptions = next;

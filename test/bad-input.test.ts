@@ -230,6 +230,17 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(() => runner.setRequestOptions(() => 5 as never)).toThrow(new TypeError('setRequestOptions: the request options must be an object, got 5'));
   });
 
+  it('setRequestOptions given an async function, or a promise: a clear error; the options were dropped in silence, the requests sent without them', async () => {
+    const server = await mockServer([{ content: [text('ok')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [order()] });
+    const refused = new TypeError('setRequestOptions: got a promise; pass the request options, or a function that returns them at once: await what they need first');
+    expect(() => runner.setRequestOptions((async (options: object) => ({ ...options, headers: { 'x-tenant': 'acme' } })) as never)).toThrow(refused);
+    expect(() => runner.setRequestOptions(Promise.resolve({ headers: { 'x-tenant': 'acme' } }) as never)).toThrow(refused);
+    runner.setRequestOptions({ headers: { 'x-tenant': 'acme' } });
+    await runner;
+    expect(server.requests[0]!.headers['x-tenant']).toBe('acme');
+  });
+
   it("max_iterations 0 means no limit, as the README's list of construction errors says: only a negative or not whole one throws", async () => {
     const server = await mockServer([{ content: [toolUse('get_order', { id: 'A' })] }, { content: [toolUse('get_order', { id: 'B' })] }, { content: [text('done')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, max_iterations: 0, tools: [order()] });
