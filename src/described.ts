@@ -196,19 +196,22 @@ function readSafely<T>(get: () => T): T | undefined {
   }
 }
 
-/** What JSON cannot carry, as `shownValue` shows it: marked in the JSON, then written bare (`undefined`, `1n`, `[Circular]`). */
-const SHOWN_BARE = /"@@tool-runner\/(undefined|-?\d+n|\[Circular\])@@"/g;
+/** A mark in `shownValue`'s JSON: what is written bare in its place, the `i`th of its list. */
+const SHOWN_BARE = /"@@tool-runner\/(\d+)@@"/g;
 
 /**
- * A value your callback returned, as an error message quotes it: JSON, with what JSON leaves out or refuses shown (a field
- * left undefined, a BigInt, an object inside itself: a cycle), cut to 200 characters. An approver's decision holding a
- * document of 5 MB was quoted whole, and one holding a cycle or a BigInt failed with JSON's own words instead.
+ * A value your callback returned, as an error message quotes it: JSON, with what JSON leaves out, refuses or writes as
+ * `{}` shown (a field left undefined, a BigInt, an object inside itself: a cycle, an Error, a Map, a Set, a function, a
+ * symbol), cut to 200 characters. An approver's decision holding a document of 5 MB was quoted whole, one holding a cycle
+ * or a BigInt failed with JSON's own words instead, and an Error returned rather than thrown read as `returned {}`.
  */
 export function shownValue(value: unknown): string {
   // The objects from the top down to the one whose field is being written (JSON's `this`): a cycle is an object among
   // them. An object merely met twice (`{ input: edit, original: edit }`) is written twice, as JSON carries it: it read as
   // `[Circular]`, a cycle there was not.
   const ancestors: unknown[] = [];
+  const bare: string[] = [];
+  const mark = (text: string) => `@@tool-runner/${bare.push(text) - 1}@@`;
   let shown: string;
   try {
     shown =
@@ -216,11 +219,17 @@ export function shownValue(value: unknown): string {
         const at = ancestors.lastIndexOf(this);
         if (at === -1) ancestors.push(this);
         else ancestors.length = at + 1;
-        if (inner === undefined) return '@@tool-runner/undefined@@';
-        if (typeof inner === 'bigint') return `@@tool-runner/${inner}n@@`;
-        if (typeof inner === 'object' && inner !== null && ancestors.includes(inner)) return '@@tool-runner/[Circular]@@';
+        if (inner === undefined) return mark('undefined');
+        if (typeof inner === 'bigint') return mark(`${inner}n`);
+        if (typeof inner === 'function') return mark('[function]');
+        if (typeof inner === 'symbol') return mark(String(inner));
+        if (typeof inner === 'object' && inner !== null) {
+          if (ancestors.includes(inner)) return mark('[Circular]');
+          if (inner instanceof Error) return mark(`[${thrownText(inner)}]`);
+          if (inner instanceof Map || inner instanceof Set) return mark(`[${inner instanceof Map ? 'Map' : 'Set'}(${inner.size})]`);
+        }
         return inner;
-      })?.replace(SHOWN_BARE, '$1') ?? safeString(value);
+      })?.replace(SHOWN_BARE, (_mark, i: string) => bare[Number(i)]!) ?? safeString(value);
   } catch {
     // (A `toJSON` or a getter that throws.)
     shown = safeString(value);

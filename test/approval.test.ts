@@ -245,6 +245,9 @@ describe('approval with options.approve', () => {
       [{ decision: 1n }, /options\.approve returned \{"decision":1n\} for 'delete_account'; return/],
       // An object met twice, no cycle: it read `"original":[Circular]`.
       [{ decision: 'yes', input: shared, original: shared }, /options\.approve returned \{"decision":"yes","input":\{"path":"\/tmp\/a"\},"original":\{"path":"\/tmp\/a"\}\} for 'delete_account'; return/],
+      // An Error returned rather than thrown, a function, a Map: JSON writes {} for them (`returned {}`), or leaves them out.
+      [new Error('not now'), /options\.approve returned \[Error: not now\] for 'delete_account'; return/],
+      [{ decision: () => 'allow', seen: new Map([['a', 1]]), tags: new Set(), kind: Symbol('k') }, /options\.approve returned \{"decision":\[function\],"seen":\[Map\(1\)\],"tags":\[Set\(0\)\],"kind":Symbol\(k\)\} for 'delete_account'; return/],
       [{ decision: 'maybe', list: [shared, [shared, cyclic]] }, /options\.approve returned \{"decision":"maybe","list":\[\{"path":"\/tmp\/a"\},\[\{"path":"\/tmp\/a"\},\{"decision":"maybe","self":\[Circular\]\}\]\]\} for 'delete_account'; return/],
       // An edited document under a misspelt field: 5 MB in the message.
       [{ decision: 'allow', inputs: { doc: 'x'.repeat(5_000_000) } }, /options\.approve returned \{"decision":"allow","inputs":\{"doc":"x+… for 'delete_account' \(a decision has no field 'inputs'\)/],
