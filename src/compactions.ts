@@ -40,8 +40,11 @@ export class Compactions {
     | undefined;
   /** The last reply asked for tools and its compaction check is still to come (its calls not all answered, or its summary failed). */
   #owed: boolean;
-  /** The first `tool_use` id of the reply owed its check: a history set since without that reply owes none. */
-  #owedFor: string | undefined;
+  /**
+   * The reply owed its check, by its first `tool_use` id (or itself, when it makes no call: a chat's answer the loop body
+   * kept, a question after it): a history set since without that reply owes none.
+   */
+  #owedFor: string | BetaMessageParam | undefined;
 
   /**
    * The stop the run had when its last request, a compaction scheduled before it stopped, failed: iterated again (or
@@ -58,7 +61,7 @@ export class Compactions {
     if (snapshot?.scheduled) this.endingOn = snapshot.ending;
     this.#owed = snapshot?.owed === true;
     // A snapshot's owed reply is its history's last (its calls then answered, or not yet).
-    if (this.#owed) this.#owedFor = firstCallId(run.state.messages.findLast((message) => message.role === 'assistant'));
+    if (this.#owed) this.#owedFor = owedMark(run.state.messages.findLast((message) => message.role === 'assistant'));
   }
 
   /**
@@ -177,7 +180,7 @@ export class Compactions {
   owe(reply: BetaMessageParam | undefined = this.#run.state.messages.at(-1)): void {
     if (this.#trigger.state === 'off') return;
     this.#owed = true;
-    this.#owedFor = firstCallId(reply);
+    this.#owedFor = owedMark(reply);
   }
 
   /** The last reply asks for no tool: no summary follows, but its tokens say whether the last one helped. */
@@ -199,7 +202,7 @@ export class Compactions {
     const reply = state.lastMessage;
     // The caller set a history without the reply (after a failed summary, or a stop): its check goes with it.
     const owedFor = this.#owedFor;
-    if (owedFor !== undefined && !state.messages.some((message) => message.role === 'assistant' && firstCallId(message) === owedFor)) {
+    if (owedFor !== undefined && !holdsOwed(state.messages, owedFor)) {
       this.#owed = false;
       return;
     }
@@ -342,6 +345,21 @@ function sameMessages(a: readonly BetaMessageParam[], b: readonly BetaMessagePar
 /** A server-side compaction's reply holds a summary: a compaction block with content. */
 function hasSummary(reply: BetaMessage): boolean {
   return reply.content.some((block) => block.type === 'compaction' && block.content);
+}
+
+/**
+ * How the reply owed its check is told in a history set since: its first call's id, or (a reply of no call) the message,
+ * compared by value (a chat's answer has no id of its own: without it, a history set in its place after a summary that
+ * failed was summarised all the same, on the tokens of the reply it no longer held).
+ */
+function owedMark(message: BetaMessageParam | undefined): string | BetaMessageParam | undefined {
+  return firstCallId(message) ?? (message?.role === 'assistant' ? message : undefined);
+}
+
+function holdsOwed(messages: readonly BetaMessageParam[], owedFor: string | BetaMessageParam): boolean {
+  if (typeof owedFor === 'string') return messages.some((message) => message.role === 'assistant' && firstCallId(message) === owedFor);
+  // From the end, where it is (the same object, unless the caller set a copy).
+  return messages.findLast((message) => message.role === 'assistant' && (message.content === owedFor.content || sameMessage(message, owedFor))) !== undefined;
 }
 
 /** The id of a message's first `tool_use` block, if it makes calls. */

@@ -602,6 +602,29 @@ describe('client-side compaction of a turn whose history the loop body set', () 
     expect(historyProblems(runner.params.messages)).toEqual([]);
     server.assertComplete();
   });
+  it('a check left owed for a chat\'s answer (its summary request failed) is dropped when the caller sets a history without it: the next request goes with the history set', async () => {
+    const server = await mockServer([
+      { content: [text('Row 1 is looked up.')], usage: big },
+      { error: { status: 500 } },
+      (request: RecordedRequest) => (expect(isSummaryRequest(request)).toBe(false), { content: [text('4')] }),
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    const chat = async () => {
+      for await (const message of runner) runner.pushMessages(message, { role: 'user', content: 'And row 2?' });
+    };
+    await expect(chat()).rejects.toThrow();
+    // An answer has no call id to tell it by: the history set in its place was summarised all the same.
+    const fresh = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'assistant' as const, content: 'hello' },
+      { role: 'user' as const, content: 'what is 2+2?' },
+    ];
+    runner.setMessagesParams((params) => ({ ...params, messages: fresh }));
+    await runner;
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, true, false]);
+    expect(wire(server.requests[2]!).messages).toEqual(fresh);
+  });
+
   it("a streamed reply the body pushed with a question while an onMessage hook still ran (finalMessage() has it first) is checked too", async () => {
     const server = await mockServer([
       { content: [text('Row 1 is looked up.')], usage: big },
