@@ -75,8 +75,12 @@ export abstract class RunnerAfterBody extends RunnerControls {
     const compaction = this.state.settings.compactionControl;
     // A history the loop body set that goes on from the one the reply answered, and holds the reply (compaction.ts). The
     // reply once counted: a stream's `finalMessage()` has it while an `onMessage` hook still runs (the body pushed it then,
-    // and the check was skipped); and never the run's reply before it, which a reply that failed leaves as the last.
-    const counted = compaction?.enabled && turn.tookControl ? (turn.reply ?? (await turn.message.catch(() => undefined))) : undefined;
+    // and the check was skipped); and never the run's reply before it, which a reply that failed leaves as the last. A
+    // stream is waited for once it ended, or when the body added an assistant message (its reply, from a `message` event):
+    // one the body dropped mid-way (a question in its place) was streamed to its end before the next request, and a stall
+    // hung the run, where its stream is aborted at once.
+    const mayHold = turn.stream === undefined || turn.stream.ended || addsAssistant(this.state.messages, turn.historyBefore ?? []);
+    const counted = compaction?.enabled && turn.tookControl ? (turn.reply ?? (mayHold ? await turn.message.catch(() => undefined) : undefined)) : undefined;
     const held = counted && bodyHeldReply(this.state.messages, turn.historyBefore ?? [], counted);
     // The reply is owed its compaction check once its calls are answered (now, or when a stop for approval or a failure is over).
     if (!turn.tookControl && compaction?.enabled && toolUsesOf(this.state.messages.at(-1)).length > 0) this.compactions.owe();
@@ -151,3 +155,8 @@ export abstract class RunnerAfterBody extends RunnerControls {
   }
 }
 
+/** Whether a history the loop body set holds an assistant message past `before` (the history the reply answered). */
+function addsAssistant(messages: readonly BetaMessageParam[], before: readonly BetaMessageParam[]): boolean {
+  for (let i = before.length; i < messages.length; i++) if (messages[i]!.role === 'assistant') return true;
+  return false;
+}

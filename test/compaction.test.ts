@@ -602,6 +602,50 @@ describe('client-side compaction of a turn whose history the loop body set', () 
     expect(historyProblems(runner.params.messages)).toEqual([]);
     server.assertComplete();
   });
+  it('a streamed reply the body drops mid-stream (a question in its place) is not waited for: its stream is aborted and the question goes at once', async () => {
+    const server = await mockServer([
+      // A reply that stalls mid-way: waited for, the run hung until the request's timeout.
+      { content: [text('A long answer the user no longer wants.')], usage: big, chunkSize: 5, stallAfterEvents: 4 },
+      { content: [text('Row 2 is row 1 plus one.')] },
+    ]);
+    const params = { ...baseParams, stream: true as const, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
+    const runner = toolRunner(server.client(), params);
+    const question = { role: 'user' as const, content: 'Stop, and tell me row 2.' };
+    let asked = false;
+    const chat = async () => {
+      for await (const stream of runner) {
+        if (asked) continue;
+        asked = true;
+        // The user interrupts once the answer has begun: the history without the reply, as in the SDK's runner.
+        await new Promise((resolve) => stream.once('text', resolve));
+        runner.pushMessages(question);
+      }
+      return 'done';
+    };
+    expect(await Promise.race([chat(), new Promise((resolve) => setTimeout(() => resolve('hung'), 3000))])).toBe('done');
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, false]);
+    expect(runner.params.messages.slice(-2)).toEqual([question, expect.objectContaining({ role: 'assistant' })]);
+  });
+
+  it("a streamed reply the body pushed from the stream's message event (before the stream's end) is checked: it is waited for", async () => {
+    const server = await mockServer([
+      { content: [text('Row 1 is looked up.')], usage: big },
+      (request) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>Looked up row 1.</summary>')] }),
+      { content: [text('Row 2 is row 1 plus one.')] },
+    ]);
+    const onMessage = () => new Promise<void>((resolve) => setTimeout(resolve, 50));
+    const params = { ...baseParams, stream: true as const, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
+    const runner = toolRunner(server.client(), params, { hooks: { onMessage } });
+    let asked = false;
+    for await (const stream of runner) {
+      if (asked) continue;
+      asked = true;
+      const message = await new Promise<BetaMessage>((resolve) => stream.once('message', resolve));
+      runner.pushMessages(message, { role: 'user', content: 'And row 2?' });
+    }
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, true, false]);
+  });
+
   it('a check left owed for a chat\'s answer (its summary request failed) is dropped when the caller sets a history without it: the next request goes with the history set', async () => {
     const server = await mockServer([
       { content: [text('Row 1 is looked up.')], usage: big },
