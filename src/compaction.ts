@@ -295,5 +295,6 @@ export function summaryBodyFor(target: FallbackTarget, body: Record<string, unkn
 export function bodyHeldReply(messages: readonly BetaMessageParam[], before: readonly BetaMessageParam[], reply: BetaMessage | undefined): BetaMessageParam | undefined {
   if (!reply || !extendsHistory(messages, before)) return undefined;
   const held = { role: reply.role, content: reply.content } as BetaMessageParam;
-  return messages.findLast((message) => message.role === 'assistant' && (message.content === reply.content || sameKeptMessage(message, held)));
+  // Past `before` only: an earlier answer of the same words ('Done.') is not the reply, which the body dropped.
+  return messages.slice(before.length).findLast((message) => message.role === 'assistant' && (message.content === reply.content || sameKeptMessage(message, held)));
 }

@@ -646,6 +646,27 @@ describe('client-side compaction of a turn whose history the loop body set', () 
     expect(server.requests.map(isSummaryRequest)).toEqual([false, true, false]);
   });
 
+  it('a reply the body dropped (a question in its place) is not checked, though an earlier answer has the same words', async () => {
+    const server = await mockServer([
+      { content: [text('Done.')], usage: big },
+      (request) => (expect(isSummaryRequest(request)).toBe(false), { content: [text('Row 2 is row 1 plus one.')] }),
+    ]);
+    // A chat whose earlier answer (a reply kept as it came) reads as this one.
+    const messages = [
+      { role: 'user' as const, content: 'Look up row 0.' },
+      { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'Done.', citations: null }] },
+      { role: 'user' as const, content: 'Look up row 1.' },
+    ];
+    const runner = toolRunner(server.client(), { ...baseParams, messages, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    let asked = false;
+    for await (const _message of runner) {
+      if (!asked) runner.pushMessages({ role: 'user', content: 'No, row 2.' });
+      asked = true;
+    }
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, false]);
+    server.assertComplete();
+  });
+
   it('a check left owed for a chat\'s answer (its summary request failed) is dropped when the caller sets a history without it: the next request goes with the history set', async () => {
     const server = await mockServer([
       { content: [text('Row 1 is looked up.')], usage: big },
