@@ -42,13 +42,21 @@ export function validateInput(tool: RunnableTool, input: unknown): Validated | P
 }
 
 function validated(tool: RunnableTool, result: ValidationResult<unknown>): Validated {
-  // (`{ ok: false }` without its issues failed with "Cannot read properties of undefined (reading 'length')", a bare TypeError.)
-  if (typeof result !== 'object' || result === null || typeof result.ok !== 'boolean' || (!result.ok && !Array.isArray(result.issues))) {
+  // (`{ ok: false }` without its issues, or with issues of no `{ path, message }` (`[{ message }]`, `['a is required']`),
+  // failed with "Cannot read properties of undefined (reading 'length')", a bare TypeError naming no tool.)
+  if (typeof result !== 'object' || result === null || typeof result.ok !== 'boolean' || (!result.ok && !(Array.isArray(result.issues) && result.issues.every(isListedIssue)))) {
     // Quoted short, a BigInt or a cycle shown (a zod `safeParse` result, `{ success, data }`, held the whole input, or failed
     // with JSON's own "Do not know how to serialize a BigInt", a bare TypeError instead of this ValidatorError).
-    throw new ValidatorError(tool.name, new TypeError(`validateInput returned ${shownValue(result)} instead of { ok, value } or { ok, issues }`));
+    const listed = result?.ok === false && Array.isArray(result.issues);
+    throw new ValidatorError(tool.name, new TypeError(`validateInput returned ${shownValue(result)} instead of { ok, value } or { ok, issues }${listed ? ' (each issue { path, message }, both strings)' : ''}`));
   }
   return result.ok ? result : { ok: false, message: formatIssues(tool.name, result.issues) };
+}
+
+/** An issue as `validateInput` answers it (`ValidationIssue`): the path and the message, both strings. */
+function isListedIssue(issue: unknown): boolean {
+  const { path, message } = (issue ?? {}) as { path?: unknown; message?: unknown };
+  return typeof path === 'string' && typeof message === 'string';
 }
 
 /** A validator that threw: the model is told what the schema's own code threw (a refinement); else the validator failed. */

@@ -549,6 +549,22 @@ describe('a validator that fails on its own account is a runner error, never bla
     }
   });
 
+  it("a validateInput whose issues are no { path, message } (a path left out, plain strings): a ValidatorError saying so, not a bare TypeError", async () => {
+    const base = tool({ name: 'add', inputSchema: z.object({ a: z.number() }), run: () => 'never' });
+    // Each failed with "Cannot read properties of undefined (reading 'length')", naming no tool, as the issues were listed.
+    const answers: Array<[unknown[], string]> = [
+      [[{ message: 'a is too big' }], '[{"message":"a is too big"}]'],
+      [['a is required'], '["a is required"]'],
+      [[{ path: 'a' }], '[{"path":"a"}]'],
+    ];
+    for (const [issues, shown] of answers) {
+      const { error, server } = await run([{ ...base, validateInput: () => ({ ok: false, issues }) as never }]);
+      expect(error).toBeInstanceOf(ValidatorError);
+      expect(error.message).toBe(`The input validator of tool 'add' failed: TypeError: validateInput returned {"ok":false,"issues":${shown}} instead of { ok, value } or { ok, issues } (each issue { path, message }, both strings)`);
+      expect(server.requests).toHaveLength(1);
+    }
+  });
+
   it("a validator that answers with zod's safeParse result ({ success, data }): a ValidatorError quoting it short, a BigInt in it too", async () => {
     const base = tool({ name: 'add', inputSchema: z.object({ a: z.number() }), run: () => 'never' });
     // JSON's own "Do not know how to serialize a BigInt" was the run's error, a bare TypeError naming no tool.
