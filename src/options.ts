@@ -2,7 +2,7 @@
 import { checkAgentOptions } from './agent-link.js';
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
-import { described, misspeltName, nearLongName, oneEditApart, oneSwapApart, sameStem, wrongType, wrongValue } from './described.js';
+import { described, droppedPromise, misspeltName, nearLongName, oneEditApart, oneSwapApart, sameStem, wrongType, wrongValue } from './described.js';
 import { checkTimeoutMs } from './guards.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './truncate.js';
 import type { Hooks } from './hooks.js';
@@ -81,6 +81,9 @@ export const OPTION_KEYS: ReadonlySet<string> = new Set([...OWN_OPTION_KEYS, ...
  */
 export function checkOptions(options: ToolRunnerOptions, client?: unknown, tools?: unknown): { maxToolResultChars: number } {
   if (typeof options !== 'object' || options === null) throw new TypeError('toolRunner: options must be an object');
+  // A promise (an async function's options, not awaited) has no keys: every option and request option in it was dropped
+  // in silence (a tenant's header, a timeout), as setRequestOptions() refuses it.
+  if (droppedPromise(options)) throw new TypeError('toolRunner: options is a promise; await it first, and pass the options');
   for (const key of Object.keys(options)) {
     if (OPTION_KEYS.has(key)) continue;
     const exact = SETTING_NAMES.has(key) ? 'run' : REQUEST_PARAMS.has(key) ? 'request' : undefined;
@@ -98,6 +101,7 @@ export function checkOptions(options: ToolRunnerOptions, client?: unknown, tools
   checkRequestOptionValues(options as Record<string, unknown>, 'toolRunner: options');
   const { requestOptions, onEvent } = options;
   if (requestOptions !== undefined) {
+    if (droppedPromise(requestOptions)) throw new TypeError('toolRunner: options.requestOptions is a promise; await it first, and pass the request options');
     if (typeof requestOptions !== 'object' || requestOptions === null || Array.isArray(requestOptions)) throw wrongType(requestOptions, 'toolRunner: options.requestOptions must be an object of the SDK\'s request options');
     checkRequestOptionNames(requestOptions as Record<string, unknown>, options.middleware ? { middleware: options.middleware } : client, 'toolRunner: options.requestOptions');
   }

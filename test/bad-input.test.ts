@@ -241,6 +241,18 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(server.requests[0]!.headers['x-tenant']).toBe('acme');
   });
 
+  it('options, or their requestOptions, given as a promise (an async function not awaited): a clear error at construction; the run went without them in silence', async () => {
+    const server = await mockServer([{ content: [text('ok')] }]);
+    const options = Promise.resolve({ headers: { 'x-tenant': 'acme' } });
+    // Each was taken: a promise has no keys, so no option was unknown, and the requests went without the tenant's header.
+    expect(() => toolRunner(server.client(), baseParams, options as never)).toThrow(new TypeError('toolRunner: options is a promise; await it first, and pass the options'));
+    expect(() => toolRunner(server.client(), baseParams, { requestOptions: options as never })).toThrow(
+      new TypeError('toolRunner: options.requestOptions is a promise; await it first, and pass the request options'),
+    );
+    await toolRunner(server.client(), baseParams, { requestOptions: await options });
+    expect(server.requests[0]!.headers['x-tenant']).toBe('acme');
+  });
+
   it("max_iterations 0 means no limit, as the README's list of construction errors says: only a negative or not whole one throws", async () => {
     const server = await mockServer([{ content: [toolUse('get_order', { id: 'A' })] }, { content: [toolUse('get_order', { id: 'B' })] }, { content: [text('done')] }]);
     const runner = toolRunner(server.client(), { ...baseParams, max_iterations: 0, tools: [order()] });
