@@ -183,7 +183,12 @@ function unionOptions(issue: StandardSchemaV1.Issue): ReadonlyArray<ReadonlyArra
 
 function isIssue(issue: unknown): issue is StandardSchemaV1.Issue {
   const { message, path } = (issue ?? {}) as { message?: unknown; path?: unknown };
-  return typeof message === 'string' && (path === undefined || Array.isArray(path));
+  return typeof message === 'string' && (path === undefined || (Array.isArray(path) && path.every(isSegment)));
+}
+
+/** A path's segment: a key, or `{ key }` (a `null` in the path failed with "Cannot read properties of null (reading 'key')"). */
+function isSegment(segment: unknown): boolean {
+  return ['string', 'number', 'symbol'].includes(typeof segment) || (typeof segment === 'object' && segment !== null);
 }
 
 /**

@@ -540,6 +540,8 @@ describe('a validator that fails on its own account is a runner error, never bla
       [{ ...base, validateInput: () => ({ ok: false }) as never }, 'validateInput returned {"ok":false} instead of { ok, value } or { ok, issues }'],
       [tool({ name: 'add', inputSchema: standard([{}]) as never, run: () => 'never' }), "the schema's validate answered issues that are no list of { message, path? }: [{}]"],
       [tool({ name: 'add', inputSchema: standard('bad') as never, run: () => 'never' }), `the schema's validate answered issues that are no list of { message, path? }: "bad"`],
+      // A null in the path: "Cannot read properties of null (reading 'key')".
+      [tool({ name: 'add', inputSchema: standard([{ message: 'x', path: ['a', null] }]) as never, run: () => 'never' }), `the schema's validate answered issues that are no list of { message, path? }: [{"message":"x","path":["a",null]}]`],
     ];
     for (const [add, said] of answers) {
       const { error, server } = await run([add as never]);
@@ -562,6 +564,30 @@ describe('a validator that fails on its own account is a runner error, never bla
       expect(error).toBeInstanceOf(ValidatorError);
       expect(error.message).toBe(`The input validator of tool 'add' failed: TypeError: validateInput returned {"ok":false,"issues":${shown}} instead of { ok, value } or { ok, issues } (each issue { path, message }, both strings)`);
       expect(server.requests).toHaveLength(1);
+    }
+  });
+
+  it('a Standard Schema whose issues are of the shapes the spec allows (a path of { key } and symbols, empty, frozen, a class of issues) is told to the model, not a ValidatorError', async () => {
+    const standard = (issues: unknown) => ({ '~standard': { version: 1, vendor: 'mine', validate: () => ({ issues }), jsonSchema: { input: () => ({ type: 'object' }), output: () => ({ type: 'object' }) } } });
+    class Issue {
+      constructor(
+        readonly path: readonly unknown[],
+        private readonly said: string,
+      ) {}
+      get message() {
+        return this.said;
+      }
+    }
+    const answers: Array<[unknown, string]> = [
+      [Object.freeze([Object.freeze({ message: 'frozen', path: Object.freeze(['a', 0]) })]), '- a[0]: frozen'],
+      [[{ message: 'keyed', path: [{ key: 'a' }, { key: 2 }, Symbol('s'), { key: Symbol('k') }] }], '- a[2][Symbol(s)][Symbol(k)]: keyed'],
+      [[{ message: 'at the top', path: [] }], '- (root): at the top'],
+      [[new Issue(['a'], 'of a class')], '- a: of a class'],
+    ];
+    for (const [issues, line] of answers) {
+      const { error, server } = await run([tool({ name: 'add', inputSchema: standard(issues) as never, run: () => 'never' })]);
+      expect(error).toMatchObject({ role: 'assistant' }); // (the run's final message: it ended well)
+      expect(toolResults(server.requests[1]!)[0]).toMatchObject({ is_error: true, content: `Invalid input for tool 'add':\n${line}\nFix the input and call the tool again.` });
     }
   });
 
