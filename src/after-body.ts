@@ -76,10 +76,11 @@ export abstract class RunnerAfterBody extends RunnerControls {
     // A history the loop body set that goes on from the one the reply answered, and holds the reply (compaction.ts). The
     // reply once counted: a stream's `finalMessage()` has it while an `onMessage` hook still runs (the body pushed it then,
     // and the check was skipped); and never the run's reply before it, which a reply that failed leaves as the last. A
-    // stream is waited for once it ended, or when the body added an assistant message (its reply, from a `message` event):
-    // one the body dropped mid-way (a question in its place) was streamed to its end before the next request, and a stall
-    // hung the run, where its stream is aborted at once.
-    const mayHold = turn.stream === undefined || turn.stream.ended || addsAssistant(this.state.messages, turn.historyBefore ?? []);
+    // stream is waited for once it ended, or when its message came and the body added an assistant message (its reply, from
+    // the `message` event): one the body dropped mid-way (a question in its place, or the part read so far kept as an answer
+    // of its own) was streamed to its end before the next request, and a stall hung the run, where its stream is aborted at once.
+    const stream = turn.stream;
+    const mayHold = stream === undefined || stream.ended || (stream.receivedMessages.length > 0 && addsAssistant(this.state.messages, turn.historyBefore ?? []));
     const counted = compaction?.enabled && turn.tookControl ? (turn.reply ?? (mayHold ? await turn.message.catch(() => undefined) : undefined)) : undefined;
     const held = counted && bodyHeldReply(this.state.messages, turn.historyBefore ?? [], counted);
     // The reply is owed its compaction check once its calls are answered (now, or when a stop for approval or a failure is over).

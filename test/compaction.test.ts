@@ -627,6 +627,32 @@ describe('client-side compaction of a turn whose history the loop body set', () 
     expect(runner.params.messages.slice(-2)).toEqual([question, expect.objectContaining({ role: 'assistant' })]);
   });
 
+  it('a streamed reply the body drops mid-stream keeping the part read so far (an answer of its own, the question after it) is not waited for either', async () => {
+    const server = await mockServer([
+      // A reply that stalls mid-way: waited for (the body added an assistant message), the run hung until the request's timeout.
+      { content: [text('A long answer the user no longer wants.')], usage: big, chunkSize: 5, stallAfterEvents: 4 },
+      (request) => (expect(isSummaryRequest(request)).toBe(false), { content: [text('Row 2 is row 1 plus one.')] }),
+    ]);
+    const params = { ...baseParams, stream: true as const, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
+    const runner = toolRunner(server.client(), params);
+    const partial = { role: 'assistant' as const, content: 'A long' };
+    const question = { role: 'user' as const, content: 'Stop, and tell me row 2.' };
+    let asked = false;
+    const chat = async () => {
+      for await (const stream of runner) {
+        if (asked) continue;
+        asked = true;
+        // The user interrupts: the chat keeps what was shown of the answer, as chats do, and the user's words after it.
+        await new Promise((resolve) => stream.once('text', resolve));
+        runner.pushMessages(partial, question);
+      }
+      return 'done';
+    };
+    expect(await Promise.race([chat(), new Promise((resolve) => setTimeout(() => resolve('hung'), 3000))])).toBe('done');
+    expect(wire(server.requests[1]!).messages.slice(-2)).toEqual([partial, question]);
+    server.assertComplete();
+  });
+
   it("a streamed reply the body pushed from the stream's message event (before the stream's end) is checked: it is waited for", async () => {
     const server = await mockServer([
       { content: [text('Row 1 is looked up.')], usage: big },
