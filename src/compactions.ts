@@ -41,10 +41,10 @@ export class Compactions {
   /** The last reply asked for tools and its compaction check is still to come (its calls not all answered, or its summary failed). */
   #owed: boolean;
   /**
-   * The reply owed its check, by its first `tool_use` id (or itself, when it makes no call: a chat's answer the loop body
-   * kept, a question after it): a history set since without that reply owes none.
+   * The reply owed its check, by its first `tool_use` id (or itself and where it is, when it makes no call: a chat's answer
+   * the loop body kept, a question after it): a history set since without that reply owes none.
    */
-  #owedFor: string | BetaMessageParam | undefined;
+  #owedFor: OwedMark | undefined;
 
   /**
    * The stop the run had when its last request, a compaction scheduled before it stopped, failed: iterated again (or
@@ -61,7 +61,7 @@ export class Compactions {
     if (snapshot?.scheduled) this.endingOn = snapshot.ending;
     this.#owed = snapshot?.owed === true;
     // A snapshot's owed reply is its history's last (its calls then answered, or not yet).
-    if (this.#owed) this.#owedFor = owedMark(run.state.messages.findLast((message) => message.role === 'assistant'));
+    if (this.#owed) this.#owedFor = owedMark(run.state.messages, run.state.messages.findLast((message) => message.role === 'assistant'));
   }
 
   /**
@@ -180,7 +180,7 @@ export class Compactions {
   owe(reply: BetaMessageParam | undefined = this.#run.state.messages.at(-1)): void {
     if (this.#trigger.state === 'off') return;
     this.#owed = true;
-    this.#owedFor = owedMark(reply);
+    this.#owedFor = owedMark(this.#run.state.messages, reply);
   }
 
   /** The last reply asks for no tool: no summary follows, but its tokens say whether the last one helped. */
@@ -347,19 +347,25 @@ function hasSummary(reply: BetaMessage): boolean {
   return reply.content.some((block) => block.type === 'compaction' && block.content);
 }
 
+/** How the reply owed its check is told in a history set since (`owedMark`). */
+type OwedMark = string | { message: BetaMessageParam; at: number };
+
 /**
  * How the reply owed its check is told in a history set since: its first call's id, or (a reply of no call) the message,
- * compared by value (a chat's answer has no id of its own: without it, a history set in its place after a summary that
- * failed was summarised all the same, on the tokens of the reply it no longer held).
+ * compared by value, where it was (a chat's answer has no id of its own: without it, a history set in its place after a
+ * summary that failed was summarised all the same, on the tokens of the reply it no longer held; and not found anywhere
+ * else: an earlier answer of the same words, 'Done.', in a history the caller set without the reply is not the reply).
  */
-function owedMark(message: BetaMessageParam | undefined): string | BetaMessageParam | undefined {
-  return firstCallId(message) ?? (message?.role === 'assistant' ? message : undefined);
+function owedMark(messages: readonly BetaMessageParam[], message: BetaMessageParam | undefined): OwedMark | undefined {
+  return firstCallId(message) ?? (message?.role === 'assistant' ? { message, at: messages.lastIndexOf(message) } : undefined);
 }
 
-function holdsOwed(messages: readonly BetaMessageParam[], owedFor: string | BetaMessageParam): boolean {
+function holdsOwed(messages: readonly BetaMessageParam[], owedFor: OwedMark): boolean {
   if (typeof owedFor === 'string') return messages.some((message) => message.role === 'assistant' && firstCallId(message) === owedFor);
-  // From the end, where it is (the same object, unless the caller set a copy).
-  return messages.findLast((message) => message.role === 'assistant' && (message.content === owedFor.content || sameMessage(message, owedFor))) !== undefined;
+  // The same object, unless the caller set a copy (a history saved as JSON and read back): the same then by value. (A
+  // history set with messages taken out before the reply owes it no check either: its tokens counted those messages.)
+  const held = messages[owedFor.at];
+  return held?.role === 'assistant' && (held.content === owedFor.message.content || sameMessage(held, owedFor.message));
 }
 
 /** The id of a message's first `tool_use` block, if it makes calls. */

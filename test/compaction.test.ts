@@ -693,6 +693,57 @@ describe('client-side compaction of a turn whose history the loop body set', () 
     server.assertComplete();
   });
 
+  it('a check left owed for a chat\'s answer (its summary request failed) is dropped when the caller sets a history without it, though an earlier answer has the same words', async () => {
+    const server = await mockServer([
+      { content: [text('Done.')], usage: big },
+      { error: { status: 500 } },
+      (request: RecordedRequest) => (expect(isSummaryRequest(request)).toBe(false), { content: [text('Row 2 is looked up.')] }),
+    ]);
+    // A chat whose earlier answer (a reply kept as it came) reads as this one.
+    const messages = [
+      { role: 'user' as const, content: 'Look up row 0.' },
+      { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'Done.', citations: null }] },
+      { role: 'user' as const, content: 'Look up row 1.' },
+    ];
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, messages, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    let asked = false;
+    const chat = async () => {
+      for await (const message of runner) {
+        if (!asked) runner.pushMessages(message, { role: 'user', content: 'And row 2?' });
+        asked = true;
+      }
+    };
+    await expect(chat()).rejects.toThrow();
+    // The user takes the last exchange back: the history before it, another question in place of row 1's.
+    const set = [...messages.slice(0, 2), { role: 'user' as const, content: 'Look up row 2 instead.' }];
+    runner.setMessagesParams((params) => ({ ...params, messages: set }));
+    await runner;
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, true, false]);
+    expect(wire(server.requests[2]!).messages).toEqual(set);
+  });
+
+  it('a check left owed for a chat\'s answer (its summary request failed) holds for a copy of the history set in its place (saved as JSON, read back)', async () => {
+    const server = await mockServer([
+      { content: [text('Row 1 is looked up.')], usage: big },
+      { error: { status: 500 } },
+      (request: RecordedRequest) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>Looked up row 1.</summary>')] }),
+      { content: [text('Row 2 is row 1 plus one.')] },
+    ]);
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    let asked = false;
+    const chat = async () => {
+      for await (const message of runner) {
+        if (!asked) runner.pushMessages(message, { role: 'user', content: 'And row 2?' });
+        asked = true;
+      }
+    };
+    await expect(chat()).rejects.toThrow();
+    runner.setMessagesParams((params) => ({ ...params, messages: JSON.parse(JSON.stringify(params.messages)) as typeof params.messages }));
+    await runner;
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, true, true, false]);
+    server.assertComplete();
+  });
+
   it('a check left owed for a chat\'s answer (its summary request failed) is dropped when the caller sets a history without it: the next request goes with the history set', async () => {
     const server = await mockServer([
       { content: [text('Row 1 is looked up.')], usage: big },
