@@ -33,20 +33,22 @@ function runOf(id, time) {
 }
 
 /**
- * Past the inspector's maxRuns, the page lets go of its oldest ended runs (not the one shown,
- * view.shown of page-view.ts, the same script), as the inspector does: a page left open on a busy
- * process stays small.
+ * Past the inspector's maxRuns, the page lets go of its oldest ended runs (not the one the page is to
+ * show, selectedId() of page-view.ts, the same script: one the person chose, or the newest it follows),
+ * as the inspector does: a page left open on a busy process stays small. (Not view.shown: runs that
+ * came in one batch before a frame was drawn kept the first run shown, and dropped the next instead.)
  */
 function forgetOldRuns() {
   var max = model.settings.maxRuns;
   if (!max || model.order.length <= max) return;
+  var kept = selectedId();
   // Runs stopped for approval count apart, as the inspector counts them: max of them, beside max others.
   var count = { waiting: 0, other: 0 };
   model.order.forEach(function (id) { count[model.runs.get(id).state === 'waiting' ? 'waiting' : 'other']++; });
   for (var i = 0; i < model.order.length; ) {
     var old = model.runs.get(model.order[i]);
     var kind = old.state === 'waiting' ? 'waiting' : 'other';
-    if (!old.ended || count[kind] <= max || old === view.shown) { i++; continue; }
+    if (!old.ended || count[kind] <= max || old.id === kept) { i++; continue; }
     count[kind]--;
     model.order.splice(i, 1);
     model.runs.delete(old.id);
