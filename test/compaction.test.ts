@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { BetaMessage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { BetaMessage, BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { type RunnerSnapshot, type ToolRunner, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, type ScriptedReply, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
@@ -575,6 +575,48 @@ describe('client-side compaction (compactionControl)', () => {
 });
 
 describe('client-side compaction of a turn whose history the loop body set', () => {
+  const compacting = { compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
+  /** A chat's answer past the threshold, the summary (checked to be one), the next answer. */
+  const summarisedChat = () =>
+    mockServer([
+      { content: [text('Row 1 is looked up.')], usage: big },
+      (request) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>Looked up row 1.</summary>')] }),
+      { content: [text('Row 2 is row 1 plus one.')] },
+    ]);
+  /** A chat that asks its next question after the first answer, whose summary request then fails: the run rejects. */
+  const chatWhoseSummaryFails = async (runner: ToolRunner<false>) => {
+    const chat = async () => {
+      for await (const message of runner) runner.pushMessages(message, { role: 'user', content: 'And row 2?' });
+    };
+    await expect(chat()).rejects.toThrow();
+  };
+  /** A hook that logs the reply somewhere slow: the run counts the reply once it is done. */
+  const slowOnMessage = () => new Promise<void>((resolve) => setTimeout(resolve, 50));
+  const interruption = { role: 'user' as const, content: 'Stop, and tell me row 2.' };
+  /**
+   * A streamed chat whose user interrupts an answer past the threshold once it has begun (a reply that stalls mid-way:
+   * waited for, the run hangs until the request's timeout): the body pushes `pushed` in its place. `ended`: 'done', or
+   * 'hung' after 3 s.
+   */
+  const interruptedChat = async (pushed: BetaMessageParam[]) => {
+    const server = await mockServer([
+      { content: [text('A long answer the user no longer wants.')], usage: big, chunkSize: 5, stallAfterEvents: 4 },
+      { content: [text('Row 2 is row 1 plus one.')] },
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true as const, tools: [lookup], ...compacting });
+    let asked = false;
+    const chat = async () => {
+      for await (const stream of runner) {
+        if (asked) continue;
+        asked = true;
+        await new Promise((resolve) => stream.once('text', resolve));
+        runner.pushMessages(...pushed);
+      }
+      return 'done';
+    };
+    const ended = await Promise.race([chat(), new Promise((resolve) => setTimeout(() => resolve('hung'), 3000))]);
+    return { ended, server, runner };
+  };
   for (const stream of [false, true]) it(`a reply past the threshold that the body answered itself, or followed with a question (a chat), is summarised, the question kept word for word (stream: ${stream})`, async () => {
     const summary = (request: RecordedRequest) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>Looked up row 1.</summary>')] });
     const server = await mockServer([
@@ -585,7 +627,7 @@ describe('client-side compaction of a turn whose history the loop body set', () 
       summary,
       { content: [text('Row 3 is row 2 plus one.')] },
     ]);
-    const runner = toolRunner(server.client(), { ...baseParams, stream, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    const runner = toolRunner(server.client(), { ...baseParams, stream, tools: [lookup], ...compacting });
     const questions = [{ role: 'user' as const, content: 'And row 2?' }, { role: 'user' as const, content: 'And row 3?' }];
     let asked = 0;
     for await (const item of runner) {
@@ -603,65 +645,28 @@ describe('client-side compaction of a turn whose history the loop body set', () 
     server.assertComplete();
   });
   it('a streamed reply the body drops mid-stream (a question in its place) is not waited for: its stream is aborted and the question goes at once', async () => {
-    const server = await mockServer([
-      // A reply that stalls mid-way: waited for, the run hung until the request's timeout.
-      { content: [text('A long answer the user no longer wants.')], usage: big, chunkSize: 5, stallAfterEvents: 4 },
-      { content: [text('Row 2 is row 1 plus one.')] },
-    ]);
-    const params = { ...baseParams, stream: true as const, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
-    const runner = toolRunner(server.client(), params);
-    const question = { role: 'user' as const, content: 'Stop, and tell me row 2.' };
-    let asked = false;
-    const chat = async () => {
-      for await (const stream of runner) {
-        if (asked) continue;
-        asked = true;
-        // The user interrupts once the answer has begun: the history without the reply, as in the SDK's runner.
-        await new Promise((resolve) => stream.once('text', resolve));
-        runner.pushMessages(question);
-      }
-      return 'done';
-    };
-    expect(await Promise.race([chat(), new Promise((resolve) => setTimeout(() => resolve('hung'), 3000))])).toBe('done');
+    // The user interrupts once the answer has begun: the history without the reply, as in the SDK's runner.
+    const { ended, server, runner } = await interruptedChat([interruption]);
+    expect(ended).toBe('done');
     expect(server.requests.map(isSummaryRequest)).toEqual([false, false]);
-    expect(runner.params.messages.slice(-2)).toEqual([question, expect.objectContaining({ role: 'assistant' })]);
+    expect(runner.params.messages.slice(-2)).toEqual([interruption, expect.objectContaining({ role: 'assistant' })]);
   });
 
   it('a streamed reply the body drops mid-stream keeping the part read so far (an answer of its own, the question after it) is not waited for either', async () => {
-    const server = await mockServer([
-      // A reply that stalls mid-way: waited for (the body added an assistant message), the run hung until the request's timeout.
-      { content: [text('A long answer the user no longer wants.')], usage: big, chunkSize: 5, stallAfterEvents: 4 },
-      (request) => (expect(isSummaryRequest(request)).toBe(false), { content: [text('Row 2 is row 1 plus one.')] }),
-    ]);
-    const params = { ...baseParams, stream: true as const, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
-    const runner = toolRunner(server.client(), params);
+    // The user interrupts: the chat keeps what was shown of the answer, as chats do, and the user's words after it (waited
+    // for, as the body added an assistant message, the stalled reply hung the run).
     const partial = { role: 'assistant' as const, content: 'A long' };
-    const question = { role: 'user' as const, content: 'Stop, and tell me row 2.' };
-    let asked = false;
-    const chat = async () => {
-      for await (const stream of runner) {
-        if (asked) continue;
-        asked = true;
-        // The user interrupts: the chat keeps what was shown of the answer, as chats do, and the user's words after it.
-        await new Promise((resolve) => stream.once('text', resolve));
-        runner.pushMessages(partial, question);
-      }
-      return 'done';
-    };
-    expect(await Promise.race([chat(), new Promise((resolve) => setTimeout(() => resolve('hung'), 3000))])).toBe('done');
-    expect(wire(server.requests[1]!).messages.slice(-2)).toEqual([partial, question]);
+    const { ended, server } = await interruptedChat([partial, interruption]);
+    expect(ended).toBe('done');
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, false]);
+    expect(wire(server.requests[1]!).messages.slice(-2)).toEqual([partial, interruption]);
     server.assertComplete();
   });
 
   it("a streamed reply the body pushed from the stream's message event (before the stream's end) is checked: it is waited for", async () => {
-    const server = await mockServer([
-      { content: [text('Row 1 is looked up.')], usage: big },
-      (request) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>Looked up row 1.</summary>')] }),
-      { content: [text('Row 2 is row 1 plus one.')] },
-    ]);
-    const onMessage = () => new Promise<void>((resolve) => setTimeout(resolve, 50));
-    const params = { ...baseParams, stream: true as const, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
-    const runner = toolRunner(server.client(), params, { hooks: { onMessage } });
+    const server = await summarisedChat();
+    const params = { ...baseParams, stream: true as const, tools: [lookup], ...compacting };
+    const runner = toolRunner(server.client(), params, { hooks: { onMessage: slowOnMessage } });
     let asked = false;
     for await (const stream of runner) {
       if (asked) continue;
@@ -683,7 +688,7 @@ describe('client-side compaction of a turn whose history the loop body set', () 
       { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'Done.', citations: null }] },
       { role: 'user' as const, content: 'Look up row 1.' },
     ];
-    const runner = toolRunner(server.client(), { ...baseParams, messages, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    const runner = toolRunner(server.client(), { ...baseParams, messages, tools: [lookup], ...compacting });
     let asked = false;
     for await (const _message of runner) {
       if (!asked) runner.pushMessages({ role: 'user', content: 'No, row 2.' });
@@ -705,15 +710,8 @@ describe('client-side compaction of a turn whose history the loop body set', () 
       { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'Done.', citations: null }] },
       { role: 'user' as const, content: 'Look up row 1.' },
     ];
-    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, messages, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
-    let asked = false;
-    const chat = async () => {
-      for await (const message of runner) {
-        if (!asked) runner.pushMessages(message, { role: 'user', content: 'And row 2?' });
-        asked = true;
-      }
-    };
-    await expect(chat()).rejects.toThrow();
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, messages, tools: [lookup], ...compacting });
+    await chatWhoseSummaryFails(runner);
     // The user takes the last exchange back: the history before it, another question in place of row 1's.
     const set = [...messages.slice(0, 2), { role: 'user' as const, content: 'Look up row 2 instead.' }];
     runner.setMessagesParams((params) => ({ ...params, messages: set }));
@@ -729,15 +727,8 @@ describe('client-side compaction of a turn whose history the loop body set', () 
       (request: RecordedRequest) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>Looked up row 1.</summary>')] }),
       { content: [text('Row 2 is row 1 plus one.')] },
     ]);
-    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
-    let asked = false;
-    const chat = async () => {
-      for await (const message of runner) {
-        if (!asked) runner.pushMessages(message, { role: 'user', content: 'And row 2?' });
-        asked = true;
-      }
-    };
-    await expect(chat()).rejects.toThrow();
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], ...compacting });
+    await chatWhoseSummaryFails(runner);
     runner.setMessagesParams((params) => ({ ...params, messages: JSON.parse(JSON.stringify(params.messages)) as typeof params.messages }));
     await runner;
     expect(server.requests.map(isSummaryRequest)).toEqual([false, true, true, false]);
@@ -750,11 +741,8 @@ describe('client-side compaction of a turn whose history the loop body set', () 
       { error: { status: 500 } },
       (request: RecordedRequest) => (expect(isSummaryRequest(request)).toBe(false), { content: [text('4')] }),
     ]);
-    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
-    const chat = async () => {
-      for await (const message of runner) runner.pushMessages(message, { role: 'user', content: 'And row 2?' });
-    };
-    await expect(chat()).rejects.toThrow();
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [lookup], ...compacting });
+    await chatWhoseSummaryFails(runner);
     // An answer has no call id to tell it by: the history set in its place was summarised all the same.
     const fresh = [
       { role: 'user' as const, content: 'hi' },
@@ -768,15 +756,9 @@ describe('client-side compaction of a turn whose history the loop body set', () 
   });
 
   it("a streamed reply the body pushed with a question while an onMessage hook still ran (finalMessage() has it first) is checked too", async () => {
-    const server = await mockServer([
-      { content: [text('Row 1 is looked up.')], usage: big },
-      (request) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>Looked up row 1.</summary>')] }),
-      { content: [text('Row 2 is row 1 plus one.')] },
-    ]);
-    // A hook that logs the reply somewhere slow: the run counts the reply once it is done.
-    const onMessage = () => new Promise<void>((resolve) => setTimeout(resolve, 50));
-    const params = { ...baseParams, stream: true as const, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
-    const runner = toolRunner(server.client(), params, { hooks: { onMessage } });
+    const server = await summarisedChat();
+    const params = { ...baseParams, stream: true as const, tools: [lookup], ...compacting };
+    const runner = toolRunner(server.client(), params, { hooks: { onMessage: slowOnMessage } });
     const question = { role: 'user' as const, content: 'And row 2?' };
     let asked = false;
     for await (const stream of runner) {
@@ -790,12 +772,8 @@ describe('client-side compaction of a turn whose history the loop body set', () 
   });
 
   it('a snapshot taken in the body after it pushed the reply and a question (a chat) is owed the check: the resumed run asks for the summary the run would have', async () => {
-    const server = await mockServer([
-      { content: [text('Row 1 is looked up.')], usage: big },
-      (request) => (expect(isSummaryRequest(request)).toBe(true), { content: [text('<summary>Looked up row 1.</summary>')] }),
-      { content: [text('Row 2 is row 1 plus one.')] },
-    ]);
-    const params = { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } };
+    const server = await summarisedChat();
+    const params = { ...baseParams, tools: [lookup], ...compacting };
     const runner = toolRunner(server.client(), params);
     const question = { role: 'user' as const, content: 'And row 2?' };
     let snapshot: RunnerSnapshot | undefined;
@@ -816,7 +794,7 @@ describe('client-side compaction of a turn whose history the loop body set', () 
       { content: [text('Row 1 is looked up.')], usage: big },
       { content: [text('Row 2 is row 1 plus one.')] },
     ]);
-    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } });
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], ...compacting });
     const window = [{ role: 'user' as const, content: 'We looked up row 1 before.' }];
     const question = { role: 'user' as const, content: 'And row 2?' };
     let asked = false;
