@@ -149,6 +149,8 @@ function fromZodResult<T>(result: Awaited<ReturnType<ZodSafeParse>>): Validation
 }
 
 function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): ValidationResult<T> {
+  // No result at all (5, undefined): the validator's own failure; read as one without issues, the tool ran with no input.
+  if (typeof result !== 'object' || result === null) throw new TypeError(`the schema's validate answered ${shownValue(result)}, not a result ({ value } or { issues })`);
   if (!result.issues) return { ok: true, value: result.value as T };
   // Issues that are no list of { message, path? }: the validator's own failure (a ValidatorError), not the input's. Their
   // list for the model failed with "Cannot read properties of undefined (reading 'length')", a bare TypeError.

@@ -540,6 +540,8 @@ describe('a validator that fails on its own account is a runner error, never bla
       [{ ...base, validateInput: () => ({ ok: false }) as never }, 'validateInput returned {"ok":false} instead of { ok, value } or { ok, issues }'],
       [tool({ name: 'add', inputSchema: standard([{}]) as never, run: () => 'never' }), "the schema's validate answered issues that are no list of { message, path? }: [{}]"],
       [tool({ name: 'add', inputSchema: standard('bad') as never, run: () => 'never' }), `the schema's validate answered issues that are no list of { message, path? }: "bad"`],
+      // No result at all: the tool ran, with no input.
+      [tool({ name: 'add', inputSchema: { '~standard': { ...standard([])['~standard'], validate: () => 5 } } as never, run: () => 'never' }), "the schema's validate answered 5, not a result ({ value } or { issues })"],
       // A null in the path: "Cannot read properties of null (reading 'key')".
       [tool({ name: 'add', inputSchema: standard([{ message: 'x', path: ['a', null] }]) as never, run: () => 'never' }), `the schema's validate answered issues that are no list of { message, path? }: [{"message":"x","path":["a",null]}]`],
     ];
