@@ -83,6 +83,8 @@ export function tool<const S extends AnySchema, const Name extends string = stri
     throw new TypeError(`Tool '${name}': \`run\` must be a function, got ${typeof run}`);
   }
   checkFieldNames(name, rest);
+  // (Sent as it is: the API's 400 named the field, at the first request, not the tool.)
+  if (rest.description !== undefined && typeof rest.description !== 'string') throw new TypeError(`Tool '${name}': \`description\` must be a string, got ${typeof rest.description}`);
   if (inputSchema === undefined) throw new TypeError(`Tool '${name}': \`inputSchema\` is required${schemaElsewhere(rest)}`);
   const owner = { label: `Tool '${name}'`, key: 'inputSchema', noun: 'the input schema' };
   const schema = compileSchema<InferInput<S>>(owner, inputSchema, true);

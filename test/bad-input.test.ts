@@ -128,6 +128,8 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(make({}, { body: {} })).toThrow(/the request option 'body' is set by the runner/);
     expect(() => tool({ name: 'x', inputSchema: z.array(z.string()) as never, run: () => '' })).toThrow(/must describe an object/);
     expect(() => tool({ name: 'x', inputSchema: z.object({}), run: undefined as never })).toThrow(/`run` must be a function/);
+    // Sent as it was: the API's 400 named the field at the first request, not the tool.
+    expect(() => tool({ name: 'x', inputSchema: z.object({}), description: 3 as never, run: () => '' })).toThrow(new TypeError("Tool 'x': `description` must be a string, got number"));
     // A zod older than 4.2 (or zod 3's "zod/v4") has no Standard JSON Schema to export.
     const oldZod = { '~standard': { version: 1, vendor: 'zod', validate: (value: unknown) => ({ value }) } };
     expect(() => tool({ name: 'x', inputSchema: oldZod as never, run: () => '' })).toThrow(/\(a zod schema\) cannot export JSON Schema .*Use zod >= 4\.2 \(zod 3 and zod 4\.0–4\.1 cannot export it/);
