@@ -147,13 +147,14 @@ function buildToolMaps(tools: AnyTool[] | undefined): ToolMaps {
  * schema (tool() forgotten), a timeout or an approval rule of the wrong kind.
  */
 export function checkToolEntry(entry: object, name: string | undefined, where: string): void {
+  const called = name === undefined ? 'a tool without a name' : `tool '${name}'`;
   const schema = (entry as { input_schema?: unknown }).input_schema;
   if (isSchemaObject(schema)) {
     const vendor = String((schema as { '~standard': { vendor?: unknown } })['~standard']?.vendor ?? 'Standard Schema');
-    throw new TypeError(`${where}: tool '${name}': input_schema takes JSON Schema, not a schema object (${vendor}): make the tool with tool({ name, inputSchema, run }), which converts it`);
+    throw new TypeError(`${where}: ${called}: input_schema takes JSON Schema, not a schema object (${vendor}): make the tool with tool({ name, inputSchema, run }), which converts it`);
   }
   if ('run' in entry && typeof (entry as { run?: unknown }).run !== 'function') {
-    throw new TypeError(`${where}: tool '${name}' has a \`run\` that is not a function`);
+    throw new TypeError(`${where}: ${called} has a \`run\` that is not a function`);
   }
   if (!isRunnableTool(entry)) return;
   // A plain object with `run` (tool() forgotten): the API would refuse it for want of a schema. A
@@ -161,11 +162,11 @@ export function checkToolEntry(entry: object, name: string | undefined, where: s
   const { type } = entry as { type?: unknown };
   const builtIn = typeof type === 'string' && CLIENT_TOOL_TYPE.test(type);
   if (!builtIn && (typeof schema !== 'object' || schema === null)) {
-    throw new TypeError(`${where}: tool '${name}' has no input_schema: make it with tool({ name, inputSchema, run })${'inputSchema' in entry ? ', which turns inputSchema into it' : ''}`);
+    throw new TypeError(`${where}: ${called} has no input_schema: make it with tool({ name, inputSchema, run })${'inputSchema' in entry ? ', which turns inputSchema into it' : ''}`);
   }
   const { timeoutMs } = entry as { timeoutMs?: unknown };
-  if (timeoutMs !== undefined) checkTimeoutMs(timeoutMs, `${where}: tool '${name}': timeoutMs`);
-  checkNeedsApproval(entry.needsApproval, `${where}: tool '${name}': needsApproval`);
+  if (timeoutMs !== undefined) checkTimeoutMs(timeoutMs, `${where}: ${called}: timeoutMs`);
+  checkNeedsApproval(entry.needsApproval, `${where}: ${called}: needsApproval`);
 }
 
 function toolName(entry: AnyTool): string | undefined {

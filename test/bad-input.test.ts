@@ -278,6 +278,8 @@ describe('bad input from the user is a clear error at construction, before any r
     );
     expect(() => runner.addTools({ name: 'plain', run: () => '' } as never)).toThrow(new TypeError("addTools(): tool 'plain' has no input_schema: make it with tool({ name, inputSchema, run })"));
     expect(() => runner.addTools({ name: 'x', input_schema: { type: 'object' }, run: 'not a function' } as never)).toThrow(new TypeError("addTools(): tool 'x' has a `run` that is not a function"));
+    // (It read "tool 'undefined'".)
+    expect(() => runner.addTools({ input_schema: { type: 'object' }, run: 'not a function' } as never)).toThrow(new TypeError('addTools(): a tool without a name has a `run` that is not a function'));
     await runner;
     expect(wire(server.requests[0]!).messages.filter((message: { role: string }) => message.role === 'system')).toEqual([]);
   });
