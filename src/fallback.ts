@@ -54,8 +54,12 @@ export function isFailedAfterFirstEvent(error: unknown): boolean {
 export function inContainerOfItsOwn(entries: readonly FallbackEntry[] | undefined, index: number | undefined, runClient: ClientLike): boolean {
   const entry = index === undefined ? undefined : entries?.[index];
   if (entry === undefined) return false;
-  if (entry.container !== undefined) return true;
-  const given = givenClientOf(entry.client);
+  return entry.container !== undefined || sendsElsewhere(entry.client, runClient);
+}
+
+/** Whether an entry given `client` sends with a client of its own, not the run's (`runClient`, or a copy of it). */
+function sendsElsewhere(client: ClientLike | undefined, runClient: ClientLike): boolean {
+  const given = givenClientOf(client);
   return given !== undefined && given !== runClient && !sameAccount(given, givenClientOf(runClient) ?? runClient);
 }
 
@@ -152,8 +156,7 @@ export class FallbackChain {
       const { client, ...given } = entry;
       // A param given as undefined (`model: process.env.FALLBACK_MODEL`, unset) keeps the run's: laid over the body, it would remove it.
       const overrides = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
-      const elsewhere = inContainerOfItsOwn([{ client }], 0, primary);
-      return { index, client: client ?? primary, overrides, label: labelOf(index, client, overrides['model']), elsewhere };
+      return { index, client: client ?? primary, overrides, label: labelOf(index, client, overrides['model']), elsewhere: sendsElsewhere(client, primary) };
     });
   }
 
