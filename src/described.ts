@@ -1,3 +1,4 @@
+import { isThenable } from './completion.js';
 import { cutText } from './cut.js';
 
 /** `message` (a number is wanted), then what was given: a RangeError for a number out of range, a TypeError for anything else. */
@@ -16,8 +17,8 @@ export function wrongType(value: unknown, message: string): TypeError {
  * caught: dropped, it would be unhandled.
  */
 export function droppedPromise(value: unknown): boolean {
-  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
-  if (typeof readSafely(() => (value as { then?: unknown }).then) !== 'function') return false;
+  // (Read safely: a Proxy whose `then` throws is no promise.)
+  if (readSafely(() => isThenable(value)) !== true) return false;
   Promise.resolve(value).catch(() => {});
   return true;
 }
