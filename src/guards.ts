@@ -146,7 +146,6 @@ export function isCallTimeout(reason: unknown): boolean {
   return typeof reason === 'object' && reason !== null && typeof (reason as { [CALL_TIMEOUT]?: unknown })[CALL_TIMEOUT] === 'number';
 }
 
-/** Resolves once `promise` settles, or after `ms`, whichever comes first. */
 /** `untilAborted` with a signal that aborts after `ms` (its timer cleared once the promise settles). */
 export async function untilLate<T>(promise: Promise<T>, ms: number): Promise<Settled<T>> {
   const late = new AbortController();
