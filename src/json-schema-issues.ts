@@ -8,6 +8,9 @@ import { cutText } from './cut.js';
 import { isObject } from './json-schema-walk.js';
 import { type ValidationIssue, formatPath } from './validation.js';
 
+/** `1 property`, `2 properties`: a count with its noun. */
+const amount = (value: unknown, one: string, many: string) => `${String(value)} ${value === 1 ? one : many}`;
+
 /** Keywords whose unit only says that something below failed; the units below say what. */
 const WRAPPERS: ReadonlySet<string> = new Set([
   'properties',
@@ -138,21 +141,21 @@ function toIssue(unit: OutputUnit, keywordAt: KeywordLookup, input: unknown): Va
     case 'multipleOf':
       return issue(`must be a multiple of ${String(value)}`);
     case 'minLength':
-      return issue(`must have at least ${String(value)} characters`);
+      return issue(`must have at least ${amount(value, 'character', 'characters')}`);
     case 'maxLength':
-      return issue(`must have at most ${String(value)} characters`);
+      return issue(`must have at most ${amount(value, 'character', 'characters')}`);
     case 'pattern':
       return issue(`must match the pattern ${JSON.stringify(value)}`);
     case 'minItems':
-      return issue(`must have at least ${String(value)} items`);
+      return issue(`must have at least ${amount(value, 'item', 'items')}`);
     case 'maxItems':
-      return issue(`must have at most ${String(value)} items`);
+      return issue(`must have at most ${amount(value, 'item', 'items')}`);
     case 'uniqueItems':
       return issue(`must not have duplicate items (${unit.error.replace(/^Duplicate items at indexes (\d+) and (\d+)\.$/, 'items $1 and $2 are equal')})`);
     case 'minProperties':
-      return issue(`must have at least ${String(value)} properties`);
+      return issue(`must have at least ${amount(value, 'property', 'properties')}`);
     case 'maxProperties':
-      return issue(`must have at most ${String(value)} properties`);
+      return issue(`must have at most ${amount(value, 'property', 'properties')}`);
     case 'propertyNames': {
       const name = /^Property name "([^]*)" does not match schema\.$/.exec(unit.error)?.[1];
       // The unit is at the object; the name is the place.

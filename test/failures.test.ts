@@ -189,6 +189,12 @@ describe('API errors', () => {
     const timedOut = new APIConnectionTimeoutError();
     expect(ReplyError.from(timedOut, true, true)).toBe(timedOut);
   });
+  it('a message cut inside an emoji keeps the pair whole, and counts what it left out exactly', () => {
+    // 499 characters, then an emoji (two UTF-16 units) across the 500th: the cut keeps 499, not half the pair.
+    const said = `${'a'.repeat(499)}😀${'b'.repeat(99)}`;
+    const message = (ReplyError.from(new Error(said), true, true) as Error).message;
+    expect(message).toContain(`(${'a'.repeat(499)}… (101 more characters: see the cause))`);
+  });
 });
 
 describe('a streamed tool input that is no JSON', () => {

@@ -89,11 +89,11 @@ describe('JSON Schema issues the model can act on', () => {
     expect(lines((await answer(schema, { n: 'x' })).content)).toEqual(['- n: must be number or null']);
     expect(lines((await answer(schema, { n: 5 })).content)).toEqual(['- n: must be < 5']);
     expect(lines((await answer(schema, { tags: [1, 1] })).content)).toEqual([
-      '- tags: must have at most 1 items',
+      '- tags: must have at most 1 item',
       '- tags: must not have duplicate items (items 0 and 1 are equal)',
     ]);
     expect(lines((await answer(schema, { pair: [1, 'a'] })).content)).toEqual(['- pair[0]: must be string', '- pair[1]: must be number']);
-    expect(lines((await answer(schema, { meta: {} })).content)).toEqual(['- meta: must have at least 1 properties']);
+    expect(lines((await answer(schema, { meta: {} })).content)).toEqual(['- meta: must have at least 1 property']);
     expect(lines((await answer(schema, 'not an object')).content)).toEqual(['- (root): must be object']);
   });
 
@@ -191,7 +191,7 @@ describe('JSON Schema issues the model can act on', () => {
       definitions: { s: { type: 'string' } },
       properties: { a: { $ref: '#/definitions/s', maxLength: 2, description: 'two letters' }, b: { $ref: '#/definitions/s', allOf: [{ minLength: 1 }] } },
     };
-    expect(lines((await answer(short, { a: 'abc', b: '' })).content)).toEqual(['- a: must have at most 2 characters', '- b: must have at least 1 characters']);
+    expect(lines((await answer(short, { a: 'abc', b: '' })).content)).toEqual(['- a: must have at most 2 characters', '- b: must have at least 1 character']);
     expect(lines((await answer(short, { a: 1, b: 2 })).content)).toEqual(['- a: must be string', '- b: must be string']);
     expect(await answer(short, { a: 'ab', b: 'c' })).toMatchObject({ isError: false, seen: { a: 'ab', b: 'c' } });
     // additionalProperties sees the properties of its own schema only, as ajv read it: `city` is allowed here, not above.
