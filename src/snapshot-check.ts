@@ -17,6 +17,8 @@ export function checkSnapshot(snapshot: object, path = 'snapshot'): asserts snap
   const json = snapshot as Json;
   // No version at all: no snapshot (the run's params given in its place, say), not one of another version.
   if (json['version'] === undefined) {
+    // A sub-agent's state inside a snapshot: the snapshot given is the run's, one part of it is damaged.
+    if (path !== 'snapshot') fail(`${path}.version`, `${SNAPSHOT_VERSION} (a sub-agent's state, as runner.toJSON() wrote it)`, undefined);
     throw new TypeError(`resumeToolRunner: ${path} has no version, so it is not a runner's snapshot: pass what runner.toJSON() gave (or its JSON read back)${'messages' in json ? ', not the params' : ''}`);
   }
   if (json['version'] !== SNAPSHOT_VERSION) {

@@ -664,6 +664,10 @@ describe('pause and resume', () => {
     const snapshot = JSON.parse(JSON.stringify(parent.toJSON()));
     delete snapshot.calls.held[0].agent.snapshot.iteration;
     expect(() => resumeToolRunner(nested.client(), snapshot, { tools: [researcher] })).toThrow(/snapshot\.calls\.held\[0\]\.agent\.snapshot\.iteration must be a whole number/);
+    // Its version missing: that part is damaged (not "pass what runner.toJSON() gave", which the caller did).
+    const unversioned = JSON.parse(JSON.stringify(parent.toJSON()));
+    delete unversioned.calls.held[0].agent.snapshot.version;
+    expect(() => resumeToolRunner(nested.client(), unversioned, { tools: [researcher] })).toThrow(/^resumeToolRunner: snapshot\.calls\.held\[0\]\.agent\.snapshot\.version must be \d+ \(a sub-agent's state, as runner\.toJSON\(\) wrote it\), got nothing/);
     // What the parent had counted of a sub-agent that ran: not a usage, it failed the call inside, and the parent went on.
     const counted = JSON.parse(JSON.stringify(parent.toJSON()));
     counted.calls.held[0].agent.counted = { input_tokens: 'x', output_tokens: 1 };
