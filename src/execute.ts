@@ -32,7 +32,7 @@ export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionCon
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
   context.emit?.({ type: 'tool.start', runner: context.runner, call });
   const tool = context.tools.get(toolUse.name);
-  if (!tool) return context.emit ? endsSeen(() => notFound(call, context), call, context) : notFound(call, context);
+  if (!tool) return context.emit ? answeredWithoutRunning(() => notFound(call, context), call, context) : notFound(call, context);
   const { scope } = context;
   // The usual call: nothing traces, nothing listens, nothing to retry.
   if (!scope && !context.emit && !ran) return answerCall(tool, call, context, held);
@@ -51,8 +51,18 @@ export async function refuseToolCall(toolUse: BetaToolUseBlock, content: string,
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
   if (!context.emit) return failed(content, call, context);
   context.emit({ type: 'tool.start', runner: context.runner, call });
-  // An `onToolResult` hook that throws ends the call for the listeners too, as for a call that ran.
-  return endsSeen(async () => failed(content, call, context), call, context);
+  return answeredWithoutRunning(async () => failed(content, call, context), call, context);
+}
+
+/**
+ * A call answered without running, its `tool.start` sent: its `onToolResult` hook runs inside the call's span (a span
+ * it starts, a log line that reads the active one, goes with the call, not into a trace of its own), as a call's that ran.
+ * An `onToolResult` hook that throws ends the call for the listeners too, as for a call that ran.
+ */
+function answeredWithoutRunning(answer: () => Promise<CallOutcome>, call: ToolCall, context: ExecutionContext): Promise<CallOutcome> {
+  const seen = () => endsSeen(answer, call, context);
+  const { scope } = context;
+  return scope ? scope.toolCall({ runner: context.runner, call, tool: { name: call.name }, signal: context.signal, byCaller: context.byCaller, notRun: true }, seen) : seen();
 }
 
 async function notFound(call: ToolCall, context: ExecutionContext): Promise<CallOutcome> {

@@ -19,6 +19,8 @@ export interface ScopedCall {
   signal: AbortSignal | undefined;
   /** Started by the caller's `generateToolResponse()` in the loop body, not by the loop. */
   byCaller: boolean;
+  /** Answered without running (an unknown tool, a call past a limit): only its `onToolResult` hook runs in the scope. */
+  notRun?: true | undefined;
 }
 
 /**

@@ -111,6 +111,8 @@ export class SdkSpans implements RunScope {
    * caller's `generateToolResponse()` is a child of the caller's span, as in the SDK.
    */
   async toolCall<Outcome extends ScopedOutcome>(scoped: ScopedCall, run: () => Promise<Outcome>): Promise<Outcome> {
+    // The SDK's runner makes no span for a call it does not run (an unknown tool's).
+    if (scoped.notRun) return run();
     const parent = scoped.byCaller || !this.#context ? activeContext() : this.#context;
     const { call, tool } = scoped;
     const toolset = (call.toolUse as { toolset_name?: unknown }).toolset_name;

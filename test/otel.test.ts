@@ -380,6 +380,32 @@ describe('requests and tool calls run inside their span (AsyncLocalStorage conte
     expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
   });
 
+  it("the onToolResult hook of a call answered without running (an unknown tool, a call past the budget) runs inside that call's span too", async () => {
+    const { exporter, tracer } = tracing();
+    const server = await mockServer([
+      { content: [toolUse('get_weather', { city: 'Oslo' }, 'toolu_1'), toolUse('get_wether', { city: 'Rome' }, 'toolu_2'), toolUse('get_weather', { city: 'Lima' }, 'toolu_3')] },
+      { content: [text('Oslo is sunny.')] },
+    ]);
+    await toolRunner(
+      server.client(),
+      { ...baseParams, tools: [weather] },
+      {
+        onEvent: openTelemetry({ tracer }),
+        budget: { maxToolCalls: 1 },
+        // An audit log of every result: its span (or a log line that reads the active span) goes with the call.
+        hooks: { onToolResult: (_result, call) => tracer.startSpan(`audit ${call.id}`).end() },
+      },
+    );
+    const spans = exporter.getFinishedSpans();
+    const parents = ['toolu_1', 'toolu_2', 'toolu_3'].map((id) => parentOf(spans, spans.find((span) => span.name === `audit ${id}`)!));
+    expect(parents.map((span) => [span?.name, span?.attributes['gen_ai.tool.call.id']])).toEqual([
+      ['execute_tool get_weather', 'toolu_1'],
+      ['execute_tool get_wether', 'toolu_2'],
+      ['execute_tool get_weather', 'toolu_3'],
+    ]);
+    expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
+  });
+
   it('a hook or an approval a call waits for runs inside its span too', async () => {
     const { exporter, tracer } = tracing();
     const guarded = tool({ name: 'guarded', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });
