@@ -1,5 +1,6 @@
 /** Human in the loop: which calls need approval, and the decisions about them. */
 import { shownValue, wrongType } from './described.js';
+import { quotingValue } from './output-error-text.js';
 import type { AnyCall, BetaToolUseBlock, Promisable } from './types.js';
 
 /**
@@ -111,9 +112,10 @@ export function checkDecision(value: unknown, name: string): ApprovalDecision {
   const decision = (value as { decision?: unknown } | null | undefined)?.decision;
   const unknown = decision === 'allow' || decision === 'deny' ? Object.keys(value as object).find((key) => !DECISION_FIELDS.has(key)) : undefined;
   if ((decision === 'allow' || decision === 'deny') && unknown === undefined) return value as ApprovalDecision;
-  throw new TypeError(
-    `options.approve returned ${shownValue(value)} for '${name}'${unknown === undefined ? '' : ` (a decision has no field '${unknown}')`}; return { decision: 'allow' }, { decision: 'allow', input } or { decision: 'deny', reason }`,
-  );
+  const said = (shown: string) =>
+    `options.approve returned ${shown} for '${name}'${unknown === undefined ? '' : ` (a decision has no field '${unknown}')`}; return { decision: 'allow' }, { decision: 'allow', input } or { decision: 'deny', reason }`;
+  // The value may hold an edited input or a reason (contents): spans and the inspector show it only when they capture contents.
+  throw quotingValue(new TypeError(said(shownValue(value))), said('a value (not shown: captureContent is off)'));
 }
 
 /** The id `runner.approve` / `runner.deny` is given: a call's id (`call.id`), not the call. */

@@ -5,6 +5,7 @@ import { isThenable } from './completion.js';
 import { STOPPED_GRACE_MS, untilAborted, untilLate } from './guards.js';
 import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, MessageCreateParamsBase, Promisable, ToolResultContent } from './types.js';
 import { readableThrown, shownValue, thrownText } from './described.js';
+import { quotingValue } from './output-error-text.js';
 import { invalidResultKind } from './result-kind.js';
 
 /** A tool call as hooks see it (its input typed by tool, a union by name, when `toolRunner` sees the tools). */
@@ -129,10 +130,9 @@ export function checkOverride(value: unknown): ToolCallOverride | undefined {
       }
     } else if ('input' in value) return value as ToolCallOverride;
   }
-  throw new HookError(
-    'onToolCall',
-    new TypeError(`onToolCall returned ${shownValue(value)}; return nothing, { result } (a string or content blocks, with isError if it is one) or { input }`),
-  );
+  const said = (shown: string) => `onToolCall returned ${shown}; return nothing, { result } (a string or content blocks, with isError if it is one) or { input }`;
+  // The value may hold an input or a result (contents): spans and the inspector show it only when they capture contents.
+  throw new HookError('onToolCall', quotingValue(new TypeError(said(shownValue(value))), said('a value (not shown: captureContent is off)')));
 }
 
 brandClass(HookError, 'HookError');

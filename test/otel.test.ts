@@ -259,6 +259,36 @@ describe('a typed output that fails, without captureContent', () => {
   });
 });
 
+describe("an approver's or an onToolCall hook's value of the wrong shape, without captureContent", () => {
+  it("puts none of the value (an edited input, a result) on the spans: the HookError's words without it; with captureContent it shows", async () => {
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({ ssn: z.string() }), needsApproval: ({ ssn }) => ssn.startsWith('078'), run: () => 'found' });
+    const runs = {
+      // A decision with a field it has not, beside the input the approver edited.
+      approve: { approve: () => ({ decision: 'allow', input: { ssn: '999-05-1120' }, note: 'masked' }) as never, call: { ssn: '078-05-1120' } },
+      // A result of one block, not in a list of blocks.
+      onToolCall: { hooks: { onToolCall: () => ({ result: { type: 'text', text: 'ssn 999-05-1120 on file' } }) as never }, call: { ssn: '123-45-6789' } },
+    };
+    for (const [hook, { call, ...options }] of Object.entries(runs)) {
+      for (const captureContent of [false, true]) {
+        const { exporter, tracer } = tracing();
+        const server = await mockServer([{ content: [toolUse('lookup', call, 'toolu_l')] }]);
+        const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] }, { onEvent: openTelemetry({ tracer, captureContent }), ...options });
+        await expect(runner.runUntilDone()).rejects.toThrow(/999-05-1120/);
+        const spans = exporter.getFinishedSpans();
+        expect(spans.map((span) => [span.name, span.status.code])).toEqual([
+          ['chat claude-sonnet-5-5', SpanStatusCode.UNSET],
+          ['execute_tool lookup', SpanStatusCode.ERROR],
+          ['invoke_agent tool-runner', SpanStatusCode.ERROR],
+        ]);
+        const shown = JSON.stringify(spans.map((span) => [span.status, span.events.map((each) => each.attributes)]));
+        expect(shown).toContain(`${hook} threw: TypeError: ${hook === 'approve' ? 'options.approve' : 'onToolCall'} returned`);
+        if (captureContent) expect(shown).toContain('999-05-1120');
+        else expect(shown).not.toMatch(/999-05-1120|ssn/);
+      }
+    }
+  });
+});
+
 describe('a streamed tool call whose input the model sent as broken JSON, without captureContent', () => {
   it("puts none of the call's input on the chat and run spans (the SDK's parse error quotes it); with captureContent it shows", async () => {
     // The testing kit streams only valid JSON: a server of its own sends the broken input.
