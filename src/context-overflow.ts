@@ -74,6 +74,17 @@ export class ContextOverflowError extends BadRequestError implements Overflow {
   }
 }
 
+/**
+ * The error a request rejected as too long ended with (its `request.end`: its span, the inspector's record) when the
+ * run compacts and sends it again: it says so, not what the caller should do (the run goes on; nothing is thrown).
+ */
+export function beingRecovered(rejection: unknown): unknown {
+  const overflow = contextOverflow(rejection);
+  if (!overflow) return rejection;
+  const cause = rejection instanceof ContextOverflowError ? rejection.cause : rejection;
+  return new ContextOverflowError(cause as APIError, overflow, 'compactionControl is on: the runner compacts the history and sends the request again.');
+}
+
 /** What a ContextOverflowError says to do when compaction was on and did not make the request fit, by what failed. */
 export const OVERFLOW_ADVICE = {
   notCompacted: 'compactionControl is on, but the history could not be compacted. Nothing was appended: shorten the history (runner.setMessagesParams), then iterate again.',

@@ -7,7 +7,7 @@
 import type { APIError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
 import { type OpenedStream, type RequestOptions, messagesApi, providerOf, withTimeout } from './client.js';
-import { ContextOverflowError, OVERFLOW_ADVICE, type OverflowRecovery, contextOverflow } from './context-overflow.js';
+import { ContextOverflowError, OVERFLOW_ADVICE, type OverflowRecovery, beingRecovered, contextOverflow } from './context-overflow.js';
 import { withFields } from './copy.js';
 import { summaryBodyFor } from './compaction.js';
 import { ReplyError, hadResponse, unreadable } from './errors.js';
@@ -267,7 +267,7 @@ export class Requests {
   async #sendAgain<T>(turn: Turn, request: ThreadRequest, overflowed: unknown, send: (body: Record<string, unknown>) => PromiseLike<T>): Promise<T> {
     const run = this.#run;
     // The rejected request ended: told before the compaction's own request starts.
-    run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error: ContextOverflowError.from(overflowed), fallback: turn.fallback, provider: turn.provider });
+    run.emit?.({ type: 'request.end', runner: run.runner, requestId: turn.requestId, error: beingRecovered(overflowed), fallback: turn.fallback, provider: turn.provider });
     // No request of this turn is in flight until the next starts (ids start at 1): a failure now is not told twice.
     turn.requestId = NO_REQUEST;
     // Until it is sent again, the turn is between requests: a change of the history in a hook (the summary's `onRequest`, the

@@ -116,6 +116,24 @@ describe('OpenTelemetry spans (GenAI semantic conventions)', () => {
     expect(toolSpan.attributes['gen_ai.tool.call.result']).toBe('"sunny in Rome"');
   });
 
+  it.each([false, true])("a request rejected as too long, which the run compacts for and sends again: its span's error says so, not to shorten the history (stream: %s)", async (stream) => {
+    const { exporter, tracer } = tracing();
+    const big = tool({ name: 'big', inputSchema: z.object({}), run: () => 'x'.repeat(4000) });
+    const server = await mockServer({ contextWindow: 1000, steps: [{ content: [toolUse('big', {})] }, { content: [text('<summary>A big result.</summary>')] }, { content: [text('Done.')] }] });
+    const runner = toolRunner(server.client(), { ...baseParams, stream, tools: [big], compactionControl: { enabled: true } }, { onEvent: openTelemetry({ tracer }) });
+    await runner;
+    const chats = exporter.getFinishedSpans().filter((span) => span.name.startsWith('chat '));
+    expect(chats.map((chat) => [chat.attributes['tool_runner.request.purpose'], chat.status.code])).toEqual([
+      ['turn', SpanStatusCode.UNSET],
+      ['turn', SpanStatusCode.ERROR],
+      ['compaction', SpanStatusCode.UNSET],
+      ['turn', SpanStatusCode.UNSET],
+    ]);
+    expect(chats[1]!.attributes['error.type']).toBe('ContextOverflowError');
+    expect(chats[1]!.status.message).toMatch(/^400 .*prompt is too long: \d+ tokens > 1000 maximum.*\. compactionControl is on: the runner compacts the history and sends the request again\.$/);
+    expect(runner.stoppedBy).toBe('model');
+  });
+
   it('a failed request marks its span and the run span with the error', async () => {
     const { exporter, tracer } = tracing();
     const server = await mockServer([{ error: { status: 400, message: 'bad' } }]);
