@@ -15,6 +15,7 @@ const slowOrBuilt = [
   'test/examples.test.ts', // every example in a process of its own, the durable one on PostgreSQL
   'test/dbos.test.ts', // durable workers killed mid-run, on PostgreSQL
   'test/dbos-replay.test.ts', // durable runs replayed from their record, on PostgreSQL
+  'test/dbos-mcp.test.ts', // durable workers with an MCP server's tools and nested sub-agents killed mid-run, on PostgreSQL
   'test/bench.test.ts', // every bench scenario at smoke sizes
   'test/package.test.ts', // the built dist/ as ESM and CJS
   'test/quickstart.test.ts', // the README's quick start on the built dist/

@@ -145,15 +145,19 @@ export class AgentPending extends Error {
 const STEP_FAILED_BRAND = Symbol.for('tool-runner.durableStepFailed.v1');
 
 /**
- * Thrown by a durable run's tool when its step could not be taken (DBOS found another step recorded in its
- * place, the workflow was cancelled or is run elsewhere, its record could not be written): no result of the
- * tool's, the run's failure with `error` (a sub-agent's too, up to the workflow), never a result the model reads.
+ * Thrown by a durable run's tool or model request when its step could not be taken (DBOS found another step recorded
+ * in its place, the workflow was cancelled or is run elsewhere, its record could not be written): no result of the
+ * tool's or reply of the model's, the run's failure with `error` (a sub-agent's too, up to the workflow), never a
+ * result the model reads.
  */
 export class StepFailed extends Error {
   readonly [STEP_FAILED_BRAND] = true;
 
-  constructor(readonly error: unknown) {
-    super('The step of a tool call could not be taken');
+  constructor(
+    readonly error: unknown,
+    what = 'a tool call',
+  ) {
+    super(`The step of ${what} could not be taken`);
     this.name = 'StepFailed';
   }
 

@@ -70,7 +70,7 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
           }
         },
         { name },
-      ).catch((error: unknown) => Promise.reject(cancelledStep(error, cancel) ? markCancellation(error) : error));
+      ).catch((error: unknown) => Promise.reject(requestStepFailed(error, cancel)));
       if ('failed' in recorded) throw errorOf(recorded.failed);
       return recorded.reply;
     },
@@ -129,6 +129,17 @@ function orCancelled(signal: AbortSignal | undefined): AbortSignal | undefined {
  */
 function cancelledStep(error: unknown, cancel: AbortSignal | undefined): error is object {
   return error instanceof DBOSErrors.DBOSWorkflowCancelledError || (error instanceof DBOSErrors.DBOSWorkflowConflictError && cancel?.aborted === true);
+}
+
+/**
+ * What a model request's step that rejected throws: the request's own error as it is (one its step threw, or DBOS's copy
+ * of it on a replay), DBOS's error (another step recorded in its place, a cancel, a lost ownership) as a `StepFailed`,
+ * which fails the workflow: in a sub-agent, the agent tool's call passes it on rather than telling the parent's model,
+ * which had read DBOS's words as the call's result and gone on with a history the run never had.
+ */
+function requestStepFailed(error: unknown, cancel: AbortSignal | undefined): unknown {
+  if (cancelledStep(error, cancel)) return markCancellation(new StepFailed(markCancellation(error), 'a model request'));
+  return error instanceof DBOSErrors.DBOSError ? new StepFailed(error, 'a model request') : error;
 }
 
 /** The key of a step client's own client (a sub-agent's fallback entry without a client of its own sends through it). */
