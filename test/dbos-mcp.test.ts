@@ -149,6 +149,27 @@ describe.skipIf(!serverUrl)('durable runs with MCP tools and nested sub-agents (
     rmSync(file);
   });
 
+  it("a recovery on a worker whose MCP server no longer offers the tool of the call the crash cut off (renamed in a new release) fails the run naming it: the model is not told the tool was not found", async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { order: '42' }, 'toolu_look'), toolUse('ship', { order: '42' }, 'toolu_ship')] },
+      { content: [text('Done.')] },
+    ]);
+    const id = `mcp-renamed-${randomUUID()}`;
+    const file = join(tmpdir(), `${id}.counts`);
+    const first = worker('start', id, server.url, file, { HANG: '1' });
+    await until(async () => counts(file).ship?.started === 1 && (await recorded(id, 'tool lookup')));
+    await kill(first);
+    // The step of the call of `ship` was never recorded, so DBOS finds no other step in its place: the call was answered
+    // "not found" (no step), and the run went on as if the order had not been shipping.
+    await expect(printed(worker('recover', id, server.url, file, { NO_SHIP: '1' }))).rejects.toThrow(
+      `durableToolRunner: run '${id}' recorded a reply that calls tool 'ship', which this worker's agent does not have (it has: lookup, refund): the agent's tools changed since the run started.`,
+    );
+    expect((await dbos.getWorkflow(id))?.status).toBe('ERROR');
+    expect(server.requests).toHaveLength(1);
+    expect(counts(file)).toEqual({ lookup: { started: 1, finished: 1 }, ship: { started: 1, finished: 0 } });
+    rmSync(file);
+  });
+
   function worker(mode: 'start' | 'recover', id: string, mockUrl: string, countFile: string, env: Record<string, string> = {}): ChildProcess {
     return spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/durable-mcp-worker.ts'], {
       env: { ...process.env, DATABASE_URL: databaseUrl, MODE: mode, WORKFLOW_ID: id, MOCK_URL: mockUrl, COUNT_FILE: countFile, ...env },

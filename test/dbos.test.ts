@@ -98,7 +98,7 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     expect([status?.executorId, status?.queueName]).toEqual(['machine-b', 'agents']);
   });
 
-  it('a recovery on a worker whose tools changed fails the run with DBOS\'s error: the model never reads it as a tool result', async () => {
+  it('a recovery on a worker whose tools changed fails the run naming the tool it lacks: the model never reads it as a tool result', async () => {
     const server = await mockServer([
       { content: [toolUse('record', { order: '42' }, 'toolu_rec'), toolUse('charge', { cents: 500 }, 'toolu_chg')] },
       { content: [text('Done.')] },
@@ -108,8 +108,11 @@ describe.skipIf(!serverUrl)('durable runs on PostgreSQL (tool-runner/dbos)', () 
     await until(async () => (await counts(id)).charge?.started === 1 && (await recorded(id, 'tool record')));
     await kill(first);
 
-    // `record` is gone: `charge` comes to the step `tool record` took.
-    await expect(output(worker('recover', id, server.url, { WITHOUT_RECORD: '1' }))).rejects.toThrow(/tool record was recorded when tool charge was expected/);
+    // `record` is gone: the replayed reply calls it (without the check, its call was answered "not found", no step, and
+    // `charge` came to the step `tool record` took: DBOS's error, 'tool record was recorded when tool charge was expected').
+    await expect(output(worker('recover', id, server.url, { WITHOUT_RECORD: '1' }))).rejects.toThrow(
+      `durableToolRunner: run '${id}' recorded a reply that calls tool 'record', which this worker's agent does not have (it has: charge, refund)`,
+    );
     expect((await dbos.getWorkflow(id))?.status).toBe('ERROR');
     // No request carried DBOS's error to the model as the call's result.
     expect(server.requests).toHaveLength(1);

@@ -17,6 +17,7 @@ import { isRunnableTool } from '../tool.js';
 import { ToolError, isToolError, thrownValueToContent } from '../tool-error.js';
 import type { ToolResultContent } from '../types.js';
 import type { LiveText } from './live-text.js';
+import { missingOnReplay, offeredTools } from './offered-tools.js';
 import { errorParts } from '../described.js';
 import { markCancellation } from '../stop-reason.js';
 
@@ -57,12 +58,17 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
   const steps: MessagesApi = {
     create: async (body, options) => {
       let cancel: AbortSignal | undefined;
+      // Whether the step ran here: not when DBOS hands back its record (a recovery, a fork).
+      let ran = false;
       const recorded = await DBOS.runStep(
         async (): Promise<RequestStep> => {
+          ran = true;
           cancel = DBOS.stepStatus?.cancelSignal;
           try {
             const signal = orCancelled((options as { signal?: AbortSignal } | undefined)?.signal);
-            return { reply: await request(body, signal ? { ...(options as object), signal } : options) };
+            const reply = await request(body, signal ? { ...(options as object), signal } : options);
+            const tools = offeredTools(body);
+            return tools ? { reply, tools } : { reply };
           } catch (error) {
             const failed = failureOf(error);
             if (failed) return { failed };
@@ -72,6 +78,9 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
         { name },
       ).catch((error: unknown) => Promise.reject(requestStepFailed(error, cancel)));
       if ('failed' in recorded) throw errorOf(recorded.failed);
+      // Replayed on a worker that lacks a tool the reply calls: the run fails naming it (a sub-agent's too, as on DBOS's errors).
+      const missing = ran ? undefined : missingOnReplay(recorded, body, DBOS.workflowID);
+      if (missing) throw new StepFailed(missing, 'a model request');
       return recorded.reply;
     },
     stream: () => {
@@ -149,8 +158,8 @@ function ownClientOf(client: ClientLike): ClientLike {
   return (client as { [OWN_CLIENT]?: ClientLike })[OWN_CLIENT] ?? client;
 }
 
-/** What a model request step records: the reply, or how the request failed. */
-type RequestStep = { reply: unknown } | { failed: RecordedFailure };
+/** What a model request step records: the reply and the names of the tools the request offered, or how the request failed. */
+type RequestStep = { reply: unknown; tools?: string[] } | { failed: RecordedFailure };
 
 /** An API or connection error, as JSON: enough to make the SDK's typed error again. */
 interface RecordedFailure {
