@@ -66,7 +66,9 @@ export const TOOLSETS_NOT_DURABLE =
   'toolsets (BetaRunnableToolset) are not supported in durable runs yet: their calls would not be steps, and a recovery would run them again; pass their tools as plain tools';
 
 /** Why a durable run takes no tool source (an MCP server's toolset), its own or a sub-agent's. */
-export const TOOL_SOURCES_NOT_DURABLE = 'tool sources (MCP) are not supported in durable runs yet; pass their tools as plain tools';
+// (How to pass their tools said in so many words: nothing else told a user holding an `mcpToolset()` how to get them.)
+export const TOOL_SOURCES_NOT_DURABLE =
+  'tool sources (MCP) are not supported in durable runs yet; pass their tools as plain tools, listed once when the worker starts: tools: await source.tools() (an MCP toolset calls the server its worker connected, in a recovery too)';
 
 /**
  * Why a durable run takes no approver or abort signal (`options.approve`, `options.signal`, `options.requestOptions.signal`),

@@ -625,7 +625,10 @@ describe('durableToolRunner: bad config', () => {
     expect(() => durableToolRunner({ name: 'x', client, options: { approve: async () => ({ decision: 'allow' }) } as never })).toThrow(
       /options.approve is not available in a durable run/,
     );
-    expect(() => durableToolRunner({ name: 'x', client, tools: [{ kind: 'tool-source', tools: () => [] }] })).toThrow(/tool sources/);
+    // Said how to pass their tools (test/dbos-mcp.test.ts runs an MCP server's tools passed so).
+    expect(() => durableToolRunner({ name: 'x', client, tools: [{ kind: 'tool-source', tools: () => [] }] })).toThrow(
+      /^durableToolRunner: tool sources \(MCP\) are not supported in durable runs yet; pass their tools as plain tools, listed once when the worker starts: tools: await source\.tools\(\)/,
+    );
     expect(() => durableToolRunner({ name: 'x', client, approvalTimeoutSeconds: 0 })).toThrow(/approvalTimeoutSeconds/);
     // A slip in the config's keys: the run would have no tools.
     expect(() => durableToolRunner({ name: 'x', client, tool: [] } as never)).toThrow(/^durableToolRunner: unknown option 'tool'; the options are name, client, tools, options, approvalTimeoutSeconds. Did you mean 'tools'\?$/);
