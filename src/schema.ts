@@ -9,6 +9,7 @@ import { compileJsonSchema } from './json-schema.js';
 import { brandClass } from './brand.js';
 import { cutText } from './cut.js';
 import { shownValue, thrownText, thrownMessage } from './described.js';
+import { quotingValue } from './output-error-text.js';
 import {
   type CompiledSchema,
   type JsonObjectSchema,
@@ -155,7 +156,9 @@ function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): Valida
   // Issues that are no list of { message, path? }: the validator's own failure (a ValidatorError), not the input's. Their
   // list for the model failed with "Cannot read properties of undefined (reading 'length')", a bare TypeError.
   if (!Array.isArray(result.issues) || !result.issues.every(isIssue)) {
-    throw new TypeError(`the schema's validate answered issues that are no list of { message, path? }: ${shownValue(result.issues)}`);
+    const said = (shown: string) => `the schema's validate answered issues that are no list of { message, path? }: ${shown}`;
+    // An issue may quote the call's input: spans and the inspector show it only when they capture contents.
+    throw quotingValue(new TypeError(said(shownValue(result.issues))), said('a value (not shown: captureContent is off)'));
   }
   return { ok: false, issues: issuesOf(result.issues) };
 }

@@ -9,6 +9,7 @@ import type { RunnableTool } from './surface.js';
 import { isToolError } from './tool-error.js';
 import type { ToolResultContent } from './types.js';
 import { shownValue, thrownMessage } from './described.js';
+import { quotingValue } from './output-error-text.js';
 
 /** `message`: what the model reads (a `ToolError` the parser threw says it itself). */
 export type Validated = { ok: true; value: unknown } | { ok: false; message: ToolResultContent };
@@ -48,7 +49,9 @@ function validated(tool: RunnableTool, result: ValidationResult<unknown>): Valid
     // Quoted short, a BigInt or a cycle shown (a zod `safeParse` result, `{ success, data }`, held the whole input, or failed
     // with JSON's own "Do not know how to serialize a BigInt", a bare TypeError instead of this ValidatorError).
     const listed = result?.ok === false && Array.isArray(result.issues);
-    throw new ValidatorError(tool.name, new TypeError(`validateInput returned ${shownValue(result)} instead of { ok, value } or { ok, issues }${listed ? ' (each issue { path, message }, both strings)' : ''}`));
+    const said = (shown: string) => `validateInput returned ${shown} instead of { ok, value } or { ok, issues }${listed ? ' (each issue { path, message }, both strings)' : ''}`;
+    // The value may hold the call's input (a safeParse result's `data`), an issue may quote it: spans and the inspector show it only when they capture contents.
+    throw new ValidatorError(tool.name, quotingValue(new TypeError(said(shownValue(result))), said('a value (not shown: captureContent is off)')));
   }
   return result.ok ? result : { ok: false, message: formatIssues(tool.name, result.issues) };
 }

@@ -307,6 +307,37 @@ describe("an approver's or an onToolCall hook's value of the wrong shape, withou
   });
 });
 
+describe("a tool's validator that answers with something that is no result, without captureContent", () => {
+  it("puts none of the input it quotes (a zod safeParse result holds it whole, an issue may quote it) on the spans; with captureContent it shows", async () => {
+    const base = tool({ name: 'lookup', inputSchema: z.object({ ssn: z.string() }), run: () => 'found' });
+    const standard = { '~standard': { version: 1, vendor: 'mine', validate: (input: { ssn: string }) => ({ issues: [`ssn ${input.ssn} is not on file`] }), jsonSchema: { input: () => ({ type: 'object' }), output: () => ({ type: 'object' }) } } };
+    const tools = {
+      // validateInput answering with zod's safeParse result: { success, data }, the input in it.
+      validateInput: { ...base, validateInput: (input: unknown) => ({ success: true, data: input }) as never },
+      // A Standard Schema whose issues are plain strings that quote the input.
+      standard: tool({ name: 'lookup', inputSchema: standard as never, run: () => 'found' }),
+    };
+    for (const lookup of Object.values(tools)) {
+      for (const captureContent of [false, true]) {
+        const { exporter, tracer } = tracing();
+        const server = await mockServer([{ content: [toolUse('lookup', { ssn: '078-05-1120' }, 'toolu_l')] }]);
+        const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup] }, { onEvent: openTelemetry({ tracer, captureContent }) });
+        await expect(runner.runUntilDone()).rejects.toThrow(/078-05-1120/);
+        const spans = exporter.getFinishedSpans();
+        expect(spans.map((span) => [span.name, span.status.code])).toEqual([
+          ['chat claude-sonnet-5-5', SpanStatusCode.UNSET],
+          ['execute_tool lookup', SpanStatusCode.ERROR],
+          ['invoke_agent tool-runner', SpanStatusCode.ERROR],
+        ]);
+        const shown = JSON.stringify(spans.map((span) => [span.status, span.events.map((each) => each.attributes)]));
+        expect(shown).toContain("The input validator of tool 'lookup' failed: TypeError: ");
+        if (captureContent) expect(shown).toContain('078-05-1120');
+        else expect(shown).not.toMatch(/078-05-1120/);
+      }
+    }
+  });
+});
+
 describe('a streamed tool call whose input the model sent as broken JSON, without captureContent', () => {
   it("puts none of the call's input on the chat and run spans (the SDK's parse error quotes it); with captureContent it shows", async () => {
     // The testing kit streams only valid JSON: a server of its own sends the broken input.
