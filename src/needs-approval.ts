@@ -9,6 +9,7 @@ import { isThenable } from './completion.js';
 import { STOPPED, StepTimedOut, stepWithin, timeoutReason } from './guards.js';
 import { tie } from './on-abort.js';
 import { HookError } from './hooks.js';
+import { quotingValue } from './output-error-text.js';
 import type { RunnableTool, ToolContext } from './surface.js';
 
 export async function needsApproval(tool: RunnableTool, input: unknown, context: ToolContext, timeoutMs: number | undefined): Promise<boolean | typeof STOPPED | StepTimedOut> {
@@ -29,5 +30,9 @@ export async function needsApproval(tool: RunnableTool, input: unknown, context:
     untie?.();
   }
   if (answer === STOPPED || typeof answer === 'boolean' || answer instanceof StepTimedOut) return answer;
-  throw new HookError(`needsApproval of '${tool.name}'`, new TypeError(`it returned ${described(answer)}: a rule must return true or false (a promise of one)`));
+  const said = (shown: string) => `it returned ${shown}: a rule must return true or false (a promise of one)`;
+  const wrong = new TypeError(said(described(answer)));
+  // A string is shown whole, and may be a field of the call's input returned for its truth (\`({ note }) => note\`): spans and
+  // the inspector show it only when they capture contents.
+  throw new HookError(`needsApproval of '${tool.name}'`, typeof answer === 'string' ? quotingValue(wrong, said('a string (not shown: captureContent is off)')) : wrong);
 }

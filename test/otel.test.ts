@@ -307,6 +307,29 @@ describe("an approver's or an onToolCall hook's value of the wrong shape, withou
   });
 });
 
+describe("a tool's needsApproval rule that answers with a string, without captureContent", () => {
+  it("puts none of it (a field of the call's input, returned for its truth) on the spans: the HookError's words without it; with captureContent it shows", async () => {
+    // The rule meant "when there is a note": it returned the note.
+    const refund = tool({ name: 'refund', inputSchema: z.object({ note: z.string() }), needsApproval: ({ note }) => note as never, run: () => 'refunded' });
+    for (const captureContent of [false, true]) {
+      const { exporter, tracer } = tracing();
+      const server = await mockServer([{ content: [toolUse('refund', { note: 'card 4111 1111 1111 1111' }, 'toolu_r')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [refund] }, { onEvent: openTelemetry({ tracer, captureContent }) });
+      await expect(runner.runUntilDone()).rejects.toThrow(/4111/);
+      const spans = exporter.getFinishedSpans();
+      expect(spans.map((span) => [span.name, span.status.code])).toEqual([
+        ['chat claude-sonnet-5-5', SpanStatusCode.UNSET],
+        ['execute_tool refund', SpanStatusCode.ERROR],
+        ['invoke_agent tool-runner', SpanStatusCode.ERROR],
+      ]);
+      const shown = JSON.stringify(spans.map((span) => [span.status, span.events.map((each) => each.attributes)]));
+      expect(shown).toContain("needsApproval of 'refund' threw: TypeError: it returned ");
+      if (captureContent) expect(shown).toContain('4111');
+      else expect(shown).not.toMatch(/4111/);
+    }
+  });
+});
+
 describe("a tool's validator that answers with something that is no result, without captureContent", () => {
   it("puts none of the input it quotes (a zod safeParse result holds it whole, an issue may quote it) on the spans; with captureContent it shows", async () => {
     const base = tool({ name: 'lookup', inputSchema: z.object({ ssn: z.string() }), run: () => 'found' });
