@@ -105,6 +105,23 @@ describe('what the page is fed and the recorded file', () => {
     expect(ofType(lines(file), 'run.end')[0]!.error).toEqual({ name: 'OutputError', message: expect.stringMatching(/did not match options\.output \(at ssn\).*captureContent is off/) });
   });
 
+  it("without captureContent an error about a callback's value of the wrong shape (a validator's, a needsApproval rule's) leaves the value out", async () => {
+    const base = tool({ name: 'lookup', inputSchema: z.object({ ssn: z.string() }), run: () => 'found' });
+    const tools = [
+      { ...base, validateInput: (input: unknown) => ({ success: true, data: input }) as never },
+      tool({ name: 'lookup', inputSchema: z.object({ ssn: z.string() }), needsApproval: ({ ssn }) => ssn as never, run: () => 'found' }),
+    ];
+    for (const [i, lookup] of tools.entries()) {
+      const file = join(dir, `callback-value-${i}.jsonl`);
+      const server = await mockServer([{ content: [toolUse('lookup', { ssn: '078-05-1120' })] }]);
+      const inspect = await start({ record: file, captureContent: false });
+      await expect(toolRunner(server.client(), { ...baseParams, tools: [lookup] }, { onEvent: inspect.onEvent }).runUntilDone()).rejects.toThrow(/078-05-1120/);
+      await inspect.close();
+      expect(readFileSync(file, 'utf8')).not.toContain('078-05');
+      expect(ofType(lines(file), 'run.end')[0]!.error).toMatchObject({ message: expect.stringMatching(/returned a (value|string) \(not shown: captureContent is off\)/) });
+    }
+  });
+
   it('captures contents by default on loopback only', async () => {
     const server = await mockServer({ steps: [{ content: [text('a secret answer')] }, { content: [text('a secret answer')] }] });
     const loopback = await start();
