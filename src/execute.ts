@@ -32,7 +32,7 @@ export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionCon
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
   context.emit?.({ type: 'tool.start', runner: context.runner, call });
   const tool = context.tools.get(toolUse.name);
-  if (!tool) return context.emit ? answeredWithoutRunning(() => notFound(call, context), call, context) : notFound(call, context);
+  if (!tool) return context.emit || context.scope ? answeredWithoutRunning(() => notFound(call, context), call, context) : notFound(call, context);
   const { scope } = context;
   // The usual call: nothing traces, nothing listens, nothing to retry.
   if (!scope && !context.emit && !ran) return answerCall(tool, call, context, held);
@@ -49,8 +49,8 @@ export function executeToolCall(toolUse: BetaToolUseBlock, context: ExecutionCon
  */
 export async function refuseToolCall(toolUse: BetaToolUseBlock, content: string, context: ExecutionContext): Promise<CallOutcome> {
   const call: ToolCall = { id: toolUse.id, name: toolUse.name, input: toolUse.input, toolUse };
-  if (!context.emit) return failed(content, call, context);
-  context.emit({ type: 'tool.start', runner: context.runner, call });
+  if (!context.emit && !context.scope) return failed(content, call, context);
+  context.emit?.({ type: 'tool.start', runner: context.runner, call });
   return answeredWithoutRunning(async () => failed(content, call, context), call, context);
 }
 

@@ -111,8 +111,9 @@ export class SdkSpans implements RunScope {
    * caller's `generateToolResponse()` is a child of the caller's span, as in the SDK.
    */
   async toolCall<Outcome extends ScopedOutcome>(scoped: ScopedCall, run: () => Promise<Outcome>): Promise<Outcome> {
-    // The SDK's runner makes no span for a call it does not run (an unknown tool's).
-    if (scoped.notRun) return run();
+    // The SDK's runner makes no span for a call it does not run (an unknown tool's); its onToolResult hook runs in the
+    // pass's context, as a call's that ran (a span it starts goes with the run, not into a trace of its own).
+    if (scoped.notRun) return scoped.byCaller || !this.#context ? run() : inContext(this.#context, run);
     const parent = scoped.byCaller || !this.#context ? activeContext() : this.#context;
     const { call, tool } = scoped;
     const toolset = (call.toolUse as { toolset_name?: unknown }).toolset_name;

@@ -348,3 +348,29 @@ describe("the SDK runner's own spans, when the client traces: the same as the SD
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
 });
+
+describe("the onToolResult hook with the SDK runner's spans", () => {
+  it.each([false, true])("of a call answered without running (an unknown tool, a call past the budget) runs in the run's trace, as a call's that ran (a listener: %s)", async (listening) => {
+    // Without a budget the third call is of an unknown tool; with one of 1 call, the second and third are past it.
+    for (const budget of [undefined, { maxToolCalls: 1 }]) {
+      const exporter = new InMemorySpanExporter();
+      const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+      const tracer = provider.getTracer('test');
+      const server = await mockServer(threeCalls());
+      await toolRunner(server.client({ openTelemetry: { tracerProvider: provider } }), params([weatherTool(() => undefined)]), {
+        budget,
+        // An audit log of every result: its span goes with the run, not into a trace of its own.
+        hooks: { onToolResult: (_result, call) => tracer.startSpan(`audit ${call.id}`).end() },
+        ...(listening && { onEvent: () => {} }),
+      });
+      const spans = exporter.getFinishedSpans();
+      const runs = spans.filter((span) => span.name === 'anthropic.messages.tool_runner');
+      const traces = new Set(runs.map((span) => span.spanContext().traceId));
+      expect(traces.size).toBe(1);
+      const audits = ['toolu_1', 'toolu_2', 'toolu_3'].map((id) => [id, spans.find((span) => span.name === `audit ${id}`)?.spanContext().traceId]);
+      expect(audits).toEqual(['toolu_1', 'toolu_2', 'toolu_3'].map((id) => [id, [...traces][0]]));
+      // No span of a call for one that did not run, as the SDK's runner.
+      expect(spans.filter((span) => span.name.startsWith('anthropic.custom_tool_use'))).toHaveLength(budget ? 1 : 2);
+    }
+  });
+});
