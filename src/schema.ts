@@ -71,6 +71,12 @@ function exportAdvice(schema: StandardSchemaV1): string {
   const version = (schema as { _zod?: { version?: { major?: unknown; minor?: unknown } } })._zod?.version;
   const mini = version?.major === 4 && typeof version.minor === 'number' && version.minor >= 2;
   if (mini) return 'A zod/mini schema exports none: use classic zod (`import { z } from "zod"`), or pass `z.toJSONSchema(schema)`, a plain JSON Schema object.';
+  // zod 3's API (no `_zod`): from zod 3, or from "zod/v3" of a zod 4 that could export it. "Use zod >= 4.2" left
+  // a program on zod 4.6 that imports "zod/v3" with nothing to change.
+  const def = (schema as { _def?: { typeName?: unknown } })._def;
+  if (version === undefined && typeof def?.typeName === 'string') {
+    return 'A schema of zod 3\'s API (zod 3, or "zod/v3" of zod 4) exports none: with zod >= 4.2 installed, import it from "zod" (`import { z } from "zod"`, not "zod/v3"), or pass a plain JSON Schema object.';
+  }
   return 'Use zod >= 4.2 (zod 3 and zod 4.0–4.1 cannot export it, "zod/v4" of zod 3 neither), a library that implements Standard JSON Schema, or pass a plain JSON Schema object.';
 }
 

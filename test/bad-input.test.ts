@@ -3,6 +3,7 @@ import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import * as zm from 'zod/mini';
+import { z as z3 } from 'zod/v3';
 import { ReplyError, agentTool, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
@@ -147,6 +148,11 @@ describe('bad input from the user is a clear error at construction, before any r
     expect(() => tool({ name: 'x', inputSchema: z.object({ when: z.iso.datetime().pipe(z.coerce.date()) }), run: ({ when }) => when.toISOString() })).not.toThrow();
     // zod/mini of a zod that can: told so, not to upgrade.
     expect(() => tool({ name: 'x', inputSchema: zm.object({ q: zm.string() }) as never, run: () => '' })).toThrow(/cannot export JSON Schema .*A zod\/mini schema exports none: use classic zod/);
+    // zod 3's API from "zod/v3" of this zod 4.6: "Use zod >= 4.2" named nothing to change; the import is what to change.
+    expect(() => tool({ name: 'x', inputSchema: z3.object({ q: z3.string() }) as never, run: () => '' })).toThrow(
+      /cannot export JSON Schema \(Standard JSON Schema\)\. A schema of zod 3's API \(zod 3, or "zod\/v3" of zod 4\) exports none: with zod >= 4\.2 installed, import it from "zod" \(`import \{ z \} from "zod"`, not "zod\/v3"\)/,
+    );
+    expect(make({}, { output: z3.object({ q: z3.string() }) })).toThrow(/options\.output \(a zod schema\) cannot export JSON Schema \(Standard JSON Schema\)\. A schema of zod 3's API/);
     // An option among the params would go to the API (which refuses it), a param among the options is unknown there: each names where it belongs.
     expect(make({ fallback: [] })).toThrow(new TypeError('toolRunner: `fallback` is an option of the runner, not a request param: pass it in the third argument, toolRunner(client, params, { fallback })'));
     expect(make({ concurrency: 2 })).toThrow(/`concurrency` is an option of the runner, not a request param/);
