@@ -1105,6 +1105,10 @@ describe('a mistake in the script is a clear 400 and a reported problem, never a
     // A step's field on the server: left out silently, the server would run otherwise than asked.
     await expect(createMockServer({ steps: [], delayMs: 100 } as never)).rejects.toThrow(/^createMockServer: unknown option 'delayMs'; the options are steps, chunkSize, eventDelayMs, threads, contextWindow$/);
     await expect(createMockServer({ steps: {} } as never)).rejects.toThrow(/^createMockServer: steps must be an array of steps .*got object$/);
+    // The steps themselves, as a first guess would pass them: it said "unknown option '0'", or of an empty list "steps must be an array … got undefined".
+    const given = new TypeError('createMockServer takes an options object, not the steps themselves: createMockServer({ steps: [...] })');
+    await expect(createMockServer([{ content: [text('hi')] }] as never)).rejects.toThrow(given);
+    await expect(createMockServer([] as never)).rejects.toThrow(given);
     await expect(createMockServer({ steps: [], threads: 'on' } as never)).rejects.toThrow(`createMockServer: threads must be 'hold' or 'unsupported', got "on"`);
     // Each made replies other than the ones scripted (a chunk size of NaN streamed every text as ''), or no limit.
     await expect(createMockServer({ steps: [], chunkSize: Number.NaN })).rejects.toThrow(/^createMockServer: chunkSize must be a whole number of characters, 1 or more, got NaN$/);

@@ -6,6 +6,8 @@ const OPTION_KEYS = ['steps', 'chunkSize', 'eventDelayMs', 'threads', 'contextWi
 /** The options, once checked: throws for options no server can take, or a misspelt one (left out silently, the server would run otherwise). */
 export function checkServerOptions<Options>(options: Options): Options {
   if (typeof options !== 'object' || options === null) throw new TypeError('createMockServer takes an options object: { steps: [...] }');
+  // The steps themselves (a first guess): read as options, a list said "unknown option '0'", an empty one "got undefined".
+  if (Array.isArray(options)) throw new TypeError('createMockServer takes an options object, not the steps themselves: createMockServer({ steps: [...] })');
   const slip = misspeltField(options, OPTION_KEYS, nearNameOr('steps'));
   if (slip) throw new TypeError(`createMockServer: unknown option '${slip.key}'. Did you mean '${slip.meant}'?`);
   // Any other would be left out silently (`delayMs`, a step's field): the server would run otherwise than asked.
