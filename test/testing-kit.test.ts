@@ -1022,6 +1022,20 @@ describe('a mistake in the script is a clear 400 and a reported problem, never a
     expect((await ask()).stop_reason).toBe('max_tokens');
   });
 
+  it("a step's field of no reply ({ text }, a status outside its error) is a 400 naming it; a message recorded from the API is a step as it is", async () => {
+    // Each was left out: the server answered an empty reply (content [], end_turn), not the one scripted.
+    const { ask, errors } = await askEach(3, [{ text: 'hi' }, { status: 429 }, { content: [text('hi')], reply: 'x' }, { content: [text('fine')] }] as never[]);
+    expect(errors).toEqual([
+      expect.stringMatching(/step #0 threw on request #0: the step has no field `text`: the reply's text goes in its content, \{ content: \[text\('…'\)\] \}/),
+      expect.stringMatching(/step #1 .*no field `status`: it belongs in its error \(\{ error: \{ status, … \} \}\)/),
+      expect.stringMatching(/step #2 .*no field `reply`; a reply's fields are content, stop_reason, /),
+    ]);
+    const recorded = await ask();
+    expect(recorded.content).toEqual([expect.objectContaining({ text: 'fine' })]);
+    const replay = await askEach(1, [{ ...recorded, content: [text('again')] }] as never[]);
+    expect(replay.errors).toEqual(['answered']);
+  });
+
   it('a tool_use block without an id or a name, or an error step whose status is no error, is a 400 naming it, not a reply the API never gives', async () => {
     const { ask, errors } = await askEach(6, [
       { content: [{ type: 'tool_use', name: 'lookup', input: {} }] },

@@ -7,6 +7,9 @@ const REPLY_FIELDS = ['content', 'stop_reason', 'stop_sequence', 'stop_details',
 /** A slip in a long field's name, or in `content` (`contents`), the field a step is made of, or a time without its unit (`delay`). */
 const nearField = (key: string, name: string) => nearNameOr('content')(key, name) || withoutUnit(key, name);
 
+/** A message's fields the server makes itself: a step may carry them (a reply recorded from the API), and they are left out. */
+const MESSAGE_FIELDS = ['id', 'type', 'role', 'model', 'context_management', 'diagnostics', 'input_transformations'];
+
 /** The fields of a scripted error (`ScriptedError`). */
 const ERROR_FIELDS = ['status', 'type', 'message', 'retryAfter', 'afterEvents', 'details', 'headers'];
 /** The fields of an error that mean nothing on the step itself: given there, the step would answer otherwise. */
@@ -32,6 +35,15 @@ export function replyShapeProblem(reply: object): string | undefined {
   if (slip) return `the step has no field \`${slip.key}\`: did you mean \`${slip.meant}\`?`;
   const misplaced = Object.keys(reply).find((key) => ERROR_ONLY.has(key));
   if (misplaced) return `the step has no field \`${misplaced}\`: it belongs in its error ({ error: { status, ${misplaced} } })`;
+  // Any other field was left out too: `{ text: 'hi' }` answered an empty reply, not the one scripted.
+  const unknown = Object.keys(reply).find((key) => !REPLY_FIELDS.includes(key) && !MESSAGE_FIELDS.includes(key));
+  if (unknown) {
+    const hint =
+      unknown === 'text' ? ": the reply's text goes in its content, { content: [text('…')] }"
+      : unknown === 'status' || unknown === 'headers' ? `: it belongs in its error ({ error: { status, … } })`
+      : `; a reply's fields are ${REPLY_FIELDS.join(', ')}`;
+    return `the step has no field \`${unknown}\`${hint}`;
+  }
   const { content, error } = reply as { content?: unknown; error?: { status?: unknown } };
   const wrongNumber = numberProblem(reply, NUMBERS, "the step's");
   if (wrongNumber) return wrongNumber;
