@@ -10,7 +10,9 @@ import { isThenable } from './completion.js';
  * console.log(textOf(final));
  * ```
  */
-export function textOf(message: { content?: string | ReadonlyArray<{ type: string }> | undefined } | undefined): string {
+// Generic, so that a message param or a tool result written in place (`textOf({ role: 'user', content })`) is no excess
+// property of the parameter's type; a runner, a promise or a string still share nothing with it, and do not compile.
+export function textOf<M extends { content?: string | ReadonlyArray<{ type: string }> | undefined } | undefined>(message: M): string {
   const content = message?.content;
   if (content === undefined) return notAMessage(message);
   if (typeof content === 'string') return content;

@@ -4,7 +4,7 @@ import type { BetaMessage, BetaMessageParam } from '@anthropic-ai/sdk/resources/
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnableTool, type RunnerParams, type RunnerSnapshot, type ToolInput, type ToolResultContentBlock, type ToolRunner, type ToolSource, resumeToolRunner, tool, toolRunner } from 'tool-runner';
+import { type RunnableTool, type RunnerParams, type RunnerSnapshot, type ToolInput, type ToolResultContentBlock, type ToolRunner, type ToolSource, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, createMockServer } from 'tool-runner/testing';
 
 const getWeather = tool({
@@ -123,6 +123,19 @@ describe('types that carry through', () => {
         return input.q;
       },
     });
+  });
+
+  it('textOf takes a message param and a tool result written in place, as the README says; a runner, a promise or a string do not compile', () => {
+    // They were TS2353, "Object literal may only specify known properties, and 'role' does not exist".
+    expectTypeOf(textOf({ role: 'user', content: 'What is the weather?' })).toEqualTypeOf<string>();
+    expectTypeOf(textOf({ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '21°C' }] })).toEqualTypeOf<string>();
+    expectTypeOf(textOf(undefined)).toEqualTypeOf<string>();
+    // @ts-expect-error a runner not awaited has no content
+    textOf(toolRunner({} as never, { model: 'm', max_tokens: 1, messages: [] }));
+    // @ts-expect-error a promise of a message
+    textOf(Promise.resolve({ content: 'x' }));
+    // @ts-expect-error content that is no string nor blocks
+    textOf({ content: 42 });
   });
 
   it("the testing kit's recorded requests are typed", async () => {
