@@ -180,6 +180,16 @@ export class RunState {
   }
 
   /**
+   * At a stop before a request (a limit): a history the caller set gets its dangling calls answered now, as that request
+   * would have had them (and blank text left out of its assistant messages), so the history the run holds can be sent as
+   * it is (SPEC §6); the SDK's runner leaves them. The next request prepares it again, finding nothing to do. Not while
+   * messages appended late wait (their place is counted in the history).
+   */
+  answerDanglingAtStop(): void {
+    if (this.historySetByCaller && !this.late) this.messages = asRequestHistory(answerDanglingCalls(this.messages, this.notRun, this.#ran));
+  }
+
+  /**
    * The history changed while a hook ran before the request (`pushMessages` in `onRequest`; `held`: the one before): the
    * request's `body` goes with it, prepared as any history the caller set, unless the hook gave it messages of its own.
    * Returns whether the history is still only the runner's appends.

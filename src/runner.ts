@@ -95,6 +95,8 @@ export class ToolRunner<Stream extends boolean = false, Output = unknown> extend
         if (limit === 'max_iterations' && this.requestFailure) throw this.requestFailure.error;
         if (limit) {
           stop = limit;
+          // No request follows: the calls a history the caller set leaves unanswered are answered now, not at the next one.
+          this.state.answerDanglingAtStop();
           break;
         }
         this.answers.beginTurn();
