@@ -6,7 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
+import { fuzzRun, plan } from './fuzz/history-fuzz.js';
 import { baseParams, mockServer } from './helpers.js';
+
+/** Seeds 1 to SEEDS (about 20 s); scripts/history-fuzz.ts runs any others. */
+const SEEDS = 50;
 
 const act = () => tool({ name: 'act', inputSchema: z.object({}), run: () => 'done' });
 
@@ -29,4 +33,15 @@ describe('a history the loop body set, at a stop with no request after it', () =
     expect(server.requests[1]!.messages).toEqual(runner.params.messages.slice(0, 4));
     server.assertComplete();
   });
+});
+
+describe('the history fuzzer (fixed seeds)', () => {
+  it('whatever fails, the history stays valid, nothing pushed is lost, no finished call runs twice, errors are typed, no run hangs, and the run goes on with a request the API takes', async () => {
+    const failures: string[] = [];
+    for (let seed = 1; seed <= SEEDS; seed++) {
+      const outcome = await fuzzRun(plan(seed));
+      if (outcome.violations.length > 0) failures.push(`seed ${seed}: ${outcome.violations.join('; ')}\n  ${outcome.log.join('\n  ')}`);
+    }
+    expect(failures).toEqual([]);
+  }, 90_000);
 });
