@@ -15,7 +15,7 @@
  */
 import { APIUserAbortError, AnthropicError, BadRequestError } from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import { HookError, type RunnerSnapshot, resumeToolRunner, tool, toolRunner } from '../../src/index.js';
+import { HookError, type RunnerSnapshot, ToolError, resumeToolRunner, tool, toolRunner } from '../../src/index.js';
 import { type MockServer, type ScriptedReply, createMockServer, historyProblems, text, toolUse } from '../../src/testing/index.js';
 import type { BetaContentBlock, BetaMessage, BetaMessageParam } from '../../src/types.js';
 
@@ -35,13 +35,13 @@ export function random(seed: number) {
   return { next, int, pick, chance };
 }
 
-const behaviours = ['ok', 'ok', 'throw', 'hang', 'huge', 'slow', 'guarded', 'unknown', 'invalid'] as const;
+const behaviours = ['ok', 'ok', 'throw', 'hang', 'huge', 'slow', 'guarded', 'unknown', 'invalid', 'badResult', 'surrogate', 'emptyError', 'abortRun', 'guardedSlow'] as const;
 type Behaviour = (typeof behaviours)[number];
 const faults = ['none', 'none', 'none', 'none', '429', '500', '529', 'dropStream', 'dropJson', 'malformed', 'errorEvent', 'stall'] as const;
 type Fault = (typeof faults)[number];
 const stops = ['auto', 'auto', 'auto', 'auto', 'end_turn', 'max_tokens', 'pause_turn'] as const;
 /** What the loop body does with an item: first a change (or none), then how it leaves (or goes on). */
-const changes = ['none', 'none', 'none', 'push', 'pushQuestion', 'generate', 'pushLate', 'setLate', 'retry', 'system', 'onRequest'] as const;
+const changes = ['none', 'none', 'none', 'push', 'pushQuestion', 'generate', 'pushLate', 'setLate', 'retry', 'system', 'onRequest', 'forgetThreads', 'partial', 'generatePush', 'takeBack'] as const;
 const exits = ['none', 'none', 'none', 'none', 'none', 'none', 'none', 'none', 'snapshot', 'snapshot', 'abort', 'break'] as const;
 export interface Action {
   change: (typeof changes)[number];
@@ -64,7 +64,7 @@ export interface Plan {
   maxRetries: 0 | 2;
   maxIterations: number;
   /** 'none': the run stops for approval, and the driver decides; else the approver's answers. */
-  approver: 'none' | 'allow' | 'deny' | 'mixed';
+  approver: 'none' | 'allow' | 'deny' | 'mixed' | 'slow' | 'throws';
   /** What the driver does in the loop body of each item, in turn (past the end: nothing). */
   actions: Action[];
   replies: ReplyPlan[];
@@ -72,6 +72,10 @@ export interface Plan {
   abortAtMs: number | null;
   /** A snapshot taken in `onToolResult` at this result (its count), kept to resume at the end. */
   snapshotAtResult: number | null;
+  /** Replaces `approver` when set (drawn last, so that older seeds keep their plans but this). */
+  approverMore: 'slow' | 'throws' | null;
+  /** Run control: a budget, a loop guard, what a limit does. */
+  control: { maxToolCalls?: number; maxTokens?: number; maxRepeats?: number; onLimit: 'stop' | 'answer' } | null;
 }
 
 export function plan(seed: number): Plan {
@@ -94,6 +98,15 @@ export function plan(seed: number): Plan {
     replies,
     abortAtMs: r.chance(0.2) ? r.int(0, 120) : null,
     snapshotAtResult: r.chance(0.3) ? r.int(1, 4) : null,
+    approverMore: r.chance(0.2) ? r.pick(['slow', 'throws'] as const) : null,
+    control: r.chance(0.3)
+      ? {
+          ...(r.chance(0.5) && { maxToolCalls: r.int(0, 4) }),
+          ...(r.chance(0.4) && { maxTokens: r.int(50, 2000) }),
+          ...(r.chance(0.4) && { maxRepeats: r.int(1, 2) }),
+          onLimit: r.pick(['stop', 'answer'] as const),
+        }
+      : null,
   };
 }
 
@@ -119,17 +132,22 @@ export async function fuzzRun(p: Plan): Promise<Outcome> {
   const snapshots: Array<{ where: string; snapshot: RunnerSnapshot }> = [];
   const r = random(p.seed ^ 0x9e3779b9);
 
+  const controller = new AbortController();
   const act = tool({
     name: 'act',
     inputSchema: z.object({ behaviour: z.enum(behaviours) }),
     timeoutMs: 25,
-    needsApproval: (input) => input.behaviour === 'guarded',
+    needsApproval: (input) => input.behaviour === 'guarded' || input.behaviour === 'guardedSlow',
     run: async ({ behaviour }, { toolUse: use }) => {
       runs.set(use.id, (runs.get(use.id) ?? 0) + 1);
       if (behaviour === 'throw') throw new Error(`failed ${use.id}`);
       if (behaviour === 'hang') await new Promise(() => {});
       if (behaviour === 'huge') return 'x'.repeat(150_000);
-      if (behaviour === 'slow') await new Promise((resolve) => setTimeout(resolve, 15));
+      if (behaviour === 'slow' || behaviour === 'guardedSlow') await new Promise((resolve) => setTimeout(resolve, 15));
+      if (behaviour === 'badResult') return [null, 42, { not: 'text' }][use.id.charCodeAt(use.id.length - 1) % 3] as never;
+      if (behaviour === 'surrogate') return `cut ${'😀'.slice(0, 1)}`;
+      if (behaviour === 'emptyError') throw new ToolError('  ');
+      if (behaviour === 'abortRun') controller.abort();
       return `done ${use.id}`;
     },
   });
@@ -168,16 +186,27 @@ export async function fuzzRun(p: Plan): Promise<Outcome> {
   let resultCount = 0;
   let pushOnRequest = false;
   let approvals = 0;
+  if (p.approverMore) p = { ...p, approver: p.approverMore };
   const approve = (call: { toolUse: { id: string } }) => {
     approvals++;
     if (p.approver === 'allow') return { decision: 'allow' as const };
     if (p.approver === 'deny') return { decision: 'deny' as const, reason: 'no' };
+    // Past the tool's timeout (25 ms): the call is answered as timed out, not run (README, Approval).
+    if (p.approver === 'slow') return new Promise<{ decision: 'allow' }>((resolve) => setTimeout(() => resolve({ decision: 'allow' }), 40));
+    if (p.approver === 'throws') throw new Error('the approver failed');
     return call.toolUse.id.charCodeAt(call.toolUse.id.length - 1) % 2 ? { decision: 'allow' as const } : { decision: 'deny' as const, reason: 'odd' };
   };
   let current: { toJSON(): RunnerSnapshot } | undefined;
   const options = (signal: AbortSignal) => ({
     signal,
     ...(p.approver !== 'none' && { approve }),
+    ...(p.control && {
+      onLimit: p.control.onLimit,
+      ...(p.control.maxRepeats !== undefined && { loopGuard: { maxRepeats: p.control.maxRepeats } }),
+      ...((p.control.maxToolCalls !== undefined || p.control.maxTokens !== undefined) && {
+        budget: { ...(p.control.maxToolCalls !== undefined && { maxToolCalls: p.control.maxToolCalls }), ...(p.control.maxTokens !== undefined && { maxTokens: p.control.maxTokens }) },
+      }),
+    }),
     hooks: {
       onRequest: () => {
         if (!pushOnRequest || !current) return;
@@ -193,7 +222,6 @@ export async function fuzzRun(p: Plan): Promise<Outcome> {
     },
   });
 
-  const controller = new AbortController();
   const abortTimer = p.abortAtMs === null ? undefined : setTimeout(() => (log.push(`abort at ${p.abortAtMs} ms`), controller.abort()), p.abortAtMs);
   let runner = toolRunner(
     client,
@@ -228,6 +256,12 @@ export async function fuzzRun(p: Plan): Promise<Outcome> {
         for await (const got of runner as AsyncIterable<unknown>) {
           const action = p.actions[item++] ?? { change: 'none', exit: 'none', lateMs: 0 };
           log.push(`item ${item - 1}: ${action.change} ${action.exit}`);
+          if (action.change === 'partial' && p.stream) {
+            // The body reads the stream's first events and leaves it (a user who stops the answer as it streams).
+            let events = 0;
+            for await (const _event of got as AsyncIterable<unknown>) if (++events >= 3) break;
+            continue;
+          }
           const message = p.stream ? await (got as { finalMessage(): Promise<BetaMessage> }).finalMessage() : (got as BetaMessage);
           const mark = () => {
             const text = `${MARK}${pushed.length}`;
@@ -237,12 +271,30 @@ export async function fuzzRun(p: Plan): Promise<Outcome> {
           if (action.change === 'push') runner.pushMessages({ role: 'assistant', content: message.content } as BetaMessageParam, { role: 'user', content: mark() });
           else if (action.change === 'pushQuestion') runner.pushMessages({ role: 'user', content: mark() });
           else if (action.change === 'generate') await runner.generateToolResponse();
+          // The body answers the calls itself, with what generateToolResponse() gave, and asks on (README, Taking control).
+          else if (action.change === 'generatePush') {
+            const results = await runner.generateToolResponse();
+            runner.pushMessages({ role: 'assistant', content: message.content } as BetaMessageParam, ...(results ? [results] : []), { role: 'user', content: mark() });
+          }
+          // The last exchange taken back (the reply not kept), and a question in its place.
+          else if (action.change === 'takeBack') {
+            const content = mark();
+            runner.setMessagesParams((params) => {
+              const kept = params.messages.slice(0, Math.max(1, params.messages.length - 2));
+              // What the caller pushed into the exchange taken back is gone by the caller's own hand.
+              const dropped = JSON.stringify(params.messages.slice(kept.length));
+              for (let i = pushed.length - 1; i >= 0; i--) if (dropped.includes(JSON.stringify(pushed[i]))) pushed.splice(i, 1);
+              return { ...params, messages: [...kept, { role: 'user', content }] };
+            });
+          }
           // The turn again: the reply dropped, the history resent as it was (SPEC §4).
           else if (action.change === 'retry') runner.setMessagesParams((params) => params);
           // A new system prompt: the thread cannot be continued, and the run replays the history (README, threads).
           else if (action.change === 'system') runner.setMessagesParams((params) => ({ ...params, system: `system ${item}` }));
           // A message that goes with the next request, pushed from its onRequest hook.
           else if (action.change === 'onRequest') pushOnRequest = true;
+          // The server loses the run's thread: the next continue is refused, and the run replays the history (docs/threads.md).
+          else if (action.change === 'forgetThreads') server.forgetThreads();
           else if (action.change === 'pushLate' || action.change === 'setLate') {
             // After the body, while the reply's calls run (a chat's user typing on): appended, or a history set with it.
             const late = runner;
@@ -335,6 +387,16 @@ export async function fuzzRun(p: Plan): Promise<Outcome> {
     const leftBy = runner.stoppedBy === 'break' ? dangling : endedOn;
     for (const problem of historyProblems(history)) if (!leftBy(problem)) violations.push(`history: ${problem}`);
     violations.push(...shapeProblems(history, 'history'));
+    for (const message of history) {
+      if (message.role !== 'user' || typeof message.content === 'string') continue;
+      for (const block of message.content) {
+        if (block.type !== 'tool_result') continue;
+        const texts = typeof block.content === 'string' ? block.content : JSON.stringify(block.content ?? '');
+        // maxToolResultChars (100,000) and its note; a lone surrogate is sent as U+FFFD (README, Reliability).
+        if (texts.length > 101_000) violations.push(`history: the result of ${block.tool_use_id} was not cut (${texts.length} characters)`);
+        if (LONE_SURROGATE.test(texts)) violations.push(`history: the result of ${block.tool_use_id} holds a lone surrogate`);
+      }
+    }
     const all = JSON.stringify(history);
     for (const mark of pushed) if (!all.includes(JSON.stringify(mark))) violations.push(`history: the message the caller pushed, '${mark}', is lost`);
     for (const [id, count] of runs) if (count > 1 && !(p.eager || resumedFromBody || snapshots.length > 0)) violations.push(`tool call ${id} ran ${count} times`);
@@ -375,6 +437,8 @@ function shapeProblems(history: readonly BetaMessageParam[], where: string): str
   if (history[0]?.content !== 'go') problems.push(`${where}: the first message is not the one the run began with`);
   return problems;
 }
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** A call left unanswered in the middle of a history (which the runner answers before its next request). */
 const dangling = (problem: string) => / has no tool_result in message /.test(problem);
