@@ -101,7 +101,9 @@ export class CallAnswers {
       this.#callsNow().hold(answer.pending, answer.message);
       return 'pending';
     }
-    insertResultsAfterLate(state.messages, answer.pending.length > 0 ? abortedWaits(this.#run, answer.message, uses, answer.pending) : answer.message, state.late);
+    // The waits end first: a `tool.end` listener may push a message, and the results go in the history as it is then.
+    const results = answer.pending.length > 0 ? abortedWaits(this.#run, answer.message, uses, answer.pending) : answer.message;
+    insertResultsAfterLate(state.messages, results, state.late);
     state.late = undefined;
     this.#calls?.clear();
     // The results are in the history, so an aborted run stays valid and resumable.

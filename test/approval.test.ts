@@ -517,6 +517,43 @@ describe('approval without options.approve: the run stops with pendingApprovals'
     expect(server.requests).toHaveLength(1);
   });
 
+  it("aborted while a call waits for a decision, a message pushed in its cancelled tool.end: the results stay (the call that ran with its own), the message once after them", async () => {
+    const controller = new AbortController();
+    const ran: string[] = [];
+    const charge = tool({ name: 'charge', inputSchema: z.object({}), run: () => (ran.push('charge'), 'charged 5 EUR') });
+    const gated = tool({ name: 'gated', inputSchema: z.object({}), needsApproval: true, run: () => (ran.push('gated'), 'ran') });
+    const server = await mockServer([{ content: [toolUse('gated', {}, 'toolu_gated'), toolUse('charge', {}, 'toolu_charge')] }, { content: [text('never')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [gated, charge] }, {
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type !== 'tool.end') return;
+        // The charge went through; the user stops the run, and a chat's next message comes as its wait ends.
+        if (event.call.id === 'toolu_charge') controller.abort();
+        if (event.cancelled) runner.pushMessages({ role: 'user', content: 'Stop, and tell me what you did.' });
+      },
+    });
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
+    const answered = [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: [expect.objectContaining({ id: 'toolu_gated' }), expect.objectContaining({ id: 'toolu_charge' })] },
+      {
+        role: 'user',
+        content: [
+          expect.objectContaining({ tool_use_id: 'toolu_gated', is_error: true, content: "Error: the call to 'gated' was aborted while it waited for approval, so it was not run." }),
+          { type: 'tool_result', tool_use_id: 'toolu_charge', content: 'charged 5 EUR' },
+        ],
+      },
+      { role: 'user', content: 'Stop, and tell me what you did.' },
+    ];
+    // The results went into the history the listener had replaced (lost), and the message was placed twice more.
+    expect(runner.params.messages).toEqual(answered);
+    // Iterated again, the run (still aborted) answers nothing anew: the charge is not told 'aborted before it started'.
+    await expect(runner.runUntilDone()).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(runner.params.messages).toEqual(answered);
+    expect(ran).toEqual(['charge']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('aborted while the run was stopped for approval, then iterated: the undecided call is answered as aborted while it waited', async () => {
     const ran: string[] = [];
     const gated = tool({ name: 'gated', inputSchema: z.object({ n: z.number() }), needsApproval: true, run: ({ n }) => (ran.push(`gated ${n}`), 'ran') });
