@@ -23,6 +23,7 @@ const slowOrBuilt = [
   'test/runtimes.test.ts', // the built dist/ in Node, Bun, Deno, workerd and Chromium
   'test/runtimes-features.test.ts', // the same, with approvals, aborts, timeouts, resume, output, budget, errors
   'test/run-control-resume.test.ts', // a snapshot at each kind of stop resumed in a process of its own: about 12 s
+  'test/control-fuzz.test.ts', // the control API at random moments over 41 seeded runs: about 10 s
 ];
 
 export default defineConfig(({ mode }) => {
