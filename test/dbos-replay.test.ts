@@ -9,7 +9,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
-import { type RunnerEvent, agentTool, tool, toolRunner } from 'tool-runner';
+import { type RunnableTool, type RunnerEvent, agentTool, tool, toolRunner } from 'tool-runner';
 import { openTelemetry } from 'tool-runner/otel';
 import { type DurableRunResult, type DurableToolRunner, durableApprovals, durableToolRunner } from 'tool-runner/dbos';
 import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
@@ -114,6 +114,14 @@ const addQueryAfterLogin = (inSubAgent: boolean) => ({
   },
 });
 const addingInListener = durableToolRunner({ name: 'replay-adding-in-listener', client, tools: [login], options: addQueryAfterLogin(false) });
+/** The tool a listener adds when a login ends, as this release names it: a new release renames it. */
+let addedQuery: RunnableTool = query;
+const addingRenamed = durableToolRunner({
+  name: 'replay-adding-renamed',
+  client,
+  tools: [login],
+  options: { ...inlineTools, onEvent: (event: RunnerEvent) => void (event.type === 'tool.end' && event.call.name === 'login' && !event.result?.is_error && event.runner.addTools(addedQuery)) },
+});
 const clerk = agentTool({
   name: 'clerk',
   description: 'Handles orders',
@@ -440,6 +448,35 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     expect(ranFirst).toEqual(['login', 'query']);
     expect(replayed.messages).toEqual(result.messages);
     expect(ranAgain).toEqual([]);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it("a replay on a worker whose listener adds a tool under a new name fails the run naming the tool the recorded reply calls, a tool added during the run (its tool_addition block) as one of the agent's: the request's step records the tools the history added", async () => {
+    const server = await mockServer([
+      { content: [toolUse('login', { user: 'ada' }, 'toolu_login')] },
+      { content: [toolUse('query_database', { sql: 'select count(*) from orders' }, 'toolu_query')] },
+      { content: [text('There are 42 orders.')] },
+      // (Without the check, the replay answered the call "not found" and asked the model again.)
+      { content: [text('There are no orders.')] },
+    ]);
+    mockUrl = server.url;
+    const id = `adding-renamed-${Date.now()}`;
+    addedQuery = query;
+    ran.length = 0;
+    await addingRenamed.run(id, params);
+    // The query tool went to the model in a `system` message of the next request, its `tools` unchanged.
+    expect((server.requests[1]!.body as { tools: Array<{ name: string }> }).tools.map((entry) => entry.name)).toEqual(['login']);
+    const steps = (await dbos.listWorkflowSteps(id)) ?? [];
+    expect(steps.map((step) => step.name)).toEqual(['model request', 'tool login', 'model request', 'tool query_database', 'model request']);
+    expect((steps[2]!.output as { tools?: string[] }).tools).toEqual(['login', 'query_database']);
+    // A new release names it `query_orders`; the call's step is gone (the crash cut it off): the replay takes it anew.
+    addedQuery = tool({ name: 'query_orders', description: 'Runs a query', inputSchema: z.object({ sql: z.string() }), run: async () => (ran.push('query_orders'), '42 rows') });
+    try {
+      const forked = await DBOS.forkWorkflow(id, steps[3]!.functionID);
+      await expect(forked.getResult()).rejects.toThrow(`recorded a reply that calls tool 'query_database', which this worker's agent does not have (it has: login, query_orders)`);
+    } finally {
+      addedQuery = query;
+    }
     expect(server.requests).toHaveLength(3);
   });
 

@@ -3,21 +3,55 @@
  * the run naming the tool, rather than answering a call of it "not found" where it ran (or was cut off by the crash).
  */
 
-/** The names of the tools a request's body offers the model (none: undefined, and nothing is recorded). */
+/**
+ * The names of the tools a request's body offers the model (none: undefined, and nothing is recorded). Its `tools` are not
+ * all it offers: a tool added or removed during the run (`addTools()` / `removeTools()`, an `onEvent` listener's) goes in a
+ * `system` message of `tool_addition` / `tool_removal` blocks, `params.tools` unchanged, so a replay of a reply calling an
+ * added tool was never checked. (A durable run sends the whole history each time: its step client holds no thread.)
+ */
 export function offeredTools(body: unknown): string[] | undefined {
-  const tools = typeof body === 'object' && body !== null ? (body as { tools?: unknown }).tools : undefined;
-  if (!Array.isArray(tools) || tools.length === 0) return undefined;
-  return tools.flatMap((entry) => {
-    const name = typeof entry === 'object' && entry !== null ? (entry as { name?: unknown }).name : undefined;
-    return typeof name === 'string' ? [name] : [];
-  });
+  if (typeof body !== 'object' || body === null) return undefined;
+  const { tools, messages } = body as { tools?: unknown; messages?: unknown };
+  const given = Array.isArray(tools) ? tools.flatMap((entry) => nameOf(entry)) : [];
+  const names = Array.isArray(messages) ? withChanges(given, messages) : given;
+  return names.length > 0 ? names : undefined;
+}
+
+/** `names` with the tool changes `messages` make, in their order (a compaction's block holds those it summarised). */
+function withChanges(names: string[], messages: unknown[]): string[] {
+  let changed: Set<string> | undefined;
+  const apply = (block: unknown) => {
+    const { type, tool } = (block ?? {}) as { type?: unknown; tool?: unknown };
+    if (type !== 'tool_addition' && type !== 'tool_removal') return;
+    const { type: kind, name, definition } = (tool ?? {}) as { type?: unknown; name?: unknown; definition?: unknown };
+    const named = kind === 'tool_reference' ? name : kind === 'tool_definition' ? nameOf(definition)[0] : undefined;
+    if (typeof named !== 'string') return;
+    changed ??= new Set(names);
+    if (type === 'tool_addition') changed.add(named);
+    else changed.delete(named);
+  };
+  for (const message of messages) {
+    const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown };
+    if (!Array.isArray(content)) continue;
+    for (const block of content as Array<{ type?: unknown; tool_changes?: unknown }>) {
+      if (role === 'system') apply(block);
+      else if (role === 'assistant' && block?.type === 'compaction' && Array.isArray(block.tool_changes)) block.tool_changes.forEach(apply);
+    }
+  }
+  return changed ? [...changed] : names;
+}
+
+function nameOf(entry: unknown): string[] {
+  const name = typeof entry === 'object' && entry !== null ? (entry as { name?: unknown }).name : undefined;
+  return typeof name === 'string' ? [name] : [];
 }
 
 /**
  * On a replay of a request's step: the error saying that this worker lacks a tool the recorded reply calls, which the
  * request offered when it was recorded (a name the model made up was "not found" then too, and is let be). DBOS checks
  * only the names of the steps it recorded, and the step of a call the crash cut off was never recorded: the recovery
- * answered the call "not found", and the run went on. Undefined when nothing is missing, or the record is older than this.
+ * answered the call "not found", and the run went on. Undefined when nothing is missing, or the record is older than
+ * this.
  */
 export function missingOnReplay(recorded: { reply: unknown; tools?: string[] | undefined }, body: unknown, workflow: string | undefined): Error | undefined {
   if (!recorded.tools) return undefined;
