@@ -1151,3 +1151,17 @@ describe('a mistake in the script is a clear 400 and a reported problem, never a
     expect(await ask()).toMatchObject({ text: 'c' });
   });
 });
+
+describe('a reply recorded from the SDK is a step as it is', () => {
+  it("a streamed reply's final message (the SDK adds `parsed_output` to it, as to one of messages.parse()) is taken, not a 400", async () => {
+    const first = await mockServer([{ content: [text('Recorded.')] }]);
+    const stream = first.client().beta.messages.stream({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+    const recorded = await stream.finalMessage();
+    expect(recorded).toHaveProperty('parsed_output', null);
+    const replay = await mockServer([JSON.parse(JSON.stringify(recorded))]);
+    const again = await replay.client().beta.messages.create({ model: 'claude-sonnet-5-5', max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(again.content).toEqual([expect.objectContaining({ type: 'text', text: 'Recorded.' })]);
+    expect(again).not.toHaveProperty('parsed_output');
+    replay.assertComplete();
+  });
+});

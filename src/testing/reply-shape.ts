@@ -7,8 +7,12 @@ const REPLY_FIELDS = ['content', 'stop_reason', 'stop_sequence', 'stop_details',
 /** A slip in a long field's name, or in `content` (`contents`), the field a step is made of, or a time without its unit (`delay`). */
 const nearField = (key: string, name: string) => nearNameOr('content')(key, name) || withoutUnit(key, name);
 
-/** A message's fields the server makes itself: a step may carry them (a reply recorded from the API), and they are left out. */
-const MESSAGE_FIELDS = ['id', 'type', 'role', 'model', 'context_management', 'diagnostics', 'input_transformations'];
+/**
+ * A message's fields the server makes itself: a step may carry them (a reply recorded from the API), and they are left
+ * out. `parsed_output` is the SDK's: it adds it to a stream's final message (`null` without an output format) and to one of
+ * `messages.parse()`, so a reply recorded from a streamed run has it.
+ */
+const MESSAGE_FIELDS = ['id', 'type', 'role', 'model', 'context_management', 'diagnostics', 'input_transformations', 'parsed_output'];
 
 /** The fields of a scripted error (`ScriptedError`). */
 const ERROR_FIELDS = ['status', 'type', 'message', 'retryAfter', 'afterEvents', 'details', 'headers'];
