@@ -15,6 +15,7 @@ import { durableApprovals } from 'tool-runner/dbos';
 import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
 import { createDatabase } from '../scripts/postgres.js';
 import { mockServer, wire } from './helpers.js';
+import { kill, printed, until } from './worker-processes.js';
 
 const serverUrl = inject('databaseUrl');
 
@@ -178,32 +179,6 @@ describe.skipIf(!serverUrl)('durable runs with MCP tools and nested sub-agents (
   }
 }, 120_000);
 
-/** Polls `check` until it holds (20 s at most). */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for the worker');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-function kill(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
-
-/** Everything the process printed, once it exits 0. */
-function printed(child: ChildProcess): Promise<{ stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => (code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`exit ${code}\n${stdout}\n${stderr}`))));
-  });
-}
 
 async function resultOf(child: ChildProcess) {
   const { stdout } = await printed(child);

@@ -11,24 +11,10 @@ import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import { type RunnerSnapshot, type ToolRunner, resumeToolRunner, textOf, tool, toolRunner } from '../../src/index.js';
 import { type MockServer, type RecordedRequest, type ScriptedReply, createMockServer, historyProblems, text, toolUse } from '../../src/testing/index.js';
+import { random } from '../fuzz/history-fuzz.js';
 
-/** mulberry32: a small seeded generator. */
-export function generator(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)),
-    chance: (p: number) => next() < p,
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-  };
-}
+/** The history fuzzer's seeded generator (mulberry32). */
+const generator = random;
 type Gen = ReturnType<typeof generator>;
 
 export interface Config {
