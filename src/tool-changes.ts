@@ -12,6 +12,7 @@ import { definitionFamily, isRunnableToolset, toolsetFamily } from './toolsets.j
 import { checkToolEntry, isToolSource } from './tool-set.js';
 import { checkAgentOptions } from './agent-link.js';
 import type { ToolChangesJSON } from './snapshot.js';
+import { eachToolChange } from './tool-change-blocks.js';
 import type { BetaMessageParam, BetaToolUnion } from './types.js';
 
 type Change = { type: 'addition'; tool: AnyTool } | { type: 'removal'; name: string };
@@ -172,24 +173,13 @@ export class ToolChanges {
     let from = 0;
     if (this.#scannedMessages === messages && this.#scannedLength <= messages.length) from = this.#scannedLength;
     else this.#fromHistory = undefined;
-    for (let i = from; i < messages.length; i++) {
-      const { role, content } = messages[i] as { role: string; content: unknown };
-      if (!Array.isArray(content)) continue;
-      for (const block of content as Array<{ type?: string; tool_changes?: unknown[] }>) {
-        if (role === 'system') this.#record(block);
-        else if (role === 'assistant' && block.type === 'compaction') for (const change of block.tool_changes ?? []) this.#record(change);
-      }
-    }
+    eachToolChange(messages, this.#recordChange, from);
     this.#scannedMessages = messages;
     this.#scannedLength = messages.length;
   }
 
-  #record(block: unknown): void {
-    const { type, tool } = block as { type?: unknown; tool?: { type?: unknown; name?: unknown; definition?: { name?: unknown } } };
-    if (type !== 'tool_addition' && type !== 'tool_removal') return;
-    const name = tool?.type === 'tool_reference' ? tool.name : tool?.type === 'tool_definition' ? tool.definition?.name : undefined;
-    if (typeof name === 'string') (this.#fromHistory ??= new Map()).set(name, type === 'tool_addition' ? 'addition' : 'removal');
-  }
+  /** A change the history makes (made once per run: the history is read at each request). */
+  readonly #recordChange = (name: string, kind: Change['type']): void => void (this.#fromHistory ??= new Map()).set(name, kind);
 }
 
 /**

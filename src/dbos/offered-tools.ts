@@ -2,6 +2,7 @@
  * The tools a model request offered, recorded with its step, so that a replay on a worker whose tools changed fails
  * the run naming the tool, rather than answering a call of it "not found" where it ran (or was cut off by the crash).
  */
+import { eachToolChange } from '../tool-change-blocks.js';
 
 /**
  * The names of the tools a request's body offers the model (none: undefined, and nothing is recorded). Its `tools` are not
@@ -20,24 +21,11 @@ export function offeredTools(body: unknown): string[] | undefined {
 /** `names` with the tool changes `messages` make, in their order (a compaction's block holds those it summarised). */
 function withChanges(names: string[], messages: unknown[]): string[] {
   let changed: Set<string> | undefined;
-  const apply = (block: unknown) => {
-    const { type, tool } = (block ?? {}) as { type?: unknown; tool?: unknown };
-    if (type !== 'tool_addition' && type !== 'tool_removal') return;
-    const { type: kind, name, definition } = (tool ?? {}) as { type?: unknown; name?: unknown; definition?: unknown };
-    const named = kind === 'tool_reference' ? name : kind === 'tool_definition' ? nameOf(definition)[0] : undefined;
-    if (typeof named !== 'string') return;
+  eachToolChange(messages, (name, kind) => {
     changed ??= new Set(names);
-    if (type === 'tool_addition') changed.add(named);
-    else changed.delete(named);
-  };
-  for (const message of messages) {
-    const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown };
-    if (!Array.isArray(content)) continue;
-    for (const block of content as Array<{ type?: unknown; tool_changes?: unknown }>) {
-      if (role === 'system') apply(block);
-      else if (role === 'assistant' && block?.type === 'compaction' && Array.isArray(block.tool_changes)) block.tool_changes.forEach(apply);
-    }
-  }
+    if (kind === 'addition') changed.add(name);
+    else changed.delete(name);
+  });
   return changed ? [...changed] : names;
 }
 
