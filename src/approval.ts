@@ -1,6 +1,5 @@
 /** Human in the loop: which calls need approval, and the decisions about them. */
-import { shownValue, wrongType } from './described.js';
-import { quotingValue } from './output-error-text.js';
+import { quotingTypeError, wrongType } from './described.js';
 import type { AnyCall, BetaToolUseBlock, Promisable } from './types.js';
 
 /**
@@ -115,7 +114,7 @@ export function checkDecision(value: unknown, name: string): ApprovalDecision {
   const said = (shown: string) =>
     `options.approve returned ${shown} for '${name}'${unknown === undefined ? '' : ` (a decision has no field '${unknown}')`}; return { decision: 'allow' }, { decision: 'allow', input } or { decision: 'deny', reason }`;
   // The value may hold an edited input or a reason (contents): spans and the inspector show it only when they capture contents.
-  throw quotingValue(new TypeError(said(shownValue(value))), said('a value (not shown: captureContent is off)'));
+  throw quotingTypeError(said, value);
 }
 
 /** The id `runner.approve` / `runner.deny` is given: a call's id (`call.id`), not the call. */

@@ -1,5 +1,6 @@
 import { isThenable } from './completion.js';
 import { cutText } from './cut.js';
+import { quotingValue } from './output-error-text.js';
 
 /** `message` (a number is wanted), then what was given: a RangeError for a number out of range, a TypeError for anything else. */
 export function wrongValue(value: unknown, message: string): RangeError | TypeError {
@@ -254,4 +255,13 @@ export function jsonOr(value: unknown, instead: () => string): string {
   } catch {
     return instead();
   }
+}
+
+/**
+ * A TypeError about a value a callback of the caller's returned, quoting it (`said(shown)`, `shownValue` unless given), and
+ * marked with its words without the value (`quotingValue`): the value may hold a tool's input or result, which spans and
+ * the inspector's records show only when they capture contents. `kind`: what stands in the value's place there.
+ */
+export function quotingTypeError(said: (shown: string) => string, value: unknown, shown = shownValue(value), kind = 'a value'): TypeError {
+  return quotingValue(new TypeError(said(shown)), said(`${kind} (not shown: captureContent is off)`));
 }

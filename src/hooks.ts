@@ -4,8 +4,7 @@ import { brandClass } from './brand.js';
 import { isThenable } from './completion.js';
 import { STOPPED_GRACE_MS, untilAborted, untilLate } from './guards.js';
 import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, MessageCreateParamsBase, Promisable, ToolResultContent } from './types.js';
-import { readableThrown, shownValue, thrownText } from './described.js';
-import { quotingValue } from './output-error-text.js';
+import { quotingTypeError, readableThrown, thrownText } from './described.js';
 import { invalidResultKind } from './result-kind.js';
 
 /** A tool call as hooks see it (its input typed by tool, a union by name, when `toolRunner` sees the tools). */
@@ -132,7 +131,7 @@ export function checkOverride(value: unknown): ToolCallOverride | undefined {
   }
   const said = (shown: string) => `onToolCall returned ${shown}; return nothing, { result } (a string or content blocks, with isError if it is one) or { input }`;
   // The value may hold an input or a result (contents): spans and the inspector show it only when they capture contents.
-  throw new HookError('onToolCall', quotingValue(new TypeError(said(shownValue(value))), said('a value (not shown: captureContent is off)')));
+  throw new HookError('onToolCall', quotingTypeError(said, value));
 }
 
 brandClass(HookError, 'HookError');

@@ -4,12 +4,11 @@
  * the run's signal ends a rule that hangs (a policy service that does not answer), and so does the tool's
  * timeout (`timeoutMs`: a `StepTimedOut`).
  */
-import { described } from './described.js';
+import { described, quotingTypeError } from './described.js';
 import { isThenable } from './completion.js';
 import { STOPPED, StepTimedOut, stepWithin, timeoutReason } from './guards.js';
 import { tie } from './on-abort.js';
 import { HookError } from './hooks.js';
-import { quotingValue } from './output-error-text.js';
 import type { RunnableTool, ToolContext } from './surface.js';
 
 export async function needsApproval(tool: RunnableTool, input: unknown, context: ToolContext, timeoutMs: number | undefined): Promise<boolean | typeof STOPPED | StepTimedOut> {
@@ -31,8 +30,7 @@ export async function needsApproval(tool: RunnableTool, input: unknown, context:
   }
   if (answer === STOPPED || typeof answer === 'boolean' || answer instanceof StepTimedOut) return answer;
   const said = (shown: string) => `it returned ${shown}: a rule must return true or false (a promise of one)`;
-  const wrong = new TypeError(said(described(answer)));
   // A string is shown whole, and may be a field of the call's input returned for its truth (\`({ note }) => note\`): spans and
   // the inspector show it only when they capture contents.
-  throw new HookError(`needsApproval of '${tool.name}'`, typeof answer === 'string' ? quotingValue(wrong, said('a string (not shown: captureContent is off)')) : wrong);
+  throw new HookError(`needsApproval of '${tool.name}'`, typeof answer === 'string' ? quotingTypeError(said, answer, described(answer), 'a string') : new TypeError(said(described(answer))));
 }

@@ -8,8 +8,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { compileJsonSchema } from './json-schema.js';
 import { brandClass } from './brand.js';
 import { cutText } from './cut.js';
-import { shownValue, thrownText, thrownMessage } from './described.js';
-import { quotingValue } from './output-error-text.js';
+import { quotingTypeError, shownValue, thrownText, thrownMessage } from './described.js';
 import {
   type CompiledSchema,
   type JsonObjectSchema,
@@ -164,7 +163,7 @@ function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): Valida
   if (!Array.isArray(result.issues) || !result.issues.every(isIssue)) {
     const said = (shown: string) => `the schema's validate answered issues that are no list of { message, path? }: ${shown}`;
     // An issue may quote the call's input: spans and the inspector show it only when they capture contents.
-    throw quotingValue(new TypeError(said(shownValue(result.issues))), said('a value (not shown: captureContent is off)'));
+    throw quotingTypeError(said, result.issues);
   }
   return { ok: false, issues: issuesOf(result.issues) };
 }

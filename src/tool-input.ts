@@ -8,8 +8,7 @@ import { SchemaThrew, type ValidationResult, formatIssues, thrownIssues } from '
 import type { RunnableTool } from './surface.js';
 import { isToolError } from './tool-error.js';
 import type { ToolResultContent } from './types.js';
-import { shownValue, thrownMessage } from './described.js';
-import { quotingValue } from './output-error-text.js';
+import { quotingTypeError, thrownMessage } from './described.js';
 
 /** `message`: what the model reads (a `ToolError` the parser threw says it itself). */
 export type Validated = { ok: true; value: unknown } | { ok: false; message: ToolResultContent };
@@ -51,7 +50,7 @@ function validated(tool: RunnableTool, result: ValidationResult<unknown>): Valid
     const listed = result?.ok === false && Array.isArray(result.issues);
     const said = (shown: string) => `validateInput returned ${shown} instead of { ok, value } or { ok, issues }${listed ? ' (each issue { path, message }, both strings)' : ''}`;
     // The value may hold the call's input (a safeParse result's `data`), an issue may quote it: spans and the inspector show it only when they capture contents.
-    throw new ValidatorError(tool.name, quotingValue(new TypeError(said(shownValue(result))), said('a value (not shown: captureContent is off)')));
+    throw new ValidatorError(tool.name, quotingTypeError(said, result));
   }
   return result.ok ? result : { ok: false, message: formatIssues(tool.name, result.issues) };
 }
