@@ -34,7 +34,7 @@ function lentEntries(entries: readonly FallbackEntry[]): FallbackEntry[] {
 
 /**
  * The sub-agent's options: its own (its signal left to the call), the parent's listeners (events get the
- * path), approver and (on the parent's client) fallback. The approver failing (throwing, answering nonsense) goes in `lentFailure`: the
+ * path), approver, conversation id (`requestOptions.openTelemetry`) and (on the parent's client) fallback. The approver failing (throwing, answering nonsense) goes in `lentFailure`: the
  * parent's failure, not the sub-agent's.
  */
 export function subOptions(agent: LendingTo, link: AgentLink | undefined, { toolUse, runner }: ToolContext, lentFailure: { error?: unknown }): ToolRunnerOptions {
@@ -51,9 +51,23 @@ export function subOptions(agent: LendingTo, link: AgentLink | undefined, { tool
   if (!agent.client && own.fallback === undefined && link?.fallback) options.fallback = lentEntries(link.fallback);
   // Its failures (a tool's, with the stack) go to the run's logger, not to the console (the client's) the parent's logger replaced.
   if (own.logger === undefined && link?.logger) options.logger = link.logger;
+  const conversation = lentConversation(own.requestOptions, runner);
+  if (conversation) options.requestOptions = conversation;
   const approve = link?.approve;
   if (!own.approve && approve) options.approve = lentApprover((call, context) => failuresKept(approve, lentFailure)(askedBy({ ...call, path: [agent.name, ...(call.path ?? [])], callPath: [toolUse.id, ...(call.callPath ?? [])] }, runner), context));
   return options;
+}
+
+/**
+ * The sub-agent's request options with the parent's `openTelemetry.conversationId` (as it is when the call starts), when it
+ * has none of its own: its spans (its `invoke_agent`, `chat` and `execute_tool`, the client's own request spans) are of the
+ * parent's conversation, as they are of its trace, as the SDK's session runner gives a session's threads the id it was
+ * given. Without it, a backend that groups spans by `gen_ai.conversation.id` left the sub-agent's work out. Undefined: no change.
+ */
+function lentConversation(own: ToolRunnerOptions['requestOptions'], parent: Runner | undefined): ToolRunnerOptions['requestOptions'] | undefined {
+  const id = parent?.requestOptions?.openTelemetry?.conversationId;
+  if (typeof id !== 'string' || own?.openTelemetry?.conversationId !== undefined) return undefined;
+  return { ...own, openTelemetry: { ...own?.openTelemetry, conversationId: id } };
 }
 
 /** `approve`, its failures (not a timeout or an abort: those answer the call) kept in `kept` as the parent reports them. */

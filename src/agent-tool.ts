@@ -74,7 +74,7 @@ export type AgentToolOptions<S extends AnySchema = typeof AGENT_TASK_SCHEMA> = E
   params: (input: Unguessed<InferInput<S>>, context: ToolContext) => Promisable<RunnerParams>;
   /** The sub-agent's client; the parent's by default. */
   client?: ClientLike | undefined;
-  /** The sub-agent's own options (`output`, `budget`, `approve`, `onEvent`, ...); the parent's signal, listeners and approver are added. */
+  /** The sub-agent's own options (`output`, `budget`, `approve`, `onEvent`, ...); the parent's signal, listeners, approver and `openTelemetry.conversationId` are added. */
   options?: ToolRunnerOptions | undefined;
   /** The most sub-agent levels below the outermost run (default 4); a deeper call is an `is_error` result. */
   maxDepth?: number | undefined;

@@ -672,6 +672,51 @@ describe('the conversation a run belongs to', () => {
   });
 });
 
+describe("a sub-agent's conversation", () => {
+  it("a sub-agent's spans have the parent's gen_ai.conversation.id (its requests' own client spans too), unless its options give one of its own", async () => {
+    const { exporter, provider, tracer } = tracing();
+    const researcher = (conversationId?: string) =>
+      agentTool({
+        name: 'researcher',
+        description: 'Researches',
+        params: ({ task }) => ({ ...baseParams, messages: [{ role: 'user', content: task }], tools: [weather] }),
+        ...(conversationId && { options: { requestOptions: { openTelemetry: { conversationId } } } }),
+      });
+    const steps = [
+      { content: [toolUse('researcher', { task: 'weather' }, 'toolu_r')] },
+      { content: [toolUse('get_weather', { city: 'Rome' }, 'toolu_w')] },
+      { content: [text('Sunny.')] },
+      { content: [text('Sunny in Rome.')] },
+    ];
+    // The parent's id: on every span, the sub-agent's own and its requests' client spans too.
+    const server = await mockServer(steps);
+    const run = (client: ReturnType<typeof server.client>, own?: string) =>
+      toolRunner(client, { ...baseParams, tools: [researcher(own)] }, { requestOptions: { openTelemetry: { conversationId: 'conv-42' } }, onEvent: openTelemetry({ tracer, agentName: 'lead' }) });
+    // The client traces too: its own request spans carry the id their request options give.
+    await run(server.client({ openTelemetry: { tracerProvider: provider } }));
+    const named = () => exporter.getFinishedSpans().map((span) => `${span.name} ${span.attributes['gen_ai.conversation.id']}`).sort();
+    expect(named()).toEqual(
+      [
+        'invoke_agent lead conv-42',
+        'execute_tool researcher conv-42',
+        'invoke_agent researcher conv-42',
+        'execute_tool get_weather conv-42',
+        ...Array.from({ length: 4 }, () => ['chat claude-sonnet-5-5 conv-42', 'anthropic.messages.create conv-42']).flat(),
+      ].sort(),
+    );
+    // Its own: the sub-agent's spans have it, the parent's keep theirs.
+    exporter.reset();
+    const again = await mockServer(steps);
+    await run(again.client({ openTelemetry: { tracerProvider: provider } }), 'conv-sub');
+    const spans = exporter.getFinishedSpans();
+    const sub = spans.find((span) => span.name === 'invoke_agent researcher')!;
+    const subChats = spans.filter((span) => span.name.startsWith('chat ') && span.parentSpanContext?.spanId === sub.spanContext().spanId);
+    expect([sub, ...subChats, spans.find((span) => span.name === 'execute_tool get_weather')!].map((span) => span.attributes['gen_ai.conversation.id'])).toEqual(['conv-sub', 'conv-sub', 'conv-sub', 'conv-sub']);
+    expect(named().filter((name) => name.endsWith(' conv-sub'))).toHaveLength(6);
+    expect(named().filter((name) => name.endsWith(' conv-42'))).toHaveLength(6);
+  });
+});
+
 describe('captured content in the GenAI conventions\' shape (captureContent)', () => {
   // The client's own request spans need a context manager to be recorded beside the listener's.
   beforeAll(() => {
