@@ -2,8 +2,8 @@
  * A reply arrived: its `onMessage` hook is awaited, then it is counted into the run's state (its usage, the last
  * message; calls it cut off not run). A reply whose hook throws is not kept, but it was paid for: its usage counts.
  */
-import { callHook } from './hooks.js';
 import { type RunContext, runSignal } from './run-context.js';
+import { callRunHook } from './run-hooks.js';
 import type { BetaMessage } from './types.js';
 import { addUsage } from './usage.js';
 
@@ -14,7 +14,7 @@ interface StartedCalls {
 
 /** The reply once its hook is done and it is counted; a promise only when the hook returns one. `elsewhere`: a fallback's. */
 export function receivedReply(run: RunContext, eager: StartedCalls, reply: BetaMessage, elsewhere: boolean): BetaMessage | Promise<BetaMessage> {
-  const hooked = callHook(run.options.hooks, 'onMessage', runSignal(run), reply);
+  const hooked = callRunHook(run, 'onMessage', runSignal(run), reply);
   if (!hooked) return counted(run, eager, reply, elsewhere);
   return hooked.then(
     () => counted(run, eager, reply, elsewhere),

@@ -37,4 +37,9 @@ export interface RunScope {
   request<T>(runner: Runner, requestId: number, send: () => T): T;
   /** Handles one call (validated, approved, run) inside the context of its span. */
   toolCall<Outcome extends ScopedOutcome>(call: ScopedCall, run: () => Promise<Outcome>): Promise<Outcome>;
+  /**
+   * Calls a hook of `runner`'s own (`onRequest`, `onMessage`: in no request's span) inside the context of the run's span.
+   * Optional: a scope without it (an older `tool-runner/otel`'s) leaves the hooks where they are called.
+   */
+  hook?<T>(runner: Runner, call: () => T): T;
 }

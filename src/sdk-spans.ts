@@ -105,6 +105,11 @@ export class SdkSpans implements RunScope {
     return this.#context ? inContext(this.#context, send) : send();
   }
 
+  /** The run's `onRequest` and `onMessage` hooks run in the pass's context, as its requests do. */
+  hook<T>(_runner: Runner, call: () => T): T {
+    return this.#context ? inContext(this.#context, call) : call();
+  }
+
   /**
    * Runs a call inside its span: OK with a result, `tool_error` with an error result, no status
    * when it was cancelled (its signal aborted) or waits for approval. A call started by the

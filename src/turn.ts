@@ -14,7 +14,8 @@ import { ReplyError, hadResponse, unreadable } from './errors.js';
 import { FallbackChain, type FallbackTarget, bodyFor, inContainerOfItsOwn, withFirstEvent } from './fallback.js';
 import { withHelperHeader } from './helper-header.js';
 import type { RunnerEvent } from './events.js';
-import { type RequestParams, callHook } from './hooks.js';
+import type { RequestParams } from './hooks.js';
+import { callRunHook } from './run-hooks.js';
 import { type RunContext, runSignal } from './run-context.js';
 import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
@@ -93,7 +94,7 @@ export class Requests {
     const appendsOnly = state.prepareHistory();
     const body = this.#body(compaction);
     const held = state.messages;
-    const hooked = callHook(this.#run.options.hooks, 'onRequest', runSignal(this.#run), body as RequestParams);
+    const hooked = callRunHook(this.#run, 'onRequest', runSignal(this.#run), body as RequestParams);
     return hooked ? hooked.then(() => this.#request(body, state.takeChangeDuringHook(body, held) && appendsOnly, compaction)) : this.#request(body, appendsOnly, compaction);
   }
 
@@ -290,7 +291,7 @@ export class Requests {
       const appendsOnly = run.state.prepareHistory();
       const body = this.#body(undefined);
       const held = run.state.messages;
-      await callHook(run.options.hooks, 'onRequest', signal, body as RequestParams);
+      await callRunHook(run, 'onRequest', signal, body as RequestParams);
       // What the hook pushed goes with this request, as with any (`#sendBody`).
       request.appendsOnly = run.state.takeChangeDuringHook(body, held) && appendsOnly;
       turn.sendingAgain = false;
@@ -339,7 +340,7 @@ export class Requests {
    */
   async summary(body: Record<string, unknown>, signal?: AbortSignal | null): Promise<BetaMessage> {
     const run = this.#run;
-    await callHook(run.options.hooks, 'onRequest', signal ?? runSignal(run), body as RequestParams);
+    await callRunHook(run, 'onRequest', signal ?? runSignal(run), body as RequestParams);
     // Asked for by a turn (after an overflow): with the turn's signal, which the run's aborts too.
     const { options, release } = signalOfItsOwn(signal ? { ...this.#options(), signal } : this.#options());
     const sent: Sent = { requestId: this.#started(body, 'compaction'), fallback: undefined, provider: undefined };
@@ -361,7 +362,7 @@ export class Requests {
     // Paid for, adopted or not: counted before `onMessage` (a snapshot taken there holds it); `runner.usage` in a
     // `request.end` listener is without it, as without a turn's reply.
     run.state.usage = addUsage(run.state.usage, reply.usage);
-    await callHook(run.options.hooks, 'onMessage', runSignal(run), reply);
+    await callRunHook(run, 'onMessage', runSignal(run), reply);
     return reply;
   }
 

@@ -495,6 +495,36 @@ describe('requests and tool calls run inside their span (AsyncLocalStorage conte
     expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
   });
 
+  it.each([false, true])("the onRequest and onMessage hooks run inside the run's span (the pass's, when the client's own spans stand for the runner's): a span they start is in the run's trace (stream: %s)", async (stream) => {
+    const { exporter, provider, tracer } = tracing();
+    // An audit log of each request and reply: its span (or a log line that reads the active span) goes with the run.
+    let requests = 0;
+    let replies = 0;
+    const hooks = {
+      onRequest: async () => {
+        await sleep(1);
+        tracer.startSpan(`audit request ${++requests}`).end();
+      },
+      onMessage: () => tracer.startSpan(`audit reply ${++replies}`).end(),
+    };
+    const steps = [{ content: [toolUse('get_weather', { city: 'Oslo' }, 'toolu_1')] }, { content: [text('Sunny.')] }];
+    const audits = ['audit request 1', 'audit reply 1', 'audit request 2', 'audit reply 2'];
+    // tool-runner/otel's spans: under its invoke_agent span.
+    const server = await mockServer(steps);
+    await toolRunner(server.client(), { ...baseParams, stream, tools: [weather] }, { onEvent: openTelemetry({ tracer }), hooks });
+    let spans = exporter.getFinishedSpans();
+    expect(audits.map((name) => parentOf(spans, spans.find((span) => span.name === name)!)?.name)).toEqual(audits.map(() => 'invoke_agent tool-runner'));
+    expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
+    // The SDK runner's own spans (a client that traces, no listener): under the pass's span.
+    exporter.reset();
+    [requests, replies] = [0, 0];
+    const traced = await mockServer(steps);
+    await toolRunner(traced.client({ openTelemetry: { tracerProvider: provider } }), { ...baseParams, stream, tools: [weather] }, { hooks });
+    spans = exporter.getFinishedSpans();
+    expect(audits.map((name) => parentOf(spans, spans.find((span) => span.name === name)!)?.name)).toEqual(audits.map(() => 'anthropic.messages.tool_runner'));
+    expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
+  });
+
   it('a hook or an approval a call waits for runs inside its span too', async () => {
     const { exporter, tracer } = tracing();
     const guarded = tool({ name: 'guarded', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });

@@ -1,8 +1,8 @@
 /**
  * tool-runner/otel: OpenTelemetry spans for a run, each request and each tool call, following the
  * GenAI semantic conventions. It listens to the runner's lifecycle events (`options.onEvent`), and
- * its scope runs each request and each tool call inside its span's context, so the core never
- * imports `@opentelemetry/api`.
+ * its scope runs each request and each tool call inside its span's context (and the run's `onRequest` and
+ * `onMessage` hooks inside the run's), so the core never imports `@opentelemetry/api`.
  */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
 import { described, errorName, thrownMessage, unknownOption, wrongType, wrongValue } from '../described.js';
@@ -104,6 +104,11 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): RunnerListene
   const scope: RunScope = {
     request: (runner, requestId, send) => inSpan(runner, requests.get(key(runner, requestId)), send),
     toolCall: (scoped, run) => inSpan(scoped.runner, tools.get(key(scoped.runner, scoped.call.id)), run),
+    // The run's `onRequest` and `onMessage` hooks: under its `invoke_agent` span.
+    hook: (runner, call) => {
+      const run = runs.get(runner);
+      return run ? context.with(run.context, call) : call();
+    },
   };
 
   const listener = (event: RunnerEvent) => {
