@@ -134,6 +134,21 @@ describe('OpenTelemetry spans (GenAI semantic conventions)', () => {
     expect(runner.stoppedBy).toBe('model');
   });
 
+  it("a call that stops to wait for approval: its execute_tool span ends with tool_runner.tool.pending_approval; decided, it runs under a span of its own", async () => {
+    const { exporter, tracer } = tracing();
+    const risky = tool({ name: 'risky', inputSchema: z.object({}), needsApproval: true, run: () => 'done' });
+    const server = await mockServer([{ content: [toolUse('risky', {}, 'toolu_r')] }, { content: [text('Finished.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [risky] }, { onEvent: openTelemetry({ tracer }) });
+    await runner;
+    runner.approve('toolu_r');
+    await runner;
+    const calls = exporter.getFinishedSpans().filter((span) => span.name === 'execute_tool risky');
+    expect(calls.map((span) => [span.attributes['tool_runner.tool.pending_approval'], span.status.code])).toEqual([
+      [true, SpanStatusCode.UNSET],
+      [undefined, SpanStatusCode.UNSET],
+    ]);
+  });
+
   it('a failed request marks its span and the run span with the error', async () => {
     const { exporter, tracer } = tracing();
     const server = await mockServer([{ error: { status: 400, message: 'bad' } }]);
