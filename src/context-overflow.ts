@@ -76,14 +76,19 @@ export class ContextOverflowError extends BadRequestError implements Overflow {
 
 /**
  * The error a request rejected as too long ended with (its `request.end`: its span, the inspector's record) when the
- * run compacts and sends it again: it says so, not what the caller should do (the run goes on; nothing is thrown).
+ * run goes on to compact and send it again: it says so, not what the caller should do (the run goes on; nothing is
+ * thrown). Told before the compaction starts, it says what the run tries, not that it did: the summary request may be
+ * too long too, the history may not compact, the budget may run out (the run then fails, saying which).
  */
 export function beingRecovered(rejection: unknown): unknown {
   const overflow = contextOverflow(rejection);
   if (!overflow) return rejection;
   const cause = rejection instanceof ContextOverflowError ? rejection.cause : rejection;
-  return new ContextOverflowError(cause as APIError, overflow, 'compactionControl is on: the runner compacts the history and sends the request again.');
+  return new ContextOverflowError(cause as APIError, overflow, RECOVERY_TRIED);
 }
+
+/** What a request's error says when the run goes on to compact and send it again. */
+const RECOVERY_TRIED = 'compactionControl is on: the runner tries to compact the history and send the request again (the requests that follow, and the run, tell whether it did).';
 
 /** What a ContextOverflowError says to do when compaction was on and did not make the request fit, by what failed. */
 export const OVERFLOW_ADVICE = {

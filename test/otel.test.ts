@@ -130,8 +130,30 @@ describe('OpenTelemetry spans (GenAI semantic conventions)', () => {
       ['turn', SpanStatusCode.UNSET],
     ]);
     expect(chats[1]!.attributes['error.type']).toBe('ContextOverflowError');
-    expect(chats[1]!.status.message).toMatch(/^400 .*prompt is too long: \d+ tokens > 1000 maximum.*\. compactionControl is on: the runner compacts the history and sends the request again\.$/);
+    expect(chats[1]!.status.message).toMatch(/^400 .*prompt is too long: \d+ tokens > 1000 maximum.*\. compactionControl is on: the runner tries to compact the history and send the request again \(the requests that follow, and the run, tell whether it did\)\.$/);
     expect(runner.stoppedBy).toBe('model');
+  });
+
+  it("a request rejected as too long whose compaction then fails (its summary request too long too): its span does not say the request was sent again; the run's says what failed", async () => {
+    const { exporter, tracer } = tracing();
+    // A large tool input: the summary request does not cut it, and is too long too.
+    const writeFile = tool({ name: 'write_file', inputSchema: z.object({ text: z.string() }), run: () => 'written' });
+    const server = await mockServer({ contextWindow: 1000, steps: [{ content: [toolUse('write_file', { text: 'Jack is a dull boy. '.repeat(300) })] }, { content: [text('never')] }] });
+    const runner = toolRunner(server.client({ maxRetries: 0 }), { ...baseParams, tools: [writeFile], compactionControl: { enabled: true } }, { onEvent: openTelemetry({ tracer }) });
+    await expect(runner.runUntilDone()).rejects.toThrow(/its summary request was too long too/);
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((span) => [span.name, span.attributes['tool_runner.request.purpose'], span.status.code])).toEqual([
+      ['chat claude-sonnet-5-5', 'turn', SpanStatusCode.UNSET],
+      ['execute_tool write_file', undefined, SpanStatusCode.UNSET],
+      ['chat claude-sonnet-5-5', 'turn', SpanStatusCode.ERROR],
+      ['chat claude-sonnet-5-5', 'compaction', SpanStatusCode.ERROR],
+      ['invoke_agent tool-runner', undefined, SpanStatusCode.ERROR],
+    ]);
+    const rejected = spans[2]!.status.message!;
+    expect(rejected).not.toMatch(/sends the request again/);
+    expect(rejected).toMatch(/tries to compact the history and send the request again \(the requests that follow, and the run, tell whether it did\)\.$/);
+    expect(spans[4]!.status.message).toMatch(/compactionControl is on, but its summary request was too long too/);
+    expect(server.requests).toHaveLength(3);
   });
 
   it("a call that stops to wait for approval: its execute_tool span ends with tool_runner.tool.pending_approval; decided, it runs under a span of its own", async () => {
