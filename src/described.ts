@@ -263,5 +263,15 @@ export function jsonOr(value: unknown, instead: () => string): string {
  * the inspector's records show only when they capture contents. `kind`: what stands in the value's place there.
  */
 export function quotingTypeError(said: (shown: string) => string, value: unknown, shown = shownValue(value), kind = 'a value'): TypeError {
-  return quotingValue(new TypeError(said(shown)), said(`${kind} (not shown: captureContent is off)`));
+  const error = new TypeError(said(shown));
+  return holdsNoContents(value) ? error : quotingValue(error, said(`${kind} (not shown: captureContent is off)`));
+}
+
+/**
+ * A value that holds nothing of a call (no input, no result), shown wherever its error is: nothing (a callback that forgot
+ * its `return`), a boolean, or a decision's word in place of the decision (`'allow'`). Hidden, the commonest mistakes read
+ * "returned a value (not shown)" on a span. A number is not among them: it may be an amount or an id from the input.
+ */
+function holdsNoContents(value: unknown): boolean {
+  return value === undefined || value === null || typeof value === 'boolean' || value === 'allow' || value === 'deny';
 }

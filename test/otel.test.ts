@@ -355,6 +355,28 @@ describe("an approver's or an onToolCall hook's value of the wrong shape, withou
   });
 });
 
+describe('a value of the wrong shape that holds no contents, without captureContent', () => {
+  it("is shown on the spans (a decision's word, nothing, a boolean): the mistake is plain; a number stays hidden (it may be an amount from the input)", async () => {
+    const guarded = tool({ name: 'guarded', inputSchema: z.object({ amount: z.number() }), needsApproval: true, run: () => 'done' });
+    const answers: Array<[unknown, string]> = [
+      ['allow', `options.approve returned "allow" for 'guarded'`],
+      [undefined, "options.approve returned undefined for 'guarded'"],
+      [true, "options.approve returned true for 'guarded'"],
+      [4200, "options.approve returned a value (not shown: captureContent is off) for 'guarded'"],
+    ];
+    for (const [answer, said] of answers) {
+      const { exporter, tracer } = tracing();
+      const server = await mockServer([{ content: [toolUse('guarded', { amount: 4200 }, 'toolu_g')] }]);
+      const runner = toolRunner(server.client(), { ...baseParams, tools: [guarded] }, { onEvent: openTelemetry({ tracer }), approve: () => answer as never });
+      await expect(runner.runUntilDone()).rejects.toThrow(/options\.approve returned/);
+      for (const span of exporter.getFinishedSpans().filter((each) => each.name !== 'chat claude-sonnet-5-5')) {
+        expect(span.status.message).toContain(`approve threw: TypeError: ${said}`);
+        expect(JSON.stringify(span.events)).not.toContain('4200');
+      }
+    }
+  });
+});
+
 describe("a tool's needsApproval rule that answers with a string, without captureContent", () => {
   it("puts none of it (a field of the call's input, returned for its truth) on the spans: the HookError's words without it; with captureContent it shows", async () => {
     // The rule meant "when there is a note": it returned the note.
