@@ -8,8 +8,8 @@ import { type Hooks, callHook } from './hooks.js';
 import type { RunContext } from './run-context.js';
 
 export function callRunHook<K extends 'onRequest' | 'onMessage'>(run: RunContext, name: K, signal: AbortSignal | null | undefined, ...args: Parameters<NonNullable<Hooks[K]>>) {
-  const call = () => callHook(run.options.hooks, name, signal, ...args);
   const scope = run.tracing.scope;
-  // No hook, nothing to scope (the hot path of a run without hooks).
-  return scope?.hook && run.options.hooks?.[name] ? scope.hook(run.runner, call) : call();
+  // No hook, nothing to scope: called as it is (the hot path of a run without hooks, no closure made).
+  if (!scope?.hook || !run.options.hooks?.[name]) return callHook(run.options.hooks, name, signal, ...args);
+  return scope.hook(run.runner, () => callHook(run.options.hooks, name, signal, ...args));
 }
