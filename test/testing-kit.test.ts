@@ -606,7 +606,7 @@ describe('the script', () => {
     await client.beta.messages.create(body);
     const error = await client.beta.messages.create({ ...body, messages: [{ role: 'user', content: 'one more' }] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BadRequestError);
-    expect((error as Error).message).toMatch(/request #1 came after the last step \(1 steps scripted\).*one more/);
+    expect((error as Error).message).toMatch(/request #1 came after the last step \(1 step scripted\).*one more/);
     expect(() => server.assertComplete()).toThrow(/request #1 came after the last step/);
   });
 
@@ -657,14 +657,23 @@ describe('the script', () => {
     expect(() => server.assertComplete()).toThrow(/2 of 3 steps were never requested \(the first is step #1\)/);
   });
 
-  it('setSteps replaces the steps not yet used; step numbers count on', async () => {
+  it('setSteps replaces the steps not yet used; errors name a step by its index in the list it was given in, and the call', async () => {
     const server = await mockServer([{ content: [text('a')] }, { content: [text('never')] }]);
-    const client = server.client();
+    const client = server.client({ maxRetries: 0 });
     await client.beta.messages.create(body);
-    server.setSteps([{ content: [text('b')] }, { content: [text('c')] }]);
+    const steps: Step[] = [{ content: [text('b')] }, () => assert.fail('not the request this test expects')];
+    server.setSteps(steps);
     const second = await client.beta.messages.create(body);
     expect(second.content[0]).toMatchObject({ text: 'b' });
-    expect(() => server.assertComplete()).toThrow(/1 of 3 steps were never requested \(the first is step #2\)/);
+    // steps[1] threw: `step #1` here, where the numbers counted on across scripts named it `step #2`, a step the test has not.
+    await expect(client.beta.messages.create(body)).rejects.toThrow(/step #1 of setSteps #1 threw on request #2: not the request this test expects/);
+    await expect(client.beta.messages.create(body)).rejects.toThrow(/request #3 came after the last step \(2 steps scripted by setSteps #1\)/);
+    server.setSteps([{ content: [text('c')] }, { content: [text('never either')] }]);
+    await client.beta.messages.create(body);
+    // The problems of the first setSteps, and the step left of the second, each named in its own list.
+    expect(() => server.assertComplete()).toThrow(
+      /- step #1 of setSteps #1 threw on request #2: [^\n]*\n- Mock server: request #3 came after the last step \(2 steps scripted by setSteps #1\)[^\n]*\n- 1 of 2 steps were never requested \(the first is step #1 of setSteps #2\)$/,
+    );
   });
 
   it('answers an unknown route with 404', async () => {
@@ -786,7 +795,7 @@ describe('message threads', () => {
   it('a continue whose step threw leaves the thread free to continue', async () => {
     const reply = await continueAgainAfter(async (server, client, again) => {
       server.setSteps([() => { throw new Error('boom'); }]);
-      await expect(client.beta.messages.create(again)).rejects.toThrow(/step #1 threw on request #1: boom/);
+      await expect(client.beta.messages.create(again)).rejects.toThrow(/step #0 of setSteps #1 threw on request #1: boom/);
     });
     expect(reply.content[0]).toMatchObject({ text: 'two' });
   });

@@ -8,8 +8,8 @@ export class Script<S> {
   #steps: S[];
   /** Index in `#steps` of the step the next request takes. */
   #next = 0;
-  /** Steps of the scripts `replace` dropped: step numbers count on across scripts. */
-  #used = 0;
+  /** How many times `setSteps` replaced the script: a step is named by its index in the list it was given in, and that list. */
+  #replaced = 0;
   readonly #problems: string[] = [];
   /** The first error a problem came from, as the `cause` of `assertComplete`'s error. */
   #cause: unknown;
@@ -18,26 +18,42 @@ export class Script<S> {
     this.#steps = [...steps];
   }
 
-  /** How many steps were scripted, over every script. */
-  get scripted(): number {
-    return this.#used + this.#steps.length;
+  /**
+   * The steps of the script now, in words: `2 steps scripted`, or `2 steps scripted by setSteps #1` (a problem of an
+   * earlier script, reported after a `setSteps`, still names its own).
+   */
+  get scripted(): string {
+    return `${this.#count()} scripted${this.#replaced === 0 ? '' : ` by setSteps #${this.#replaced}`}`;
   }
 
-  /** The step the next request takes, and its number; `undefined` after the last step. */
-  take(): { step: S; number: number } | undefined {
+  #count(): string {
+    return `${this.#steps.length} step${this.#steps.length === 1 ? '' : 's'}`;
+  }
+
+  /**
+   * The step the next request takes, and its name: `step #1`, its index in the array given to `createMockServer`, or
+   * `step #1 of setSteps #2`, in the array of the second `setSteps`; `undefined` after the last step. (Numbers that
+   * went on counting across scripts named a step the test could not find: `step #5` of a `setSteps` of two steps.)
+   */
+  take(): { step: S; name: string } | undefined {
     // The end of the script is its length: a step left undefined (a condition not met) is a step, answered as a mistake.
     if (this.#next >= this.#steps.length) return undefined;
-    const step = this.#steps[this.#next]!;
-    return { step, number: this.#used + this.#next++ };
+    const index = this.#next++;
+    return { step: this.#steps[index]!, name: `step #${index}${this.#of()}` };
   }
 
   /** Replaces the steps not yet taken. */
   replace(steps: readonly S[]): void {
     checkSteps('setSteps', steps);
     // Steps already taken are dropped, not kept: a long-lived server does not grow.
-    this.#used += this.#next;
     this.#steps = [...steps];
     this.#next = 0;
+    this.#replaced++;
+  }
+
+  /** Which list the script's steps were given in, after a step's number: none for `createMockServer`'s. */
+  #of(): string {
+    return this.#replaced === 0 ? '' : ` of setSteps #${this.#replaced}`;
   }
 
   /** Something the test must hear about, even if the client under test swallowed the error it got. */
@@ -55,7 +71,7 @@ export class Script<S> {
     const cause = this.#cause;
     this.#cause = undefined;
     const left = this.#steps.length - this.#next;
-    if (left > 0) problems.push(`${left} of ${this.scripted} steps were never requested (the first is step #${this.#used + this.#next})`);
+    if (left > 0) problems.push(`${left} of ${this.#count()} were never requested (the first is step #${this.#next}${this.#of()})`);
     if (problems.length > 0) {
       const message = `Mock server script not complete:\n- ${problems.join('\n- ')}`;
       throw cause === undefined ? new Error(message) : new Error(message, { cause });

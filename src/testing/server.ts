@@ -95,7 +95,10 @@ export interface MockServer {
    * grows with their square: a long test may empty it as it goes (`server.requests.length = 0`); `index` counts on.
    */
   requests: RecordedRequest[];
-  /** Replaces the steps not yet used with these (to script the next part of a conversation, or reuse the server). */
+  /**
+   * Replaces the steps not yet used with these (to script the next part of a conversation, or reuse the server). Errors
+   * name these steps by their index here and the call: `step #0 of setSteps #1` for the first call's first step.
+   */
   setSteps(steps: Step[]): void;
   /** Throws when steps are left over, a request came after the last step, or a step threw (its error is the `cause`); each problem is reported once. */
   assertComplete(): void;
@@ -198,7 +201,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     const taken = script.take();
     if (!taken) {
       const message =
-        `Mock server: request #${request.index} came after the last step (${script.scripted} steps scripted). ` +
+        `Mock server: request #${request.index} came after the last step (${script.scripted}). ` +
         `Its last message: ${describeLastMessage(body)}`;
       script.report(message);
       return sendError(res, { status: 400, message });
@@ -212,7 +215,7 @@ export async function createMockServer(options: MockServerOptions): Promise<Mock
     } catch (error) {
       // A failed assertion in a step: reported, and answered with a 400, which the SDK does not retry
       // (a retry would take the next step, and the failure would be lost).
-      const problem = `step #${taken.number} threw on request #${request.index}: ${thrownMessage(error)}`;
+      const problem = `${taken.name} threw on request #${request.index}: ${thrownMessage(error)}`;
       script.report(problem, error);
       return sendError(res, { status: 400, message: `Mock server: ${problem}` });
     }
