@@ -6,7 +6,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { inspectRecording, type RecordingInspector } from './inspect/recorded.js';
-import { thrownMessage } from './described.js';
+import { oneEditApart, oneSwapApart, thrownMessage } from './described.js';
 
 /** How often the command looks whether more lines of the file were skipped. */
 const REPORT_MS = 1000;
@@ -40,7 +40,7 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   if (command !== 'inspect') {
-    process.stderr.write(`tool-runner: unknown command '${command}'\n${USAGE}\n`);
+    process.stderr.write(`tool-runner: ${unknownCommand(command)}\n${USAGE}\n`);
     return 1;
   }
   let file: string | undefined;
@@ -62,7 +62,7 @@ async function main(args: string[]): Promise<number> {
       else if (!/^\d+$/.test(value) || Number(value) > 65535) return fail(`--port must be a number from 0 to 65535, got '${value}'`);
       else port = Number(value);
     } else if (arg.startsWith('-')) {
-      return fail(`unknown option '${arg}'`);
+      return fail(`unknown option '${arg}'${didYouMean(arg, INSPECT_OPTIONS)}`);
     } else if (file === undefined) {
       file = arg;
     } else {
@@ -112,6 +112,50 @@ function watchLines(page: RecordingInspector, file: string): ReturnType<typeof s
   const timer = setInterval(check, REPORT_MS);
   timer.unref();
   return timer;
+}
+
+/** The options of `inspect`, and of the command alone: a misspelt one is answered with the one meant. */
+const INSPECT_OPTIONS = ['--port', '--host', '--help'];
+const COMMAND_OPTIONS = ['--version', '--help'];
+
+/** What a first argument that is no command was meant to be, when that can be told: a command, an option, a file to inspect. */
+function unknownCommand(command: string): string {
+  if (!command.startsWith('-')) {
+    const meant = didYouMean(command, ['inspect']);
+    // `tool-runner runs.jsonl`: the command left out before a file.
+    if (!meant && /[./\\]/.test(command)) return `unknown command '${command}'. To serve a recorded file: tool-runner inspect ${command}`;
+    return `unknown command '${command}'${meant}`;
+  }
+  const meant = didYouMean(command, COMMAND_OPTIONS);
+  if (meant) return `unknown option '${command}'${meant}`;
+  const ofInspect = misspelt(command, INSPECT_OPTIONS);
+  return `unknown option '${command}'${ofInspect ? `. ${ofInspect} is an option of inspect, after the command: tool-runner inspect FILE ${ofInspect} …` : ''}`;
+}
+
+/**
+ * ". Did you mean 'x'?" for a name one slip from one of `known` (`--prot`, `--hots`, `inspct`), its start or more of it
+ * (`--hos`, `inspector`), or its first letter (`-p`).
+ */
+function didYouMean(given: string, known: readonly string[]): string {
+  const meant = misspelt(given, known);
+  return meant === undefined ? '' : `. Did you mean '${meant}'?`;
+}
+
+function misspelt(given: string, known: readonly string[]): string | undefined {
+  // The name without its dashes and any `=value` (`--prot=8080`), in any case (`-port`, `--Port`).
+  const plain = (name: string) => name.replace(/=.*$/s, '').replace(/^-+/, '').toLowerCase();
+  const a = plain(given);
+  if (a === '') return undefined;
+  // A one-letter flag (`-p`): the one option it starts.
+  if (/^-[^-]$/.test(given)) {
+    const starting = known.filter((name) => plain(name).startsWith(a));
+    return starting.length === 1 ? starting[0] : undefined;
+  }
+  return known.find((name) => {
+    const b = plain(name);
+    const [shorter, longer] = a.length <= b.length ? [a, b] : [b, a];
+    return a === b || oneEditApart(a, b) || oneSwapApart(a, b) || (shorter.length >= 3 && longer.startsWith(shorter));
+  });
 }
 
 function fail(message: string): number {

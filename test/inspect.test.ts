@@ -1184,6 +1184,26 @@ describe('npx tool-runner inspect FILE', () => {
     expect((await cli(['inspect', 'runs.jsonl', '--help'])).line).toMatch(/^Usage: tool-runner inspect FILE/);
   });
 
+  it('a misspelt option or command says what was meant, with the usage', async () => {
+    const said = (args: string[]) => cli(args).then(() => 'served', (error: Error) => error.message);
+    const cases: Array<[string[], RegExp]> = [
+      // Each said only "unknown option '--prot'": the user was left to find the slip in the usage.
+      [['inspect', 'runs.jsonl', '--prot', '8080'], /^exited 1: tool-runner inspect: unknown option '--prot'\. Did you mean '--port'\?\nUsage: tool-runner inspect FILE/],
+      [['inspect', 'runs.jsonl', '--prot=8080'], /unknown option '--prot=8080'\. Did you mean '--port'\?\nUsage:/],
+      [['inspect', 'runs.jsonl', '-p', '80'], /unknown option '-p'\. Did you mean '--port'\?/],
+      [['inspct', 'runs.jsonl'], /^exited 1: tool-runner: unknown command 'inspct'\. Did you mean 'inspect'\?\nUsage:/],
+      [['--verison'], /unknown option '--verison'\. Did you mean '--version'\?/],
+      // The command left out: the file, or an option of inspect, first.
+      [['runs.jsonl'], /unknown command 'runs\.jsonl'\. To serve a recorded file: tool-runner inspect runs\.jsonl\nUsage:/],
+      [['--port', '8080'], /unknown option '--port'\. --port is an option of inspect, after the command: tool-runner inspect FILE --port/],
+      // Nothing near: no guess.
+      [['inspect', 'runs.jsonl', '--verbose'], /unknown option '--verbose'\nUsage:/],
+    ];
+    // (At once: each is a process of its own.)
+    const answers = await Promise.all(cases.map(([args]) => said(args)));
+    cases.forEach(([, expected], i) => expect(answers[i]).toMatch(expected));
+  }, 60_000);
+
   it('says which lines are skipped as the file grows, and when its last line stays unfinished', async () => {
     const file = join(dir, 'grows.jsonl');
     writeFileSync(file, `${JSON.stringify({ run: 'r-1', time: 1, type: 'run.start' })}\nnot a record\n{"run":"r-1","ti`);
