@@ -8,7 +8,8 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { compileJsonSchema } from './json-schema.js';
 import { brandClass } from './brand.js';
 import { cutText } from './cut.js';
-import { quotingTypeError, shownValue, thrownText, thrownMessage } from './described.js';
+import { isThenable } from './completion.js';
+import { quotingTypeError, thrownText, thrownMessage } from './described.js';
 import {
   type CompiledSchema,
   type JsonObjectSchema,
@@ -96,11 +97,14 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1, 
   }
   assertObjectSchema(owner, jsonSchema);
   const parseAsync = zodParseAsync(schema);
+  const vendor = typeof standard.vendor === 'string' && standard.vendor !== '' ? `${standard.vendor} schema` : 'Standard Schema';
   if (!toolInput) {
+    // A result of no shape is said with the option it came from: nothing else of the run names it (a tool's is its ValidatorError).
+    const read = (result: StandardSchemaV1.Result<unknown>) => fromStandardResult<T>(result, vendor, `${owner.label}: ${owner.noun}: `);
     // Synchronous first, for a resumed run that reads its output again at once; in one pass while the run goes.
     const validate = (input: unknown) => {
       const result = standard.validate(input);
-      return result instanceof Promise ? result.then(fromStandardResult<T>) : fromStandardResult<T>(result);
+      return isThenable(result) ? Promise.resolve(result).then(read) : read(result);
     };
     return { jsonSchema, validate, validateOnce: parseAsync ? (input) => parseAsync(input).then(fromZodResult<T>) : validate };
   }
@@ -114,7 +118,8 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1, 
       } catch (thrown) {
         return schemaThrew(thrown);
       }
-      return result instanceof Promise ? result.then(fromStandardResult<T>, schemaThrew) : fromStandardResult<T>(result);
+      const read = (settled: StandardSchemaV1.Result<unknown>) => fromStandardResult<T>(settled, vendor);
+      return isThenable(result) ? Promise.resolve(result).then(read, schemaThrew) : read(result);
     },
   };
 }
@@ -154,14 +159,23 @@ function fromZodResult<T>(result: Awaited<ReturnType<ZodSafeParse>>): Validation
   return result.success ? { ok: true, value: result.data as T } : { ok: false, issues: issuesOf(result.error?.issues ?? []) };
 }
 
-function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>): ValidationResult<T> {
-  // No result at all (5, undefined): the validator's own failure; read as one without issues, the tool ran with no input.
-  if (typeof result !== 'object' || result === null) throw new TypeError(`the schema's validate answered ${shownValue(result)}, not a result ({ value } or { issues })`);
+/**
+ * A Standard Schema's result as the runner's. `vendor`: the schema's, in the words of an error about a result of no shape
+ * (`zod schema`), after `whose` (the option it came from, when no error around it names one).
+ */
+function fromStandardResult<T>(result: StandardSchemaV1.Result<unknown>, vendor: string, whose = ''): ValidationResult<T> {
+  // No result at all (5, undefined), or an object of neither kind (a `safeParse` result, `{ success, data }`): the
+  // validator's own failure. Read as one without issues, the tool ran with no input, the run's output was `undefined`.
+  if (typeof result !== 'object' || result === null || (!result.issues && !('value' in result))) {
+    const said = (shown: string) => `${whose}the ${vendor}'s validate answered ${shown}, not a result ({ value } or { issues })`;
+    // (A `safeParse` result holds the input.)
+    throw quotingTypeError(said, result);
+  }
   if (!result.issues) return { ok: true, value: result.value as T };
   // Issues that are no list of { message, path? }: the validator's own failure (a ValidatorError), not the input's. Their
   // list for the model failed with "Cannot read properties of undefined (reading 'length')", a bare TypeError.
   if (!Array.isArray(result.issues) || !result.issues.every(isIssue)) {
-    const said = (shown: string) => `the schema's validate answered issues that are no list of { message, path? }: ${shown}`;
+    const said = (shown: string) => `${whose}the ${vendor}'s validate answered issues that are no list of { message, path? }: ${shown}`;
     // An issue may quote the call's input: spans and the inspector show it only when they capture contents.
     throw quotingTypeError(said, result.issues);
   }

@@ -538,12 +538,15 @@ describe('a validator that fails on its own account is a runner error, never bla
     // Each failed with "Cannot read properties of undefined (reading 'length')", naming no tool, when the model was told of the issues.
     const answers: Array<[object, string]> = [
       [{ ...base, validateInput: () => ({ ok: false }) as never }, 'validateInput returned {"ok":false} instead of { ok, value } or { ok, issues }'],
-      [tool({ name: 'add', inputSchema: standard([{}]) as never, run: () => 'never' }), "the schema's validate answered issues that are no list of { message, path? }: [{}]"],
-      [tool({ name: 'add', inputSchema: standard('bad') as never, run: () => 'never' }), `the schema's validate answered issues that are no list of { message, path? }: "bad"`],
+      [tool({ name: 'add', inputSchema: standard([{}]) as never, run: () => 'never' }), "the mine schema's validate answered issues that are no list of { message, path? }: [{}]"],
+      [tool({ name: 'add', inputSchema: standard('bad') as never, run: () => 'never' }), `the mine schema's validate answered issues that are no list of { message, path? }: "bad"`],
       // No result at all: the tool ran, with no input.
-      [tool({ name: 'add', inputSchema: { '~standard': { ...standard([])['~standard'], validate: () => 5 } } as never, run: () => 'never' }), "the schema's validate answered 5, not a result ({ value } or { issues })"],
+      [tool({ name: 'add', inputSchema: { '~standard': { ...standard([])['~standard'], validate: () => 5 } } as never, run: () => 'never' }), "the mine schema's validate answered 5, not a result ({ value } or { issues })"],
+      // An object of neither kind (a `safeParse` result): the tool ran with no input. A promise of one too.
+      [tool({ name: 'add', inputSchema: { '~standard': { ...standard([])['~standard'], validate: (data: unknown) => ({ success: true, data }) } } as never, run: () => 'never' }), `the mine schema's validate answered {"success":true,"data":{"a":1,"b":2}}, not a result ({ value } or { issues })`],
+      [tool({ name: 'add', inputSchema: { '~standard': { ...standard([])['~standard'], validate: async () => ({ ok: true }) } } as never, run: () => 'never' }), `the mine schema's validate answered {"ok":true}, not a result ({ value } or { issues })`],
       // A null in the path: "Cannot read properties of null (reading 'key')".
-      [tool({ name: 'add', inputSchema: standard([{ message: 'x', path: ['a', null] }]) as never, run: () => 'never' }), `the schema's validate answered issues that are no list of { message, path? }: [{"message":"x","path":["a",null]}]`],
+      [tool({ name: 'add', inputSchema: standard([{ message: 'x', path: ['a', null] }]) as never, run: () => 'never' }), `the mine schema's validate answered issues that are no list of { message, path? }: [{"message":"x","path":["a",null]}]`],
     ];
     for (const [add, said] of answers) {
       const { error, server } = await run([add as never]);

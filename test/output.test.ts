@@ -350,6 +350,37 @@ describe('options.output', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("a Standard Schema whose validate answers no result (nor a promise of one): a TypeError naming options.output and the schema's vendor, not a bare one or an output left undefined", async () => {
+    const schemaOf = (validate: (value: unknown) => unknown) => ({
+      '~standard': { version: 1, vendor: 'acme', validate, jsonSchema: { input: () => ({ type: 'object', properties: { city: { type: 'string' } } }), output: () => ({ type: 'object' }) } },
+    });
+    const answers: Array<[(value: unknown) => unknown, string]> = [
+      // Each failed with "the schema's validate answered 5, …", naming neither the option nor the schema.
+      [() => 5, 'the acme schema\'s validate answered 5, not a result ({ value } or { issues })'],
+      [async () => undefined, 'the acme schema\'s validate answered undefined, not a result ({ value } or { issues })'],
+      [() => ({ issues: 'no city' }), 'the acme schema\'s validate answered issues that are no list of { message, path? }: "no city"'],
+      // A safeParse result, sync or not: the run ended with runner.output undefined, and no word.
+      [(data) => ({ success: true, data }), 'the acme schema\'s validate answered {"success":true,"data":{"city":"Paris"}}, not a result ({ value } or { issues })'],
+      [async (data) => ({ success: true, data }), 'the acme schema\'s validate answered {"success":true,"data":{"city":"Paris"}}, not a result ({ value } or { issues })'],
+    ];
+    for (const [validate, said] of answers) {
+      const server = await mockServer([{ content: [json({ city: 'Paris' })] }]);
+      const runner = toolRunner(server.client(), baseParams, { output: schemaOf(validate) as never });
+      const error = await runner.runUntilDone().catch((thrown: unknown) => thrown);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toBe(`toolRunner: options.output: ${said}`);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+    }
+    // A result of either kind, and a thenable of one (taken for the result itself before): read as they are.
+    const thenable = (result: object) => ({ then: (resolve: (value: object) => void) => resolve(result) });
+    for (const validate of [(value: unknown) => ({ value }), (value: unknown) => thenable({ value })]) {
+      const server = await mockServer([{ content: [json({ city: 'Paris' })] }]);
+      const runner = toolRunner(server.client(), baseParams, { output: schemaOf(validate) as never });
+      await runner;
+      expect(runner.output).toEqual({ city: 'Paris' });
+    }
+  });
+
   for (const stream of [false, true]) it(`the run's signal ends an output check that hangs (an async refinement whose lookup never answers)${stream ? ', streamed' : ''}: the run rejects as aborted, and iterated again with a new signal reads the answer again`, async () => {
     const controller = new AbortController();
     let hang = true;
