@@ -1,8 +1,8 @@
 /**
- * The history fuzzer (test/fuzz/history-fuzz.ts) over many seeds, in a process of its own: prints each
+ * The history fuzzer (test/fuzz/history/harness.ts) over many seeds, in a process of its own: prints each
  * failing seed with its plan, what happened and what broke. Usage: history-fuzz.ts [first seed] [count]
  */
-import { fuzzRun, plan } from '../test/fuzz/history-fuzz.js';
+import { fuzzRun, plan } from '../test/fuzz/history/harness.js';
 
 const first = Number(process.argv[2] ?? 1);
 const count = Number(process.argv[3] ?? 100);

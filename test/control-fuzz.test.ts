@@ -1,12 +1,12 @@
 /**
- * The caller's control API at random moments while a run goes on (test/control-fuzz/harness.ts): fixed seeds, each a
+ * The caller's control API at random moments while a run goes on (test/fuzz/control/harness.ts): fixed seeds, each a
  * run over the testing kit's server in which the loop body, listeners, hooks, tools, timers and the code after the run
  * call pushMessages, setMessagesParams, setRequestOptions, generateToolResponse, approve / deny, deferToolCall,
  * addTools / removeTools, compactBeforeNextTurn, toJSON (resumed), abort, break, and await the runner concurrently.
- * More seeds: `node --import tsx test/control-fuzz/run.ts [firstSeed] [count] [--trace]`.
+ * More seeds: `node --import tsx test/fuzz/control/run.ts [firstSeed] [count] [--trace]`.
  */
 import { describe, expect, it } from 'vitest';
-import { fuzzRun } from './control-fuzz/harness.js';
+import { fuzzRun } from './fuzz/control/harness.js';
 
 // 4103: the seed that found the results lost to a message pushed in a cancelled wait's tool.end (approval.test.ts).
 const SEEDS = [...Array.from({ length: 40 }, (_, i) => i + 1), 4103];

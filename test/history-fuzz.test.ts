@@ -1,12 +1,12 @@
 /**
- * The history fuzzer (test/fuzz/history-fuzz.ts) over fixed seeds, and the cases it found, each shrunk to a test of
+ * The history fuzzer (test/fuzz/history/harness.ts) over fixed seeds, and the cases it found, each shrunk to a test of
  * its own. `node --import tsx scripts/history-fuzz.ts <first seed> <count>` runs it over more seeds.
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tool, toolRunner } from 'tool-runner';
 import { historyProblems, text, toolUse } from 'tool-runner/testing';
-import { fuzzRun, plan } from './fuzz/history-fuzz.js';
+import { fuzzRun, plan } from './fuzz/history/harness.js';
 import { baseParams, mockServer } from './helpers.js';
 
 /** Seeds 1 to SEEDS (about 20 s); scripts/history-fuzz.ts runs any others. */

@@ -15,9 +15,9 @@
  */
 import { APIUserAbortError, AnthropicError, BadRequestError } from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import { HookError, type RunnerSnapshot, ToolError, resumeToolRunner, tool, toolRunner } from '../../src/index.js';
-import { type MockServer, type ScriptedReply, createMockServer, historyProblems, text, toolUse } from '../../src/testing/index.js';
-import type { BetaContentBlock, BetaMessage, BetaMessageParam } from '../../src/types.js';
+import { HookError, type RunnerSnapshot, ToolError, resumeToolRunner, tool, toolRunner } from '../../../src/index.js';
+import { type MockServer, type ScriptedReply, createMockServer, historyProblems, text, toolUse } from '../../../src/testing/index.js';
+import type { BetaContentBlock, BetaMessage, BetaMessageParam } from '../../../src/types.js';
 
 /** A small deterministic generator (mulberry32). */
 export function random(seed: number) {

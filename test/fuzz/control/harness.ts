@@ -9,9 +9,9 @@
  */
 import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import { type RunnerSnapshot, type ToolRunner, resumeToolRunner, textOf, tool, toolRunner } from '../../src/index.js';
-import { type MockServer, type RecordedRequest, type ScriptedReply, createMockServer, historyProblems, text, toolUse } from '../../src/testing/index.js';
-import { random } from '../fuzz/history-fuzz.js';
+import { type RunnerSnapshot, type ToolRunner, resumeToolRunner, textOf, tool, toolRunner } from '../../../src/index.js';
+import { type MockServer, type RecordedRequest, type ScriptedReply, createMockServer, historyProblems, text, toolUse } from '../../../src/testing/index.js';
+import { random } from '../history/harness.js';
 
 /** The history fuzzer's seeded generator (mulberry32). */
 const generator = random;
