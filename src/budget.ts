@@ -113,6 +113,12 @@ export class RunBudget {
 const SERVER_TOOL_TYPE = /^(?:(?:web_search|web_fetch|code_execution|advisor)_\d{8}|tool_search_tool_(?:regex|bm25)(?:_\d{8})?)$/;
 
 /**
+ * The names a server call (`server_tool_use`) goes by that no definition has: the code execution tool's calls are named
+ * `bash_code_execution` and `text_editor_code_execution` in the reply, and a caller reading them there caps those names.
+ */
+const SERVER_CALL_NAMES = new Set(['bash_code_execution', 'text_editor_code_execution']);
+
+/**
  * What a `budget.maxCallsPerTool` object limits nothing with: a key that names none of the run's tools (likely misspelt;
  * a warning, not an error: `addTools()` may bring the tool later), and one that names a server tool, whose calls the API
  * runs within the turn (`server_tool_use`): the budget never sees them, so it cannot refuse them.
@@ -133,8 +139,9 @@ export function perToolWarnings(perTool: unknown, definitions: readonly unknown[
     if (typeof type === 'string' && SERVER_TOOL_TYPE.test(type)) server.add(name);
   }
   const keys = Object.keys(perTool);
-  const unknown = unnamed ? [] : keys.filter((key) => !names.has(key));
-  const served = keys.filter((key) => server.has(key));
+  const servedCall = (key: string) => server.has(key) || (!names.has(key) && SERVER_CALL_NAMES.has(key));
+  const unknown = unnamed ? [] : keys.filter((key) => !names.has(key) && !servedCall(key));
+  const served = keys.filter(servedCall);
   const quoted = (list: Iterable<string>) => [...list].map((name) => `'${name}'`).join(', ');
   const warnings: string[] = [];
   if (unknown.length > 0) warnings.push(`budget.maxCallsPerTool names no tool of this run: ${quoted(unknown)} (its tools: ${quoted(names) || 'none'}); a misspelt name limits nothing`);

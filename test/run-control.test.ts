@@ -154,6 +154,19 @@ describe('budget.maxToolCalls and maxCallsPerTool', () => {
     expect(runner.usage.server_tool_use.web_search_requests).toBe(2);
   });
 
+  // The code execution tool's calls come back named `bash_code_execution` and `text_editor_code_execution`, names no
+  // definition has: capping one was told "a misspelt name", though it is spelt as the reply spells it.
+  it('a maxCallsPerTool name of a code execution call (bash_code_execution) is warned about as a server tool, not as a misspelt name', async () => {
+    const { lines, logger } = captureLogger();
+    const server = await mockServer([
+      { content: [serverToolUse('bash_code_execution', { command: 'ls' }, 'srvtoolu_1'), { type: 'bash_code_execution_tool_result', tool_use_id: 'srvtoolu_1', content: { type: 'bash_code_execution_result', stdout: 'a.txt', stderr: '', return_code: 0, content: [] } }, text('One file.')] },
+    ]);
+    const tools = [weatherTool(), { type: 'code_execution_20250825' as const, name: 'code_execution' as const }];
+    const runner = toolRunner(server.client({ logger, logLevel: 'warn' }), { ...baseParams, tools }, { logger, budget: { maxCallsPerTool: { bash_code_execution: 2, text_editor_code_execution: 1 } } });
+    await runner;
+    expect(lines.map((line) => line.message)).toEqual([expect.stringMatching(/^budget\.maxCallsPerTool names a server tool: 'bash_code_execution', 'text_editor_code_execution'; /)]);
+  });
+
   // The tool search tools' types go without a date too (`tool_search_tool_regex`, as the SDK types them): not taken for a
   // server tool's, its cap was taken in silence.
   it('a maxCallsPerTool name of a tool search of an undated type (tool_search_tool_regex) is warned about as a server tool', () => {
