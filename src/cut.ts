@@ -11,6 +11,17 @@ export function cutText(text: string, max: number): string {
   return text.slice(0, end);
 }
 
+/**
+ * `text` cut to `max` characters for a message or a log line, saying how many it left out and where they are (`rest`):
+ * an error quoting 300 kB puts what to do out of a log line's reach. (The cut keeps a surrogate pair whole, one
+ * character short of `max`: the count says what it left out.)
+ */
+export function cutSaying(text: string, max: number, rest: string): string {
+  if (text.length <= max) return text;
+  const kept = cutText(text, max);
+  return `${kept}… (${text.length - kept.length} more characters: ${rest})`;
+}
+
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }

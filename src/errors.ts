@@ -3,7 +3,7 @@ import { APIConnectionError, AnthropicError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
 import type { ValidationIssue } from './schema.js';
 import { thrownText, thrownMessage } from './described.js';
-import { cutText } from './cut.js';
+import { cutSaying } from './cut.js';
 
 /** Errors thrown before anything was sent (an SDK thread that refuses a turn), marked where they are thrown. */
 const NOT_SENT_ERRORS = new WeakSet<object>();
@@ -83,9 +83,7 @@ export class ReplyError extends AnthropicError {
     const said = typeof cause === 'string' ? cause : thrownMessage(error);
     // Cut short: the SDK's error for a tool input that is no JSON quotes the input whole (300 kB of it put what to do,
     // below, out of every log line's reach). The `cause` keeps it whole.
-    const kept = said.length > MAX_DETAIL ? cutText(said, MAX_DETAIL) : said;
-    // (The cut keeps a surrogate pair whole, one character short of MAX_DETAIL: the count says what it left out.)
-    const detail = kept === said ? said : `${kept}… (${said.length - kept.length} more characters: see the cause)`;
+    const detail = cutSaying(said, MAX_DETAIL, 'see the cause');
     const what = !streamed
       ? "The API's reply could not be read"
       : `The reply stream broke ${complete ? 'after the message was complete, before the stream ended' : 'before the message was complete'}`;

@@ -1,6 +1,7 @@
 /** Lifecycle hooks: typed, awaited, and a hook that throws surfaces as a HookError (never swallowed). */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import { brandClass } from './brand.js';
+import { cutSaying } from './cut.js';
 import { isThenable } from './completion.js';
 import { STOPPED_GRACE_MS, untilAborted, untilLate } from './guards.js';
 import type { AnyCall, BetaMessage, BetaToolResultBlockParam, BetaToolUseBlock, MessageCreateParamsBase, Promisable, ToolResultContent } from './types.js';
@@ -41,11 +42,15 @@ export class HookError extends Error {
   constructor(hook: string, thrown: unknown) {
     // A value that cannot be read (a revoked Proxy) as an Error saying so: each check of the cause would throw again.
     const cause = readableThrown(thrown);
-    super(`${hook in HOOK_NAMES ? `hooks.${hook}` : hook} threw: ${thrownText(cause)}`, { cause });
+    // Cut short: an error quoting a whole response body (megabytes) went whole into every log line and report of it.
+    super(`${hook in HOOK_NAMES ? `hooks.${hook}` : hook} threw: ${cutSaying(thrownText(cause), MAX_SAID, 'see the cause')}`, { cause });
     this.name = 'HookError';
     this.hook = hook;
   }
 }
+
+/** How much of what a hook threw its HookError's message says (the `cause` keeps it whole). */
+const MAX_SAID = 1000;
 
 const HOOK_NAMES: Record<keyof Hooks, true> = {
   onRequest: true,

@@ -1,5 +1,6 @@
 import { ToolError as SdkToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { brandClass } from './brand.js';
+import { cutSaying } from './cut.js';
 import { described, errorParts, thrownLine, thrownText } from './described.js';
 import type { ToolResultContent } from './types.js';
 
@@ -52,9 +53,21 @@ export function thrownValueToContent(thrown: unknown): ToolResultContent {
   return thrownLine(thrown);
 }
 
-/** A thrown value for the log: an Error's stack (or `${name}: ${message}`), anything else as text. Never throws. */
+/**
+ * A thrown value for the log: an Error's stack (or `${name}: ${message}`), anything else as text, its message cut to
+ * {@link MAX_LOGGED} characters (an error quoting a whole response body made a log line of megabytes). Never throws.
+ */
 export function thrownForLog(thrown: unknown): string {
-  return (thrown instanceof Error && errorParts(thrown).stack) || thrownText(thrown);
+  if (!(thrown instanceof Error)) return cutSaying(thrownText(thrown), MAX_LOGGED, 'not logged');
+  const { name, message, stack } = errorParts(thrown);
+  if (message.length <= MAX_LOGGED) return stack || thrownText(thrown);
+  // The stack opens with the name and message (V8's, Bun's): its frames are kept after the message cut short.
+  const head = `${name}: ${message}`;
+  const frames = stack?.startsWith(head) ? stack.slice(head.length) : '';
+  return `${name}: ${cutSaying(message, MAX_LOGGED, 'not logged')}${frames}`;
 }
+
+/** How much of a thrown value's message a log line holds. */
+const MAX_LOGGED = 2000;
 
 brandClass(ToolError, 'ToolError');

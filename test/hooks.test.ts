@@ -145,6 +145,26 @@ describe('hooks', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  // An error quoting a whole response body (a log store's 2 MB HTML page) went whole into the HookError's message, and so
+  // into every log line and report of it.
+  it("a hook's error of a huge message: the HookError's message quotes its start and says how much is left out; the cause keeps it whole", async () => {
+    const server = await mockServer([{ content: [toolUse('echo', { say: 'x' })] }, { content: [text('ok')] }]);
+    const body = `<html>${'x'.repeat(2_000_000)}</html>`;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [echo([])] }, {
+      hooks: {
+        onToolResult: () => {
+          throw new Error(`audit store answered 502: ${body}`);
+        },
+      },
+    });
+    const error = await runner.runUntilDone().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HookError);
+    const { message } = error as HookError;
+    expect(message.length).toBeLessThan(1200);
+    expect(message).toMatch(/^hooks\.onToolResult threw: Error: audit store answered 502: <html>x+… \(\d+ more characters: see the cause\)$/);
+    expect(((error as Error).cause as Error).message).toBe(`audit store answered 502: ${body}`);
+  });
+
   it("a hook that throws about one call: the reply's other calls run on, and iterating again uses their results (never runs them twice)", async () => {
     const server = await mockServer([{ content: [toolUse('slow', {}, 'toolu_slow'), toolUse('echo', { say: 'x' }, 'toolu_echo')] }, { content: [text('ok')] }]);
     let runs = 0;

@@ -403,6 +403,23 @@ describe('logging', () => {
     expect(line?.message).toMatch(/\n\s+at .*explode/);
   });
 
+  // A tool failing with an error that quotes a whole response body wrote a warn line of megabytes, the stack at its end.
+  it("a failing tool's huge error message is logged cut short, saying how much is left out, with the stack's frames", async () => {
+    const hugeFailure = tool({
+      name: 'fetch_page',
+      inputSchema: { type: 'object' },
+      run: function fetchPage() {
+        throw new Error(`upstream answered 500: ${'y'.repeat(3_000_000)}`);
+      },
+    });
+    const { lines, logger } = captureLogger();
+    await resultFor([hugeFailure], 'fetch_page', {}, { logger, logLevel: 'warn' });
+    const line = lines.find((entry) => entry.message.startsWith("Tool 'fetch_page'"));
+    expect(line?.level).toBe('warn');
+    expect(line!.message.length).toBeLessThan(4000);
+    expect(line?.message).toMatch(/^Tool 'fetch_page' \(toolu_x\) failed: Error: upstream answered 500: y+… \(\d+ more characters: not logged\)\n\s+at .*fetchPage/);
+  });
+
   it("a ToolError (the tool's own answer, such as an MCP isError result) is logged at info, without a stack, and without its text (a result: at debug only)", async () => {
     const refusing = tool({
       name: 'refuse',
