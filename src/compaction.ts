@@ -6,6 +6,7 @@ import { unknownOption, wrongValue } from './described.js';
 import { extendsHistory, sameKeptMessage, toolUsesOf } from './history.js';
 import { type FallbackTarget, TOOL_CHOICE_NONE, bodyFor } from './fallback.js';
 import type { LeveledLogger } from './log.js';
+import { textOf } from './text.js';
 import type { BetaMessage, BetaMessageParam, BetaUsage } from './types.js';
 
 /** `compactionControl` in the params (the SDK's name and defaults, plus `keepTurns`). */
@@ -295,6 +296,18 @@ export function summaryBodyFor(target: FallbackTarget, body: Record<string, unkn
 export function bodyHeldReply(messages: readonly BetaMessageParam[], before: readonly BetaMessageParam[], reply: BetaMessage | undefined): BetaMessageParam | undefined {
   if (!reply || !extendsHistory(messages, before)) return undefined;
   const held = { role: reply.role, content: reply.content } as BetaMessageParam;
+  // An answer (a reply of no call) a chat keeps as its text (`content: textOf(message)`): the reply held all the same.
+  const answer = toolUsesOf(held).length === 0 ? textOf(reply) : '';
   // Past `before` only: an earlier answer of the same words ('Done.') is not the reply, which the body dropped.
-  return messages.slice(before.length).findLast((message) => message.role === 'assistant' && (message.content === reply.content || sameKeptMessage(message, held)));
+  return messages
+    .slice(before.length)
+    .findLast((message) => message.role === 'assistant' && (message.content === reply.content || sameKeptMessage(message, held) || (answer !== '' && keptAsText(message, answer))));
+}
+
+/** Whether an assistant message is `answer` as text alone: a string, or one text block. */
+function keptAsText(message: BetaMessageParam, answer: string): boolean {
+  const { content } = message;
+  if (typeof content === 'string') return content === answer;
+  const only = Array.isArray(content) && content.length === 1 ? content[0] : undefined;
+  return only?.type === 'text' && only.text === answer;
 }

@@ -644,6 +644,40 @@ describe('client-side compaction of a turn whose history the loop body set', () 
     expect(historyProblems(runner.params.messages)).toEqual([]);
     server.assertComplete();
   });
+  // A chat that stores its answers as text (`content: textOf(message)`, as a chat's store keeps them) was never checked:
+  // the history grew past the threshold turn after turn until the API refused it as too long.
+  for (const kept of ['text', 'a text block'] as const) it(`a chat that keeps the answer as ${kept}, then asks its next question: the answer past the threshold is summarised, the question kept word for word`, async () => {
+    const server = await summarisedChat();
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], ...compacting });
+    const question = { role: 'user' as const, content: 'And row 2?' };
+    let asked = false;
+    for await (const message of runner) {
+      if (asked) continue;
+      asked = true;
+      const answer = kept === 'text' ? textOf(message) : [{ type: 'text' as const, text: textOf(message) }];
+      runner.pushMessages({ role: 'assistant', content: answer }, question);
+    }
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, true, false]);
+    expect(wire(server.requests[2]!).messages).toEqual([expect.objectContaining({ role: 'user' }), question]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    server.assertComplete();
+  });
+
+  it('a chat that keeps an answer of its own (not the reply\'s text) then asks: not checked, as a history without the reply', async () => {
+    const server = await mockServer([
+      { content: [text('Row 1 is looked up.')], usage: big },
+      (request) => (expect(isSummaryRequest(request)).toBe(false), { content: [text('Row 2 is row 1 plus one.')] }),
+    ]);
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], ...compacting });
+    let asked = false;
+    for await (const _message of runner) {
+      if (!asked) runner.pushMessages({ role: 'assistant', content: 'Row 1' }, { role: 'user', content: 'And row 2?' });
+      asked = true;
+    }
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, false]);
+    server.assertComplete();
+  });
+
   it('a streamed reply the body drops mid-stream (a question in its place) is not waited for: its stream is aborted and the question goes at once', async () => {
     // The user interrupts once the answer has begun: the history without the reply, as in the SDK's runner.
     const { ended, server, runner } = await interruptedChat([interruption]);
