@@ -208,7 +208,9 @@ export class Compactions {
     }
     // Run control lets no summary go now (a limit stops the run): the check stays owed, for a run that goes on.
     if (!allowed) return;
-    if (control?.enabled && reply) await this.afterTurn(control, reply);
+    // A server-side compaction asked for (compactBeforeNextTurn) goes next and replaces the history: a client summary
+    // first was paid for, then compacted again by the server (a summary of a summary).
+    if (control?.enabled && reply && !this.scheduled) await this.afterTurn(control, reply);
     this.#owed = false;
   }
 

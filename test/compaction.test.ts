@@ -1101,6 +1101,29 @@ describe('server-side context management', () => {
     expect(wire(server.requests[2]!).body.messages).toHaveLength(2);
   });
 
+  // Asked for in the loop body of a reply past the threshold: the run summarised the history on the client, then sent the
+  // server's compaction of that summary (two compactions paid for, the second of a summary).
+  for (const stream of [false, true]) it(`compactBeforeNextTurn on a reply past compactionControl's threshold: the server's compaction alone is sent, no client summary before it (stream: ${stream})`, async () => {
+    const summary = { content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null } as never] };
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      (request: RecordedRequest) => (expect(isSummaryRequest(request)).toBe(false), expect(wire(request).body.compaction).toEqual({ type: 'summarize' }), summary),
+      { content: [text('All done.')] },
+    ]);
+    const compactionControl = { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT };
+    const runner = toolRunner(server.client(), { ...baseParams, stream, thread: false, tools: [lookup], compactionControl });
+    let first = true;
+    for await (const _ of runner) {
+      if (first) runner.compactBeforeNextTurn();
+      first = false;
+    }
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, false, false]);
+    expect(wire(server.requests[1]!).messages.map((message: BetaMessageParam) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(runner.params.messages[0]).toEqual({ role: 'assistant', content: summary.content });
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    server.assertComplete();
+  });
+
   it("compactBeforeNextTurn: a tool the history's tool_removal withdrew stays withdrawn once the compaction block replaces the history", async () => {
     const log: string[] = [];
     const login = tool({ name: 'login', inputSchema: z.object({}), run: () => (log.push('login'), 'logged in') });
