@@ -245,8 +245,15 @@ export class Compactions {
     // A history with calls never answered (the caller went on from a stop for approval): answered as not run, as a turn's request does.
     const body = summaryRequestBody(state.apiParams, answerDanglingCalls(messages as BetaMessageParam[], state.notRun, state.ranResults), control, state.tools.definitions);
     const asked = state.messages;
-    // Its usage counted (`summary`).
-    const summaryReply = await this.#requests.summary(body, signal);
+    let adopted = false;
+    // Its usage counted (`summary`), taken in before its `onMessage` hook runs.
+    await this.#requests.summary(body, signal, (summaryReply) => (adopted = this.#adopt(summaryReply, asked, keepTurns, keepUnanswered)));
+    return adopted;
+  }
+
+  /** Goes on from the summary `summaryReply` gave of `asked`, the history it was asked for; false when it has no text. */
+  #adopt(summaryReply: BetaMessage, asked: BetaMessageParam[], keepTurns: number, keepUnanswered: boolean): boolean {
+    const { state, logger } = this.#run;
     const unfinished = unfinishedReply(summaryReply.stop_reason);
     const summary = unfinished ? undefined : summaryText(summaryReply.content);
     if (!summary) {
@@ -269,6 +276,9 @@ export class Compactions {
     state.replaceHistory([...compactedHistory(asked, summary, keepTurns, thinking, keepUnanswered), ...added]);
     this.#summarisedAway(asked, state.messages);
     this.#trigger.compacted();
+    // The history is compacted: no check is owed it (a snapshot taken in the summary's `onMessage` owed one, and the
+    // resumed run summarised the summary).
+    this.#owed = false;
     return true;
   }
 

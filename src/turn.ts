@@ -336,9 +336,10 @@ export class Requests {
 
   /**
    * Sends a compaction's summary request (same client, request options and hooks) and returns its
-   * reply; its usage counts, but it is not a turn (the iteration does not change).
+   * reply; its usage counts, but it is not a turn (the iteration does not change). `heard` takes the reply in before
+   * `onMessage` (a snapshot taken there held the history before it: resumed, it asked for the summary again).
    */
-  async summary(body: Record<string, unknown>, signal?: AbortSignal | null): Promise<BetaMessage> {
+  async summary(body: Record<string, unknown>, signal: AbortSignal | null | undefined, heard: (reply: BetaMessage) => void): Promise<BetaMessage> {
     const run = this.#run;
     await callRunHook(run, 'onRequest', signal ?? runSignal(run), body as RequestParams);
     // Asked for by a turn (after an overflow): with the turn's signal, which the run's aborts too.
@@ -362,6 +363,7 @@ export class Requests {
     // Paid for, adopted or not: counted before `onMessage` (a snapshot taken there holds it); `runner.usage` in a
     // `request.end` listener is without it, as without a turn's reply.
     run.state.usage = addUsage(run.state.usage, reply.usage);
+    heard(reply);
     await callRunHook(run, 'onMessage', runSignal(run), reply);
     return reply;
   }

@@ -37,6 +37,34 @@ describe('client-side compaction (compactionControl)', () => {
     expect(runner.usage).toMatchObject({ input_tokens: 30_000 + 500 + 300, output_tokens: 50 + 20 + 5 });
   });
 
+  // A checkpoint after each reply (`onMessage: () => save(runner.toJSON())`) taken at the summary's reply held the history
+  // before it, still owed its check: the resumed run asked for the summary again, paid twice.
+  it("a snapshot taken in the summary's onMessage holds the summarised history: resumed, it goes on from the summary, asking for none again", async () => {
+    const server = await mockServer([
+      { content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: big },
+      { content: [text('<summary>Looked up row 1.</summary>')] },
+      { content: [text('All done.')] },
+    ]);
+    let snapshot: RunnerSnapshot | undefined;
+    let seen: BetaMessageParam[] | undefined;
+    const onMessage = (message: Parameters<typeof textOf>[0]) => {
+      if (!textOf(message).includes('<summary>')) return;
+      snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+      seen = runner.params.messages;
+    };
+    const control = { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], compactionControl: control }, { hooks: { onMessage } });
+    await runner;
+    expect(seen).toHaveLength(1);
+    expect(textOf(seen![0]!)).toContain('Looked up row 1.');
+    expect(snapshot!.params.messages).toEqual(seen);
+    const again = await mockServer([(request) => (expect(isSummaryRequest(request)).toBe(false), { content: [text('All done.')] })]);
+    const resumed = resumeToolRunner(again.client(), snapshot!, { tools: [lookup] });
+    expect(textOf(await resumed)).toBe('All done.');
+    expect(wire(again.requests[0]!).messages).toEqual(seen);
+    again.assertComplete();
+  });
+
   it('a call whose result a summary took the place of counts no more for loopGuard: called again to read it again, it runs (the budget still counts it)', async () => {
     let runs = 0;
     const counted = tool({ name: 'lookup', inputSchema: z.object({ n: z.number() }), run: ({ n }) => (runs++, `row ${n}`) });
