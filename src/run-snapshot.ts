@@ -29,7 +29,7 @@ export interface SnapshotSources {
 /** The run's JSON snapshot, taken between turns, in the loop body, in a hook or a listener. */
 export function runSnapshot({ run, state, turn, answers, control, compactions, requestsSent }: SnapshotSources): RunnerSnapshot {
   // A reply paid for while its onMessage hook runs (before the body, or a stream's in it): counted into the snapshot.
-  const uncounted = turn?.uncounted;
+  const uncounted = turn?.uncounted ?? messageBeforeEnd(turn);
   // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body goes on): the
   // snapshot holds it, so the resumed run answers its calls instead of asking the model again.
   const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;
@@ -63,4 +63,14 @@ export function runSnapshot({ run, state, turn, answers, control, compactions, r
   const compaction = compactions.toJSON(replyAdded || bodyHeld || toolUsesOf(snapshot.params.messages.at(-1)).length > 0, after !== undefined);
   if (compaction) snapshot.compaction = structuredClone(compaction);
   return snapshot;
+}
+
+/**
+ * A streamed reply whose `message` event came in the loop body, its stream not ended yet (the run counts it at the end): a
+ * snapshot taken in that event's listener (the body pushed the reply and a question) counts it too, as paid for. It lacked
+ * its usage and owed it no compaction check. (One whose `onMessage` hook failed has ended: the reply failed.)
+ */
+function messageBeforeEnd(turn: Turn | undefined): Turn['uncounted'] {
+  const stream = turn?.inBody && turn.reply === undefined ? turn.stream : undefined;
+  return stream && !stream.ended && !stream.errored && !stream.aborted ? stream.receivedMessages[0] : undefined;
 }

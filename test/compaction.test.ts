@@ -739,6 +739,44 @@ describe('client-side compaction of a turn whose history the loop body set', () 
     expect(server.requests.map(isSummaryRequest)).toEqual([false, true, false]);
   });
 
+  // The reply was paid for, and the body pushed it with a question: a snapshot taken there (a checkpoint) lacked its usage,
+  // and owed it no check, so the resumed run sent the question over the whole history past the threshold.
+  it("a snapshot taken at a streamed reply's message event, after the body pushed it and a question: it counts the reply, and the resumed run summarises first", async () => {
+    const server = await mockServer([{ content: [text('Row 1 is looked up.')], usage: big }]);
+    const params = { ...baseParams, stream: true as const, tools: [lookup], ...compacting };
+    const runner = toolRunner(server.client(), params);
+    let snapshot: RunnerSnapshot | undefined;
+    for await (const stream of runner) {
+      const message = await new Promise<BetaMessage>((resolve) => stream.once('message', resolve));
+      runner.pushMessages(message, { role: 'user', content: 'And row 2?' });
+      snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+      break;
+    }
+    expect(snapshot!.usage).toMatchObject({ input_tokens: big.input_tokens, output_tokens: big.output_tokens });
+    const again = await mockServer([{ content: [text('<summary>Looked up row 1.</summary>')] }, { content: [text('Row 2 is row 1 plus one.')] }]);
+    const resumed = resumeToolRunner(again.client(), snapshot!, { tools: [lookup] });
+    await resumed;
+    expect(again.requests.map(isSummaryRequest)).toEqual([true, false]);
+    expect(resumed.usage.input_tokens).toBeGreaterThan(big.input_tokens);
+  });
+
+  it("a snapshot taken at a streamed reply's message event that asks for a tool holds the reply, counted: the resumed run answers its call, not asking the model again", async () => {
+    const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: { input_tokens: 100, output_tokens: 10 } }]);
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true as const, tools: [lookup] });
+    let snapshot: RunnerSnapshot | undefined;
+    for await (const stream of runner) {
+      await new Promise<BetaMessage>((resolve) => stream.once('message', resolve));
+      snapshot = JSON.parse(JSON.stringify(runner.toJSON()));
+      break;
+    }
+    expect(snapshot!.usage).toMatchObject({ input_tokens: 100, output_tokens: 10 });
+    const again = await mockServer([{ content: [text('Row 1 is looked up.')] }]);
+    const resumed = resumeToolRunner(again.client(), snapshot!, { tools: [lookup] });
+    expect(textOf(await resumed)).toBe('Row 1 is looked up.');
+    expect(wire(again.requests[0]!).messages.at(-1).content).toEqual([expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_1' })]);
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+  });
+
   it('a reply the body dropped (a question in its place) is not checked, though an earlier answer has the same words', async () => {
     const server = await mockServer([
       { content: [text('Done.')], usage: big },
