@@ -121,10 +121,10 @@ const COMMAND_OPTIONS = ['--version', '--help'];
 /** What a first argument that is no command was meant to be, when that can be told: a command, an option, a file to inspect. */
 function unknownCommand(command: string): string {
   if (!command.startsWith('-')) {
-    const meant = didYouMean(command, ['inspect']);
-    // `tool-runner runs.jsonl`: the command left out before a file.
-    if (!meant && /[./\\]/.test(command)) return `unknown command '${command}'. To serve a recorded file: tool-runner inspect ${command}`;
-    return `unknown command '${command}'${meant}`;
+    // `tool-runner runs.jsonl`: the command left out before a file. Told first: a file named after the command
+    // (`inspector.jsonl`, as `inspector({ record })` suggests) is no misspelt `inspect`.
+    if (/[./\\]/.test(command)) return `unknown command '${command}'. To serve a recorded file: tool-runner inspect ${command}`;
+    return `unknown command '${command}'${didYouMean(command, ['inspect'])}`;
   }
   const meant = didYouMean(command, COMMAND_OPTIONS);
   if (meant) return `unknown option '${command}'${meant}`;

@@ -1195,6 +1195,9 @@ describe('npx tool-runner inspect FILE', () => {
       [['--verison'], /unknown option '--verison'\. Did you mean '--version'\?/],
       // The command left out: the file, or an option of inspect, first.
       [['runs.jsonl'], /unknown command 'runs\.jsonl'\. To serve a recorded file: tool-runner inspect runs\.jsonl\nUsage:/],
+      // A file named after the command is still a file: "Did you mean 'inspect'?" sent the user to type the command alone.
+      [['inspector.jsonl'], /unknown command 'inspector\.jsonl'\. To serve a recorded file: tool-runner inspect inspector\.jsonl\nUsage:/],
+      [['logs/inspect.jsonl'], /unknown command 'logs\/inspect\.jsonl'\. To serve a recorded file: tool-runner inspect logs\/inspect\.jsonl\nUsage:/],
       [['--port', '8080'], /unknown option '--port'\. --port is an option of inspect, after the command: tool-runner inspect FILE --port/],
       // Nothing near: no guess.
       [['inspect', 'runs.jsonl', '--verbose'], /unknown option '--verbose'\nUsage:/],
