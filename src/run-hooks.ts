@@ -7,9 +7,16 @@
 import { type Hooks, callHook } from './hooks.js';
 import type { RunContext } from './run-context.js';
 
-export function callRunHook<K extends 'onRequest' | 'onMessage'>(run: RunContext, name: K, signal: AbortSignal | null | undefined, ...args: Parameters<NonNullable<Hooks[K]>>) {
+type RunHook = 'onRequest' | 'onMessage';
+
+/**
+ * Each of these hooks takes one argument, passed as one (not `...args`): a run without hooks, called for each request and
+ * each reply, makes nothing (no array, no closure) and calls nothing more.
+ */
+export function callRunHook<K extends RunHook>(run: RunContext, name: K, signal: AbortSignal | null | undefined, arg: Parameters<NonNullable<Hooks[K]>>[0]): ReturnType<typeof callHook<K>> {
+  const hooks = run.options.hooks;
+  if (!hooks?.[name]) return undefined;
+  const args = [arg] as Parameters<NonNullable<Hooks[K]>>;
   const scope = run.tracing.scope;
-  // No hook, nothing to scope: called as it is (the hot path of a run without hooks, no closure made).
-  if (!scope?.hook || !run.options.hooks?.[name]) return callHook(run.options.hooks, name, signal, ...args);
-  return scope.hook(run.runner, () => callHook(run.options.hooks, name, signal, ...args));
+  return scope?.hook ? scope.hook(run.runner, () => callHook(hooks, name, signal, ...args)) : callHook(hooks, name, signal, ...args);
 }
