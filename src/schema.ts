@@ -108,6 +108,8 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1, 
     };
     return { jsonSchema, validate, validateOnce: parseAsync ? (input) => parseAsync(input).then(fromZodResult<T>) : validate };
   }
+  // Made once, not for each call.
+  const readInput = (settled: StandardSchemaV1.Result<unknown>) => fromStandardResult<T>(settled, vendor);
   return {
     jsonSchema,
     validate(input) {
@@ -118,8 +120,7 @@ function compileStandardSchema<T>(owner: SchemaOwner, schema: StandardSchemaV1, 
       } catch (thrown) {
         return schemaThrew(thrown);
       }
-      const read = (settled: StandardSchemaV1.Result<unknown>) => fromStandardResult<T>(settled, vendor);
-      return isThenable(result) ? Promise.resolve(result).then(read, schemaThrew) : read(result);
+      return isThenable(result) ? Promise.resolve(result).then(readInput, schemaThrew) : readInput(result);
     },
   };
 }
