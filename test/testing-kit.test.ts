@@ -655,6 +655,9 @@ describe('the script', () => {
     const server = await mockServer([{ content: [text('a')] }, { content: [text('b')] }, { content: [text('c')] }]);
     await server.client().beta.messages.create(body);
     expect(() => server.assertComplete()).toThrow(/2 of 3 steps were never requested \(the first is step #1\)/);
+    // One left, of one: named as it is ("1 of 1 step were never requested (the first is step #0)" before).
+    const unused = await mockServer([{ content: [text('never requested')] }]);
+    expect(() => unused.assertComplete()).toThrow(/^Mock server script not complete:\n- 1 of 1 step was never requested \(step #0\)$/);
   });
 
   it('setSteps replaces the steps not yet used; errors name a step by its index in the list it was given in, and the call', async () => {
@@ -672,7 +675,7 @@ describe('the script', () => {
     await client.beta.messages.create(body);
     // The problems of the first setSteps, and the step left of the second, each named in its own list.
     expect(() => server.assertComplete()).toThrow(
-      /- step #1 of setSteps #1 threw on request #2: [^\n]*\n- Mock server: request #3 came after the last step \(2 steps scripted by setSteps #1\)[^\n]*\n- 1 of 2 steps were never requested \(the first is step #1 of setSteps #2\)$/,
+      /- step #1 of setSteps #1 threw on request #2: [^\n]*\n- Mock server: request #3 came after the last step \(2 steps scripted by setSteps #1\)[^\n]*\n- 1 of 2 steps was never requested \(step #1 of setSteps #2\)$/,
     );
   });
 

@@ -71,7 +71,10 @@ export class Script<S> {
     const cause = this.#cause;
     this.#cause = undefined;
     const left = this.#steps.length - this.#next;
-    if (left > 0) problems.push(`${left} of ${this.#count()} were never requested (the first is step #${this.#next}${this.#of()})`);
+    // One left is named as it is ("1 of 1 step were never requested (the first is step #0)" read as a slip).
+    const first = `step #${this.#next}${this.#of()}`;
+    if (left === 1) problems.push(`1 of ${this.#count()} was never requested (${first})`);
+    else if (left > 1) problems.push(`${left} of ${this.#count()} were never requested (the first is ${first})`);
     if (problems.length > 0) {
       const message = `Mock server script not complete:\n- ${problems.join('\n- ')}`;
       throw cause === undefined ? new Error(message) : new Error(message, { cause });
