@@ -22,7 +22,7 @@ const screen = {
 // A tool of your own may share a member's name: calls are told apart by their `toolset_name`.
 const zoom = tool({ name: 'zoom', description: 'Zooms the map', inputSchema: z.object({ level: z.number() }), run: ({ level }) => `map at zoom ${level}` });
 
-const member = (name: string, input: unknown) => ({ ...toolUse(name, input), toolset_name: 'computer' }) as never;
+const member = (name: string, input: unknown) => ({ ...toolUse(name, input), toolset_name: 'computer' }); // a call to one of its members
 const { client, model, close } = await exampleClient([
   { content: [member('left_click', { coordinate: [640, 400] }), toolUse('zoom', { level: 3 }), member('key', { text: 'Return' }), member('screenshot', {})] },
   { content: [text('I clicked the button; the keyboard is not connected, so I could not press Return.')] },

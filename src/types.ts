@@ -7,6 +7,8 @@ export type {
   BetaContentBlockParam,
   BetaMessage,
   BetaMessageParam,
+  BetaTextBlock,
+  BetaThinkingBlock,
   BetaToolResultBlockParam,
   BetaToolUnion,
   BetaToolUseBlock,

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { type CallOf, type ContextOverflowError, type RunnerSnapshot, type ToolContext, type ToolEntry, type ToolResultContent, ToolRunner, type ToolRunnerOptions, type ToolSource, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
-import { createMockServer } from 'tool-runner/testing';
+import { type Step, createMockServer, text, thinking, toolUse } from 'tool-runner/testing';
 import { inspectRecording, inspector } from 'tool-runner/inspect';
 import { openTelemetry } from 'tool-runner/otel';
 import { mcpToolset } from 'tool-runner/mcp';
@@ -76,6 +76,13 @@ describe('types guide the user', () => {
     // Both a result and an input (the run refuses it: one of the two would be dropped): the type takes one of them.
     // @ts-expect-error
     toolRunner(new Anthropic(), { model: 'm', max_tokens: 1, messages: [] }, { hooks: { onToolCall: () => ({ result: 'cached', input: { city: 'Paris' } }) } });
+  });
+
+  it("the testing kit's block helpers give their kind of block, so a step adds a field by spreading one (a toolset member's call)", () => {
+    const member: Step = { content: [{ ...toolUse('key', { text: 'Return' }), toolset_name: 'computer' }] };
+    const cited: Step = { content: [thinking('Plan.'), { ...text('Paris.'), citations: [] }] };
+    expectTypeOf(toolUse('key').input).toEqualTypeOf<unknown>();
+    void createMockServer({ steps: [member, cited] });
   });
 
   it("an MCP toolset's tools: MCP names (a readonly list too), or a rule given each listed tool as the server lists it", () => {

@@ -1,5 +1,5 @@
 /** Small helpers that make the content blocks of a scripted reply, with ids like the API's. */
-import type { BetaContentBlock } from '../types.js';
+import type { BetaContentBlock, BetaTextBlock, BetaThinkingBlock, BetaToolUseBlock } from '../types.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -13,13 +13,17 @@ export function apiId(prefix: 'msg' | 'toolu' | 'srvtoolu' | 'req'): string {
   return id;
 }
 
+// The helpers of one kind of block return that kind, not the union of blocks: a step may then add a field to the block
+// by spreading it (`{ ...toolUse('key', input), toolset_name: 'computer' }`, a toolset member's call), which the union
+// refuses with an error listing its seventeen kinds.
+
 /** A text block. */
-export function text(value: string): BetaContentBlock {
+export function text(value: string): BetaTextBlock {
   return { type: 'text', text: value, citations: null };
 }
 
 /** A client tool call; the id is generated unless given. */
-export function toolUse(name: string, input: unknown = {}, id: string = apiId('toolu')): BetaContentBlock {
+export function toolUse(name: string, input: unknown = {}, id: string = apiId('toolu')): BetaToolUseBlock {
   return { type: 'tool_use', id, name, input };
 }
 
@@ -51,7 +55,7 @@ export function webSearchResult(
 }
 
 /** A thinking block (extended thinking). */
-export function thinking(value: string, signature = 'c2lnbmF0dXJl'): BetaContentBlock {
+export function thinking(value: string, signature = 'c2lnbmF0dXJl'): BetaThinkingBlock {
   return { type: 'thinking', thinking: value, signature };
 }
 
