@@ -25,7 +25,7 @@ const runner = toolRunner(
       onRequest: (params) => console.log(`→ request with ${params.messages.length} messages`),
       onMessage: (message) => console.log(`← ${message.stop_reason}, ${message.usage.output_tokens} output tokens`),
       onToolCall: (call) => {
-        const { city } = call.input as { city: string };
+        const { city } = call.input; // typed by the tool: { city: string }
         if (cache.has(city)) return { result: cache.get(city)! }; // skip the call: answer from the cache
         if (city.includes(',')) return { input: { city: city.split(',')[0]!.trim() } }; // rewrite the input
       },
