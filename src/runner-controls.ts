@@ -18,6 +18,7 @@ import { checkParamsObject } from './params.js';
 import { OWN_OPTION_KEYS, type ToolRunnerOptions, checkOptions, checkRequestOptionNames } from './options.js';
 import { type RunContext, runSignal } from './run-context.js';
 import { initialRequestOptions } from './request-options.js';
+import { deferTooLate } from './defer-too-late.js';
 import { described, droppedPromise, wrongType } from './described.js';
 import { RunControl } from './run-control.js';
 import { RunState } from './run-state.js';
@@ -168,7 +169,10 @@ export abstract class RunnerControls implements Runner {
    * ```
    */
   deferToolCall(toolUse: BetaToolUseBlock | string): void {
-    if (this.turn && this.state.settings.runToolsEagerly) this.answers.defer(typeof toolUse === 'string' ? toolUse : toolUse.id);
+    if (!this.turn || !this.state.settings.runToolsEagerly) return;
+    const id = typeof toolUse === 'string' ? toolUse : toolUse.id;
+    if (this.answers.started(id)) this.run.logger.warn(deferTooLate(toolUse, this.state.settings.stream === true));
+    else this.answers.defer(id);
   }
 
   /** The calls of the current reply `deferToolCall()` holds, in the model's order (empty without `runToolsEagerly`, and once its iteration is over). */
