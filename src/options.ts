@@ -130,6 +130,12 @@ function positiveInteger(name: string, value: number | undefined): void {
 
 const HOOK_NAMES = new Set(['onRequest', 'onMessage', 'onToolCall', 'onToolResult', 'onToolError']);
 
+/** The hook a misspelt one means (`onToolResults`, `onmessage`, `onToolCal`), as for options: one slip, case or separators. */
+function hookMeant(name: string): string {
+  const meant = misspeltName(name, HOOK_NAMES, (a, b) => oneEditApart(a, b) || oneSwapApart(a, b));
+  return meant === undefined ? '' : `. Did you mean '${meant}'?`;
+}
+
 /** `hooks` is an object of known hooks, each a function (a misspelt one would never be called). */
 function checkHooks(hooks: unknown): void {
   if (hooks === undefined) return;
@@ -138,7 +144,7 @@ function checkHooks(hooks: unknown): void {
   // hooks are checked. A plain object's other keys are misspelt hooks, which would never be called.
   const plain = [Object.prototype, null].includes(Object.getPrototypeOf(hooks));
   for (const name of plain ? Object.keys(hooks) : HOOK_NAMES) {
-    if (!HOOK_NAMES.has(name)) throw new TypeError(`toolRunner: unknown hook '${name}'; the hooks are ${[...HOOK_NAMES].join(', ')}`);
+    if (!HOOK_NAMES.has(name)) throw new TypeError(`toolRunner: unknown hook '${name}'; the hooks are ${[...HOOK_NAMES].join(', ')}${hookMeant(name)}`);
     const hook = (hooks as Record<string, unknown>)[name];
     if (hook !== undefined && typeof hook !== 'function') throw wrongType(hook, `toolRunner: hooks.${name} must be a function`);
   }

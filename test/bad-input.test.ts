@@ -327,6 +327,11 @@ describe("a new user's first mistakes are clear errors", () => {
       expect(() => toolRunner(api as never, baseParams)).toThrow('toolRunner: the first argument is a messages API (client.beta.messages or client.messages), not the client: pass the client itself, toolRunner(client, params)');
     }
     expect(make({}, { hooks: { onToolcall: () => {} } })).toThrow(/unknown hook 'onToolcall'; the hooks are onRequest, onMessage, onToolCall, onToolResult, onToolError/);
+    // A slip names the hook meant, as a misspelt option does (it had only listed the five).
+    expect(make({}, { hooks: { onToolResults: () => {} } })).toThrow(/unknown hook 'onToolResults'; the hooks are .*onToolError\. Did you mean 'onToolResult'\?$/);
+    expect(make({}, { hooks: { on_message: () => {} } })).toThrow(/Did you mean 'onMessage'\?$/);
+    expect(make({}, { hooks: { onToolcall: () => {} } })).toThrow(/Did you mean 'onToolCall'\?$/);
+    expect(make({}, { hooks: { audit: () => {} } })).toThrow(/unknown hook 'audit'; the hooks are onRequest, onMessage, onToolCall, onToolResult, onToolError$/);
     expect(make({}, { hooks: () => {} })).toThrow(/options.hooks must be an object of hooks/);
     const runner = toolRunner(client, baseParams);
     const snapshot = runner.toJSON();
