@@ -191,13 +191,19 @@ export class RunState {
 
   /**
    * The history changed while a hook ran before the request (`pushMessages` in `onRequest`; `held`: the one before): the
-   * request's `body` goes with it, prepared as any history the caller set, unless the hook gave it messages of its own.
-   * Returns whether the history is still only the runner's appends.
+   * request's `body` goes with it, prepared as any history the caller set; when the hook gave it messages of its own, with
+   * those and, after them, the messages it appended. Returns whether the history is still only the runner's appends.
    */
   takeChangeDuringHook(body: Record<string, unknown>, held: BetaMessageParam[]): boolean {
     if (this.messages === held) return true;
     const appendsOnly = this.prepareHistory();
-    if (body['messages'] === held) body['messages'] = this.messages;
+    const own = body['messages'];
+    if (own === held) body['messages'] = this.messages;
+    // Messages of its own and messages pushed: the pushed go too, after its own. The history holds them before this
+    // request's reply, which is then said to have followed them: sent with the next request only, they were out of place.
+    else if (Array.isArray(own) && held.every((message, at) => this.messages[at] === message)) {
+      body['messages'] = [...own, ...this.messages.slice(held.length).filter((message) => !own.includes(message))];
+    }
     return appendsOnly;
   }
 

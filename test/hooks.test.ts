@@ -507,6 +507,27 @@ describe('hooks', () => {
     expect(historyProblems(runner.params.messages)).toEqual([]);
   });
 
+  for (const thread of [true, false]) it(`an onRequest hook that pushes a message and gives the request messages of its own: the request carries both, its own first (thread: ${thread})`, async () => {
+    const server = await mockServer([{ content: [toolUse('lookup', { q: 'x' }, 'toolu_p')] }, { content: [text('Both done.')] }, { content: [text('Noted.')] }]);
+    const lookup = tool({ name: 'lookup', inputSchema: z.object({ q: z.string() }), run: ({ q }) => `found ${q}` });
+    let requests = 0;
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], ...(thread ? {} : { thread: false }) }, {
+      hooks: {
+        onRequest: (params) => {
+          if (++requests === 2) runner.pushMessages({ role: 'user', content: 'Also Berlin.' }); // a message typed meanwhile
+          params.messages = [...params.messages, { role: 'user', content: `(request ${requests})` }]; // this request only
+        },
+      },
+    });
+    for await (const message of runner) if (requests === 2) runner.pushMessages(message, { role: 'user', content: 'Thanks.' });
+    const said = (message: { role: string; content?: unknown }) => `${message.role}: ${typeof message.content === 'string' ? message.content : (message.content as Array<{ type: string }>).map((block) => block.type).join('+')}`;
+    // It had gone with the next request only, after the reply the history said had followed it.
+    expect(server.requests[1]!.messages.map(said)).toEqual(['user: Weather in Paris?', 'assistant: tool_use', 'user: tool_result', 'user: (request 2)', 'user: Also Berlin.']);
+    expect(runner.params.messages.map(said)).toEqual(['user: Weather in Paris?', 'assistant: tool_use', 'user: tool_result', 'user: Also Berlin.', 'assistant: text', 'user: Thanks.', 'assistant: text']);
+    expect(server.requests[2]!.messages.map(said)).toEqual([...runner.params.messages.slice(0, -1).map(said), 'user: (request 3)']);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+  });
+
   it('an async onEvent listener whose promise rejects is logged, as one that throws; the run goes on and nothing is left unhandled', async () => {
     const server = await mockServer([{ content: [text('Sunny.')] }]);
     const { lines, logger } = captureLogger();
