@@ -61,10 +61,18 @@ export function thrownForLog(thrown: unknown): string {
   if (!(thrown instanceof Error)) return cutSaying(thrownText(thrown), MAX_LOGGED, 'not logged');
   const { name, message, stack } = errorParts(thrown);
   if (message.length <= MAX_LOGGED) return stack || thrownText(thrown);
-  // The stack opens with the name and message (V8's, Bun's): its frames are kept after the message cut short.
+  // The stack opens with the name and message (V8's, Bun's): its frames are kept after the message cut short. One made
+  // before the message was (a wrapper that read the stack, then added the response body to the message; Bun's, made at
+  // once) opens with other words: its frames are found by their `at` lines, else the log line went without them.
   const head = `${name}: ${message}`;
-  const frames = stack?.startsWith(head) ? stack.slice(head.length) : '';
+  const frames = stack === undefined ? '' : stack.startsWith(head) ? stack.slice(head.length) : framesOf(stack);
   return `${name}: ${cutSaying(message, MAX_LOGGED, 'not logged')}${frames}`;
+}
+
+/** The frames of a V8-style stack (`    at fn (file:1:2)` lines), from the first; none when it has no such line. */
+function framesOf(stack: string): string {
+  const at = stack.search(/\n\s+at /);
+  return at < 0 ? '' : stack.slice(at);
 }
 
 /** How much of a thrown value's message a log line holds. */

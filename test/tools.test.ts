@@ -420,6 +420,26 @@ describe('logging', () => {
     expect(line?.message).toMatch(/^Tool 'fetch_page' \(toolu_x\) failed: Error: upstream answered 500: y+… \(\d+ more characters: not logged\)\n\s+at .*fetchPage/);
   });
 
+  // A stack made before the message took the body in (a wrapper that read it first; Bun makes it at once) opened with
+  // other words than the message: the log line went without any frame.
+  it("a failing tool's huge error message added after its stack was made: logged cut short, with the stack's frames", async () => {
+    const hugeFailure = tool({
+      name: 'fetch_page',
+      inputSchema: { type: 'object' },
+      run: function fetchPage() {
+        const error = new Error('upstream answered 500');
+        void error.stack;
+        error.message += `: ${'y'.repeat(3_000_000)}`;
+        throw error;
+      },
+    });
+    const { lines, logger } = captureLogger();
+    await resultFor([hugeFailure], 'fetch_page', {}, { logger, logLevel: 'warn' });
+    const line = lines.find((entry) => entry.message.startsWith("Tool 'fetch_page'"));
+    expect(line!.message.length).toBeLessThan(4000);
+    expect(line?.message).toMatch(/^Tool 'fetch_page' \(toolu_x\) failed: Error: upstream answered 500: y+… \(\d+ more characters: not logged\)\n\s+at .*fetchPage/);
+  });
+
   it("a ToolError (the tool's own answer, such as an MCP isError result) is logged at info, without a stack, and without its text (a result: at debug only)", async () => {
     const refusing = tool({
       name: 'refuse',
