@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { BetaMessage, BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { type RunnerSnapshot, type ToolRunner, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
+import { HookError, type RunnerSnapshot, type ToolRunner, resumeToolRunner, textOf, tool, toolRunner } from 'tool-runner';
 import { type RecordedRequest, type ScriptedReply, historyProblems, serverToolUse, text, thinking, toolUse, webSearchResult } from 'tool-runner/testing';
 import { baseParams, captureLogger, mockServer, wire } from './helpers.js';
 
@@ -63,6 +63,24 @@ describe('client-side compaction (compactionControl)', () => {
     expect(textOf(await resumed)).toBe('All done.');
     expect(wire(again.requests[0]!).messages).toEqual(seen);
     again.assertComplete();
+  });
+
+  // README (hooks): a turn's reply whose onMessage throws is not kept; a summary's is, the history summarised already.
+  it("a summary whose onMessage throws stops the run with a HookError, the history summarised: iterating again goes on from the summary, asking for none again", async () => {
+    const server = await mockServer(lookupPastTheThreshold());
+    let throws = true;
+    const onMessage = (message: Parameters<typeof textOf>[0]) => {
+      if (throws && textOf(message).includes('<summary>')) throw new Error('checkpoint store down');
+    };
+    const runner = toolRunner(server.client(), { ...baseParams, tools: [lookup], compactionControl: { enabled: true, contextTokenThreshold: 20_000, summaryPrompt: PROMPT } }, { hooks: { onMessage } });
+    expect(await runner.runUntilDone().catch((e: unknown) => e)).toBeInstanceOf(HookError);
+    expect(runner.params.messages).toHaveLength(1);
+    expect(textOf(runner.params.messages[0]!)).toContain('Looked up row 1.');
+    throws = false;
+    expect(textOf(await runner.runUntilDone())).toBe('All done.');
+    expect(server.requests.map(isSummaryRequest)).toEqual([false, true, false]);
+    expect(historyProblems(runner.params.messages)).toEqual([]);
+    server.assertComplete();
   });
 
   it('a call whose result a summary took the place of counts no more for loopGuard: called again to read it again, it runs (the budget still counts it)', async () => {
