@@ -29,7 +29,8 @@ export interface SnapshotSources {
 /** The run's JSON snapshot, taken between turns, in the loop body, in a hook or a listener. */
 export function runSnapshot({ run, state, turn, answers, control, compactions, requestsSent }: SnapshotSources): RunnerSnapshot {
   // A reply paid for while its onMessage hook runs (before the body, or a stream's in it): counted into the snapshot.
-  const uncounted = turn?.uncounted ?? messageBeforeEnd(turn);
+  const streamed = turn?.uncounted ? undefined : messageBeforeEnd(turn);
+  const uncounted = turn?.uncounted ?? streamed;
   // Taken in the loop body, after a reply that asks for tools arrived (the runner appends it once the body goes on): the
   // snapshot holds it, so the resumed run answers its calls instead of asking the model again.
   const reply = turn?.inBody && !turn.tookControl && !turn.compaction ? (turn.reply ?? uncounted) : undefined;
@@ -51,7 +52,8 @@ export function runSnapshot({ run, state, turn, answers, control, compactions, r
   if (requestsSent > 0) snapshot.requests = requestsSent;
   const hold = replyAdded ? 'asks' : final ? 'final' : step === 'resume' ? 'paused' : undefined; // (after the run's own messages)
   const added = reply && hold && holdBodyReply(snapshot, reply, hold, turn!.response, state.dropsRefusals);
-  const thread = run.thread.toJSON(state.threadView(messages), added); // (it goes on from the reply the snapshot's history holds: the body's)
+  // (It goes on from the reply the snapshot's history holds: the body's; a streamed one's as once it is received.)
+  const thread = run.thread.toJSON(state.threadView(messages), added, streamed && { reply: streamed, elsewhere: turn!.fallback !== undefined });
   if (thread) snapshot.thread = structuredClone(thread);
   // Taken while the calls of a message run, messages appended after it (over an SDK thread, whose history the run does not
   // reorder): they wait before it in the snapshot, as off one the run's history holds them (late-change.ts).

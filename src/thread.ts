@@ -239,16 +239,10 @@ export class MessageThread {
     const pending = this.#pending;
     this.#pending = undefined;
     if (this.#mode !== 'on' || !pending) return;
-    const fallback = (reply.usage as { iterations?: Array<{ type?: string }> | null }).iterations?.some((it) => it.type === 'fallback_message');
-    if (reply.stop_reason === 'refusal' || fallback) {
-      this.#anchor = undefined;
-      return;
-    }
+    this.#anchor = anchorOn(pending, reply);
+    if (!this.#anchor) return;
     this.#failedSinceReply = false;
     this.#replayingLost = false;
-    const { held, sent, system, tools, model, replacesLost } = pending;
-    // The reply as the history keeps it (without blank text), to know it again in a history the caller set.
-    this.#anchor = { previousMessageId: reply.id, held: held + 1, sent, replyContent: withoutBlankText(reply.content), system, tools, model, replacesLost };
   }
 
   /**
@@ -308,12 +302,34 @@ export class MessageThread {
    * The thread a resumed run continues, if `messages` (the history now) still holds what the server
    * holds: a reply the loop body dropped or replaced (a `break`, taking control) is not continued from.
    */
-  toJSON(messages: readonly BetaMessageParam[], added?: BetaMessageParam): ThreadSnapshot | undefined {
-    const anchor = this.#anchor;
+  toJSON(messages: readonly BetaMessageParam[], added?: BetaMessageParam, arriving?: Arriving): ThreadSnapshot | undefined {
+    const pending = this.#pending;
+    // A reply still streaming: the thread as it will be once it is received (or answered elsewhere: none to go on from).
+    const anchor = !arriving || !pending ? this.#anchor : arriving.elsewhere ? undefined : anchorOn(pending, arriving.reply);
     // A reply the history does not keep: a snapshot cannot say where the server holds it; the resumed run replays.
     if (this.#mode !== 'on' || !anchor || anchor.notKept || !holds(anchor, messages, added)) return undefined;
     return { previous_message_id: anchor.previousMessageId, held: anchor.held, system: anchor.system, tools: anchor.tools, model: anchor.model };
   }
+}
+
+/**
+ * A streamed reply whose message came, its stream not ended (a snapshot at its `message` event): the server holds it, and
+ * refuses a continue from the reply before as continued already. `elsewhere`: a fallback entry wrote it (none held).
+ */
+export interface Arriving {
+  reply: BetaMessage;
+  elsewhere: boolean;
+}
+
+/**
+ * The anchor a reply to the request `pending` gives: none for a refusal, or a reply a fallback model wrote, which the
+ * server does not hold. The reply as the history keeps it (without blank text), to know it again in a history the caller set.
+ */
+function anchorOn(pending: Omit<Anchor, 'previousMessageId' | 'replyContent'>, reply: BetaMessage): Anchor | undefined {
+  const fallback = (reply.usage as { iterations?: Array<{ type?: string }> | null }).iterations?.some((it) => it.type === 'fallback_message');
+  if (reply.stop_reason === 'refusal' || fallback) return undefined;
+  const { held, sent, system, tools, model, replacesLost } = pending;
+  return { previousMessageId: reply.id, held: held + 1, sent, replyContent: withoutBlankText(reply.content), system, tools, model, replacesLost };
 }
 
 /** Whether `messages` (then `added`, if given) start with the messages the anchor's request sent, then its reply. */

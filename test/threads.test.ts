@@ -110,6 +110,31 @@ describe('a run over a message thread', () => {
     expect(later.requests.map(markers)).toEqual([2, 3]);
   });
 
+  // The snapshot held the reply (29776da) but the thread of the reply before it: the resumed run continued from that one,
+  // which the server refused as continued already, then sent the whole history again under a new thread.
+  it("a snapshot taken at a streamed reply's message event continues the thread from that reply: the resumed run sends only its calls' results", async () => {
+    const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')] }, { content: [toolUse('lookup', { n: 2 }, 'toolu_2')] }, { content: [text('Done.')] }]);
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true as const, tools: [lookup] });
+    let snapshot: RunnerSnapshot | undefined;
+    let second: string | undefined;
+    for await (const stream of runner) {
+      const message = await new Promise<{ id: string; content: Array<{ type: string; id?: string }> }>((resolve) => stream.once('message', resolve));
+      if (!message.content.some((block) => block.id === 'toolu_2')) continue;
+      second = message.id;
+      snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+      break;
+    }
+    const sent = server.requests.length;
+    const resumed = resumeToolRunner(server.client(), snapshot!, { tools: [lookup] });
+    await resumed;
+    const requests = server.requests.slice(sent).map((request) => wire(request).body);
+    expect(requests).toHaveLength(1);
+    expect(requests[0].thread).toEqual({ type: 'continue', previous_message_id: second });
+    expect(requests[0].messages).toEqual([{ role: 'user', content: [expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_2' })] }]);
+    expect(historyProblems(resumed.params.messages)).toEqual([]);
+    server.assertComplete();
+  });
+
   it('a run resumed from a snapshot that holds no thread (taken after a break) starts its thread without the cache markers of answered messages', async () => {
     const calls = [1, 2, 3, 4, 5].map((n) => ({ content: [toolUse('lookup', { n }, `toolu_${n}`)] }));
     const server = await mockServer([...calls, { content: [text('Done.')] }]);
