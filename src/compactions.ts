@@ -299,9 +299,10 @@ export class Compactions {
    * (so that the resumed run neither asks for the compaction again nor, after the final answer, the model for another
    * turn): the compaction block alone, or without a summary the history as it is; the tools the history removed, still
    * removed (`keepRemovals`); the run's last reply then; the stop the run ends on, when it was its last request.
+   * `arrived`: the reply not counted yet (its `onMessage` hook runs, or its stream's `message` came before its end).
    */
-  heldInBody(turn: Turn | undefined): CompactionHeld | undefined {
-    const reply = turn?.inBody && turn.compaction ? (turn.reply ?? turn.uncounted) : undefined;
+  heldInBody(turn: Turn | undefined, arrived: BetaMessage | undefined): CompactionHeld | undefined {
+    const reply = turn?.inBody && turn.compaction ? (turn.reply ?? arrived) : undefined;
     if (!reply) return undefined;
     const server = this.#server?.status === 'in_flight' ? this.#server : undefined;
     const { messages } = this.#run.state;

@@ -39,7 +39,7 @@ export function runSnapshot({ run, state, turn, answers, control, compactions, r
   const replyAdded = step === 'run_tools';
   // Or the model's final answer, when the run ends on it at once (body-snapshot.ts): with no compaction to send first.
   const final = step === 'stop' && control.endsOnReplyAtOnce() && !compactions.scheduled;
-  const after = compactions.heldInBody(turn); // (or a server-side compaction's reply, held as the run adopts it)
+  const after = compactions.heldInBody(turn, uncounted); // (or a server-side compaction's reply, held as the run adopts it)
   // The history as the run holds it once the body is done (replies as their role and content; one the body set, with the reply
   // it was given once), with the messages appended late after the final answer, which its compaction request leaves out
   // meanwhile. (Taken in the body of a reply it does not hold as asking, streaming or paused: its eager calls are not counted.)

@@ -1185,6 +1185,32 @@ describe('server-side context management', () => {
     expect(wire(server.requests[2]!).body.messages).toHaveLength(2);
   });
 
+  // A snapshot at the compaction stream's message event counted the compaction (paid for) but held the history before it,
+  // the compaction still to send: the resumed run asked for it again, paid twice, as it does not in the body of a whole reply.
+  it("a snapshot taken at a streamed compaction's message event holds the compaction: the resumed run goes on from it, asking for none again", async () => {
+    const summary = { content: [{ type: 'compaction', content: 'Summary of the work.', encrypted_content: null } as never], usage: { input_tokens: 5_000, output_tokens: 300 } };
+    const server = await mockServer([{ content: [toolUse('lookup', { n: 1 }, 'toolu_1')], usage: { input_tokens: 100, output_tokens: 10 } }, summary]);
+    const runner = toolRunner(server.client(), { ...baseParams, stream: true as const, thread: false, tools: [lookup] });
+    let snapshot: RunnerSnapshot | undefined;
+    let first = true;
+    for await (const stream of runner) {
+      if (first) {
+        first = false;
+        runner.compactBeforeNextTurn();
+        continue;
+      }
+      await new Promise((resolve) => stream.once('message', resolve));
+      snapshot = JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot;
+      break;
+    }
+    const again = await mockServer([(request) => (expect(wire(request).body.compaction).toBeUndefined(), { content: [text('All done.')], usage: { input_tokens: 400, output_tokens: 5 } })]);
+    const resumed = resumeToolRunner(again.client(), snapshot!, { tools: [lookup] });
+    expect(textOf(await resumed)).toBe('All done.');
+    expect(wire(again.requests[0]!).messages).toEqual([{ role: 'assistant', content: summary.content }]);
+    expect(resumed.usage).toMatchObject({ input_tokens: 100 + 5_000 + 400, output_tokens: 10 + 300 + 5 });
+    again.assertComplete();
+  });
+
   // Asked for in the loop body of a reply past the threshold: the run summarised the history on the client, then sent the
   // server's compaction of that summary (two compactions paid for, the second of a summary).
   for (const stream of [false, true]) it(`compactBeforeNextTurn on a reply past compactionControl's threshold: the server's compaction alone is sent, no client summary before it (stream: ${stream})`, async () => {
