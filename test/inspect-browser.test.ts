@@ -20,6 +20,7 @@ import { z } from 'zod';
 import { type RunnerEvent, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { type Inspector, inspectRecording, inspector } from 'tool-runner/inspect';
 import { text, toolUse } from 'tool-runner/testing';
+import { detachedElements } from './fixtures/detached-elements.js';
 import { inspectedSteps, inspectedTools, params, prompt, withToken } from './fixtures/inspected.js';
 import { baseParams, mockServer, sleep } from './helpers.js';
 
@@ -169,6 +170,28 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     expect(await items.last().locator('pre.text').textContent()).toBe('done');
     await more.click();
     await expect.poll(() => items.count()).toBe(2 * turns);
+  }, 60_000);
+
+  it('a long run and a run shown before hold no elements off the page (a call let go of keeps no parts; a run left keeps no timeline)', async () => {
+    const turns = 300;
+    // Each reply a little late, so that the page draws calls and later lets go of them as the run goes on.
+    const steps = [...Array.from({ length: turns }, (_, n) => ({ content: [toolUse('step', { n }, `toolu_${n}`)], delayMs: 2 })), { content: [text('done')] }, { content: [text('short')] }];
+    const server = await mockServer(steps);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    const step = tool({ name: 'step', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `ok ${n}` });
+    await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: 'long' }], tools: [step] }, { onEvent: inspect.onEvent });
+    await expect.poll(() => page.locator('#run article.item').last().locator('pre.text').textContent()).toBe('done');
+    const shown = await page.locator('#run article.item').count();
+    expect(shown).toBeLessThan(2 * turns);
+    // The calls let go of (the rest behind "Show earlier") are not held: each call's parts held its card.
+    expect(await detachedElements(page)).toEqual({});
+    // A run that starts takes the page; the long run, no longer shown, lets go of its timeline.
+    await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: 'short' }] }, { onEvent: inspect.onEvent });
+    await expect.poll(() => page.locator('#run article.item').last().locator('pre.text').textContent()).toBe('short');
+    expect(await detachedElements(page)).toEqual({});
   }, 60_000);
 
   it('a record of a run dropped past maxRuns that comes later (a call that ended after its run failed) is not shown as a run of its own, on a page open then or opened since', async () => {

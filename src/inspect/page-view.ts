@@ -117,14 +117,14 @@ function buildRun(run) {
   var main = document.getElementById('run');
   main.textContent = '';
   // The run shown before lets go of its elements.
-  if (view.shown) view.shown.lanes.forEach(function (lane) { lane.el = null; lane.items.forEach(function (item) { item.el = null; }); });
+  if (view.shown) letGo(view.shown);
   view.shown = run;
   if (!run) { main.appendChild(h('p', { className: 'empty', text: 'Waiting for a run\u2026' })); return; }
+  letGo(run);
   run.head = h('header', { className: 'run-head' });
   run.timeline = h('div', { className: 'items' });
   main.appendChild(run.head);
   main.appendChild(h('section', { 'aria-label': 'Timeline' }, run.timeline));
-  run.lanes.forEach(function (lane) { lane.el = null; lane.more = null; lane.items.forEach(function (item) { item.el = null; }); });
   run.lanes.get('').el = run.timeline;
   run.newItems = [];
   run.changed.clear();
@@ -135,6 +135,17 @@ function buildRun(run) {
   });
   renderHead(run);
 }
+
+/**
+ * A run off the page lets go of every element it drew, and an item off the page of its parts too (a call's header,
+ * body...): a part kept its detached card, and the card every element in it, so a long run's page held each call it
+ * ever drew, thousands of elements past the 200 on the page, and a run shown once held its whole timeline.
+ */
+function letGo(run) {
+  run.head = run.timeline = null;
+  run.lanes.forEach(function (lane) { lane.el = lane.head = lane.more = null; lane.items.forEach(forgetElement); });
+}
+function forgetElement(item) { item.el = null; item.parts = null; }
 
 function updateRun(run) {
   var fresh = run.newItems; run.newItems = [];
@@ -149,7 +160,7 @@ function updateRun(run) {
     var hidden = lane.items.length - keep;
     for (var i = lane.hidden || 0; i < hidden; i++) {
       var item = lane.items[i];
-      if (item.el) { item.el.remove(); item.el = null; }
+      if (item.el) { item.el.remove(); forgetElement(item); }
     }
     lane.hidden = hidden;
     trimmed.push(lane);
