@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type Locator, type Page, chromium } from 'playwright-core';
 
 /** What the page function reads of an element. */
 interface Element {
@@ -52,6 +52,20 @@ async function newPage(): Promise<Page> {
     throw error;
   });
   return page;
+}
+/** A promise to wait on, and what opens it. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+/** Whether an element is in the timeline's view (#run, the scrolled box). */
+function inView(locator: Locator): Promise<boolean> {
+  return locator.evaluate((el: { getBoundingClientRect(): { top: number; bottom: number }; closest(selector: string): { getBoundingClientRect(): { top: number; bottom: number } } | null }) => {
+    const item = el.getBoundingClientRect();
+    const view = el.closest('#run')!.getBoundingClientRect();
+    return item.bottom > view.top && item.top < view.bottom;
+  });
 }
 const card = (page: Page, name: string) => page.locator('article.tool', { has: page.locator('code', { hasText: new RegExp(`^${name}$`) }) });
 const request = (page: Page, n: number) => page.locator('article.request', { has: page.getByRole('heading', { name: `Request ${n}` }) });
@@ -192,6 +206,57 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: 'short' }] }, { onEvent: inspect.onEvent });
     await expect.poll(() => page.locator('#run article.item').last().locator('pre.text').textContent()).toBe('short');
     expect(await detachedElements(page)).toEqual({});
+  }, 60_000);
+
+  it("the page follows a run's end; scrolled up, what the person reads stays while the run goes on; back at the end, it follows again", async () => {
+    const turns = 400;
+    const steps = [...Array.from({ length: turns }, (_, n) => ({ content: [toolUse('step', { n }, `toolu_${n}`)] })), { content: [text('done')] }];
+    const server = await mockServer(steps);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const page = await newPage();
+    await page.goto(inspect.url);
+    // The run waits at call 150 (while the person scrolls up) and at call 300 (while they scroll back down).
+    const gates = [gate(), gate()];
+    const step = tool({
+      name: 'step',
+      inputSchema: z.object({ n: z.number() }),
+      run: async ({ n }) => {
+        if (n === 150) await gates[0]!.opened;
+        if (n === 300) await gates[1]!.opened;
+        return `ok ${n}`;
+      },
+    });
+    const run = toolRunner(server.client(), { ...baseParams, tools: [step] }, { onEvent: inspect.onEvent }).runUntilDone();
+    const call = (n: number) => page.locator('article.tool', { has: page.locator('pre', { hasText: new RegExp(`^\\{\\s+"n": ${n}\\s+\\}$`) }) });
+    await expect.poll(() => call(150).locator('.status').textContent()).toBe('running');
+    // Following the end: the call running is in view.
+    await expect.poll(() => inView(call(150))).toBe(true);
+
+    // The person scrolls up to read call 140, with the mouse's wheel.
+    const main = page.locator('#run');
+    const box = (await main.boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.wheel(0, (await call(140).boundingBox())!.y - box.y);
+    await expect.poll(() => inView(call(140))).toBe(true);
+    // 150 turns later (300 items), call 140 is still on the page, in view.
+    gates[0]!.open();
+    await expect.poll(() => call(300).locator('.status').textContent()).toBe('running');
+    expect(await inView(call(140))).toBe(true);
+    expect(await inView(call(300))).toBe(false);
+
+    // Back at the end, the page follows again, and lets go of old items.
+    await expect.poll(async () => {
+      await page.mouse.wheel(0, 1e7);
+      return main.evaluate((el: { scrollTop: number; clientHeight: number; scrollHeight: number }) => el.scrollTop + el.clientHeight >= el.scrollHeight - 2);
+    }).toBe(true);
+    gates[1]!.open();
+    await run;
+    const last = page.locator('#run article.item').last();
+    await expect.poll(() => last.locator('pre.text').textContent()).toBe('done');
+    await expect.poll(() => inView(last)).toBe(true);
+    await expect.poll(() => page.locator('#run article.item').count()).toBeLessThanOrEqual(400);
+    expect(await call(140).count()).toBe(0);
   }, 60_000);
 
   it('a record of a run dropped past maxRuns that comes later (a call that ended after its run failed) is not shown as a run of its own, on a page open then or opened since', async () => {

@@ -4,7 +4,7 @@
  * every text goes in as text, never as HTML.
  */
 export const pageViewScript = String.raw`
-var view = { shown: null, frame: 0, timer: 0, last: 0, status: '', arrived: 0 };
+var view = { shown: null, frame: 0, timer: 0, last: 0, status: '', arrived: 0, follow: true, upAt: 0 };
 /** At most ten frames a second (a fast run must not keep the page busy)... */
 var FRAME_MS = 100;
 /** ...and two after a frame that brought more than BUSY_ITEMS new items (more than a person reads). */
@@ -71,10 +71,45 @@ function render() {
   // The page moves to another run of itself (the newest, once the shown one has no call waiting): its entry is marked.
   if (run !== view.shown) dirty.list = dirty.selection = true;
   if (dirty.list) renderList();
-  if (run !== view.shown) buildRun(run);
-  else if (run && dirty.runs.has(run.id)) updateRun(run);
+  var main = document.getElementById('run');
+  resumeFollowing(main);
+  if (run !== view.shown) {
+    buildRun(run);
+    // A run still going opens at its end, where its new items come, and follows them.
+    view.follow = !!run && !run.ended;
+  } else if (run && dirty.runs.has(run.id)) {
+    updateRun(run, view.follow);
+  }
+  if (view.follow) main.scrollTop = main.scrollHeight;
   dirty.list = false;
   dirty.runs.clear();
+}
+
+/** At the timeline's end, give or take a pixel (a fraction of one when zoomed). */
+function atEnd(main) { return main.scrollTop + main.clientHeight >= main.scrollHeight - 2; }
+
+/**
+ * The page follows a run's end (view.follow: new items keep it in view, and the page lets go of old ones) until the
+ * person scrolls up; scrolled up, they read: nothing is let go of until they scroll back to the end (the item they read
+ * went from under them as the run went on, and new items did not show without scrolling). Only the person's own
+ * scrolling up stops the following: the page's scrolling, and the browser's as items' sizes become known, move the
+ * view too. Back at the end (and not just scrolling up from it, as a smooth scroll's first steps are), it follows again.
+ */
+function watchScrolling() {
+  var main = document.getElementById('run');
+  var held = false;
+  function up() { view.follow = false; view.upAt = Date.now(); }
+  main.addEventListener('wheel', function (event) { if (event.deltaY < 0) up(); }, { passive: true });
+  document.addEventListener('keydown', function (event) { if (/^(ArrowUp|PageUp|Home)$/.test(event.key) || (event.key === ' ' && event.shiftKey)) up(); });
+  // The scroll bar dragged, or a finger: where the view is taken says.
+  main.addEventListener('pointerdown', function () { held = true; });
+  window.addEventListener('pointerup', function () { held = false; });
+  main.addEventListener('touchstart', function () { held = true; }, { passive: true });
+  window.addEventListener('touchend', function () { held = false; });
+  main.addEventListener('scroll', function () { if (held && !atEnd(main)) up(); }, { passive: true });
+}
+function resumeFollowing(main) {
+  if (!view.follow && Date.now() - view.upAt > 500 && atEnd(main)) view.follow = true;
 }
 
 function renderStatus() {
@@ -147,7 +182,7 @@ function letGo(run) {
 }
 function forgetElement(item) { item.el = null; item.parts = null; }
 
-function updateRun(run) {
+function updateRun(run, follow) {
   var fresh = run.newItems; run.newItems = [];
   // A long run keeps its last items on the page, not all of them; it drops to the last KEEP (the last
   // BUSY_KEEP while records pour in) before drawing, so that the items of a fast run that would go
@@ -156,7 +191,7 @@ function updateRun(run) {
   var keep = fresh.length > BUSY_ITEMS ? BUSY_KEEP : KEEP;
   var trimmed = [];
   run.lanes.forEach(function (lane) {
-    if (lane.showAll || !lane.el || lane.items.length - (lane.hidden || 0) <= 2 * keep) return;
+    if (!follow || lane.showAll || !lane.el || lane.items.length - (lane.hidden || 0) <= 2 * keep) return;
     var hidden = lane.items.length - keep;
     for (var i = lane.hidden || 0; i < hidden; i++) {
       var item = lane.items[i];
@@ -180,7 +215,7 @@ function showMore(run, lane) {
   var text = 'Show ' + lane.hidden + ' earlier items';
   if (!lane.more) {
     lane.more = h('button', { type: 'button', className: 'more' });
-    lane.more.addEventListener('click', function () { lane.showAll = true; view.shown = null; buildRun(run); });
+    lane.more.addEventListener('click', function () { lane.showAll = true; view.shown = null; view.follow = false; buildRun(run); });
     var container = laneElement(run, lane);
     container.insertBefore(lane.more, container.firstChild);
   }
@@ -345,6 +380,7 @@ function connect() {
 }
 
 window.addEventListener('hashchange', function () { dirty.list = true; dirty.selection = true; schedule(); });
+watchScrolling();
 connect();
 schedule();
 `;
