@@ -85,33 +85,6 @@ function render() {
   dirty.runs.clear();
 }
 
-/** At the timeline's end, give or take a pixel (a fraction of one when zoomed). */
-function atEnd(main) { return main.scrollTop + main.clientHeight >= main.scrollHeight - 2; }
-
-/**
- * The page follows a run's end (view.follow: new items keep it in view, and the page lets go of old ones) until the
- * person scrolls up; scrolled up, they read: nothing is let go of until they scroll back to the end (the item they read
- * went from under them as the run went on, and new items did not show without scrolling). Only the person's own
- * scrolling up stops the following: the page's scrolling, and the browser's as items' sizes become known, move the
- * view too. Back at the end (and not just scrolling up from it, as a smooth scroll's first steps are), it follows again.
- */
-function watchScrolling() {
-  var main = document.getElementById('run');
-  var held = false;
-  function up() { view.follow = false; view.upAt = Date.now(); }
-  main.addEventListener('wheel', function (event) { if (event.deltaY < 0) up(); }, { passive: true });
-  document.addEventListener('keydown', function (event) { if (/^(ArrowUp|PageUp|Home)$/.test(event.key) || (event.key === ' ' && event.shiftKey)) up(); });
-  // The scroll bar dragged, or a finger: where the view is taken says.
-  main.addEventListener('pointerdown', function () { held = true; });
-  window.addEventListener('pointerup', function () { held = false; });
-  main.addEventListener('touchstart', function () { held = true; }, { passive: true });
-  window.addEventListener('touchend', function () { held = false; });
-  main.addEventListener('scroll', function () { if (held && !atEnd(main)) up(); }, { passive: true });
-}
-function resumeFollowing(main) {
-  if (!view.follow && Date.now() - view.upAt > 500 && atEnd(main)) view.follow = true;
-}
-
 function renderStatus() {
   var s = model.settings;
   var words = s.mode === 'recorded' ? 'recorded file' + (s.title ? ': ' + s.title : '') : 'live';
@@ -164,7 +137,7 @@ function buildRun(run) {
   run.newItems = [];
   run.changed.clear();
   run.lanes.forEach(function (lane) {
-    lane.hidden = lane.showAll ? 0 : Math.max(0, lane.items.length - KEEP);
+    lane.hidden = Math.max(0, lane.items.length - KEEP);
     for (var i = lane.hidden; i < lane.items.length; i++) placeItem(run, lane.items[i]);
     showMore(run, lane);
   });
@@ -191,7 +164,7 @@ function updateRun(run, follow) {
   var keep = fresh.length > BUSY_ITEMS ? BUSY_KEEP : KEEP;
   var trimmed = [];
   run.lanes.forEach(function (lane) {
-    if (!follow || lane.showAll || !lane.el || lane.items.length - (lane.hidden || 0) <= 2 * keep) return;
+    if (!follow || !lane.el || lane.items.length - (lane.hidden || 0) <= 2 * keep) return;
     var hidden = lane.items.length - keep;
     for (var i = lane.hidden || 0; i < hidden; i++) {
       var item = lane.items[i];
@@ -201,7 +174,7 @@ function updateRun(run, follow) {
     trimmed.push(lane);
   });
   view.arrived += fresh.length;
-  fresh.forEach(function (item) { if (item.lane.showAll || item.index >= (item.lane.hidden || 0)) placeItem(run, item); });
+  fresh.forEach(function (item) { if (item.index >= (item.lane.hidden || 0)) placeItem(run, item); });
   run.changed.forEach(function (item) { if (item.el) fillItem(run, item); });
   run.changed.clear();
   run.lanes.forEach(function (lane) { if (lane.changed && lane.head) { fillLaneHead(lane); lane.changed = false; } });
@@ -212,14 +185,30 @@ function updateRun(run, follow) {
 /** The button that shows a lane's earlier items, when some are not on the page. */
 function showMore(run, lane) {
   if (!lane.hidden) { if (lane.more) { lane.more.remove(); lane.more = null; } return; }
-  var text = 'Show ' + lane.hidden + ' earlier items';
+  var text = 'Show ' + Math.min(KEEP, lane.hidden) + ' earlier items (' + lane.hidden + ' not shown)';
   if (!lane.more) {
     lane.more = h('button', { type: 'button', className: 'more' });
-    lane.more.addEventListener('click', function () { lane.showAll = true; view.shown = null; view.follow = false; buildRun(run); });
+    lane.more.addEventListener('click', function () { showEarlier(run, lane); });
     var container = laneElement(run, lane);
     container.insertBefore(lane.more, container.firstChild);
   }
   lane.more.textContent = text;
+}
+
+/**
+ * The KEEP items before the first one shown, above it: a long run's earlier items a page at a time (all of them at once,
+ * 45,000 of a 50 MB recording, kept the page busy 12 s and held over a million elements). The person reads: the page
+ * stops following the end, and lets go of them again once they are back there.
+ */
+function showEarlier(run, lane) {
+  view.follow = false;
+  view.upAt = Date.now();
+  var container = laneElement(run, lane);
+  var first = lane.more.nextSibling;
+  var from = Math.max(0, lane.hidden - KEEP);
+  for (var i = from; i < lane.hidden; i++) placeItem(run, lane.items[i], first);
+  lane.hidden = from;
+  showMore(run, lane);
 }
 
 function renderHead(run) {
@@ -248,10 +237,11 @@ function fillLaneHead(lane) {
   lane.head.textContent = 'Sub-agent ' + lane.path[lane.path.length - 1] + ' \u2014 ' + lane.state;
 }
 
-function placeItem(run, item) {
+/** Draws an item at the end of its lane, or before an element of it. */
+function placeItem(run, item, before) {
   var container = laneElement(run, item.lane);
   item.el = h('article', { className: 'item ' + item.kind });
-  container.appendChild(item.el);
+  container.insertBefore(item.el, before || null);
   fillItem(run, item);
 }
 

@@ -3,6 +3,7 @@
  * no CDN, no framework, works offline), light or dark as the system asks.
  */
 import { pageModelScript } from './page-model.js';
+import { pageScrollScript } from './page-scroll.js';
 import { pageViewScript } from './page-view.js';
 
 const style = `
@@ -84,7 +85,7 @@ export function pageHtml(nonce: string, title: string): string {
 <nav aria-label="Runs"><h2>Runs</h2><ol id="runs"></ol></nav>
 <main id="run"></main>
 </div>
-<script nonce="${nonce}">${pageModelScript}${pageViewScript}</script>
+<script nonce="${nonce}">${pageModelScript}${pageViewScript}${pageScrollScript}</script>
 </body>
 </html>
 `;
