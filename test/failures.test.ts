@@ -374,3 +374,44 @@ describe('a 200 whose body is no message', () => {
     }
   });
 });
+
+describe('a 200 whose body has no assistant role', () => {
+  it.each([false, true])('(a gateway that leaves `role` out, stream %s) is a reply that could not be read: the history is never given a message of no role', async (stream) => {
+    const reply = { id: 'msg_1', type: 'message', model: 'claude-sonnet-5-5', content: [{ type: 'text', text: 'Sunny.' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 5, output_tokens: 2 } };
+    let answers = 0;
+    const gateway = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        answers++;
+        if (!stream) {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          return void response.end(JSON.stringify(reply));
+        }
+        const { content, stop_reason, usage, ...head } = reply;
+        const events = [
+          { type: 'message_start', message: { ...head, content: [], stop_reason: null, usage } },
+          { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+          { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: content[0]!.text } },
+          { type: 'content_block_stop', index: 0 },
+          { type: 'message_delta', delta: { stop_reason, stop_sequence: null }, usage: { output_tokens: 2 } },
+          { type: 'message_stop' },
+        ];
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.end(events.map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join(''));
+      });
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = new Anthropic({ apiKey: 'test-key', baseURL: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, maxRetries: 0 });
+      const runner = toolRunner(client, { ...baseParams, thread: false, stream });
+      const error = await runner.runUntilDone().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReplyError);
+      expect((error as Error).message).toContain('(the body is no message: a message of role undefined, not "assistant")');
+      expect(runner.params.messages).toEqual(baseParams.messages);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+      expect(answers).toBe(1);
+    } finally {
+      gateway.close();
+    }
+  });
+});
