@@ -13,6 +13,7 @@ const slowOrBuilt = [
   'test/reliability.test.ts', // random runs with faults, and the short soak: about 30 s
   'test/agents-chaos.test.ts', // random runs with sub-agents and faults at both levels: about 12 s
   'test/history-fuzz.test.ts', // the history fuzzer's fixed seeds: about 20 s
+  'test/wire-fuzz.test.ts', // the wire fuzzer's fixed seeds: about 15 s
   'test/examples.test.ts', // every example in a process of its own, the durable one on PostgreSQL
   'test/dbos.test.ts', // durable workers killed mid-run, on PostgreSQL
   'test/dbos-replay.test.ts', // durable runs replayed from their record, on PostgreSQL
