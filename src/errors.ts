@@ -84,7 +84,8 @@ export class ReplyError extends AnthropicError {
     // Cut short: the SDK's error for a tool input that is no JSON quotes the input whole (300 kB of it put what to do,
     // below, out of every log line's reach). The `cause` keeps it whole.
     const detail = cutSaying(said, MAX_DETAIL, 'see the cause');
-    const what = !streamed
+    // A stream whose events made no message the runner reads (`unreadable`) did not break: its reply could not be read.
+    const what = !streamed || READ_ERRORS.has(error as object)
       ? "The API's reply could not be read"
       : `The reply stream broke ${complete ? 'after the message was complete, before the stream ended' : 'before the message was complete'}`;
     return new this(

@@ -406,9 +406,43 @@ describe('a 200 whose body has no assistant role', () => {
       const runner = toolRunner(client, { ...baseParams, thread: false, stream });
       const error = await runner.runUntilDone().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ReplyError);
-      expect((error as Error).message).toContain('(the body is no message: a message of role undefined, not "assistant")');
+      // Streamed too, the reply could not be read: the stream did not break (it ended with its message_stop).
+      expect((error as Error).message).toBe(`The API's reply could not be read (the body is no message: a message of role undefined, not "assistant"). Nothing of it was added to the history; iterate again to send the request again.`);
       expect(runner.params.messages).toEqual(baseParams.messages);
       expect(historyProblems(runner.params.messages)).toEqual([]);
+      expect(answers).toBe(1);
+    } finally {
+      gateway.close();
+    }
+  });
+});
+
+describe('a 200 whose message holds a block that is none', () => {
+  it.each([
+    ['a null block', [null], 'block 0 is not a content block (an object with a type): null'],
+    ['a block without a type', [{ type: 'text', text: 'Looking.' }, { text: 'hi' }], 'block 1 is not a content block (an object with a type): an object'],
+    ['a call without an id', [{ type: 'tool_use', name: 'get_weather', input: { location: 'Paris' } }], 'tool_use block 0 has no string id'],
+    ['a call without a name', [{ type: 'tool_use', id: 'toolu_1', input: { location: 'Paris' } }], 'tool_use block 0 has no string name'],
+  ])('(%s, from a gateway) is a reply that could not be read: nothing kept, no call run, no TypeError', async (_case, content, said) => {
+    let answers = 0;
+    const gateway = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        answers++;
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content, stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 5, output_tokens: 2 } }));
+      });
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = new Anthropic({ apiKey: 'test-key', baseURL: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, maxRetries: 0 });
+      const calls: string[] = [];
+      const runner = toolRunner(client, { ...baseParams, thread: false, max_iterations: 2, tools: [weatherTool(calls)] });
+      const error = await runner.runUntilDone().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReplyError);
+      expect((error as Error).message).toBe(`The API's reply could not be read (the body is no message: a message whose ${said}). Nothing of it was added to the history; iterate again to send the request again.`);
+      expect(runner.params.messages).toEqual(baseParams.messages);
+      expect(calls).toEqual([]);
       expect(answers).toBe(1);
     } finally {
       gateway.close();

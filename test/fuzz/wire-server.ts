@@ -34,6 +34,7 @@ export const faults = [
   'reset', // the headers, then the connection reset
   'stallHeaders', // no headers for a while
   'stallBody', // part of the body, then nothing for a while
+  'badBlock', // a block that is none: null, without a type, a call without its id
   // What the wire may do to a whole reply, which leaves it whole:
   'chunked', // the body in pieces of 1 to 16 bytes (a character's bytes split), each on a later turn
   'crlf', // SSE lines ended by CRLF
@@ -281,6 +282,12 @@ function streamText(reply: BetaMessage, { fault, at }: Answer): string {
     case 'noStop':
       events.pop();
       break;
+    case 'badBlock': {
+      const start = events.find((e) => e.event === 'content_block_start');
+      const block = (start?.data as { content_block: Record<string, unknown> } | undefined)?.content_block;
+      if (block) delete block[block['type'] === 'tool_use' && at < 0.5 ? 'id' : 'type'];
+      break;
+    }
     case 'badJson': {
       // Not a ping (the SDK skips a ping unread, as it may).
       const i = pick(2);
@@ -327,6 +334,14 @@ function jsonText(reply: BetaMessage, { fault, at }: Answer): string {
     case 'noStop':
       copy['stop_reason'] = null;
       break;
+    case 'badBlock': {
+      const content = copy['content'] as Array<Record<string, unknown> | null>;
+      const i = Math.floor(at * content.length);
+      if (at < 0.3) content[i] = null;
+      else if (content[i]?.['type'] === 'tool_use') delete content[i]!['id'];
+      else delete content[i]!['type'];
+      break;
+    }
     case 'badJson':
       return JSON.stringify(copy).replace(/"content":/, '"content" ');
     case 'swap':
