@@ -231,7 +231,7 @@ export class MessageThread {
 
   /**
    * The reply arrived whole: the next request continues from it. A refusal, or a reply a fallback
-   * model wrote, is not held by the server: the next request replays the history.
+   * model wrote, is not held by the server, and a reply without an id cannot be named: the next request replays the history.
    */
   received(reply: BetaMessage): void {
     // A refusal is not kept, as the SDK's thread drops a refused turn. (The shared thread of the runs that send the whole history keeps nothing.)
@@ -327,7 +327,8 @@ export interface Arriving {
  */
 function anchorOn(pending: Omit<Anchor, 'previousMessageId' | 'replyContent'>, reply: BetaMessage): Anchor | undefined {
   const fallback = (reply.usage as { iterations?: Array<{ type?: string }> | null }).iterations?.some((it) => it.type === 'fallback_message');
-  if (reply.stop_reason === 'refusal' || fallback) return undefined;
+  // A reply without an id (a gateway's) names nothing to continue from: a continue would be refused, a snapshot not resumed.
+  if (reply.stop_reason === 'refusal' || fallback || typeof reply.id !== 'string') return undefined;
   const { held, sent, system, tools, model, replacesLost } = pending;
   return { previousMessageId: reply.id, held: held + 1, sent, replyContent: withoutBlankText(reply.content), system, tools, model, replacesLost };
 }

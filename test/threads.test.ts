@@ -3,6 +3,7 @@
  * conversation; each request sends only what it lacks), and every thread error the API defines is
  * handled without losing the run. The testing kit's server holds threads as the API does.
  */
+import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { type RunnerSnapshot, resumeToolRunner, toolRunner } from 'tool-runner';
 import { type RecordedRequest, historyProblems, text, toolUse } from 'tool-runner/testing';
@@ -555,6 +556,32 @@ describe('a thread with the caller’s own anthropic-beta header', () => {
     expect(kinds(server.requests)).toEqual(['create', 'continue', 'continue']);
     for (const request of server.requests) {
       expect(String(request.headers['anthropic-beta']).split(', ')).toEqual(['context-1m-2025-08-07', 'message-threads-2026-08-12']);
+    }
+  });
+});
+
+describe('a reply without an id, over a thread', () => {
+  it('(a gateway that leaves `id` out) cannot be continued: the next request replays the history under a new thread, and the run snapshots and resumes', async () => {
+    const { damagingServer } = await import('./fuzz/wire-server.js');
+    const server = await damagingServer();
+    try {
+      const act = tool({ name: 'act', inputSchema: z.object({}), run: () => 'done' });
+      // The first reply's body without its `id` (the fuzzer's `drop` of the last field it drops), then a whole one.
+      server.queue.push({ content: [toolUse('act', {}, 'toolu_1')], stopReason: 'tool_use', fault: 'drop', at: 0.9 }, { content: [text('All done.')], stopReason: 'end_turn', fault: 'none', at: 0 });
+      const client = new Anthropic({ apiKey: 'test-key', baseURL: server.url, maxRetries: 0 });
+      const runner = toolRunner(client, { ...baseParams, tools: [act] });
+      const final = await runner.runUntilDone();
+      expect(final.content).toEqual([expect.objectContaining({ type: 'text', text: 'All done.' })]);
+      expect(server.served.map(({ body }) => (body['thread'] as { type: string }).type)).toEqual(['create', 'create']);
+      expect(server.threadRefusals).toEqual([]);
+      expect(historyProblems(runner.params.messages)).toEqual([]);
+      // Its snapshot resumes (it records no thread to continue from the reply without an id).
+      const resumed = resumeToolRunner(client, JSON.parse(JSON.stringify(runner.toJSON())) as RunnerSnapshot, { tools: [act] });
+      resumed.pushMessages({ role: 'user', content: 'Thanks!' });
+      await resumed.runUntilDone();
+      expect(server.threadRefusals).toEqual([]);
+    } finally {
+      await server.close();
     }
   });
 });

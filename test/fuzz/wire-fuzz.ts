@@ -13,7 +13,7 @@
  *
  * Every choice comes from the seed (`plan(seed)`), save the moments, which are the clock's.
  */
-import { APIUserAbortError, AnthropicError } from '@anthropic-ai/sdk';
+import { APIUserAbortError, AnthropicError, BadRequestError, NotFoundError } from '@anthropic-ai/sdk';
 import Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import { HookError, type RunnerEvent, resumeToolRunner, tool, toolRunner } from '../../src/index.js';
@@ -157,6 +157,8 @@ export async function wireRun(p: WirePlan): Promise<WireOutcome> {
     errors.push(said);
     if (!(error instanceof Error)) return void violations.push(`${where}: not an Error: ${said}`);
     if (!(error instanceof AnthropicError || error instanceof HookError)) violations.push(`${where}: an error of no documented class: ${said}`);
+    // The server refuses only what the API refuses (a thread it cannot continue): the runner never sends such a request, or recovers.
+    if (error instanceof BadRequestError || error instanceof NotFoundError) violations.push(`${where}: the server refused a request: ${said}`);
     // The message the caller reads: not the runtime's words alone (a JSON.parse error, a TypeError), and none of the
     // runner's own TypeErrors. The SDK's own TypeError passed on with what it means (the SDK's runner throws it bare) is its.
     if (error.message.trim() === '' || error instanceof SyntaxError || error instanceof TypeError || BARE.test(error.message)) violations.push(`${where}: an unclear message: ${describe(error)}`);
@@ -305,17 +307,19 @@ export async function wireRun(p: WirePlan): Promise<WireOutcome> {
     if (ended) {
       const sentBefore = server.served.length;
       server.queue.splice(0, server.queue.length, { content: [text('fine')], stopReason: 'end_turn', fault: 'none', at: 0 });
-      const next = resumeToolRunner(client, JSON.parse(JSON.stringify(runner.toJSON())), { tools: [act], options: { approve: () => ({ decision: 'deny' as const, reason: 'later' }), signal: AbortSignal.timeout(3_000) } });
-      next.pushMessages({ role: 'user', content: 'one more thing' });
+      let next: { params: { messages: BetaMessageParam[] } } | undefined;
       try {
-        await next.runUntilDone();
+        const resumed = resumeToolRunner(client, JSON.parse(JSON.stringify(runner.toJSON())), { tools: [act], options: { approve: () => ({ decision: 'deny' as const, reason: 'later' }), signal: AbortSignal.timeout(3_000) } });
+        next = resumed;
+        resumed.pushMessages({ role: 'user', content: 'one more thing' });
+        await resumed.runUntilDone();
       } catch (error) {
         violations.push(`resumed: ${describe(error)}`);
       }
       for (const { conversation } of server.served.slice(sentBefore)) {
         for (const problem of historyProblems(conversation as BetaMessageParam[])) violations.push(`resumed: sent an invalid history: ${problem}`);
       }
-      for (const problem of historyProblems(next.params.messages)) violations.push(`resumed: ${problem}`);
+      for (const problem of next ? historyProblems(next.params.messages) : []) violations.push(`resumed: ${problem}`);
     }
 
     // No response left open once the run is over (the client aborts a stream it no longer reads), and no unhandled rejection.
