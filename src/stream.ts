@@ -1,7 +1,8 @@
 /** Stream mode: the reply of a stream, and eager tool starts while it still streams. */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import type { BetaToolUseBlock } from './types.js';
+import { unreadable } from './errors.js';
+import type { BetaMessage, BetaToolUseBlock } from './types.js';
 
 /** How long an aborted stream is given to end by its own abort before it is ended so (`endsWhenAborted`). */
 const ABORT_GRACE_MS = 200;
@@ -26,6 +27,28 @@ export function endsWhenAborted(stream: BetaMessageStream): void {
   };
   if (signal.aborted) aborted();
   else signal.addEventListener('abort', aborted, { once: true });
+}
+
+/**
+ * The stream's final message, or, when its events skipped the start of a block (a `content_block_delta` or
+ * `content_block_stop` for an index no `content_block_start` opened: an event lost or moved by a proxy), a rejection as a
+ * reply that could not be read. The SDK accumulates such a stream without the block (its deltas go nowhere): kept, the
+ * history would lack a call the server holds, and a thread continued from the reply gives the model that call unanswered.
+ */
+export function finalMessageInOrder(stream: BetaMessageStream): Promise<BetaMessage> {
+  let skipped: string | undefined;
+  const started = new Set<number>();
+  stream.on('streamEvent', (event) => {
+    if (event.type === 'message_start') started.clear();
+    else if (event.type === 'content_block_start') started.add(event.index);
+    else if ((event.type === 'content_block_delta' || event.type === 'content_block_stop') && !started.has(event.index)) {
+      skipped ??= `its events skipped the start of block ${event.index}: a ${event.type} came before its content_block_start`;
+    }
+  });
+  return stream.finalMessage().then((message) => {
+    if (skipped !== undefined) throw unreadable(new TypeError(skipped));
+    return message;
+  });
 }
 
 /** What the stream tells of the calls of a reply as it streams. */

@@ -21,7 +21,7 @@ import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
 import { lendableClient } from './sdk-thread.js';
 import { signalOfItsOwn } from './on-abort.js';
-import { type EagerCalls, endsWhenAborted, startToolsEagerly } from './stream.js';
+import { type EagerCalls, endsWhenAborted, finalMessageInOrder, startToolsEagerly } from './stream.js';
 import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
 import type { Turn } from './turn-state.js';
 import { threadHeadersOf } from './thread-state.js';
@@ -166,7 +166,7 @@ export class Requests {
       }
       if (run.emit) emitStreamedText(stream, run.emit, run.runner, turn);
       turn.stream = stream;
-      message = stream.finalMessage();
+      message = finalMessageInOrder(stream);
       endsWhenAborted(stream);
     } else if (fallbacks) {
       message = this.#resilient(turn, body, request, (sent, target) => this.#create(sent, target, request));

@@ -449,3 +449,35 @@ describe('a 200 whose message holds a block that is none', () => {
     }
   });
 });
+
+describe('a stream whose events skip the start of a block', () => {
+  it('(a content_block_start lost by a proxy) is a reply that could not be read: the history never keeps the reply without the call the server holds', async () => {
+    const head = { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } };
+    const { client, close } = await sseServer([
+      [
+        { type: 'message_start', message: head },
+        { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Looking.' } },
+        { type: 'content_block_stop', index: 0 },
+        // Block 1's content_block_start (a get_weather call) never came.
+        { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"location":"Paris"}' } },
+        { type: 'content_block_stop', index: 1 },
+        { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } },
+        { type: 'message_stop' },
+      ],
+    ]);
+    try {
+      const calls: string[] = [];
+      const runner = toolRunner(client, { ...baseParams, thread: false, stream: true, max_iterations: 1, tools: [weatherTool(calls)] });
+      const error = await runner.runUntilDone().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReplyError);
+      expect((error as Error).message).toBe(
+        "The API's reply could not be read (its events skipped the start of block 1: a content_block_delta came before its content_block_start). Nothing of it was added to the history; iterate again to send the request again.",
+      );
+      expect(runner.params.messages).toEqual(baseParams.messages);
+      expect(calls).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+});
