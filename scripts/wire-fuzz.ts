@@ -1,8 +1,8 @@
 /**
- * The wire fuzzer (test/fuzz/wire-fuzz.ts) over many seeds, in a process of its own: prints each failing seed with
+ * The wire fuzzer (test/fuzz/wire/harness.ts) over many seeds, in a process of its own: prints each failing seed with
  * its plan, what happened and what broke, then a tally of the errors seen. Usage: wire-fuzz.ts [first seed] [count]
  */
-import { plan, wireRun } from '../test/fuzz/wire-fuzz.js';
+import { plan, wireRun } from '../test/fuzz/wire/harness.js';
 
 const first = Number(process.argv[2] ?? 1);
 const count = Number(process.argv[3] ?? 100);

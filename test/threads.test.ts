@@ -562,7 +562,7 @@ describe('a thread with the caller’s own anthropic-beta header', () => {
 
 describe('a reply without an id, over a thread', () => {
   it('(a gateway that leaves `id` out) cannot be continued: the next request replays the history under a new thread, and the run snapshots and resumes', async () => {
-    const { damagingServer } = await import('./fuzz/wire-server.js');
+    const { damagingServer } = await import('./fuzz/wire/server.js');
     const server = await damagingServer();
     try {
       const act = tool({ name: 'act', inputSchema: z.object({}), run: () => 'done' });

@@ -1,13 +1,13 @@
 /**
- * The wire fuzzer (test/fuzz/wire-fuzz.ts) over fixed seeds: the real runner and client over HTTP against a server that
+ * The wire fuzzer (test/fuzz/wire/harness.ts) over fixed seeds: the real runner and client over HTTP against a server that
  * damages its answers (streams cut at a byte, events missing, repeated or out of order, a `data:` line of broken JSON, an
  * `error` event mid-stream, the wrong content type, a JSON body cut short, an empty 200, 429/500/529 with and without
  * `retry-after`, a connection reset after the headers, stalls). `npx tsx scripts/wire-fuzz.ts <first seed> <count>` runs
- * it over more seeds; what a fault gives on the SDK's runner and on this one, side by side: test/fuzz/wire-compare.ts.
+ * it over more seeds; what a fault gives on the SDK's runner and on this one, side by side: test/fuzz/wire/compare.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { plan, wireRun } from './fuzz/wire-fuzz.js';
-import { compareOnFault } from './fuzz/wire-compare.js';
+import { plan, wireRun } from './fuzz/wire/harness.js';
+import { compareOnFault } from './fuzz/wire/compare.js';
 
 /** Seeds 1 to SEEDS (about 12 s), and the seeds that found a defect (scripts/wire-fuzz.ts runs any others). */
 const SEEDS = 30;

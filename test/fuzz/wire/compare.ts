@@ -6,10 +6,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { betaZodTool } from '@anthropic-ai/sdk/helpers/beta/zod';
 import { z } from 'zod';
-import { toolRunner } from '../../src/index.js';
-import { text, toolUse } from '../../src/testing/index.js';
-import { describe } from './wire-fuzz.js';
-import { type Fault, damagingServer } from './wire-server.js';
+import { toolRunner } from '../../../src/index.js';
+import { text, toolUse } from '../../../src/testing/index.js';
+import { describe } from './harness.js';
+import { type Fault, damagingServer } from './server.js';
 
 export interface Compared {
   sdk: string;

@@ -1,5 +1,5 @@
 /**
- * A Messages API server that answers with damaged responses, for the wire fuzzer (wire-fuzz.ts). Each request takes
+ * A Messages API server that answers with damaged responses, for the wire fuzzer (harness.ts). Each request takes
  * the next answer of its queue: a reply (streamed when the request asks for a stream, JSON otherwise) and the fault
  * to do to it on the wire — a stream cut at a byte, events dropped, repeated, moved or made up, a `data:` line that
  * is no JSON, an `error` event mid-stream, the wrong content type, a JSON body cut short, an empty 200, an error
@@ -11,10 +11,10 @@
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { sendError } from '../../src/testing/api-errors.js';
-import { ThreadStore } from '../../src/testing/threads.js';
-import { type SseEvent, messageEvents } from '../../src/testing/wire.js';
-import type { BetaContentBlock, BetaMessage } from '../../src/types.js';
+import { sendError } from '../../../src/testing/api-errors.js';
+import { ThreadStore } from '../../../src/testing/threads.js';
+import { type SseEvent, messageEvents } from '../../../src/testing/wire.js';
+import type { BetaContentBlock, BetaMessage } from '../../../src/types.js';
 
 export const faults = [
   'none',

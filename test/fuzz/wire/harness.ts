@@ -1,6 +1,6 @@
 /**
  * A seeded fuzzer of faults on the wire: the real runner, the real SDK client over real HTTP, against a server that
- * answers with damaged responses (wire-server.ts). Streamed and whole replies, tool calls, approvals (an approver, or
+ * answers with damaged responses (server.ts). Streamed and whole replies, tool calls, approvals (an approver, or
  * the run stopped for them and the driver deciding), aborts at random moments, a fallback or none, a loop body that reads the stream's
  * events, awaits its message, leaves it, or does nothing; the client's retries off or on, its timeout short.
  *
@@ -16,12 +16,12 @@
 import { APIUserAbortError, AnthropicError, BadRequestError, NotFoundError } from '@anthropic-ai/sdk';
 import Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import { HookError, type RunnerEvent, resumeToolRunner, tool, toolRunner } from '../../src/index.js';
-import { historyProblems, text, toolUse } from '../../src/testing/index.js';
+import { HookError, type RunnerEvent, resumeToolRunner, tool, toolRunner } from '../../../src/index.js';
+import { historyProblems, text, toolUse } from '../../../src/testing/index.js';
 import type { BetaRawMessageStreamEvent } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import type { BetaContentBlock, BetaMessage, BetaMessageParam } from '../../src/types.js';
-import { random } from './history-fuzz.js';
-import { type Answer, type Fault, damagingServer, faults, wholeFaults } from './wire-server.js';
+import type { BetaContentBlock, BetaMessage, BetaMessageParam } from '../../../src/types.js';
+import { random } from '../history/harness.js';
+import { type Answer, type Fault, damagingServer, faults, wholeFaults } from './server.js';
 
 const behaviours = ['ok', 'ok', 'slow', 'throw', 'guarded'] as const;
 type Behaviour = (typeof behaviours)[number];
