@@ -1,7 +1,6 @@
 /** Stream mode: the reply of a stream, and eager tool starts while it still streams. */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import { unreadable } from './errors.js';
 import type { BetaMessage, BetaToolUseBlock } from './types.js';
 
 /** How long an aborted stream is given to end by its own abort before it is ended so (`endsWhenAborted`). */
@@ -29,26 +28,32 @@ export function endsWhenAborted(stream: BetaMessageStream): void {
   else signal.addEventListener('abort', aborted, { once: true });
 }
 
+/** Why a stream's reply cannot be read though the SDK made a message of it, by stream (`watchedFinalMessage`). */
+const SKIPPED = new WeakMap<BetaMessageStream, string>();
+
 /**
- * The stream's final message, or, when its events skipped the start of a block (a `content_block_delta` or
- * `content_block_stop` for an index no `content_block_start` opened: an event lost or moved by a proxy), a rejection as a
- * reply that could not be read. The SDK accumulates such a stream without the block (its deltas go nowhere): kept, the
- * history would lack a call the server holds, and a thread continued from the reply gives the model that call unanswered.
+ * The stream's final message, its events watched for a block whose start they skipped (a `content_block_delta` or
+ * `content_block_stop` for an index no `content_block_start` opened: an event lost or moved by a proxy). The SDK
+ * accumulates such a stream without the block (its deltas go nowhere): kept, the history would lack a call the server
+ * holds, and a thread continued from the reply gives the model that call unanswered (`skippedBlock` says why it is not
+ * read). The SDK's own promise, not one chained to it: the runner takes the reply in before the loop body's
+ * `await stream.finalMessage()` goes on (a snapshot taken there holds it).
  */
-export function finalMessageInOrder(stream: BetaMessageStream): Promise<BetaMessage> {
-  let skipped: string | undefined;
+export function watchedFinalMessage(stream: BetaMessageStream): Promise<BetaMessage> {
   const started = new Set<number>();
   stream.on('streamEvent', (event) => {
     if (event.type === 'message_start') started.clear();
     else if (event.type === 'content_block_start') started.add(event.index);
-    else if ((event.type === 'content_block_delta' || event.type === 'content_block_stop') && !started.has(event.index)) {
-      skipped ??= `its events skipped the start of block ${event.index}: a ${event.type} came before its content_block_start`;
+    else if ((event.type === 'content_block_delta' || event.type === 'content_block_stop') && !started.has(event.index) && !SKIPPED.has(stream)) {
+      SKIPPED.set(stream, `its events skipped the start of block ${event.index}: a ${event.type} came before its content_block_start`);
     }
   });
-  return stream.finalMessage().then((message) => {
-    if (skipped !== undefined) throw unreadable(new TypeError(skipped));
-    return message;
-  });
+  return stream.finalMessage();
+}
+
+/** Why the reply of `stream` (`watchedFinalMessage`) cannot be read, if its events skipped the start of a block. */
+export function skippedBlock(stream: BetaMessageStream | undefined): string | undefined {
+  return stream && SKIPPED.get(stream);
 }
 
 /** What the stream tells of the calls of a reply as it streams. */

@@ -21,7 +21,7 @@ import type { Runner } from './surface.js';
 import { compactionRequestParams } from './server-compaction.js';
 import { lendableClient } from './sdk-thread.js';
 import { signalOfItsOwn } from './on-abort.js';
-import { type EagerCalls, endsWhenAborted, finalMessageInOrder, startToolsEagerly } from './stream.js';
+import { type EagerCalls, endsWhenAborted, skippedBlock, startToolsEagerly, watchedFinalMessage } from './stream.js';
 import { type ThreadRequest, createMessage, openStream, streamMessage, streamVia } from './thread-requests.js';
 import type { Turn } from './turn-state.js';
 import { threadHeadersOf } from './thread-state.js';
@@ -166,7 +166,7 @@ export class Requests {
       }
       if (run.emit) emitStreamedText(stream, run.emit, run.runner, turn);
       turn.stream = stream;
-      message = finalMessageInOrder(stream);
+      message = watchedFinalMessage(stream);
       endsWhenAborted(stream);
     } else if (fallbacks) {
       message = this.#resilient(turn, body, request, (sent, target) => this.#create(sent, target, request));
@@ -175,8 +175,8 @@ export class Requests {
     }
     turn.message = Promise.resolve(
       message.then(
-        // A body of another shape (a proxy's error envelope answered with 200): a reply that could not be read.
-        (reply) => (isMessage(reply) ? this.#replied(turn, reply) : this.#failed(turn, body, request, unreadable(new TypeError(`the body is no message: ${shapeOf(reply)}`)))),
+        // A body of another shape (a proxy's error envelope answered with 200), a stream that skipped a block's start: a reply that could not be read.
+        (reply) => (isMessage(reply) && !skippedBlock(turn.stream) ? this.#replied(turn, reply) : this.#failed(turn, body, request, unreadable(new TypeError(skippedBlock(turn.stream) ?? `the body is no message: ${shapeOf(reply)}`)))),
         (failure: unknown) => this.#failed(turn, body, request, failure),
       ),
     );
