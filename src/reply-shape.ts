@@ -18,7 +18,9 @@ export function isMessage(reply: unknown): reply is BetaMessage {
 
 /** The first block of a reply's `content` that is no block the API takes back: not an object with a type, or a call without its id or name. */
 function blockProblem(content: readonly unknown[]): string | undefined {
-  for (const [i, block] of content.entries()) {
+  // Read for every reply: an indexed loop, no iterator or pair made per block.
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i];
     const { type, id, name } = (typeof block === 'object' && block !== null ? block : {}) as { type?: unknown; id?: unknown; name?: unknown };
     if (typeof type !== 'string') return `block ${i} is not a content block (an object with a type): ${described(block)}`;
     if (type === 'tool_use' && (typeof id !== 'string' || typeof name !== 'string')) return `tool_use block ${i} has no string ${typeof id !== 'string' ? 'id' : 'name'}`;
