@@ -55,6 +55,11 @@ export function unreadable(error: Error): Error {
   return error;
 }
 
+/** Whether `error` is one `unreadable` marked. */
+export function isUnreadable(error: unknown): error is Error {
+  return READ_ERRORS.has(error as object);
+}
+
 /**
  * A reply that could not be read: a stream that broke mid-reply, or a body that is not valid JSON.
  * Nothing of it was added to the history: iterating again sends the same request again.

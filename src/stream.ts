@@ -1,7 +1,9 @@
 /** Stream mode: the reply of a stream, and eager tool starts while it still streams. */
 import { APIUserAbortError } from '@anthropic-ai/sdk';
 import type { BetaMessageStream } from '@anthropic-ai/sdk/lib/BetaMessageStream';
-import type { BetaMessage, BetaToolUseBlock } from './types.js';
+import type { MessageStreamLike } from './client.js';
+import type { BetaRawMessageStreamEvent } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { BetaToolUseBlock } from './types.js';
 
 /** How long an aborted stream is given to end by its own abort before it is ended so (`endsWhenAborted`). */
 const ABORT_GRACE_MS = 200;
@@ -29,7 +31,13 @@ export function endsWhenAborted(stream: BetaMessageStream): void {
 }
 
 /** Why a stream's reply cannot be read though the SDK made a message of it, by stream (`watchedFinalMessage`). */
-const SKIPPED = new WeakMap<BetaMessageStream, string>();
+const SKIPPED = new WeakMap<object, string>();
+
+/** A stream as `watchedFinalMessage` reads it: the SDK's, the runner's, or one a durable run's step opened (client.ts). */
+interface WatchedStream<M> {
+  on: MessageStreamLike['on'];
+  finalMessage(): Promise<M>;
+}
 
 /**
  * The stream's final message, its events watched for a block whose start they skipped (a `content_block_delta` or
@@ -39,9 +47,9 @@ const SKIPPED = new WeakMap<BetaMessageStream, string>();
  * read). The SDK's own promise, not one chained to it: the runner takes the reply in before the loop body's
  * `await stream.finalMessage()` goes on (a snapshot taken there holds it).
  */
-export function watchedFinalMessage(stream: BetaMessageStream): Promise<BetaMessage> {
+export function watchedFinalMessage<M>(stream: WatchedStream<M>): Promise<M> {
   const started = new Set<number>();
-  stream.on('streamEvent', (event) => {
+  stream.on('streamEvent', (event: BetaRawMessageStreamEvent) => {
     if (event.type === 'message_start') started.clear();
     else if (event.type === 'content_block_start') started.add(event.index);
     else if ((event.type === 'content_block_delta' || event.type === 'content_block_stop') && !started.has(event.index) && !SKIPPED.has(stream)) {
@@ -52,7 +60,7 @@ export function watchedFinalMessage(stream: BetaMessageStream): Promise<BetaMess
 }
 
 /** Why the reply of `stream` (`watchedFinalMessage`) cannot be read, if its events skipped the start of a block. */
-export function skippedBlock(stream: BetaMessageStream | undefined): string | undefined {
+export function skippedBlock(stream: object | undefined): string | undefined {
   return stream && SKIPPED.get(stream);
 }
 

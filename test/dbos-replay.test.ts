@@ -15,6 +15,7 @@ import { type DurableRunResult, type DurableToolRunner, durableApprovals, durabl
 import { type RecordedRequest, type ScriptedReply, text, toolUse } from 'tool-runner/testing';
 import { createDatabase } from '../scripts/postgres.js';
 import { mockServer, sleep, unhandledDuring } from './helpers.js';
+import { sseServer } from './fixtures/sse-server.js';
 
 const serverUrl = inject('databaseUrl');
 /** The mock server of the test that runs (the agents are registered before DBOS launches, once). */
@@ -174,6 +175,19 @@ const cutClient = () =>
 const cutOff = durableToolRunner({ name: 'replay-cut-off', client: cutClient, tools: [query] });
 const streamCut = durableToolRunner({ name: 'replay-stream-cut', client, tools: [query] });
 const cutOff2 = durableToolRunner({ name: 'replay-api-error', client, tools: [query] });
+/** A streamed run whose stream skips a block's start. */
+const skippedStart = durableToolRunner({ name: 'replay-skipped-start', client, tools: [query] });
+/** A stream whose events skip the start of block 1 (a query_database call): a proxy lost its content_block_start. */
+const skippingStart = [
+  { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } } },
+  { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+  { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Querying.' } },
+  { type: 'content_block_stop', index: 0 },
+  { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"sql":"a"}' } },
+  { type: 'content_block_stop', index: 1 },
+  { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } },
+  { type: 'message_stop' },
+];
 
 /** A streamed run with a sub-agent: the event types its listener heard (a sub-agent's with its path). */
 const heard: string[] = [];
@@ -236,6 +250,29 @@ describe.skipIf(!serverUrl)('durable runs replayed (tool-runner/dbos)', () => {
     // A stream cut past its first event (on SDK 1.17 the same APIConnectionError).
     await expect(streamCut.run(`stream-cut-${Date.now()}`, { ...params, stream: true })).rejects.toThrow(unread);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("a streamed reply whose events skipped a block's start fails the run as a ReplyError, as without durability: not recorded and kept without the call, and a replay fails the same", async () => {
+    const { client: sse, close } = await sseServer([skippingStart]);
+    mockUrl = sse.baseURL;
+    try {
+      ran.length = 0;
+      const unread = "The API's reply could not be read (its events skipped the start of block 1: a content_block_delta came before its content_block_start). Nothing of it was added to the history; iterate again to send the request again.";
+      const without = await toolRunner(client(), { ...params, stream: true, tools: [query] }).runUntilDone().catch((error: unknown) => error);
+      expect((without as Error).message).toBe(unread);
+      const id = `skipped-start-${Date.now()}`;
+      const durable = await skippedStart.run(id, { ...params, stream: true }).catch((error: unknown) => error);
+      // (It was the reply without its call, recorded: the run ended on 'Querying.' as if the model had called nothing.)
+      expect(durable).toBeInstanceOf(Error);
+      expect((durable as Error).name).toBe('ReplyError');
+      expect((durable as Error).message).toBe(unread);
+      const steps = (await dbos.listWorkflowSteps(id)) ?? [];
+      const replayed = await (await DBOS.forkWorkflow(id, steps.at(-1)!.functionID + 1)).getResult().catch((error: unknown) => error);
+      expect((replayed as Error).message).toBe(unread);
+      expect(ran).toEqual([]);
+    } finally {
+      await close();
+    }
   });
 
   it("an API error fails the run with the SDK's error as without durability: its message and (SDK 1.17) the request it answered, which the step's record kept", async () => {

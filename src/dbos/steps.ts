@@ -20,6 +20,8 @@ import type { LiveText } from './live-text.js';
 import { missingOnReplay, offeredTools } from './offered-tools.js';
 import { errorParts } from '../described.js';
 import { markCancellation } from '../stop-reason.js';
+import { skippedBlock, watchedFinalMessage } from '../stream.js';
+import { isUnreadable, unreadable } from '../errors.js';
 
 /**
  * A streamed reply as plain data, for DBOS to record: the stream's text blocks carry hidden getters
@@ -51,7 +53,16 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
     // Past its first event a stream's failure does not fall back (its text may have been shown), as in a run without durability.
     // Before it, a stream that broke (or ended) after its headers is a connection error, which falls back, as `withFirstEvent` makes it.
     const failed = (error: unknown) => (started ? (typeof error === 'object' && error !== null ? failedAfterFirstEvent(error) : error) : connected ? brokenBeforeFirstEvent(error) : error);
-    return reply.finalMessage().then(asData, (error: unknown) => Promise.reject(failed(error)));
+    // Its events watched as a run without durability watches them: a stream that skipped a block's start is a reply that
+    // could not be read (the SDK's message of it lacks a call the server holds), not one recorded and kept.
+    return watchedFinalMessage(reply).then(
+      (message) => {
+        const skipped = skippedBlock(reply);
+        if (skipped) throw unreadable(new TypeError(skipped));
+        return asData(message);
+      },
+      (error: unknown) => Promise.reject(failed(error)),
+    );
   };
   // A compaction's summary goes without streaming (as in a run without durability): past its first event a failure still falls back.
   const request = (body: unknown, options: unknown): Promise<unknown> => (stream && !text?.summary ? streamed(body, options) : Promise.resolve(api.create(body, options)));
@@ -70,6 +81,8 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
             const tools = offeredTools(body);
             return tools ? { reply, tools } : { reply };
           } catch (error) {
+            // Recorded as such: a replay fails as the run did, the same words, not with DBOS's copy of a TypeError.
+            if (isUnreadable(error)) return { unreadable: error.message };
             const failed = failureOf(error);
             if (failed) return { failed };
             throw error;
@@ -78,6 +91,7 @@ export function stepClient(given: ClientLike, stream: boolean, name = 'model req
         { name },
       ).catch((error: unknown) => Promise.reject(requestStepFailed(error, cancel)));
       if ('failed' in recorded) throw errorOf(recorded.failed);
+      if ('unreadable' in recorded) throw unreadable(new TypeError(recorded.unreadable));
       // Replayed on a worker that lacks a tool the reply calls: the run fails naming it (a sub-agent's too, as on DBOS's errors).
       const missing = ran ? undefined : missingOnReplay(recorded, body, DBOS.workflowID);
       if (missing) throw new StepFailed(missing, 'a model request');
@@ -158,8 +172,11 @@ function ownClientOf(client: ClientLike): ClientLike {
   return (client as { [OWN_CLIENT]?: ClientLike })[OWN_CLIENT] ?? client;
 }
 
-/** What a model request step records: the reply and the names of the tools the request offered, or how the request failed. */
-type RequestStep = { reply: unknown; tools?: string[] } | { failed: RecordedFailure };
+/**
+ * What a model request step records: the reply and the names of the tools the request offered, how the request failed,
+ * or why its streamed reply could not be read.
+ */
+type RequestStep = { reply: unknown; tools?: string[] } | { failed: RecordedFailure } | { unreadable: string };
 
 /** An API or connection error, as JSON: enough to make the SDK's typed error again. */
 interface RecordedFailure {
