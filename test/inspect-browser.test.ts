@@ -193,6 +193,49 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     expect(await items.first().locator('pre').textContent()).toBe('three');
   }, 60_000);
 
+  it("a sub-agent's lane shows in its call's card when the card is drawn again (\"Show earlier items\"), never apart from it at the timeline's end; and is let go of with the card", async () => {
+    const turns = 240;
+    const steps = [
+      { content: [toolUse('researcher', { task: 'Paris weather' }, 'toolu_agent')] },
+      { content: [text('Sunny, 21°C.')] },
+      // Each reply a little late, so that a page open during the run draws the researcher's card and later lets go of it.
+      ...Array.from({ length: turns }, (_, n) => ({ content: [toolUse('step', { n }, `toolu_${n}`)], delayMs: 2 })),
+      { content: [text('done')] },
+    ];
+    const server = await mockServer(steps);
+    const inspect = await inspector();
+    inspectors.push(inspect);
+    const researcher = tool({
+      name: 'researcher',
+      inputSchema: z.object({ task: z.string() }),
+      run: async ({ task }) => {
+        const forward = (event: RunnerEvent) => inspect.onEvent({ ...event, path: ['researcher'] } as unknown as RunnerEvent);
+        const reply = await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: task }] }, { onEvent: forward });
+        return reply.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+      },
+    });
+    const step = tool({ name: 'step', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `ok ${n}` });
+    const live = await newPage();
+    await live.goto(inspect.url);
+    await toolRunner(server.client(), { ...baseParams, tools: [researcher, step] }, { onEvent: inspect.onEvent });
+    await expect.poll(() => live.locator('#run article.item').last().locator('pre.text').textContent()).toBe('done');
+    // The card let go of as the run went on: its lane, which held its detached section (and drew into it), too.
+    expect(await card(live, 'researcher').count()).toBe(0);
+    expect(await detachedElements(live)).toEqual({});
+    // Opened once the run is done: the researcher's call is among the earlier items, not on the page.
+    const page = await newPage();
+    await page.goto(inspect.url);
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('State: finished — stopped by model');
+    expect(await card(page, 'researcher').count()).toBe(0);
+    // Its lane is not drawn apart from its card (it was, at the timeline's end, below 'done').
+    expect(await page.getByRole('region', { name: 'Sub-agent researcher' }).count()).toBe(0);
+    const more = page.locator('button.more');
+    while (await more.count()) await more.click();
+    const lane = card(page, 'researcher').getByRole('region', { name: 'Sub-agent researcher' });
+    await expect.poll(() => lane.locator('pre.text').textContent()).toBe('Sunny, 21°C.');
+    expect(await page.getByRole('region', { name: 'Sub-agent researcher' }).count()).toBe(1);
+  }, 60_000);
+
   it('a long run and a run shown before hold no elements off the page (a call let go of keeps no parts; a run left keeps no timeline)', async () => {
     const turns = 300;
     // Each reply a little late, so that the page draws calls and later lets go of them as the run goes on.

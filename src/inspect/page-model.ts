@@ -75,6 +75,8 @@ function laneOf(run, path, callPath) {
       var item = lane.parent.items[i];
       if (item.kind === 'tool' && (id ? item.id === id : item.name === name)) { lane.anchor = item; break; }
     }
+    // The call's card draws the lane, and lets go of it (page-view.ts drawLanesOf, forgetElement).
+    if (lane.anchor) (lane.anchor.subLanes || (lane.anchor.subLanes = [])).push(lane);
   }
   run.lanes.set(key, lane);
   return lane;

@@ -136,13 +136,21 @@ function buildRun(run) {
   run.lanes.get('').el = run.timeline;
   run.newItems = [];
   run.changed.clear();
-  run.lanes.forEach(function (lane) {
-    lane.hidden = Math.max(0, lane.items.length - KEEP);
-    for (var i = lane.hidden; i < lane.items.length; i++) placeItem(run, lane.items[i]);
-    showMore(run, lane);
-  });
+  // A sub-agent's lane is drawn with its call's card (drawLanesOf); one whose call is not known, with its parent lane.
+  run.lanes.forEach(function (lane) { if (!lane.anchor && drawable(lane)) drawLane(run, lane); });
   renderHead(run);
 }
+
+/** Draws a lane's last KEEP items (the rest behind its button). */
+function drawLane(run, lane) {
+  lane.hidden = Math.max(0, lane.items.length - KEEP);
+  for (var i = lane.hidden; i < lane.items.length; i++) placeItem(run, lane.items[i]);
+  showMore(run, lane);
+}
+/** The sub-agents' lanes of a call whose card was just drawn (a card drawn again, by "Show earlier items", had none). */
+function drawLanesOf(run, item) { if (item.subLanes) item.subLanes.forEach(function (lane) { drawLane(run, lane); }); }
+/** Whether a lane has a place on the page: its call's card is drawn (else its items went apart, at the timeline's end). */
+function drawable(lane) { return lane.key === '' || (lane.anchor ? !!lane.anchor.el : drawable(lane.parent)); }
 
 /**
  * A run off the page lets go of every element it drew, and an item off the page of its parts too (a call's header,
@@ -151,9 +159,11 @@ function buildRun(run) {
  */
 function letGo(run) {
   run.head = run.timeline = null;
-  run.lanes.forEach(function (lane) { lane.el = lane.head = lane.more = null; lane.items.forEach(forgetElement); });
+  run.lanes.forEach(forgetLane);
 }
-function forgetElement(item) { item.el = null; item.parts = null; }
+/** A call's card let go of lets go of its sub-agents' lanes too (a lane held its detached section, and drew into it). */
+function forgetElement(item) { item.el = null; item.parts = null; if (item.subLanes) item.subLanes.forEach(forgetLane); }
+function forgetLane(lane) { lane.el = lane.head = lane.more = null; lane.items.forEach(forgetElement); }
 
 function updateRun(run, follow) {
   var fresh = run.newItems; run.newItems = [];
@@ -174,7 +184,8 @@ function updateRun(run, follow) {
     trimmed.push(lane);
   });
   view.arrived += fresh.length;
-  fresh.forEach(function (item) { if (item.index >= (item.lane.hidden || 0)) placeItem(run, item); });
+  // (Not one its call's card drew already, nor one of a lane whose card is not on the page.)
+  fresh.forEach(function (item) { if (!item.el && item.index >= (item.lane.hidden || 0) && drawable(item.lane)) placeItem(run, item); });
   run.changed.forEach(function (item) { if (item.el) fillItem(run, item); });
   run.changed.clear();
   run.lanes.forEach(function (lane) { if (lane.changed && lane.head) { fillLaneHead(lane); lane.changed = false; } });
@@ -299,6 +310,7 @@ function fillTool(run, item) {
   if (!el.firstChild) {
     item.parts = { head: h('header'), approval: h('div', { className: 'approval-slot' }), body: h('div'), lanes: h('div', { className: 'lanes' }) };
     el.appendChild(item.parts.head); el.appendChild(item.parts.approval); el.appendChild(item.parts.body); el.appendChild(item.parts.lanes);
+    drawLanesOf(run, item);
   }
   var status = toolStatus(item);
   el.setAttribute('data-status', status.split(' ')[0]);
