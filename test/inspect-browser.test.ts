@@ -19,7 +19,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type RunnerEvent, agentTool, resumeToolRunner, tool, toolRunner } from 'tool-runner';
 import { type Inspector, inspectRecording, inspector } from 'tool-runner/inspect';
-import { text, toolUse } from 'tool-runner/testing';
+import { type MockServer, text, toolUse } from 'tool-runner/testing';
 import { detachedElements } from './fixtures/detached-elements.js';
 import { inspectedSteps, inspectedTools, params, prompt, withToken } from './fixtures/inspected.js';
 import { baseParams, mockServer, sleep } from './helpers.js';
@@ -67,6 +67,19 @@ function inView(locator: Locator): Promise<boolean> {
     return item.bottom > view.top && item.top < view.bottom;
   });
 }
+/** A sub-agent tool whose run's events go to `inspect` under the path `['researcher']`, as a nested run's do. */
+function researcherWatchedBy(inspect: Inspector, server: MockServer) {
+  return tool({
+    name: 'researcher',
+    inputSchema: z.object({ task: z.string() }),
+    run: async ({ task }) => {
+      const forward = (event: RunnerEvent) => inspect.onEvent({ ...event, path: ['researcher'] } as unknown as RunnerEvent);
+      const reply = await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: task }] }, { onEvent: forward });
+      return reply.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+    },
+  });
+}
+
 const card = (page: Page, name: string) => page.locator('article.tool', { has: page.locator('code', { hasText: new RegExp(`^${name}$`) }) });
 const request = (page: Page, n: number) => page.locator('article.request', { has: page.getByRole('heading', { name: `Request ${n}` }) });
 
@@ -205,15 +218,7 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     const server = await mockServer(steps);
     const inspect = await inspector();
     inspectors.push(inspect);
-    const researcher = tool({
-      name: 'researcher',
-      inputSchema: z.object({ task: z.string() }),
-      run: async ({ task }) => {
-        const forward = (event: RunnerEvent) => inspect.onEvent({ ...event, path: ['researcher'] } as unknown as RunnerEvent);
-        const reply = await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: task }] }, { onEvent: forward });
-        return reply.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-      },
-    });
+    const researcher = researcherWatchedBy(inspect, server);
     const step = tool({ name: 'step', inputSchema: z.object({ n: z.number() }), run: ({ n }) => `ok ${n}` });
     const live = await newPage();
     await live.goto(inspect.url);
@@ -348,15 +353,7 @@ describe.skipIf(!haveBrowser)('the inspector page in Chromium', () => {
     ]);
     const inspect = await inspector();
     inspectors.push(inspect);
-    const researcher = tool({
-      name: 'researcher',
-      inputSchema: z.object({ task: z.string() }),
-      run: async ({ task }) => {
-        const forward = (event: RunnerEvent) => inspect.onEvent({ ...event, path: ['researcher'] } as unknown as RunnerEvent);
-        const reply = await toolRunner(server.client(), { ...baseParams, messages: [{ role: 'user', content: task }] }, { onEvent: forward });
-        return reply.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-      },
-    });
+    const researcher = researcherWatchedBy(inspect, server);
     const log: string[] = [];
     const [, , email] = inspectedTools(log);
     const first = await newPage();
