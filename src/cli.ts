@@ -6,7 +6,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { inspectRecording, type RecordingInspector } from './inspect/recorded.js';
-import { oneEditApart, oneSwapApart, thrownMessage } from './described.js';
+import { meantSaid, misspeltName, oneEditApart, oneSwapApart, plainName, thrownMessage } from './described.js';
 
 /** How often the command looks whether more lines of the file were skipped. */
 const REPORT_MS = 1000;
@@ -137,24 +137,19 @@ function unknownCommand(command: string): string {
  * (`--hos`, `inspector`), or its first letter (`-p`).
  */
 function didYouMean(given: string, known: readonly string[]): string {
-  const meant = misspelt(given, known);
-  return meant === undefined ? '' : `. Did you mean '${meant}'?`;
+  return meantSaid(misspelt(given, known));
 }
 
+/** The name of `known` that `given` misspells, compared without dashes, case and any `=value` (`--prot=8080`, `--Port`). */
 function misspelt(given: string, known: readonly string[]): string | undefined {
-  // The name without its dashes and any `=value` (`--prot=8080`), in any case (`-port`, `--Port`).
-  const plain = (name: string) => name.replace(/=.*$/s, '').replace(/^-+/, '').toLowerCase();
-  const a = plain(given);
-  if (a === '') return undefined;
   // A one-letter flag (`-p`): the one option it starts.
   if (/^-[^-]$/.test(given)) {
-    const starting = known.filter((name) => plain(name).startsWith(a));
+    const starting = known.filter((name) => plainName(name).startsWith(plainName(given)));
     return starting.length === 1 ? starting[0] : undefined;
   }
-  return known.find((name) => {
-    const b = plain(name);
+  return misspeltName(given.replace(/=.*$/s, ''), known, (a, b) => {
     const [shorter, longer] = a.length <= b.length ? [a, b] : [b, a];
-    return a === b || oneEditApart(a, b) || oneSwapApart(a, b) || (shorter.length >= 3 && longer.startsWith(shorter));
+    return oneEditApart(a, b) || oneSwapApart(a, b) || (shorter.length >= 3 && longer.startsWith(shorter));
   });
 }
 

@@ -93,7 +93,12 @@ export function nearNameOr(...shortNames: string[]): (a: string, b: string) => b
  */
 export function unknownOption(label: string, key: string, known: readonly string[]): TypeError {
   const meant = misspeltName(key, known, (a, b) => nearNameOr(...known)(a, b) || withoutUnit(a, b));
-  return new TypeError(`${label}: unknown option '${key}'; the options are ${known.join(', ')}${meant === undefined ? '' : `. Did you mean '${meant}'?`}`);
+  return new TypeError(`${label}: unknown option '${key}'; the options are ${known.join(', ')}${meantSaid(meant)}`);
+}
+
+/** ". Did you mean 'x'?" after an error's words, for the name `meant` (nothing without one). */
+export function meantSaid(meant: string | undefined): string {
+  return meant === undefined ? '' : `. Did you mean '${meant}'?`;
 }
 
 /** Whether `a` is `b` without its last one or two letters (a unit: `ms`, `s`), at least four letters long. */

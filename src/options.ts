@@ -2,7 +2,7 @@
 import { checkAgentOptions } from './agent-link.js';
 import type { Approver } from './approval.js';
 import type { RequestOptions } from './client.js';
-import { described, droppedPromise, misspeltName, nearLongName, oneEditApart, oneSwapApart, sameStem, wrongType, wrongValue } from './described.js';
+import { described, droppedPromise, meantSaid, misspeltName, nearLongName, oneEditApart, oneSwapApart, sameStem, wrongType, wrongValue } from './described.js';
 import { checkTimeoutMs } from './guards.js';
 import { DEFAULT_MAX_TOOL_RESULT_CHARS } from './truncate.js';
 import type { Hooks } from './hooks.js';
@@ -132,8 +132,7 @@ const HOOK_NAMES = new Set(['onRequest', 'onMessage', 'onToolCall', 'onToolResul
 
 /** The hook a misspelt one means (`onToolResults`, `onmessage`, `onToolCal`), as for options: one slip, case or separators. */
 function hookMeant(name: string): string {
-  const meant = misspeltName(name, HOOK_NAMES, (a, b) => oneEditApart(a, b) || oneSwapApart(a, b));
-  return meant === undefined ? '' : `. Did you mean '${meant}'?`;
+  return meantSaid(misspeltName(name, HOOK_NAMES, (a, b) => oneEditApart(a, b) || oneSwapApart(a, b)));
 }
 
 /** `hooks` is an object of known hooks, each a function (a misspelt one would never be called). */
