@@ -241,14 +241,12 @@ export class Compactions {
 
   /** Asks for a summary of `messages` (the history, or a copy cut to fit) and goes on from it; false when it has no text. */
   async #compact(control: CompactionControl, messages: readonly BetaMessageParam[], keepTurns: number, signal?: AbortSignal | null, keepUnanswered = false): Promise<boolean> {
-    const { state, logger } = this.#run;
+    const { state } = this.#run;
     // A history with calls never answered (the caller went on from a stop for approval): answered as not run, as a turn's request does.
     const body = summaryRequestBody(state.apiParams, answerDanglingCalls(messages as BetaMessageParam[], state.notRun, state.ranResults), control, state.tools.definitions);
     const asked = state.messages;
-    let adopted = false;
     // Its usage counted (`summary`), taken in before its `onMessage` hook runs.
-    await this.#requests.summary(body, signal, (summaryReply) => (adopted = this.#adopt(summaryReply, asked, keepTurns, keepUnanswered)));
-    return adopted;
+    return this.#requests.summary(body, signal, (summaryReply) => this.#adopt(summaryReply, asked, keepTurns, keepUnanswered));
   }
 
   /** Goes on from the summary `summaryReply` gave of `asked`, the history it was asked for; false when it has no text. */

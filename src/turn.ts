@@ -335,11 +335,11 @@ export class Requests {
   }
 
   /**
-   * Sends a compaction's summary request (same client, request options and hooks) and returns its
-   * reply; its usage counts, but it is not a turn (the iteration does not change). `heard` takes the reply in before
+   * Sends a compaction's summary request (same client, request options and hooks) and returns what `take` made of its
+   * reply; its usage counts, but it is not a turn (the iteration does not change). `take` takes the reply in before
    * `onMessage` (a snapshot taken there held the history before it: resumed, it asked for the summary again).
    */
-  async summary(body: Record<string, unknown>, signal: AbortSignal | null | undefined, heard: (reply: BetaMessage) => void): Promise<BetaMessage> {
+  async summary<T>(body: Record<string, unknown>, signal: AbortSignal | null | undefined, take: (reply: BetaMessage) => T): Promise<T> {
     const run = this.#run;
     await callRunHook(run, 'onRequest', signal ?? runSignal(run), body as RequestParams);
     // Asked for by a turn (after an overflow): with the turn's signal, which the run's aborts too.
@@ -363,9 +363,9 @@ export class Requests {
     // Paid for, adopted or not: counted before `onMessage` (a snapshot taken there holds it); `runner.usage` in a
     // `request.end` listener is without it, as without a turn's reply.
     run.state.usage = addUsage(run.state.usage, reply.usage);
-    heard(reply);
+    const taken = take(reply);
     await callRunHook(run, 'onMessage', runSignal(run), reply);
-    return reply;
+    return taken;
   }
 
   /** The requests sent so far, each numbered (`requestId` in events) in order. */
